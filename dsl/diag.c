@@ -1,0 +1,164 @@
+/* diag.c: the one diagnostic reporter of the front end (see diag.h).
+ *
+ * Quoting the source line is the delicate part: the line may hold tabs, UTF-8
+ * text, NUL or other control bytes, or be a megabyte long.  Tabs are echoed
+ * into the underline so the caret lines up; a valid UTF-8 character takes one
+ * column; any other non-printable byte is shown as '?'; a long line is shown
+ * as a window of DIAG_WINDOW bytes around the caret, with "..." at a cut.
+ */
+#include "diag.h"
+
+#include <string.h>
+
+enum { DIAG_WINDOW = 160 };
+
+const bnn_loc diag_noloc = {0, 0, 0, 0};
+
+void diag_init(struct diag *d, const struct source *src, FILE *out)
+{
+    memset(d, 0, sizeof *d);
+    d->src = src;
+    d->out = out;
+}
+
+int diag_should_stop(const struct diag *d)
+{
+    return d->stopped;
+}
+
+bnn_loc diag_span(bnn_loc a, bnn_loc b)
+{
+    bnn_loc r = a;
+    r.last_line = b.last_line;
+    r.last_column = b.last_column;
+    return r;
+}
+
+/* Length of the valid UTF-8 sequence at P (at most AVAIL bytes), or 0. */
+static size_t diag_utf8_len(const unsigned char *p, size_t avail)
+{
+    size_t n, i;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        n = 3;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    if (n > avail)
+        return 0;
+    for (i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Prints bytes [FROM, TO) of LINE as the quoted source line, and the
+ * underline for columns FIRST..LAST (0-based byte offsets, inclusive); MORE
+ * says the line goes on after TO. */
+static void diag_quote(FILE *out, const unsigned char *line, size_t from, size_t to,
+                       size_t first, size_t last, int more)
+{
+    char shown[4 * DIAG_WINDOW + 16], under[4 * DIAG_WINDOW + 16];
+    size_t ns = 0, nu = 0, i = from;
+    if (from > 0) {
+        memcpy(shown, "...", 3);
+        memcpy(under, "   ", 3);
+        ns = nu = 3;
+    }
+    while (i < to) {
+        size_t n = line[i] >= 0x80 ? diag_utf8_len(line + i, to - i) : 1;
+        char mark = i < first ? ' ' : i == first ? '^' : i <= last ? '~' : 0;
+        if (n == 0)
+            n = 1, shown[ns++] = '?';
+        else if (n > 1)
+            memcpy(shown + ns, line + i, n), ns += n;
+        else if (line[i] == '\t')
+            shown[ns++] = '\t', mark = mark == ' ' ? '\t' : mark;
+        else
+            shown[ns++] = (line[i] < 0x20 || line[i] == 0x7f) ? '?' : (char)line[i];
+        if (mark)
+            under[nu++] = mark;
+        i += n;
+    }
+    if (first >= to) /* the caret sits just past the end of the line */
+        under[nu++] = '^';
+    shown[ns] = under[nu] = '\0';
+    fprintf(out, " %s%s\n %s\n", shown, more ? "..." : "", under);
+}
+
+static void diag_show_line(const struct diag *d, bnn_loc loc)
+{
+    size_t len, first, last, from = 0, to;
+    const char *line = d->src ? source_line(d->src, loc.first_line, &len) : NULL;
+    if (!line || loc.first_column < 1)
+        return;
+    first = (size_t)loc.first_column - 1;
+    last = loc.last_line == loc.first_line && loc.last_column >= loc.first_column
+               ? (size_t)loc.last_column - 1 : (len > first ? len - 1 : first);
+    if (first > len)
+        first = len;
+    to = len;
+    if (len > DIAG_WINDOW) {
+        from = first > DIAG_WINDOW / 2 ? first - DIAG_WINDOW / 2 : 0;
+        to = from + DIAG_WINDOW < len ? from + DIAG_WINDOW : len;
+        /* do not start inside a UTF-8 character */
+        while (from > 0 && ((unsigned char)line[from] & 0xc0) == 0x80)
+            from--;
+    }
+    diag_quote(d->out, (const unsigned char *)line, from, to, first, last, to < len);
+}
+
+void diag_report(struct diag *d, enum diag_kind kind, bnn_loc loc,
+                 const char *fmt, va_list ap)
+{
+    static const char *const label[] = {"error", "warning", "note"};
+    const char *name = d->src ? d->src->name : "bnnc";
+
+    if (kind == DIAG_NOTE && d->muted)
+        return;
+    if (kind != DIAG_NOTE)
+        d->muted = 0;
+    if (kind == DIAG_ERROR) {
+        if (d->stopped) {
+            d->muted = 1;
+            return;
+        }
+        if (d->errors == DIAG_MAX_ERRORS) {
+            fprintf(d->out, "%s: fatal error: too many errors (%d), stopping\n", name,
+                    DIAG_MAX_ERRORS);
+            d->stopped = 1;
+            d->muted = 1;
+            return;
+        }
+        d->errors++;
+    } else if (kind == DIAG_WARNING) {
+        if (d->stopped) {
+            d->muted = 1;
+            return;
+        }
+        d->warnings++;
+    }
+    if (loc.first_line > 0)
+        fprintf(d->out, "%s:%d:%d: %s: ", name, loc.first_line, loc.first_column,
+                label[kind]);
+    else
+        fprintf(d->out, "%s: %s: ", name, label[kind]);
+    vfprintf(d->out, fmt, ap);
+    fputc('\n', d->out);
+    if (loc.first_line > 0)
+        diag_show_line(d, loc);
+}
+
+#define DIAG_DEFINE(fn, kind)                                                  \
+    void fn(struct diag *d, bnn_loc loc, const char *fmt, ...)                 \
+    {                                                                          \
+        va_list ap;                                                            \
+        va_start(ap, fmt);                                                     \
+        diag_report(d, kind, loc, fmt, ap);                                    \
+        va_end(ap);                                                            \
+    }
+DIAG_DEFINE(diag_error, DIAG_ERROR)
+DIAG_DEFINE(diag_warning, DIAG_WARNING)
+DIAG_DEFINE(diag_note, DIAG_NOTE)

@@ -1,0 +1,116 @@
+/* names.c: validation of names that reach generated C, and suggestions. */
+#include "names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* C11 keywords, then the C++ keywords that are not also C keywords, so a
+ * generated header stays usable from C++.  Sorted for bsearch. */
+static const char *const names_keywords[] = {
+    "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic",
+    "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local",
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+    "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+    "char8_t", "class", "co_await", "co_return", "co_yield", "compl",
+    "concept", "const", "const_cast", "consteval", "constexpr", "constinit",
+    "continue", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+    "float", "for", "friend", "goto", "if", "inline", "int", "long",
+    "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+    "operator", "or", "or_eq", "private", "protected", "public", "register",
+    "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
+    "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
+    "template", "this", "thread_local", "throw", "true", "try", "typedef",
+    "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "wchar_t", "while", "xor", "xor_eq",
+};
+
+static int names_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int names_is_keyword(const char *name)
+{
+    return bsearch(&name, names_keywords, sizeof names_keywords / sizeof *names_keywords,
+                   sizeof *names_keywords, names_cmp) != NULL;
+}
+
+int names_check(struct diag *d, const char *name, bnn_loc loc, const char *what)
+{
+    size_t len = strlen(name);
+    if (len > NAMES_MAX_LEN) {
+        diag_error(d, loc, "%s name '%.20s...' is too long (%zu characters; the limit is %d)",
+                   what, name, len, NAMES_MAX_LEN);
+        return -1;
+    }
+    if (names_is_keyword(name)) {
+        diag_error(d, loc, "%s name '%s' is a C or C++ keyword", what, name);
+        return -1;
+    }
+    if (name[0] == '_' || strstr(name, "__")) {
+        diag_error(d, loc,
+                   "%s name '%s' is reserved in C (it %s); generated code cannot use it",
+                   what, name, name[0] == '_' ? "starts with '_'" : "contains '__'");
+        return -1;
+    }
+    return 0;
+}
+
+int names_check_model(struct diag *d, const char *name, bnn_loc loc)
+{
+    if (names_check(d, name, loc, "model") != 0)
+        return -1;
+    if (strncmp(name, "bnn", 3) == 0) {
+        diag_error(d, loc, "model name '%s' starts with 'bnn', which is reserved for libbnn",
+                   name);
+        return -1;
+    }
+    return 0;
+}
+
+int names_distance(const char *a, const char *b, int limit)
+{
+    enum { MAX = 64 };
+    int row[MAX + 1], i, j;
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > (size_t)limit)
+        return limit + 1;
+    for (j = 0; j <= (int)lb; j++)
+        row[j] = j;
+    for (i = 1; i <= (int)la; i++) {
+        int diag_prev = row[0], best = row[0] = i;
+        for (j = 1; j <= (int)lb; j++) {
+            int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            int v = diag_prev + cost;
+            if (row[j] + 1 < v)
+                v = row[j] + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            diag_prev = row[j];
+            row[j] = v;
+            if (v < best)
+                best = v;
+        }
+        if (best > limit)
+            return limit + 1;
+    }
+    return row[lb];
+}
+
+void names_suggest_init(struct names_suggestion *s, const char *wanted)
+{
+    s->wanted = wanted;
+    s->best = NULL;
+    /* Suggest only close names: a third of the length, at most 2 edits. */
+    s->distance = strlen(wanted) >= 6 ? 3 : strlen(wanted) >= 3 ? 2 : 1;
+}
+
+void names_suggest_offer(struct names_suggestion *s, const char *candidate)
+{
+    int d = names_distance(s->wanted, candidate, s->distance - 1);
+    if (d < s->distance) {
+        s->best = candidate;
+        s->distance = d;
+    }
+}

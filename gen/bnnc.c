@@ -1,0 +1,168 @@
+/* bnnc.c: the command line of the .bnn compiler.
+ *
+ *   bnnc --check FILE...        report problems; print nothing for a clean model
+ *   bnnc --summary [-o OUT] FILE...
+ *                               a table of each model's layers and parameters
+ *
+ * FILE may be '-' for standard input.  Exit status: 0 when every model is
+ * valid (warnings allowed), 1 when a model has errors or a file cannot be
+ * read or written, 2 for a usage error.  This is the only place in the
+ * front end that turns diagnostics into an exit status.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bnn.h"
+#include "front.h"
+#include "summary.h"
+
+enum bnnc_mode { MODE_NONE, MODE_CHECK, MODE_SUMMARY };
+
+struct bnnc_options {
+    enum bnnc_mode mode;
+    const char *output;  /* -o FILE, or NULL for standard output */
+    char **files;        /* borrowed from argv */
+    int nfiles;
+};
+
+static void bnnc_help(FILE *out)
+{
+    fputs("Usage: bnnc --check FILE...\n"
+          "       bnnc --summary [-o OUTPUT] FILE...\n"
+          "Check .bnn model files and describe the models they declare.\n"
+          "\n"
+          "Actions:\n"
+          "  --check            check each FILE and report every problem found;\n"
+          "                     a valid model prints nothing (warnings aside)\n"
+          "  --summary          print a table of each model: nodes, ops, output\n"
+          "                     shapes, posterior families, parameters of the point\n"
+          "                     network and of the posterior, and the overhead\n"
+          "Options:\n"
+          "  -o, --output FILE  write the summary to FILE instead of standard output\n"
+          "  -h, --help         show this help and exit\n"
+          "  -V, --version      show the version and exit\n"
+          "\n"
+          "FILE may be '-' for standard input.  Diagnostics go to standard error in\n"
+          "the form FILE:LINE:COLUMN: error: MESSAGE.\n"
+          "Exit status: 0 if every model is valid, 1 if a model has errors or a file\n"
+          "cannot be read or written, 2 if the command line is wrong.\n"
+          "The language is described in docs/language.md.\n",
+          out);
+}
+
+static int bnnc_usage_error(const char *fmt, const char *arg)
+    __attribute__((format(printf, 1, 0)));
+static int bnnc_usage_error(const char *fmt, const char *arg)
+{
+    fputs("bnnc: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'bnnc --help' for more information.\n", stderr);
+    return 2;
+}
+
+static int bnnc_set_mode(struct bnnc_options *o, enum bnnc_mode m, const char *arg)
+{
+    if (o->mode != MODE_NONE && o->mode != m)
+        return bnnc_usage_error("'%s' cannot be combined with another action", arg);
+    o->mode = m;
+    return 0;
+}
+
+/* Parses argv into O.  Returns -1 to go on, or an exit status. */
+static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
+{
+    int i, only_files = 0;
+    memset(o, 0, sizeof *o);
+    o->files = calloc((size_t)argc, sizeof *o->files);
+    if (!o->files) {
+        fputs("bnnc: out of memory\n", stderr);
+        return 1;
+    }
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = 0;
+        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
+            o->files[o->nfiles++] = argv[i];
+        } else if (strcmp(a, "--") == 0) {
+            only_files = 1;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            bnnc_help(stdout);
+            return 0;
+        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("bnnc %s\n", bnn_version());
+            return 0;
+        } else if (strcmp(a, "--check") == 0) {
+            r = bnnc_set_mode(o, MODE_CHECK, a);
+        } else if (strcmp(a, "--summary") == 0) {
+            r = bnnc_set_mode(o, MODE_SUMMARY, a);
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc)
+                return bnnc_usage_error("option '%s' needs a file name", a);
+            o->output = argv[++i];
+        } else if (strncmp(a, "--output=", 9) == 0) {
+            o->output = a + 9;
+        } else if (strncmp(a, "-o", 2) == 0) {
+            o->output = a + 2;
+        } else {
+            return bnnc_usage_error("unknown option '%s'", a);
+        }
+        if (r)
+            return r;
+    }
+    if (o->mode == MODE_NONE)
+        return bnnc_usage_error("%s", "no action given: use --check or --summary");
+    if (o->nfiles == 0)
+        return bnnc_usage_error("%s", "no input files");
+    if (o->output && o->mode != MODE_SUMMARY)
+        return bnnc_usage_error("%s", "-o goes with --summary");
+    if (o->output && !o->output[0])
+        return bnnc_usage_error("%s", "-o needs a file name");
+    return -1;
+}
+
+/* Writes every summary to OUTPUT only once all models are valid, so a
+ * failed run never leaves a half-written file. */
+static int bnnc_run(const struct bnnc_options *o)
+{
+    struct front *fronts = calloc((size_t)o->nfiles, sizeof *fronts);
+    FILE *out = stdout;
+    int i, status = 0;
+    if (!fronts) {
+        fputs("bnnc: out of memory\n", stderr);
+        return 1;
+    }
+    for (i = 0; i < o->nfiles; i++)
+        if (front_compile(&fronts[i], o->files[i], stderr) != FRONT_OK)
+            status = 1;
+    if (status == 0 && o->mode == MODE_SUMMARY) {
+        if (o->output && !(out = fopen(o->output, "w"))) {
+            fprintf(stderr, "bnnc: cannot write %s: %s\n", o->output, strerror(errno));
+            status = 1;
+        }
+        for (i = 0; i < o->nfiles && out; i++) {
+            if (i > 0)
+                fputc('\n', out);
+            summary_print(out, &fronts[i].graph, fronts[i].src.name);
+        }
+        if (out && (fflush(out) != 0 || ferror(out) || (o->output && fclose(out) != 0))) {
+            fprintf(stderr, "bnnc: error writing %s\n", o->output ? o->output : "standard output");
+            status = 1;
+        }
+    }
+    for (i = 0; i < o->nfiles; i++)
+        front_free(&fronts[i]);
+    free(fronts);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct bnnc_options o;
+    int status = bnnc_parse_args(argc, argv, &o);
+    if (status < 0)
+        status = bnnc_run(&o);
+    free(o.files);
+    return status;
+}
