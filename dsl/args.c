@@ -156,11 +156,11 @@ static void args_range(const struct arg_spec *s, char *buf, size_t size)
 {
     int lo_open = (s->flags & ARG_LO_OPEN) != 0, hi_open = (s->flags & ARG_HI_OPEN) != 0;
     if (isinf(s->hi))
-        snprintf(buf, size, "%s %g", lo_open ? "greater than" : "at least", s->lo);
+        snprintf(buf, size, "%s %.15g", lo_open ? "greater than" : "at least", s->lo);
     else if (args_integral(s) && !lo_open && !hi_open)
-        snprintf(buf, size, "from %g to %g", s->lo, s->hi);
+        snprintf(buf, size, "from %.15g to %.15g", s->lo, s->hi);
     else
-        snprintf(buf, size, "in %c%g, %g%c", lo_open ? '(' : '[', s->lo, s->hi,
+        snprintf(buf, size, "in %c%.15g, %.15g%c", lo_open ? '(' : '[', s->lo, s->hi,
                  hi_open ? ')' : ']');
 }
 

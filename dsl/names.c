@@ -69,33 +69,38 @@ int names_check_model(struct diag *d, const char *name, bnn_loc loc)
     return 0;
 }
 
+/* Optimal string alignment distance: insertions, deletions, substitutions
+ * and transpositions of neighbours ("denes" -> "dense") each cost 1. */
 int names_distance(const char *a, const char *b, int limit)
 {
     enum { MAX = 64 };
-    int row[MAX + 1], i, j;
+    int rows[3][MAX + 1], i, j;
+    int *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
     size_t la = strlen(a), lb = strlen(b);
     if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > (size_t)limit)
         return limit + 1;
     for (j = 0; j <= (int)lb; j++)
-        row[j] = j;
+        prev[j] = j;
     for (i = 1; i <= (int)la; i++) {
-        int diag_prev = row[0], best = row[0] = i;
+        int best = cur[0] = i, *t;
         for (j = 1; j <= (int)lb; j++) {
-            int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            int v = diag_prev + cost;
-            if (row[j] + 1 < v)
-                v = row[j] + 1;
-            if (row[j - 1] + 1 < v)
-                v = row[j - 1] + 1;
-            diag_prev = row[j];
-            row[j] = v;
+            int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < v)
+                v = prev[j] + 1;
+            if (cur[j - 1] + 1 < v)
+                v = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < v)
+                v = prev2[j - 2] + 1;
+            cur[j] = v;
             if (v < best)
                 best = v;
         }
         if (best > limit)
             return limit + 1;
+        t = prev2, prev2 = prev, prev = cur, cur = t;
     }
-    return row[lb];
+    return prev[lb];
 }
 
 void names_suggest_init(struct names_suggestion *s, const char *wanted)

@@ -1094,6 +1094,8 @@ int sema_run(struct diag *d, struct ast_arena *arena, struct ast_stmt *stmts, st
     g->output = -1;
     top.prefix = "";
     sema_collect(&s, stmts, &nassign);
+    if (!stmts)
+        return -1; /* "the model is empty" says it all */
     sema_model_name(&s);
     sema_prior(&s, &top);
     sema_posterior(&s, &top);

@@ -25,7 +25,7 @@ static const struct {
 	const char *name;  /* the enumerator's spelling */
 } codes[] = {
 #define BNN_ERROR(name, message) { name, #name },
-#include "errors.def"
+#include "bnn_errors.def"
 #undef BNN_ERROR
 };
 #define NCODES ((int)(sizeof codes / sizeof codes[0]))

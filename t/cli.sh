@@ -1,0 +1,114 @@
+#!/bin/sh
+# cli.sh: bnnc's command line: help, version, actions and their errors,
+# standard input, -o, several files, unreadable files and exit statuses.
+. "$TAP_SH"
+
+cd "$TAP_TMP" || exit 1
+cat > good.bnn <<'BNN'
+model tiny;
+input x[3];
+out = dense(x, 2);
+y ~ categorical(out);
+BNN
+cat > bad.bnn <<'BNN'
+model broken;
+input x[3];
+out = dense(x, 0);
+y ~ categorical(out);
+BNN
+
+run "$BNNC" --help
+is "$run_status" 0 "--help exits 0"
+case $run_out in "Usage: bnnc --check FILE..."*) r=0 ;; *) r=1 ;; esac
+ok $r "--help starts with the usage line"
+run "$BNNC" -h
+is "$run_status" 0 "-h is --help"
+
+run "$BNNC" --version
+is "$run_status" 0 "--version exits 0"
+is "$run_out" "bnnc 0.1.0" "--version prints the version"
+
+run "$BNNC"
+is "$run_status" 2 "no arguments is a usage error"
+is "$run_err" "bnnc: no action given: use --check or --summary
+Try 'bnnc --help' for more information." "and says what to do"
+
+run "$BNNC" --frobnicate good.bnn
+is "$run_status" 2 "an unknown option is a usage error"
+is "$run_err" "bnnc: unknown option '--frobnicate'
+Try 'bnnc --help' for more information." "and names it"
+
+run "$BNNC" --check
+is "$run_status" 2 "--check without files"
+is "$run_err" "bnnc: no input files
+Try 'bnnc --help' for more information." "says there are no files"
+
+run "$BNNC" --check --summary good.bnn
+is "$run_status" 2 "two actions are a usage error"
+
+run "$BNNC" --check -o out.txt good.bnn
+is "$run_status" 2 "-o goes with --summary only"
+
+run "$BNNC" --summary good.bnn -o
+is "$run_status" 2 "-o without a file name"
+
+run "$BNNC" --check good.bnn
+is "$run_status" 0 "--check on a valid model exits 0"
+is "$run_out$run_err" "" "and prints nothing"
+
+run "$BNNC" --check bad.bnn
+is "$run_status" 1 "--check on an invalid model exits 1"
+is "$run_err" "bad.bnn:3:16: error: 'units' must be from 1 to 16777216, not 0
+ out = dense(x, 0);
+                ^" "and reports the error"
+
+run "$BNNC" --check good.bnn bad.bnn good.bnn
+is "$run_status" 1 "several files: one bad one makes the run fail"
+
+run "$BNNC" --check missing.bnn
+is "$run_status" 1 "a missing file exits 1"
+is "$run_err" "bnnc: missing.bnn: No such file or directory" "and says why"
+
+mkdir adir
+run "$BNNC" --check adir
+is "$run_status" 1 "a directory exits 1"
+is "$run_err" "bnnc: adir: Is a directory" "and says why"
+
+run "$BNNC" --check - < bad.bnn
+is "$run_status" 1 "'-' reads standard input"
+case $run_err in "<stdin>:3:16: error:"*) r=0 ;; *) r=1 ;; esac
+ok $r "and names it <stdin> in diagnostics"
+
+run "$BNNC" --summary good.bnn
+is "$run_status" 0 "--summary exits 0"
+case $run_out in "model tiny (good.bnn)"*) r=0 ;; *) r=1 ;; esac
+ok $r "--summary starts with the model line"
+
+run "$BNNC" --summary -o summary.txt good.bnn
+is "$run_status" 0 "--summary -o exits 0"
+is "$run_out" "" "and prints nothing on standard output"
+"$BNNC" --summary good.bnn > expected.txt
+is_file expected.txt summary.txt "-o writes the summary to the file"
+
+run "$BNNC" --summary --output=summary2.txt good.bnn
+is_file expected.txt summary2.txt "--output=FILE works too"
+
+rm -f none.txt
+run "$BNNC" --summary -o none.txt bad.bnn
+is "$run_status" 1 "--summary of an invalid model exits 1"
+test ! -e none.txt
+ok $? "and does not create the output file"
+
+run "$BNNC" --summary -o no/such/dir/out.txt good.bnn
+is "$run_status" 1 "an unwritable output exits 1"
+is "$run_err" "bnnc: cannot write no/such/dir/out.txt: No such file or directory" "and says why"
+
+run "$BNNC" --summary good.bnn good.bnn
+n=$(printf '%s\n' "$run_out" | grep -c '^model tiny')
+is "$n" 2 "--summary of two files prints two tables"
+
+run "$BNNC" --check -- -weird.bnn
+is "$run_status" 1 "'--' ends the options"
+is "$run_err" "bnnc: -weird.bnn: No such file or directory" "so '-weird.bnn' is a file name"
+
+done_testing
