@@ -84,6 +84,8 @@ int family_check(struct diag *d, struct family *f, const struct value *const val
         if (bad)
             return -1;
     }
+    if (f->id == FAMILY_DROPOUT && f->p == 0)
+        diag_warning(d, f->loc, "dropout(p = 0) never drops a unit: the layer is a point estimate");
     return 0;
 }
 

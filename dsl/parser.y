@@ -14,7 +14,7 @@
  *   expr      := call ['~' family] | NAME | NUMBER | '-' NUMBER
  *              | 'true' | 'false' | '(' expr ')' | '(' expr ',' expr, ... ')'
  *   call      := NAME '(' [arg (',' arg)*] ')'
- *   arg       := expr | NAME '=' expr
+ *   arg       := expr | NAME '=' expr | 'prior' '=' expr
  *   family    := NAME ['(' [arg (',' arg)*] ')']
  *
  * Syntax errors are reported by yyreport_syntax_error below in the form
@@ -167,6 +167,7 @@ args
 arg
     : expr                       { $$ = ast_arg(ARENA, NULL, @1, $1); }
     | IDENT '=' expr             { $$ = ast_arg(ARENA, $1, @1, $3); }
+    | PRIOR '=' expr             { $$ = ast_arg(ARENA, "prior", @1, $3); }  /* ~ meanfield(prior = 1e-3) */
     ;
 
 family_opt

@@ -137,5 +137,9 @@ void summary_print(FILE *out, const struct graph *g, const char *file)
     summary_print_row(out, &total, width);
     overhead = g->total_model ? 100.0 * (double)(g->total_posterior - g->total_model) /
                                     (double)g->total_model : 0.0;
-    fprintf(out, "\nposterior overhead over the point network: %+.1f%%\n", overhead);
+    if (overhead >= 0)
+        fprintf(out, "\nposterior overhead over the point network: %+.1f%%\n", overhead);
+    else /* WHVI can need far fewer parameters than the network it describes */
+        fprintf(out, "\nthe posterior has %.1f%% fewer parameters than the point network\n",
+                -overhead);
 }

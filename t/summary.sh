@@ -1,0 +1,245 @@
+#!/bin/sh
+# summary.sh: `bnnc --summary` on representative models.
+#
+# 1. The table of each model below, run from the model's directory with the
+#    bare file name (so the header's file name is stable), must match
+#    t/summary/NAME.out byte for byte, with exit status 0 and nothing on
+#    standard error.
+# 2. The totals (and a few rows, shapes and overheads) are then compared
+#    with counts computed here by hand from the formulas, independently of
+#    bnnc's code:
+#      dense      Din * Dout (+ Dout bias)
+#      conv2d     out_ch * in_ch * kh * kw (+ out_ch bias); output extent
+#                 (H + 2 * pad - k) / stride + 1
+#      batchnorm  2 * C (a scale and a shift per channel)
+#      pooling    (H - size) / stride + 1
+#      point P, meanfield 2P, dropout P, emp(k) and ecmp(k) kP
+#      whvi       D = the power of two >= Din, stack = ceil(Dout / D):
+#                 stack * (4D + flows * (2D + 1)) + 2 * Dout with a bias
+#      gaussian(sigma = learned): one point parameter per output
+#
+# shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
+. "$TAP_SH"
+
+here=$(pwd)
+expected=$top_srcdir/t/summary
+
+# summary DIR NAME: runs `bnnc --summary NAME.bnn` in DIR, compares the
+# output with t/summary/NAME.out and keeps it as $TAP_TMP/NAME.out.
+summary() {
+	cd "$1" || bail_out "cannot cd to $1"
+	run "$BNNC" --summary "$2.bnn"
+	cd "$here" || bail_out "cannot cd back to $here"
+	is "exit status $run_status, stderr '$run_err'" "exit status 0, stderr ''" \
+		"$2: bnnc --summary exits 0 with nothing on stderr"
+	is_file "$expected/$2.out" "$run_out_file" "$2: summary matches t/summary/$2.out"
+	cp "$run_out_file" "$TAP_TMP/$2.out"
+}
+
+# total NAME: "MODEL POSTERIOR" from the total line of NAME's summary.
+total() {
+	awk '$1 == "total" { gsub(/,/, ""); print $2, $3 }' "$TAP_TMP/$1.out"
+}
+
+# row NAME NODE: "MODEL POSTERIOR" from NODE's row of NAME's summary.
+row() {
+	awk -v node="$2" '$1 == node { gsub(/,/, ""); print $(NF - 1), $NF }' "$TAP_TMP/$1.out"
+}
+
+# shape NAME NODE: the output shape in NODE's row, "[C, H, W]".
+shape() {
+	awk -v node="$2" '$1 == node && match($0, /\[[^]]*\]/) { print substr($0, RSTART, RLENGTH) }' \
+		"$TAP_TMP/$1.out"
+}
+
+# overhead NAME: the percentage printed on the last line, "+12.3%"; a
+# posterior smaller than the network ("... 90.9% fewer parameters ...")
+# gives "-90.9%".
+overhead() {
+	sed -n -e 's/^posterior overhead over the point network: //p' \
+		-e 's/^the posterior has \(.*\)% fewer parameters than the point network$/-\1%/p' \
+		"$TAP_TMP/$1.out"
+}
+
+# --- the formulas ----------------------------------------------------------
+
+# dense DIN DOUT [BIAS]
+dense() {
+	echo $(($1 * $2 + ${3:-1} * $2))
+}
+
+# conv IN_CH OUT_CH KH KW [BIAS]
+conv() {
+	echo $(($2 * $1 * $3 * $4 + ${5:-1} * $2))
+}
+
+# bn C
+bn() {
+	echo $((2 * $1))
+}
+
+# extent H K STRIDE PAD: the output extent of a conv2d or pooling window
+extent() {
+	echo $((($1 + 2 * $4 - $2) / $3 + 1))
+}
+
+# whvi DIN DOUT FLOWS [BIAS]
+whvi() {
+	w_d=1
+	while [ "$w_d" -lt "$1" ]; do
+		w_d=$((w_d * 2))
+	done
+	w_stack=$((($2 + w_d - 1) / w_d))
+	echo $((w_stack * (4 * w_d + $3 * (2 * w_d + 1)) + ${4:-1} * 2 * $2))
+}
+
+# pct MODEL POSTERIOR: the overhead as bnnc prints it
+pct() {
+	awk -v m="$1" -v p="$2" 'BEGIN { printf "%+.1f%%\n", 100 * (p - m) / m }'
+}
+
+# --- the tables --------------------------------------------------------------
+
+for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
+	summary "$top_srcdir/examples" "$name"
+done
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point; do
+	summary "$expected" "$name"
+done
+
+# --- counts by hand ------------------------------------------------------------
+
+# fashion_mlp: 784 -> 512 (meanfield) -> 512 (whvi, D = 512) -> 10 (ecmp, k = 5)
+h1=$(dense 784 512)
+h2=$(dense 512 512)
+out=$(dense 512 10)
+m=$((h1 + h2 + out))
+p=$((2 * h1 + $(whvi 512 512 0) + 5 * out))
+is "$(total fashion_mlp)" "$m $p" "fashion_mlp: totals $m and $p"
+is "$(row fashion_mlp h2)" "$h2 $(whvi 512 512 0)" "fashion_mlp: whvi layer h2"
+is "$(overhead fashion_mlp)" "$(pct $m $p)" "fashion_mlp: overhead $(pct $m $p)"
+
+# tiny_resnet: a meanfield 3x3 stem with a point batchnorm, two blocks of
+# two meanfield 3x3 convs and two emp(k = 4) batchnorms, dropout dense 16 -> 10
+stem=$(conv 1 16 3 3)
+c=$(conv 16 16 3 3)
+b=$(bn 16)
+out=$(dense 16 10)
+m=$((stem + b + 2 * (2 * c + 2 * b) + out))
+p=$((2 * stem + b + 2 * (2 * 2 * c + 2 * 4 * b) + out))
+is "$(total tiny_resnet)" "$m $p" "tiny_resnet: totals $m and $p"
+s=$(extent 28 3 1 1)
+is "$(shape tiny_resnet s2_c2)" "[16, $s, $s]" "tiny_resnet: 3x3 kernel with padding 1 keeps 28x28"
+is "$(row tiny_resnet s1_b1)" "$b $((4 * b))" "tiny_resnet: emp(k = 4) batchnorm s1_b1"
+
+# lenet5: meanfield everywhere but the point output layer
+c1=$(conv 1 6 5 5)
+s=$(($(extent 28 5 1 2) / 2))        # C1 with padding 2, then S2
+c3=$(conv 6 16 5 5)
+s=$(($(extent "$s" 5 1 0) / 2))      # C3, then S4
+f5=$(dense $((16 * s * s)) 120)
+f6=$(dense 120 84)
+out=$(dense 84 10)
+m=$((c1 + c3 + f5 + f6 + out))
+p=$((2 * (c1 + c3 + f5 + f6) + out))
+is "$(total lenet5)" "$m $p" "lenet5: totals $m and $p"
+is "$(shape lenet5 s4)" "[16, $s, $s]" "lenet5: S4 is 16x${s}x$s"
+
+# toy_regression: meanfield 1 -> 128, whvi 128 -> 128, meanfield 128 -> 1,
+# one learned sigma
+h1=$(dense 1 128)
+h2=$(dense 128 128)
+mu=$(dense 128 1)
+m=$((h1 + h2 + mu + 1))
+p=$((2 * h1 + $(whvi 128 128 0) + 2 * mu + 1))
+is "$(total toy_regression)" "$m $p" "toy_regression: totals $m and $p"
+is "$(row toy_regression y)" "1 1" "toy_regression: the learned sigma"
+is "$(overhead toy_regression)" "$(pct $m $p)" "toy_regression: overhead $(pct $m $p)"
+
+# whvi_flows: 784 -> 300 -> 100 (whvi, 2 flows) -> 10 (whvi, 4 flows)
+m=$(($(dense 784 300) + $(dense 300 100) + $(dense 100 10)))
+p=$(($(whvi 784 300 2) + $(whvi 300 100 2) + $(whvi 100 10 4)))
+is "$(total whvi_flows)" "$m $p" "whvi_flows: totals $m and $p"
+is "$(row whvi_flows h1_dense)" "$(dense 784 300) $(whvi 784 300 2)" \
+	"whvi_flows: 784 -> 300 pads to D = 1024"
+is "$(row whvi_flows out)" "$(dense 100 10) $(whvi 100 10 4)" "whvi_flows: 100 -> 10 with 4 flows"
+
+# multilabel: four branches of 40 inputs (whvi, meanfield, point, point),
+# concatenated to 200 + 64 + 32 + 16, then dropout, point without bias,
+# ecmp(k = 3)
+joined=$((200 + 64 + 32 + 16))
+m=$(($(dense 40 200) + $(dense 40 64) + $(dense 40 32) + $(dense 40 16) +
+	$(dense "$joined" 128) + $(dense 128 16 0) + $(dense 16 12)))
+p=$(($(whvi 40 200 0) + 2 * $(dense 40 64) + $(dense 40 32) + $(dense 40 16) +
+	$(dense "$joined" 128) + $(dense 128 16 0) + 3 * $(dense 16 12)))
+is "$(total multilabel)" "$m $p" "multilabel: totals $m and $p"
+is "$(row multilabel wide_dense)" "$(dense 40 200) $(whvi 40 200 0)" \
+	"multilabel: 40 -> 200 stacks 4 blocks of D = 64"
+is "$(shape multilabel joined)" "[$joined]" "multilabel: concat of vectors"
+
+# emp_patch: point convs without bias, emp(k = 4) batchnorms in the blocks,
+# dropout on the strided convs, ecmp(k = 4) on d1's batchnorm, emp(k = 4) out
+stem=$(conv 1 32 5 5)
+s=$(extent 96 5 2 2)                 # 48
+s=$(extent "$s" 3 2 0)               # maxpool 3, stride 2: 23
+is "$(shape emp_patch pool1)" "[32, $s, $s]" "emp_patch: overlapping max pooling gives ${s}x$s"
+# inception IN CH: sets i_model and i_post, the counts of one expansion:
+# three point convs without bias and three emp(k = 4) batchnorms
+inception() {
+	i_conv=$(($(conv "$1" "$2" 1 1 0) + $(conv "$1" "$2" 1 7 0) + $(conv "$2" "$2" 7 1 0)))
+	i_model=$((i_conv + 3 * $(bn "$2")))
+	i_post=$((i_conv + 3 * 4 * $(bn "$2")))
+}
+inception 32 32
+m1_m=$i_model m1_p=$i_post
+down=$(conv 64 64 3 3 0)
+s=$(extent "$s" 3 2 1)               # 12
+is "$(shape emp_patch d1)" "[64, $s, $s]" "emp_patch: stride 2, padding 1 gives ${s}x$s"
+inception 64 64
+m2_m=$i_model m2_p=$i_post
+is "$(shape emp_patch m2_row_c)" "[64, $(extent "$s" 1 1 0), $(extent "$s" 7 1 3)]" \
+	"emp_patch: a 1x7 kernel with padding (0, 3) keeps ${s}x$s"
+s=$((s / 2))                         # maxpool 2: 6
+head=$(dense $((128 * s * s)) 128)
+out=$(dense 128 30)
+m=$((stem + m1_m + down + $(bn 64) + m2_m + head + out))
+p=$((stem + m1_p + down + 4 * $(bn 64) + m2_p + head + 4 * out))
+is "$(total emp_patch)" "$m $p" "emp_patch: totals $m and $p"
+is "$(row emp_patch m2_row_c)" "$(conv 64 64 1 7 0) $(conv 64 64 1 7 0)" "emp_patch: 1x7 kernel"
+
+# whvi_pad_stack: padding and stacking
+h1=$(whvi 20 100 3)
+h2=$(whvi 100 256 0)
+out=$(whvi 256 10 1 0)
+is "$(row whvi_pad_stack h1)" "$(dense 20 100) $h1" "whvi_pad_stack: 20 -> 100 is 4 blocks of D = 32, 3 flows"
+is "$(row whvi_pad_stack h2)" "$(dense 100 256) $h2" "whvi_pad_stack: 100 -> 256 is 2 blocks of D = 128"
+is "$(row whvi_pad_stack out)" "$(dense 256 10 0) $out" "whvi_pad_stack: 256 -> 10 without bias, 1 flow"
+m=$(($(dense 20 100) + $(dense 100 256) + $(dense 256 10 0)))
+p=$((h1 + h2 + out))
+is "$(total whvi_pad_stack)" "$m $p" "whvi_pad_stack: totals $m and $p"
+is "$(overhead whvi_pad_stack)" "$(pct $m $p)" "whvi_pad_stack: overhead $(pct $m $p)"
+
+# emp_batchnorm: a (3, 5) kernel, stride (1, 2), padding (1, 2) on 16x16
+h=$(extent 16 3 1 1)
+w=$(extent 16 5 2 2)
+is "$(shape emp_batchnorm c)" "[8, $h, $w]" "emp_batchnorm: non-square kernel, stride and padding"
+c=$(conv 3 8 3 5)
+c2=$(conv 8 4 1 1 0)
+out=$(dense $((4 * (h / 2) * (w / 2))) 3)
+m=$((c + $(bn 8) + c2 + $(bn 4) + out))
+p=$((2 * c + 5 * $(bn 8) + c2 + $(bn 4) + 2 * out))
+is "$(total emp_batchnorm)" "$m $p" "emp_batchnorm: totals $m and $p"
+is "$(row emp_batchnorm n2)" "$(bn 4) $(bn 4)" "emp_batchnorm: the default posterior does not reach batchnorm"
+
+# learned_sigma: whvi on one input (D = 1, 50 blocks), 3 learned sigmas
+m=$(($(dense 1 50) + $(dense 50 3) + 3))
+p=$(($(whvi 1 50 0) + 2 * $(dense 50 3) + 3))
+is "$(total learned_sigma)" "$m $p" "learned_sigma: totals $m and $p"
+is "$(row learned_sigma y)" "3 3" "learned_sigma: one sigma per output"
+
+# all_point: point everywhere, no overhead
+m=$(($(conv 3 4 3 3) + $(dense 4 2)))
+is "$(total all_point)" "$m $m" "all_point: totals $m and $m"
+is "$(overhead all_point)" "+0.0%" "all_point: no overhead"
+
+done_testing
