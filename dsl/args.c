@@ -22,6 +22,15 @@ static int args_find(const struct arg_spec *spec, int nspec, const char *key)
     return -1;
 }
 
+static int args_in_range(const struct arg_spec *s, double x)
+{
+    if (!isfinite(x))
+        return 0;
+    if ((s->flags & ARG_LO_OPEN) ? x <= s->lo : x < s->lo)
+        return 0;
+    return (s->flags & ARG_HI_OPEN) ? x < s->hi : x <= s->hi;
+}
+
 void args_signature(const struct arg_spec *spec, int nspec, char *buf, size_t size)
 {
     size_t used = 0;
@@ -34,8 +43,8 @@ void args_signature(const struct arg_spec *spec, int nspec, char *buf, size_t si
         char def[32] = "";
         if (!s->required && s->type == ARG_BOOL)
             snprintf(def, sizeof def, " = %s", s->def != 0 ? "true" : "false");
-        else if (!s->required && s->def < 0)
-            snprintf(def, sizeof def, " = ...");
+        else if (!s->required && !args_in_range(s, s->def))
+            snprintf(def, sizeof def, " = ..."); /* a default that means "see the docs" */
         else if (!s->required)
             snprintf(def, sizeof def, " = %g", s->def);
         used += (size_t)snprintf(buf + used, size - used, "%s%s%s%s", sep, s->name,
@@ -144,7 +153,12 @@ void args_describe(const struct value *v, char *buf, size_t size)
     case VAL_NUMBER: snprintf(buf, size, "%s", v->text); break;
     case VAL_BOOL: snprintf(buf, size, "%s", v->boolean ? "true" : "false"); break;
     case VAL_WORD: snprintf(buf, size, "'%s'", v->word); break;
-    case VAL_TUPLE: snprintf(buf, size, "a tuple of %d", v->ntuple); break;
+    case VAL_TUPLE:
+        if (v->tuple_ok)
+            snprintf(buf, size, "a tuple of %d numbers", v->ntuple);
+        else
+            snprintf(buf, size, "a tuple that is not all numbers");
+        break;
     case VAL_NODE: snprintf(buf, size, "node '%s'", v->text); break;
     case VAL_CALL: snprintf(buf, size, "a call to '%s'", v->text); break;
     default: snprintf(buf, size, "nothing"); break;
@@ -162,15 +176,6 @@ static void args_range(const struct arg_spec *s, char *buf, size_t size)
     else
         snprintf(buf, size, "in %c%.15g, %.15g%c", lo_open ? '(' : '[', s->lo, s->hi,
                  hi_open ? ')' : ']');
-}
-
-static int args_in_range(const struct arg_spec *s, double x)
-{
-    if (!isfinite(x))
-        return 0;
-    if ((s->flags & ARG_LO_OPEN) ? x <= s->lo : x < s->lo)
-        return 0;
-    return (s->flags & ARG_HI_OPEN) ? x < s->hi : x <= s->hi;
 }
 
 static int args_wrong_type(struct diag *d, const struct arg_spec *s, const struct value *v,
@@ -258,7 +263,9 @@ int args_sigma(struct diag *d, const struct arg_spec *s, const struct value *v, 
                int *learned)
 {
     *learned = 0;
-    if (v && v->kind == VAL_WORD && strcmp(v->word, "learned") == 0) {
+    /* 'learned' is a word even where a node happens to have that name */
+    if (v && ((v->kind == VAL_WORD && strcmp(v->word, "learned") == 0) ||
+              (v->kind == VAL_NODE && strcmp(v->text, "learned") == 0))) {
         *learned = 1;
         return 0;
     }

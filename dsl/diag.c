@@ -110,21 +110,43 @@ static void diag_show_line(const struct diag *d, bnn_loc loc)
     diag_quote(d->out, (const unsigned char *)line, from, to, first, last, to < len);
 }
 
+/* A hash of an error's place and text, to report each error once. */
+static unsigned long diag_hash(bnn_loc loc, const char *text)
+{
+    unsigned long h = 5381u + (unsigned long)loc.first_line * 65599u + (unsigned long)loc.first_column;
+    while (*text)
+        h = h * 33u + (unsigned char)*text++;
+    return h;
+}
+
+static int diag_repeated(struct diag *d, bnn_loc loc, const char *text)
+{
+    unsigned long h = diag_hash(loc, text);
+    int i;
+    for (i = 0; i < d->nseen; i++)
+        if (d->seen[i] == h)
+            return 1;
+    if (d->nseen < DIAG_MAX_ERRORS + 1)
+        d->seen[d->nseen++] = h;
+    return 0;
+}
+
 void diag_report(struct diag *d, enum diag_kind kind, bnn_loc loc,
                  const char *fmt, va_list ap)
 {
     static const char *const label[] = {"error", "warning", "note"};
     const char *name = d->src ? d->src->name : "bnnc";
+    char text[1024];
 
     if (kind == DIAG_NOTE && d->muted)
         return;
-    if (kind != DIAG_NOTE)
-        d->muted = 0;
-    if (kind == DIAG_ERROR) {
-        if (d->stopped) {
-            d->muted = 1;
+    vsnprintf(text, sizeof text, fmt, ap);
+    if (kind != DIAG_NOTE) {
+        d->muted = d->stopped || diag_repeated(d, loc, text);
+        if (d->muted)
             return;
-        }
+    }
+    if (kind == DIAG_ERROR) {
         if (d->errors == DIAG_MAX_ERRORS) {
             fprintf(d->out, "%s: fatal error: too many errors (%d), stopping\n", name,
                     DIAG_MAX_ERRORS);
@@ -134,21 +156,17 @@ void diag_report(struct diag *d, enum diag_kind kind, bnn_loc loc,
         }
         d->errors++;
     } else if (kind == DIAG_WARNING) {
-        if (d->stopped) {
-            d->muted = 1;
-            return;
-        }
         d->warnings++;
     }
     if (loc.first_line > 0)
-        fprintf(d->out, "%s:%d:%d: %s: ", name, loc.first_line, loc.first_column,
-                label[kind]);
+        fprintf(d->out, "%s:%d:%d: %s: %s\n", name, loc.first_line, loc.first_column,
+                label[kind], text);
     else
-        fprintf(d->out, "%s: %s: ", name, label[kind]);
-    vfprintf(d->out, fmt, ap);
-    fputc('\n', d->out);
+        fprintf(d->out, "%s: %s: %s\n", name, label[kind], text);
     if (loc.first_line > 0)
         diag_show_line(d, loc);
+    if (kind != DIAG_NOTE && d->context)
+        d->context(d, d->context_arg);
 }
 
 #define DIAG_DEFINE(fn, kind)                                                  \

@@ -7,7 +7,8 @@
  *          ^~~~~
  *
  * and counts what it printed; it never exits, so one run reports several
- * errors.  Only bnnc's main() turns the counts into an exit status.  After
+ * errors.  An error identical to one already reported (same place, same
+ * text: a mistake inside a block that is expanded twice) is not repeated.  Only bnnc's main() turns the counts into an exit status.  After
  * DIAG_MAX_ERRORS errors the reporter prints one "too many errors" line and
  * asks the phases (diag_should_stop) to give up, so garbage input cannot
  * flood the terminal.
@@ -40,6 +41,12 @@ struct diag {
     int warnings;             /* warnings reported so far */
     int stopped;              /* the error limit was reached */
     int muted;                /* the last error was suppressed: so are its notes */
+    /* Called after each error or warning, to add notes that say where it
+     * happened (sema: "in block 'res', expanded here"). */
+    void (*context)(struct diag *d, void *arg);
+    void *context_arg;
+    unsigned long seen[DIAG_MAX_ERRORS + 1]; /* hashes of the errors reported */
+    int nseen;
 };
 
 /* Starts a reporter for SRC writing to OUT; both are borrowed. */

@@ -36,6 +36,11 @@ int names_is_keyword(const char *name)
                    sizeof *names_keywords, names_cmp) != NULL;
 }
 
+int names_is_reserved(const char *name)
+{
+    return names_is_keyword(name) || name[0] == '_' || strstr(name, "__") != NULL;
+}
+
 int names_check(struct diag *d, const char *name, bnn_loc loc, const char *what)
 {
     size_t len = strlen(name);
@@ -61,7 +66,7 @@ int names_check_model(struct diag *d, const char *name, bnn_loc loc)
 {
     if (names_check(d, name, loc, "model") != 0)
         return -1;
-    if (strncmp(name, "bnn", 3) == 0) {
+    if ((name[0] | 0x20) == 'b' && (name[1] | 0x20) == 'n' && (name[2] | 0x20) == 'n') {
         diag_error(d, loc, "model name '%s' starts with 'bnn', which is reserved for libbnn",
                    name);
         return -1;

@@ -25,6 +25,9 @@ int names_check_model(struct diag *d, const char *name, bnn_loc loc);
 /* Nonzero if NAME is a C11 or C++ keyword. */
 int names_is_keyword(const char *name);
 
+/* Nonzero if NAME is a keyword or reserved (leading '_', or '__'). */
+int names_is_reserved(const char *name);
+
 /* Edit distance between A and B, giving up (returning LIMIT + 1) once it
  * exceeds LIMIT. */
 int names_distance(const char *a, const char *b, int limit);

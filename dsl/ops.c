@@ -139,8 +139,8 @@ static int op_check_conv2d(struct op_ctx *c)
     for (i = 0; i < 2; i++) {
         if (2 * a->pad[i] > a->kernel[i]) {
             diag_error(c->d, c->loc[4],
-                       "padding %ld is more than half the kernel size %ld: border outputs would see only padding",
-                       a->pad[i], a->kernel[i]);
+                       "padding %ld is more than half the kernel size %ld (at most %ld)",
+                       a->pad[i], a->kernel[i], a->kernel[i] / 2);
             return -1;
         }
         n->shape[i + 1] = op_window_out(in->shape[i + 1], a->kernel[i], a->stride[i], a->pad[i]);

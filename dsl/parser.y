@@ -41,7 +41,12 @@ struct lex_state {
     int line, col;            /* position of the next byte */
     int depth;                /* open parentheses */
     int halted;               /* a fatal lexical problem: pretend the input ended */
-    bnn_loc prev;             /* the last token returned */
+    bnn_loc prev;             /* the last token returned (the lookahead, in an error) */
+    bnn_loc before;           /* the token before it */
+    int prev_token;           /* the kind of the last token returned */
+    int before_token;         /* the kind of the token before it */
+    bnn_loc open_brace;       /* the '{' of the block being read, if any */
+    int in_block;             /* inside a block's braces */
     bnn_loc stmt_start;       /* first token of the current statement */
     int at_stmt_start;        /* the next token begins a statement */
     struct ast_stmt *root;    /* the result: all top-level statements */
@@ -198,6 +203,12 @@ static void parse_expected_name(char *buf, size_t size, yysymbol_kind_t sym)
         snprintf(buf, size, "'%s'", name);
 }
 
+static int parse_is_keyword(int token)
+{
+    return token == MODEL || token == INPUT || token == PRIOR || token == POSTERIOR ||
+           token == BLOCK || token == RETURN || token == TRUE || token == FALSE;
+}
+
 /* The text of the lookahead token, read back from the source. */
 static const char *parse_token_text(const struct lex_state *st, bnn_loc loc, size_t *len)
 {
@@ -227,6 +238,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner)
     size_t len;
     const char *text = parse_token_text(st, loc, &len);
     int i, wants_semi = 0;
+    /* The token before the lookahead (end of input never passes lex_token). */
+    bnn_loc last = got == YYSYMBOL_YYEOF ? st->prev : st->before;
 
     if (st->halted || got == YYSYMBOL_YYUNDEF)
         return 0; /* the scanner has already said what is wrong */
@@ -243,15 +256,27 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner)
         snprintf(list + used, sizeof list - used, "%s%s",
                  i == 0 ? "" : i == n - 1 ? " or " : ", ", name);
     }
-    if (wants_semi && st->prev.first_line > 0) {
+    if (got == YYSYMBOL_YYEOF && st->in_block) {
+        diag_error(st->diag, st->open_brace, "this '{' is never closed: the file ends inside the block");
+    } else if (parse_is_keyword(st->before_token) && (strcmp(what, "'='") == 0 || strcmp(what, "'~'") == 0)) {
+        size_t klen;
+        const char *kw = parse_token_text(st, st->before, &klen);
+        diag_error(st->diag, st->before, "'%.*s' is a keyword and cannot be used as a name",
+                   (int)klen, kw);
+    } else if (wants_semi && last.first_line > 0) {
         /* A missing ';' belongs right after the previous token, as in GCC. */
-        bnn_loc after = st->prev;
+        bnn_loc after = last;
         after.first_line = after.last_line;
-        after.first_column = after.last_column = st->prev.last_column + 1;
+        after.first_column = after.last_column = last.last_column + 1;
         diag_error(st->diag, after, "expected %s before %s", list, what);
         if (st->stmt_start.first_line && st->stmt_start.first_line != after.first_line)
             diag_note(st->diag, st->stmt_start, "the statement began here");
     } else if (n > 0) {
+        if (got == YYSYMBOL_YYEOF && last.first_line > 0) { /* just past the last token */
+            loc = last;
+            loc.first_line = loc.last_line;
+            loc.first_column = loc.last_column = last.last_column + 1;
+        }
         diag_error(st->diag, loc, "expected %s before %s", list, what);
     } else {
         diag_error(st->diag, loc, "unexpected %s", what);

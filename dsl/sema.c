@@ -20,6 +20,7 @@
  */
 #include "sema.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct sema_def {
     const char *full_name;  /* with the scope's prefix */
     enum def_state state;
     int node;               /* the node it names once DONE */
+    int referenced;         /* some expression names it */
     struct sema_def **deps; /* owned: definitions its expression names */
     int ndeps, next_dep;    /* next_dep: the search's position in deps */
 };
@@ -47,7 +49,7 @@ struct sema_def {
 struct sema_scope {
     struct sema_scope *caller;      /* the scope that expanded this block, or NULL */
     struct ast_stmt *block;         /* the block, or NULL at the top level */
-    const char *prefix;             /* "" at the top level, "s1_" in an expansion */
+    const char *prefix;             /* "" at the top level, "s1" in an expansion */
     const char *call_name;          /* the name the expansion's result gets */
     bnn_loc call_loc;
     struct symtab defs;             /* name -> struct sema_def */
@@ -71,8 +73,7 @@ struct sema {
     struct symtab derived;        /* derived base name -> last suffix used (as a pointer) */
     struct symtab blocks;         /* block name -> struct ast_stmt */
     struct ast_stmt *model, *input, *prior, *posterior, *likelihood;
-    struct ast_stmt **origin;     /* owned: per node, the block-local statement that named it */
-    int norigin;                  /* entries in origin */
+    struct sema_scope *cur;       /* the scope being built, for context notes */
     int depth;                    /* block expansions open */
     int oom;                      /* out of memory: give up */
 };
@@ -81,6 +82,17 @@ static int sema_expr(struct sema *s, struct sema_scope *sc, struct ast_expr *e,
                      const char *name, bnn_loc name_loc, const char *hint);
 
 /* --- small helpers --------------------------------------------------------- */
+
+/* diag's context hook: after an error inside a block expansion, say which
+ * call expanded it, innermost first. */
+static void sema_context(struct diag *d, void *arg)
+{
+    const struct sema *s = arg;
+    const struct sema_scope *sc;
+    for (sc = s->cur; sc && sc->block; sc = sc->caller)
+        diag_note(d, sc->call_loc, "in block '%s', expanded here as '%s'", sc->block->name,
+                  sc->call_name);
+}
 
 static char *sema_strf(struct sema *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static char *sema_strf(struct sema *s, const char *fmt, ...)
@@ -129,10 +141,18 @@ static int sema_claim(struct sema *s, const char *name, bnn_loc loc, const char 
     return 0;
 }
 
-/* A fresh name "HINT_CALLEE" (or "..._2", "..._3") for a nested call. */
+/* "A_B", without doubling an underscore that A already ends with. */
+static const char *sema_join(struct sema *s, const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    return sema_strf(s, "%s%s%s", a, n && a[n - 1] == '_' ? "" : "_", b);
+}
+
+/* A fresh name "HINT_CALLEE" (or "..._2", "..._3") for a nested call,
+ * never a C keyword or reserved identifier. */
 static const char *sema_derive(struct sema *s, const char *hint, const char *callee, bnn_loc loc)
 {
-    const char *base = sema_strf(s, "%s_%s", hint, callee), *name = base;
+    const char *base = sema_join(s, hint, callee), *name = base;
     int *count = base ? symtab_get(&s->derived, base) : NULL;
     if (base && !count && (count = ast_alloc(s->arena, sizeof *count)) &&
         symtab_put(&s->derived, base, count, NULL) < 0)
@@ -143,7 +163,7 @@ static const char *sema_derive(struct sema *s, const char *hint, const char *cal
     }
     if (*count == 0)
         *count = 1;
-    while (name && symtab_get(&s->names, name))
+    while (name && (symtab_get(&s->names, name) || names_is_reserved(name)))
         name = sema_strf(s, "%s_%d", base, ++*count);
     if (!name) {
         sema_oom(s);
@@ -173,6 +193,15 @@ static void sema_undefined(struct sema *s, struct sema_scope *sc, const char *na
 }
 
 /* --- values ---------------------------------------------------------------- */
+
+/* Records that an expression names DEF; returns 1. */
+static int sema_mark_used(struct sema_def *def)
+{
+    def->referenced = 1;
+    if (def->stmt->kind == AST_ASSIGN)
+        def->stmt->live = 1; /* for block locals: named by some expansion */
+    return 1;
+}
 
 static int sema_param_index(struct sema_scope *sc, const char *name)
 {
@@ -210,10 +239,10 @@ static void sema_value(struct sema *s, struct sema_scope *sc, struct ast_expr *e
         for (a = e->args; a; a = a->next, v->ntuple++) {
             struct value elem;
             sema_value(s, sc, a->value, &elem);
-            if (elem.kind != VAL_NUMBER || v->ntuple >= 2) {
+            if (elem.kind != VAL_NUMBER)
                 v->tuple_ok = 0;
-                continue;
-            }
+            if (elem.kind != VAL_NUMBER || v->ntuple >= 2)
+                continue; /* only pairs are ever used: keep the first two */
             v->num[v->ntuple] = elem.num[0];
             v->is_integer[v->ntuple] = elem.is_integer[0];
         }
@@ -227,7 +256,8 @@ static void sema_value(struct sema *s, struct sema_scope *sc, struct ast_expr *e
             sc->param_used[i] = 1;
             *v = sc->args[i];
             v->loc = e->loc;
-        } else if ((def = symtab_get(&sc->defs, e->name)) && def->state == DEF_DONE) {
+        } else if ((def = symtab_get(&sc->defs, e->name)) && sema_mark_used(def) &&
+                   def->state == DEF_DONE) {
             v->kind = VAL_NODE;
             v->node = def->node;
             v->text = s->g->nodes[def->node].name;
@@ -248,8 +278,10 @@ static int sema_name_ref(struct sema *s, struct sema_scope *sc, struct ast_expr 
 {
     struct sema_def *def = symtab_get(&sc->defs, e->name);
     int i;
-    if (def)
+    if (def) {
+        sema_mark_used(def);
         return def->state == DEF_DONE ? def->node : SEMA_QUIET;
+    }
     if ((i = sema_param_index(sc, e->name)) >= 0) {
         const struct value *v = &sc->args[i];
         char what[96];
@@ -467,7 +499,7 @@ static int sema_define(struct sema *s, struct sema_scope *sc, struct ast_stmt *s
     memset(def, 0, sizeof *def);
     def->stmt = st;
     def->name = st->name;
-    def->full_name = sc->prefix[0] ? sema_strf(s, "%s%s", sc->prefix, st->name) : st->name;
+    def->full_name = sc->prefix[0] ? sema_join(s, sc->prefix, st->name) : st->name;
     def->node = SEMA_QUIET;
     r = symtab_put(&sc->defs, st->name, def, &old);
     if (r < 0 || !def->full_name) {
@@ -583,23 +615,6 @@ static int sema_scope_order(struct sema *s, struct sema_scope *sc, struct sema_d
     return 0;
 }
 
-/* Remembers that block-local statement ST named node I (for warnings). */
-static void sema_note_origin(struct sema *s, int i, struct ast_stmt *st)
-{
-    if (i >= s->norigin) {
-        int n = s->g->cap;
-        struct ast_stmt **grown = realloc(s->origin, (size_t)n * sizeof *grown);
-        if (!grown) {
-            sema_oom(s);
-            return;
-        }
-        memset(grown + s->norigin, 0, (size_t)(n - s->norigin) * sizeof *grown);
-        s->origin = grown;
-        s->norigin = n;
-    }
-    s->origin[i] = st;
-}
-
 /* Builds every definition of SC in dependency order. */
 static int sema_scope_build(struct sema *s, struct sema_scope *sc)
 {
@@ -623,8 +638,6 @@ static int sema_scope_build(struct sema *s, struct sema_scope *sc)
         r = sema_expr(s, sc, def->stmt->expr, def->full_name, def->stmt->name_loc, def->full_name);
         def->node = r;
         def->state = r >= 0 ? DEF_DONE : DEF_FAILED;
-        if (r >= 0 && sc->block)
-            sema_note_origin(s, r, def->stmt);
     }
     free(order);
     return 0;
@@ -736,6 +749,16 @@ static int sema_block_args(struct sema *s, struct sema_scope *caller, struct sem
     return bad;
 }
 
+/* A block-local name joined to its call site must still be a usable name. */
+static int sema_check_expanded(struct sema *s, const char *name, bnn_loc loc)
+{
+    if (!names_is_reserved(name))
+        return 0;
+    diag_error(s->d, loc, "expanding the block here makes the name '%s', which is %s", name,
+               names_is_keyword(name) ? "a C or C++ keyword" : "reserved in C");
+    return -1;
+}
+
 /* Is block B being expanded already (a recursive call)? */
 static int sema_block_open(const struct sema_scope *sc, const struct ast_stmt *b)
 {
@@ -762,8 +785,11 @@ static int sema_block_call(struct sema *s, struct sema_scope *caller, struct ast
         return SEMA_FAILED;
     }
     if (sema_block_open(caller, b)) {
-        diag_error(s->d, e->name_loc, "block '%s' calls itself", b->name);
-        diag_note(s->d, b->name_loc, "block '%s' is defined here", b->name);
+        if (caller->block == b)
+            diag_error(s->d, e->name_loc, "block '%s' calls itself", b->name);
+        else
+            diag_error(s->d, e->name_loc, "block '%s' calls itself through block '%s'", b->name,
+                       caller->block->name);
         return SEMA_FAILED;
     }
     if (s->depth >= SEMA_MAX_BLOCK_DEPTH) {
@@ -779,9 +805,7 @@ static int sema_block_call(struct sema *s, struct sema_scope *caller, struct ast
     sc.params = b->params;
     sc.call_name = name;
     sc.call_loc = e->loc;
-    sc.prefix = sema_strf(s, "%s_", name);
-    if ((r = sema_block_args(s, caller, &sc, e, hint)) != 0)
-        return r;
+    sc.prefix = name;
     for (st = b->body; st; st = st->next)
         nbody++;
     sc.def = calloc((size_t)(nbody ? nbody : 1), sizeof *sc.def);
@@ -790,16 +814,23 @@ static int sema_block_call(struct sema *s, struct sema_scope *caller, struct ast
         free(sc.def);
         return SEMA_FAILED;
     }
+    /* The block's names are claimed before its arguments are evaluated, so
+     * nodes derived for the arguments steer clear of them. */
     r = 0;
     for (st = b->body; st && !r; st = st->next)
         if (st->kind == AST_ASSIGN && sema_define(s, &sc, st) == 0 &&
-            sema_claim(s, sc.def[sc.ndefs - 1].full_name, e->loc, "expanding the block here makes the name") != 0)
+            (sema_check_expanded(s, sc.def[sc.ndefs - 1].full_name, e->loc) != 0 ||
+             sema_claim(s, sc.def[sc.ndefs - 1].full_name, e->loc, "expanding the block here makes the name") != 0))
             r = SEMA_FAILED;
+    if (!r)
+        r = sema_block_args(s, caller, &sc, e, hint);
     s->depth++;
+    s->cur = &sc;
     if (!r && sema_scope_build(s, &sc) == 0) {
         ret = sema_block_return(b);
         r = sema_expr(s, &sc, ret->expr, name, name_loc, name);
     }
+    s->cur = caller;
     s->depth--;
     for (p = sc.params, i = 0; p && r >= 0; p = p->next, i++)
         if (!sc.param_used[i] && !b->warned) {
@@ -841,8 +872,8 @@ static int sema_expr(struct sema *s, struct sema_scope *sc, struct ast_expr *e,
                 if (s->blocks.slots[i].key)
                     names_suggest_offer(&sug, s->blocks.slots[i].key);
             if (sug.best)
-                diag_error(s->d, e->name_loc, "unknown operation '%s'; did you mean '%s'?", e->name,
-                           sug.best);
+                diag_error(s->d, e->name_loc, "unknown operation '%s'; did you mean %s'%s'?",
+                           e->name, op_lookup(sug.best) ? "" : "block ", sug.best);
             else
                 diag_error(s->d, e->name_loc, "unknown operation '%s'", e->name);
         }
@@ -919,7 +950,7 @@ static void sema_model_name(struct sema *s)
 static void sema_prior(struct sema *s, struct sema_scope *top)
 {
     static const struct arg_spec spec[] = {
-        {"precision", ARG_REAL, 1, 0, 0, 1e30, ARG_LO_OPEN},
+        {"precision", ARG_REAL, 1, 0, 0, INFINITY, ARG_LO_OPEN},
     };
     struct ast_family *f;
     struct arg_binding b;
@@ -1013,10 +1044,6 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
                    call->name);
         return;
     }
-    if (call->family) {
-        diag_error(s->d, call->family->loc, "a likelihood cannot carry a posterior");
-        return;
-    }
     if (symtab_get(&top->defs, st->name)) {
         diag_error(s->d, st->name_loc, "the target '%s' has the name of a node", st->name);
         diag_note(s->d, ((struct sema_def *)symtab_get(&top->defs, st->name))->stmt->name_loc,
@@ -1047,12 +1074,15 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
 }
 
 /* Marks the nodes the likelihood reads, directly or not, and warns about
- * user-named nodes that it does not. */
+ * names that are never used: a top-level name that no statement names or
+ * whose node does not reach the likelihood, and a block-local name that no
+ * statement of its block names. */
 static void sema_liveness(struct sema *s, struct sema_scope *top)
 {
     struct graph *g = s->g;
     struct ast_stmt *st;
     int i, j;
+    size_t k;
     if (g->output < 0)
         return;
     g->nodes[g->output].live = 1;
@@ -1062,78 +1092,97 @@ static void sema_liveness(struct sema *s, struct sema_scope *top)
                 g->nodes[g->nodes[i].inputs[j]].live = 1;
     for (i = 0; i < top->ndefs; i++) {
         struct sema_def *def = &top->def[i];
-        if (def->state == DEF_DONE && !g->nodes[def->node].live)
+        if (def->state == DEF_DONE && (!g->nodes[def->node].live || !def->referenced))
             diag_warning(s->d, def->stmt->name_loc, "'%s' is never used: it does not reach the likelihood",
                          def->name);
     }
-    /* Block locals: warn once per statement if no expansion of it is live. */
-    for (i = 0; i < s->norigin && i < g->nnodes; i++)
-        if (s->origin[i] && g->nodes[i].live)
-            s->origin[i]->live = 1;
-    for (i = 0; i < s->norigin && i < g->nnodes; i++)
-        if ((st = s->origin[i]) && !st->live && !st->warned) {
-            diag_warning(s->d, st->name_loc, "'%s' is never used: it does not reach the block's result",
-                         st->name);
-            st->warned = 1;
-        }
+    for (k = 0; k < s->blocks.cap; k++) {
+        struct ast_stmt *b = s->blocks.slots[k].value;
+        if (!b || !b->used || b->bad)
+            continue;
+        for (st = b->body; st; st = st->next)
+            if (st->kind == AST_ASSIGN && !st->live)
+                diag_warning(s->d, st->name_loc, "'%s' is never used in block '%s'", st->name,
+                             b->name);
+    }
 }
 
 int sema_run(struct diag *d, struct ast_arena *arena, struct ast_stmt *stmts, struct graph *g)
 {
-    struct sema s;
+    struct sema *s = calloc(1, sizeof *s);
     struct sema_scope top;
     struct ast_stmt *st;
-    int nassign = 0, errors = d->errors;
+    int nassign = 0, errors = d->errors, oom;
     size_t i;
 
-    memset(&s, 0, sizeof s);
     memset(&top, 0, sizeof top);
-    s.d = d;
-    s.arena = arena;
-    s.g = g;
+    if (!s) {
+        diag_error(d, diag_noloc, "out of memory");
+        return -1;
+    }
+    s->d = d;
+    s->arena = arena;
+    s->g = g;
     g->output = -1;
+    d->context = sema_context;
+    d->context_arg = s;
     top.prefix = "";
-    sema_collect(&s, stmts, &nassign);
+    sema_collect(s, stmts, &nassign);
     if (!stmts)
-        return -1; /* "the model is empty" says it all */
-    sema_model_name(&s);
-    sema_prior(&s, &top);
-    sema_posterior(&s, &top);
+        goto done; /* "the model is empty" says it all */
+    sema_model_name(s);
+    sema_prior(s, &top);
+    sema_posterior(s, &top);
     top.def = calloc((size_t)nassign + 1, sizeof *top.def);
     if (!top.def) {
-        sema_oom(&s);
+        sema_oom(s);
         goto done;
     }
-    if (sema_input(&s, &top) == 0 && sema_define(&s, &top, s.input) == 0) {
-        top.def[0].state = DEF_DONE;
-        top.def[0].node = 0;
+    /* A declaration that fails still defines its name, as failed, so that
+     * its uses stay quiet instead of reporting it undefined. */
+    if (s->input) {
+        int bad = sema_input(s, &top);
+        if (sema_define(s, &top, s->input) == 0) {
+            top.def[0].state = bad ? DEF_FAILED : DEF_DONE;
+            top.def[0].node = bad ? SEMA_QUIET : 0;
+        }
+    } else {
+        sema_input(s, &top); /* reports the missing input */
     }
-    for (st = stmts; st; st = st->next)
-        if (st->kind == AST_ASSIGN && names_check(d, st->name, st->name_loc, "node") == 0 &&
-            sema_define(&s, &top, st) == 0)
-            sema_claim(&s, st->name, st->name_loc, "the node takes the name");
-    sema_scope_build(&s, &top);
-    if (!s.oom && !diag_should_stop(d))
-        sema_likelihood(&s, &top);
+    for (st = stmts; st; st = st->next) {
+        int bad;
+        if (st->kind != AST_ASSIGN)
+            continue;
+        bad = names_check(d, st->name, st->name_loc, "node");
+        if (sema_define(s, &top, st) == 0 &&
+            (bad || sema_claim(s, st->name, st->name_loc, "the node takes the name") != 0))
+            top.def[top.ndefs - 1].state = DEF_FAILED;
+    }
+    sema_scope_build(s, &top);
+    if (!s->oom && !diag_should_stop(d))
+        sema_likelihood(s, &top);
     if (d->errors == errors) {
-        sema_liveness(&s, &top);
-        for (i = 0; i < s.blocks.cap; i++) {
-            struct ast_stmt *b = s.blocks.slots[i].value;
+        sema_liveness(s, &top);
+        for (i = 0; i < s->blocks.cap; i++) {
+            struct ast_stmt *b = s->blocks.slots[i].value;
             if (b && !b->used)
                 diag_warning(d, b->name_loc, "block '%s' is never used", b->name);
         }
-        for (i = 0; i < (size_t)g->nnodes; i++) {
-            g->total_model += g->nodes[i].model_params;
-            g->total_posterior += g->nodes[i].posterior_params;
+        for (i = 0; i < (size_t)g->nnodes; i++) { /* unused nodes cost nothing */
+            g->total_model += g->nodes[i].live ? g->nodes[i].model_params : 0;
+            g->total_posterior += g->nodes[i].live ? g->nodes[i].posterior_params : 0;
         }
         g->total_model += g->likelihood_params;
         g->total_posterior += g->likelihood_params;
     }
 done:
+    d->context = NULL;
+    d->context_arg = NULL;
     sema_scope_free(&top);
-    symtab_free(&s.names);
-    symtab_free(&s.derived);
-    symtab_free(&s.blocks);
-    free(s.origin);
-    return d->errors == errors && !s.oom ? 0 : -1;
+    symtab_free(&s->names);
+    symtab_free(&s->derived);
+    symtab_free(&s->blocks);
+    oom = s->oom;
+    free(s);
+    return d->errors == errors && !oom ? 0 : -1;
 }

@@ -10,9 +10,11 @@
  * front end that turns diagnostics into an exit status.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bnn.h"
 #include "front.h"
@@ -52,12 +54,14 @@ static void bnnc_help(FILE *out)
           out);
 }
 
-static int bnnc_usage_error(const char *fmt, const char *arg)
-    __attribute__((format(printf, 1, 0)));
-static int bnnc_usage_error(const char *fmt, const char *arg)
+static int bnnc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bnnc_usage_error(const char *fmt, ...)
 {
+    va_list ap;
     fputs("bnnc: ", stderr);
-    fprintf(stderr, fmt, arg);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fputs("\nTry 'bnnc --help' for more information.\n", stderr);
     return 2;
 }
@@ -68,6 +72,24 @@ static int bnnc_set_mode(struct bnnc_options *o, enum bnnc_mode m, const char *a
         return bnnc_usage_error("'%s' cannot be combined with another action", arg);
     o->mode = m;
     return 0;
+}
+
+/* Standard input can be read once; the output must not be an input. */
+static int bnnc_check_files(const struct bnnc_options *o)
+{
+    struct stat out, in;
+    int i, stdin_uses = 0;
+    for (i = 0; i < o->nfiles; i++)
+        stdin_uses += strcmp(o->files[i], "-") == 0;
+    if (stdin_uses > 1)
+        return bnnc_usage_error("%s", "standard input ('-') can be read only once");
+    if (!o->output || stat(o->output, &out) != 0)
+        return -1;
+    for (i = 0; i < o->nfiles; i++)
+        if (strcmp(o->files[i], "-") != 0 && stat(o->files[i], &in) == 0 &&
+            in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return bnnc_usage_error("the output '%s' is one of the input files", o->output);
+    return -1;
 }
 
 /* Parses argv into O.  Returns -1 to go on, or an exit status. */
@@ -119,14 +141,14 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
         return bnnc_usage_error("%s", "-o goes with --summary");
     if (o->output && !o->output[0])
         return bnnc_usage_error("%s", "-o needs a file name");
-    return -1;
+    return bnnc_check_files(o);
 }
 
 /* Writes every summary to OUTPUT only once all models are valid, so a
  * failed run never leaves a half-written file. */
 static int bnnc_run(const struct bnnc_options *o)
 {
-    struct front *fronts = calloc((size_t)o->nfiles, sizeof *fronts);
+    struct front *fronts = calloc(o->nfiles > 0 ? (size_t)o->nfiles : 1, sizeof *fronts);
     FILE *out = stdout;
     int i, status = 0;
     if (!fronts) {

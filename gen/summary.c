@@ -50,7 +50,7 @@ static void summary_row(const struct graph *g, int i, struct summary_row *r)
         return;
     }
     snprintf(r->cell[0], SUMMARY_CELL, "%s", n->name);
-    snprintf(r->cell[1], SUMMARY_CELL, "%s", op_name(n->op));
+    snprintf(r->cell[1], SUMMARY_CELL, "%s%s", op_name(n->op), n->live ? "" : " (unused)");
     if (n->has_family)
         family_str(&n->family, r->cell[3], SUMMARY_CELL);
     else

@@ -111,4 +111,15 @@ run "$BNNC" --check -- -weird.bnn
 is "$run_status" 1 "'--' ends the options"
 is "$run_err" "bnnc: -weird.bnn: No such file or directory" "so '-weird.bnn' is a file name"
 
+cp good.bnn copy.bnn
+run "$BNNC" --summary -o copy.bnn copy.bnn
+is "$run_status" 2 "-o naming an input file is refused"
+is "$run_err" "bnnc: the output 'copy.bnn' is one of the input files
+Try 'bnnc --help' for more information." "and says why"
+cmp -s good.bnn copy.bnn
+ok $? "and the input is left alone"
+
+run "$BNNC" --check - - < good.bnn
+is "$run_status" 2 "standard input twice is refused"
+
 done_testing
