@@ -188,6 +188,22 @@ static double tap_abs(double x)
 	return x < 0 ? -x : x;
 }
 
+/* Reports a float comparison: the result line, and on failure both values,
+ * their difference and the KIND ("absolute"/"relative") of tolerance TOL. */
+static int tap_float_result(const char *file, int line, int pass, double got,
+                            double want, double tol, const char *kind,
+                            const char *fmt, va_list ap)
+{
+	int r = tap_vresult(file, line, pass, fmt, ap);
+	if (!r) {
+		printf("#          got: %.9g\n", got);
+		printf("#     expected: %.9g\n", want);
+		printf("#   difference: %.9g (%s tolerance %.9g)\n",
+		       tap_abs(got - want), kind, tol);
+	}
+	return r;
+}
+
 int tap_is_float_at(const char *file, int line, double got, double want,
                     double tol, const char *fmt, ...)
 {
@@ -201,14 +217,8 @@ int tap_is_float_at(const char *file, int line, double got, double want,
 	else
 		pass = tap_abs(got - want) <= tol;
 	va_start(ap, fmt);
-	r = tap_vresult(file, line, pass, fmt, ap);
+	r = tap_float_result(file, line, pass, got, want, tol, "absolute", fmt, ap);
 	va_end(ap);
-	if (!r) {
-		printf("#          got: %.9g\n", got);
-		printf("#     expected: %.9g\n", want);
-		printf("#   difference: %.9g (absolute tolerance %.9g)\n",
-		       tap_abs(got - want), tol);
-	}
 	return r;
 }
 
@@ -228,14 +238,8 @@ int tap_is_rel_at(const char *file, int line, double got, double want,
 	else
 		pass = tap_abs(got - want) <= rtol * (ag > aw ? ag : aw);
 	va_start(ap, fmt);
-	r = tap_vresult(file, line, pass, fmt, ap);
+	r = tap_float_result(file, line, pass, got, want, rtol, "relative", fmt, ap);
 	va_end(ap);
-	if (!r) {
-		printf("#          got: %.9g\n", got);
-		printf("#     expected: %.9g\n", want);
-		printf("#   difference: %.9g (relative tolerance %.9g)\n",
-		       tap_abs(got - want), rtol);
-	}
 	return r;
 }
 
