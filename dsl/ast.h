@@ -101,8 +101,8 @@ struct ast_stmt {
     struct ast_param *params;  /* BLOCK: the parameters */
     struct ast_stmt *body;     /* BLOCK: the statements */
     bnn_loc close_loc;         /* BLOCK: the closing brace */
-    int warned;                /* sema: an 'unused' warning was given for it */
-    int live;                  /* sema: some expansion of it reaches the likelihood */
+    int warned;                /* sema: BLOCK: its unused-parameter warning was given */
+    int live;                  /* sema: ASSIGN: some statement names it */
     int bad;                   /* sema: BLOCK: its definition has errors */
     int used;                  /* sema: BLOCK: it was called */
     struct ast_stmt *next;

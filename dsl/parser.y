@@ -258,7 +258,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner)
     }
     if (got == YYSYMBOL_YYEOF && st->in_block) {
         diag_error(st->diag, st->open_brace, "this '{' is never closed: the file ends inside the block");
-    } else if (parse_is_keyword(st->before_token) && (strcmp(what, "'='") == 0 || strcmp(what, "'~'") == 0)) {
+    } else if (parse_is_keyword(st->before_token) &&
+               (strcmp(yysymbol_name(got), "'='") == 0 || strcmp(yysymbol_name(got), "'~'") == 0)) {
         size_t klen;
         const char *kw = parse_token_text(st, st->before, &klen);
         diag_error(st->diag, st->before, "'%.*s' is a keyword and cannot be used as a name",

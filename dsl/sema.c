@@ -461,8 +461,6 @@ static int sema_op_call(struct sema *s, struct sema_scope *sc, struct ast_expr *
     memset(&c, 0, sizeof c);
     for (i = 0; i < op->nspec; i++) {
         c.loc[i] = b.arg[i] ? b.arg[i]->value->loc : e->loc;
-        if (op->spec[i].type == ARG_NODE && b.arg[i])
-            c.loc[i] = b.arg[i]->value->loc;
         if (op->spec[i].type != ARG_NODE && op->spec[i].type != ARG_NODES && b.arg[i]) {
             sema_value(s, sc, b.arg[i]->value, &vals[i]);
             if (vals[i].kind == VAL_NONE)
