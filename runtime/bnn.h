@@ -1,13 +1,26 @@
 /*
  * bnn.h: the public interface of libbnn, the runtime library that models
  * compiled by bnnc link against.  This is the library's only public header;
- * it is usable from C (C11) and C++.  Sections: version, errors.
+ * it is usable from C (C11) and C++.  Sections: version, errors, then one
+ * header per module, all included from here: bnn_rng.h (random numbers),
+ * bnn_optim.h (optimizers, schedules, clipping), bnn_metrics.h
+ * (evaluation), bnn_data.h (IDX and CSV readers, standardisation),
+ * bnn_checkpoint.h (the checkpoint file format), bnn_model.h (the
+ * descriptor of a generated model), bnn_train.h (initialisation, training,
+ * prediction, model checkpoints) and bnn_cli.h (the command-line driver).
+ * A program includes bnn.h only.
  *
  * Error convention.  The library never exits, aborts or prints on bad
  * input.  A function that can fail returns an int error code: 0 (BNN_OK)
  * on success, one of the positive BNN_E* codes below on failure, with its
  * outputs left as documented for that function.  bnn_strerror() turns a
  * code into a readable message.
+ *
+ * Error details.  Functions that read files or user-supplied values also
+ * take a `bnn_err *err` (which may be NULL): on failure they write a
+ * complete, human-readable message into it that says what and where
+ * ("data.csv:12: column 'age': 'abc' is not a number"), and return the
+ * same code they store in err->code.  On success err is left untouched.
  *
  * Ownership.  Unless a function's comment says otherwise, pointers passed
  * in are borrowed for the duration of the call only, and every object a
@@ -58,8 +71,43 @@ enum bnn_error {
  */
 const char *bnn_strerror(int code);
 
+/* Room for one message: long enough for two paths and a sentence. */
+#define BNN_ERR_MESSAGE_MAX 1024
+
+/* A detailed error: the code and a full message (never ends in '\n'). */
+typedef struct bnn_err {
+	int code;                         /* a BNN_E* code; BNN_OK when clear */
+	char message[BNN_ERR_MESSAGE_MAX];/* NUL-terminated, truncated to fit */
+} bnn_err;
+
+/**
+ * Record an error: err->code = code and the formatted message (printf
+ * style, truncated to BNN_ERR_MESSAGE_MAX - 1 bytes).  Does nothing to a
+ * NULL err.
+ * @return code, so that `return bnn_fail(err, BNN_EIO, "...", ...);` works.
+ */
+int bnn_fail(bnn_err *err, int code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+/**
+ * Clear err (code BNN_OK, empty message).  NULL is accepted.
+ */
+void bnn_err_clear(bnn_err *err);
+
 #ifdef __cplusplus
 }
 #endif
+
+#include "bnn_rng.h"
+#include "bnn_optim.h"
+#include "bnn_metrics.h"
+#include "bnn_data.h"
+#include "bnn_checkpoint.h"
+#include "bnn_model.h"
+#include "bnn_train.h"
+#include "bnn_cli.h"
 
 #endif /* BNN_H */

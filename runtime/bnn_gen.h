@@ -1,0 +1,1 @@
+/* bnn_gen.h: placeholder */

@@ -1,0 +1,172 @@
+/*
+ * bnn_model.h: the descriptor of a model compiled by bnnc (included by
+ * bnn.h).
+ *
+ * bnnc turns a .bnn model into C that defines one constant `bnn_model`
+ * (named after the model: `const bnn_model fashion_mlp_model`).  The
+ * descriptor tells the runtime everything it needs to drive the model
+ * generically: the shape of its input and output, its likelihood, its
+ * parameter tensors (offsets into one flat float vector, shapes, fan-in and
+ * fan-out for initialisation, posterior family), a fingerprint of the
+ * canonical model (checkpoints refuse to load into another model), and the
+ * generated code itself behind two function pointers.
+ *
+ * The generated code is reentrant: it allocates nothing and keeps no
+ * mutable global state.  Every call gets its memory from the caller (the
+ * parameters, the batch, a workspace of workspace_floats(batch) floats), so
+ * two models, or two threads each with its own workspace, run at once.
+ */
+#ifndef BNN_MODEL_H
+#define BNN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The descriptor layout; generated code stores the value it was built for
+ * and the runtime refuses any other. */
+#define BNN_MODEL_ABI 1
+
+/* Likelihoods, posterior families and ops: the same lists, in the same
+ * order, as the compiler's likelihoods.def, families.def and ops.def
+ * (bnnc checks the correspondence when it is built). */
+enum bnn_likelihood {
+	BNN_LIKELIHOOD_CATEGORICAL,
+	BNN_LIKELIHOOD_GAUSSIAN,
+	BNN_LIKELIHOOD_BERNOULLI,
+	BNN_LIKELIHOOD_COUNT
+};
+enum bnn_family {
+	BNN_FAMILY_POINT,
+	BNN_FAMILY_MEANFIELD,
+	BNN_FAMILY_DROPOUT,
+	BNN_FAMILY_WHVI,
+	BNN_FAMILY_EMP,
+	BNN_FAMILY_ECMP,
+	BNN_FAMILY_COUNT
+};
+
+/* What a parameter tensor is for. */
+enum bnn_role {
+	BNN_ROLE_WEIGHT,     /* a layer's weight matrix or kernel */
+	BNN_ROLE_BIAS,       /* a layer's bias */
+	BNN_ROLE_LOG_SIGMA   /* gaussian likelihood: log σ per output (learned) */
+};
+
+/* How a tensor is initialised (bnn_params_init). */
+enum bnn_init {
+	BNN_INIT_ZERO,           /* 0 */
+	BNN_INIT_GLOROT_UNIFORM, /* U(±sqrt(6/(fan_in + fan_out))) */
+	BNN_INIT_HE_NORMAL       /* N(0, 2/fan_in): layers feeding a ReLU-like unit */
+};
+
+typedef struct bnn_tensor {
+	const char *name;   /* "h1.weight", "h1.bias", "y.log_sigma" */
+	int layer;          /* index into layers[], or -1 (likelihood) */
+	int role;           /* enum bnn_role */
+	long offset;        /* first element in the flat parameter vector */
+	long size;          /* number of elements */
+	int rank;           /* 1 or 2 (dense weight: [out, in], row-major) */
+	long shape[4];
+	long fan_in, fan_out;
+	int init;           /* enum bnn_init */
+} bnn_tensor;
+
+typedef struct bnn_layer {
+	const char *name;   /* the node's name in the model */
+	const char *op;     /* "dense" */
+	int family;         /* enum bnn_family */
+	int k;              /* emp, ecmp: components */
+	double p;           /* dropout: drop probability */
+	int flows;          /* whvi: planar flows */
+	double prior_precision; /* resolved: the layer's or the model's */
+	long in_features, out_features;
+	int first_tensor, ntensors; /* its tensors: tensors[first_tensor ..] */
+} bnn_layer;
+
+/*
+ * One pass of the generated code over a minibatch.  The caller fills the
+ * inputs and points the outputs it wants at its own arrays:
+ *   w       the parameters (model->nparams floats)
+ *   x       the batch inputs, batch × model->inputs, row-major
+ *   y       the targets, batch × model->targets (NULL: no loss)
+ *   batch   1 .. the batch the workspace was sized for
+ *   ws      workspace of model->workspace_floats(batch) floats, contents
+ *           undefined before and after
+ *   out     if not NULL: receives the outputs (logits, or the Gaussian
+ *           mean), batch × model->outputs
+ *   grad    if not NULL (needs y): receives the gradient of the mean loss
+ *           (1/B)·Σ_i ℓ_i with respect to w (overwritten, nparams floats)
+ *   sqgrad  if not NULL (needs grad): receives (1/B)·Σ_i g_i∘g_i, the mean
+ *           of the squared per-example gradients g_i = ∇ℓ_i (VOGN's
+ *           Gauss-Newton diagonal), computed without forming any g_i
+ * The pass returns Σ_i ℓ_i, the summed negative log-likelihood of the
+ * batch (0 when y is NULL).  It cannot fail: the runtime validates sizes.
+ */
+typedef struct bnn_pass {
+	const float *w;
+	const float *x;
+	const float *y;
+	long batch;
+	float *ws;
+	float *out;
+	float *grad;
+	float *sqgrad;
+} bnn_pass;
+
+typedef struct bnn_model {
+	int abi;                 /* BNN_MODEL_ABI */
+	const char *name;        /* the model name (the C prefix) */
+	const char *source;      /* the .bnn file it was compiled from */
+	const char *bnnc_version;
+	uint64_t fingerprint;    /* FNV-1a 64 of canonical */
+	const char *canonical;   /* the canonical model text */
+	const char *input_name;
+	int input_rank;          /* 1 or 3 */
+	long input_shape[3];
+	long inputs;             /* floats per example */
+	long outputs;            /* floats of output per example */
+	int likelihood;          /* enum bnn_likelihood */
+	const char *target_name;
+	long targets;            /* target floats per example: 1 (a class
+	                            label) for categorical, else outputs */
+	double sigma;            /* gaussian with fixed σ */
+	int sigma_learned;       /* gaussian: log σ is a parameter tensor */
+	double prior_precision;  /* the model's default prior precision */
+	long nparams;
+	int ntensors;
+	const bnn_tensor *tensors;
+	int nlayers;
+	const bnn_layer *layers;
+	/* Workspace floats needed by a pass of up to `batch` examples. */
+	size_t (*workspace_floats)(long batch);
+	/* The generated pass (see struct bnn_pass). */
+	double (*pass)(const bnn_pass *p);
+} bnn_model;
+
+/**
+ * Check that a descriptor is one this library can drive (ABI, sizes,
+ * tensor offsets inside nparams).
+ * @return BNN_OK or BNN_EUNSUPPORTED / BNN_EINVAL with a message.
+ */
+int bnn_model_check(const bnn_model *m, bnn_err *err);
+
+/** The number of classes of a classification model: outputs for
+ *  categorical, 2 per label for bernoulli, 0 for gaussian. */
+int bnn_model_classes(const bnn_model *m);
+
+/** The model's likelihood as written in .bnn ("categorical"). */
+const char *bnn_likelihood_name(int likelihood);
+/** A posterior family's name ("meanfield"). */
+const char *bnn_family_name(int family);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BNN_MODEL_H */

@@ -1,0 +1,2 @@
+/* checkpoint.c: placeholder, being written. */
+#include "bnn.h"

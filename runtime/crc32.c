@@ -1,0 +1,2 @@
+/* crc32.c: placeholder, being written. */
+#include "bnn.h"

@@ -1,0 +1,2 @@
+/* data_csv.c: placeholder, being written. */
+#include "bnn.h"

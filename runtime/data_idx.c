@@ -1,0 +1,2 @@
+/* data_idx.c: placeholder, being written. */
+#include "bnn.h"

@@ -1,0 +1,2 @@
+/* data_standardize.c: placeholder, being written. */
+#include "bnn.h"

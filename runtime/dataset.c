@@ -1,0 +1,2 @@
+/* dataset.c: placeholder, being written. */
+#include "bnn.h"

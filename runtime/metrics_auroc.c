@@ -1,0 +1,2 @@
+/* metrics_auroc.c: placeholder, being written. */
+#include "bnn.h"

@@ -1,0 +1,2 @@
+/* metrics_classification.c: placeholder, being written. */
+#include "bnn.h"

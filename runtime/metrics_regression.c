@@ -1,0 +1,2 @@
+/* metrics_regression.c: placeholder, being written. */
+#include "bnn.h"

@@ -1,0 +1,2 @@
+/* optim_adam.c: placeholder, being written. */
+#include "bnn.h"

@@ -1,0 +1,2 @@
+/* optim_clip.c: placeholder, being written. */
+#include "bnn.h"

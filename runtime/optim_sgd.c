@@ -1,0 +1,2 @@
+/* optim_sgd.c: placeholder, being written. */
+#include "bnn.h"

@@ -1,0 +1,2 @@
+/* schedule.c: placeholder, being written. */
+#include "bnn.h"
