@@ -1,5 +1,8 @@
 /* bnnc.c: the command line of the .bnn compiler.
  *
+ *   bnnc [--main] [-o OUT.c] FILE   generate OUT.c and OUT.h (default: the
+ *                               model file's name with .c and .h, in the
+ *                               current directory)
  *   bnnc --check FILE...        report problems; print nothing for a clean model
  *   bnnc --summary [-o OUT] FILE...
  *                               a table of each model's layers and parameters
@@ -18,31 +21,43 @@
 
 #include "bnn.h"
 #include "front.h"
+#include "codegen.h"
 #include "summary.h"
 
-enum bnnc_mode { MODE_NONE, MODE_CHECK, MODE_SUMMARY };
+enum bnnc_mode { MODE_NONE, MODE_CHECK, MODE_SUMMARY, MODE_GENERATE };
 
 struct bnnc_options {
     enum bnnc_mode mode;
-    const char *output;  /* -o FILE, or NULL for standard output */
+    const char *output;  /* -o FILE, or NULL for the default */
+    int with_main;       /* --main: generate a main() too */
     char **files;        /* borrowed from argv */
     int nfiles;
 };
 
 static void bnnc_help(FILE *out)
 {
-    fputs("Usage: bnnc --check FILE...\n"
+    fputs("Usage: bnnc [--main] [-o OUTPUT.c] FILE\n"
+          "       bnnc --check FILE...\n"
           "       bnnc --summary [-o OUTPUT] FILE...\n"
-          "Check .bnn model files and describe the models they declare.\n"
+          "Compile a .bnn model into C, check model files, or describe them.\n"
           "\n"
           "Actions:\n"
+          "  (default)          write the model as C: OUTPUT.c (forward, loss and\n"
+          "                     backward pass, the bnn_model descriptor) and its\n"
+          "                     header OUTPUT.h; without -o, the model file's name\n"
+          "                     with .c and .h in the current directory\n"
+          "  --main             also write a main() into the C file, so that\n"
+          "                     `cc OUTPUT.c $(pkg-config --cflags --libs libbnn)`\n"
+          "                     builds a program with train, eval and predict\n"
           "  --check            check each FILE and report every problem found;\n"
           "                     a valid model prints nothing (warnings aside)\n"
           "  --summary          print a table of each model: nodes, ops, output\n"
           "                     shapes, posterior families, parameters of the point\n"
           "                     network and of the posterior, and the overhead\n"
           "Options:\n"
-          "  -o, --output FILE  write the summary to FILE instead of standard output\n"
+          "  -o, --output FILE  the C file to write (its header goes next to it, with\n"
+          "                     .h for .c), or the summary's file instead of\n"
+          "                     standard output\n"
           "  -h, --help         show this help and exit\n"
           "  -V, --version      show the version and exit\n"
           "\n"
@@ -50,7 +65,8 @@ static void bnnc_help(FILE *out)
           "the form FILE:LINE:COLUMN: error: MESSAGE.\n"
           "Exit status: 0 if every model is valid, 1 if a model has errors or a file\n"
           "cannot be read or written, 2 if the command line is wrong.\n"
-          "The language is described in docs/language.md.\n",
+          "The language is described in docs/language.md, the generated code and\n"
+          "the driver in docs/bnnc.md and docs/driver.md.\n",
           out);
 }
 
@@ -119,6 +135,8 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
             r = bnnc_set_mode(o, MODE_CHECK, a);
         } else if (strcmp(a, "--summary") == 0) {
             r = bnnc_set_mode(o, MODE_SUMMARY, a);
+        } else if (strcmp(a, "--main") == 0) {
+            o->with_main = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc)
                 return bnnc_usage_error("option '%s' needs a file name", a);
@@ -134,14 +152,71 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
             return r;
     }
     if (o->mode == MODE_NONE)
-        return bnnc_usage_error("%s", "no action given: use --check or --summary");
+        o->mode = MODE_GENERATE;
     if (o->nfiles == 0)
         return bnnc_usage_error("%s", "no input files");
-    if (o->output && o->mode != MODE_SUMMARY)
-        return bnnc_usage_error("%s", "-o goes with --summary");
+    if (o->with_main && o->mode != MODE_GENERATE)
+        return bnnc_usage_error("%s", "--main goes with code generation, not --check or --summary");
+    if (o->output && o->mode == MODE_CHECK)
+        return bnnc_usage_error("%s", "-o does not go with --check");
     if (o->output && !o->output[0])
         return bnnc_usage_error("%s", "-o needs a file name");
+    if (o->mode == MODE_GENERATE && o->nfiles > 1)
+        return bnnc_usage_error("%s", "code generation takes one model file (use --check for several)");
+    if (o->mode == MODE_GENERATE && !o->output && strcmp(o->files[0], "-") == 0)
+        return bnnc_usage_error("%s", "-o is needed to name the output when the model comes from standard input");
     return bnnc_check_files(o);
+}
+
+/* Derives the output names: "OUT.c" and "OUT.h" from -o, or from the
+ * model file's base name.  Returns 0, or a usage error. */
+static int bnnc_output_names(const struct bnnc_options *o, char **c_path, char **h_path)
+{
+    const char *src = o->files[0], *base = strrchr(src, '/');
+    size_t n;
+    *c_path = *h_path = NULL;
+    if (o->output) {
+        n = strlen(o->output);
+        if (n < 3 || strcmp(o->output + n - 2, ".c") != 0 || o->output[n - 3] == '/')
+            return bnnc_usage_error("-o '%s' must name a C file ending in .c", o->output);
+        *c_path = strdup(o->output);
+    } else {
+        base = base ? base + 1 : src;
+        n = strlen(base);
+        if (n > 4 && strcmp(base + n - 4, ".bnn") == 0)
+            n -= 4;
+        *c_path = malloc(n + 3);
+        if (*c_path)
+            snprintf(*c_path, n + 3, "%.*s.c", (int)n, base);
+    }
+    if (*c_path)
+        *h_path = strdup(*c_path);
+    if (!*c_path || !*h_path) {
+        free(*c_path);
+        fputs("bnnc: out of memory\n", stderr);
+        return 1;
+    }
+    (*h_path)[strlen(*h_path) - 1] = 'h';
+    return -1;
+}
+
+/* Compiles the one model file into C. */
+static int bnnc_generate(const struct bnnc_options *o, struct front *f)
+{
+    struct codegen_options co;
+    char *c_path, *h_path;
+    int status = bnnc_output_names(o, &c_path, &h_path);
+    if (status >= 0)
+        return status;
+    memset(&co, 0, sizeof co);
+    co.source = f->src.name;
+    co.c_path = c_path;
+    co.h_path = h_path;
+    co.with_main = o->with_main;
+    status = codegen_write(&f->graph, &co, &f->diag);
+    free(c_path);
+    free(h_path);
+    return status;
 }
 
 /* Writes every summary to OUTPUT only once all models are valid, so a
@@ -158,6 +233,8 @@ static int bnnc_run(const struct bnnc_options *o)
     for (i = 0; i < o->nfiles; i++)
         if (front_compile(&fronts[i], o->files[i], stderr) != FRONT_OK)
             status = 1;
+    if (status == 0 && o->mode == MODE_GENERATE)
+        status = bnnc_generate(o, &fronts[0]);
     if (status == 0 && o->mode == MODE_SUMMARY) {
         if (o->output && !(out = fopen(o->output, "w"))) {
             fprintf(stderr, "bnnc: cannot write %s: %s\n", o->output, strerror(errno));

@@ -7,7 +7,8 @@
 #ifndef BNN_CLI_H
 #define BNN_CLI_H
 
-#include "bnn.h"
+#include "bnn_core.h"
+#include "bnn_model.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,7 @@
 #ifndef BNN_DATA_H
 #define BNN_DATA_H
 
-#include "bnn.h"
+#include "bnn_core.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,29 +47,52 @@ typedef struct bnn_idx {
 
 /**
  * Read an IDX file, plain or gzip-compressed (detected by its content, not
- * its name).  Checks the magic, the type, the rank, that the sizes fit and
- * that the file holds exactly the announced data (truncated or trailing
- * bytes are errors).
+ * its name).  Checks the magic, the type, the rank, that the sizes fit (no
+ * size 0, at most 2^31 elements) and that the file holds exactly the
+ * announced data (truncated or trailing bytes are errors, and so is a gzip
+ * stream that is cut short or corrupt).  f32 and f64 values must be finite
+ * as floats.  Byte offsets in messages count uncompressed bytes.
+ * @param path  the file to read.
+ * @param out   receives the array (owned; release with bnn_idx_free());
+ *              zeroed on failure.
  * @return BNN_OK; BNN_EIO (cannot open/read), BNN_EFORMAT (with the byte
  *         offset), BNN_ENOMEM.
  */
 int bnn_idx_read(const char *path, bnn_idx *out, bnn_err *err);
+/** Release idx->data and zero idx.  NULL and zeroed arrays are fine. */
 void bnn_idx_free(bnn_idx *idx);
 
 /**
  * Images and optional labels as a data set.  u8 images are scaled to
  * [0, 1] (divided by 255); other types are taken as they are.  Labels must
  * be a rank-1 integer IDX with as many entries as there are images
- * (labels == NULL: no targets).
+ * (labels == NULL: no targets).  Images of rank r >= 2 give examples of
+ * rank r - 1 (shape = dims[1..], features = their product); rank-1 images
+ * give examples of one feature (rank 1, shape {1}).
+ * @param out  receives the data set (owned; bnn_dataset_free()); zeroed on
+ *             failure.
+ * @return BNN_OK; bnn_idx_read()'s errors for either file; BNN_EFORMAT
+ *         for labels of rank other than 1 or of a float type;
+ *         BNN_EMISMATCH when the counts differ.
  */
 int bnn_data_load_idx(const char *images, const char *labels,
                       bnn_dataset *out, bnn_err *err);
 
-/* How to read a CSV file. */
+/*
+ * How to read a CSV file.  Named targets are stored in y in the order they
+ * are named; the remaining columns are the features, in file order.  With
+ * targets_optional, a file is read without targets (out->targets 0) when
+ * named targets: none of them is in the header, and features is 0 or the
+ * file has exactly `features` columns;
+ * positional targets: features > 0 and the file has exactly `features`
+ * columns.
+ */
 typedef struct bnn_csv_options {
-	const char *target;  /* target column name(s), comma-separated; NULL:
-	                        the last `targets` columns */
-	long targets;        /* number of target columns (>= 0) */
+	const char *target;  /* target column name(s), comma-separated, blanks
+	                        around a name ignored; NULL: the last
+	                        `targets` columns */
+	long targets;        /* number of target columns (>= 0); with
+	                        `target`, 0 or the number of names */
 	int targets_optional;/* a file with no target columns is accepted
 	                        (prediction): then out->targets is 0 */
 	long features;       /* expected feature columns; 0: whatever is left */
@@ -78,10 +101,21 @@ typedef struct bnn_csv_options {
 /**
  * Read a CSV file: a header row of column names, then one example per row,
  * every field a finite number (leading/trailing blanks allowed; quotes
- * around a field allowed; CRLF allowed; empty lines at the end ignored).
- * Errors name the file, line and column: a ragged row, a field that is not
- * a number, NaN or infinity, a missing target column, a duplicate column
- * name, an empty file, too many or too few feature columns.
+ * around a field allowed; CRLF allowed; a UTF-8 byte order mark skipped;
+ * empty lines at the end ignored, elsewhere an error, so example i is on
+ * line i + 1).  Numbers use C's decimal syntax with '.' whatever the
+ * locale.  Errors name the file, line and column: a ragged row, a field
+ * that is not a number, NaN or infinity, a missing target column, a
+ * duplicate column name, an empty file or one without data rows, too many
+ * or too few feature columns.  docs/data.md lists every message.
+ * @param opt  NULL: no targets, every column a feature.
+ * @param out  receives the data set (owned, with the feature names in
+ *             out->columns; bnn_dataset_free()); zeroed on failure.
+ * @return BNN_OK; BNN_EIO (cannot open/read); BNN_EFORMAT (bad content);
+ *         BNN_ERANGE (a number too large for a float); BNN_EMISMATCH
+ *         (not opt->features feature columns); BNN_EINVAL (bad options:
+ *         negative counts, an empty or repeated name in opt->target,
+ *         opt->targets disagreeing with it); BNN_ENOMEM.
  */
 int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
                       bnn_dataset *out, bnn_err *err);
@@ -93,19 +127,32 @@ typedef struct bnn_standardizer {
 	float *std;    /* owned; a constant feature gets std 1 */
 } bnn_standardizer;
 
-/** Compute the statistics of ds (population standard deviation). */
+/**
+ * Compute the statistics of ds: per feature, the mean and the population
+ * standard deviation, accumulated in double.
+ * @param out  receives them (owned; bnn_standardizer_free()); zeroed on
+ *             failure.
+ * @return BNN_OK; BNN_EINVAL when ds has no examples or no features;
+ *         BNN_ENOMEM.
+ */
 int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out,
                          bnn_err *err);
 /** Apply them in place; BNN_EMISMATCH when the feature counts differ. */
 int bnn_standardizer_apply(const bnn_standardizer *s, bnn_dataset *ds,
                            bnn_err *err);
+/** Release what s owns and zero it.  NULL is fine. */
 void bnn_standardizer_free(bnn_standardizer *s);
 
 /**
  * Check that every target of ds is an integer label in [0, k) (categorical
  * models) or in {0, 1} (k = 2 with bernoulli's multi-label targets: pass
- * k = 2).  The message names `source` and the example (1-based, the CSV
- * line or the IDX index).
+ * k = 2).  The message names `source` and the first bad example, counted
+ * from 1 (for a CSV file, example i is on line i + 1; for an IDX file it
+ * is entry i - 1), and with several targets the target, also from 1:
+ * "train.csv: example 42, target 2: label 11 is outside [0, 10)".
+ * @param source  the name to print (the file); NULL: "data".
+ * @return BNN_OK; BNN_ERANGE (a label outside [0, k)); BNN_EFORMAT (not an
+ *         integer); BNN_EINVAL (k < 1, or ds has no targets).
  */
 int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
                           bnn_err *err);

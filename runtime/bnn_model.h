@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bnn.h"
+#include "bnn_core.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,8 +15,13 @@
 #define BNN_TRAIN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
-#include "bnn.h"
+#include "bnn_core.h"
+#include "bnn_data.h"
+#include "bnn_model.h"
+#include "bnn_optim.h"
+#include "bnn_rng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +53,14 @@ typedef struct bnn_train_options {
 	int verbose;            /* progress line on stderr */
 } bnn_train_options;
 
+/** "sgd", "adam", "adamw" ("none" for anything else). */
+const char *bnn_optimizer_name(int optimizer);
+/** The enum bnn_optimizer of a name, or -1. */
+int bnn_optimizer_from_name(const char *name);
+
+/** Set the number of BLAS threads (>= 1) used by every model pass. */
+void bnn_set_threads(int threads);
+
 /** The defaults: adam, lr 1e-3, constant schedule, 10 epochs, batch 128,
  *  seed 1, 1 thread, no validation, no clipping, no early stopping. */
 bnn_train_options bnn_train_defaults(void);
@@ -59,6 +72,13 @@ bnn_train_options bnn_train_defaults(void);
  */
 int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
                   bnn_err *err);
+
+/** Print the option names with a line of help each (for --help). */
+void bnn_train_options_help(FILE *out);
+
+/** The options as one line of "name=value" text (owned by the caller;
+ *  NULL when out of memory). */
+char *bnn_train_options_text(const bnn_train_options *o);
 
 /* A trained (or training) model. */
 typedef struct bnn_state {
@@ -99,31 +119,64 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
 int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
                    bnn_err *err);
 
-/* Called after every epoch (may be NULL); return non-zero to stop. */
+/* Progress of training, passed to a bnn_epoch_fn after every epoch
+ * (final = 1) and, within an epoch, about twice a second (final = 0: only
+ * epoch, train_loss so far, steps, examples_per_second are set). */
 typedef struct bnn_epoch_report {
-	long epoch;               /* 1-based */
-	double train_loss;        /* mean NLL over the epoch's examples */
-	double valid_nll;         /* NAN when there is no validation data */
-	double valid_accuracy;    /* NAN when none or regression */
-	double seconds;           /* wall time of the epoch */
+	int final;                /* 1: the epoch is complete */
+	long epoch;               /* 1-based, counting this run's epochs */
+	long epochs;              /* how many this run will do at most */
+	long step, steps;         /* steps done in this epoch, of steps */
+	double train_loss;        /* mean NLL over the epoch's examples so far */
+	double valid_nll;         /* mean validation NLL; NAN without validation */
+	double valid_accuracy;    /* NAN without validation or for regression */
+	double seconds;           /* wall time of the epoch so far */
 	double examples_per_second;
-	int improved;             /* best validation NLL so far */
+	int improved;             /* best validation NLL so far (or no validation) */
 } bnn_epoch_report;
+/* Return non-zero to stop training after this report. */
 typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
 
 /**
- * Train st on train (valid may be NULL: then o->valid_fraction of train is
- * held out, when positive).  train must already be standardised if wanted.
- * With early stopping, st ends with the parameters of the best epoch.  A
- * non-finite loss stops training with BNN_ERANGE (st keeps the parameters
- * of the last completed epoch, so a checkpoint saved from it is good).
- * checkpoint, if not NULL, is saved after every epoch that improved (or
- * every epoch without validation).
+ * Train st on train (valid may be NULL: then o->valid_fraction of train,
+ * chosen at random from the seed, is held out when positive).  Data must
+ * already be standardised if wanted; targets are checked (labels in range).
+ * Each epoch visits the training examples in a fresh random order, in
+ * minibatches of o->batch (the last one may be smaller).
+ * With validation data, st ends with the parameters and optimizer state of
+ * the epoch with the lowest validation NLL, and training stops early after
+ * o->patience epochs without improvement (when patience > 0).
+ * A non-finite loss stops training with BNN_ERANGE; st then holds the state
+ * at the start of the failed epoch, and the checkpoint file keeps its last
+ * good contents.  checkpoint, if not NULL, is saved (atomically) after every
+ * epoch that improved the validation NLL, or every epoch without validation.
+ * @return BNN_OK; BNN_EINVAL/BNN_EMISMATCH (options, data that does not fit
+ *         the model), BNN_EUNSUPPORTED (posterior families these optimizers
+ *         do not train), BNN_ERANGE (divergence), BNN_ENOMEM, BNN_EIO
+ *         (checkpoint).
  */
 int bnn_train(bnn_state *st, const bnn_dataset *train,
               const bnn_dataset *valid, const bnn_train_options *o,
               const char *checkpoint, bnn_epoch_fn on_epoch, void *ctx,
               bnn_err *err);
+
+/**
+ * Check that ds fits model m: as many values per example as the model's
+ * input, and (need_targets) the model's number of targets; not empty.
+ * @return BNN_OK, BNN_EMISMATCH or BNN_EINVAL with a message.
+ */
+int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
+                  bnn_err *err);
+
+/**
+ * Run the model over examples idx[0..n) of ds (idx NULL: the first n) in
+ * batches of at most `batch`, writing the raw outputs (n × outputs) to out
+ * (may be NULL) and the summed NLL to *nll (may be NULL; then ds needs no
+ * targets).  ds must already be standardised.
+ */
+int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
+                      const long *idx, long n, long batch, float *out,
+                      double *nll, bnn_err *err);
 
 /**
  * Predictive distributions for every example of ds (standardised already):

@@ -1,2 +1,59 @@
-/* metrics_regression.c: placeholder, being written. */
+/*
+ * metrics_regression.c: bnn_metrics_regression(), the root mean squared
+ * error and the Gaussian negative log-likelihood of a predictive mean and
+ * variance per output against the targets.  The definitions are in
+ * bnn_metrics.h and docs/metrics.md; every variance is checked before any
+ * sum is formed, and the sums are accumulated in double.
+ */
+#include <limits.h>
+#include <math.h>
+
 #include "bnn.h"
+
+/* log(2*pi), so that each term is 0.5*(log(2*pi) + log(var)) + ...
+ * (M_PI is not ISO C). */
+#define METRICS_LOG_2PI 1.83787706640934548356065947281123527
+
+int bnn_metrics_regression(const float *mean, const float *var,
+                           const float *y, long n, long d,
+                           bnn_regression_metrics *out, bnn_err *err)
+{
+	static const char who[] = "bnn_metrics_regression";
+	double sq = 0.0, nll = 0.0;
+	long i, j;
+
+	if (mean == NULL || var == NULL || y == NULL || out == NULL)
+		return bnn_fail(err, BNN_EINVAL, "%s: %s is NULL", who,
+		                mean == NULL ? "mean" : var == NULL ? "var" :
+		                y == NULL ? "y" : "out");
+	if (n < 1)
+		return bnn_fail(err, BNN_EINVAL,
+		                "%s: n is %ld, need at least 1 example", who, n);
+	if (d < 1)
+		return bnn_fail(err, BNN_EINVAL,
+		                "%s: d is %ld, need at least 1 output", who, d);
+	if (n > LONG_MAX / d)
+		return bnn_fail(err, BNN_EINVAL,
+		                "%s: n x d = %ld x %ld overflows", who, n, d);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < d; j++)
+			if (!(var[i * d + j] > 0.0f)) /* NaN fails too */
+				return bnn_fail(err, BNN_EINVAL,
+				                "%s: example %ld (0-based), output "
+				                "%ld (0-based): variance %g is not "
+				                "positive", who, i, j,
+				                (double)var[i * d + j]);
+
+	for (i = 0; i < n * d; i++) {
+		double v = var[i];
+		double r = (double)y[i] - (double)mean[i];
+
+		sq += r * r;
+		nll += 0.5 * (METRICS_LOG_2PI + log(v)) + r * r / (2.0 * v);
+	}
+
+	out->n = n;
+	out->rmse = sqrt(sq / ((double)n * (double)d));
+	out->nll = nll / (double)n;
+	return BNN_OK;
+}

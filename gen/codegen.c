@@ -1,0 +1,659 @@
+/* codegen.c: writes a checked model as C (see codegen.h and cg.h).
+ *
+ * How it is organised.  cg_plan() decides everything before a byte is
+ * written: which nodes get code, their workspace offsets, which need
+ * deltas, and the parameter tensors (each layer's params hook).  Then the
+ * header is written (the model's public interface), then the C file:
+ * provenance comment, the pass as one static function (forward, output,
+ * loss, backward in reverse topological order), its two entry points
+ * (float: the descriptor's pass; double: the test-only *_pass_f64), the
+ * tensor and layer tables, the descriptor, and main() with --main.
+ * Both files go to temporary names first and are renamed when complete.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bnn.h"
+#include "cg.h"
+#include "codegen.h"
+
+/* The runtime's enums must match the compiler's lists (bnn_model.h). */
+#define FAMILY(id, name, mask, spec) \
+    _Static_assert((int)FAMILY_##id == (int)BNN_FAMILY_##id, "families.def and bnn_model.h differ");
+#include "families.def"
+#undef FAMILY
+#define LIKELIHOOD(id, name, spec) \
+    _Static_assert((int)LIKELIHOOD_##id == (int)BNN_LIKELIHOOD_##id, \
+                   "likelihoods.def and bnn_model.h differ");
+#include "likelihoods.def"
+#undef LIKELIHOOD
+_Static_assert((int)FAMILY_COUNT == (int)BNN_FAMILY_COUNT, "families.def and bnn_model.h differ");
+_Static_assert((int)LIKELIHOOD_COUNT == (int)BNN_LIKELIHOOD_COUNT,
+               "likelihoods.def and bnn_model.h differ");
+
+/* The hooks of every op code generation supports; a NULL row is an op it
+ * does not support yet (reported at the node). */
+static const struct cg_layer *const cg_layers[OP_COUNT] = {
+    [OP_DENSE] = &cg_layer_dense,
+    [OP_RELU] = &cg_layer_relu,
+    [OP_LEAKY_RELU] = &cg_layer_leaky_relu,
+    [OP_TANH] = &cg_layer_tanh,
+    [OP_SIGMOID] = &cg_layer_sigmoid,
+    [OP_GELU] = &cg_layer_gelu,
+    [OP_SOFTPLUS] = &cg_layer_softplus,
+    [OP_COS] = &cg_layer_cos,
+    [OP_IDENTITY] = &cg_layer_identity,
+    [OP_FLATTEN] = &cg_layer_flatten,
+    [OP_ADD] = &cg_layer_add,
+    [OP_CONCAT] = &cg_layer_concat,
+};
+
+const struct cg_layer *cg_layer_of(enum op_id op)
+{
+    return op >= 0 && op < OP_COUNT ? cg_layers[op] : NULL;
+}
+
+const char *cg_name(const struct cg *cg, int node)
+{
+    return cg->g->nodes[node].name;
+}
+
+int cg_delta_acc(struct cg *cg, int node)
+{
+    int acc = cg->nodes[node].delta_set;
+    cg->nodes[node].delta_set = 1;
+    return acc;
+}
+
+int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
+                  const long *shape, long fan_in, long fan_out, int init)
+{
+    struct cg_tensor *t;
+    int i;
+    if (cg->ntensors == cg->cap_tensors) {
+        int cap = cg->cap_tensors ? 2 * cg->cap_tensors : 16;
+        struct cg_tensor *nt = realloc(cg->tensors, (size_t)cap * sizeof *nt);
+        if (!nt)
+            return -1;
+        cg->tensors = nt;
+        cg->cap_tensors = cap;
+    }
+    t = &cg->tensors[cg->ntensors];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s.%s",
+             node >= 0 ? cg->g->nodes[node].name : cg->g->target, suffix);
+    t->node = node;
+    t->role = role;
+    t->rank = rank;
+    t->size = 1;
+    for (i = 0; i < rank; i++) {
+        t->shape[i] = shape[i];
+        t->size *= shape[i];
+    }
+    t->offset = cg->nparams;
+    t->fan_in = fan_in;
+    t->fan_out = fan_out;
+    t->init = init;
+    cg->nparams += t->size;
+    return cg->ntensors++;
+}
+
+/* ---- planning --------------------------------------------------------------- */
+
+/* Reports what code generation cannot do yet; returns the error count. */
+static int cg_check_supported(const struct graph *g, struct diag *d)
+{
+    int i, errors = 0;
+    for (i = 0; i < g->nnodes; i++) {
+        const struct graph_node *n = &g->nodes[i];
+        if (!n->live || n->op == OP_INPUT)
+            continue;
+        if (!cg_layer_of(n->op)) {
+            diag_error(d, n->loc,
+                       "code generation does not support '%s' yet (node '%s'); "
+                       "this release compiles dense networks",
+                       op_name(n->op), n->name);
+            errors++;
+        } else if (n->has_family && n->family.id != FAMILY_POINT) {
+            diag_error(d, n->family.loc,
+                       "code generation does not support the '%s' posterior yet "
+                       "(layer '%s'); this release trains point estimates",
+                       family_name(n->family.id), n->name);
+            errors++;
+        }
+    }
+    return errors;
+}
+
+/* Fills cg->nodes and the tensors.  Returns 0, or -1 when out of memory. */
+static int cg_plan(struct cg *cg)
+{
+    const struct graph *g = cg->g;
+    long off = 0, max_in = 0, max_out = 0;
+    int i, j;
+    cg->nodes = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1, sizeof *cg->nodes);
+    if (!cg->nodes)
+        return -1;
+    cg->sigma_tensor = -1;
+    for (i = 0; i < g->nnodes; i++) {
+        const struct graph_node *n = &g->nodes[i];
+        struct cg_node *c = &cg->nodes[i];
+        c->width = (long)graph_node_elements(n);
+        c->first_tensor = -1;
+        c->layer = -1;
+        if (!n->live || n->op == OP_INPUT)
+            continue;
+        c->code = 1;
+        c->has_delta = op_has_weights(n->op);
+        for (j = 0; j < n->ninputs; j++)
+            c->has_delta |= cg->nodes[n->inputs[j]].has_delta;
+        c->act_off = off;
+        off += c->width;
+        if (cg_layer_of(n->op)->params) {
+            c->first_tensor = cg->ntensors;
+            if (cg_layer_of(n->op)->params(cg, i) < 0)
+                return -1;
+            c->ntensors = cg->ntensors - c->first_tensor;
+            c->layer = cg->nlayers++;
+        }
+        if (n->op == OP_DENSE) {
+            max_in = n->attrs.in_features > max_in ? n->attrs.in_features : max_in;
+            max_out = n->attrs.units > max_out ? n->attrs.units : max_out;
+        }
+    }
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].has_delta) {
+            cg->nodes[i].delta_off = off;
+            off += cg->nodes[i].width;
+        }
+    cg->scratch_x = off;
+    off += max_in;
+    cg->scratch_g = off;
+    off += max_out;
+    cg->per_example = off > 0 ? off : 1;
+    if (g->likelihood == LIKELIHOOD_GAUSSIAN && g->sigma_learned) {
+        long shape[2] = { cg->nodes[g->output].width, 0 };
+        cg->sigma_tensor = cg_add_tensor(cg, -1, "log_sigma", BNN_ROLE_LOG_SIGMA, 1, shape,
+                                         0, 0, BNN_INIT_ZERO);
+        if (cg->sigma_tensor < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the canonical model and its fingerprint ----------------------------------- */
+
+unsigned long long codegen_fnv1a64(const char *s)
+{
+    unsigned long long h = 0xcbf29ce484222325ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Appends to a growing string; sets *failed when out of memory. */
+static void canon_add(char **buf, size_t *len, size_t *cap, int *failed, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void canon_add(char **buf, size_t *len, size_t *cap, int *failed, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (*failed)
+        return;
+    for (;;) {
+        va_start(ap, fmt);
+        n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            *failed = 1;
+            return;
+        }
+        if ((size_t)n < *cap - *len)
+            break;
+        char *nb = realloc(*buf, *cap * 2 + (size_t)n);
+        if (!nb) {
+            *failed = 1;
+            return;
+        }
+        *buf = nb;
+        *cap = *cap * 2 + (size_t)n;
+    }
+    *len += (size_t)n;
+}
+
+/* " name=value" for an attribute that is set (non-zero). */
+static void canon_attr(char **buf, size_t *len, size_t *cap, int *failed, const char *name,
+                       double v)
+{
+    if (v != 0)
+        canon_add(buf, len, cap, failed, " %s=%.17g", name, v);
+}
+
+/*
+ * One line per live node with every attribute, its inputs, its shape and
+ * its posterior, then the likelihood and the prior: everything that decides
+ * the meaning of the parameter vector, nothing of the spelling of the file
+ * (comments, order of statements, blocks).
+ */
+char *codegen_canonical(const struct graph *g)
+{
+    size_t len = 0, cap = 1024;
+    char *buf = malloc(cap);
+    int failed = !buf, i, j;
+    if (failed)
+        return NULL;
+    buf[0] = '\0';
+    canon_add(&buf, &len, &cap, &failed, "bnn-model 1\nmodel %s\nprior %.17g\n", g->name,
+              g->prior_precision);
+    for (i = 0; i < g->nnodes; i++) {
+        const struct graph_node *n = &g->nodes[i];
+        const struct op_attrs *a = &n->attrs;
+        if (!n->live)
+            continue;
+        canon_add(&buf, &len, &cap, &failed, "%s %s(", n->name, op_name(n->op));
+        for (j = 0; j < n->ninputs; j++)
+            canon_add(&buf, &len, &cap, &failed, "%s%s", j ? "," : "", g->nodes[n->inputs[j]].name);
+        canon_add(&buf, &len, &cap, &failed, ") [%ld", n->shape[0]);
+        for (j = 1; j < n->rank; j++)
+            canon_add(&buf, &len, &cap, &failed, ",%ld", n->shape[j]);
+        canon_add(&buf, &len, &cap, &failed, "]");
+        canon_attr(&buf, &len, &cap, &failed, "units", (double)a->units);
+        canon_attr(&buf, &len, &cap, &failed, "in", (double)a->in_features);
+        canon_attr(&buf, &len, &cap, &failed, "channels", (double)a->channels);
+        canon_attr(&buf, &len, &cap, &failed, "kh", (double)a->kernel[0]);
+        canon_attr(&buf, &len, &cap, &failed, "kw", (double)a->kernel[1]);
+        canon_attr(&buf, &len, &cap, &failed, "sh", (double)a->stride[0]);
+        canon_attr(&buf, &len, &cap, &failed, "sw", (double)a->stride[1]);
+        canon_attr(&buf, &len, &cap, &failed, "ph", (double)a->pad[0]);
+        canon_attr(&buf, &len, &cap, &failed, "pw", (double)a->pad[1]);
+        canon_attr(&buf, &len, &cap, &failed, "size", (double)a->size);
+        canon_attr(&buf, &len, &cap, &failed, "bias", (double)a->bias);
+        canon_attr(&buf, &len, &cap, &failed, "slope", a->slope);
+        canon_attr(&buf, &len, &cap, &failed, "momentum", a->momentum);
+        canon_attr(&buf, &len, &cap, &failed, "eps", a->eps);
+        if (n->has_family)
+            canon_add(&buf, &len, &cap, &failed, " family=%s k=%d p=%.17g flows=%d prior=%.17g",
+                      family_name(n->family.id), n->family.k, n->family.p, n->family.flows,
+                      n->family.prior);
+        canon_add(&buf, &len, &cap, &failed, "\n");
+    }
+    canon_add(&buf, &len, &cap, &failed, "%s ~ %s(%s) sigma=%.17g learned=%d\n", g->target,
+              likelihood_name(g->likelihood), g->nodes[g->output].name, g->sigma,
+              g->sigma_learned);
+    if (failed) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* ---- the header ------------------------------------------------------------------- */
+
+static void cg_upper(const char *s, char *buf, size_t size)
+{
+    size_t i;
+    for (i = 0; s[i] && i + 1 < size; i++)
+        buf[i] = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i]);
+    buf[i] = '\0';
+}
+
+static const char *cg_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static void cg_provenance(struct cg *cg, const struct codegen_options *o, const char *what)
+{
+    emit(cg->e,
+         "/*\n"
+         " * %s of model '%s', generated by bnnc %s from %s.\n"
+         " * Do not edit: change the .bnn file and run bnnc again.\n"
+         " */\n",
+         what, cg->g->name, bnn_version(), o->source);
+}
+
+static void cg_write_header(struct cg *cg, const struct codegen_options *o)
+{
+    const struct graph *g = cg->g;
+    const char *m = g->name;
+    char up[128];
+    cg_upper(m, up, sizeof up);
+    cg_provenance(cg, o, "Interface");
+    emit(cg->e,
+         "#ifndef BNNC_MODEL_%s_H\n"
+         "#define BNNC_MODEL_%s_H\n"
+         "\n"
+         "#include <stddef.h>\n"
+         "\n"
+         "#include <bnn.h>\n"
+         "\n"
+         "#ifdef __cplusplus\n"
+         "extern \"C\" {\n"
+         "#endif\n"
+         "\n",
+         up, up);
+    emit(cg->e,
+         "/* Sizes: floats of input, output and target per example; parameters. */\n"
+         "#define %s_INPUTS %ldL\n"
+         "#define %s_OUTPUTS %ldL\n"
+         "#define %s_TARGETS %ldL\n"
+         "#define %s_NPARAMS %ldL\n"
+         "\n",
+         up, cg->nodes[g->input].width, up, cg->nodes[g->output].width, up,
+         g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, up,
+         cg->nparams);
+    emit(cg->e,
+         "/* The descriptor the runtime drives the model through (bnn_model.h). */\n"
+         "extern const bnn_model %s_model;\n"
+         "\n"
+         "/* Workspace floats for a pass of up to `batch` examples. */\n"
+         "size_t %s_workspace_floats(long batch);\n"
+         "\n"
+         "/* One pass over a minibatch: see struct bnn_pass in bnn_model.h. */\n"
+         "double %s_pass(const bnn_pass *p);\n"
+         "\n"
+         "#ifdef BNN_GEN_DOUBLE\n"
+         "/* The same pass in double precision (when this model's C file is\n"
+         " * compiled with -DBNN_GEN_DOUBLE; used by gradient tests). */\n"
+         "double %s_pass_f64(const double *w, const double *x, const double *y, long batch,\n"
+         "                   double *ws, double *out, double *grad, double *sqgrad);\n"
+         "#endif\n"
+         "\n"
+         "#ifdef __cplusplus\n"
+         "}\n"
+         "#endif\n"
+         "\n"
+         "#endif\n",
+         m, m, m, m);
+}
+
+/* ---- the C file ----------------------------------------------------------------- */
+
+static void cg_write_pass(struct cg *cg)
+{
+    const struct graph *g = cg->g;
+    int i;
+    emit(cg->e,
+         "/* The pass: forward, output, loss, backward (see struct bnn_pass).\n"
+         " * Workspace per example: %ld floats. */\n"
+         "static double %s_run(const bnn_real *w, const bnn_real *x, const bnn_real *y, long B,\n"
+         "                     bnn_real *ws, bnn_real *out, bnn_real *grad, bnn_real *sqgrad)\n"
+         "{\n"
+         "\tconst bnn_real *const a_%s = x;\n",
+         cg->per_example, g->name, g->nodes[g->input].name);
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].code)
+            emit(cg->e, "\tbnn_real *const a_%s = ws + %ldL * B; /* [B, %ld] */\n", cg_name(cg, i),
+                 cg->nodes[i].act_off, cg->nodes[i].width);
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].has_delta)
+            emit(cg->e, "\tbnn_real *const d_%s = ws + %ldL * B;\n", cg_name(cg, i),
+                 cg->nodes[i].delta_off);
+    emit(cg->e,
+         "\tbnn_real *const sq_x = ws + %ldL * B;\n"
+         "\tbnn_real *const sq_g = ws + %ldL * B;\n"
+         "\tdouble loss;\n"
+         "\n"
+         "\t(void)w; (void)grad; (void)sqgrad; (void)sq_x; (void)sq_g;\n"
+         "\n",
+         cg->scratch_x, cg->scratch_g);
+    emit(cg->e, "\t/* forward */\n");
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].code) {
+            char shape[64];
+            graph_shape_str(&g->nodes[i], shape, sizeof shape);
+            emit(cg->e, "\t/* %s = %s: %s */\n", cg_name(cg, i), op_name(g->nodes[i].op), shape);
+            cg_layer_of(g->nodes[i].op)->forward(cg, i);
+        }
+    emit(cg->e,
+         "\tif (out)\n"
+         "\t\tmemcpy(out, a_%s, (size_t)B * %ldu * sizeof *out);\n"
+         "\tif (!y)\n"
+         "\t\treturn 0;\n"
+         "\n"
+         "\t/* loss: %s ~ %s(%s) */\n",
+         cg_name(cg, g->output), cg->nodes[g->output].width, g->target,
+         likelihood_name(g->likelihood), cg_name(cg, g->output));
+    cg_emit_likelihood(cg);
+    emit(cg->e, "\tif (!grad)\n\t\treturn loss;\n\n\t/* backward */\n");
+    for (i = g->nnodes - 1; i >= 0; i--)
+        if (cg->nodes[i].code && cg->nodes[i].has_delta) {
+            emit(cg->e, "\t/* d %s */\n", cg_name(cg, i));
+            cg_layer_of(g->nodes[i].op)->backward(cg, i);
+        }
+    emit(cg->e, "\treturn loss;\n}\n\n");
+}
+
+static void cg_write_tables(struct cg *cg, const struct codegen_options *o, const char *canonical)
+{
+    static const char *const roles[] = { "BNN_ROLE_WEIGHT", "BNN_ROLE_BIAS", "BNN_ROLE_LOG_SIGMA" };
+    static const char *const inits[] = { "BNN_INIT_ZERO", "BNN_INIT_GLOROT_UNIFORM",
+                                         "BNN_INIT_HE_NORMAL" };
+    static const char *const liks[] = { "BNN_LIKELIHOOD_CATEGORICAL", "BNN_LIKELIHOOD_GAUSSIAN",
+                                        "BNN_LIKELIHOOD_BERNOULLI" };
+    const struct graph *g = cg->g;
+    const struct graph_node *in = &g->nodes[g->input];
+    const char *m = g->name;
+    char num[40], num2[40];
+    int i;
+
+    emit(cg->e, "static const bnn_tensor %s_tensors[] = {\n", m);
+    for (i = 0; i < cg->ntensors; i++) {
+        const struct cg_tensor *t = &cg->tensors[i];
+        emit(cg->e, "\t{ ");
+        emit_c_string(cg->e, t->name);
+        emit(cg->e, ", %d, %s, %ldL, %ldL, %d, { %ldL, %ldL, 0, 0 }, %ldL, %ldL, %s },\n",
+             t->node >= 0 ? cg->nodes[t->node].layer : -1, roles[t->role], t->offset, t->size,
+             t->rank, t->shape[0], t->shape[1], t->fan_in, t->fan_out, inits[t->init]);
+    }
+    if (cg->ntensors == 0)
+        emit(cg->e, "\t{ \"\", -1, 0, 0L, 0L, 0, { 0, 0, 0, 0 }, 0L, 0L, 0 } /* none */\n");
+    emit(cg->e, "};\n\nstatic const bnn_layer %s_layers[] = {\n", m);
+    for (i = 0; i < g->nnodes; i++) {
+        const struct graph_node *n = &g->nodes[i];
+        const struct cg_node *c = &cg->nodes[i];
+        if (c->layer < 0)
+            continue;
+        emit_double_str(n->family.p, num, sizeof num);
+        emit_double_str(n->family.prior > 0 ? n->family.prior : g->prior_precision, num2,
+                        sizeof num2);
+        emit(cg->e, "\t{ ");
+        emit_c_string(cg->e, n->name);
+        emit(cg->e, ", \"%s\", %d, %d, %s, %d, %s, %ldL, %ldL, %d, %d },\n", op_name(n->op),
+             (int)n->family.id, n->family.k, num, n->family.flows, num2,
+             (long)graph_node_elements(&g->nodes[n->inputs[0]]), c->width, c->first_tensor,
+             c->ntensors);
+    }
+    if (cg->nlayers == 0)
+        emit(cg->e, "\t{ \"\", \"\", 0, 0, 0, 0, 0, 0L, 0L, 0, 0 } /* none */\n");
+    emit(cg->e, "};\n\n");
+
+    emit(cg->e,
+         "double %s_pass(const bnn_pass *p)\n"
+         "{\n"
+         "\treturn %s_run(p->w, p->x, p->y, p->batch, p->ws, p->out, p->grad, p->sqgrad);\n"
+         "}\n\n",
+         m, m);
+    emit(cg->e, "const bnn_model %s_model = {\n\tBNN_MODEL_ABI,\n\t", m);
+    emit_c_string(cg->e, m);
+    emit(cg->e, ",\n\t");
+    emit_c_string(cg->e, o->source);
+    emit(cg->e, ",\n\t\"%s\",\n\tUINT64_C(0x%016llx),\n\t", bnn_version(),
+         codegen_fnv1a64(canonical));
+    emit_c_string_lines(cg->e, canonical, "\t");
+    emit(cg->e, ",\n\t");
+    emit_c_string(cg->e, in->name);
+    emit(cg->e, ",\n\t%d, { %ldL, %ldL, %ldL },\n\t%ldL, %ldL,\n\t%s,\n\t", in->rank,
+         in->shape[0], in->rank > 1 ? in->shape[1] : 0L, in->rank > 2 ? in->shape[2] : 0L,
+         cg->nodes[g->input].width, cg->nodes[g->output].width, liks[g->likelihood]);
+    emit_c_string(cg->e, g->target);
+    emit_double_str(g->sigma, num, sizeof num);
+    emit_double_str(g->prior_precision, num2, sizeof num2);
+    emit(cg->e,
+         ",\n\t%ldL,\n\t%s, %d,\n\t%s,\n\t%ldL,\n\t%d, %s_tensors,\n\t%d, %s_layers,\n"
+         "\t%s_workspace_floats,\n\t%s_pass\n};\n",
+         g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, num,
+         g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, m, m);
+}
+
+static void cg_write_c(struct cg *cg, const struct codegen_options *o, const char *canonical)
+{
+    const char *m = cg->g->name;
+    cg_provenance(cg, o, "Forward, loss and backward pass");
+    emit(cg->e,
+         "#include <stdint.h>\n"
+         "#include <string.h>\n"
+         "\n"
+         "#include <bnn_gen.h>\n"
+         "\n"
+         "#include \"%s\"\n"
+         "\n",
+         cg_basename(o->h_path));
+    cg_write_pass(cg);
+    emit(cg->e,
+         "size_t %s_workspace_floats(long batch)\n"
+         "{\n"
+         "\treturn (size_t)(batch > 0 ? batch : 0) * %ldu;\n"
+         "}\n\n",
+         m, cg->per_example);
+    emit(cg->e,
+         "#ifdef BNN_GEN_DOUBLE\n"
+         "double %s_pass_f64(const double *w, const double *x, const double *y, long batch,\n"
+         "                   double *ws, double *out, double *grad, double *sqgrad)\n"
+         "{\n"
+         "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad);\n"
+         "}\n"
+         "#else\n",
+         m, m);
+    cg_write_tables(cg, o, canonical);
+    emit(cg->e, "#endif /* BNN_GEN_DOUBLE */\n");
+    if (o->with_main)
+        emit(cg->e,
+             "\n"
+             "#if !defined(BNN_NO_MAIN) && !defined(BNN_GEN_DOUBLE)\n"
+             "/* The command-line driver: train, eval, predict (bnnc --main). */\n"
+             "int main(int argc, char **argv)\n"
+             "{\n"
+             "\treturn bnn_cli_main(&%s_model, argc, argv);\n"
+             "}\n"
+             "#endif\n",
+             m);
+}
+
+/* ---- files ---------------------------------------------------------------------- */
+
+/* Opens a temporary file next to PATH; *tmp receives its name (owned). */
+static FILE *cg_open_tmp(const char *path, char **tmp)
+{
+    size_t n = strlen(path) + 16;
+    int fd;
+    FILE *f;
+    *tmp = malloc(n);
+    if (!*tmp)
+        return NULL;
+    snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
+    fd = mkstemp(*tmp);
+    if (fd < 0) {
+        free(*tmp);
+        *tmp = NULL;
+        return NULL;
+    }
+    f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(*tmp);
+        free(*tmp);
+        *tmp = NULL;
+    }
+    return f;
+}
+
+int codegen_write(const struct graph *g, const struct codegen_options *o, struct diag *d)
+{
+    struct cg cg;
+    struct emit e;
+    FILE *fh = NULL, *fc = NULL;
+    char *th = NULL, *tc = NULL, *canonical = NULL;
+    int status = 1, err = 0;
+    const char *failed_path = NULL;
+
+    memset(&cg, 0, sizeof cg);
+    cg.g = g;
+    cg.e = &e;
+    if (cg_check_supported(g, d) > 0)
+        return 1;
+    if (cg_plan(&cg) < 0 || !(canonical = codegen_canonical(g))) {
+        fputs("bnnc: out of memory\n", stderr);
+        goto done;
+    }
+    if (!(fh = cg_open_tmp(o->h_path, &th))) {
+        failed_path = o->h_path;
+        err = errno;
+        goto done;
+    }
+    if (!(fc = cg_open_tmp(o->c_path, &tc))) {
+        failed_path = o->c_path;
+        err = errno;
+        goto done;
+    }
+    emit_init(&e, fh);
+    cg_write_header(&cg, o);
+    if (emit_failed(&e) || fclose(fh) != 0) {
+        fh = NULL;
+        failed_path = o->h_path;
+        err = errno;
+        goto done;
+    }
+    fh = NULL;
+    emit_init(&e, fc);
+    cg_write_c(&cg, o, canonical);
+    if (emit_failed(&e) || fclose(fc) != 0) {
+        fc = NULL;
+        failed_path = o->c_path;
+        err = errno;
+        goto done;
+    }
+    fc = NULL;
+    if (rename(th, o->h_path) != 0) {
+        failed_path = o->h_path;
+        err = errno;
+        goto done;
+    }
+    free(th);
+    th = NULL;
+    if (rename(tc, o->c_path) != 0) {
+        failed_path = o->c_path;
+        err = errno;
+        goto done;
+    }
+    free(tc);
+    tc = NULL;
+    status = 0;
+done:
+    if (failed_path)
+        fprintf(stderr, "bnnc: cannot write %s: %s\n", failed_path,
+                err ? strerror(err) : "write error");
+    if (fh)
+        fclose(fh);
+    if (fc)
+        fclose(fc);
+    if (th) {
+        unlink(th);
+        free(th);
+    }
+    if (tc) {
+        unlink(tc);
+        free(tc);
+    }
+    free(canonical);
+    free(cg.nodes);
+    free(cg.tensors);
+    return status;
+}

@@ -1,0 +1,54 @@
+/* emit.c: the format-checked writer of generated C (see emit.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "emit.h"
+
+void emit_init(struct emit *e, FILE *f)
+{
+    e->f = f;
+    e->failed = 0;
+}
+
+void emit(struct emit *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vfprintf(e->f, fmt, ap) < 0)
+        e->failed = 1;
+    va_end(ap);
+}
+
+void emit_c_string(struct emit *e, const char *s)
+{
+    emit_c_string_lines(e, s, NULL);
+}
+
+void emit_c_string_lines(struct emit *e, const char *s, const char *indent)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    emit(e, "\"");
+    for (; *p; p++) {
+        if (*p == '\n' && indent)
+            emit(e, "\\n\"%s\n%s\"", p[1] ? "" : "", indent);
+        else if (*p == '"' || *p == '\\')
+            emit(e, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f || *p == '?')
+            emit(e, "\\%03o", *p); /* octal: never swallows a following digit; '?' avoids trigraphs */
+        else
+            emit(e, "%c", *p);
+    }
+    emit(e, "\"");
+}
+
+void emit_double_str(double v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.17g", v);
+}
+
+int emit_failed(struct emit *e)
+{
+    if (fflush(e->f) != 0 || ferror(e->f))
+        e->failed = 1;
+    return e->failed;
+}

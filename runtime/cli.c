@@ -1,0 +1,290 @@
+/*
+ * cli.c: the command-line driver of a generated model (bnn_cli_main), the
+ * main() that `bnnc --main` emits.  It parses the subcommand and its
+ * options and dispatches to cli_train.c and cli_eval.c.
+ *
+ *   MODEL train   --data FILE [--labels FILE] [--target NAME] [--standardize]
+ *                 [--valid FILE [--valid-labels FILE]] [--optimizer sgd|adam|adamw]
+ *                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]
+ *                 [--set NAME=VALUE ...] [--quiet] --save CKPT
+ *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
+ *   MODEL predict --load CKPT --data FILE [--out FILE.csv]
+ *   MODEL info    [--load CKPT]
+ *
+ * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
+ * Exit status: 0 success, 1 data/model/file error, 2 usage error.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_internal.h"
+
+int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", a->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return BNN_CLI_FAIL;
+}
+
+static int cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", a->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", a->prog);
+	return BNN_CLI_USAGE;
+}
+
+static void cli_help(const bnn_model *m, const char *prog)
+{
+	printf("Usage: %s train   --data FILE [--labels FILE] [--target NAME] [--standardize]\n"
+	       "                 [--valid FILE [--valid-labels FILE]] [--optimizer sgd|adam|adamw]\n"
+	       "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
+	       "                 [--set NAME=VALUE ...] [--quiet] --save CKPT\n"
+	       "       %s eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
+	       "       %s predict --load CKPT --data FILE [--out FILE.csv]\n"
+	       "       %s info    [--load CKPT]\n"
+	       "Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
+	       "\n"
+	       "Data: a FILE ending in .csv has a header row; its target is the column\n"
+	       "--target names (default: the last).  Any other FILE is IDX (plain or\n"
+	       "gzip), with its targets in the IDX file --labels names.\n"
+	       "\n"
+	       "train   fits the model and saves it to CKPT (after every epoch that\n"
+	       "        improves the validation NLL, or every epoch without validation);\n"
+	       "        prints a JSON summary on stdout and progress on stderr.\n"
+	       "        --standardize scales inputs to zero mean, unit variance (statistics\n"
+	       "        from the training data, stored in CKPT and reused by eval/predict).\n"
+	       "        Options for --set NAME=VALUE (docs/training.md):\n",
+	       prog, prog, prog, prog, m->name, m->bnnc_version, m->source);
+	bnn_train_options_help(stdout);
+	printf("eval    prints one JSON line of metrics: n, accuracy, nll, ece, mce,\n"
+	       "        brier, auroc (classification; --bins N for ECE/MCE, default %d)\n"
+	       "        or n, rmse, nll (regression); docs/metrics.md defines them.\n"
+	       "predict writes predictive probabilities (or mean and variance) per\n"
+	       "        example as CSV to --out (default: stdout).\n"
+	       "info    describes the model (and a checkpoint with --load).\n"
+	       "\n"
+	       "Exit status: 0 on success, 1 on a data, model or file error, 2 on a usage error.\n",
+	       BNN_DEFAULT_BINS);
+}
+
+/* Which subcommands take an option. */
+enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8 };
+
+struct cli_opt {
+	const char *name;
+	int takes_value;
+	int where;
+};
+
+static const struct cli_opt cli_opts[] = {
+	{ "--data", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--labels", 1, IN_TRAIN | IN_EVAL },
+	{ "--target", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--standardize", 0, IN_TRAIN },
+	{ "--valid", 1, IN_TRAIN },
+	{ "--valid-labels", 1, IN_TRAIN },
+	{ "--optimizer", 1, IN_TRAIN },
+	{ "--lr", 1, IN_TRAIN },
+	{ "--epochs", 1, IN_TRAIN },
+	{ "--batch", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--seed", 1, IN_TRAIN },
+	{ "--threads", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--set", 1, IN_TRAIN },
+	{ "--save", 1, IN_TRAIN },
+	{ "--load", 1, IN_EVAL | IN_PREDICT | IN_INFO },
+	{ "--out", 1, IN_PREDICT },
+	{ "--bins", 1, IN_EVAL },
+	{ "--quiet", 0, IN_TRAIN },
+};
+#define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
+
+/* Applies one option (name without its value) to the arguments. */
+static int cli_apply(struct bnn_cli_args *a, const char *name, const char *value)
+{
+	bnn_err err;
+	const char *set_name = NULL;
+	char buf[256];
+
+	if (strcmp(name, "--data") == 0)
+		a->data = value;
+	else if (strcmp(name, "--labels") == 0)
+		a->labels = value;
+	else if (strcmp(name, "--target") == 0)
+		a->target = value;
+	else if (strcmp(name, "--standardize") == 0)
+		a->standardize = 1;
+	else if (strcmp(name, "--quiet") == 0)
+		a->quiet = 1;
+	else if (strcmp(name, "--valid") == 0)
+		a->valid = value;
+	else if (strcmp(name, "--valid-labels") == 0)
+		a->valid_labels = value;
+	else if (strcmp(name, "--save") == 0)
+		a->save = value;
+	else if (strcmp(name, "--load") == 0)
+		a->load = value;
+	else if (strcmp(name, "--out") == 0)
+		a->out = value;
+	else if (strcmp(name, "--bins") == 0) {
+		char *end;
+		a->bins = strtol(value, &end, 10);
+		if (end == value || *end || a->bins < 1 || a->bins > 100000)
+			return cli_usage_error(a, "--bins: '%s' is not a number of bins in [1, 100000]",
+			                       value);
+	} else if (strcmp(name, "--set") == 0) {
+		const char *eq = strchr(value, '=');
+		if (!eq || eq == value || eq - value >= (long)sizeof buf)
+			return cli_usage_error(a, "--set takes NAME=VALUE, not '%s'", value);
+		memcpy(buf, value, (size_t)(eq - value));
+		buf[eq - value] = '\0';
+		set_name = buf;
+		value = eq + 1;
+	} else {
+		set_name = name + 2; /* --lr, --epochs, ...: the option of that name */
+	}
+	if (set_name) {
+		if (bnn_train_set(&a->train, set_name, value, &err))
+			return cli_usage_error(a, "%s", err.message);
+		if (strcmp(set_name, "threads") == 0)
+			a->threads_given = 1;
+	}
+	return BNN_CLI_OK;
+}
+
+static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
+{
+	int i, j;
+	for (i = 2; i < argc; i++) {
+		const char *arg = argv[i], *value = NULL, *eq;
+		char name[64];
+		const struct cli_opt *o = NULL;
+		int rc;
+		if (strncmp(arg, "--", 2) != 0)
+			return cli_usage_error(a, "unexpected argument '%s' (options start with --)", arg);
+		eq = strchr(arg, '=');
+		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		for (j = 0; j < NCLI_OPTS; j++)
+			if (strcmp(cli_opts[j].name, name) == 0)
+				o = &cli_opts[j];
+		if (!o)
+			return cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
+		if (!(o->where & where))
+			return cli_usage_error(a, "option '%s' does not go with '%s'", name, a->command);
+		if (o->takes_value) {
+			if (eq)
+				value = eq + 1;
+			else if (i + 1 < argc)
+				value = argv[++i];
+			else
+				return cli_usage_error(a, "option '%s' needs a value", name);
+		} else if (eq) {
+			return cli_usage_error(a, "option '%s' takes no value", name);
+		}
+		rc = cli_apply(a, name, value);
+		if (rc)
+			return rc;
+	}
+	return BNN_CLI_OK;
+}
+
+/* Requires an option; returns a usage error naming it when absent. */
+static int cli_need(const struct bnn_cli_args *a, const char *value, const char *name)
+{
+	if (value && *value)
+		return BNN_CLI_OK;
+	return cli_usage_error(a, "'%s' needs %s", a->command, name);
+}
+
+static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
+{
+	int i;
+	printf("model %s\n", m->name);
+	printf("source %s (bnnc %s)\n", m->source, m->bnnc_version);
+	printf("fingerprint %016llx\n", (unsigned long long)m->fingerprint);
+	printf("likelihood %s (target %s)\n", bnn_likelihood_name(m->likelihood), m->target_name);
+	printf("inputs %ld, outputs %ld, parameters %ld\n", m->inputs, m->outputs, m->nparams);
+	for (i = 0; i < m->ntensors; i++)
+		printf("  %-24s offset %-9ld size %ld\n", m->tensors[i].name, m->tensors[i].offset,
+		       m->tensors[i].size);
+	if (a->load) {
+		bnn_state st;
+		bnn_err err;
+		if (bnn_state_load(&st, m, a->load, &err))
+			return bnn_cli_error(a, "%s", err.message);
+		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s\n", a->load,
+		       bnn_optimizer_name(st.optimizer), st.epoch, st.step,
+		       st.standardize.features ? ", standardised inputs" : "");
+		if (st.options)
+			printf("options %s\n", st.options);
+		bnn_state_free(&st);
+	}
+	return BNN_CLI_OK;
+}
+
+int bnn_cli_main(const bnn_model *m, int argc, char **argv)
+{
+	struct bnn_cli_args a;
+	bnn_err err;
+	int where, rc;
+
+	memset(&a, 0, sizeof a);
+	a.prog = argc > 0 && argv[0] ? argv[0] : m->name;
+	a.train = bnn_train_defaults();
+	a.bins = BNN_DEFAULT_BINS;
+	if (bnn_model_check(m, &err))
+		return bnn_cli_error(&a, "%s", err.message);
+	if (argc < 2)
+		return cli_usage_error(&a, "no command given: use train, eval, predict or info");
+	a.command = argv[1];
+	if (strcmp(a.command, "--help") == 0 || strcmp(a.command, "-h") == 0 ||
+	    strcmp(a.command, "help") == 0) {
+		cli_help(m, a.prog);
+		return BNN_CLI_OK;
+	}
+	if (strcmp(a.command, "--version") == 0 || strcmp(a.command, "-V") == 0) {
+		printf("%s (model %s, bnnc %s, libbnn %s)\n", a.prog, m->name, m->bnnc_version,
+		       bnn_version());
+		return BNN_CLI_OK;
+	}
+	if (strcmp(a.command, "train") == 0)
+		where = IN_TRAIN;
+	else if (strcmp(a.command, "eval") == 0)
+		where = IN_EVAL;
+	else if (strcmp(a.command, "predict") == 0)
+		where = IN_PREDICT;
+	else if (strcmp(a.command, "info") == 0)
+		where = IN_INFO;
+	else
+		return cli_usage_error(&a, "unknown command '%s': use train, eval, predict or info",
+		                       a.command);
+	rc = cli_parse(&a, where, argc, argv);
+	if (rc)
+		return rc;
+	if (where == IN_INFO)
+		return cli_info(m, &a);
+	if ((rc = cli_need(&a, a.data, "--data FILE")))
+		return rc;
+	if (where == IN_TRAIN) {
+		if ((rc = cli_need(&a, a.save, "--save CKPT")))
+			return rc;
+		if (a.valid_labels && !a.valid)
+			return cli_usage_error(&a, "--valid-labels goes with --valid");
+		return bnn_cli_train(m, &a);
+	}
+	if ((rc = cli_need(&a, a.load, "--load CKPT")))
+		return rc;
+	bnn_set_threads(a.train.threads);
+	return where == IN_EVAL ? bnn_cli_eval(m, &a) : bnn_cli_predict(m, &a);
+}

@@ -1,0 +1,52 @@
+/*
+ * cli_internal.h: what the driver's files share (not installed).  cli.c
+ * parses the command line and dispatches; cli_data.c loads data sets for a
+ * model; cli_train.c and cli_eval.c are the subcommands.
+ */
+#ifndef BNN_CLI_INTERNAL_H
+#define BNN_CLI_INTERNAL_H
+
+#include <stdio.h>
+
+#include "bnn.h"
+
+#define BNN_CLI_MAX_SETS 64
+
+/* Every option of every subcommand (each subcommand accepts a subset). */
+struct bnn_cli_args {
+	const char *prog;          /* argv[0], for messages */
+	const char *command;       /* "train", "eval", "predict", "info" */
+	const char *data, *labels, *target;
+	const char *valid, *valid_labels;
+	const char *save, *load, *out;
+	int standardize, quiet;
+	long bins;
+	bnn_train_options train;   /* with --optimizer, --lr, ... and --set applied */
+	int threads_given;
+};
+
+/* Exit statuses. */
+enum { BNN_CLI_OK = 0, BNN_CLI_FAIL = 1, BNN_CLI_USAGE = 2 };
+
+/* Prints "PROG: MESSAGE" on stderr and returns BNN_CLI_FAIL. */
+int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Loads a data set for model m: CSV by extension, else IDX (plain or
+ * gzip) with optional labels; checks that it fits the model, labels in
+ * range.  need_targets: targets are required (train, eval); otherwise a
+ * CSV may leave them out (predict). */
+int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
+                 int need_targets, bnn_dataset *ds, bnn_err *err);
+
+int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
+int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);
+int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
+
+/* Writes a file atomically: fill() writes into a temporary file next to
+ * path, which is renamed over path only when complete.  path "-" writes
+ * to stdout. */
+int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
+                       bnn_err *err);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * cli_train.c: `MODEL train`.  Loads the training (and validation) data,
+ * standardises it if asked, trains with the options given, and saves the
+ * checkpoint as training goes (bnn_train saves after every improving
+ * epoch, atomically).  Progress goes to stderr: a line per epoch, and on a
+ * terminal a live line within the epoch; the final summary is one JSON line
+ * on stdout.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_internal.h"
+
+struct cli_progress {
+	int tty;            /* stderr is a terminal: live progress line */
+	int quiet;
+	bnn_epoch_report last;
+	long epochs_done;
+};
+
+static int cli_on_epoch(const bnn_epoch_report *r, void *ctx)
+{
+	struct cli_progress *p = ctx;
+
+	if (p->quiet)
+		goto done;
+	if (!r->final) {
+		if (p->tty)
+			fprintf(stderr, "\repoch %ld/%ld %3.0f%%  loss %.4f  %.0f examples/s ",
+			        r->epoch, r->epochs, 100.0 * (double)r->step / (double)r->steps,
+			        r->train_loss, r->examples_per_second);
+		return 0;
+	}
+	fprintf(stderr, "%sepoch %ld/%ld  loss %.4f", p->tty ? "\r\033[K" : "", r->epoch, r->epochs,
+	        r->train_loss);
+	if (!isnan(r->valid_nll))
+		fprintf(stderr, "  valid nll %.4f", r->valid_nll);
+	if (!isnan(r->valid_accuracy))
+		fprintf(stderr, "  valid accuracy %.4f", r->valid_accuracy);
+	fprintf(stderr, "  %.0f examples/s  %.1f s%s\n", r->examples_per_second, r->seconds,
+	        r->improved && !isnan(r->valid_nll) ? "  (best)" : "");
+done:
+	if (r->final) {
+		p->last = *r;
+		p->epochs_done = r->epoch;
+	}
+	return 0;
+}
+
+/* Loads one data set for training, reporting errors; 0 or BNN_CLI_FAIL. */
+static int cli_train_load(const bnn_model *m, struct bnn_cli_args *a, const char *data,
+                          const char *labels, bnn_dataset *ds)
+{
+	bnn_err err;
+	if (bnn_cli_load(m, data, labels, a->target, 1, ds, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
+int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
+{
+	bnn_dataset train, valid;
+	bnn_state st;
+	bnn_err err;
+	struct cli_progress progress;
+	int rc = BNN_CLI_FAIL, code;
+
+	memset(&train, 0, sizeof train);
+	memset(&valid, 0, sizeof valid);
+	memset(&st, 0, sizeof st);
+	memset(&progress, 0, sizeof progress);
+	progress.tty = isatty(2);
+	progress.quiet = a->quiet;
+	if (cli_train_load(m, a, a->data, a->labels, &train))
+		goto done;
+	if (a->valid && cli_train_load(m, a, a->valid, a->valid_labels, &valid))
+		goto done;
+	if (bnn_state_init(&st, m, a->train.seed, &err)) {
+		bnn_cli_error(a, "%s", err.message);
+		goto done;
+	}
+	if (a->standardize) {
+		if (bnn_standardizer_fit(&train, &st.standardize, &err) ||
+		    bnn_standardizer_apply(&st.standardize, &train, &err) ||
+		    (a->valid && bnn_standardizer_apply(&st.standardize, &valid, &err))) {
+			bnn_cli_error(a, "%s", err.message);
+			goto done;
+		}
+	}
+	code = bnn_train(&st, &train, a->valid ? &valid : NULL, &a->train, a->save, cli_on_epoch,
+	                 &progress, &err);
+	if (code) {
+		if (progress.tty && !a->quiet)
+			fputc('\n', stderr);
+		bnn_cli_error(a, "%s", err.message);
+		if (code == BNN_ERANGE && progress.epochs_done > 0)
+			fprintf(stderr, "%s: %s keeps the model of the last good epoch\n", a->prog,
+			        a->save);
+		goto done;
+	}
+	printf("{\"epochs\": %ld, \"train_loss\": %.6g", progress.epochs_done,
+	       progress.last.train_loss);
+	if (!isnan(progress.last.valid_nll))
+		printf(", \"valid_nll\": %.6g", progress.last.valid_nll);
+	printf(", \"examples_per_second\": %.0f, \"checkpoint\": \"%s\"}\n",
+	       progress.last.examples_per_second, a->save);
+	rc = fflush(stdout) == 0 ? BNN_CLI_OK : BNN_CLI_FAIL;
+done:
+	bnn_dataset_free(&train);
+	bnn_dataset_free(&valid);
+	bnn_state_free(&st);
+	return rc;
+}

@@ -1,0 +1,243 @@
+/*
+ * state.c: a trained model's state (bnn_state) and its checkpoints.
+ *
+ * The state is the parameters, the optimizer's arrays and counters, the
+ * input standardisation and the text of the options that trained it.  It
+ * travels through the generic checkpoint format (checkpoint.c) as these
+ * sections:
+ *   params               f32, model->nparams values
+ *   opt.a, opt.b         f32, the optimizer's arrays (SGD: momentum buffer;
+ *                        Adam: m and v), when an optimizer has run
+ *   meta                 text, "key=value" lines: optimizer, step, epoch
+ *   options              text, the training options (for the record)
+ *   standardize.mean     f32, inputs values each, with standardisation
+ *   standardize.std
+ * A checkpoint is bound to its model by the fingerprint of the canonical
+ * model text, so parameters are never loaded into a network they do not
+ * fit.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bnn.h"
+
+static const char *const optimizer_names[BNN_OPT_COUNT] = { "sgd", "adam", "adamw" };
+
+const char *bnn_optimizer_name(int optimizer)
+{
+	if (optimizer < 0 || optimizer >= BNN_OPT_COUNT)
+		return "none";
+	return optimizer_names[optimizer];
+}
+
+int bnn_optimizer_from_name(const char *name)
+{
+	int i;
+	for (i = 0; i < BNN_OPT_COUNT; i++)
+		if (strcmp(name, optimizer_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
+                   bnn_err *err)
+{
+	bnn_rng rng;
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	st->optimizer = -1;
+	rc = bnn_model_check(m, err);
+	if (rc)
+		return rc;
+	st->model = m;
+	st->params = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *st->params);
+	if (!st->params)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld parameters",
+		                m->nparams);
+	bnn_rng_seed(&rng, seed);
+	bnn_params_init(m, st->params, &rng);
+	return BNN_OK;
+}
+
+void bnn_state_free(bnn_state *st)
+{
+	if (!st)
+		return;
+	free(st->params);
+	free(st->opt_a);
+	free(st->opt_b);
+	free(st->options);
+	bnn_standardizer_free(&st->standardize);
+	memset(st, 0, sizeof *st);
+}
+
+int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
+{
+	const bnn_model *m = st->model;
+	bnn_ckpt *ck = bnn_ckpt_new(m->fingerprint, m->name);
+	char meta[256];
+	int rc = BNN_OK;
+
+	if (!ck)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory building a checkpoint");
+	snprintf(meta, sizeof meta, "optimizer=%s\nstep=%ld\nepoch=%ld\n",
+	         bnn_optimizer_name(st->optimizer), st->step, st->epoch);
+	rc = bnn_ckpt_add_f32(ck, "params", st->params, m->nparams);
+	if (!rc && st->opt_a)
+		rc = bnn_ckpt_add_f32(ck, "opt.a", st->opt_a, m->nparams);
+	if (!rc && st->opt_b)
+		rc = bnn_ckpt_add_f32(ck, "opt.b", st->opt_b, m->nparams);
+	if (!rc)
+		rc = bnn_ckpt_add_text(ck, "meta", meta);
+	if (!rc && st->options)
+		rc = bnn_ckpt_add_text(ck, "options", st->options);
+	if (!rc && st->standardize.features > 0) {
+		rc = bnn_ckpt_add_f32(ck, "standardize.mean", st->standardize.mean,
+		                      st->standardize.features);
+		if (!rc)
+			rc = bnn_ckpt_add_f32(ck, "standardize.std", st->standardize.std,
+			                      st->standardize.features);
+	}
+	if (rc)
+		rc = bnn_fail(err, rc, "cannot build checkpoint %s: %s", path,
+		              bnn_strerror(rc));
+	else
+		rc = bnn_ckpt_save(ck, path, err);
+	bnn_ckpt_free(ck);
+	return rc;
+}
+
+/* Copies section NAME (exactly n floats) into a new array; *out stays NULL
+ * when the section is absent. */
+static int state_take(const bnn_ckpt *ck, const char *path, const char *name,
+                      long n, float **out, bnn_err *err)
+{
+	long got = 0;
+	const float *data = bnn_ckpt_find_f32(ck, name, &got);
+
+	*out = NULL;
+	if (!data)
+		return BNN_OK;
+	if (got != n)
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "%s: section '%s' has %ld values, the model needs %ld",
+		                path, name, got, n);
+	*out = malloc((size_t)(n > 0 ? n : 1) * sizeof **out);
+	if (!*out)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
+	memcpy(*out, data, (size_t)n * sizeof **out);
+	return BNN_OK;
+}
+
+/* Reads "key=<long>" from the meta text; returns def when absent. */
+static long state_meta_long(const char *meta, const char *key, long def)
+{
+	size_t k = strlen(key);
+	const char *p = meta;
+
+	while (p && *p) {
+		if (strncmp(p, key, k) == 0 && p[k] == '=')
+			return strtol(p + k + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return def;
+}
+
+static int state_meta_optimizer(const char *meta)
+{
+	const char *p = meta ? strstr(meta, "optimizer=") : NULL;
+	char name[32];
+	size_t n = 0;
+
+	if (!p)
+		return -1;
+	p += strlen("optimizer=");
+	while (p[n] && p[n] != '\n' && n + 1 < sizeof name) {
+		name[n] = p[n];
+		n++;
+	}
+	name[n] = '\0';
+	return bnn_optimizer_from_name(name);
+}
+
+int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
+                   bnn_err *err)
+{
+	bnn_ckpt *ck = NULL;
+	bnn_state s;
+	const char *meta, *options;
+	long nmean = 0, nstd = 0;
+	const float *mean, *sd;
+	int rc;
+
+	memset(&s, 0, sizeof s);
+	rc = bnn_model_check(m, err);
+	if (rc)
+		return rc;
+	rc = bnn_ckpt_load(path, &ck, err);
+	if (rc)
+		return rc;
+	if (bnn_ckpt_fingerprint(ck) != m->fingerprint) {
+		if (strcmp(bnn_ckpt_model_name(ck), m->name) == 0)
+			rc = bnn_fail(err, BNN_EMISMATCH,
+			              "%s: this checkpoint belongs to a different version of model '%s' "
+			              "(fingerprint %016" PRIx64 ", this model's is %016" PRIx64 "): "
+			              "its layers, shapes or posteriors differ",
+			              path, m->name, bnn_ckpt_fingerprint(ck), m->fingerprint);
+		else
+			rc = bnn_fail(err, BNN_EMISMATCH,
+			              "%s: this checkpoint belongs to model '%s', not to model '%s'",
+			              path, bnn_ckpt_model_name(ck), m->name);
+		goto fail;
+	}
+	s.model = m;
+	meta = bnn_ckpt_find_text(ck, "meta");
+	s.optimizer = state_meta_optimizer(meta);
+	s.step = state_meta_long(meta, "step", 0);
+	s.epoch = state_meta_long(meta, "epoch", 0);
+	rc = state_take(ck, path, "params", m->nparams, &s.params, err);
+	if (!rc && !s.params)
+		rc = bnn_fail(err, BNN_EFORMAT, "%s: the checkpoint has no parameters", path);
+	if (!rc)
+		rc = state_take(ck, path, "opt.a", m->nparams, &s.opt_a, err);
+	if (!rc)
+		rc = state_take(ck, path, "opt.b", m->nparams, &s.opt_b, err);
+	if (rc)
+		goto fail;
+	options = bnn_ckpt_find_text(ck, "options");
+	if (options && !(s.options = strdup(options))) {
+		rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
+		goto fail;
+	}
+	mean = bnn_ckpt_find_f32(ck, "standardize.mean", &nmean);
+	sd = bnn_ckpt_find_f32(ck, "standardize.std", &nstd);
+	if (mean || sd) {
+		if (!mean || !sd || nmean != m->inputs || nstd != m->inputs) {
+			rc = bnn_fail(err, BNN_EFORMAT,
+			              "%s: the standardisation statistics do not match the model's %ld inputs",
+			              path, m->inputs);
+			goto fail;
+		}
+		s.standardize.features = m->inputs;
+		s.standardize.mean = malloc((size_t)m->inputs * sizeof(float));
+		s.standardize.std = malloc((size_t)m->inputs * sizeof(float));
+		if (!s.standardize.mean || !s.standardize.std) {
+			rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
+			goto fail;
+		}
+		memcpy(s.standardize.mean, mean, (size_t)m->inputs * sizeof(float));
+		memcpy(s.standardize.std, sd, (size_t)m->inputs * sizeof(float));
+	}
+	bnn_ckpt_free(ck);
+	*st = s;
+	return BNN_OK;
+fail:
+	bnn_ckpt_free(ck);
+	bnn_state_free(&s);
+	return rc;
+}

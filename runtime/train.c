@@ -1,0 +1,394 @@
+/*
+ * train.c: minibatch training of a generated model with SGD, Adam or AdamW
+ * (bnn_train, documented in bnn_train.h and docs/training.md).
+ *
+ * One epoch: shuffle the training indices, then for each minibatch gather
+ * its rows, run the generated pass for the loss and gradient, clip, take
+ * the learning rate from the schedule at the fractional epoch reached, and
+ * apply the optimizer's fused update.  After the epoch: validation NLL (and
+ * accuracy), early-stopping bookkeeping, checkpoint, report.
+ *
+ * Safety: the state at the start of each epoch is kept, so a non-finite
+ * loss rolls back to it and returns BNN_ERANGE; the checkpoint on disk is
+ * only ever replaced atomically by a good state.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bnn.h"
+
+/* A copy of the trainable state (parameters, optimizer arrays, counters). */
+struct train_snapshot {
+	float *params, *a, *b;
+	long step, epoch;
+};
+
+/* Everything one call of bnn_train works with. */
+struct trainer {
+	bnn_state *st;
+	const bnn_model *m;
+	const bnn_dataset *train, *valid;
+	const bnn_train_options *o;
+	long *train_idx, ntrain;     /* the training examples (indices into train) */
+	long *valid_idx, nvalid;     /* held-out examples (into valid, or train) */
+	const bnn_dataset *valid_ds; /* where valid_idx points */
+	float *ws, *xb, *yb, *grad, *out;
+	struct train_snapshot start, best;
+	bnn_rng rng;
+	bnn_schedule schedule;
+};
+
+static double train_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int snapshot_alloc(struct train_snapshot *s, long n, int arrays)
+{
+	size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+	s->params = malloc(bytes);
+	s->a = arrays >= 1 ? malloc(bytes) : NULL;
+	s->b = arrays >= 2 ? malloc(bytes) : NULL;
+	return s->params && (arrays < 1 || s->a) && (arrays < 2 || s->b);
+}
+
+static void snapshot_free(struct train_snapshot *s)
+{
+	free(s->params);
+	free(s->a);
+	free(s->b);
+}
+
+/* Copies the state into s (take = 1) or s back into the state (take = 0). */
+static void snapshot_copy(struct trainer *t, struct train_snapshot *s, int take)
+{
+	size_t bytes = (size_t)t->m->nparams * sizeof(float);
+	bnn_state *st = t->st;
+	if (take) {
+		memcpy(s->params, st->params, bytes);
+		if (s->a)
+			memcpy(s->a, st->opt_a, bytes);
+		if (s->b)
+			memcpy(s->b, st->opt_b, bytes);
+		s->step = st->step;
+		s->epoch = st->epoch;
+	} else {
+		memcpy(st->params, s->params, bytes);
+		if (s->a)
+			memcpy(st->opt_a, s->a, bytes);
+		if (s->b)
+			memcpy(st->opt_b, s->b, bytes);
+		st->step = s->step;
+		st->epoch = s->epoch;
+	}
+}
+
+/* The optimizers here train point estimates: refuse any other family. */
+static int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
+{
+	int i;
+	for (i = 0; i < m->nlayers; i++)
+		if (m->layers[i].family != BNN_FAMILY_POINT)
+			return bnn_fail(err, BNN_EUNSUPPORTED,
+			                "layer '%s' of model '%s' has a %s posterior; optimizer '%s' "
+			                "trains point estimates only",
+			                m->layers[i].name, m->name, bnn_family_name(m->layers[i].family),
+			                bnn_optimizer_name(o->optimizer));
+	return BNN_OK;
+}
+
+static int train_check_options(const bnn_train_options *o, bnn_err *err)
+{
+	if (o->optimizer < 0 || o->optimizer >= BNN_OPT_COUNT)
+		return bnn_fail(err, BNN_EINVAL, "unknown optimizer %d", o->optimizer);
+	if (o->batch < 1 || o->epochs < 1)
+		return bnn_fail(err, BNN_EINVAL, "batch and epochs must be at least 1");
+	if (!(o->schedule.lr > 0))
+		return bnn_fail(err, BNN_EINVAL, "the learning rate must be positive");
+	if (o->valid_fraction < 0 || o->valid_fraction >= 1)
+		return bnn_fail(err, BNN_EINVAL, "valid_fraction must be in [0, 1)");
+	return BNN_OK;
+}
+
+static int train_check_targets(const bnn_model *m, const bnn_dataset *ds, const char *what,
+                               bnn_err *err)
+{
+	int rc = bnn_data_fits(m, ds, 1, err);
+	if (rc)
+		return rc;
+	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
+		return bnn_data_check_labels(ds, (int)m->outputs, what, err);
+	if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI)
+		return bnn_data_check_labels(ds, 2, what, err);
+	return BNN_OK;
+}
+
+/* Splits the examples into training and validation index lists. */
+static int train_split(struct trainer *t, bnn_err *err)
+{
+	long n = t->train->n, i, nv = 0;
+	long *all = malloc((size_t)n * sizeof *all);
+	if (!all)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		all[i] = i;
+	if (t->valid) {
+		t->valid_ds = t->valid;
+		t->nvalid = t->valid->n;
+		t->valid_idx = malloc((size_t)t->nvalid * sizeof *t->valid_idx);
+		if (!t->valid_idx) {
+			free(all);
+			return bnn_fail(err, BNN_ENOMEM, "out of memory");
+		}
+		for (i = 0; i < t->nvalid; i++)
+			t->valid_idx[i] = i;
+	} else if (t->o->valid_fraction > 0) {
+		bnn_rng split;
+		nv = (long)floor(t->o->valid_fraction * (double)n);
+		if (nv < 1 || nv >= n) {
+			free(all);
+			return bnn_fail(err, BNN_EINVAL,
+			                "valid_fraction %g of %ld examples leaves no %s", t->o->valid_fraction,
+			                n, nv < 1 ? "validation examples" : "training examples");
+		}
+		bnn_rng_seed(&split, t->o->seed ^ 0x5851f42d4c957f2dULL);
+		bnn_rng_shuffle(&split, all, n);
+		t->valid_ds = t->train;
+		t->nvalid = nv;
+		t->valid_idx = malloc((size_t)nv * sizeof *t->valid_idx);
+		if (!t->valid_idx) {
+			free(all);
+			return bnn_fail(err, BNN_ENOMEM, "out of memory");
+		}
+		memcpy(t->valid_idx, all, (size_t)nv * sizeof *all);
+		memmove(all, all + nv, (size_t)(n - nv) * sizeof *all);
+	}
+	t->train_idx = all;
+	t->ntrain = n - nv;
+	return BNN_OK;
+}
+
+/* Optimizer arrays: kept from a loaded state of the same optimizer, else
+ * fresh zeros. */
+static int train_optimizer_state(struct trainer *t, bnn_err *err)
+{
+	bnn_state *st = t->st;
+	int arrays = t->o->optimizer == BNN_OPT_SGD ? 1 : 2;
+	size_t n = (size_t)(t->m->nparams > 0 ? t->m->nparams : 1);
+	if (st->optimizer == t->o->optimizer && st->opt_a && (arrays < 2 || st->opt_b))
+		return BNN_OK;
+	free(st->opt_a);
+	free(st->opt_b);
+	st->opt_a = calloc(n, sizeof(float));
+	st->opt_b = arrays == 2 ? calloc(n, sizeof(float)) : NULL;
+	st->optimizer = t->o->optimizer;
+	st->step = 0;
+	if (!st->opt_a || (arrays == 2 && !st->opt_b))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for the optimizer state");
+	return BNN_OK;
+}
+
+static int train_alloc(struct trainer *t, bnn_err *err)
+{
+	const bnn_model *m = t->m;
+	long b = t->o->batch < t->ntrain ? t->o->batch : t->ntrain;
+	int arrays = t->o->optimizer == BNN_OPT_SGD ? 1 : 2;
+	t->ws = malloc(m->workspace_floats(b) * sizeof(float) + sizeof(float));
+	t->xb = malloc((size_t)(b * m->inputs) * sizeof(float));
+	t->yb = malloc((size_t)(b * m->targets) * sizeof(float));
+	t->grad = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof(float));
+	if (!t->ws || !t->xb || !t->yb || !t->grad || !snapshot_alloc(&t->start, m->nparams, arrays) ||
+	    (t->nvalid > 0 && !snapshot_alloc(&t->best, m->nparams, arrays)) ||
+	    (t->nvalid > 0 && !(t->out = malloc((size_t)(t->nvalid * m->outputs) * sizeof(float)))))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	return BNN_OK;
+}
+
+static void train_free(struct trainer *t)
+{
+	free(t->train_idx);
+	free(t->valid_idx);
+	free(t->ws);
+	free(t->xb);
+	free(t->yb);
+	free(t->grad);
+	free(t->out);
+	snapshot_free(&t->start);
+	snapshot_free(&t->best);
+}
+
+/* The optimizer's update with learning rate lr (bnn_optim.h). */
+static void train_update(struct trainer *t, float lr)
+{
+	bnn_state *st = t->st;
+	long n = t->m->nparams;
+	st->step++;
+	if (t->o->optimizer == BNN_OPT_SGD)
+		bnn_sgd_step(n, st->params, t->grad, st->opt_a, lr, st->step, &t->o->sgd);
+	else
+		bnn_adam_step(n, st->params, t->grad, st->opt_a, st->opt_b, lr, st->step, &t->o->adam);
+}
+
+/* Accuracy of raw outputs against the targets of examples idx[0..n). */
+static double train_accuracy(const bnn_model *m, const bnn_dataset *ds, const long *idx, long n,
+                             const float *out)
+{
+	long i, j, right = 0, total = 0, k = m->outputs;
+	if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN)
+		return NAN;
+	for (i = 0; i < n; i++) {
+		const float *z = out + i * k, *y = ds->y + idx[i] * m->targets;
+		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+			long best = 0;
+			for (j = 1; j < k; j++)
+				if (z[j] > z[best])
+					best = j;
+			right += best == (long)y[0];
+			total++;
+		} else {
+			for (j = 0; j < k; j++)
+				right += (z[j] > 0) == (y[j] > 0.5f);
+			total += k;
+		}
+	}
+	return (double)right / (double)total;
+}
+
+/* One pass over the training data; returns BNN_ERANGE on a non-finite loss. */
+static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_epoch, void *ctx,
+                       bnn_err *err)
+{
+	const bnn_model *m = t->m;
+	const bnn_train_options *o = t->o;
+	long batch = o->batch, steps = (t->ntrain + batch - 1) / batch, s, j, seen = 0;
+	double total = 0, t0 = train_now(), last = t0;
+
+	bnn_rng_shuffle(&t->rng, t->train_idx, t->ntrain);
+	r->steps = steps;
+	for (s = 0; s < steps; s++) {
+		long first = s * batch, b = t->ntrain - first < batch ? t->ntrain - first : batch;
+		bnn_pass p;
+		double loss, progress;
+		for (j = 0; j < b; j++) {
+			long e = t->train_idx[first + j];
+			memcpy(t->xb + j * m->inputs, t->train->x + e * m->inputs,
+			       (size_t)m->inputs * sizeof(float));
+			memcpy(t->yb + j * m->targets, t->train->y + e * m->targets,
+			       (size_t)m->targets * sizeof(float));
+		}
+		memset(&p, 0, sizeof p);
+		p.w = t->st->params;
+		p.x = t->xb;
+		p.y = t->yb;
+		p.batch = b;
+		p.ws = t->ws;
+		p.grad = t->grad;
+		loss = m->pass(&p);
+		if (!isfinite(loss))
+			return bnn_fail(err, BNN_ERANGE,
+			                "training diverged in epoch %ld at step %ld: the loss is not finite "
+			                "(try a smaller learning rate, or --set clip=1)",
+			                r->epoch, s + 1);
+		total += loss;
+		seen += b;
+		if (o->clip > 0)
+			bnn_clip_grad_norm(m->nparams, t->grad, o->clip);
+		progress = (double)(r->epoch - 1) + (double)(s + 1) / (double)steps;
+		train_update(t, (float)bnn_schedule_lr(&t->schedule, progress));
+		if (on_epoch && train_now() - last > 0.5) {
+			last = train_now();
+			r->final = 0;
+			r->step = s + 1;
+			r->train_loss = total / (double)seen;
+			r->seconds = last - t0;
+			r->examples_per_second = (double)seen / r->seconds;
+			if (on_epoch(r, ctx))
+				break;
+		}
+	}
+	r->final = 1;
+	r->step = steps;
+	r->train_loss = total / (double)(seen > 0 ? seen : 1);
+	r->seconds = train_now() - t0;
+	r->examples_per_second = r->seconds > 0 ? (double)seen / r->seconds : 0;
+	return BNN_OK;
+}
+
+int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
+              const bnn_train_options *o, const char *checkpoint, bnn_epoch_fn on_epoch,
+              void *ctx, bnn_err *err)
+{
+	struct trainer t;
+	double best_nll = INFINITY;
+	long since_best = 0, e;
+	int rc, have_best = 0;
+
+	memset(&t, 0, sizeof t);
+	t.st = st;
+	t.m = st->model;
+	t.train = train;
+	t.valid = valid;
+	t.o = o;
+	if ((rc = bnn_model_check(t.m, err)) || (rc = train_check_options(o, err)) ||
+	    (rc = train_check_model(t.m, o, err)) ||
+	    (rc = train_check_targets(t.m, train, "the training data", err)) ||
+	    (valid && (rc = train_check_targets(t.m, valid, "the validation data", err))))
+		return rc;
+	if ((rc = train_split(&t, err)) || (rc = train_optimizer_state(&t, err)) ||
+	    (rc = train_alloc(&t, err)))
+		goto done;
+	free(st->options);
+	st->options = bnn_train_options_text(o);
+	t.schedule = o->schedule;
+	t.schedule.total = (double)o->epochs;
+	bnn_rng_seed(&t.rng, o->seed);
+	bnn_rng_jump(&t.rng);
+	bnn_set_threads(o->threads);
+	for (e = 1; e <= o->epochs; e++) {
+		bnn_epoch_report r;
+		memset(&r, 0, sizeof r);
+		r.epoch = e;
+		r.epochs = o->epochs;
+		r.valid_nll = r.valid_accuracy = NAN;
+		snapshot_copy(&t, &t.start, 1);
+		rc = train_epoch(&t, &r, on_epoch, ctx, err);
+		if (rc) {
+			snapshot_copy(&t, &t.start, 0);
+			goto done;
+		}
+		st->epoch++;
+		r.improved = 1;
+		if (t.nvalid > 0) {
+			double nll;
+			rc = bnn_model_outputs(st, t.valid_ds, t.valid_idx, t.nvalid, 256, t.out, &nll, err);
+			if (rc)
+				goto done;
+			r.valid_nll = nll / (double)t.nvalid;
+			r.valid_accuracy = train_accuracy(t.m, t.valid_ds, t.valid_idx, t.nvalid, t.out);
+			r.improved = r.valid_nll < best_nll;
+			if (r.improved) {
+				best_nll = r.valid_nll;
+				since_best = 0;
+				snapshot_copy(&t, &t.best, 1);
+				have_best = 1;
+			} else {
+				since_best++;
+			}
+		}
+		if (checkpoint && r.improved && (rc = bnn_state_save(st, checkpoint, err)))
+			goto done;
+		if (on_epoch && on_epoch(&r, ctx))
+			break;
+		if (t.nvalid > 0 && o->patience > 0 && since_best >= o->patience)
+			break;
+	}
+	if (have_best)
+		snapshot_copy(&t, &t.best, 0);
+done:
+	train_free(&t);
+	return rc;
+}

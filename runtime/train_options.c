@@ -1,0 +1,263 @@
+/*
+ * train_options.c: the training options, their defaults, and setting them
+ * by name from text (the driver's --set NAME=VALUE and its dedicated
+ * flags).  One table lists every option with its kind and range, so the
+ * parser, the error messages, the suggestions for misspelt names and the
+ * text stored in checkpoints all come from the same place.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bnn.h"
+
+bnn_train_options bnn_train_defaults(void)
+{
+	bnn_train_options o;
+
+	memset(&o, 0, sizeof o);
+	o.optimizer = BNN_OPT_ADAM;
+	o.schedule.kind = BNN_SCHEDULE_CONSTANT;
+	o.schedule.lr = 1e-3;
+	o.schedule.gamma = 0.1;
+	o.sgd = bnn_sgd_defaults();
+	o.adam = bnn_adam_defaults();
+	o.epochs = 10;
+	o.batch = 128;
+	o.seed = 1;
+	o.threads = 1;
+	return o;
+}
+
+enum opt_kind { OPT_DOUBLE, OPT_FLOAT, OPT_LONG, OPT_U64, OPT_INT, OPT_BOOL,
+                OPT_OPTIMIZER, OPT_SCHEDULE, OPT_MILESTONES, OPT_WEIGHT_DECAY };
+
+struct opt_def {
+	const char *name;
+	enum opt_kind kind;
+	size_t offset;      /* of the field in bnn_train_options */
+	double min, max;    /* accepted range (inclusive) */
+	const char *help;
+};
+
+#define OFF(field) offsetof(bnn_train_options, field)
+static const struct opt_def opt_defs[] = {
+	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, "sgd, adam or adamw" },
+	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, "base learning rate" },
+	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, "constant, step or cosine" },
+	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, "step: factor at each milestone" },
+	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, "step: epochs, e.g. 30,60" },
+	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, "epochs of linear warm-up" },
+	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, "cosine: final learning rate" },
+	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, "sgd: momentum" },
+	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, "sgd: Nesterov momentum (0 or 1)" },
+	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, "L2 (sgd, adam) or decoupled (adamw) decay" },
+	{ "beta1", OPT_FLOAT, OFF(adam.beta1), 0, 0.999999, "adam: first-moment decay" },
+	{ "beta2", OPT_FLOAT, OFF(adam.beta2), 0, 0.99999999, "adam: second-moment decay" },
+	{ "eps", OPT_FLOAT, OFF(adam.eps), 0, 1, "adam: denominator constant" },
+	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, "gradient-norm clipping (0: off)" },
+	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, "passes over the training data" },
+	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, "examples per step" },
+	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, "random seed" },
+	{ "threads", OPT_INT, OFF(threads), 1, 1024, "BLAS threads" },
+	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, "held-out share of the training data" },
+	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, "early stopping: epochs without improvement (0: off)" },
+};
+#define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
+
+/* Edit distance of two short strings (for "did you mean"). */
+static int opt_distance(const char *a, const char *b)
+{
+	int prev[64], cur[64], i, j, la = (int)strlen(a), lb = (int)strlen(b);
+
+	if (la > 62 || lb > 62)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			int del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof(int) * (size_t)(lb + 1));
+	}
+	return prev[lb];
+}
+
+static int opt_number(const char *name, const char *value, double min,
+                      double max, double *out, bnn_err *err)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
+		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
+	if (v < min || v > max)
+		return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%g, %g]", name,
+		                value, min, max);
+	*out = v;
+	return BNN_OK;
+}
+
+static int opt_integer(const struct opt_def *d, const char *value, double *out,
+                       bnn_err *err)
+{
+	int rc = opt_number(d->name, value, d->min, d->max, out, err);
+
+	if (!rc && *out != floor(*out))
+		rc = bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a whole number",
+		              d->name, value);
+	return rc;
+}
+
+static int opt_milestones(bnn_schedule *s, const char *value, bnn_err *err)
+{
+	char buf[512], *tok, *save = NULL;
+	int n = 0;
+	double v;
+
+	if (strlen(value) >= sizeof buf)
+		return bnn_fail(err, BNN_EINVAL, "option 'milestones': the list is too long");
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == BNN_SCHEDULE_MAX_MILESTONES)
+			return bnn_fail(err, BNN_EINVAL, "option 'milestones': at most %d milestones",
+			                BNN_SCHEDULE_MAX_MILESTONES);
+		if (opt_number("milestones", tok, 0, 1e9, &v, err))
+			return BNN_EINVAL;
+		if (n > 0 && v <= s->milestones[n - 1])
+			return bnn_fail(err, BNN_EINVAL,
+			                "option 'milestones': %s is not after %g (use increasing epochs)",
+			                tok, s->milestones[n - 1]);
+		s->milestones[n++] = v;
+	}
+	if (n == 0)
+		return bnn_fail(err, BNN_EINVAL, "option 'milestones': give epochs such as 30,60");
+	s->nmilestones = n;
+	return BNN_OK;
+}
+
+int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
+                  bnn_err *err)
+{
+	const struct opt_def *d = NULL;
+	char *base = (char *)o;
+	double v;
+	int i, rc, best = -1, best_d = 3;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opt_defs[i].name, name) == 0)
+			d = &opt_defs[i];
+	if (!d) {
+		for (i = 0; i < NOPTS; i++) {
+			int dist = opt_distance(name, opt_defs[i].name);
+			if (dist < best_d) {
+				best_d = dist;
+				best = i;
+			}
+		}
+		if (best >= 0)
+			return bnn_fail(err, BNN_EINVAL, "unknown option '%s'; did you mean '%s'?",
+			                name, opt_defs[best].name);
+		return bnn_fail(err, BNN_EINVAL,
+		                "unknown option '%s' (the options are listed by --help)", name);
+	}
+	switch (d->kind) {
+	case OPT_OPTIMIZER:
+		i = bnn_optimizer_from_name(value);
+		if (i < 0)
+			return bnn_fail(err, BNN_EINVAL,
+			                "unknown optimizer '%s' (choose sgd, adam or adamw)", value);
+		o->optimizer = i;
+		o->adam.decoupled = i == BNN_OPT_ADAMW;
+		return BNN_OK;
+	case OPT_SCHEDULE:
+		if (strcmp(value, "constant") == 0)
+			o->schedule.kind = BNN_SCHEDULE_CONSTANT;
+		else if (strcmp(value, "step") == 0)
+			o->schedule.kind = BNN_SCHEDULE_STEP;
+		else if (strcmp(value, "cosine") == 0)
+			o->schedule.kind = BNN_SCHEDULE_COSINE;
+		else
+			return bnn_fail(err, BNN_EINVAL,
+			                "unknown schedule '%s' (choose constant, step or cosine)", value);
+		return BNN_OK;
+	case OPT_MILESTONES:
+		return opt_milestones(&o->schedule, value, err);
+	case OPT_BOOL:
+		if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0)
+			*(int *)(base + d->offset) = 1;
+		else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0)
+			*(int *)(base + d->offset) = 0;
+		else
+			return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not 0 or 1", name, value);
+		return BNN_OK;
+	case OPT_DOUBLE:
+	case OPT_FLOAT:
+	case OPT_WEIGHT_DECAY:
+		rc = opt_number(name, value, d->min, d->max, &v, err);
+		if (rc)
+			return rc;
+		if (d->kind == OPT_DOUBLE)
+			*(double *)(base + d->offset) = v;
+		else if (d->kind == OPT_FLOAT)
+			*(float *)(base + d->offset) = (float)v;
+		else
+			o->sgd.weight_decay = o->adam.weight_decay = (float)v;
+		return BNN_OK;
+	case OPT_LONG:
+	case OPT_INT:
+	case OPT_U64:
+		rc = opt_integer(d, value, &v, err);
+		if (rc)
+			return rc;
+		if (d->kind == OPT_LONG)
+			*(long *)(base + d->offset) = (long)v;
+		else if (d->kind == OPT_INT)
+			*(int *)(base + d->offset) = (int)v;
+		else
+			*(uint64_t *)(base + d->offset) = strtoull(value, NULL, 10);
+		return BNN_OK;
+	}
+	return bnn_fail(err, BNN_EINVAL, "option '%s' cannot be set", name);
+}
+
+void bnn_train_options_help(FILE *out)
+{
+	int i;
+	for (i = 0; i < NOPTS; i++)
+		fprintf(out, "    %-15s %s\n", opt_defs[i].name, opt_defs[i].help);
+}
+
+char *bnn_train_options_text(const bnn_train_options *o)
+{
+	static const char *const schedules[] = { "constant", "step", "cosine" };
+	char *buf = malloc(1024);
+	int n, i;
+
+	if (!buf)
+		return NULL;
+	n = snprintf(buf, 1024,
+	             "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
+	             "momentum=%.9g nesterov=%d weight_decay=%.9g beta1=%.9g beta2=%.9g "
+	             "eps=%.9g clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
+	             "valid_fraction=%.9g patience=%ld",
+	             bnn_optimizer_name(o->optimizer), o->schedule.lr,
+	             schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
+	             o->schedule.lr_min, (double)o->sgd.momentum, o->sgd.nesterov,
+	             (double)(o->optimizer == BNN_OPT_SGD ? o->sgd.weight_decay : o->adam.weight_decay),
+	             (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, o->clip,
+	             o->epochs, o->batch, (unsigned long long)o->seed, o->threads,
+	             o->valid_fraction, o->patience);
+	for (i = 0; i < o->schedule.nmilestones && n > 0 && n < 1000; i++)
+		n += snprintf(buf + n, (size_t)(1024 - n), "%s%.9g", i ? "," : " milestones=",
+		              o->schedule.milestones[i]);
+	return buf;
+}
