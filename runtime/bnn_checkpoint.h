@@ -99,8 +99,8 @@ uint64_t bnn_ckpt_fingerprint(const bnn_ckpt *ck);
 const char *bnn_ckpt_model_name(const bnn_ckpt *ck);
 
 /** A section's data, or NULL when absent or of the other type.  *n gets
- *  the element count (floats; text length without the NUL), 0 when the
- *  section is absent; n may be NULL.  An empty f32 section gives a
+ *  the element count (floats; text length without the NUL), 0 when NULL
+ *  is returned; n may be NULL.  An empty f32 section gives a
  *  non-NULL pointer and *n == 0.  The result is borrowed: valid until
  *  bnn_ckpt_free(ck) (adding sections does not move it). */
 const float *bnn_ckpt_find_f32(const bnn_ckpt *ck, const char *name,

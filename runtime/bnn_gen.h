@@ -65,9 +65,9 @@ typedef float bnn_real;
 
 /* C = alpha·op(A)·op(B) + beta·C, row-major; op(A) is M×K, op(B) K×N. */
 static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n,
-                                long k, double alpha, const bnn_real *a,
-                                long lda, const bnn_real *b, long ldb,
-                                double beta, bnn_real *c, long ldc)
+                                long k, double alpha, const bnn_real *restrict a,
+                                long lda, const bnn_real *restrict b, long ldb,
+                                double beta, bnn_real *restrict c, long ldc)
 {
 	BNN_GEN_CBLAS_GEMM(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	                   trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n,
@@ -79,8 +79,8 @@ static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n,
 
 /* Y = X·Wᵀ + b: X is B×K, W is N×K, b has N entries (NULL: no bias). */
 static inline void bnn_gen_dense_forward(long batch, long k, long n,
-                                         const bnn_real *x, const bnn_real *w,
-                                         const bnn_real *b, bnn_real *y)
+                                         const bnn_real *restrict x, const bnn_real *restrict w,
+                                         const bnn_real *restrict b, bnn_real *restrict y)
 {
 	long i;
 
@@ -92,9 +92,9 @@ static inline void bnn_gen_dense_forward(long batch, long k, long n,
 
 /* dW = Gᵀ·X (N×K) and db = Σ_i G_i, overwriting dw and db (db may be NULL). */
 static inline void bnn_gen_dense_backward_params(long batch, long k, long n,
-                                                 const bnn_real *x,
-                                                 const bnn_real *g,
-                                                 bnn_real *dw, bnn_real *db)
+                                                 const bnn_real *restrict x,
+                                                 const bnn_real *restrict g,
+                                                 bnn_real *restrict dw, bnn_real *restrict db)
 {
 	long i, j;
 
@@ -110,9 +110,9 @@ static inline void bnn_gen_dense_backward_params(long batch, long k, long n,
 
 /* dX (+)= G·W: G is B×N, W is N×K. */
 static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
-                                                const bnn_real *g,
-                                                const bnn_real *w,
-                                                bnn_real *dx, int accumulate)
+                                                const bnn_real *restrict g,
+                                                const bnn_real *restrict w,
+                                                bnn_real *restrict dx, int accumulate)
 {
 	bnn_gen_gemm(0, 0, batch, k, n, 1.0, g, n, w, k, accumulate ? 1.0 : 0.0,
 	             dx, k);
@@ -128,9 +128,9 @@ static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
  * g2 (B×N) are scratch.
  */
 static inline void bnn_gen_dense_sqgrad(long batch, long k, long n,
-                                        const bnn_real *x, const bnn_real *g,
-                                        bnn_real *sw, bnn_real *sb,
-                                        bnn_real *x2, bnn_real *g2)
+                                        const bnn_real *restrict x, const bnn_real *restrict g,
+                                        bnn_real *restrict sw, bnn_real *restrict sb,
+                                        bnn_real *restrict x2, bnn_real *restrict g2)
 {
 	long i, j;
 
@@ -154,57 +154,62 @@ static inline void bnn_gen_dense_sqgrad(long batch, long k, long n,
  * Forward: y = f(x) over n values.  Backward: dx (+)= dy·f'(x), where the
  * derivative is written with whichever of x and y is cheaper. */
 
-#define BNN_GEN_STORE(dst, v, acc) ((dst) = (acc) ? (dst) + (v) : (v))
+/* dst[i] = expr, or dst[i] += expr when acc, for i in [0, n): the test of
+ * acc sits outside the loops so that both vectorise.  expr uses i. */
+#define BNN_GEN_EACH(n, acc, dst, expr)              \
+	do {                                             \
+		long i;                                      \
+		if (acc)                                     \
+			for (i = 0; i < (n); i++)                \
+				(dst)[i] += (expr);                  \
+		else                                         \
+			for (i = 0; i < (n); i++)                \
+				(dst)[i] = (expr);                   \
+	} while (0)
 
-static inline void bnn_gen_relu_forward(long n, const bnn_real *x, bnn_real *y)
+static inline void bnn_gen_relu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = x[i] > 0 ? x[i] : 0;
 }
-static inline void bnn_gen_relu_backward(long n, const bnn_real *x,
-                                         const bnn_real *y, const bnn_real *dy,
-                                         bnn_real *dx, int acc)
+static inline void bnn_gen_relu_backward(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict y, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
 {
-	long i;
 	(void)y;
-	for (i = 0; i < n; i++)
-		BNN_GEN_STORE(dx[i], x[i] > 0 ? dy[i] : 0, acc);
+	BNN_GEN_EACH(n, acc, dx, x[i] > 0 ? dy[i] : 0);
 }
 
-static inline void bnn_gen_leaky_relu_forward(long n, const bnn_real *x,
-                                              bnn_real *y, bnn_real slope)
+static inline void bnn_gen_leaky_relu_forward(long n, const bnn_real *restrict x,
+                                              bnn_real *restrict y, bnn_real slope)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = x[i] > 0 ? x[i] : slope * x[i];
 }
-static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *x,
-                                               const bnn_real *y,
-                                               const bnn_real *dy,
-                                               bnn_real *dx, int acc,
+static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict x,
+                                               const bnn_real *restrict y,
+                                               const bnn_real *restrict dy,
+                                               bnn_real *restrict dx, int acc,
                                                bnn_real slope)
 {
-	long i;
 	(void)y;
-	for (i = 0; i < n; i++)
-		BNN_GEN_STORE(dx[i], x[i] > 0 ? dy[i] : slope * dy[i], acc);
+	BNN_GEN_EACH(n, acc, dx, x[i] > 0 ? dy[i] : slope * dy[i]);
 }
 
-static inline void bnn_gen_tanh_forward(long n, const bnn_real *x, bnn_real *y)
+static inline void bnn_gen_tanh_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = BNN_GEN_TANH(x[i]);
 }
-static inline void bnn_gen_tanh_backward(long n, const bnn_real *x,
-                                         const bnn_real *y, const bnn_real *dy,
-                                         bnn_real *dx, int acc)
+static inline void bnn_gen_tanh_backward(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict y, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
 {
-	long i;
 	(void)x;
-	for (i = 0; i < n; i++)
-		BNN_GEN_STORE(dx[i], dy[i] * (1 - y[i] * y[i]), acc);
+	BNN_GEN_EACH(n, acc, dx, dy[i] * (1 - y[i] * y[i]));
 }
 
 /* σ(x) = 1/(1 + e^−x), written so that neither branch overflows. */
@@ -215,46 +220,44 @@ static inline bnn_real bnn_gen_sigmoid1(bnn_real x)
 	bnn_real e = BNN_GEN_EXP(x);
 	return e / (1 + e);
 }
-static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *x,
-                                           bnn_real *y)
+static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x,
+                                           bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = bnn_gen_sigmoid1(x[i]);
 }
-static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *x,
-                                            const bnn_real *y,
-                                            const bnn_real *dy, bnn_real *dx,
+static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
+                                            const bnn_real *restrict y,
+                                            const bnn_real *restrict dy, bnn_real *restrict dx,
                                             int acc)
 {
-	long i;
 	(void)x;
-	for (i = 0; i < n; i++)
-		BNN_GEN_STORE(dx[i], dy[i] * y[i] * (1 - y[i]), acc);
+	BNN_GEN_EACH(n, acc, dx, dy[i] * y[i] * (1 - y[i]));
 }
 
 /* GELU, exact: y = x·Φ(x) with Φ the standard normal CDF;
  * y' = Φ(x) + x·φ(x). */
-static inline void bnn_gen_gelu_forward(long n, const bnn_real *x, bnn_real *y)
+static inline void bnn_gen_gelu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = (bnn_real)0.5 * x[i] *
 		       (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440));
 }
-static inline void bnn_gen_gelu_backward(long n, const bnn_real *x,
-                                         const bnn_real *y, const bnn_real *dy,
-                                         bnn_real *dx, int acc)
+/* Φ'(x)·x + Φ(x), the derivative of x·Φ(x). */
+static inline bnn_real bnn_gen_gelu_slope1(bnn_real x)
 {
-	long i;
+	bnn_real cdf = (bnn_real)0.5 * (1 + BNN_GEN_ERF(x * (bnn_real)0.70710678118654752440));
+	bnn_real pdf = (bnn_real)0.39894228040143267794 * BNN_GEN_EXP((bnn_real)-0.5 * x * x);
+	return cdf + x * pdf;
+}
+static inline void bnn_gen_gelu_backward(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict y, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
+{
 	(void)y;
-	for (i = 0; i < n; i++) {
-		bnn_real cdf = (bnn_real)0.5 *
-		               (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440));
-		bnn_real pdf = (bnn_real)0.39894228040143267794 *
-		               BNN_GEN_EXP((bnn_real)-0.5 * x[i] * x[i]);
-		BNN_GEN_STORE(dx[i], dy[i] * (cdf + x[i] * pdf), acc);
-	}
+	BNN_GEN_EACH(n, acc, dx, dy[i] * bnn_gen_gelu_slope1(x[i]));
 }
 
 /* softplus(x) = log(1 + e^x) = max(x, 0) + log1p(e^−|x|); its derivative
@@ -263,62 +266,52 @@ static inline bnn_real bnn_gen_softplus1(bnn_real x)
 {
 	return (x > 0 ? x : 0) + BNN_GEN_LOG1P(BNN_GEN_EXP(-BNN_GEN_FABS(x)));
 }
-static inline void bnn_gen_softplus_forward(long n, const bnn_real *x,
-                                            bnn_real *y)
+static inline void bnn_gen_softplus_forward(long n, const bnn_real *restrict x,
+                                            bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = bnn_gen_softplus1(x[i]);
 }
-static inline void bnn_gen_softplus_backward(long n, const bnn_real *x,
-                                             const bnn_real *y,
-                                             const bnn_real *dy, bnn_real *dx,
+static inline void bnn_gen_softplus_backward(long n, const bnn_real *restrict x,
+                                             const bnn_real *restrict y,
+                                             const bnn_real *restrict dy, bnn_real *restrict dx,
                                              int acc)
 {
-	long i;
 	(void)y;
-	for (i = 0; i < n; i++)
-		BNN_GEN_STORE(dx[i], dy[i] * bnn_gen_sigmoid1(x[i]), acc);
+	BNN_GEN_EACH(n, acc, dx, dy[i] * bnn_gen_sigmoid1(x[i]));
 }
 
-static inline void bnn_gen_cos_forward(long n, const bnn_real *x, bnn_real *y)
+static inline void bnn_gen_cos_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < n; i++)
 		y[i] = BNN_GEN_COS(x[i]);
 }
-static inline void bnn_gen_cos_backward(long n, const bnn_real *x,
-                                        const bnn_real *y, const bnn_real *dy,
-                                        bnn_real *dx, int acc)
+static inline void bnn_gen_cos_backward(long n, const bnn_real *restrict x,
+                                        const bnn_real *restrict y, const bnn_real *restrict dy,
+                                        bnn_real *restrict dx, int acc)
 {
-	long i;
 	(void)y;
-	for (i = 0; i < n; i++)
-		BNN_GEN_STORE(dx[i], -dy[i] * BNN_GEN_SIN(x[i]), acc);
+	BNN_GEN_EACH(n, acc, dx, -dy[i] * BNN_GEN_SIN(x[i]));
 }
 
 /* identity and flatten: a copy (the layout of [C, H, W] is already flat). */
-static inline void bnn_gen_copy_forward(long n, const bnn_real *x, bnn_real *y)
+static inline void bnn_gen_copy_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 	memcpy(y, x, (size_t)n * sizeof *y);
 }
-static inline void bnn_gen_copy_backward(long n, const bnn_real *dy,
-                                         bnn_real *dx, int acc)
+static inline void bnn_gen_copy_backward(long n, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
 {
-	long i;
-	if (!acc) {
-		memcpy(dx, dy, (size_t)n * sizeof *dx);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		dx[i] += dy[i];
+	BNN_GEN_EACH(n, acc, dx, dy[i]);
 }
 
 /* ---- add and concat ------------------------------------------------------- */
 
 /* y (+)= x over n values: add's forward (first input copied, the rest
  * added) and backward (every input receives dy). */
-static inline void bnn_gen_add_into(long n, const bnn_real *x, bnn_real *y,
+static inline void bnn_gen_add_into(long n, const bnn_real *restrict x, bnn_real *restrict y,
                                     int acc)
 {
 	bnn_gen_copy_backward(n, x, y, acc);
@@ -327,15 +320,15 @@ static inline void bnn_gen_add_into(long n, const bnn_real *x, bnn_real *y,
 /* concat of feature vectors: row i of x (width k) goes to columns
  * [col, col + k) of y (width n). */
 static inline void bnn_gen_concat_forward(long batch, long k, long n, long col,
-                                          const bnn_real *x, bnn_real *y)
+                                          const bnn_real *restrict x, bnn_real *restrict y)
 {
 	long i;
 	for (i = 0; i < batch; i++)
 		memcpy(y + i * n + col, x + i * k, (size_t)k * sizeof *y);
 }
 static inline void bnn_gen_concat_backward(long batch, long k, long n,
-                                           long col, const bnn_real *dy,
-                                           bnn_real *dx, int acc)
+                                           long col, const bnn_real *restrict dy,
+                                           bnn_real *restrict dx, int acc)
 {
 	long i;
 	for (i = 0; i < batch; i++)
@@ -348,8 +341,8 @@ static inline void bnn_gen_concat_backward(long batch, long k, long n,
 
 /* categorical over K logits; y holds class labels as exact values:
  * ℓ = logsumexp(z) − z_y;  dz = (softmax(z) − onehot(y))/B. */
-static inline double bnn_gen_categorical(long batch, long k, const bnn_real *z,
-                                         const bnn_real *y, bnn_real *dz)
+static inline double bnn_gen_categorical(long batch, long k, const bnn_real *restrict z,
+                                         const bnn_real *restrict y, bnn_real *restrict dz)
 {
 	double loss = 0;
 	long i, j;
@@ -375,8 +368,8 @@ static inline double bnn_gen_categorical(long batch, long k, const bnn_real *z,
 
 /* bernoulli over K independent logits, y in {0, 1}:
  * ℓ = Σ_k softplus(z_k) − y_k·z_k;  dz = (σ(z) − y)/B. */
-static inline double bnn_gen_bernoulli(long batch, long k, const bnn_real *z,
-                                       const bnn_real *y, bnn_real *dz)
+static inline double bnn_gen_bernoulli(long batch, long k, const bnn_real *restrict z,
+                                       const bnn_real *restrict y, bnn_real *restrict dz)
 {
 	double loss = 0;
 	long i;
@@ -393,9 +386,9 @@ static inline double bnn_gen_bernoulli(long batch, long k, const bnn_real *z,
 /* gaussian with a fixed σ per model, mean μ = z:
  * ℓ = Σ_k ½log(2π) + log σ + (y − μ)²/(2σ²);  dμ = (μ − y)/(σ²·B). */
 static inline double bnn_gen_gaussian_fixed(long batch, long k,
-                                            const bnn_real *z,
-                                            const bnn_real *y, double sigma,
-                                            bnn_real *dz)
+                                            const bnn_real *restrict z,
+                                            const bnn_real *restrict y, double sigma,
+                                            bnn_real *restrict dz)
 {
 	double loss = 0, inv_var = 1 / (sigma * sigma);
 	long i;
@@ -417,10 +410,10 @@ static inline double bnn_gen_gaussian_fixed(long batch, long k,
  * mean of squares; NULL: skipped).
  */
 static inline double bnn_gen_gaussian_learned(long batch, long k,
-                                              const bnn_real *z,
-                                              const bnn_real *y,
-                                              const bnn_real *s, bnn_real *dz,
-                                              bnn_real *ds, bnn_real *ss)
+                                              const bnn_real *restrict z,
+                                              const bnn_real *restrict y,
+                                              const bnn_real *restrict s, bnn_real *restrict dz,
+                                              bnn_real *restrict ds, bnn_real *restrict ss)
 {
 	double loss = 0;
 	long i, j;

@@ -17,7 +17,9 @@
  *   AdamW (Loshchilov and Hutter):  as Adam without the λw in g, and
  *       w ← w − ηλw applied alongside the Adam step (decoupled decay).
  *
- * The docs (docs/training.md) state the same rules and their defaults.
+ * The arrays of one call must not overlap (the loops are vectorised on
+ * that assumption).  docs/optimizers.md states the same rules as
+ * equations, with their defaults, the schedules and clipping.
  */
 #ifndef BNN_OPTIM_H
 #define BNN_OPTIM_H
@@ -48,21 +50,28 @@ bnn_adam_params bnn_adam_defaults(void);
 
 /**
  * One SGD step.  buf holds the momentum buffer (n floats, zero before the
- * first step); step is 1 at the first step.  g is not modified.
+ * first step; not used, and may be NULL, when p->momentum is 0); step is
+ * 1 at the first step, where b ← g (step <= 1 counts as the first).  g is
+ * not modified.
  */
 void bnn_sgd_step(long n, float *w, const float *g, float *buf, float lr,
                   long step, const bnn_sgd_params *p);
 
 /**
  * One Adam or AdamW step.  m and v are the moment estimates (n floats
- * each, zero before the first step); step is t, 1 at the first step.
+ * each, zero before the first step); step is t, 1 at the first step
+ * (step < 1 counts as 1).  β1 and β2 must be in [0, 1).  g is not
+ * modified.  √v̂ is computed to float precision (relative error below
+ * 2.5e-7) for v >= 2^-126 and as √(2^-126) below that.
  */
 void bnn_adam_step(long n, float *w, const float *g, float *m, float *v,
                    float lr, long step, const bnn_adam_params *p);
 
 /**
- * Scale g in place so that its Euclidean norm is at most max_norm (no
- * change when max_norm <= 0 or the norm is already within it).
+ * Scale g in place so that its Euclidean norm is at most max_norm:
+ * g ← g · (max_norm / norm) when norm > max_norm.  No change when
+ * max_norm <= 0, when the norm is already within it, or when the norm is
+ * infinite or NaN (so a divergence stays visible).
  * @return the norm before clipping (accumulated in double).
  */
 double bnn_clip_grad_norm(long n, float *g, double max_norm);
@@ -91,9 +100,12 @@ typedef struct bnn_schedule {
  * The learning rate at training progress t, in epochs (fractional: the
  * trainer passes t = (steps done, counting this one) / steps per epoch).
  * Warm-up: while t < warmup the rate is base(t) · t / warmup.
- * STEP: base = lr · gamma^k with k the number of milestones m with t > m.
+ * STEP: base = lr · gamma^k with k the number of milestones m with t > m
+ *   (the first min(nmilestones, BNN_SCHEDULE_MAX_MILESTONES) of them).
  * COSINE: base = lr_min + (lr − lr_min)(1 + cos(π·u))/2 with
- *   u = clamp((t − warmup)/(total − warmup), 0, 1).
+ *   u = clamp((t − warmup)/(total − warmup), 0, 1); when total <= warmup,
+ *   u = 0 for t <= warmup and 1 after (no division by zero).
+ * t < 0 or NaN counts as 0.  Never fails.
  */
 double bnn_schedule_lr(const bnn_schedule *s, double t);
 

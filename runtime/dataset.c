@@ -1,2 +1,66 @@
-/* dataset.c: placeholder, being written. */
+/*
+ * dataset.c: what every data set shares whatever file it came from:
+ * releasing it (bnn_dataset_free) and checking that its targets are class
+ * labels a categorical or bernoulli model can take (bnn_data_check_labels).
+ * The readers themselves are in data_idx.c and data_csv.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "bnn.h"
+
+void bnn_dataset_free(bnn_dataset *ds)
+{
+	long i;
+
+	if (!ds)
+		return;
+	if (ds->columns)
+		for (i = 0; i < ds->features; i++)
+			free(ds->columns[i]);
+	free(ds->columns);
+	free(ds->x);
+	free(ds->y);
+	memset(ds, 0, sizeof *ds);
+}
+
+int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
+                          bnn_err *err)
+{
+	long i, t;
+	char where[64];
+
+	if (!source)
+		source = "data";
+	if (!ds)
+		return bnn_fail(err, BNN_EINVAL, "%s: no data set", source);
+	if (k < 1)
+		return bnn_fail(err, BNN_EINVAL, "%s: bnn_data_check_labels: "
+		                "k must be at least 1", source);
+	if (ds->targets < 1 || !ds->y)
+		return bnn_fail(err, BNN_EINVAL,
+		                "%s: the data set has no labels", source);
+	for (i = 0; i < ds->n * ds->targets; i++) {
+		double v = ds->y[i];
+
+		if (isfinite(v) && v == floor(v) && v >= 0 && v < k)
+			continue;
+		/* Example i / targets + 1, target i % targets + 1. */
+		t = ds->targets;
+		if (t > 1)
+			snprintf(where, sizeof where, "example %ld, target %ld",
+			         i / t + 1, i % t + 1);
+		else
+			snprintf(where, sizeof where, "example %ld", i + 1);
+		if (!isfinite(v) || v != floor(v))
+			return bnn_fail(err, BNN_EFORMAT,
+			                "%s: %s: label %g is not an integer",
+			                source, where, v);
+		return bnn_fail(err, BNN_ERANGE,
+		                "%s: %s: label %g is outside [0, %d)", source,
+		                where, v, k);
+	}
+	return BNN_OK;
+}

@@ -57,7 +57,7 @@ static const struct opt_def opt_defs[] = {
 	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, "L2 (sgd, adam) or decoupled (adamw) decay" },
 	{ "beta1", OPT_FLOAT, OFF(adam.beta1), 0, 0.999999, "adam: first-moment decay" },
 	{ "beta2", OPT_FLOAT, OFF(adam.beta2), 0, 0.99999999, "adam: second-moment decay" },
-	{ "eps", OPT_FLOAT, OFF(adam.eps), 0, 1, "adam: denominator constant" },
+	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, "adam: denominator constant (> 0)" },
 	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, "gradient-norm clipping (0: off)" },
 	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, "passes over the training data" },
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, "examples per step" },

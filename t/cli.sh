@@ -19,7 +19,7 @@ BNN
 
 run "$BNNC" --help
 is "$run_status" 0 "--help exits 0"
-case $run_out in "Usage: bnnc --check FILE..."*) r=0 ;; *) r=1 ;; esac
+case $run_out in "Usage: bnnc [--main] [-o OUTPUT.c] FILE"*) r=0 ;; *) r=1 ;; esac
 ok $r "--help starts with the usage line"
 run "$BNNC" -h
 is "$run_status" 0 "-h is --help"
@@ -30,8 +30,8 @@ is "$run_out" "bnnc 0.1.0" "--version prints the version"
 
 run "$BNNC"
 is "$run_status" 2 "no arguments is a usage error"
-is "$run_err" "bnnc: no action given: use --check or --summary
-Try 'bnnc --help' for more information." "and says what to do"
+is "$run_err" "bnnc: no input files
+Try 'bnnc --help' for more information." "and says what is missing"
 
 run "$BNNC" --frobnicate good.bnn
 is "$run_status" 2 "an unknown option is a usage error"
@@ -47,10 +47,42 @@ run "$BNNC" --check --summary good.bnn
 is "$run_status" 2 "two actions are a usage error"
 
 run "$BNNC" --check -o out.txt good.bnn
-is "$run_status" 2 "-o goes with --summary only"
+is "$run_status" 2 "-o does not go with --check"
+is "$run_err" "bnnc: -o does not go with --check
+Try 'bnnc --help' for more information." "and says so"
+
+run "$BNNC" --summary --main good.bnn
+is "$run_status" 2 "--main goes with code generation only"
+
+run "$BNNC" good.bnn good.bnn
+is "$run_status" 2 "code generation takes one model"
+is "$run_err" "bnnc: code generation takes one model file (use --check for several)
+Try 'bnnc --help' for more information." "and says so"
+
+run "$BNNC" -o out.txt good.bnn
+is "$run_status" 2 "code generation needs a .c output"
+is "$run_err" "bnnc: -o 'out.txt' must name a C file ending in .c
+Try 'bnnc --help' for more information." "and says so"
+
+run "$BNNC" - <good.bnn
+is "$run_status" 2 "generating from standard input needs -o"
 
 run "$BNNC" --summary good.bnn -o
 is "$run_status" 2 "-o without a file name"
+
+run "$BNNC" good.bnn
+is "$run_status" 0 "code generation is the default action"
+ok "$(test -s good.c && test -s good.h; echo $?)" "it writes good.c and good.h next to the working directory"
+is "$run_out$run_err" "" "and prints nothing"
+run "$BNNC" -o gen/model.c good.bnn
+is "$run_status" 1 "an output directory that does not exist is an error"
+case $run_err in "bnnc: cannot write gen/model."[ch]": No such file or directory") r=0 ;; *) r=1 ;; esac
+ok $r "which names the file: $run_err"
+run "$BNNC" -o bad.c bad.bnn
+is "$run_status" 1 "an invalid model generates nothing"
+ok "$(test ! -e bad.c && test ! -e bad.h; echo $?)" "no half-written files are left"
+ls ./*.tmp.* >/dev/null 2>&1
+ok "$(test $? -ne 0; echo $?)" "and no temporary files"
 
 run "$BNNC" --check good.bnn
 is "$run_status" 0 "--check on a valid model exits 0"

@@ -192,6 +192,9 @@ static double tap_abs(double x)
  * their difference and the KIND ("absolute"/"relative") of tolerance TOL. */
 static int tap_float_result(const char *file, int line, int pass, double got,
                             double want, double tol, const char *kind,
+                            const char *fmt, va_list ap) TAP_PRINTF(8, 0);
+static int tap_float_result(const char *file, int line, int pass, double got,
+                            double want, double tol, const char *kind,
                             const char *fmt, va_list ap)
 {
 	int r = tap_vresult(file, line, pass, fmt, ap);

@@ -1,0 +1,548 @@
+/*
+ * bench.c: the speed benchmarks of the generated code (`make bench`).
+ *
+ * Everything runs on one thread (bnn_set_threads(1); bench/run.sh also
+ * exports OPENBLAS_NUM_THREADS=1) and prints one JSON object per line on
+ * stdout; bench/run.sh sets the figures beside PyTorch's
+ * (bench/torch_mlp.py) and docs/benchmarks.md explains them.  Measured:
+ *
+ *   fma_peak         the core's FP32 FMA rate (bench/peak.c), which every
+ *                    GEMM rate below is divided by;
+ *   gemm_784x512     the three products of the 784->512 dense layer at
+ *                    batch 128 (forward Y = X·Wᵀ, dW = Gᵀ·X, dX = G·W),
+ *                    through cblas_sgemm exactly as bnn_gen.h calls it;
+ *   adam_step        one training step: the generated pass with the
+ *                    gradient, then bnn_adam_step over all parameters, on a
+ *                    fixed random batch reused at every step, for
+ *                    fashion_point (784-512-512-10, batch 32 and 128) and
+ *                    mlp13 (13-50-50-1, batch 32);
+ *   step_parts       the same step split into the pass and the Adam update;
+ *   sqgrad_overhead  the step with the per-example squared gradients
+ *                    (VOGN's sqgrad) requested too, against the plain step
+ *                    (their repeats interleaved: the median of the ratios
+ *                    of neighbouring repeats).
+ *
+ * Each figure is the median of `repeats` timed repeats (default 7), each at
+ * least `min_time` seconds long (default 0.2), after a warm-up of the same
+ * length.  A training run restarts from the same initial parameters and
+ * zeroed Adam moments at every repeat (outside the timed region), so every
+ * repeat times the same arithmetic.
+ *
+ * Usage: bench [--repeats N] [--min-time SECONDS]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "bnn.h"
+#include "fashion_point.h"
+#include "mlp13.h"
+#include "peak.h"
+
+#define BENCH_MAX_REPEATS 64
+
+/* How long and how often to measure. */
+typedef struct bench_opts {
+	int repeats;        /* timed repeats per figure, 1 .. BENCH_MAX_REPEATS */
+	double min_time;    /* least seconds per repeat, and of the warm-up */
+} bench_opts;
+
+/*
+ * A timed operation: `run` does one unit of work (a step, a product) on
+ * `ctx`; `reset`, if not NULL, restores the starting state before the
+ * warm-up and before every repeat and is not timed.
+ */
+typedef struct bench_op {
+	void (*run)(void *ctx);
+	void (*reset)(void *ctx);
+	void *ctx;
+} bench_op;
+
+/* What bench_measure found. */
+typedef struct bench_result {
+	double seconds;     /* median seconds per unit of work */
+	long units;         /* units of work in the last repeat */
+} bench_result;
+
+/* One training run of a generated model on a fixed random batch. */
+typedef struct bench_net {
+	const bnn_model *m;
+	const char *shape;  /* the layer widths, "784-512-512-10" */
+	long batch;
+	int with_sqgrad;    /* the pass also computes sqgrad */
+	bnn_adam_params adam;
+	long step;          /* Adam's t */
+	float *w0;          /* the initial parameters */
+	float *w, *g, *sq;  /* parameters, gradient, squared gradients */
+	float *am, *av;     /* Adam's moments */
+	float *x, *y, *ws;  /* the batch and the pass's workspace */
+} bench_net;
+
+/* The operands of the 784->512 layer's products. */
+typedef struct bench_gemm {
+	long b, k, n;       /* batch, in, out */
+	float *x, *w, *g;   /* B×K inputs, N×K weights, B×N deltas */
+	float *y, *dw, *dx; /* their products */
+} bench_gemm;
+
+/* Keeps results alive so no work can be optimised away. */
+static volatile double bench_sink;
+
+/* malloc that aborts the benchmark on failure; 64-byte aligned, like the
+ * buffers a careful caller of the generated code would pass. */
+static float *bench_alloc(size_t n)
+{
+	size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+	float *p = aligned_alloc(64, bytes ? bytes : 64);
+
+	if (!p) {
+		fprintf(stderr, "bench: out of memory (%zu bytes)\n", bytes);
+		exit(1);
+	}
+	memset(p, 0, bytes);
+	return p;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of v[0..n), which it sorts. */
+static double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Warm up op for at least min_time seconds; return the number of units a
+ * repeat should run to last about 1.1 × min_time. */
+static long bench_warm_up(const bench_op *op, double min_time)
+{
+	double t0, t;
+	long units = 0;
+
+	if (op->reset)
+		op->reset(op->ctx);
+	t0 = bnn_bench_now();
+	do {
+		op->run(op->ctx);
+		units++;
+	} while ((t = bnn_bench_now() - t0) < min_time);
+	return (long)ceil(1.1 * min_time / (t / (double)units));
+}
+
+/* One timed repeat: the estimated number of units, then one at a time
+ * until min_time has passed, so that no repeat is ever short.  Returns
+ * seconds per unit; *done gets the number of units run. */
+static double bench_repeat(const bench_op *op, long units, double min_time,
+                           long *done)
+{
+	double t0, t;
+	long k;
+
+	if (op->reset)
+		op->reset(op->ctx);
+	t0 = bnn_bench_now();
+	for (k = 0; k < units; k++)
+		op->run(op->ctx);
+	while ((t = bnn_bench_now() - t0) < min_time) {
+		op->run(op->ctx);
+		k++;
+	}
+	*done = k;
+	return t / (double)k;
+}
+
+/* Time op: a warm-up, then o->repeats repeats; the median. */
+static bench_result bench_measure(const bench_op *op, const bench_opts *o)
+{
+	double per[BENCH_MAX_REPEATS];
+	long units = bench_warm_up(op, o->min_time);
+	bench_result r;
+	int i;
+
+	for (i = 0; i < o->repeats; i++)
+		per[i] = bench_repeat(op, units, o->min_time, &r.units);
+	r.seconds = bench_median(per, o->repeats);
+	return r;
+}
+
+/*
+ * Time a against b with their repeats interleaved (a, b, a, b, ...), so
+ * that both see the same machine when its load drifts (shared machines);
+ * *ratio gets the median of the per-pair ratios t_b / t_a.
+ */
+static void bench_measure_pair(const bench_op *a, const bench_op *b,
+                               const bench_opts *o, bench_result *ra,
+                               bench_result *rb, double *ratio)
+{
+	double pa[BENCH_MAX_REPEATS], pb[BENCH_MAX_REPEATS];
+	double q[BENCH_MAX_REPEATS];
+	long ua = bench_warm_up(a, o->min_time), ub = bench_warm_up(b, o->min_time);
+	int i;
+
+	for (i = 0; i < o->repeats; i++) {
+		pa[i] = bench_repeat(a, ua, o->min_time, &ra->units);
+		pb[i] = bench_repeat(b, ub, o->min_time, &rb->units);
+		q[i] = pb[i] / pa[i];
+	}
+	ra->seconds = bench_median(pa, o->repeats);
+	rb->seconds = bench_median(pb, o->repeats);
+	*ratio = bench_median(q, o->repeats);
+}
+
+/* ---- training steps --------------------------------------------------- */
+
+static void bench_net_reset(void *ctx)
+{
+	bench_net *b = ctx;
+	size_t n = (size_t)b->m->nparams;
+
+	memcpy(b->w, b->w0, n * sizeof *b->w);
+	memset(b->am, 0, n * sizeof *b->am);
+	memset(b->av, 0, n * sizeof *b->av);
+	b->step = 0;
+}
+
+/* The pass with the gradient (and sqgrad when asked for). */
+static void bench_net_pass(void *ctx)
+{
+	bench_net *b = ctx;
+	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g,
+	               b->with_sqgrad ? b->sq : NULL };
+
+	bench_sink = b->m->pass(&p);
+}
+
+/* Adam alone, on whatever gradient the last pass left. */
+static void bench_net_adam(void *ctx)
+{
+	bench_net *b = ctx;
+
+	b->step++;
+	bnn_adam_step(b->m->nparams, b->w, b->g, b->am, b->av, 1e-3f, b->step,
+	              &b->adam);
+}
+
+/* One training step: the pass, then Adam. */
+static void bench_net_step(void *ctx)
+{
+	bench_net *b = ctx;
+
+	b->with_sqgrad = 0;
+	bench_net_pass(ctx);
+	bench_net_adam(ctx);
+}
+
+/* The same step with sqgrad requested as well (VOGN's pass). */
+static void bench_net_step_sqgrad(void *ctx)
+{
+	bench_net *b = ctx;
+
+	b->with_sqgrad = 1;
+	bench_net_pass(ctx);
+	bench_net_adam(ctx);
+}
+
+/* Set up a training run of model m at this batch: He/Glorot-initialised
+ * parameters, standard normal inputs, random labels (categorical) or
+ * standard normal targets (gaussian). */
+static void bench_net_init(bench_net *b, const bnn_model *m, const char *shape,
+                           long batch, uint64_t seed)
+{
+	bnn_rng rng;
+	size_t n = (size_t)m->nparams;
+	long i;
+
+	memset(b, 0, sizeof *b);
+	b->m = m;
+	b->shape = shape;
+	b->batch = batch;
+	b->adam = bnn_adam_defaults();
+	b->w0 = bench_alloc(n);
+	b->w = bench_alloc(n);
+	b->g = bench_alloc(n);
+	b->sq = bench_alloc(n);
+	b->am = bench_alloc(n);
+	b->av = bench_alloc(n);
+	b->x = bench_alloc((size_t)(batch * m->inputs));
+	b->y = bench_alloc((size_t)(batch * m->targets));
+	b->ws = bench_alloc(m->workspace_floats(batch));
+	bnn_rng_seed(&rng, seed);
+	bnn_params_init(m, b->w0, &rng);
+	bnn_rng_normal(&rng, b->x, (size_t)(batch * m->inputs));
+	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
+		for (i = 0; i < batch; i++)
+			b->y[i] = (float)bnn_rng_below(&rng, (uint64_t)m->outputs);
+	else
+		bnn_rng_normal(&rng, b->y, (size_t)(batch * m->targets));
+	bench_net_reset(b);
+}
+
+static void bench_net_free(bench_net *b)
+{
+	free(b->w0);
+	free(b->w);
+	free(b->g);
+	free(b->sq);
+	free(b->am);
+	free(b->av);
+	free(b->x);
+	free(b->y);
+	free(b->ws);
+}
+
+/*
+ * The floating-point operations of the matrix products of one training
+ * step: per dense layer 2·B·in·out for the forward product and as many for
+ * dW; dX as well except for a layer reading the model's input (the
+ * generated code skips the input's delta).  These networks are chains, so
+ * that is the first layer.
+ */
+static double bench_net_gemm_flops(const bench_net *b)
+{
+	double f = 0;
+	int l;
+
+	for (l = 0; l < b->m->nlayers; l++) {
+		const bnn_layer *ly = &b->m->layers[l];
+		double mn = 2.0 * (double)b->batch * (double)ly->in_features *
+		            (double)ly->out_features;
+		f += (l == 0 ? 2 : 3) * mn;
+	}
+	return f;
+}
+
+/* Time the Adam step of one network; print adam_step and step_parts. */
+static void bench_adam(bench_net *b, const bench_opts *o, double peak)
+{
+	bench_op step = { bench_net_step, bench_net_reset, b };
+	bench_op pass = { bench_net_pass, bench_net_reset, b };
+	bench_op adam = { bench_net_adam, bench_net_reset, b };
+	bench_result rs, rp, ra;
+	double gf = bench_net_gemm_flops(b) * 1e-9;
+
+	rs = bench_measure(&step, o);
+	printf("{\"bench\":\"adam_step\",\"impl\":\"bnnc\",\"net\":\"%s\","
+	       "\"batch\":%ld,\"ms_per_step\":%.4f,\"steps_per_s\":%.1f,"
+	       "\"examples_per_s\":%.0f,\"gemm_gflop_per_step\":%.4f,"
+	       "\"gflops\":%.2f,\"fraction_of_peak\":%.3f,\"repeats\":%d,"
+	       "\"steps_per_repeat\":%ld}\n",
+	       b->shape, b->batch, 1e3 * rs.seconds, 1 / rs.seconds,
+	       (double)b->batch / rs.seconds, gf, gf / rs.seconds,
+	       gf / rs.seconds / peak, o->repeats, rs.units);
+	fflush(stdout);
+	b->with_sqgrad = 0;
+	rp = bench_measure(&pass, o);
+	bench_net_pass(b); /* a gradient for Adam to apply */
+	ra = bench_measure(&adam, o);
+	printf("{\"bench\":\"step_parts\",\"impl\":\"bnnc\",\"net\":\"%s\","
+	       "\"batch\":%ld,\"pass_ms\":%.4f,\"adam_ms\":%.4f,"
+	       "\"nparams\":%ld,\"adam_ns_per_param\":%.3f}\n",
+	       b->shape, b->batch, 1e3 * rp.seconds, 1e3 * ra.seconds,
+	       b->m->nparams, 1e9 * ra.seconds / (double)b->m->nparams);
+	fflush(stdout);
+}
+
+/*
+ * Time the step with sqgrad against the plain step, their repeats
+ * interleaved, and print the ratio.  The two ops share one training run;
+ * the reset before every repeat makes that harmless.
+ */
+static void bench_sqgrad(bench_net *b, const bench_opts *o)
+{
+	bench_op plain = { bench_net_step, bench_net_reset, b };
+	bench_op with = { bench_net_step_sqgrad, bench_net_reset, b };
+	bench_result rp, rw;
+	double ratio;
+
+	bench_measure_pair(&plain, &with, o, &rp, &rw, &ratio);
+	printf("{\"bench\":\"sqgrad_overhead\",\"impl\":\"bnnc\",\"net\":\"%s\","
+	       "\"batch\":%ld,\"ms_per_step\":%.4f,\"plain_ms_per_step\":%.4f,"
+	       "\"ratio\":%.3f}\n",
+	       b->shape, b->batch, 1e3 * rw.seconds, 1e3 * rp.seconds, ratio);
+	fflush(stdout);
+}
+
+/* ---- the 784->512 layer's products -------------------------------------- */
+
+/* Y = X·Wᵀ, as bnn_gen_dense_forward. */
+static void bench_gemm_forward(void *ctx)
+{
+	bench_gemm *q = ctx;
+
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)q->b,
+	            (int)q->n, (int)q->k, 1.0f, q->x, (int)q->k, q->w,
+	            (int)q->k, 0.0f, q->y, (int)q->n);
+}
+
+/* dW = Gᵀ·X, as bnn_gen_dense_backward_params. */
+static void bench_gemm_dw(void *ctx)
+{
+	bench_gemm *q = ctx;
+
+	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)q->n,
+	            (int)q->k, (int)q->b, 1.0f, q->g, (int)q->n, q->x,
+	            (int)q->k, 0.0f, q->dw, (int)q->k);
+}
+
+/* dX = G·W, as bnn_gen_dense_backward_input. */
+static void bench_gemm_dx(void *ctx)
+{
+	bench_gemm *q = ctx;
+
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)q->b,
+	            (int)q->k, (int)q->n, 1.0f, q->g, (int)q->n, q->w,
+	            (int)q->k, 0.0f, q->dx, (int)q->k);
+}
+
+static void bench_gemm_all(void *ctx)
+{
+	bench_gemm_forward(ctx);
+	bench_gemm_dw(ctx);
+	bench_gemm_dx(ctx);
+}
+
+static void bench_gemms(const bench_opts *o, double peak)
+{
+	static const struct {
+		const char *name;
+		void (*run)(void *);
+		int products;
+	} ops[] = {
+		{ "forward", bench_gemm_forward, 1 },
+		{ "dW", bench_gemm_dw, 1 },
+		{ "dX", bench_gemm_dx, 1 },
+		{ "all3", bench_gemm_all, 3 },
+	};
+	bench_gemm q = { 128, 784, 512, NULL, NULL, NULL, NULL, NULL, NULL };
+	bnn_rng rng;
+	size_t i;
+
+	q.x = bench_alloc((size_t)(q.b * q.k));
+	q.w = bench_alloc((size_t)(q.n * q.k));
+	q.g = bench_alloc((size_t)(q.b * q.n));
+	q.y = bench_alloc((size_t)(q.b * q.n));
+	q.dw = bench_alloc((size_t)(q.n * q.k));
+	q.dx = bench_alloc((size_t)(q.b * q.k));
+	bnn_rng_seed(&rng, 3);
+	bnn_rng_normal(&rng, q.x, (size_t)(q.b * q.k));
+	bnn_rng_normal(&rng, q.w, (size_t)(q.n * q.k));
+	bnn_rng_normal(&rng, q.g, (size_t)(q.b * q.n));
+	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		bench_op op = { ops[i].run, NULL, &q };
+		bench_result r = bench_measure(&op, o);
+		double gf = 2e-9 * ops[i].products * (double)(q.b * q.k * q.n);
+
+		printf("{\"bench\":\"gemm_784x512\",\"impl\":\"openblas\","
+		       "\"op\":\"%s\",\"batch\":%ld,\"ms\":%.4f,\"gflops\":%.2f,"
+		       "\"fraction_of_peak\":%.3f}\n",
+		       ops[i].name, q.b, 1e3 * r.seconds, gf / r.seconds,
+		       gf / r.seconds / peak);
+		fflush(stdout);
+	}
+	free(q.x);
+	free(q.w);
+	free(q.g);
+	free(q.y);
+	free(q.dw);
+	free(q.dx);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+/* Print s as a JSON string (it comes from OpenBLAS: escape to be safe). */
+static void bench_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void bench_usage(void)
+{
+	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]\n");
+	exit(2);
+}
+
+static void bench_args(int argc, char **argv, bench_opts *o)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		char *end;
+		if (i + 1 < argc && !strcmp(argv[i], "--repeats")) {
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > BENCH_MAX_REPEATS)
+				bench_usage();
+			o->repeats = (int)v;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--min-time")) {
+			double v = strtod(argv[++i], &end);
+			if (*end || !(v > 0 && v <= 60))
+				bench_usage();
+			o->min_time = v;
+		} else {
+			bench_usage();
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	bench_opts o = { 7, 0.2 };
+	bnn_bench_peak pk;
+	bench_net net;
+	bnn_err err;
+
+	bench_args(argc, argv, &o);
+	if (bnn_model_check(&fashion_point_model, &err) ||
+	    bnn_model_check(&mlp13_model, &err)) {
+		fprintf(stderr, "bench: %s\n", err.message);
+		return 1;
+	}
+	bnn_set_threads(1);
+
+	printf("{\"bench\":\"env\",\"blas_core\":");
+	bench_json_str(openblas_get_corename());
+	printf(",\"blas_config\":");
+	bench_json_str(openblas_get_config());
+	printf(",\"threads\":1,\"repeats\":%d,\"min_time_s\":%.3f}\n",
+	       o.repeats, o.min_time);
+
+	pk = bnn_bench_fma_peak(o.repeats, o.min_time);
+	printf("{\"bench\":\"fma_peak\",\"gflops\":%.2f,\"best_gflops\":%.2f,"
+	       "\"chains\":%d,\"lanes\":%d,\"repeats\":%d}\n",
+	       pk.gflops, pk.best, pk.chains, pk.lanes, pk.repeats);
+	fflush(stdout);
+
+	bench_gemms(&o, pk.gflops);
+
+	bench_net_init(&net, &fashion_point_model, "784-512-512-10", 32, 1);
+	bench_adam(&net, &o, pk.gflops);
+	bench_sqgrad(&net, &o);
+	bench_net_free(&net);
+
+	bench_net_init(&net, &fashion_point_model, "784-512-512-10", 128, 1);
+	bench_adam(&net, &o, pk.gflops);
+	bench_sqgrad(&net, &o);
+	bench_net_free(&net);
+
+	bench_net_init(&net, &mlp13_model, "13-50-50-1", 32, 1);
+	bench_adam(&net, &o, pk.gflops);
+	bench_net_free(&net);
+	return 0;
+}

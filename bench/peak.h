@@ -1,0 +1,37 @@
+/*
+ * peak.h: the measured single-core FP32 FMA peak of the machine the
+ * benchmarks run on (bench/peak.c).
+ *
+ * Matrix-product rates mean little on their own: bench/bench.c divides
+ * them by this figure, measured in the same run, so a "fraction of peak"
+ * compares like with like across machines.  peak.c is compiled with
+ * -O2 -march=native (Makefile.am), so it uses the widest FMA the build
+ * machine has; the kernel's vector width is fixed at 16 floats and the
+ * compiler splits it into narrower instructions where needed.
+ */
+#ifndef BNN_BENCH_PEAK_H
+#define BNN_BENCH_PEAK_H
+
+/* One measurement of the FMA peak. */
+typedef struct bnn_bench_peak {
+	double gflops;      /* median over the repeats, GFLOP/s (FMA = 2 flops) */
+	double best;        /* the fastest repeat, GFLOP/s */
+	int repeats;        /* how many timed repeats the median is over */
+	int chains;         /* independent accumulator chains */
+	int lanes;          /* floats per vector */
+} bnn_bench_peak;
+
+/**
+ * Measure the FP32 FMA rate of the calling thread: independent chains of
+ * vector multiply-adds, a warm-up, then `repeats` timed runs of at least
+ * `min_seconds` each.
+ * @param repeats      timed repeats (values below 1 count as 1)
+ * @param min_seconds  the least duration of one repeat (e.g. 0.2)
+ * @return the median and best rate; cannot fail.
+ */
+bnn_bench_peak bnn_bench_fma_peak(int repeats, double min_seconds);
+
+/** Seconds on the monotonic clock (an arbitrary origin). */
+double bnn_bench_now(void);
+
+#endif /* BNN_BENCH_PEAK_H */

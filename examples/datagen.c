@@ -1,0 +1,544 @@
+/*
+ * datagen.c: writes the data sets of the runnable examples
+ * (docs/examples.md), reproducibly from a seed with libbnn's generator
+ * (bnn_rng_*, xoshiro256**).
+ *
+ *   datagen toy1d --n N [--seed S] [--range A,B]  > FILE.csv
+ *       The 1-D regression toy of the BADAM paper (Kessler et al., appendix
+ *       D.1): y = x + 0.3 sin(2 pi (x + e)) + 0.3 sin(4 pi (x + e)) + e,
+ *       x uniform in (A, B), e ~ N(0, 0.02).  The paper writes N(0, 0.02)
+ *       without saying whether 0.02 is the variance or the standard
+ *       deviation; we read it as the variance (the usual N(mean, variance)
+ *       convention), so e has standard deviation sqrt(0.02) = 0.1414.  One
+ *       draw of e per point is used in all three places, as the formula is
+ *       written.  CSV with a header "x,y", rows sorted by x (the order does
+ *       not matter to training, which shuffles, and sorted predictions plot
+ *       as a curve).
+ *
+ *   datagen images DIR [--n-train N] [--n-test M] [--seed S]
+ *       A synthetic stand-in for Fashion-MNIST, in its file format: gzip IDX
+ *       files DIR/train-images-idx3-ubyte.gz, DIR/train-labels-idx1-ubyte.gz,
+ *       DIR/t10k-images-idx3-ubyte.gz, DIR/t10k-labels-idx1-ubyte.gz (28x28
+ *       u8 images, labels 0-9).  Each class is a drawn garment (T-shirt,
+ *       trouser, pullover, dress, coat, sandal, shirt, sneaker, bag, ankle
+ *       boot, in Fashion-MNIST's label order) whose proportions vary at
+ *       random, shifted, scaled, dimmed, textured and cut by a random
+ *       occluding bar.  The look-alike classes overlap on purpose, as in
+ *       the real data: a shirt is a T-shirt with a collar drawn at a random
+ *       strength (sometimes none), a coat a pullover with a front opening
+ *       that may barely show.  So an MLP learns it well above chance (10%)
+ *       but not perfectly.
+ *
+ * Exit status: 0 success, 1 an I/O error, 2 a usage error.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+#include "bnn.h"
+
+#define DG_OK 0
+#define DG_FAIL 1   /* I/O */
+#define DG_USAGE 2
+
+#define DG_PI 3.14159265358979323846
+#define DG_SIDE 28  /* image height and width */
+#define DG_CLASSES 10
+#define DG_MAX_N 10000000L
+
+static const char *dg_prog = "datagen";
+
+static void dg_help(void)
+{
+	printf("Usage: %s toy1d --n N [--seed S] [--range A,B] > FILE.csv\n"
+	       "       %s images DIR [--n-train N] [--n-test M] [--seed S]\n"
+	       "Write the data sets of bnnc's runnable examples (docs/examples.md).\n"
+	       "\n"
+	       "toy1d   N points of the BADAM paper's 1-D toy (appendix D.1) as CSV with\n"
+	       "        columns x,y on standard output, sorted by x:\n"
+	       "          y = x + 0.3 sin(2 pi (x + e)) + 0.3 sin(4 pi (x + e)) + e\n"
+	       "        with x uniform in (A, B) (default 0,0.5) and e ~ N(0, 0.02),\n"
+	       "        0.02 read as the variance (standard deviation 0.1414).\n"
+	       "images  a synthetic stand-in for Fashion-MNIST: 28x28 grey images of 10\n"
+	       "        classes of noisy garment drawings, written to DIR (created if\n"
+	       "        missing) as the gzip IDX files train-images-idx3-ubyte.gz,\n"
+	       "        train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and\n"
+	       "        t10k-labels-idx1-ubyte.gz (defaults: 60000 training and 10000\n"
+	       "        test images, as in Fashion-MNIST).\n"
+	       "\n"
+	       "--seed S  the random seed (default 1): the same seed, the same files.\n"
+	       "Exit status: 0 on success, 1 on an I/O error, 2 on a usage error.\n",
+	       dg_prog, dg_prog);
+}
+
+static int dg_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int dg_usage(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", dg_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", dg_prog);
+	return DG_USAGE;
+}
+
+static int dg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int dg_fail(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", dg_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return DG_FAIL;
+}
+
+/* ---- option parsing ------------------------------------------------------ */
+
+/* A count in [min, DG_MAX_N]; DG_OK or a usage error naming the option. */
+static int dg_count(const char *opt, const char *s, long min, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end || errno == ERANGE || v < min || v > DG_MAX_N)
+		return dg_usage("%s: '%s' is not a whole number in [%ld, %ld]", opt, s, min,
+		                DG_MAX_N);
+	*out = v;
+	return DG_OK;
+}
+
+static int dg_seed(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end || errno == ERANGE || s[0] == '-')
+		return dg_usage("--seed: '%s' is not a whole number in [0, 2^64)", s);
+	*out = (uint64_t)v;
+	return DG_OK;
+}
+
+/* "A,B" with A < B, both finite. */
+static int dg_range(const char *text, double *a, double *b)
+{
+	const char *s = text;
+	char *end;
+
+	errno = 0;
+	*a = strtod(s, &end);
+	if (end == s || *end != ',' || errno == ERANGE || !isfinite(*a))
+		goto bad;
+	s = end + 1;
+	*b = strtod(s, &end);
+	if (end == s || *end || errno == ERANGE || !isfinite(*b))
+		goto bad;
+	if (!(*a < *b))
+		return dg_usage("--range: the lower end %g must be below the upper end %g", *a, *b);
+	return DG_OK;
+bad:
+	return dg_usage("--range takes two numbers A,B (such as 0,0.5), not '%s'", text);
+}
+
+/*
+ * Splits argv[i] into an option name and its value ("--n 5" or "--n=5").
+ * Returns the value (advancing *i past it), or NULL after reporting a usage
+ * error; *name receives the option name (up to '=').
+ */
+static const char *dg_value(int argc, char **argv, int *i, char *name, size_t size)
+{
+	const char *arg = argv[*i], *eq = strchr(arg, '=');
+
+	snprintf(name, size, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+	if (eq)
+		return eq + 1;
+	if (*i + 1 < argc)
+		return argv[++*i];
+	dg_usage("option '%s' needs a value", name);
+	return NULL;
+}
+
+/* ---- toy1d --------------------------------------------------------------- */
+
+struct dg_point {
+	double x, y;
+};
+
+static int dg_point_cmp(const void *pa, const void *pb)
+{
+	const struct dg_point *a = pa, *b = pb;
+	return (a->x > b->x) - (a->x < b->x);
+}
+
+static int dg_toy1d(int argc, char **argv)
+{
+	long n = -1, i;
+	uint64_t seed = 1;
+	double lo = 0.0, hi = 0.5, sd = sqrt(0.02);
+	struct dg_point *pts;
+	bnn_rng rng;
+	char name[64];
+	int rc, j;
+
+	for (j = 2; j < argc; j++) {
+		const char *v;
+		if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0) {
+			dg_help();
+			return DG_OK;
+		}
+		if (strncmp(argv[j], "--", 2) != 0)
+			return dg_usage("toy1d: unexpected argument '%s'", argv[j]);
+		if (!(v = dg_value(argc, argv, &j, name, sizeof name)))
+			return DG_USAGE;
+		if (strcmp(name, "--n") == 0)
+			rc = dg_count("--n", v, 1, &n);
+		else if (strcmp(name, "--seed") == 0)
+			rc = dg_seed(v, &seed);
+		else if (strcmp(name, "--range") == 0)
+			rc = dg_range(v, &lo, &hi);
+		else
+			rc = dg_usage("toy1d: unknown option '%s' (toy1d takes --n, --seed, --range)",
+			              name);
+		if (rc)
+			return rc;
+	}
+	if (n < 0)
+		return dg_usage("toy1d needs --n N, the number of points");
+	pts = malloc((size_t)n * sizeof *pts);
+	if (!pts)
+		return dg_fail("out of memory for %ld points", n);
+	bnn_rng_seed(&rng, seed);
+	for (i = 0; i < n; i++) {
+		float z;
+		double x, e;
+		x = lo + (hi - lo) * bnn_rng_uniform(&rng);
+		bnn_rng_normal(&rng, &z, 1);
+		e = sd * (double)z; /* e ~ N(0, 0.02): variance 0.02 */
+		pts[i].x = x;
+		pts[i].y = x + 0.3 * sin(2 * DG_PI * (x + e)) + 0.3 * sin(4 * DG_PI * (x + e)) + e;
+	}
+	qsort(pts, (size_t)n, sizeof *pts, dg_point_cmp);
+	printf("x,y\n");
+	for (i = 0; i < n; i++)
+		printf("%.9g,%.9g\n", pts[i].x, pts[i].y);
+	free(pts);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return dg_fail("error writing standard output: %s", strerror(errno));
+	return DG_OK;
+}
+
+/* ---- images -------------------------------------------------------------- */
+
+/* The random variations of one garment, drawn once per image. */
+struct dg_shape {
+	double sleeve;   /* sleeve length, as a fraction of the arm span */
+	double width;    /* body half-width */
+	double height;   /* body half-height */
+	double detail;   /* strength of the class's distinguishing detail */
+	double flare;    /* dress: widening towards the hem */
+};
+
+static int dg_inside(double u, double v, double u0, double v0, double u1, double v1)
+{
+	return u >= u0 && u <= u1 && v >= v0 && v <= v1;
+}
+
+/*
+ * The intensity (0 to 1) of class c's garment at (u, v), both in [-1, 1]
+ * (u to the right, v downwards), before shifting, scaling and noise.
+ */
+static double dg_garment(int c, const struct dg_shape *s, double u, double v)
+{
+	double w = s->width, h = s->height, au = fabs(u);
+
+	switch (c) {
+	case 0: /* T-shirt: torso and short sleeves */
+	case 6: /* shirt: the same with a collar and a button line (detail) */
+	case 2: /* pullover: torso and long sleeves */
+	case 4: /* coat: a pullover with a dark front opening (detail) */
+		if (dg_inside(au, v, 0, -h, w, h)) {
+			if (c == 4 && au < 0.06)
+				return 1.0 - s->detail;
+			if (c == 6 && au < 0.04 && ((int)floor((v + 1) * 10) % 2 == 0))
+				return 1.0 - 0.6 * s->detail;
+			if (c == 6 && v < -h + 0.2 && au < 0.25 && au > 0.1)
+				return 1.0 - 0.7 * s->detail; /* the collar's outline */
+			return 0.85;
+		}
+		/* sleeves: from the shoulder outwards and down */
+		if (au > w && au < w + 0.22 + 0.15 * s->sleeve &&
+		    v > -h && v < -h + 0.35 + 1.3 * s->sleeve * h)
+			return 0.75;
+		return 0;
+	case 1: /* trouser: two legs from a waistband */
+		if (dg_inside(au, v, 0, -h, w, -h + 0.15))
+			return 0.9;
+		if (dg_inside(au, v, 0.05 + 0.1 * s->detail, -h, w, h))
+			return 0.8;
+		return 0;
+	case 3: { /* dress: narrow top widening to the hem */
+		double half = 0.18 + (w + s->flare - 0.18) * (v + h) / (2 * h);
+		return dg_inside(au, v, 0, -h, half, h) ? 0.8 : 0;
+	}
+	case 5: /* sandal: thin straps over a sole */
+		if (dg_inside(u, v, -w - 0.2, 0.45, w + 0.2, 0.55))
+			return 0.8;
+		if (v > 0.05 && v < 0.45 && fmod(u + 2.0, 0.3 + 0.1 * s->detail) < 0.08)
+			return 0.7;
+		return 0;
+	case 7: /* sneaker: a low shoe, higher at the heel */
+		if (v > 0.55 || v < 0.05)
+			return 0;
+		if (u < -w - 0.2 || u > w + 0.2)
+			return 0;
+		if (v < 0.3 && u > 0.1 * s->detail)
+			return 0; /* the low front */
+		return v > 0.45 ? 0.95 : 0.7;
+	case 8: /* bag: a box with a handle */
+		if (dg_inside(au, v, 0, -0.2, w + 0.15, h))
+			return 0.75;
+		if (v > -h - 0.3 && v < -0.2 && fabs(hypot(u / 0.45, (v + 0.2) / 0.4) - 1) < 0.15)
+			return 0.6;
+		return 0;
+	case 9: /* ankle boot: a tall shaft on a foot */
+		if (dg_inside(u, v, -w, -h, 0.1, h))
+			return 0.8;
+		if (dg_inside(u, v, 0.1, 0.2, w + 0.35, h))
+			return 0.8;
+		return 0;
+	}
+	return 0;
+}
+
+/* Draws a uniform double in [a, b). */
+static double dg_uniform(bnn_rng *rng, double a, double b)
+{
+	return a + (b - a) * bnn_rng_uniform(rng);
+}
+
+/* Renders one image of class c into img (DG_SIDE * DG_SIDE bytes). */
+static void dg_render(bnn_rng *rng, int c, unsigned char *img)
+{
+	struct dg_shape s;
+	float noise[DG_SIDE * DG_SIDE];
+	double dx, dy, scale, bright, tex, bu0, bv0, bu1, bv1;
+	int r, k, bar;
+
+	s.sleeve = c == 2 || c == 4 ? dg_uniform(rng, 0.6, 1.0) : dg_uniform(rng, 0.0, 0.35);
+	s.width = dg_uniform(rng, 0.35, 0.55);
+	s.height = dg_uniform(rng, 0.6, 0.85);
+	s.flare = dg_uniform(rng, 0.1, 0.4);
+	/* The class's detail, from invisible to clear: where it is faint, a
+	 * shirt looks like a T-shirt and a coat like a pullover. */
+	s.detail = dg_uniform(rng, 0.0, 1.0);
+	dx = dg_uniform(rng, -0.15, 0.15);
+	dy = dg_uniform(rng, -0.15, 0.15);
+	scale = dg_uniform(rng, 0.85, 1.15);
+	bright = dg_uniform(rng, 0.55, 1.0);
+	tex = dg_uniform(rng, 0.0, 0.35);
+	/* One occluding bar (horizontal or vertical) in half the images. */
+	bar = (int)bnn_rng_below(rng, 4);
+	bu0 = dg_uniform(rng, -1, 0.8);
+	bv0 = dg_uniform(rng, -1, 0.8);
+	bu1 = bar == 1 ? bu0 + 0.2 : 1;
+	bv1 = bar == 2 ? bv0 + 0.2 : 1;
+	if (bar == 1)
+		bv0 = -1;
+	if (bar == 2)
+		bu0 = -1;
+	bnn_rng_normal(rng, noise, DG_SIDE * DG_SIDE);
+	for (r = 0; r < DG_SIDE; r++)
+		for (k = 0; k < DG_SIDE; k++) {
+			/* pixel centre in [-1, 1], then into the garment's frame */
+			double pu = (k + 0.5) / (DG_SIDE / 2.0) - 1, pv = (r + 0.5) / (DG_SIDE / 2.0) - 1;
+			double u = (pu - dx) / scale, v = (pv - dy) / scale;
+			double g = dg_garment(c, &s, u, v), z = noise[r * DG_SIDE + k];
+			if (g > 0)
+				g = bright * g * (1 + tex * z);
+			if ((bar == 1 || bar == 2) && dg_inside(pu, pv, bu0, bv0, bu1, bv1))
+				g = 0;
+			g += 0.08 * fabs(z); /* background speckle */
+			g = g < 0 ? 0 : g > 1 ? 1 : g;
+			img[r * DG_SIDE + k] = (unsigned char)lrint(255 * g);
+		}
+}
+
+/* Writes a big-endian 32-bit integer. */
+static int dg_put32(gzFile f, uint32_t v)
+{
+	unsigned char b[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
+	                       (unsigned char)(v >> 8), (unsigned char)v };
+	return gzwrite(f, b, 4) == 4 ? 0 : -1;
+}
+
+/* Writes an IDX u8 array (rank 1 or 3) to path atomically (a temporary,
+ * renamed); DG_OK or DG_FAIL after saying why. */
+static int dg_write_idx(const char *path, const unsigned char *data, long n, int rank)
+{
+	size_t len = strlen(path) + 8;
+	char *tmp = malloc(len);
+	gzFile f;
+	int bad, errnum;
+	long i, per = rank == 3 ? DG_SIDE * DG_SIDE : 1;
+
+	if (!tmp)
+		return dg_fail("out of memory");
+	snprintf(tmp, len, "%s.tmp", path);
+	errno = 0;
+	f = gzopen(tmp, "wb");
+	if (!f) {
+		errnum = errno;
+		free(tmp);
+		return dg_fail("cannot create %s: %s", path,
+		               errnum ? strerror(errnum) : "out of memory");
+	}
+	bad = dg_put32(f, 0x00000800u | (uint32_t)rank) || dg_put32(f, (uint32_t)n);
+	if (rank == 3)
+		bad = bad || dg_put32(f, DG_SIDE) || dg_put32(f, DG_SIDE);
+	for (i = 0; i < n && !bad; i++)
+		bad = gzwrite(f, data + i * per, (unsigned)per) != (int)per;
+	errno = 0;
+	if (bad) {
+		int zerr;
+		const char *msg = gzerror(f, &zerr);
+		errnum = errno;
+		gzclose(f);
+		remove(tmp);
+		free(tmp);
+		return dg_fail("cannot write %s: %s", path,
+		               zerr == Z_ERRNO ? strerror(errnum) : msg);
+	}
+	if (gzclose(f) != Z_OK) {
+		errnum = errno;
+		remove(tmp);
+		free(tmp);
+		return dg_fail("cannot write %s: %s", path,
+		               errnum ? strerror(errnum) : "error closing the gzip stream");
+	}
+	if (rename(tmp, path) != 0) {
+		errnum = errno;
+		remove(tmp);
+		free(tmp);
+		return dg_fail("cannot write %s: %s", path, strerror(errnum));
+	}
+	free(tmp);
+	return DG_OK;
+}
+
+/* Renders n images with balanced, shuffled labels and writes both files. */
+static int dg_image_set(bnn_rng *rng, const char *dir, const char *prefix, long n)
+{
+	unsigned char *img = malloc((size_t)n * DG_SIDE * DG_SIDE), *lab = malloc((size_t)n);
+	long *order = malloc((size_t)n * sizeof *order);
+	char path[4096];
+	long i;
+	int rc = DG_FAIL;
+
+	if (!img || !lab || !order) {
+		dg_fail("out of memory for %ld images", n);
+		goto done;
+	}
+	for (i = 0; i < n; i++)
+		order[i] = i % DG_CLASSES; /* equally many of each class (as in Fashion-MNIST) */
+	bnn_rng_shuffle(rng, order, n);
+	for (i = 0; i < n; i++) {
+		lab[i] = (unsigned char)order[i];
+		dg_render(rng, lab[i], img + i * DG_SIDE * DG_SIDE);
+	}
+	if ((size_t)snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefix) >=
+	    sizeof path) {
+		dg_fail("%s: the directory name is too long", dir);
+		goto done;
+	}
+	if (dg_write_idx(path, img, n, 3))
+		goto done;
+	snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+	if (dg_write_idx(path, lab, n, 1))
+		goto done;
+	rc = DG_OK;
+done:
+	free(img);
+	free(lab);
+	free(order);
+	return rc;
+}
+
+static int dg_images(int argc, char **argv)
+{
+	long ntrain = 60000, ntest = 10000;
+	uint64_t seed = 1;
+	const char *dir = NULL;
+	bnn_rng rng;
+	char name[64];
+	int rc, j;
+
+	for (j = 2; j < argc; j++) {
+		const char *v;
+		if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0) {
+			dg_help();
+			return DG_OK;
+		}
+		if (strncmp(argv[j], "--", 2) != 0) {
+			if (dir)
+				return dg_usage("images: one directory only ('%s' and '%s')", dir,
+				                argv[j]);
+			dir = argv[j];
+			continue;
+		}
+		if (!(v = dg_value(argc, argv, &j, name, sizeof name)))
+			return DG_USAGE;
+		if (strcmp(name, "--n-train") == 0)
+			rc = dg_count("--n-train", v, 1, &ntrain);
+		else if (strcmp(name, "--n-test") == 0)
+			rc = dg_count("--n-test", v, 1, &ntest);
+		else if (strcmp(name, "--seed") == 0)
+			rc = dg_seed(v, &seed);
+		else
+			rc = dg_usage("images: unknown option '%s' (images takes --n-train, "
+			              "--n-test, --seed)", name);
+		if (rc)
+			return rc;
+	}
+	if (!dir || !*dir)
+		return dg_usage("images needs DIR, the directory to write to");
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return dg_fail("cannot create the directory %s: %s", dir, strerror(errno));
+	bnn_rng_seed(&rng, seed);
+	rc = dg_image_set(&rng, dir, "train", ntrain);
+	if (!rc)
+		rc = dg_image_set(&rng, dir, "t10k", ntest);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 0 && argv[0] && *argv[0]) {
+		const char *slash = strrchr(argv[0], '/');
+		dg_prog = slash ? slash + 1 : argv[0];
+	}
+	if (argc < 2)
+		return dg_usage("no data set named: use toy1d or images");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		dg_help();
+		return fflush(stdout) == 0 ? DG_OK : DG_FAIL;
+	}
+	if (strcmp(argv[1], "toy1d") == 0)
+		return dg_toy1d(argc, argv);
+	if (strcmp(argv[1], "images") == 0)
+		return dg_images(argc, argv);
+	return dg_usage("unknown data set '%s': use toy1d or images", argv[1]);
+}

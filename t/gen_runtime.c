@@ -1,0 +1,355 @@
+/*
+ * gen_runtime.c: TAP tests of the runtime driving generated models
+ * (t/models/rt_blobs.bnn and rt_other.bnn, compiled by bnnc for this test):
+ * descriptor checks, initialisation, training with SGD and Adam to a clear
+ * accuracy margin on a fixed synthetic problem, bit-for-bit determinism,
+ * checkpoint round trips and refusals (another model, another version of
+ * the same model), rollback on divergence with the checkpoint on disk left
+ * intact, early stopping, prediction, and the options parser's messages.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bnn.h"
+#include "rt_blobs.h"
+#include "rt_other.h"
+#include "tap.h"
+
+/* Three Gaussian blobs in 4-D, centres at ±2 on different axes, unit noise:
+ * linearly separable up to a few per cent of overlap. */
+static void make_blobs(bnn_dataset *ds, long n, uint64_t seed)
+{
+	static const float centre[3][4] = { { 2, 0, 0, 0 }, { 0, 2, 0, -1 }, { -2, -1, 0, 1 } };
+	bnn_rng rng;
+	long i, j;
+
+	memset(ds, 0, sizeof *ds);
+	ds->n = n;
+	ds->features = 4;
+	ds->rank = 1;
+	ds->shape[0] = 4;
+	ds->targets = 1;
+	ds->x = malloc((size_t)n * 4 * sizeof *ds->x);
+	ds->y = malloc((size_t)n * sizeof *ds->y);
+	if (!ds->x || !ds->y)
+		tap_bail_out("out of memory");
+	bnn_rng_seed(&rng, seed);
+	bnn_rng_normal(&rng, ds->x, (size_t)n * 4);
+	for (i = 0; i < n; i++) {
+		int c = (int)(i % 3);
+		ds->y[i] = (float)c;
+		for (j = 0; j < 4; j++)
+			ds->x[i * 4 + j] = 0.7f * ds->x[i * 4 + j] + centre[c][j];
+	}
+}
+
+static double accuracy(const bnn_state *st, const bnn_dataset *ds)
+{
+	float *p = malloc((size_t)ds->n * 3 * sizeof *p);
+	long i, right = 0;
+	bnn_err err;
+
+	if (!p || bnn_predict(st, ds, p, NULL, &err))
+		tap_bail_out("bnn_predict failed");
+	for (i = 0; i < ds->n; i++) {
+		const float *r = p + i * 3;
+		int best = r[1] > r[0] ? 1 : 0;
+		best = r[2] > r[best] ? 2 : best;
+		right += best == (int)ds->y[i];
+	}
+	free(p);
+	return (double)right / (double)ds->n;
+}
+
+static int same_floats(const float *a, const float *b, long n)
+{
+	return (a == NULL && b == NULL) || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
+}
+
+/* Reads a whole file (for "the checkpoint on disk did not change"). */
+static char *slurp(const char *path, long *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)*len + 1);
+	if (buf && fread(buf, 1, (size_t)*len, f) != (size_t)*len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[4][512];
+	static int next;
+	char *p = buf[next++ % 4];
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static void test_descriptor(void)
+{
+	bnn_model bad = rt_blobs_model;
+	bnn_err err;
+	long i;
+	int j;
+
+	is_int(bnn_model_check(&rt_blobs_model, &err), BNN_OK, "rt_blobs's descriptor checks");
+	is_int(rt_blobs_model.nparams, 4 * 8 + 8 + 8 * 3 + 3, "rt_blobs has 4*8+8 + 8*3+3 parameters");
+	is_int(RT_BLOBS_NPARAMS, rt_blobs_model.nparams, "the header's NPARAMS agrees");
+	is_int(rt_blobs_model.ntensors, 4, "rt_blobs has 4 tensors");
+	is_str(rt_blobs_model.tensors[2].name, "logits.weight", "tensor 2 is logits.weight");
+	is_int(rt_blobs_model.tensors[2].offset, 40, "logits.weight starts after h's 40 parameters");
+	is_int(rt_blobs_model.tensors[0].init, BNN_INIT_GLOROT_UNIFORM, "a tanh layer gets Glorot");
+	is_int(rt_other_model.tensors[0].init, BNN_INIT_HE_NORMAL, "a relu layer gets He");
+	is_int(rt_other_model.tensors[rt_other_model.ntensors - 1].role, BNN_ROLE_LOG_SIGMA,
+	       "a learned sigma is the last tensor");
+	is_int(rt_other_model.targets, 2, "a gaussian model has one target per output");
+	ok(rt_blobs_model.fingerprint != rt_other_model.fingerprint, "fingerprints differ");
+	/* The fingerprint is FNV-1a 64 of the canonical text. */
+	{
+		unsigned long long h = 0xcbf29ce484222325ULL;
+		const char *s;
+		for (s = rt_blobs_model.canonical; *s; s++)
+			h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+		ok(h == rt_blobs_model.fingerprint, "the fingerprint hashes the canonical text");
+	}
+	bad.abi = 99;
+	is_int(bnn_model_check(&bad, &err), BNN_EUNSUPPORTED, "another ABI is refused");
+	ok(strstr(err.message, "ABI 99") != NULL, "and the message names it: %s", err.message);
+
+	/* Initialisation: deterministic, within the Glorot bound. */
+	{
+		bnn_state a, b, c;
+		double bound = sqrt(6.0 / (4 + 8));
+		int within = 1;
+		bnn_state_init(&a, &rt_blobs_model, 7, &err);
+		bnn_state_init(&b, &rt_blobs_model, 7, &err);
+		bnn_state_init(&c, &rt_blobs_model, 8, &err);
+		ok(same_floats(a.params, b.params, a.model->nparams), "the same seed initialises the same");
+		ok(!same_floats(a.params, c.params, a.model->nparams), "another seed differs");
+		for (i = 0; i < 32; i++)
+			within &= fabs(a.params[i]) <= bound;
+		ok(within, "h.weight lies within the Glorot bound %g", bound);
+		for (j = 0, i = 32; i < 40; i++)
+			j |= a.params[i] != 0;
+		ok(!j, "biases start at zero");
+		bnn_state_free(&a);
+		bnn_state_free(&b);
+		bnn_state_free(&c);
+	}
+}
+
+static int count_reports(const bnn_epoch_report *r, void *ctx)
+{
+	bnn_epoch_report *last = ctx;
+	if (r->final)
+		*last = *r;
+	return 0;
+}
+
+static void test_training(void)
+{
+	bnn_dataset train, test;
+	bnn_state a, b, loaded;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_epoch_report last;
+	bnn_err err;
+	double acc;
+
+	make_blobs(&train, 300, 11);
+	make_blobs(&test, 150, 12);
+
+	/* Adam */
+	o.epochs = 30;
+	o.batch = 16;
+	o.schedule.lr = 0.01;
+	bnn_state_init(&a, &rt_blobs_model, o.seed, &err);
+	acc = accuracy(&a, &test);
+	ok(acc < 0.6, "before training, accuracy is near chance (%.3f)", acc);
+	is_int(bnn_train(&a, &train, NULL, &o, tmp_path("a.ckpt"), count_reports, &last, &err), BNN_OK,
+	       "adam trains");
+	acc = accuracy(&a, &test);
+	ok(acc > 0.9, "adam: test accuracy %.3f > 0.9 (chance 0.33)", acc);
+	is_int(last.epoch, 30, "30 epochs were reported");
+	is_int(a.step, 30 * 19, "19 steps per epoch (300/16, the last one short)");
+	is_int(a.epoch, 30, "the state counts 30 epochs");
+
+	/* determinism */
+	bnn_state_init(&b, &rt_blobs_model, o.seed, &err);
+	bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err);
+	ok(same_floats(a.params, b.params, a.model->nparams) &&
+	       same_floats(a.opt_a, b.opt_a, a.model->nparams) &&
+	       same_floats(a.opt_b, b.opt_b, a.model->nparams),
+	   "the same seed trains to identical bits");
+	bnn_state_free(&b);
+
+	/* checkpoint round trip */
+	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("a.ckpt"), &err), BNN_OK,
+	       "the checkpoint loads");
+	ok(same_floats(a.params, loaded.params, a.model->nparams) &&
+	       same_floats(a.opt_a, loaded.opt_a, a.model->nparams) &&
+	       same_floats(a.opt_b, loaded.opt_b, a.model->nparams),
+	   "parameters and Adam's moments survive the round trip");
+	is_int(loaded.step, a.step, "the step count survives");
+	is_int(loaded.epoch, 30, "the epoch count survives");
+	is_int(loaded.optimizer, BNN_OPT_ADAM, "the optimizer survives");
+	ok(loaded.options && strstr(loaded.options, "optimizer=adam lr=0.01") != NULL,
+	   "the options are recorded: %s", loaded.options ? loaded.options : "(none)");
+	bnn_state_free(&loaded);
+
+	/* SGD with momentum */
+	o.optimizer = BNN_OPT_SGD;
+	o.schedule.lr = 0.05;
+	bnn_state_init(&b, &rt_blobs_model, 3, &err);
+	is_int(bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK, "sgd trains");
+	acc = accuracy(&b, &test);
+	ok(acc > 0.9, "sgd: test accuracy %.3f > 0.9", acc);
+	ok(b.opt_b == NULL && b.opt_a != NULL, "sgd keeps one momentum buffer");
+	bnn_state_free(&b);
+
+	/* early stopping: validation on the test blobs, patience 2 */
+	o = bnn_train_defaults();
+	o.epochs = 200;
+	o.batch = 16;
+	o.schedule.lr = 0.05;
+	o.patience = 2;
+	bnn_state_init(&b, &rt_blobs_model, 5, &err);
+	is_int(bnn_train(&b, &train, &test, &o, NULL, count_reports, &last, &err), BNN_OK,
+	       "training with validation and patience 2");
+	ok(last.epoch < 200, "early stopping ended training at epoch %ld", last.epoch);
+	ok(!last.improved, "the last epoch did not improve");
+	is_int(b.epoch, last.epoch - 2, "the state is the best epoch's (two before the last)");
+	bnn_state_free(&b);
+
+	/* a held-out fraction instead of a validation set */
+	o.patience = 0;
+	o.epochs = 2;
+	o.valid_fraction = 0.2;
+	bnn_state_init(&b, &rt_blobs_model, 5, &err);
+	is_int(bnn_train(&b, &train, NULL, &o, NULL, count_reports, &last, &err), BNN_OK,
+	       "training with valid_fraction 0.2");
+	ok(!isnan(last.valid_nll), "a validation NLL is reported (%g)", last.valid_nll);
+	is_int(b.step, 2 * 15, "240 training examples make 15 steps per epoch");
+	bnn_state_free(&b);
+
+	/* divergence: the state rolls back, the checkpoint stays */
+	{
+		long len0, len1;
+		char *before = slurp(tmp_path("a.ckpt"), &len0), *after;
+		float *params = malloc((size_t)a.model->nparams * sizeof *params);
+		long i;
+		memcpy(params, a.params, (size_t)a.model->nparams * sizeof *params);
+		for (i = 0; i < train.n * 4; i++)
+			train.x[i] = NAN; /* data the CSV reader would refuse */
+		o = bnn_train_defaults();
+		o.epochs = 3;
+		is_int(bnn_train(&a, &train, NULL, &o, tmp_path("a.ckpt"), NULL, NULL, &err), BNN_ERANGE,
+		       "a non-finite loss stops training");
+		is_str(err.message,
+		       "training diverged in epoch 1 at step 1: the loss is not finite "
+		       "(try a smaller learning rate, or --set clip=1)",
+		       "and says where");
+		ok(same_floats(params, a.params, a.model->nparams), "the parameters rolled back");
+		after = slurp(tmp_path("a.ckpt"), &len1);
+		ok(before && after && len0 == len1 && memcmp(before, after, (size_t)len0) == 0,
+		   "the checkpoint on disk is unchanged");
+		free(before);
+		free(after);
+		free(params);
+	}
+	bnn_state_free(&a);
+	bnn_dataset_free(&train);
+	bnn_dataset_free(&test);
+}
+
+static void test_refusals(void)
+{
+	bnn_state st;
+	bnn_dataset ds;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_err err;
+	bnn_ckpt *ck;
+	float zeros[75] = { 0 };
+
+	is_int(bnn_state_load(&st, &rt_other_model, tmp_path("a.ckpt"), &err), BNN_EMISMATCH,
+	       "a checkpoint of rt_blobs does not load into rt_other");
+	ok(strstr(err.message, "this checkpoint belongs to model 'rt_blobs', not to model 'rt_other'") != NULL,
+	   "and says so: %s", err.message);
+
+	ck = bnn_ckpt_new(0x1234, "rt_blobs");
+	bnn_ckpt_add_f32(ck, "params", zeros, 75);
+	bnn_ckpt_save(ck, tmp_path("old.ckpt"), &err);
+	bnn_ckpt_free(ck);
+	is_int(bnn_state_load(&st, &rt_blobs_model, tmp_path("old.ckpt"), &err), BNN_EMISMATCH,
+	       "a checkpoint of another version of the model is refused");
+	ok(strstr(err.message, "belongs to a different version of model 'rt_blobs'") != NULL,
+	   "and says so: %s", err.message);
+
+	is_int(bnn_state_load(&st, &rt_blobs_model, tmp_path("missing.ckpt"), &err), BNN_EIO,
+	       "a missing checkpoint is an I/O error");
+
+	/* data that does not fit */
+	make_blobs(&ds, 30, 1);
+	ds.y[7] = 3;
+	bnn_state_init(&st, &rt_blobs_model, 1, &err);
+	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_ERANGE,
+	       "a label out of range is refused");
+	ok(strstr(err.message, "example 8") && strstr(err.message, "label 3 is outside [0, 3)"),
+	   "and the message names it: %s", err.message);
+	ds.y[7] = 1;
+	ds.features = 3;
+	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_EMISMATCH,
+	       "data of the wrong width is refused");
+	is_str(err.message, "the data has 3 values per example but model 'rt_blobs' takes 4 (input 'x')",
+	       "and says so");
+	ds.features = 4;
+	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err) == BNN_OK ? 0 : 1, 0,
+	       "and the repaired data trains");
+	bnn_state_free(&st);
+	bnn_dataset_free(&ds);
+
+	/* options */
+	is_int(bnn_train_set(&o, "lrr", "0.1", &err), BNN_EINVAL, "an unknown option is refused");
+	is_str(err.message, "unknown option 'lrr'; did you mean 'lr'?", "with a suggestion");
+	is_int(bnn_train_set(&o, "lr", "fast", &err), BNN_EINVAL, "a non-number is refused");
+	is_str(err.message, "option 'lr': 'fast' is not a number", "and named");
+	is_int(bnn_train_set(&o, "beta1", "1.5", &err), BNN_ERANGE, "a value out of range is refused");
+	is_int(bnn_train_set(&o, "epochs", "2.5", &err), BNN_EINVAL, "a fractional epoch count is refused");
+	is_int(bnn_train_set(&o, "milestones", "30,10", &err), BNN_EINVAL,
+	       "decreasing milestones are refused");
+	is_int(bnn_train_set(&o, "milestones", "10,30", &err), BNN_OK, "milestones 10,30");
+	is_int(o.schedule.nmilestones, 2, "two milestones");
+	is_int(bnn_train_set(&o, "optimizer", "adamw", &err), BNN_OK, "optimizer adamw");
+	ok(o.optimizer == BNN_OPT_ADAMW && o.adam.decoupled, "adamw means decoupled decay");
+	is_int(bnn_train_set(&o, "weight_decay", "0.01", &err), BNN_OK, "weight_decay");
+	ok(o.adam.weight_decay == 0.01f && o.sgd.weight_decay == 0.01f, "applies to both optimizers");
+}
+
+int main(void)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/gen_runtime.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir))
+		tap_bail_out("cannot create a temporary directory");
+	bnn_set_threads(1);
+	test_descriptor();
+	test_training();
+	test_refusals();
+	unlink(tmp_path("a.ckpt"));
+	unlink(tmp_path("old.ckpt"));
+	rmdir(tmpdir);
+	return tap_done();
+}
