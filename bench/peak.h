@@ -21,17 +21,27 @@ typedef struct bnn_bench_peak {
 	int lanes;          /* floats per vector */
 } bnn_bench_peak;
 
+/* The clocks the benchmarks can time with. */
+enum bnn_bench_clock {
+	BNN_BENCH_CPU,      /* CPU time of the process (all its threads):
+	                       time the process was descheduled on a busy
+	                       machine does not count */
+	BNN_BENCH_WALL      /* the monotonic wall clock */
+};
+
 /**
  * Measure the FP32 FMA rate of the calling thread: independent chains of
  * vector multiply-adds, a warm-up, then `repeats` timed runs of at least
  * `min_seconds` each.
- * @param repeats      timed repeats (values below 1 count as 1)
+ * @param repeats      timed repeats, 1 .. 64 (clamped)
  * @param min_seconds  the least duration of one repeat (e.g. 0.2)
+ * @param clock        enum bnn_bench_clock
  * @return the median and best rate; cannot fail.
  */
-bnn_bench_peak bnn_bench_fma_peak(int repeats, double min_seconds);
+bnn_bench_peak bnn_bench_fma_peak(int repeats, double min_seconds, int clock);
 
-/** Seconds on the monotonic clock (an arbitrary origin). */
-double bnn_bench_now(void);
+/** Seconds on the given clock (enum bnn_bench_clock), from an arbitrary
+ *  origin. */
+double bnn_bench_now(int clock);
 
 #endif /* BNN_BENCH_PEAK_H */

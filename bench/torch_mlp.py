@@ -15,7 +15,8 @@ code, on one CPU thread, and prints the same JSON lines with
 As in bench.c: a fixed random batch reused at every step, torch.optim.Adam
 with lr 1e-3 and its defaults, a warm-up of at least MIN_TIME seconds, then
 the median of REPEATS repeats of at least MIN_TIME seconds each, each
-repeat restarting from the same initial parameters and a fresh optimizer.
+repeat restarting from the same initial parameters and a fresh optimizer;
+times are the process's CPU time unless --clock wall.
 
 Debian's PyTorch does its matrix products in OpenBLAS, whose thread pool
 torch.set_num_threads() does not govern: unless OPENBLAS_NUM_THREADS=1 is
@@ -24,7 +25,8 @@ cores and the figures mean nothing, so the script refuses to run (use
 --allow-threads to run anyway, e.g. to see the damage).
 
 Usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_mlp.py
-           [--repeats N] [--min-time SECONDS] [--allow-threads]
+           [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
+           [--allow-threads]
 """
 
 import argparse
@@ -42,6 +44,9 @@ def parse_args():
                     help="timed repeats per figure (default 7)")
     ap.add_argument("--min-time", type=float, default=0.2,
                     help="least seconds per repeat and warm-up (default 0.2)")
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="time with the process's CPU time (default) or "
+                         "the wall clock, as bench.c")
     ap.add_argument("--allow-threads", action="store_true",
                     help="run even if OPENBLAS_NUM_THREADS is not 1")
     a = ap.parse_args()
@@ -64,27 +69,27 @@ def check_threads(allow):
     sys.stderr.write("!!! WARNING: %s !!!\n" % msg)
 
 
-def measure(step, reset, repeats, min_time):
+def measure(step, reset, repeats, min_time, now):
     """Median seconds per call of step(), as bench_measure in bench.c."""
     reset()
     units = 0
-    t0 = time.perf_counter()
+    t0 = now()
     while True:
         step()
         units += 1
-        t = time.perf_counter() - t0
+        t = now() - t0
         if t >= min_time:
             break
     units = max(1, int(1.1 * min_time / (t / units) + 0.999))
     per = []
     for _ in range(repeats):
         reset()
-        t0 = time.perf_counter()
+        t0 = now()
         for _ in range(units):
             step()
         k = units
         while True:
-            t = time.perf_counter() - t0
+            t = now() - t0
             if t >= min_time:
                 break
             step()
@@ -128,7 +133,8 @@ def bench_net(torch, widths, batch, classifier, a, seed):
         loss.backward()
         opt.step()
 
-    sec, units = measure(step, reset, a.repeats, a.min_time)
+    now = time.process_time if a.clock == "cpu" else time.perf_counter
+    sec, units = measure(step, reset, a.repeats, a.min_time, now)
     print(json.dumps({
         "bench": "adam_step", "impl": "pytorch",
         "net": "-".join(str(w) for w in widths), "batch": batch,
@@ -149,7 +155,7 @@ def main():
         "bench": "env", "impl": "pytorch", "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-        "repeats": a.repeats, "min_time_s": a.min_time,
+        "repeats": a.repeats, "min_time_s": a.min_time, "clock": a.clock,
     }, separators=(",", ":")), flush=True)
     bench_net(torch, [784, 512, 512, 10], 32, True, a, 1)
     bench_net(torch, [784, 512, 512, 10], 128, True, a, 1)

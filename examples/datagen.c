@@ -514,8 +514,13 @@ static int dg_images(int argc, char **argv)
 	}
 	if (!dir || !*dir)
 		return dg_usage("images needs DIR, the directory to write to");
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		return dg_fail("cannot create the directory %s: %s", dir, strerror(errno));
+	if (mkdir(dir, 0777) != 0) {
+		struct stat sb;
+		if (errno != EEXIST)
+			return dg_fail("cannot create the directory %s: %s", dir, strerror(errno));
+		if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+			return dg_fail("%s exists and is not a directory", dir);
+	}
 	bnn_rng_seed(&rng, seed);
 	rc = dg_image_set(&rng, dir, "train", ntrain);
 	if (!rc)
