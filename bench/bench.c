@@ -97,8 +97,8 @@ typedef struct bench_gemm {
 /* Keeps results alive so no work can be optimised away. */
 static volatile double bench_sink;
 
-/* malloc that aborts the benchmark on failure; 64-byte aligned, like the
- * buffers a careful caller of the generated code would pass. */
+/* n zeroed floats, 64-byte aligned like the buffers a careful caller of
+ * the generated code would pass; exits on failure. */
 static float *bench_alloc(size_t n)
 {
 	size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
@@ -531,7 +531,7 @@ int main(int argc, char **argv)
 	}
 	bnn_set_threads(1);
 
-	printf("{\"bench\":\"env\",\"blas_core\":");
+	printf("{\"bench\":\"env\",\"impl\":\"bnnc\",\"blas_core\":");
 	bench_json_str(openblas_get_corename());
 	printf(",\"blas_config\":");
 	bench_json_str(openblas_get_config());

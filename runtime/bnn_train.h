@@ -133,6 +133,7 @@ typedef struct bnn_epoch_report {
 	double seconds;           /* wall time of the epoch so far */
 	double examples_per_second;
 	int improved;             /* best validation NLL so far (or no validation) */
+	double lr;                /* final: the learning rate at the epoch's end */
 } bnn_epoch_report;
 /* Return non-zero to stop training after this report. */
 typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
@@ -148,8 +149,10 @@ typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
  * o->patience epochs without improvement (when patience > 0).
  * A non-finite loss stops training with BNN_ERANGE; st then holds the state
  * at the start of the failed epoch, and the checkpoint file keeps its last
- * good contents.  checkpoint, if not NULL, is saved (atomically) after every
- * epoch that improved the validation NLL, or every epoch without validation.
+ * good contents.  checkpoint, if not NULL, is saved (atomically) at the end
+ * (the best epoch's state with validation data), and during training after
+ * an epoch that improved the validation NLL (or any epoch without
+ * validation) when 30 seconds have passed since the last save.
  * @return BNN_OK; BNN_EINVAL/BNN_EMISMATCH (options, data that does not fit
  *         the model), BNN_EUNSUPPORTED (posterior families these optimizers
  *         do not train), BNN_ERANGE (divergence), BNN_ENOMEM, BNN_EIO

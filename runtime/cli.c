@@ -171,6 +171,10 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		char name[64];
 		const struct cli_opt *o = NULL;
 		int rc;
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			cli_help(a->model, a->prog);
+			return -1; /* done: exit 0 */
+		}
 		if (strncmp(arg, "--", 2) != 0)
 			return cli_usage_error(a, "unexpected argument '%s' (options start with --)", arg);
 		eq = strchr(arg, '=');
@@ -269,9 +273,10 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	else
 		return cli_usage_error(&a, "unknown command '%s': use train, eval, predict or info",
 		                       a.command);
+	a.model = m;
 	rc = cli_parse(&a, where, argc, argv);
 	if (rc)
-		return rc;
+		return rc < 0 ? BNN_CLI_OK : rc;
 	if (where == IN_INFO)
 		return cli_info(m, &a);
 	if ((rc = cli_need(&a, a.data, "--data FILE")))

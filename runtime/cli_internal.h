@@ -15,6 +15,7 @@
 /* Every option of every subcommand (each subcommand accepts a subset). */
 struct bnn_cli_args {
 	const char *prog;          /* argv[0], for messages */
+	const bnn_model *model;    /* the model the driver runs */
 	const char *command;       /* "train", "eval", "predict", "info" */
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;

@@ -16,7 +16,8 @@
 struct cli_progress {
 	int tty;            /* stderr is a terminal: live progress line */
 	int quiet;
-	bnn_epoch_report last;
+	bnn_epoch_report last;   /* the last epoch */
+	bnn_epoch_report best;   /* the best epoch (with validation data) */
 	long epochs_done;
 };
 
@@ -39,12 +40,14 @@ static int cli_on_epoch(const bnn_epoch_report *r, void *ctx)
 		fprintf(stderr, "  valid nll %.4f", r->valid_nll);
 	if (!isnan(r->valid_accuracy))
 		fprintf(stderr, "  valid accuracy %.4f", r->valid_accuracy);
-	fprintf(stderr, "  %.0f examples/s  %.1f s%s\n", r->examples_per_second, r->seconds,
-	        r->improved && !isnan(r->valid_nll) ? "  (best)" : "");
+	fprintf(stderr, "  lr %.3g  %.0f examples/s  %.1f s%s\n", r->lr, r->examples_per_second,
+	        r->seconds, r->improved && !isnan(r->valid_nll) ? "  (best)" : "");
 done:
 	if (r->final) {
 		p->last = *r;
 		p->epochs_done = r->epoch;
+		if (r->improved && !isnan(r->valid_nll))
+			p->best = *r;
 	}
 	return 0;
 }
@@ -103,7 +106,10 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	printf("{\"epochs\": %ld, \"train_loss\": %.6g", progress.epochs_done,
 	       progress.last.train_loss);
 	if (!isnan(progress.last.valid_nll))
-		printf(", \"valid_nll\": %.6g", progress.last.valid_nll);
+		printf(", \"valid_nll\": %.6g, \"best_epoch\": %ld, \"best_valid_nll\": %.6g",
+		       progress.last.valid_nll, progress.best.epoch, progress.best.valid_nll);
+	if (!isnan(progress.best.valid_accuracy) && progress.best.epoch > 0)
+		printf(", \"best_valid_accuracy\": %.6g", progress.best.valid_accuracy);
 	printf(", \"examples_per_second\": %.0f, \"checkpoint\": \"%s\"}\n",
 	       progress.last.examples_per_second, a->save);
 	rc = fflush(stdout) == 0 ? BNN_CLI_OK : BNN_CLI_FAIL;

@@ -6,7 +6,8 @@
  * its rows, run the generated pass for the loss and gradient, clip, take
  * the learning rate from the schedule at the fractional epoch reached, and
  * apply the optimizer's fused update.  After the epoch: validation NLL (and
- * accuracy), early-stopping bookkeeping, checkpoint, report.
+ * accuracy), early-stopping bookkeeping, report; a checkpoint at most every
+ * TRAIN_SAVE_SECONDS when the epoch improved, and always at the end.
  *
  * Safety: the state at the start of each epoch is kept, so a non-finite
  * loss rolls back to it and returns BNN_ERANGE; the checkpoint on disk is
@@ -18,6 +19,9 @@
 #include <time.h>
 
 #include "bnn.h"
+
+/* Seconds between the checkpoints written during training. */
+#define TRAIN_SAVE_SECONDS 30.0
 
 /* A copy of the trainable state (parameters, optimizer arrays, counters). */
 struct train_snapshot {
@@ -323,7 +327,7 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
               void *ctx, bnn_err *err)
 {
 	struct trainer t;
-	double best_nll = INFINITY;
+	double best_nll = INFINITY, last_save = train_now();
 	long since_best = 0, e;
 	int rc, have_best = 0;
 
@@ -379,8 +383,15 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 				since_best++;
 			}
 		}
-		if (checkpoint && r.improved && (rc = bnn_state_save(st, checkpoint, err)))
-			goto done;
+		/* A checkpoint now and then guards a long run against a crash; the
+		 * final one is written below. */
+		if (checkpoint && r.improved && e < o->epochs &&
+		    train_now() - last_save >= TRAIN_SAVE_SECONDS) {
+			if ((rc = bnn_state_save(st, checkpoint, err)))
+				goto done;
+			last_save = train_now();
+		}
+		r.lr = bnn_schedule_lr(&t.schedule, (double)e);
 		if (on_epoch && on_epoch(&r, ctx))
 			break;
 		if (t.nvalid > 0 && o->patience > 0 && since_best >= o->patience)
@@ -388,6 +399,8 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	}
 	if (have_best)
 		snapshot_copy(&t, &t.best, 0);
+	if (checkpoint)
+		rc = bnn_state_save(st, checkpoint, err);
 done:
 	train_free(&t);
 	return rc;

@@ -195,6 +195,11 @@ is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: unknown option 'lrr'; did y
 run ./blobs eval --load m.ckpt --data test.csv --epochs 3
 is "$run_status" 2 "an option of another command is refused"
 is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: option '--epochs' does not go with 'eval'" "and named"
+run ./blobs train --help
+is "$run_status" 0 "--help after a command succeeds too"
+run ./blobs train --data train.csv --valid test.csv --epochs 3 --batch 16 --lr 0.01 --save v.ckpt --quiet
+case $run_out in *'"best_epoch": '*'"best_valid_nll": '*'"best_valid_accuracy": '*) st=0 ;; *) st=1 ;; esac
+ok $st "with validation data, train reports the best epoch: $run_out"
 run ./blobs --help
 is "$run_status" 0 "--help succeeds"
 case $run_out in *"Usage: ./blobs train"*"--set NAME=VALUE"*) st=0 ;; *) st=1 ;; esac
