@@ -6,8 +6,9 @@
  * stdout; bench/run.sh sets the figures beside PyTorch's
  * (bench/torch_mlp.py) and docs/benchmarks.md explains them.  Measured:
  *
- *   fma_peak         the core's FP32 FMA rate (bench/peak.c), which every
- *                    GEMM rate below is divided by;
+ *   fma_peak         the core's FP32 FMA rate with its widest vectors
+ *                    (bench/peak.c), which every GEMM rate below is divided
+ *                    by, and the rates with narrower vectors;
  *   gemm_784x512     the three products of the 784->512 dense layer at
  *                    batch 128 (forward Y = X·Wᵀ, dW = Gᵀ·X, dX = G·W),
  *                    through cblas_sgemm exactly as bnn_gen.h calls it;
@@ -408,6 +409,7 @@ static void bench_gemm_dx(void *ctx)
 	            (int)q->k, 0.0f, q->dx, (int)q->k);
 }
 
+/* The three, as one training step of the layer runs them. */
 static void bench_gemm_all(void *ctx)
 {
 	bench_gemm_forward(ctx);
@@ -415,6 +417,7 @@ static void bench_gemm_all(void *ctx)
 	bench_gemm_dx(ctx);
 }
 
+/* Time the layer's products on random operands; print gemm_784x512. */
 static void bench_gemms(const bench_opts *o, double peak)
 {
 	static const struct {
@@ -521,6 +524,7 @@ int main(int argc, char **argv)
 	bench_opts o = { 7, 0.2, BNN_BENCH_CPU };
 	bnn_bench_peak pk;
 	bench_net net;
+	int lanes;
 	bnn_err err;
 
 	bench_args(argc, argv, &o);
@@ -539,10 +543,16 @@ int main(int argc, char **argv)
 	       "\"clock\":\"%s\"}\n", o.repeats, o.min_time,
 	       o.clock == BNN_BENCH_CPU ? "cpu" : "wall");
 
-	pk = bnn_bench_fma_peak(o.repeats, o.min_time, o.clock);
+	pk = bnn_bench_fma_peak(0, o.repeats, o.min_time, o.clock);
 	printf("{\"bench\":\"fma_peak\",\"gflops\":%.2f,\"best_gflops\":%.2f,"
-	       "\"chains\":%d,\"lanes\":%d,\"repeats\":%d}\n",
-	       pk.gflops, pk.best, pk.chains, pk.lanes, pk.repeats);
+	       "\"lanes\":%d,\"chains\":%d,\"repeats\":%d",
+	       pk.gflops, pk.best, pk.lanes, pk.chains, pk.repeats);
+	for (lanes = pk.lanes / 2; lanes >= 4; lanes /= 2) {
+		bnn_bench_peak q = bnn_bench_fma_peak(lanes, o.repeats,
+		                                      o.min_time, o.clock);
+		printf(",\"gflops_%dbit\":%.2f", 32 * lanes, q.gflops);
+	}
+	printf("}\n");
 	fflush(stdout);
 
 	bench_gemms(&o, pk.gflops);

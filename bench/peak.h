@@ -6,8 +6,7 @@
  * them by this figure, measured in the same run, so a "fraction of peak"
  * compares like with like across machines.  peak.c is compiled with
  * -O2 -march=native (Makefile.am), so it uses the widest FMA the build
- * machine has; the kernel's vector width is fixed at 16 floats and the
- * compiler splits it into narrower instructions where needed.
+ * machine has; the narrower widths can be measured too.
  */
 #ifndef BNN_BENCH_PEAK_H
 #define BNN_BENCH_PEAK_H
@@ -29,16 +28,24 @@ enum bnn_bench_clock {
 	BNN_BENCH_WALL      /* the monotonic wall clock */
 };
 
+/** The widest vector, in floats, peak.c was compiled for: 16 (AVX-512),
+ *  8 (AVX) or 4. */
+int bnn_bench_fma_lanes(void);
+
 /**
  * Measure the FP32 FMA rate of the calling thread: independent chains of
  * vector multiply-adds, a warm-up, then `repeats` timed runs of at least
  * `min_seconds` each.
+ * @param lanes        vector width in floats: 4, 8 or 16; anything else,
+ *                     or a width above bnn_bench_fma_lanes(), means the
+ *                     widest (the result's lanes field says which ran)
  * @param repeats      timed repeats, 1 .. 64 (clamped)
  * @param min_seconds  the least duration of one repeat (e.g. 0.2)
  * @param clock        enum bnn_bench_clock
  * @return the median and best rate; cannot fail.
  */
-bnn_bench_peak bnn_bench_fma_peak(int repeats, double min_seconds, int clock);
+bnn_bench_peak bnn_bench_fma_peak(int lanes, int repeats, double min_seconds,
+                                  int clock);
 
 /** Seconds on the given clock (enum bnn_bench_clock), from an arbitrary
  *  origin. */
