@@ -13,6 +13,7 @@
  * epilogues); a scalar loop finishes the last n % OPT_CHUNK elements.
  */
 #include "bnn.h"
+#include "simd_clones.h"
 
 /* Elements per vectorised chunk. */
 #define OPT_CHUNK 8
@@ -69,7 +70,7 @@ static inline void sgd_loop(long n, float *restrict w,
 		sgd_one(i, w, g, buf, lr, mu, wd, first, nesterov);
 }
 
-void bnn_sgd_step(long n, float *restrict w, const float *restrict g,
+BNN_SIMD_CLONES void bnn_sgd_step(long n, float *restrict w, const float *restrict g,
                   float *restrict buf, float lr, long step,
                   const bnn_sgd_params *p)
 {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "simd_clones.h"
 
 /* The Gaussian sampler's layout: NORMAL_LANES streams side by side in
  * blocks of NORMAL_PAIRS pairs (a multiple of NORMAL_LANES); n below
@@ -45,14 +46,8 @@
  * IEEE single operations in the same order, as long as gcc does not fuse
  * a*b + c into an FMA: so clones are made only in ISO C mode (-std=c11,
  * where gcc's default is -ffp-contract=off), not in GNU mode.  Define
- * BNN_RNG_NO_CLONES to build the baseline only. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-	defined(__linux__) && defined(__GLIBC__) && \
-	defined(__STRICT_ANSI__) && !defined(BNN_RNG_NO_CLONES)
-#define RNG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define RNG_CLONES
-#endif
+ * BNN_NO_SIMD_CLONES (or BNN_RNG_NO_CLONES) to build the baseline only. */
+#define RNG_CLONES BNN_SIMD_CLONES /* simd_clones.h */
 
 static inline uint64_t rng_rotl(uint64_t x, int k)
 {
