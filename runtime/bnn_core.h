@@ -7,6 +7,8 @@
 #ifndef BNN_CORE_H
 #define BNN_CORE_H
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -71,6 +73,21 @@ int bnn_fail(bnn_err *err, int code, const char *fmt, ...)
  * Clear err (code BNN_OK, empty message).  NULL is accepted.
  */
 void bnn_err_clear(bnn_err *err);
+
+/* ---- files -------------------------------------------------------------- */
+
+/**
+ * Replace the file at path atomically: fill(f, ctx) writes the new
+ * contents into a temporary file in path's directory, which is flushed,
+ * fsynced and renamed over path only when everything succeeded.  The file
+ * keeps the mode of the one it replaces (0644 when new).
+ * @param what  words put before the path in messages ("checkpoint "), or "".
+ * @param fill  returns 0 on success, else an errno value (or -1: use errno).
+ * @return BNN_OK; BNN_EIO ("cannot write WHATPATH: reason") with the
+ *         temporary file removed and path untouched; BNN_ENOMEM.
+ */
+int bnn_file_replace(const char *path, const char *what,
+                     int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,8 @@
  * In memory a checkpoint is an array of sections in the order they were
  * added, each owning its name and a copy of its data.
  *
- * Saving streams the image through stdio into "PATH.tmp.XXXXXX" (mkstemp,
+ * Saving streams the image through bnn_file_replace() (file_replace.c)
+ * into "PATH.tmp.XXXXXX" (mkstemp,
  * same directory as PATH, so the rename cannot cross file systems),
  * computing the CRC as it goes; then fflush, fsync, fclose, rename over
  * PATH and a best-effort fsync of the directory.  Any failure removes the
@@ -299,9 +300,9 @@ static int ckpt_errno(void)
 
 /* ---- saving ------------------------------------------------------------ */
 
-/* The temporary file being written. */
+/* The checkpoint being written. */
 struct ckpt_writer {
-	FILE *f;       /* the stream; NULL before fdopen and after fclose */
+	FILE *f;       /* the stream bnn_file_replace() opened */
 	uint32_t crc;  /* CRC-32 of every byte written so far */
 	int errnum;    /* errno of the first failure; 0 while all is well */
 };
@@ -365,39 +366,18 @@ static void ckpt_write_image(struct ckpt_writer *w, const bnn_ckpt *ck)
 	ckpt_write(w, b, CKPT_CRC_SIZE);
 }
 
-/* fsync the directory holding path, so that the rename itself survives a
- * crash.  Best effort: some file systems refuse, and the data is already
- * safe in one file or the other. */
-static void ckpt_sync_dir(const char *path)
+/* Writes the image into the file bnn_file_replace() opened; returns 0 or
+ * the errno of the first failure. */
+static int ckpt_fill(FILE *f, void *ctx)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int fd;
+	struct ckpt_writer w = { f, 0, 0 };
 
-	if (!slash)
-		dir = ckpt_memdup(".", 1);
-	else
-		dir = ckpt_memdup(path, slash == path ? 1 : (size_t)(slash - path));
-	if (!dir)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	free(dir);
-	if (fd < 0)
-		return;
-	(void)fsync(fd);
-	(void)close(fd);
+	ckpt_write_image(&w, ctx);
+	return w.errnum;
 }
 
 int bnn_ckpt_save(const bnn_ckpt *ck, const char *path, bnn_err *err)
 {
-	static const char suffix[] = ".tmp.XXXXXX";
-	struct ckpt_writer w = { NULL, 0, 0 };
-	struct stat st;
-	mode_t mode = 0644;
-	size_t len;
-	char *tmp;
-	int fd;
-
 	if (!path)
 		return bnn_fail(err, BNN_EINVAL,
 		                "cannot write checkpoint: no path given");
@@ -405,51 +385,7 @@ int bnn_ckpt_save(const bnn_ckpt *ck, const char *path, bnn_err *err)
 		return bnn_fail(err, BNN_EINVAL,
 		                "cannot write checkpoint %s: no checkpoint given",
 		                path);
-	len = strlen(path);
-	tmp = malloc(len + sizeof suffix);
-	if (!tmp)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "cannot write checkpoint %s: out of memory", path);
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, suffix, sizeof suffix);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		w.errnum = ckpt_errno();
-		free(tmp);
-		return bnn_fail(err, BNN_EIO, "cannot write checkpoint %s: %s",
-		                path, strerror(w.errnum));
-	}
-	/* mkstemp makes the file 0600: give it the mode of the file it
-	 * replaces, or the usual 0644 for a new one. */
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		mode = st.st_mode & 0777;
-	if (fchmod(fd, mode) != 0 || (w.f = fdopen(fd, "wb")) == NULL) {
-		w.errnum = ckpt_errno();
-		(void)close(fd);
-		goto fail;
-	}
-	ckpt_write_image(&w, ck);
-	errno = 0;
-	if (w.errnum == 0 && fflush(w.f) != 0)
-		w.errnum = ckpt_errno();
-	if (w.errnum == 0 && fsync(fileno(w.f)) != 0)
-		w.errnum = ckpt_errno();
-	errno = 0;
-	if (fclose(w.f) != 0 && w.errnum == 0)
-		w.errnum = ckpt_errno();
-	if (w.errnum == 0 && rename(tmp, path) != 0)
-		w.errnum = ckpt_errno();
-	if (w.errnum != 0)
-		goto fail;
-	free(tmp);
-	ckpt_sync_dir(path);
-	return BNN_OK;
-
-fail:
-	(void)unlink(tmp);
-	free(tmp);
-	return bnn_fail(err, BNN_EIO, "cannot write checkpoint %s: %s", path,
-	                strerror(w.errnum));
+	return bnn_file_replace(path, "checkpoint ", ckpt_fill, (void *)ck, err);
 }
 
 /* ---- loading ----------------------------------------------------------- */

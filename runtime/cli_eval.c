@@ -7,12 +7,10 @@
  * nll per example summed over its labels.  predict writes one CSV row per
  * example, atomically when --out names a file.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_internal.h"
 
@@ -91,23 +89,43 @@ static int cli_eval_classes(const bnn_model *m, struct bnn_cli_args *a, const bn
 	return rc;
 }
 
+/* The predictive distributions of the data, as eval and predict need
+ * them: probs (mean for regression) and var, each n × outputs, owned by the
+ * caller.  On failure the message is printed and nothing is left owned. */
+static int cli_predictions(const bnn_model *m, struct bnn_cli_args *a, int need_targets,
+                           bnn_state *st, bnn_dataset *ds, float **probs, float **var)
+{
+	bnn_err err;
+	int rc = cli_prepare(m, a, need_targets, st, ds);
+
+	if (rc)
+		return rc;
+	*probs = malloc((size_t)(ds->n * m->outputs) * sizeof **probs);
+	*var = malloc((size_t)(ds->n * m->outputs) * sizeof **var);
+	if (!*probs || !*var)
+		rc = bnn_cli_error(a, "out of memory");
+	else if (bnn_predict(st, ds, *probs, *var, &err))
+		rc = bnn_cli_error(a, "%s", err.message);
+	if (rc) {
+		free(*probs);
+		free(*var);
+		bnn_dataset_free(ds);
+		bnn_state_free(st);
+	}
+	return rc;
+}
+
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 {
 	bnn_state st;
 	bnn_dataset ds;
 	bnn_err err;
-	float *probs = NULL, *var = NULL;
-	int rc = cli_prepare(m, a, 1, &st, &ds);
+	float *probs, *var;
+	int rc = cli_predictions(m, a, 1, &st, &ds, &probs, &var);
 
 	if (rc)
 		return rc;
-	probs = malloc((size_t)(ds.n * m->outputs) * sizeof *probs);
-	var = malloc((size_t)(ds.n * m->outputs) * sizeof *var);
-	if (!probs || !var) {
-		rc = bnn_cli_error(a, "out of memory");
-	} else if (bnn_predict(&st, &ds, probs, var, &err)) {
-		rc = bnn_cli_error(a, "%s", err.message);
-	} else if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
+	if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
 		bnn_regression_metrics rm;
 		if (bnn_metrics_regression(probs, var, ds.y, ds.n, m->outputs, &rm, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
@@ -172,45 +190,10 @@ static int cli_write_rows(FILE *f, void *ctx)
 int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
                        bnn_err *err)
 {
-	size_t n;
-	char *tmp;
-	FILE *f;
-	int fd;
-
-	if (!path || strcmp(path, "-") == 0) {
-		if (fill(stdout, ctx) != 0 || fflush(stdout) != 0)
-			return bnn_fail(err, BNN_EIO, "error writing standard output");
-		return BNN_OK;
-	}
-	n = strlen(path) + 16;
-	tmp = malloc(n);
-	if (!tmp)
-		return bnn_fail(err, BNN_ENOMEM, "out of memory");
-	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		int e = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		return bnn_fail(err, BNN_EIO, "cannot write %s: %s", path, strerror(e));
-	}
-	if (fill(f, ctx) != 0 || fflush(f) != 0 || ferror(f)) {
-		int e = errno;
-		fclose(f);
-		unlink(tmp);
-		free(tmp);
-		return bnn_fail(err, BNN_EIO, "cannot write %s: %s", path, strerror(e));
-	}
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		free(tmp);
-		return bnn_fail(err, BNN_EIO, "cannot write %s: %s", path, strerror(e));
-	}
-	free(tmp);
+	if (path && strcmp(path, "-") != 0)
+		return bnn_file_replace(path, "", fill, ctx, err);
+	if (fill(stdout, ctx) != 0 || fflush(stdout) != 0)
+		return bnn_fail(err, BNN_EIO, "error writing standard output");
 	return BNN_OK;
 }
 
@@ -220,25 +203,17 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	bnn_dataset ds;
 	bnn_err err;
 	struct cli_rows rows;
-	float *probs = NULL, *var = NULL;
-	int rc = cli_prepare(m, a, 0, &st, &ds);
+	float *probs, *var;
+	int rc = cli_predictions(m, a, 0, &st, &ds, &probs, &var);
 
 	if (rc)
 		return rc;
-	probs = malloc((size_t)(ds.n * m->outputs) * sizeof *probs);
-	var = malloc((size_t)(ds.n * m->outputs) * sizeof *var);
-	if (!probs || !var) {
-		rc = bnn_cli_error(a, "out of memory");
-	} else if (bnn_predict(&st, &ds, probs, var, &err)) {
+	rows.m = m;
+	rows.probs = probs;
+	rows.var = var;
+	rows.n = ds.n;
+	if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
 		rc = bnn_cli_error(a, "%s", err.message);
-	} else {
-		rows.m = m;
-		rows.probs = probs;
-		rows.var = var;
-		rows.n = ds.n;
-		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
-			rc = bnn_cli_error(a, "%s", err.message);
-	}
 	free(probs);
 	free(var);
 	bnn_dataset_free(&ds);
