@@ -36,6 +36,49 @@
  * the last bin.  The AUROC ranks by −c_i, which orders exactly as 1 − c_i
  * but has no rounding that could create or break ties.
  *
+ * Uncertainty (metrics_uncertainty.c): the predictive entropy of a row is
+ * H_i = −Σ_j p_ij log p_ij (natural log, 0·log 0 = 0); the confidence
+ * score 1 − c_i is its companion for out-of-distribution detection.
+ *
+ * Out-of-distribution detection (metrics_ood.c) separates m in-distribution
+ * scores from o OOD scores, where a HIGHER score means "more likely OOD"
+ * (the entropy H_i, or 1 − c_i).  A threshold t accepts an example as
+ * in-distribution when its score s ≤ t; TPR(t) = #{in: s ≤ t}/m (the
+ * in-distribution examples are the positives of the detector) and
+ * FPR(t) = #{OOD: s ≤ t}/o.  The thresholds considered are every distinct
+ * score plus "accept nothing" (TPR = FPR = 0), so examples with equal
+ * scores are always on the same side.
+ *
+ *   auroc            bnn_auroc() with the OOD examples as positives, scored
+ *                    by s: the fraction of (OOD, in) pairs in which the
+ *                    OOD example scores higher, ties one half
+ *   fpr95            FPR(t95) where t95 is the smallest t with
+ *                    TPR(t) ≥ 0.95, i.e. the ⌈0.95·m⌉-th smallest
+ *                    in-distribution score (⌈0.95·m⌉ = m − ⌊m/20⌋, exact
+ *                    in integers): the fraction of OOD examples accepted
+ *                    when 95% of the in-distribution ones are; OOD scores
+ *                    equal to t95 count as accepted
+ *   detection_error  min over the thresholds of ½(1 − TPR(t)) + ½·FPR(t),
+ *                    so at most ½ (accepting nothing, or everything,
+ *                    gives exactly ½)
+ *   aupr_in          average precision with the in-distribution examples
+ *                    as positives, ranked by −s
+ *   aupr_out         average precision with the OOD examples as positives,
+ *                    ranked by s
+ *
+ * Average precision (non-interpolated, step-wise, as in scikit-learn's
+ * average_precision_score): walk the distinct values of the ranking score
+ * from the highest down; at each value v, every example scoring ≥ v is
+ * predicted positive, TP(v) and FP(v) count them, P(v) = TP/(TP + FP),
+ * R(v) = TP/#positives, and AP = Σ_v (R(v) − R(v⁺))·P(v), where R(v⁺) is
+ * the recall at the previous (higher) value (0 before the first).  Examples
+ * with equal scores enter together (ties grouped).  AP is 1 when every
+ * positive ranks above every negative.
+ *
+ * Every OOD metric depends only on the order of the scores, so any
+ * strictly increasing transform of them (−c_i instead of 1 − c_i) gives
+ * the same numbers.  Scores may be ±∞ but not NaN.
+ *
  * Error messages number examples (and classes, outputs) from 0 and say so:
  * "bnn_metrics_classification: example 2 (0-based): label 3 is outside
  * [0, 3)".
@@ -117,6 +160,60 @@ int bnn_auroc(const double *scores, const int *positive, long n,
 int bnn_metrics_regression(const float *mean, const float *var,
                            const float *y, long n, long d,
                            bnn_regression_metrics *out, bnn_err *err);
+
+/* ---- uncertainty and out-of-distribution detection ---------------------- */
+
+/* The OOD-detection metrics of one score (see the top of this file). */
+typedef struct bnn_ood_metrics {
+	long n_in;              /* in-distribution examples (m) */
+	long n_out;             /* out-of-distribution examples (o) */
+	double auroc;           /* OOD positives, higher score = OOD, ties ½ */
+	double fpr95;           /* FPR at the threshold t95 (TPR ≥ 95%) */
+	double threshold95;     /* t95: the ⌈0.95·m⌉-th smallest in score */
+	double detection_error; /* min over t of ½(1 − TPR) + ½·FPR */
+	double aupr_in;         /* average precision, in positives, score −s */
+	double aupr_out;        /* average precision, OOD positives, score s */
+} bnn_ood_metrics;
+
+/**
+ * Predictive entropy of each row of probs: out[i] = −Σ_j p_ij log p_ij
+ * (natural log, accumulated in double; a zero probability contributes 0).
+ * For a Bernoulli model pass 2-class rows (1 − p, p).  Rows are not
+ * checked to sum to 1 (an entry above 1 makes its term negative).
+ * @param probs  n × k probabilities, row-major, finite and ≥ 0.
+ * @param out    n entropies, written only on success.
+ * @return BNN_OK; BNN_EINVAL when a pointer is NULL, n < 1, k < 2 or a
+ *         probability is not finite or negative (the message names the
+ *         example and class, 0-based).  Allocates nothing.
+ */
+int bnn_entropy(const float *probs, long n, int k, double *out, bnn_err *err);
+
+/**
+ * The confidence score of each row: out[i] = 1 − max_j p_ij, in double,
+ * the "higher means more likely OOD" companion of bnn_entropy() (the JSON
+ * keys with the _conf suffix).  1 − c is exact in double for any float
+ * c ≥ 2^-29 (so for any row summing to 1 with k ≤ 2^29).
+ * @return BNN_OK; BNN_EINVAL exactly as bnn_entropy() (the same checks,
+ *         with "bnn_confidence_score" in the message).  Allocates nothing;
+ *         out is written only on success.
+ */
+int bnn_confidence_score(const float *probs, long n, int k, double *out,
+                         bnn_err *err);
+
+/**
+ * Out-of-distribution detection metrics of score_in (the in-distribution
+ * examples) against score_out, HIGHER meaning more likely OOD; definitions
+ * at the top of this file.  O((m + o) log(m + o)); the result does not
+ * depend on the order of the examples.
+ * @param score_in   n_in scores, none NaN (±∞ allowed).
+ * @param score_out  n_out scores, none NaN.
+ * @return BNN_OK; BNN_EINVAL when a pointer is NULL, n_in < 1, n_out < 1 or
+ *         a score is NaN ("bnn_metrics_ood: OOD example 4 (0-based): score
+ *         is NaN"); BNN_ENOMEM.  out is written only on success.
+ */
+int bnn_metrics_ood(const double *score_in, long n_in,
+                    const double *score_out, long n_out,
+                    bnn_ood_metrics *out, bnn_err *err);
 
 #ifdef __cplusplus
 }
