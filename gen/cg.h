@@ -7,12 +7,17 @@
  * per-example offsets: node n's activation is ws + act_off·B, a
  * batch × width row-major block), which nodes need a delta at all (only
  * those with parameters at or before them), and where each parameter
- * tensor sits in the flat parameter vector.  A layer's hooks then emit
- * calls to the kernels of runtime/bnn_gen.h with every size and offset a
- * constant.
+ * tensor sits in the flat parameter vector.  Layers whose posterior the
+ * pass samples itself (dropout masks, meanfield's local reparameterisation)
+ * reserve more workspace in their plan hook: per-example blocks
+ * (cg_reserve) and blocks independent of the batch (cg_reserve_fixed),
+ * which follow all per-example ones, at ws + per_example·B + offset.  A
+ * layer's hooks then emit calls to the kernels of runtime/bnn_gen.h with
+ * every size and offset a constant.
  *
  * Adding a layer kind: write its hooks in a layer_*.c file (a params hook
- * if it has weights, forward, backward) and add its row to cg_layers in
+ * if it has weights, forward, backward; plan, declare and noise if its
+ * posterior draws noise inside the pass) and add its row to cg_layers in
  * codegen.c (docs/adding-an-op.md has the checklist).
  */
 #ifndef BNN_CG_H
@@ -43,6 +48,8 @@ struct cg_node {
     int first_tensor; /* its tensors in cg.tensors, or -1 */
     int ntensors;
     int layer;        /* its row in the descriptor's layer table, or -1 */
+    long noise_off;   /* per-example offset of its noise blocks (plan hook) */
+    long fixed_off;   /* offset of its fixed block after the per-example part */
 };
 
 struct cg {
@@ -54,14 +61,31 @@ struct cg {
     int nlayers;
     long nparams;
     long per_example;          /* workspace floats per example */
-    long scratch_x, scratch_g; /* per-example offsets of the squared-operand scratch */
+    long fixed;                /* workspace floats independent of the batch */
+    long scratch_x, scratch_g; /* per-example offsets of the scratch: B × (widest
+                                  dense input), B × (widest dense output) */
     long sigma_tensor;         /* learned σ: its tensor, else -1 */
+    int noise_rng;             /* some layer draws noise whenever rng is given */
+    int noise_sigma;           /* some layer draws noise when rng and sigma are */
 };
 
-/* Hooks of one kind of layer. */
+/* Hooks of one kind of layer.  Only forward and backward are required. */
 struct cg_layer {
     /* Adds the node's parameter tensors (NULL: no parameters). */
     int (*params)(struct cg *cg, int node);
+    /* Reserves the node's own workspace beyond its activation and delta
+     * (cg_reserve, cg_reserve_fixed, into noise_off and fixed_off) and sets
+     * cg->noise_rng or cg->noise_sigma if the pass must draw noise for it
+     * (NULL: nothing to reserve).  Called once per live node, in order,
+     * after every activation and delta has its place. */
+    void (*plan)(struct cg *cg, int node);
+    /* Emits the declarations of the pointers into that workspace, at the
+     * top of the pass (NULL: none). */
+    void (*declare)(struct cg *cg, int node);
+    /* Emits the draws of example e's noise, inside the pass's noise loop
+     * (`for (e = 0; e < B; e++)`, run only when rng is given, and only when
+     * sigma is too if no layer sets noise_rng).  NULL: no noise. */
+    void (*noise)(struct cg *cg, int node);
     /* Emits the forward computation of a_NODE from its inputs. */
     void (*forward)(struct cg *cg, int node);
     /* Emits parameter gradients (and squared per-example gradients when
@@ -76,6 +100,14 @@ const struct cg_layer *cg_layer_of(enum op_id op);
 /* Adds a tensor; returns its index or -1 when out of memory. */
 int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
                   const long *shape, long fan_in, long fan_out, int init);
+
+/* Reserves FLOATS per example (a batch × FLOATS block at ws + off·B) and
+ * returns its per-example offset off. */
+long cg_reserve(struct cg *cg, long floats);
+
+/* Reserves FLOATS independent of the batch and returns their offset after
+ * the per-example part (at ws + per_example·B + offset). */
+long cg_reserve_fixed(struct cg *cg, long floats);
 
 /* Names used in generated code: the activation and delta of a node. */
 const char *cg_name(const struct cg *cg, int node);

@@ -4,8 +4,9 @@
  * written: which nodes get code, their workspace offsets, which need
  * deltas, and the parameter tensors (each layer's params hook).  Then the
  * header is written (the model's public interface), then the C file:
- * provenance comment, the pass as one static function (forward, output,
- * loss, backward in reverse topological order), its two entry points
+ * provenance comment, the pass as one static function (the noise loop of
+ * layers whose posterior the pass samples, forward, output, loss, backward
+ * in reverse topological order), its two entry points
  * (float: the descriptor's pass; double: the test-only *_pass_f64), the
  * tensor and layer tables, the descriptor, and main() with --main.
  * Both files go to temporary names first and are renamed when complete.
@@ -69,6 +70,20 @@ int cg_delta_acc(struct cg *cg, int node)
     return acc;
 }
 
+long cg_reserve(struct cg *cg, long floats)
+{
+    long off = cg->per_example;
+    cg->per_example += floats;
+    return off;
+}
+
+long cg_reserve_fixed(struct cg *cg, long floats)
+{
+    long off = cg->fixed;
+    cg->fixed += floats;
+    return off;
+}
+
 int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
                   const long *shape, long fan_in, long fan_out, int init)
 {
@@ -104,6 +119,13 @@ int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int ran
 
 /* ---- planning --------------------------------------------------------------- */
 
+/* Whether code generation supports posterior family F on op OP: point
+ * everywhere, dropout and meanfield on dense layers. */
+static int cg_family_supported(enum family_id f, enum op_id op)
+{
+    return f == FAMILY_POINT || (op == OP_DENSE && (f == FAMILY_DROPOUT || f == FAMILY_MEANFIELD));
+}
+
 /* Reports what code generation cannot do yet; returns the error count. */
 static int cg_check_supported(const struct graph *g, struct diag *d)
 {
@@ -118,10 +140,11 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
                        "this release compiles dense networks",
                        op_name(n->op), n->name);
             errors++;
-        } else if (n->has_family && n->family.id != FAMILY_POINT) {
+        } else if (n->has_family && !cg_family_supported(n->family.id, n->op)) {
             diag_error(d, n->family.loc,
                        "code generation does not support the '%s' posterior yet "
-                       "(layer '%s'); this release trains point estimates",
+                       "(layer '%s'); this release generates point, meanfield and "
+                       "dropout dense layers",
                        family_name(n->family.id), n->name);
             errors++;
         }
@@ -133,7 +156,7 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
 static int cg_plan(struct cg *cg)
 {
     const struct graph *g = cg->g;
-    long off = 0, max_in = 0, max_out = 0;
+    long max_in = 0, max_out = 0;
     int i, j;
     cg->nodes = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1, sizeof *cg->nodes);
     if (!cg->nodes)
@@ -145,14 +168,15 @@ static int cg_plan(struct cg *cg)
         c->width = (long)graph_node_elements(n);
         c->first_tensor = -1;
         c->layer = -1;
+        c->noise_off = -1;
+        c->fixed_off = -1;
         if (!n->live || n->op == OP_INPUT)
             continue;
         c->code = 1;
         c->has_delta = op_has_weights(n->op);
         for (j = 0; j < n->ninputs; j++)
             c->has_delta |= cg->nodes[n->inputs[j]].has_delta;
-        c->act_off = off;
-        off += c->width;
+        c->act_off = cg_reserve(cg, c->width);
         if (cg_layer_of(n->op)->params) {
             c->first_tensor = cg->ntensors;
             if (cg_layer_of(n->op)->params(cg, i) < 0)
@@ -166,15 +190,15 @@ static int cg_plan(struct cg *cg)
         }
     }
     for (i = 0; i < g->nnodes; i++)
-        if (cg->nodes[i].has_delta) {
-            cg->nodes[i].delta_off = off;
-            off += cg->nodes[i].width;
-        }
-    cg->scratch_x = off;
-    off += max_in;
-    cg->scratch_g = off;
-    off += max_out;
-    cg->per_example = off > 0 ? off : 1;
+        if (cg->nodes[i].has_delta)
+            cg->nodes[i].delta_off = cg_reserve(cg, cg->nodes[i].width);
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->plan)
+            cg_layer_of(g->nodes[i].op)->plan(cg, i);
+    cg->scratch_x = cg_reserve(cg, max_in);
+    cg->scratch_g = cg_reserve(cg, max_out);
+    if (cg->per_example == 0)
+        cg->per_example = 1;
     if (g->likelihood == LIKELIHOOD_GAUSSIAN && g->sigma_learned) {
         long shape[2] = { cg->nodes[g->output].width, 0 };
         cg->sigma_tensor = cg_add_tensor(cg, -1, "log_sigma", BNN_ROLE_LOG_SIGMA, 1, shape,
@@ -361,9 +385,11 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
          "\n"
          "#ifdef BNN_GEN_DOUBLE\n"
          "/* The same pass in double precision (when this model's C file is\n"
-         " * compiled with -DBNN_GEN_DOUBLE; used by gradient tests). */\n"
+         " * compiled with -DBNN_GEN_DOUBLE; used by gradient tests): the fields\n"
+         " * of bnn_pass as arguments, in order, the workspace in doubles. */\n"
          "double %s_pass_f64(const double *w, const double *x, const double *y, long batch,\n"
-         "                   double *ws, double *out, double *grad, double *sqgrad);\n"
+         "                   double *ws, double *out, double *grad, double *sqgrad,\n"
+         "                   bnn_rng *rng, const double *sigma, double *grad_sigma);\n"
          "#endif\n"
          "\n"
          "#ifdef __cplusplus\n"
@@ -376,18 +402,48 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
 
 /* ---- the C file ----------------------------------------------------------------- */
 
+/*
+ * The noise loop: every draw of the pass, example by example and, within
+ * an example, layer by layer in forward order, so that example i's noise
+ * does not depend on the batch it is in (a pass over B examples draws what
+ * B passes over one example each draw from the same rng).
+ */
+static void cg_write_noise(struct cg *cg)
+{
+    const struct graph *g = cg->g;
+    int i;
+    if (!cg->noise_rng && !cg->noise_sigma)
+        return;
+    emit(cg->e,
+         "\t/* noise: example by example, each example's layers in order */\n"
+         "\tif (%s) {\n"
+         "\t\tlong e;\n"
+         "\t\tfor (e = 0; e < B; e++) {\n",
+         cg->noise_rng ? "rng" : "rng && sigma");
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->noise)
+            cg_layer_of(g->nodes[i].op)->noise(cg, i);
+    emit(cg->e, "\t\t}\n\t}\n");
+}
+
 static void cg_write_pass(struct cg *cg)
 {
     const struct graph *g = cg->g;
     int i;
     emit(cg->e,
          "/* The pass: forward, output, loss, backward (see struct bnn_pass).\n"
-         " * Workspace per example: %ld floats. */\n"
+         " * Workspace per example: %ld floats",
+         cg->per_example);
+    if (cg->fixed > 0)
+        emit(cg->e, "; after those of the batch, %ld more", cg->fixed);
+    emit(cg->e,
+         ". */\n"
          "static double %s_run(const bnn_real *w, const bnn_real *x, const bnn_real *y, long B,\n"
-         "                     bnn_real *ws, bnn_real *out, bnn_real *grad, bnn_real *sqgrad)\n"
+         "                     bnn_real *ws, bnn_real *out, bnn_real *grad, bnn_real *sqgrad,\n"
+         "                     bnn_rng *rng, const bnn_real *sigma, bnn_real *grad_sigma)\n"
          "{\n"
          "\tconst bnn_real *const a_%s = x;\n",
-         cg->per_example, g->name, g->nodes[g->input].name);
+         g->name, g->nodes[g->input].name);
     for (i = 0; i < g->nnodes; i++)
         if (cg->nodes[i].code)
             emit(cg->e, "\tbnn_real *const a_%s = ws + %ldL * B; /* [B, %ld] */\n", cg_name(cg, i),
@@ -396,14 +452,19 @@ static void cg_write_pass(struct cg *cg)
         if (cg->nodes[i].has_delta)
             emit(cg->e, "\tbnn_real *const d_%s = ws + %ldL * B;\n", cg_name(cg, i),
                  cg->nodes[i].delta_off);
+    for (i = 0; i < g->nnodes; i++)
+        if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->declare)
+            cg_layer_of(g->nodes[i].op)->declare(cg, i);
     emit(cg->e,
          "\tbnn_real *const sq_x = ws + %ldL * B;\n"
          "\tbnn_real *const sq_g = ws + %ldL * B;\n"
          "\tdouble loss;\n"
          "\n"
          "\t(void)w; (void)grad; (void)sqgrad; (void)sq_x; (void)sq_g;\n"
+         "\t(void)rng; (void)sigma; (void)grad_sigma;\n"
          "\n",
          cg->scratch_x, cg->scratch_g);
+    cg_write_noise(cg);
     emit(cg->e, "\t/* forward */\n");
     for (i = 0; i < g->nnodes; i++)
         if (cg->nodes[i].code) {
@@ -478,7 +539,8 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
     emit(cg->e,
          "double %s_pass(const bnn_pass *p)\n"
          "{\n"
-         "\treturn %s_run(p->w, p->x, p->y, p->batch, p->ws, p->out, p->grad, p->sqgrad);\n"
+         "\treturn %s_run(p->w, p->x, p->y, p->batch, p->ws, p->out, p->grad, p->sqgrad,\n"
+         "\t               p->rng, p->sigma, p->grad_sigma);\n"
          "}\n\n",
          m, m);
     emit(cg->e, "const bnn_model %s_model = {\n\tBNN_MODEL_ABI,\n\t", m);
@@ -520,15 +582,18 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
     emit(cg->e,
          "size_t %s_workspace_floats(long batch)\n"
          "{\n"
-         "\treturn (size_t)(batch > 0 ? batch : 0) * %ldu;\n"
-         "}\n\n",
+         "\treturn (size_t)(batch > 0 ? batch : 0) * %ldu",
          m, cg->per_example);
+    if (cg->fixed > 0)
+        emit(cg->e, " + %ldu", cg->fixed);
+    emit(cg->e, ";\n}\n\n");
     emit(cg->e,
          "#ifdef BNN_GEN_DOUBLE\n"
          "double %s_pass_f64(const double *w, const double *x, const double *y, long batch,\n"
-         "                   double *ws, double *out, double *grad, double *sqgrad)\n"
+         "                   double *ws, double *out, double *grad, double *sqgrad,\n"
+         "                   bnn_rng *rng, const double *sigma, double *grad_sigma)\n"
          "{\n"
-         "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad);\n"
+         "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma, grad_sigma);\n"
          "}\n"
          "#else\n",
          m, m);

@@ -63,12 +63,13 @@ static void elementwise_backward(struct cg *cg, int node)
          cg_name(cg, node), cg_name(cg, in), acc, extra);
 }
 
-const struct cg_layer cg_layer_relu = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_leaky_relu = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_tanh = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_sigmoid = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_gelu = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_softplus = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_cos = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_identity = { NULL, elementwise_forward, elementwise_backward };
-const struct cg_layer cg_layer_flatten = { NULL, elementwise_forward, elementwise_backward };
+#define ELEMENTWISE_HOOKS { .forward = elementwise_forward, .backward = elementwise_backward }
+const struct cg_layer cg_layer_relu = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_leaky_relu = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_tanh = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_sigmoid = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_gelu = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_softplus = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_cos = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_identity = ELEMENTWISE_HOOKS;
+const struct cg_layer cg_layer_flatten = ELEMENTWISE_HOOKS;

@@ -60,5 +60,5 @@ static void concat_backward(struct cg *cg, int node)
     }
 }
 
-const struct cg_layer cg_layer_add = { NULL, add_forward, add_backward };
-const struct cg_layer cg_layer_concat = { NULL, concat_forward, concat_backward };
+const struct cg_layer cg_layer_add = { .forward = add_forward, .backward = add_backward };
+const struct cg_layer cg_layer_concat = { .forward = concat_forward, .backward = concat_backward };

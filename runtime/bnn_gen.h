@@ -22,12 +22,19 @@
  * zero it overwrites it (the generator knows which contribution comes
  * first, so deltas are never zero-filled).
  *
- * Nothing here allocates, keeps state or can fail.
+ * Noise.  The posterior families that a pass samples itself (dropout
+ * masks, meanfield's local reparameterisation) draw from the caller's
+ * bnn_rng through bnn_gen_dropout_mask and bnn_gen_normal, which define
+ * exactly which values a given rng state gives.
+ *
+ * Nothing here allocates, keeps state (beyond advancing a given rng) or
+ * can fail.
  */
 #ifndef BNN_GEN_H
 #define BNN_GEN_H
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <cblas.h>
@@ -44,6 +51,7 @@ typedef double bnn_real;
 #define BNN_GEN_COS cos
 #define BNN_GEN_SIN sin
 #define BNN_GEN_FABS fabs
+#define BNN_GEN_SQRT sqrt
 #define BNN_GEN_CBLAS_GEMM cblas_dgemm
 #else
 typedef float bnn_real;
@@ -55,6 +63,7 @@ typedef float bnn_real;
 #define BNN_GEN_COS cosf
 #define BNN_GEN_SIN sinf
 #define BNN_GEN_FABS fabsf
+#define BNN_GEN_SQRT sqrtf
 #define BNN_GEN_CBLAS_GEMM cblas_sgemm
 #endif
 
@@ -176,6 +185,181 @@ static inline void bnn_gen_dense_sqgrad(long batch, long k, long n,
 		BNN_GEN_EACH(n, 1, sb, gr[i]);
 	}
 	BNN_GEN_EACH(n, 0, sb, sb[i] * (bnn_real)batch);
+}
+
+/* ---- posterior noise: dropout(p) and meanfield ---------------------------
+ * The generated pass draws all its noise first, example by example (each
+ * example's layers in forward order), into per-example rows of the
+ * workspace; the kernels below then use it.  Example i's noise therefore
+ * does not depend on the batch it is in. */
+
+/*
+ * Dropout masks of one example's n input units.  Unit j is kept, with the
+ * value 1/(1 − p), when u_j ≥ p, and dropped (0) otherwise, where
+ * u_0, u_1, ... are the uniforms bnn_rng_uniform_fill(rng, u, n) gives:
+ * the top 24 bits of each 32-bit half of a draw, as multiples of 2^-24,
+ * (n + 1)/2 draws in all.  So a unit is kept with probability
+ * 1 − ⌈p·2^24⌉/2^24, which is 1 − p to within 2^-24.
+ */
+static inline void bnn_gen_dropout_mask(bnn_rng *rng, long n, double p, bnn_real *restrict mask)
+{
+	const uint64_t t = (uint64_t)ceil(p * 0x1p24); /* u ≥ p  ⟺  u·2^24 ≥ t */
+	const bnn_real keep = (bnn_real)(1 / (1 - p));
+	long i;
+
+	for (i = 0; i + 1 < n; i += 2) {
+		uint64_t r = bnn_rng_next(rng);
+
+		mask[i] = (r >> 40) >= t ? keep : 0;
+		mask[i + 1] = (((uint32_t)r) >> 8) >= t ? keep : 0;
+	}
+	if (i < n)
+		mask[i] = (bnn_rng_next(rng) >> 40) >= t ? keep : 0;
+}
+
+/*
+ * n standard normal variates, those of bnn_rng_normal(rng, out, n).  The
+ * double build draws them 256 at a time through a float buffer and
+ * converts them: the same values, and the same advance of rng, as the float
+ * build when n < 512 (from 512 on, bnn_rng_normal changes method).
+ */
+static inline void bnn_gen_normal(bnn_rng *rng, long n, bnn_real *restrict out)
+{
+#ifdef BNN_GEN_DOUBLE
+	float buf[256];
+	long i, j;
+
+	for (i = 0; i < n; i += 256) {
+		long m = n - i < 256 ? n - i : 256;
+
+		bnn_rng_normal(rng, buf, (size_t)m);
+		for (j = 0; j < m; j++)
+			out[i + j] = buf[j];
+	}
+#else
+	bnn_rng_normal(rng, out, (size_t)n);
+#endif
+}
+
+/* Dropout forward: xt = x∘mask over n values. */
+static inline void bnn_gen_dropout_apply(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict mask, bnn_real *restrict xt)
+{
+	BNN_GEN_EACH(n, 0, xt, x[i] * mask[i]);
+}
+
+/* Dropout backward to the input: dX (+)= (G·W)∘M; G is B×N, W N×K, M B×K.
+ * scratch (B×K) is used only when accumulating. */
+static inline void bnn_gen_dropout_backward_input(long batch, long k, long n,
+                                                  const bnn_real *restrict g,
+                                                  const bnn_real *restrict w,
+                                                  const bnn_real *restrict mask,
+                                                  bnn_real *restrict dx,
+                                                  bnn_real *restrict scratch, int accumulate)
+{
+	if (!accumulate) {
+		bnn_gen_dense_backward_input(batch, k, n, g, w, dx, 0);
+		BNN_GEN_EACH(batch * k, 0, dx, dx[i] * mask[i]);
+		return;
+	}
+	bnn_gen_dense_backward_input(batch, k, n, g, w, scratch, 0);
+	BNN_GEN_EACH(batch * k, 1, dx, scratch[i] * mask[i]);
+}
+
+/*
+ * Meanfield dense forward by the local reparameterisation trick (Kingma,
+ * Salimans and Welling 2015, eq. 6-7; Bayes-by-Backprop's estimator with
+ * the noise moved from the weights to the pre-activations):
+ *     γ = X·Wᵀ + b,   ν = (X∘X)·(σ_W∘σ_W)ᵀ + σ_b∘σ_b,   Y = γ + √ν∘ε.
+ * X is B×K; W and its σ_W are N×K; b and σ_b have N entries (both NULL:
+ * no bias); eps (B×N) holds ε.  Writes x2 = X∘X (B×K scratch), var =
+ * σ_W² (N·K) followed by σ_b² (N, with a bias), sd = √ν (B×N, for the
+ * backward pass) and y.
+ */
+static inline void bnn_gen_lrt_forward(long batch, long k, long n,
+                                       const bnn_real *restrict x, const bnn_real *restrict w,
+                                       const bnn_real *restrict b, const bnn_real *restrict sw,
+                                       const bnn_real *restrict sb,
+                                       const bnn_real *restrict eps, bnn_real *restrict x2,
+                                       bnn_real *restrict var, bnn_real *restrict sd,
+                                       bnn_real *restrict y)
+{
+	bnn_real *vb = sb ? var + n * k : NULL;
+
+	bnn_gen_dense_forward(batch, k, n, x, w, b, y);
+	BNN_GEN_EACH(batch * k, 0, x2, x[i] * x[i]);
+	BNN_GEN_EACH(n * k, 0, var, sw[i] * sw[i]);
+	if (vb)
+		BNN_GEN_EACH(n, 0, vb, sb[i] * sb[i]);
+	/* ν is a sum of non-negative terms, so never negative */
+	bnn_gen_dense_forward(batch, k, n, x2, var, vb, sd);
+	BNN_GEN_EACH(batch * n, 0, sd, BNN_GEN_SQRT(sd[i]));
+	BNN_GEN_EACH(batch * n, 1, y, sd[i] * eps[i]);
+}
+
+/* ∂L/∂ν of one output: g·ε/(2√ν), taken as 0 where √ν = 0 (σ = 0 there,
+ * so ν does not move to first order). */
+static inline bnn_real bnn_gen_lrt_gnu1(bnn_real g, bnn_real e, bnn_real s)
+{
+	return s > 0 ? g * e / (2 * s) : 0;
+}
+
+/*
+ * Meanfield dense backward, the part of σ.  With G = ∂L/∂Y (B×N), ε and
+ * s = √ν from the forward pass:
+ *     Gν = G∘ε/(2s)                       into gnu (B×N, always)
+ *     ∂L/∂σ_W = 2σ_W∘(Gνᵀ·(X∘X))          into gsw (N×K, overwritten)
+ *     ∂L/∂σ_b = 2σ_b∘Σ_i Gν_i             into gsb (N, overwritten)
+ * gsw NULL: only gnu is written (for bnn_gen_lrt_backward_input); gsb NULL
+ * (with sb): no bias.  x2 (B×K) is scratch.  The mean's gradients are those
+ * of a plain dense layer (bnn_gen_dense_backward_params).
+ */
+static inline void bnn_gen_lrt_backward_sigma(long batch, long k, long n,
+                                              const bnn_real *restrict x,
+                                              const bnn_real *restrict g,
+                                              const bnn_real *restrict eps,
+                                              const bnn_real *restrict sd,
+                                              const bnn_real *restrict sw,
+                                              const bnn_real *restrict sb,
+                                              bnn_real *restrict gsw, bnn_real *restrict gsb,
+                                              bnn_real *restrict gnu, bnn_real *restrict x2)
+{
+	long r;
+
+	BNN_GEN_EACH(batch * n, 0, gnu, bnn_gen_lrt_gnu1(g[i], eps[i], sd[i]));
+	if (!gsw)
+		return;
+	BNN_GEN_EACH(batch * k, 0, x2, x[i] * x[i]);
+	bnn_gen_gemm(1, 0, n, k, batch, 1.0, gnu, n, x2, k, 0.0, gsw, k);
+	BNN_GEN_EACH(n * k, 0, gsw, 2 * sw[i] * gsw[i]);
+	if (!gsb || !sb)
+		return;
+	BNN_GEN_EACH(n, 0, gsb, gnu[i]);
+	for (r = 1; r < batch; r++) {
+		const bnn_real *gr = gnu + r * n;
+		BNN_GEN_EACH(n, 1, gsb, gr[i]);
+	}
+	BNN_GEN_EACH(n, 0, gsb, 2 * sb[i] * gsb[i]);
+}
+
+/*
+ * Meanfield dense backward to the input:
+ *     dX (+)= G·W + 2X∘(Gν·σ_W²),
+ * with gnu = Gν (B×N) from bnn_gen_lrt_backward_sigma and var = σ_W²
+ * (N×K) from bnn_gen_lrt_forward; t (B×K) is scratch.
+ */
+static inline void bnn_gen_lrt_backward_input(long batch, long k, long n,
+                                              const bnn_real *restrict g,
+                                              const bnn_real *restrict w,
+                                              const bnn_real *restrict gnu,
+                                              const bnn_real *restrict var,
+                                              const bnn_real *restrict x,
+                                              bnn_real *restrict dx, bnn_real *restrict t,
+                                              int accumulate)
+{
+	bnn_gen_dense_backward_input(batch, k, n, g, w, dx, accumulate);
+	bnn_gen_gemm(0, 0, batch, k, n, 1.0, gnu, n, var, k, 0.0, t, k);
+	BNN_GEN_EACH(batch * k, 1, dx, 2 * x[i] * t[i]);
 }
 
 /* ---- elementwise activations ----------------------------------------------

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "bnn_core.h"
+#include "bnn_rng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +31,7 @@ extern "C" {
 
 /* The descriptor layout; generated code stores the value it was built for
  * and the runtime refuses any other. */
-#define BNN_MODEL_ABI 1
+#define BNN_MODEL_ABI 2
 
 /* Likelihoods, posterior families and ops: the same lists, in the same
  * order, as the compiler's likelihoods.def, families.def and ops.def
@@ -105,6 +106,24 @@ typedef struct bnn_layer {
  *   sqgrad  if not NULL (needs grad): receives (1/B)·Σ_i g_i∘g_i, the mean
  *           of the squared per-example gradients g_i = ∇ℓ_i (VOGN's
  *           Gauss-Newton diagonal), computed without forming any g_i
+ * Noise inside the pass (posterior families that the generated code
+ * itself samples):
+ *   rng     if not NULL: the pass is stochastic.  Layers with a dropout(p)
+ *           posterior draw a Bernoulli mask per example and input unit
+ *           (kept with probability 1 − p, scaled by 1/(1 − p)); meanfield
+ *           dense layers use the local reparameterisation trick when sigma
+ *           is given.  The pass draws from rng in a fixed order, so the
+ *           same rng state gives the same pass.  NULL: deterministic (no
+ *           masks: the mean network of MC dropout; no weight noise).
+ *   sigma   if not NULL (with rng): the posterior standard deviation of
+ *           every parameter (nparams floats, same layout as w).  Meanfield
+ *           dense layers then compute their output distribution from w
+ *           (the mean) and sigma: mean X·Wᵀ + b, variance (X∘X)·(σ_W²)ᵀ + σ_b²,
+ *           one Gaussian draw per example and unit (Bayes-by-Backprop's
+ *           local reparameterisation).  Other layers ignore sigma.
+ *   grad_sigma  with sigma, rng and grad: receives the gradient of the
+ *           mean loss with respect to sigma for the tensors of meanfield
+ *           dense layers; its other entries are not touched.
  * The pass returns Σ_i ℓ_i, the summed negative log-likelihood of the
  * batch (0 when y is NULL).  It cannot fail: the runtime validates sizes.
  */
@@ -117,6 +136,9 @@ typedef struct bnn_pass {
 	float *out;
 	float *grad;
 	float *sqgrad;
+	bnn_rng *rng;
+	const float *sigma;
+	float *grad_sigma;
 } bnn_pass;
 
 typedef struct bnn_model {

@@ -6,21 +6,40 @@
  * precision pass NAME_pass_f64 (runtime/bnn_gen.h, struct bnn_pass in
  * runtime/bnn_model.h).  Together the models use every activation, flatten,
  * concat, add, a node read twice by the same op, a node with several
- * consumers, dense with and without bias, and the four likelihoods
- * (categorical, bernoulli, gaussian with a fixed and with a learned σ).
+ * consumers, dense with and without bias, the four likelihoods
+ * (categorical, bernoulli, gaussian with a fixed and with a learned σ),
+ * and the two posterior families the pass samples itself: dropout(p)
+ * (gc_drop) and meanfield with the local reparameterisation trick (gc_mf).
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
  *   2. sqgrad, the gradient and the loss of a batch against the same
  *      quantities assembled from passes over one example at a time;
- *   3. (gc_gfix only) the outputs and the loss against a plain-loop
- *      reference written from the documented parameter layout;
+ *   3. (gc_gfix, gc_drop, gc_mf) the outputs and the loss against a
+ *      plain-loop reference written from the documented parameter layout
+ *      (and, for the noisy models, from the documented draws);
  *   4. the optional arguments: y = NULL gives loss 0 and still the
  *      outputs, grad = NULL and sqgrad = NULL change nothing else;
  *   5. that the finite-difference comparison is tight: a gradient with one
  *      element off by 0.1%, or two elements swapped, is reported wrong.
- * Random numbers come from a splitmix64 generator of this file, not from
- * the runtime, so a change in libbnn's RNG cannot move these numbers.
+ * The noisy models go through 1, 2 and 4 twice: without noise (rng NULL:
+ * the plain network) and with it, every pass then getting an rng seeded
+ * with the same seed, so the masks or variates are fixed and the loss is a
+ * smooth function of w (and, for gc_mf, of sigma, checked the same way).
+ * Per-example passes share one rng: a pass draws its noise example by
+ * example, so B passes of one example draw what one pass of B does.  Then:
+ *   6. the same seed gives the same pass bit for bit, another one not;
+ *   7. (gc_drop) masks read off exact outputs and gradients: every kept
+ *      unit is exactly 1/(1 − p) times its input, and the fraction kept
+ *      is 1 − p;
+ *   8. (gc_mf) without rng, or without sigma, the pass is the plain
+ *      network, and so it is with sigma = 0; grad_sigma is written only
+ *      for meanfield tensors; the mean and variance of an output over many
+ *      draws are those of the local reparameterisation, γ and ν, for
+ *      weights chosen so that both are worked out by hand.
+ * Random numbers for weights and data come from a splitmix64 generator of
+ * this file, not from the runtime, so a change in libbnn's RNG cannot move
+ * them; the noise of the pass comes from libbnn's bnn_rng, as in use.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -38,8 +57,10 @@
 
 #include "gc_bern.h"
 #include "gc_cat.h"
+#include "gc_drop.h"
 #include "gc_gfix.h"
 #include "gc_glearn.h"
+#include "gc_mf.h"
 #include "tap.h"
 
 #define GC_BATCH 5          /* examples per batch pass */
@@ -48,6 +69,7 @@
 #define GC_FD_REL 1e-5
 #define GC_BRUTE_REL 1e-9   /* batch pass vs per-example passes */
 #define GC_PI 3.14159265358979323846
+#define GC_NOISE_SEED 2024  /* of the pass's rng */
 
 enum gc_lik {
 	GC_CATEGORICAL,     /* y: a class label in [0, outputs) */
@@ -57,7 +79,19 @@ enum gc_lik {
 
 typedef double gc_pass_fn(const double *w, const double *x, const double *y,
                           long batch, double *ws, double *out, double *grad,
-                          double *sqgrad);
+                          double *sqgrad, bnn_rng *rng, const double *sigma,
+                          double *grad_sigma);
+
+/* How the checks drive the pass's noise. */
+struct gc_mode {
+	const char *tag;    /* appended to the model's name in messages */
+	int rng;            /* pass an rng (seeded with GC_NOISE_SEED) */
+	int sigma;          /* pass the case's sigma and a grad_sigma */
+};
+
+static const struct gc_mode gc_plain = { "", 0, 0 };
+static const struct gc_mode gc_with_rng = { " [rng]", 1, 0 };
+static const struct gc_mode gc_with_lrt = { " [rng, sigma]", 1, 1 };
 
 struct gc_model {
 	const char *name;           /* the model name (C prefix) */
@@ -69,23 +103,35 @@ struct gc_model {
 	uint64_t seed;              /* of weights, inputs and targets */
 	gc_pass_fn *pass;           /* NAME_pass_f64 */
 	size_t (*workspace)(long batch); /* NAME_workspace_floats */
+	const struct gc_mode *noisy; /* the mode with noise, or NULL */
+	long mf[2][2];              /* [begin, end) ranges of meanfield
+	                               parameters (empty: {0, 0}) */
 };
 
 static const struct gc_model gc_models[] = {
 	{ "gc_cat", GC_CAT_INPUTS, GC_CAT_OUTPUTS, GC_CAT_TARGETS,
 	  GC_CAT_NPARAMS, GC_CATEGORICAL, 11, gc_cat_pass_f64,
-	  gc_cat_workspace_floats },
+	  gc_cat_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
 	{ "gc_bern", GC_BERN_INPUTS, GC_BERN_OUTPUTS, GC_BERN_TARGETS,
 	  GC_BERN_NPARAMS, GC_BERNOULLI, 22, gc_bern_pass_f64,
-	  gc_bern_workspace_floats },
+	  gc_bern_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
 	{ "gc_gfix", GC_GFIX_INPUTS, GC_GFIX_OUTPUTS, GC_GFIX_TARGETS,
 	  GC_GFIX_NPARAMS, GC_GAUSSIAN, 33, gc_gfix_pass_f64,
-	  gc_gfix_workspace_floats },
+	  gc_gfix_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
 	{ "gc_glearn", GC_GLEARN_INPUTS, GC_GLEARN_OUTPUTS, GC_GLEARN_TARGETS,
 	  GC_GLEARN_NPARAMS, GC_GAUSSIAN, 44, gc_glearn_pass_f64,
-	  gc_glearn_workspace_floats },
+	  gc_glearn_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
+	{ "gc_drop", GC_DROP_INPUTS, GC_DROP_OUTPUTS, GC_DROP_TARGETS,
+	  GC_DROP_NPARAMS, GC_CATEGORICAL, 55, gc_drop_pass_f64,
+	  gc_drop_workspace_floats, &gc_with_rng, { { 0, 0 }, { 0, 0 } } },
+	/* meanfield: h_dense and g_dense [0, 28), mu [40, 62) */
+	{ "gc_mf", GC_MF_INPUTS, GC_MF_OUTPUTS, GC_MF_TARGETS,
+	  GC_MF_NPARAMS, GC_GAUSSIAN, 66, gc_mf_pass_f64,
+	  gc_mf_workspace_floats, &gc_with_lrt, { { 0, 28 }, { 40, 62 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
+#define GC_DROP_MODEL (&gc_models[4])
+#define GC_MF_MODEL (&gc_models[5])
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -124,12 +170,21 @@ static void gc_poison(double *p, size_t n)
 		p[i] = NAN;
 }
 
+/* Whether parameter j of model m belongs to a meanfield layer. */
+static int gc_is_meanfield(const struct gc_model *m, long j)
+{
+	return (j >= m->mf[0][0] && j < m->mf[0][1]) ||
+	       (j >= m->mf[1][0] && j < m->mf[1][1]);
+}
+
 /* One pass with a poisoned workspace (its contents are undefined before a
  * pass, so the pass must not read what it has not written) and poisoned
- * out, grad and sqgrad (they are overwritten). */
+ * out, grad, sqgrad and grad_sigma (they are overwritten; grad_sigma only
+ * where the model is meanfield). */
 static double gc_run(const struct gc_model *m, const double *w,
                      const double *x, const double *y, long batch, double *ws,
-                     double *out, double *grad, double *sqgrad)
+                     double *out, double *grad, double *sqgrad, bnn_rng *rng,
+                     const double *sigma, double *grad_sigma)
 {
 	gc_poison(ws, m->workspace(batch));
 	if (out)
@@ -138,7 +193,10 @@ static double gc_run(const struct gc_model *m, const double *w,
 		gc_poison(grad, (size_t)m->nparams);
 	if (sqgrad)
 		gc_poison(sqgrad, (size_t)m->nparams);
-	return m->pass(w, x, y, batch, ws, out, grad, sqgrad);
+	if (grad_sigma)
+		gc_poison(grad_sigma, (size_t)m->nparams);
+	return m->pass(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma,
+	               grad_sigma);
 }
 
 /*
@@ -183,6 +241,44 @@ static int gc_close(double a, double b, double rel, double scale)
 	return fabs(a - b) <= rel * m;
 }
 
+/* The largest |a_i − b_i| (infinite if either is NaN). */
+static double gc_max_diff(long n, const double *a, const double *b)
+{
+	double diff = 0;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		if (isnan(a[i]) || isnan(b[i]))
+			return INFINITY;
+		diff = fmax(diff, fabs(a[i] - b[i]));
+	}
+	return diff;
+}
+
+/* Whether a[i] == b[i] for every i (so +0 equals −0; NaN never equal). */
+static int gc_same(long n, const double *a, const double *b)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (!(a[i] == b[i]))
+			return 0;
+	return 1;
+}
+
+/* −log softmax(z)_label, by log-sum-exp. */
+static double gc_categorical_nll(const double *z, long k, long label)
+{
+	double zmax = z[0], sum = 0;
+	long j;
+
+	for (j = 1; j < k; j++)
+		zmax = fmax(zmax, z[j]);
+	for (j = 0; j < k; j++)
+		sum += exp(z[j] - zmax);
+	return zmax + log(sum) - z[label];
+}
+
 /* ---- the checks ---------------------------------------------------------- */
 
 /* The sizes in the generated headers, computed by hand from the models. */
@@ -211,6 +307,24 @@ static void test_sizes(void)
 	is_int(GC_GLEARN_TARGETS, 2, "gc_glearn: 2 targets");
 	is_int(GC_GLEARN_NPARAMS, 83,
 	       "gc_glearn: 45+18+18+2 = 83 parameters");
+	/* gc_drop: 5·5+5 + 4·5+4 + 4·4+4 + 4·4+4 = 30+24+20+20 = 94. */
+	is_int(GC_DROP_INPUTS, 5, "gc_drop: 5 inputs");
+	is_int(GC_DROP_OUTPUTS, 4, "gc_drop: 4 outputs");
+	is_int(GC_DROP_TARGETS, 1, "gc_drop: 1 target (the label)");
+	is_int(GC_DROP_NPARAMS, 94, "gc_drop: 30+24+20+20 = 94 parameters");
+	/* gc_mf: 4·3+4 + 3·4 + 3·3+3 + 2·10+2 + 2 log σ = 16+12+12+22+2
+	 * = 64. */
+	is_int(GC_MF_INPUTS, 3, "gc_mf: 3 inputs");
+	is_int(GC_MF_OUTPUTS, 2, "gc_mf: 2 outputs");
+	is_int(GC_MF_TARGETS, 2, "gc_mf: 2 targets");
+	is_int(GC_MF_NPARAMS, 64, "gc_mf: 16+12+12+22+2 = 64 parameters");
+	/* The part of the workspace that does not grow with the batch: σ² of
+	 * every meanfield weight and bias, 16 + 12 + 22 = 50 for gc_mf;
+	 * none for a model without meanfield layers. */
+	is_int(gc_mf_workspace_floats(0), 50,
+	       "gc_mf: workspace for no example = sigma^2 of 16+12+22 = 50");
+	is_int(gc_drop_workspace_floats(0), 0,
+	       "gc_drop: workspace for no example = 0");
 }
 
 /*
@@ -256,44 +370,216 @@ static void gc_gfix_reference(const double *w, const double *x, long batch,
 	}
 }
 
-/* Check 3: gc_gfix's outputs and loss against the reference. */
-static void test_gfix_reference(const struct gc_model *m, const double *w,
-                                const double *x, const double *y,
-                                const double *out, double loss)
+/*
+ * gc_drop by plain loops, from the layout in t/models/gc_drop.bnn, with
+ * the masks m1 (B × 5, on x), m3 and m4 (B × 4 each, on h2) as
+ * multipliers (NULL: no masks, the network without noise):
+ *   h1 = tanh(W1·(x∘m1) + b1),   W1 [5][5] at 0,  b1 at 25
+ *   h2 = relu(W2·h1 + b2),       W2 [4][5] at 30, b2 at 50
+ *   z  = W3·(h2∘m3) + b3         W3 [4][4] at 54, b3 at 70  (drop)
+ *      + W4·(h2∘m4) + b4         W4 [4][4] at 74, b4 at 90  (skip)
+ */
+static void gc_drop_reference(const double *w, const double *x, long batch,
+                              const double *m1, const double *m3,
+                              const double *m4, double *z)
 {
-	double ref[GC_BATCH * GC_GFIX_OUTPUTS], want = 0, diff = 0;
+	const double *w1 = w, *b1 = w + 25, *w2 = w + 30, *b2 = w + 50;
+	const double *w3 = w + 54, *b3 = w + 70, *w4 = w + 74, *b4 = w + 90;
+	double xt[5], h1[5], h2[4], ht[4], hs[4];
 	long i;
+	int j, k;
 
-	gc_gfix_reference(w, x, GC_BATCH, ref);
-	for (i = 0; i < GC_BATCH * m->outputs; i++) {
-		double r = y[i] - ref[i];
+	for (i = 0; i < batch; i++) {
+		for (k = 0; k < 5; k++)
+			xt[k] = x[i * 5 + k] * (m1 ? m1[i * 5 + k] : 1);
+		for (j = 0; j < 5; j++) {
+			double v = b1[j];
 
-		diff = fmax(diff, fabs(out[i] - ref[i]));
-		if (isnan(out[i]))
-			diff = INFINITY;
-		/* −log N(y | μ, 0.7²) = ½log 2π + log 0.7 + (y − μ)²/(2·0.49) */
-		want += 0.5 * log(2 * GC_PI) + log(0.7) + r * r / (2 * 0.49);
+			for (k = 0; k < 5; k++)
+				v += w1[j * 5 + k] * xt[k];
+			h1[j] = tanh(v);
+		}
+		for (j = 0; j < 4; j++) {
+			double v = b2[j];
+
+			for (k = 0; k < 5; k++)
+				v += w2[j * 5 + k] * h1[k];
+			h2[j] = v > 0 ? v : 0;
+			ht[j] = h2[j] * (m3 ? m3[i * 4 + j] : 1);
+			hs[j] = h2[j] * (m4 ? m4[i * 4 + j] : 1);
+		}
+		for (j = 0; j < 4; j++) {
+			double v = b3[j] + b4[j];
+
+			for (k = 0; k < 4; k++)
+				v += w3[j * 4 + k] * ht[k] + w4[j * 4 + k] * hs[k];
+			z[i * 4 + j] = v;
+		}
 	}
-	ok(diff <= 1e-12,
-	   "%s: outputs match the plain-loop reference (max |diff| %.3g)",
-	   m->name, diff);
-	is_rel(loss, want, 1e-12, "%s: loss is the Gaussian NLL by hand",
-	       m->name);
 }
 
-/* One model's random problem and the results of its full pass. */
+/*
+ * The masks gc_drop's pass draws from an rng seeded with SEED, as
+ * bnn_gen.h documents them: example by example, h1_dense's 5, drop's 4,
+ * skip's 4, each from bnn_rng_uniform_fill; a unit is kept (value
+ * 1/(1 − p)) when u ≥ p.
+ */
+static void gc_drop_masks(uint64_t seed, long batch, double *m1, double *m3,
+                          double *m4)
+{
+	bnn_rng r;
+	float u[5];
+	long i;
+	int k;
+
+	bnn_rng_seed(&r, seed);
+	for (i = 0; i < batch; i++) {
+		bnn_rng_uniform_fill(&r, u, 5);
+		for (k = 0; k < 5; k++)
+			m1[i * 5 + k] = u[k] >= 0.2 ? 1 / (1 - 0.2) : 0;
+		bnn_rng_uniform_fill(&r, u, 4);
+		for (k = 0; k < 4; k++)
+			m3[i * 4 + k] = u[k] >= 0.3 ? 1 / (1 - 0.3) : 0;
+		bnn_rng_uniform_fill(&r, u, 4);
+		for (k = 0; k < 4; k++)
+			m4[i * 4 + k] = u[k] >= 0.5 ? 1 / (1 - 0.5) : 0;
+	}
+}
+
+/* A meanfield (or, with eps NULL, plain) dense layer by plain loops:
+ * γ_j = b_j + Σ_t W_jt·in_t, ν_j = σb_j² + Σ_t in_t²·σW_jt²,
+ * out_j = γ_j + √ν_j·ε_j.  b NULL: no bias (and sb is not read). */
+static void gc_mf_layer(const double *in, int k, int n, const double *w,
+                        const double *b, const double *sw, const double *sb,
+                        const double *eps, double *out)
+{
+	int j, t;
+
+	for (j = 0; j < n; j++) {
+		double g = b ? b[j] : 0, v = b ? sb[j] * sb[j] : 0;
+
+		for (t = 0; t < k; t++) {
+			g += w[j * k + t] * in[t];
+			v += in[t] * in[t] * sw[j * k + t] * sw[j * k + t];
+		}
+		out[j] = eps ? g + sqrt(v) * eps[j] : g;
+	}
+}
+
+/*
+ * gc_mf by plain loops, from the layout in t/models/gc_mf.bnn, with the
+ * variates eps (9 per example: h_dense's 4, g_dense's 3, mu's 2; NULL: no
+ * noise, the network at the mean):
+ *   h  = tanh(LRT(x; W1 [4][3] at 0, b1 at 12))
+ *   g  = softplus(LRT(h; W2 [3][4] at 16, no bias))
+ *   p  = tanh(W3·g + b3),       W3 [3][3] at 28, b3 at 37 (point)
+ *   mu = LRT((x, p, h); W4 [2][10] at 40, b4 at 60)
+ * with sigma in the same layout.
+ */
+static void gc_mf_reference(const double *w, const double *s,
+                            const double *eps, const double *x, long batch,
+                            double *mu)
+{
+	double h[4], g[3], c[10];
+	long i;
+	int j, k;
+
+	for (i = 0; i < batch; i++) {
+		const double *e = eps ? eps + i * 9 : NULL;
+
+		gc_mf_layer(x + i * 3, 3, 4, w, w + 12, s, s + 12, e, h);
+		for (j = 0; j < 4; j++)
+			h[j] = tanh(h[j]);
+		gc_mf_layer(h, 4, 3, w + 16, NULL, s + 16, NULL,
+		            e ? e + 4 : NULL, g);
+		for (j = 0; j < 3; j++)
+			g[j] = log(1 + exp(g[j]));
+		for (j = 0; j < 3; j++) {
+			double v = w[37 + j];
+
+			for (k = 0; k < 3; k++)
+				v += w[28 + j * 3 + k] * g[k];
+			c[j] = x[i * 3 + j];
+			c[3 + j] = tanh(v);
+		}
+		for (j = 0; j < 4; j++)
+			c[6 + j] = h[j];
+		gc_mf_layer(c, 10, 2, w + 40, w + 60, s + 40, s + 60,
+		            e ? e + 7 : NULL, mu + i * 2);
+	}
+}
+
+/* The variates gc_mf's pass draws from an rng seeded with SEED, when it
+ * has sigma: example by example, bnn_rng_normal for h_dense's 4, g_dense's
+ * 3 and mu's 2 (floats, widened to double as the double build does). */
+static void gc_mf_eps(uint64_t seed, long batch, double *eps)
+{
+	static const int width[3] = { 4, 3, 2 };
+	bnn_rng r;
+	float f[4];
+	long i;
+	int l, k, at;
+
+	bnn_rng_seed(&r, seed);
+	for (i = 0; i < batch; i++)
+		for (l = 0, at = 0; l < 3; at += width[l], l++) {
+			bnn_rng_normal(&r, f, (size_t)width[l]);
+			for (k = 0; k < width[l]; k++)
+				eps[i * 9 + at + k] = f[k];
+		}
+}
+
+/* −log N(y | μ, σ²) summed, σ_k = e^(s_k): ½log 2π + s_k + ½(y − μ)²e^(−2s_k). */
+static double gc_gaussian_learned_nll(const double *mu, const double *y,
+                                      const double *s, long batch, int k)
+{
+	double loss = 0;
+	long i;
+	int j;
+
+	for (i = 0; i < batch; i++)
+		for (j = 0; j < k; j++) {
+			double r = y[i * k + j] - mu[i * k + j];
+
+			loss += 0.5 * log(2 * GC_PI) + s[j] +
+			        0.5 * r * r * exp(-2 * s[j]);
+		}
+	return loss;
+}
+
+/* One model's random problem and the results of its full pass in one
+ * mode. */
 struct gc_case {
 	const struct gc_model *m;   /* the model */
+	const struct gc_mode *md;   /* the mode of the results below */
+	char label[64];             /* model name and mode tag, for messages */
 	long n;                     /* m->nparams */
 	double *w;                  /* parameters, U(−0.8, 0.8) */
+	double *sigma;              /* posterior σ per parameter, U(0.05, 0.4) */
 	double *x;                  /* inputs, U(−1.5, 1.5), batch × inputs */
 	double *y;                  /* targets, batch × targets */
 	double *ws;                 /* workspace for GC_BATCH examples */
 	double *out;                /* outputs of the full pass */
 	double *grad;               /* gradient of the full pass */
 	double *sqgrad;             /* sqgrad of the full pass */
+	double *gsig;               /* grad_sigma of the full pass (md->sigma) */
 	double loss;                /* loss of the full pass */
+	bnn_rng after;              /* the pass's rng after the full pass */
 };
+
+/* The rng of one pass in the case's mode: seeded afresh, or NULL. */
+static bnn_rng *gc_rng(const struct gc_case *c, bnn_rng *r)
+{
+	if (!c->md->rng)
+		return NULL;
+	bnn_rng_seed(r, GC_NOISE_SEED);
+	return r;
+}
+
+static const double *gc_sigma(const struct gc_case *c)
+{
+	return c->md->sigma ? c->sigma : NULL;
+}
 
 static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 {
@@ -304,12 +590,14 @@ static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 	c->m = m;
 	c->n = m->nparams;
 	c->w = gc_alloc((size_t)c->n);
+	c->sigma = gc_alloc((size_t)c->n);
 	c->x = gc_alloc((size_t)(B * m->inputs));
 	c->y = gc_alloc((size_t)(B * m->targets));
 	c->ws = gc_alloc(m->workspace(B));
 	c->out = gc_alloc((size_t)(B * m->outputs));
 	c->grad = gc_alloc((size_t)c->n);
 	c->sqgrad = gc_alloc((size_t)c->n);
+	c->gsig = gc_alloc((size_t)c->n);
 	for (i = 0; i < c->n; i++)
 		c->w[i] = gc_uniform(&rng, -0.8, 0.8);
 	for (i = 0; i < B * m->inputs; i++)
@@ -323,19 +611,46 @@ static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 		else
 			c->y[i] = gc_uniform(&rng, -1.5, 1.5);
 	}
-	c->loss = gc_run(m, c->w, c->x, c->y, B, c->ws, c->out, c->grad,
-	                 c->sqgrad);
+	for (i = 0; i < c->n; i++)
+		c->sigma[i] = gc_uniform(&rng, 0.05, 0.4);
+}
+
+/* The full pass of the case in mode MD. */
+static void gc_case_pass(struct gc_case *c, const struct gc_mode *md)
+{
+	bnn_rng r, *rng;
+
+	c->md = md;
+	snprintf(c->label, sizeof c->label, "%s%s", c->m->name, md->tag);
+	rng = gc_rng(c, &r);
+	c->loss = gc_run(c->m, c->w, c->x, c->y, GC_BATCH, c->ws, c->out,
+	                 c->grad, c->sqgrad, rng, gc_sigma(c),
+	                 md->sigma ? c->gsig : NULL);
+	if (rng)
+		c->after = *rng;
 }
 
 static void gc_case_free(struct gc_case *c)
 {
 	free(c->w);
+	free(c->sigma);
 	free(c->x);
 	free(c->y);
 	free(c->ws);
 	free(c->out);
 	free(c->grad);
 	free(c->sqgrad);
+	free(c->gsig);
+}
+
+/* The mean loss of the case's batch by a loss-only pass in its mode (a
+ * freshly seeded rng: the same noise every time). */
+static double gc_case_loss(const struct gc_case *c)
+{
+	bnn_rng r;
+
+	return gc_run(c->m, c->w, c->x, c->y, GC_BATCH, c->ws, NULL, NULL,
+	              NULL, gc_rng(c, &r), gc_sigma(c), NULL) / GC_BATCH;
 }
 
 /*
@@ -347,7 +662,6 @@ static void gc_case_free(struct gc_case *c)
  */
 static void test_finite_differences(struct gc_case *c)
 {
-	const struct gc_model *m = c->m;
 	const long n = c->n;
 	double *fd = gc_alloc((size_t)n), *bad = gc_alloc((size_t)n);
 	double worst_err = 0, t;
@@ -358,22 +672,20 @@ static void test_finite_differences(struct gc_case *c)
 		double keep = c->w[j], lp, lm;
 
 		c->w[j] = keep + GC_H;
-		lp = gc_run(m, c->w, c->x, c->y, GC_BATCH, c->ws, NULL, NULL,
-		            NULL);
+		lp = gc_case_loss(c);
 		c->w[j] = keep - GC_H;
-		lm = gc_run(m, c->w, c->x, c->y, GC_BATCH, c->ws, NULL, NULL,
-		            NULL);
+		lm = gc_case_loss(c);
 		c->w[j] = keep;
-		fd[j] = (lp - lm) / (2 * GC_H * GC_BATCH);
+		fd[j] = (lp - lm) / (2 * GC_H);
 		if (c->grad[j] != 0)
 			nonzero = 1;
 	}
 	ok(gc_grad_matches(n, c->grad, fd, &worst, &worst_err),
 	   "%s: gradient matches finite differences, all %ld parameters",
-	   m->name, n);
+	   c->label, n);
 	tap_diag("%s: worst |g - fd| = %.3g at w[%ld] (g = %.10g, fd = %.10g)",
-	         m->name, worst_err, worst, c->grad[worst], fd[worst]);
-	ok(nonzero, "%s: the gradient is not all zero", m->name);
+	         c->label, worst_err, worst, c->grad[worst], fd[worst]);
+	ok(nonzero, "%s: the gradient is not all zero", c->label);
 
 	worst = 0;
 	for (j = 1; j < n; j++)
@@ -382,23 +694,68 @@ static void test_finite_differences(struct gc_case *c)
 	memcpy(bad, c->grad, (size_t)n * sizeof *bad);
 	bad[worst] *= 1 + 1e-3;
 	ok(!gc_grad_matches(n, bad, fd, NULL, NULL),
-	   "%s: a gradient with w[%ld] off by 0.1%% is caught", m->name, worst);
+	   "%s: a gradient with w[%ld] off by 0.1%% is caught", c->label,
+	   worst);
 	memcpy(bad, c->grad, (size_t)n * sizeof *bad);
 	k = worst > 0 ? worst - 1 : worst + 1;
 	t = bad[k];
 	bad[k] = bad[worst];
 	bad[worst] = t;
 	ok(!gc_grad_matches(n, bad, fd, NULL, NULL),
-	   "%s: a gradient with w[%ld] and w[%ld] swapped is caught", m->name,
+	   "%s: a gradient with w[%ld] and w[%ld] swapped is caught", c->label,
 	   worst, k);
 	free(fd);
 	free(bad);
 }
 
 /*
+ * Check 1 for sigma (meanfield models with sigma): grad_sigma against
+ * central differences in sigma, with the same variates every time, over
+ * every parameter of a meanfield layer (σ ≥ 0.05, so √ν stays away from
+ * 0 and the loss is smooth); and one element off by 0.1% is caught.
+ */
+static void test_fd_sigma(struct gc_case *c)
+{
+	const struct gc_model *m = c->m;
+	double *fd = gc_alloc((size_t)c->n), *g = gc_alloc((size_t)c->n);
+	double worst_err = 0;
+	long j, count = 0, worst = 0, big = 0;
+
+	for (j = 0; j < c->n; j++) {
+		double keep = c->sigma[j], lp, lm;
+
+		if (!gc_is_meanfield(m, j))
+			continue;
+		c->sigma[j] = keep + GC_H;
+		lp = gc_case_loss(c);
+		c->sigma[j] = keep - GC_H;
+		lm = gc_case_loss(c);
+		c->sigma[j] = keep;
+		fd[count] = (lp - lm) / (2 * GC_H);
+		g[count++] = c->gsig[j];
+	}
+	ok(count > 0 && gc_grad_matches(count, g, fd, &worst, &worst_err),
+	   "%s: grad_sigma matches finite differences, all %ld meanfield "
+	   "parameters", c->label, count);
+	tap_diag("%s: worst |g - fd| = %.3g (g = %.10g, fd = %.10g)", c->label,
+	         worst_err, g[worst], fd[worst]);
+	for (j = 1; j < count; j++)
+		if (fabs(g[j]) > fabs(g[big]))
+			big = j;
+	g[big] *= 1 + 1e-3;
+	ok(!gc_grad_matches(count, g, fd, NULL, NULL),
+	   "%s: a grad_sigma with one element off by 0.1%% is caught",
+	   c->label);
+	free(fd);
+	free(g);
+}
+
+/*
  * Check 2: the batch pass against passes over one example at a time
  * (batch 1, with a workspace of exactly workspace_floats(1)), which give
- * each example's own gradient g_i and loss.
+ * each example's own gradient g_i and loss.  With noise, the passes share
+ * one rng seeded as the batch pass's was: each draws one example's noise,
+ * so example i gets the masks or variates it had in the batch.
  */
 static void test_per_example(const struct gc_case *c)
 {
@@ -406,17 +763,25 @@ static void test_per_example(const struct gc_case *c)
 	const long n = c->n, B = GC_BATCH;
 	double *ws1 = gc_alloc(m->workspace(1));
 	double *g1 = gc_alloc((size_t)n), *s1 = gc_alloc((size_t)n);
+	double *gs1 = gc_alloc((size_t)n), *out1 = gc_alloc((size_t)m->outputs);
 	double *sum_g = gc_alloc((size_t)n), *sum_g2 = gc_alloc((size_t)n);
-	double *sum_abs = gc_alloc((size_t)n);
+	double *sum_abs = gc_alloc((size_t)n), *sum_gs = gc_alloc((size_t)n);
+	double *sum_gs_abs = gc_alloc((size_t)n);
 	double loss_sum = 0;
+	bnn_rng r, *rng = gc_rng(c, &r);
 	long i, j;
-	int same = 1, pass;
+	int same = 1, pass, outs = 1;
 
 	for (j = 0; j < n; j++)
-		sum_g[j] = sum_g2[j] = sum_abs[j] = 0;
+		sum_g[j] = sum_g2[j] = sum_abs[j] = sum_gs[j] = sum_gs_abs[j] = 0;
 	for (i = 0; i < B; i++) {
 		loss_sum += gc_run(m, c->w, c->x + i * m->inputs,
-		                   c->y + i * m->targets, 1, ws1, NULL, g1, s1);
+		                   c->y + i * m->targets, 1, ws1, out1, g1, s1,
+		                   rng, gc_sigma(c), c->md->sigma ? gs1 : NULL);
+		for (j = 0; j < m->outputs; j++)
+			if (!gc_close(out1[j], c->out[i * m->outputs + j],
+			              GC_BRUTE_REL, 1))
+				outs = 0;
 		for (j = 0; j < n; j++) {
 			sum_g[j] += g1[j];
 			sum_g2[j] += g1[j] * g1[j];
@@ -424,9 +789,13 @@ static void test_per_example(const struct gc_case *c)
 			/* a batch of one: sqgrad = g∘g */
 			if (!gc_close(s1[j], g1[j] * g1[j], 1e-12, 0))
 				same = 0;
+			if (c->md->sigma && gc_is_meanfield(m, j)) {
+				sum_gs[j] += gs1[j];
+				sum_gs_abs[j] += fabs(gs1[j]);
+			}
 		}
 	}
-	ok(same, "%s: batch of 1: sqgrad = grad^2", m->name);
+	ok(same, "%s: batch of 1: sqgrad = grad^2", c->label);
 
 	pass = 1;
 	for (j = 0; j < n && pass; j++) {
@@ -435,11 +804,11 @@ static void test_per_example(const struct gc_case *c)
 		pass = gc_close(c->sqgrad[j], want, GC_BRUTE_REL, 0);
 		if (!pass)
 			tap_diag("%s: sqgrad[%ld] = %.17g, "
-			         "(1/B) sum g_i^2 = %.17g", m->name, j,
+			         "(1/B) sum g_i^2 = %.17g", c->label, j,
 			         c->sqgrad[j], want);
 	}
 	ok(pass, "%s: sqgrad = (1/B) sum_i g_i^2 of per-example passes",
-	   m->name);
+	   c->label);
 
 	/* The signed g_i may cancel: the error is relative to the mean of
 	 * |g_i| at least. */
@@ -451,17 +820,39 @@ static void test_per_example(const struct gc_case *c)
 		                sum_abs[j] / (double)B);
 		if (!pass)
 			tap_diag("%s: grad[%ld] = %.17g, (1/B) sum g_i = %.17g",
-			         m->name, j, c->grad[j], want);
+			         c->label, j, c->grad[j], want);
 	}
-	ok(pass, "%s: grad = (1/B) sum_i g_i of per-example passes", m->name);
+	ok(pass, "%s: grad = (1/B) sum_i g_i of per-example passes", c->label);
 	is_rel(c->loss, loss_sum, 1e-12,
-	       "%s: batch loss = sum of per-example losses", m->name);
+	       "%s: batch loss = sum of per-example losses", c->label);
+	if (c->md->sigma) {
+		pass = 1;
+		for (j = 0; j < n && pass; j++) {
+			if (!gc_is_meanfield(m, j))
+				continue;
+			pass = gc_close(c->gsig[j], sum_gs[j] / (double)B,
+			                GC_BRUTE_REL, sum_gs_abs[j] / (double)B);
+		}
+		ok(pass, "%s: grad_sigma = (1/B) sum_i of per-example passes",
+		   c->label);
+	}
+	if (rng) {
+		ok(outs, "%s: each example's outputs are those it had in the "
+		   "batch (the same noise)", c->label);
+		ok(memcmp(&r, &c->after, sizeof r) == 0,
+		   "%s: %ld passes of one example leave the rng where one pass "
+		   "of %ld does", c->label, B, B);
+	}
 	free(ws1);
 	free(g1);
 	free(s1);
+	free(gs1);
+	free(out1);
 	free(sum_g);
 	free(sum_g2);
 	free(sum_abs);
+	free(sum_gs);
+	free(sum_gs_abs);
 }
 
 /* Check 4: the optional arguments.  The same code runs with and without
@@ -472,21 +863,417 @@ static void test_optional(const struct gc_case *c)
 	const long B = GC_BATCH;
 	double *out0 = gc_alloc((size_t)(B * m->outputs));
 	double *g0 = gc_alloc((size_t)c->n);
+	bnn_rng r;
 
-	is_float(gc_run(m, c->w, c->x, NULL, B, c->ws, out0, NULL, NULL), 0.0,
-	         0.0, "%s: y = NULL returns 0", m->name);
+	is_float(gc_run(m, c->w, c->x, NULL, B, c->ws, out0, NULL, NULL,
+	                gc_rng(c, &r), gc_sigma(c), NULL), 0.0, 0.0,
+	         "%s: y = NULL returns 0", c->label);
 	ok(memcmp(out0, c->out, (size_t)(B * m->outputs) * sizeof *out0) == 0 &&
 	   !isnan(out0[0]),
-	   "%s: y = NULL still fills out, as the full pass does", m->name);
-	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, NULL, NULL),
-	         c->loss, 0.0, "%s: grad = NULL gives the same loss", m->name);
-	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, g0, NULL),
+	   "%s: y = NULL still fills out, as the full pass does", c->label);
+	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, NULL, NULL,
+	                gc_rng(c, &r), gc_sigma(c), NULL),
+	         c->loss, 0.0, "%s: grad = NULL gives the same loss", c->label);
+	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, g0, NULL,
+	                gc_rng(c, &r), gc_sigma(c), NULL),
 	         c->loss, 0.0, "%s: sqgrad = NULL gives the same loss",
-	         m->name);
+	         c->label);
 	ok(memcmp(g0, c->grad, (size_t)c->n * sizeof *g0) == 0,
-	   "%s: sqgrad = NULL gives the same gradient", m->name);
+	   "%s: sqgrad = NULL%s gives the same gradient", c->label,
+	   c->md->sigma ? " and grad_sigma = NULL" : "");
 	free(out0);
 	free(g0);
+}
+
+/* Check 6: the same seed gives the same pass bit for bit; another seed
+ * other outputs. */
+static void test_determinism(const struct gc_case *c)
+{
+	const struct gc_model *m = c->m;
+	const long B = GC_BATCH, nout = B * m->outputs;
+	double *out = gc_alloc((size_t)nout), *g = gc_alloc((size_t)c->n);
+	double *sq = gc_alloc((size_t)c->n), *gs = gc_alloc((size_t)c->n);
+	double loss;
+	bnn_rng r;
+	long j;
+	int same;
+
+	loss = gc_run(m, c->w, c->x, c->y, B, c->ws, out, g, sq, gc_rng(c, &r),
+	              gc_sigma(c), c->md->sigma ? gs : NULL);
+	same = loss == c->loss &&
+	       memcmp(out, c->out, (size_t)nout * sizeof *out) == 0 &&
+	       memcmp(g, c->grad, (size_t)c->n * sizeof *g) == 0 &&
+	       memcmp(sq, c->sqgrad, (size_t)c->n * sizeof *sq) == 0;
+	if (c->md->sigma)
+		for (j = 0; j < c->n; j++)
+			if (gc_is_meanfield(m, j) && memcmp(&gs[j], &c->gsig[j],
+			                                    sizeof gs[j]) != 0)
+				same = 0;
+	ok(same, "%s: the same seed gives the same pass, bit for bit", c->label);
+	bnn_rng_seed(&r, GC_NOISE_SEED + 1);
+	gc_run(m, c->w, c->x, NULL, B, c->ws, out, NULL, NULL, &r, gc_sigma(c),
+	       NULL);
+	ok(gc_max_diff(nout, out, c->out) > 1e-3,
+	   "%s: another seed gives other outputs (max |diff| %.3g)", c->label,
+	   gc_max_diff(nout, out, c->out));
+	free(out);
+	free(g);
+	free(sq);
+	free(gs);
+}
+
+/* Check 3: gc_gfix's outputs and loss against the reference. */
+static void test_gfix_reference(const struct gc_case *c)
+{
+	double ref[GC_BATCH * GC_GFIX_OUTPUTS], want = 0;
+	long i;
+
+	gc_gfix_reference(c->w, c->x, GC_BATCH, ref);
+	for (i = 0; i < GC_BATCH * c->m->outputs; i++) {
+		double r = c->y[i] - ref[i];
+
+		/* −log N(y | μ, 0.7²) = ½log 2π + log 0.7 + (y − μ)²/(2·0.49) */
+		want += 0.5 * log(2 * GC_PI) + log(0.7) + r * r / (2 * 0.49);
+	}
+	ok(gc_max_diff(GC_BATCH * c->m->outputs, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop reference (max |diff| %.3g)",
+	   c->label, gc_max_diff(GC_BATCH * c->m->outputs, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the Gaussian NLL by hand",
+	       c->label);
+}
+
+/* Check 3: gc_drop's outputs and loss against the reference, with the
+ * masks of the documented draws (with rng) or none (rng NULL). */
+static void test_drop_reference(const struct gc_case *c)
+{
+	double m1[GC_BATCH * 5], m3[GC_BATCH * 4], m4[GC_BATCH * 4];
+	double ref[GC_BATCH * GC_DROP_OUTPUTS], want = 0;
+	int noisy = c->md->rng;
+	long i;
+
+	if (noisy)
+		gc_drop_masks(GC_NOISE_SEED, GC_BATCH, m1, m3, m4);
+	gc_drop_reference(c->w, c->x, GC_BATCH, noisy ? m1 : NULL,
+	                  noisy ? m3 : NULL, noisy ? m4 : NULL, ref);
+	for (i = 0; i < GC_BATCH; i++)
+		want += gc_categorical_nll(ref + i * 4, 4, (long)c->y[i]);
+	ok(gc_max_diff(GC_BATCH * 4, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)",
+	   c->label, c->md->rng ? " with the documented masks" : " without masks",
+	   gc_max_diff(GC_BATCH * 4, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand",
+	       c->label);
+}
+
+/* Check 3: gc_mf's outputs and loss against the reference, with the
+ * variates of the documented draws (with rng and sigma) or none. */
+static void test_mf_reference(const struct gc_case *c)
+{
+	double eps[GC_BATCH * 9], ref[GC_BATCH * GC_MF_OUTPUTS], want;
+	int noisy = c->md->rng && c->md->sigma;
+
+	if (noisy)
+		gc_mf_eps(GC_NOISE_SEED, GC_BATCH, eps);
+	gc_mf_reference(c->w, c->sigma, noisy ? eps : NULL, c->x, GC_BATCH, ref);
+	want = gc_gaussian_learned_nll(ref, c->y, c->w + 62, GC_BATCH, 2);
+	ok(gc_max_diff(GC_BATCH * 2, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)",
+	   c->label, noisy ? " with the documented variates" : " at the mean",
+	   gc_max_diff(GC_BATCH * 2, c->out, ref));
+	is_rel(c->loss, want, 1e-12,
+	       "%s: loss is the Gaussian NLL (learned sigma) by hand", c->label);
+}
+
+/*
+ * Check 7: gc_drop's masks, read off exact values.
+ *
+ * drop's masks (p = 0.3, on h2) from the outputs: with W1 = 0, h1 =
+ * tanh(b1) whatever x's masks are (0·x̃ = 0 exactly); with b2 = 1 and
+ * |W2| <= 0.2, h2 = relu(W2·h1 + 1) > 0.2; with drop's weight the identity
+ * and skip's weights all 0 (so its masks do not matter), the logits are
+ * h2∘m exactly (one product per output, the rest adds zeros).  The pass
+ * without rng gives h2 itself.  So each output of a pass with rng must be
+ * 0 or exactly h2·(1/(1 − 0.3)), and the fraction kept over 40 passes of
+ * 250 examples (40,000 units) is 0.7 with a standard error of
+ * √(0.21/40000) = 0.0023: the bound is 0.012 (5 SE).
+ *
+ * h1_dense's masks (p = 0.2, on x) from the gradient of passes of one
+ * example: dW1 = G1ᵀ·x̃ and db1 = G1 with G1 the delta of h1_dense, so
+ * dW1[j][k] = db1[j]·x̃_k, one product: exactly db1[j]·(x_k·(1/(1 − 0.2)))
+ * when unit k is kept, and 0 when it is dropped.  G1 comes back through
+ * drop only (skip's weights are 0); when all four of drop's units are
+ * dropped G1 = 0 and the example tells nothing (0.3⁴ = 0.8% of examples):
+ * it is skipped.  Over 2,000 examples (10,000 units) the fraction kept is
+ * 0.8 with a standard error of about √(0.16/10000) = 0.004: the bound is
+ * 0.02 (5 SE).
+ */
+static void test_drop_masks(void)
+{
+	const struct gc_model *m = GC_DROP_MODEL;
+	enum { B = 250, PASSES = 40, SINGLES = 2000 };
+	double *w = gc_alloc((size_t)m->nparams), *x = gc_alloc(B * 5);
+	double *y = gc_alloc(B), *ws = gc_alloc(m->workspace(B));
+	double *plain = gc_alloc(B * 4), *out = gc_alloc(B * 4);
+	double *g = gc_alloc((size_t)m->nparams);
+	const double keep3 = 1 / (1 - 0.3), keep1 = 1 / (1 - 0.2);
+	uint64_t seed = 77;
+	long i, kept = 0, total = 0, bad = 0, skipped = 0, positive = 1;
+	bnn_rng r;
+	int j, k, pass;
+
+	for (i = 0; i < m->nparams; i++)
+		w[i] = 0;
+	for (j = 0; j < 5; j++)
+		w[25 + j] = gc_uniform(&seed, -1, 1);            /* b1 */
+	for (j = 0; j < 20; j++)
+		w[30 + j] = gc_uniform(&seed, -0.2, 0.2);        /* W2 */
+	for (j = 0; j < 4; j++) {
+		w[50 + j] = 1;                                   /* b2 */
+		w[54 + j * 4 + j] = 1;                           /* drop: I */
+	}
+	for (i = 0; i < B * 5; i++)
+		x[i] = gc_uniform(&seed, 0.5, 1.5);
+	for (i = 0; i < B; i++)
+		y[i] = (double)(gc_next(&seed) % 4);
+
+	gc_run(m, w, x, NULL, B, ws, plain, NULL, NULL, NULL, NULL, NULL);
+	for (i = 0; i < B * 4; i++)
+		positive &= plain[i] > 0.2;
+	ok(positive, "gc_drop masks: without rng the outputs are h2 > 0.2");
+	bnn_rng_seed(&r, GC_NOISE_SEED);
+	for (pass = 0; pass < PASSES; pass++) {
+		gc_run(m, w, x, NULL, B, ws, out, NULL, NULL, &r, NULL, NULL);
+		for (i = 0; i < B * 4; i++, total++) {
+			if (out[i] == plain[i] * keep3)
+				kept++;
+			else if (out[i] != 0)
+				bad++;
+		}
+	}
+	ok(bad == 0, "gc_drop masks on h2: every output is 0 or exactly "
+	   "h2/(1 - 0.3) (%ld of %ld are neither)", bad, total);
+	is_float((double)kept / (double)total, 0.7, 0.012,
+	         "gc_drop masks on h2: fraction kept %.4f of %ld, 1 - p = 0.7",
+	         (double)kept / (double)total, total);
+
+	kept = total = bad = 0;
+	bnn_rng_seed(&r, GC_NOISE_SEED);
+	for (i = 0; i < SINGLES; i++) {
+		const double *xi = x + (i % B) * 5, *db1 = g + 25;
+		int any = 0;
+
+		gc_run(m, w, xi, y + i % B, 1, ws, NULL, g, NULL, &r, NULL, NULL);
+		for (j = 0; j < 5; j++)
+			any |= db1[j] != 0;
+		if (!any) {
+			skipped++;
+			continue;
+		}
+		for (k = 0; k < 5; k++) {
+			int votes_keep = 0, votes_drop = 0;
+
+			for (j = 0; j < 5; j++) {
+				double v = g[j * 5 + k];
+
+				if (db1[j] == 0)
+					continue;
+				if (v == 0)
+					votes_drop++;
+				else if (v == db1[j] * (xi[k] * keep1))
+					votes_keep++;
+				else
+					bad++;
+			}
+			if (votes_keep && votes_drop)
+				bad++;
+			kept += votes_keep > 0;
+			total++;
+		}
+	}
+	ok(bad == 0, "gc_drop masks on x: every grad W1[j][k] is 0 or exactly "
+	   "grad b1[j]*x_k/(1 - 0.2), the same for all j (%ld exceptions)",
+	   bad);
+	is_float((double)kept / (double)total, 0.8, 0.02,
+	         "gc_drop masks on x: fraction kept %.4f of %ld (%ld examples "
+	         "skipped), 1 - p = 0.8", (double)kept / (double)total, total,
+	         skipped);
+	free(w);
+	free(x);
+	free(y);
+	free(ws);
+	free(plain);
+	free(out);
+	free(g);
+}
+
+/*
+ * Check 8: gc_mf's switches.  Without rng, or with rng but without sigma,
+ * the pass is the network at the mean: the same outputs and gradient as
+ * the plain pass, bit for bit, and grad_sigma untouched.  With rng and
+ * sigma = 0, ν = 0, so Y = γ + 0·ε = γ and the backward terms from Gν are
+ * 0: the plain outputs and gradient again (compared with ==, as a zero
+ * may change sign).  With sigma, grad_sigma is written only for meanfield
+ * tensors: the point layer's and log σ's entries keep their sentinel.
+ */
+static void test_mf_switches(const struct gc_case *plain)
+{
+	const struct gc_model *m = plain->m;
+	const long B = GC_BATCH, n = plain->n, nout = B * m->outputs;
+	double *out = gc_alloc((size_t)nout), *g = gc_alloc((size_t)n);
+	double *gs = gc_alloc((size_t)n), *zero = gc_alloc((size_t)n);
+	double *sq = gc_alloc((size_t)n);
+	bnn_rng r, fresh;
+	long j;
+	int pass, untouched;
+
+	for (j = 0; j < n; j++) {
+		gs[j] = 12345;
+		zero[j] = 0;
+	}
+	bnn_rng_seed(&r, GC_NOISE_SEED);
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
+	        NULL, gs);
+	pass = memcmp(out, plain->out, (size_t)nout * sizeof *out) == 0 &&
+	       memcmp(g, plain->grad, (size_t)n * sizeof *g) == 0;
+	untouched = 1;
+	for (j = 0; j < n; j++)
+		untouched &= gs[j] == 12345;
+	ok(pass, "gc_mf: rng without sigma gives the plain pass, bit for bit");
+	ok(untouched, "gc_mf: rng without sigma leaves grad_sigma untouched");
+	bnn_rng_seed(&fresh, GC_NOISE_SEED);
+	ok(memcmp(&r, &fresh, sizeof r) == 0,
+	   "gc_mf: rng without sigma draws nothing (no layer needs noise)");
+
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, NULL,
+	        plain->sigma, gs);
+	pass = memcmp(out, plain->out, (size_t)nout * sizeof *out) == 0 &&
+	       memcmp(g, plain->grad, (size_t)n * sizeof *g) == 0;
+	untouched = 1;
+	for (j = 0; j < n; j++)
+		untouched &= gs[j] == 12345;
+	ok(pass && untouched, "gc_mf: sigma without rng gives the plain pass, "
+	   "bit for bit, grad_sigma untouched");
+
+	bnn_rng_seed(&r, GC_NOISE_SEED);
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
+	        zero, gs);
+	ok(gc_same(nout, out, plain->out) && gc_same(n, g, plain->grad),
+	   "gc_mf: rng with sigma = 0 gives the plain outputs and gradient");
+
+	bnn_rng_seed(&r, GC_NOISE_SEED);
+	for (j = 0; j < n; j++)
+		gs[j] = 12345;
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
+	        plain->sigma, gs);
+	untouched = 1;
+	pass = 1;
+	for (j = 0; j < n; j++) {
+		if (gc_is_meanfield(m, j))
+			pass &= gs[j] != 12345 && !isnan(gs[j]);
+		else
+			untouched &= gs[j] == 12345;
+	}
+	ok(pass && untouched, "gc_mf: with rng and sigma, grad_sigma is written "
+	   "for the 50 meanfield parameters only (p_dense [28, 40) and "
+	   "y.log_sigma [62, 64) untouched)");
+	free(out);
+	free(g);
+	free(gs);
+	free(zero);
+	free(sq);
+}
+
+/*
+ * Check 8: the moments of the local reparameterisation.  mu reads
+ * (x, p, h); its weights on p and h, and their σ, are 0, so
+ * mu = γ + √ν·ε with, for x = (1, −2, 0.5):
+ *   row 0: W = (0.5, 0.25, −1), b = 0.1, σ_W = (0.2, 0.1, 0.4), σ_b = 0.3
+ *     γ0 = 0.5 − 0.5 − 0.5 + 0.1 = −0.4
+ *     ν0 = 1·0.04 + 4·0.01 + 0.25·0.16 + 0.09 = 0.21
+ *   row 1: W = (−0.25, 0.5, 2), b = 0.2, σ_W = (0.5, 0.05, 0.2), σ_b = 0.1
+ *     γ1 = −0.25 − 1 + 1 + 0.2 = −0.05
+ *     ν1 = 1·0.25 + 4·0.0025 + 0.25·0.04 + 0.01 = 0.28
+ * whatever the other layers (random weights and σ) do.  Over 20,000 draws
+ * (10 passes of 2,000 copies of x) the standard error of the mean is
+ * √(0.28/20000) = 0.0037 (bound 0.019, 5 SE) and that of the variance
+ * about ν·√(2/20000) = 0.01ν (bound 5%).
+ */
+static void test_mf_moments(void)
+{
+	const struct gc_model *m = GC_MF_MODEL;
+	enum { B = 2000, PASSES = 10 };
+	static const double x0[3] = { 1, -2, 0.5 };
+	static const double wrow[2][3] = { { 0.5, 0.25, -1 }, { -0.25, 0.5, 2 } };
+	static const double srow[2][3] = { { 0.2, 0.1, 0.4 }, { 0.5, 0.05, 0.2 } };
+	static const double bias[2] = { 0.1, 0.2 }, sbias[2] = { 0.3, 0.1 };
+	static const double gamma[2] = { -0.4, -0.05 }, nu[2] = { 0.21, 0.28 };
+	double *w = gc_alloc((size_t)m->nparams);
+	double *s = gc_alloc((size_t)m->nparams);
+	double *x = gc_alloc(B * 3), *ws = gc_alloc(m->workspace(B));
+	double *out = gc_alloc(B * 2), sum[2] = { 0, 0 }, sum2[2] = { 0, 0 };
+	uint64_t seed = 88;
+	bnn_rng r;
+	long i;
+	int j, k, pass;
+
+	for (i = 0; i < m->nparams; i++) {
+		w[i] = gc_uniform(&seed, -0.8, 0.8);
+		s[i] = gc_uniform(&seed, 0.05, 0.4);
+	}
+	for (j = 0; j < 2; j++) {
+		for (k = 0; k < 10; k++) {
+			w[40 + j * 10 + k] = k < 3 ? wrow[j][k] : 0;
+			s[40 + j * 10 + k] = k < 3 ? srow[j][k] : 0;
+		}
+		w[60 + j] = bias[j];
+		s[60 + j] = sbias[j];
+	}
+	for (i = 0; i < B * 3; i++)
+		x[i] = x0[i % 3];
+	bnn_rng_seed(&r, GC_NOISE_SEED);
+	for (pass = 0; pass < PASSES; pass++) {
+		gc_run(m, w, x, NULL, B, ws, out, NULL, NULL, &r, s, NULL);
+		for (i = 0; i < B; i++)
+			for (j = 0; j < 2; j++) {
+				sum[j] += out[i * 2 + j];
+				sum2[j] += out[i * 2 + j] * out[i * 2 + j];
+			}
+	}
+	for (j = 0; j < 2; j++) {
+		double nd = (double)B * PASSES, mean = sum[j] / nd;
+		double var = (sum2[j] - nd * mean * mean) / (nd - 1);
+
+		is_float(mean, gamma[j], 0.019,
+		         "gc_mf LRT: mean of mu[%d] over %.0f draws is gamma = %g "
+		         "(got %.5f)", j, nd, gamma[j], mean);
+		is_rel(var, nu[j], 0.05,
+		       "gc_mf LRT: variance of mu[%d] is nu = %g (got %.5f)", j,
+		       nu[j], var);
+	}
+	free(w);
+	free(s);
+	free(x);
+	free(ws);
+	free(out);
+}
+
+/* Checks 1 to 6 for one case in one mode. */
+static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
+{
+	gc_case_pass(c, md);
+	test_finite_differences(c);
+	if (md->sigma)
+		test_fd_sigma(c);
+	test_per_example(c);
+	if (c->m->pass == gc_gfix_pass_f64)
+		test_gfix_reference(c);
+	if (c->m->pass == gc_drop_pass_f64)
+		test_drop_reference(c);
+	if (c->m->pass == gc_mf_pass_f64)
+		test_mf_reference(c);
+	test_optional(c);
+	if (md->rng)
+		test_determinism(c);
 }
 
 int main(void)
@@ -498,12 +1285,14 @@ int main(void)
 		struct gc_case c;
 
 		gc_case_init(&c, &gc_models[i]);
-		test_finite_differences(&c);
-		test_per_example(&c);
-		if (c.m->pass == gc_gfix_pass_f64)
-			test_gfix_reference(c.m, c.w, c.x, c.y, c.out, c.loss);
-		test_optional(&c);
+		test_case_mode(&c, &gc_plain);
+		if (c.m->pass == gc_mf_pass_f64)
+			test_mf_switches(&c);
+		if (c.m->noisy)
+			test_case_mode(&c, c.m->noisy);
 		gc_case_free(&c);
 	}
+	test_drop_masks();
+	test_mf_moments();
 	return tap_done();
 }
