@@ -3,8 +3,10 @@
  * compiled by bnnc link against.  This is the library's only public header;
  * it is usable from C (C11) and C++.  bnn_core.h (version, errors), then one
  * header per module, all included from here: bnn_rng.h (random numbers),
- * bnn_optim.h (optimizers, schedules, clipping), bnn_metrics.h
- * (evaluation), bnn_data.h (IDX and CSV readers, standardisation),
+ * bnn_optim.h (optimizers, schedules, clipping), bnn_variational.h (VOGN,
+ * IVON, BADAM, Bayes-by-Backprop; posterior sampling, KL, pruning),
+ * bnn_metrics.h (evaluation, uncertainty, OOD detection), bnn_plot.h
+ * (SVG charts), bnn_data.h (IDX and CSV readers, standardisation),
  * bnn_checkpoint.h (the checkpoint file format), bnn_model.h (the
  * descriptor of a generated model), bnn_train.h (initialisation, training,
  * prediction, model checkpoints) and bnn_cli.h (the command-line driver).
@@ -35,7 +37,9 @@
 #include "bnn_core.h"
 #include "bnn_rng.h"
 #include "bnn_optim.h"
+#include "bnn_variational.h"
 #include "bnn_metrics.h"
+#include "bnn_plot.h"
 #include "bnn_data.h"
 #include "bnn_checkpoint.h"
 #include "bnn_model.h"

@@ -31,16 +31,52 @@ enum bnn_optimizer {
 	BNN_OPT_SGD,
 	BNN_OPT_ADAM,
 	BNN_OPT_ADAMW,
+	BNN_OPT_VOGN,   /* variational online Gauss-Newton (docs/optimizers/vogn.md) */
+	BNN_OPT_IVON,   /* improved variational online Newton (ivon.md) */
+	BNN_OPT_BADAM,  /* Adam, then a Laplace posterior from its v (badam.md) */
+	BNN_OPT_BBB,    /* Bayes-by-Backprop with local reparameterisation (bbb.md) */
 	BNN_OPT_COUNT
 };
+
+/* VOGN's options beyond the shared ones (Osawa et al., Algorithm 1). */
+typedef struct bnn_vogn_options {
+	float beta1;        /* momentum rate β1 [0.9] [beta1] */
+	float beta2;        /* moving-average rate β2 [0.999] [beta2] */
+	double tau;         /* tempering τ at the end of the schedule [1] [tau] */
+	double tau_start;   /* τ at the start; NaN: tau (no schedule) [tau_start] */
+	double tau_epochs;  /* epochs of the linear τ schedule [0] [tau_epochs] */
+	double rho;         /* data-augmentation factor ρ: N ← ρN [1] [rho] */
+} bnn_vogn_options;
+
+/* IVON's options beyond the shared ones (Shen et al., Algorithm 1). */
+typedef struct bnn_ivon_options {
+	float beta1;        /* gradient momentum β1 [0.9] [beta1] */
+	float beta2;        /* Hessian momentum β2 [0.99999] [beta2] */
+	double h0;          /* Hessian initialisation h0 [0.1] [h0] */
+	double ess;         /* effective sample size λ; 0: N [0] [ess] */
+	double clip_radius; /* element-wise clipping ξ of the step; 0: off [clip_radius] */
+	int rescale_lr;     /* α ← (h0 + δ)α (not with clipping) [1] [rescale_lr] */
+} bnn_ivon_options;
 
 /* Every training option, with its --set name in brackets. */
 typedef struct bnn_train_options {
 	int optimizer;          /* enum bnn_optimizer [optimizer] */
-	bnn_schedule schedule;  /* lr [lr], kind [schedule], gamma, milestones,
-	                           warmup, lr_min; total is set to epochs */
+	bnn_schedule schedule;  /* lr [lr] (0: the optimizer's default, see
+	                           bnn_default_lr), kind [schedule], gamma,
+	                           milestones, warmup, lr_min; total is set to
+	                           epochs */
 	bnn_sgd_params sgd;     /* momentum, nesterov, weight_decay */
-	bnn_adam_params adam;   /* beta1, beta2, eps, weight_decay */
+	bnn_adam_params adam;   /* beta1, beta2, eps, weight_decay (adam, adamw,
+	                           badam, bbb) */
+	bnn_vogn_options vogn;
+	bnn_ivon_options ivon;
+	int mc;                 /* Monte-Carlo samples per step (vogn, ivon,
+	                           bbb) [1] [mc] */
+	double delta;           /* vogn: prior precision δ; ivon: weight decay
+	                           δ; badam, bbb: prior precision; NaN: from
+	                           each layer's prior precision (docs/optimizers)
+	                           [delta] */
+	double sigma0;          /* bbb: initial posterior σ [1e-3] [sigma0] */
 	double clip;            /* gradient-norm clipping; 0: off [clip] */
 	long epochs;            /* [epochs] */
 	long batch;             /* [batch] */
@@ -53,7 +89,8 @@ typedef struct bnn_train_options {
 	int verbose;            /* progress line on stderr */
 } bnn_train_options;
 
-/** "sgd", "adam", "adamw" ("none" for anything else). */
+/** "sgd", "adam", "adamw", "vogn", "ivon", "badam", "bbb" ("none" for
+ *  anything else). */
 const char *bnn_optimizer_name(int optimizer);
 /** The enum bnn_optimizer of a name, or -1. */
 int bnn_optimizer_from_name(const char *name);
@@ -61,8 +98,12 @@ int bnn_optimizer_from_name(const char *name);
 /** Set the number of BLAS threads (>= 1) used by every model pass. */
 void bnn_set_threads(int threads);
 
-/** The defaults: adam, lr 1e-3, constant schedule, 10 epochs, batch 128,
- *  seed 1, 1 thread, no validation, no clipping, no early stopping. */
+/** The learning rate an optimizer uses when none is given: sgd 0.01;
+ *  adam, adamw, badam, bbb, vogn 1e-3; ivon 0.1 (rescaled by h0 + δ). */
+double bnn_default_lr(int optimizer);
+/** The defaults: adam, lr 0 (the optimizer's default), constant schedule,
+ *  10 epochs, batch 128, seed 1, 1 thread, no validation, no clipping, no
+ *  early stopping, 1 MC sample per step, δ from the model. */
 bnn_train_options bnn_train_defaults(void);
 
 /**
@@ -81,12 +122,24 @@ void bnn_train_options_help(FILE *out);
 char *bnn_train_options_text(const bnn_train_options *o);
 
 /* A trained (or training) model. */
+/* How many arrays of optimizer state a bnn_state can hold. */
+#define BNN_OPT_SLOTS 5
+
 typedef struct bnn_state {
 	const bnn_model *model;   /* borrowed */
-	float *params;            /* model->nparams, owned */
-	int optimizer;            /* enum bnn_optimizer of opt_a/opt_b */
-	float *opt_a;             /* sgd: momentum buffer; adam: m (owned) */
-	float *opt_b;             /* adam: v (owned); sgd: NULL */
+	float *params;            /* model->nparams, owned: the parameters, or
+	                             the mean of the posterior */
+	float *sigma;             /* model->nparams, owned, or NULL: the
+	                             posterior standard deviation of each
+	                             parameter (0 for deterministic ones); NULL
+	                             for a point estimate */
+	int optimizer;            /* enum bnn_optimizer of opt[] (-1: none) */
+	float *opt[BNN_OPT_SLOTS];/* the optimizer's arrays, nparams each,
+	                             owned, NULL when unused:
+	                             sgd [0] momentum; adam, adamw, badam [0] m
+	                             [1] v; vogn [0] momentum [1] s; ivon [0] g
+	                             [1] h; bbb [0] m [1] v of the means, [2] ρ
+	                             (σ = softplus ρ), [3] m [4] v of ρ */
 	long step;                /* optimizer steps taken */
 	long epoch;               /* epochs completed */
 	bnn_standardizer standardize; /* features 0: inputs used as they are */
@@ -106,8 +159,8 @@ void bnn_params_init(const bnn_model *m, float *params, bnn_rng *rng);
 
 /**
  * Save to a checkpoint (atomically replacing path).  Sections: params,
- * opt.a, opt.b, meta (text: optimizer, step, epoch, options),
- * standardize.mean, standardize.std.
+ * sigma, opt.a .. opt.e (the slots in use), meta (text: optimizer, step,
+ * epoch), options, standardize.mean, standardize.std.
  */
 int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
 
@@ -181,13 +234,37 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
                       const long *idx, long n, long batch, float *out,
                       double *nll, bnn_err *err);
 
+/** Whether predictions from st are random: it has a posterior (sigma) or
+ *  the model has dropout layers.  Then Monte-Carlo prediction means
+ *  something; otherwise every sample is the same network. */
+int bnn_state_is_stochastic(const bnn_state *st);
+
 /**
- * Predictive distributions for every example of ds (standardised already):
- * categorical: probs n × outputs; bernoulli: probs n × outputs (P(y = 1));
- * gaussian: mean n × outputs into probs, variance into var (n × outputs).
+ * Predictive distributions for every example of ds (standardised already).
+ * mc = 0 predicts at the posterior mean: the parameters in st->params, no
+ * dropout masks.  mc = S > 0 averages S Monte-Carlo samples: each draws
+ * θ = μ + σ∘ε for the whole data set (when st->sigma is set) and fresh
+ * dropout masks (per example), from a generator seeded with seed.
+ *   categorical: probs n × outputs, the mean of the S softmax outputs;
+ *   bernoulli:   probs n × outputs, the mean of the S values of P(y = 1);
+ *   gaussian:    probs receives the mixture mean, var (may be NULL) the
+ *                mixture variance: mean of (σ² + μ_s²) − (mean of μ_s)².
+ * nll (may be NULL; then ds needs no targets) receives the summed negative
+ * log-likelihood of the targets under the predictive distribution: for
+ * the mixture, −log((1/S)·Σ_s p(y | θ_s)) by log-sum-exp.
+ * @return BNN_OK; BNN_EINVAL (mc < 0), BNN_EMISMATCH (data), BNN_ENOMEM.
  */
-int bnn_predict(const bnn_state *st, const bnn_dataset *ds, float *probs,
-                float *var, bnn_err *err);
+int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc,
+                uint64_t seed, float *probs, float *var, double *nll,
+                bnn_err *err);
+
+/**
+ * Write the posterior of st (or its parameters, for a point estimate) as
+ * CSV text to f: a header "tensor,index,mean,std" and one row per
+ * parameter (std 0 for deterministic parameters and point estimates).
+ * @return 0, or -1 when writing failed.
+ */
+int bnn_posterior_write_csv(const bnn_state *st, FILE *f);
 
 #ifdef __cplusplus
 }

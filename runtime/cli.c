@@ -4,11 +4,13 @@
  * options and dispatches to cli_train.c and cli_eval.c.
  *
  *   MODEL train   --data FILE [--labels FILE] [--target NAME] [--standardize]
- *                 [--valid FILE [--valid-labels FILE]] [--optimizer sgd|adam|adamw]
+ *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
  *                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]
  *                 [--set NAME=VALUE ...] [--quiet] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
- *   MODEL predict --load CKPT --data FILE [--out FILE.csv]
+ *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
+ *   MODEL predict --load CKPT --data FILE [--mc S] [--seed S] [--out FILE.csv]
+ *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL info    [--load CKPT]
  *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
@@ -48,11 +50,13 @@ static int cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 static void cli_help(const bnn_model *m, const char *prog)
 {
 	printf("Usage: %s train   --data FILE [--labels FILE] [--target NAME] [--standardize]\n"
-	       "                 [--valid FILE [--valid-labels FILE]] [--optimizer sgd|adam|adamw]\n"
+	       "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
 	       "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
 	       "                 [--set NAME=VALUE ...] [--quiet] --save CKPT\n"
 	       "       %s eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
-	       "       %s predict --load CKPT --data FILE [--out FILE.csv]\n"
+	       "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
+	       "       %s predict --load CKPT --data FILE [--mc S] [--seed S] [--out FILE.csv]\n"
+	       "       %s posterior --load CKPT [--out FILE.csv]\n"
 	       "       %s info    [--load CKPT]\n"
 	       "Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
 	       "\n"
@@ -62,17 +66,28 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "\n"
 	       "train   fits the model and saves it to CKPT (after every epoch that\n"
 	       "        improves the validation NLL, or every epoch without validation);\n"
+	       "        --optimizer: sgd, adam, adamw (point estimates, MC dropout), or\n"
+	       "        vogn, ivon, bbb, badam (posteriors of meanfield layers; --mc K\n"
+	       "        Monte-Carlo samples per step); docs/optimizers/ describes each.\n"
 	       "        prints a JSON summary on stdout and progress on stderr.\n"
 	       "        --standardize scales inputs to zero mean, unit variance (statistics\n"
 	       "        from the training data, stored in CKPT and reused by eval/predict).\n"
 	       "        Options for --set NAME=VALUE (docs/training.md):\n",
-	       prog, prog, prog, prog, m->name, m->bnnc_version, m->source);
+	       prog, prog, prog, prog, prog, m->name, m->bnnc_version, m->source);
 	bnn_train_options_help(stdout);
 	printf("eval    prints one JSON line of metrics: n, accuracy, nll, ece, mce,\n"
-	       "        brier, auroc (classification; --bins N for ECE/MCE, default %d)\n"
-	       "        or n, rmse, nll (regression); docs/metrics.md defines them.\n"
+	       "        brier, auroc, entropy (classification; --bins N for ECE/MCE,\n"
+	       "        default %d) or n, rmse, nll (regression); docs/metrics.md defines\n"
+	       "        them.  --ood FILE adds out-of-distribution detection metrics\n"
+	       "        (ood_auroc, ood_fpr95, ood_aupr_in, ood_aupr_out, ...);\n"
+	       "        --plots DIR writes reliability and entropy charts (SVG + CSV).\n"
+	       "        --mc S averages S samples of the posterior (and dropout masks);\n"
+	       "        --mc 0 predicts at the mean.  Default: 32 for a model with a\n"
+	       "        posterior or dropout, else 0.  --seed seeds the samples.\n"
 	       "predict writes predictive probabilities (or mean and variance) per\n"
-	       "        example as CSV to --out (default: stdout).\n"
+	       "        example as CSV to --out (default: stdout); --mc as for eval.\n"
+	       "posterior writes the posterior mean and standard deviation of every\n"
+	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on a data, model or file error, 2 on a usage error.\n",
@@ -80,7 +95,7 @@ static void cli_help(const bnn_model *m, const char *prog)
 }
 
 /* Which subcommands take an option. */
-enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8 };
+enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8, IN_POSTERIOR = 16 };
 
 struct cli_opt {
 	const char *name;
@@ -99,12 +114,16 @@ static const struct cli_opt cli_opts[] = {
 	{ "--lr", 1, IN_TRAIN },
 	{ "--epochs", 1, IN_TRAIN },
 	{ "--batch", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--seed", 1, IN_TRAIN },
+	{ "--seed", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--mc", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--ood", 1, IN_EVAL },
+	{ "--ood-labels", 1, IN_EVAL },
+	{ "--plots", 1, IN_EVAL },
 	{ "--threads", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
 	{ "--set", 1, IN_TRAIN },
 	{ "--save", 1, IN_TRAIN },
-	{ "--load", 1, IN_EVAL | IN_PREDICT | IN_INFO },
-	{ "--out", 1, IN_PREDICT },
+	{ "--load", 1, IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR },
+	{ "--out", 1, IN_PREDICT | IN_POSTERIOR },
 	{ "--bins", 1, IN_EVAL },
 	{ "--quiet", 0, IN_TRAIN },
 };
@@ -137,6 +156,19 @@ static int cli_apply(struct bnn_cli_args *a, const char *name, const char *value
 		a->load = value;
 	else if (strcmp(name, "--out") == 0)
 		a->out = value;
+	else if (strcmp(name, "--ood") == 0)
+		a->ood = value;
+	else if (strcmp(name, "--ood-labels") == 0)
+		a->ood_labels = value;
+	else if (strcmp(name, "--plots") == 0)
+		a->plots = value;
+	else if (strcmp(name, "--mc") == 0 && strcmp(a->command, "train") != 0) {
+		char *end;
+		a->mc = strtol(value, &end, 10);
+		if (end == value || *end || a->mc < 0 || a->mc > 100000)
+			return cli_usage_error(a, "--mc: '%s' is not a number of samples in [0, 100000]",
+			                       value);
+	}
 	else if (strcmp(name, "--bins") == 0) {
 		char *end;
 		a->bins = strtol(value, &end, 10);
@@ -227,9 +259,10 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 		bnn_err err;
 		if (bnn_state_load(&st, m, a->load, &err))
 			return bnn_cli_error(a, "%s", err.message);
-		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s\n", a->load,
+		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s%s\n", a->load,
 		       bnn_optimizer_name(st.optimizer), st.epoch, st.step,
-		       st.standardize.features ? ", standardised inputs" : "");
+		       st.standardize.features ? ", standardised inputs" : "",
+		       st.sigma ? ", with a posterior" : "");
 		if (st.options)
 			printf("options %s\n", st.options);
 		bnn_state_free(&st);
@@ -247,10 +280,12 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	a.prog = argc > 0 && argv[0] ? argv[0] : m->name;
 	a.train = bnn_train_defaults();
 	a.bins = BNN_DEFAULT_BINS;
+	a.mc = -1; /* eval, predict: 32 for a stochastic model, else 0 */
 	if (bnn_model_check(m, &err))
 		return bnn_cli_error(&a, "%s", err.message);
 	if (argc < 2)
-		return cli_usage_error(&a, "no command given: use train, eval, predict or info");
+		return cli_usage_error(&a, "no command given: use train, eval, predict, posterior or "
+		                           "info");
 	a.command = argv[1];
 	if (strcmp(a.command, "--help") == 0 || strcmp(a.command, "-h") == 0 ||
 	    strcmp(a.command, "help") == 0) {
@@ -270,15 +305,22 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 		where = IN_PREDICT;
 	else if (strcmp(a.command, "info") == 0)
 		where = IN_INFO;
+	else if (strcmp(a.command, "posterior") == 0)
+		where = IN_POSTERIOR;
 	else
-		return cli_usage_error(&a, "unknown command '%s': use train, eval, predict or info",
-		                       a.command);
+		return cli_usage_error(&a, "unknown command '%s': use train, eval, predict, posterior "
+		                           "or info", a.command);
 	a.model = m;
 	rc = cli_parse(&a, where, argc, argv);
 	if (rc)
 		return rc < 0 ? BNN_CLI_OK : rc;
 	if (where == IN_INFO)
 		return cli_info(m, &a);
+	if (where == IN_POSTERIOR) {
+		if ((rc = cli_need(&a, a.load, "--load CKPT")))
+			return rc;
+		return bnn_cli_posterior(m, &a);
+	}
 	if ((rc = cli_need(&a, a.data, "--data FILE")))
 		return rc;
 	if (where == IN_TRAIN) {
@@ -290,6 +332,8 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	}
 	if ((rc = cli_need(&a, a.load, "--load CKPT")))
 		return rc;
+	if (a.ood_labels && !a.ood)
+		return cli_usage_error(&a, "--ood-labels goes with --ood");
 	bnn_set_threads(a.train.threads);
 	return where == IN_EVAL ? bnn_cli_eval(m, &a) : bnn_cli_predict(m, &a);
 }

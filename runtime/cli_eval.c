@@ -1,34 +1,25 @@
 /*
- * cli_eval.c: `MODEL eval` and `MODEL predict`.  Both load a checkpoint,
- * apply its standardisation to the data, and compute predictive
- * distributions (bnn_predict).  eval prints the metrics of
- * docs/metrics.md as one JSON line; a multi-label (bernoulli) model is
+ * cli_eval.c: `MODEL eval`, `MODEL predict` and `MODEL posterior`.  eval
+ * and predict load a checkpoint, apply its standardisation to the data,
+ * and compute predictive distributions (bnn_predict: at the posterior mean
+ * or averaged over --mc samples).  eval prints the metrics of
+ * docs/metrics.md as one JSON line: a multi-label (bernoulli) model is
  * scored over every (example, label) decision as a two-class problem, with
- * nll per example summed over its labels.  predict writes one CSV row per
- * example, atomically when --out names a file.
+ * nll per example summed over its labels; the predictive entropy; with
+ * --ood, out-of-distribution detection scored by entropy and by
+ * confidence; with --plots, the charts of docs/plots.md.  predict writes
+ * one CSV row per example, atomically when --out names a file; posterior
+ * writes the mean and standard deviation of every parameter.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_internal.h"
+#include <sys/stat.h>
 
-/* Loads the checkpoint and the data (standardised like the training data). */
-static int cli_prepare(const bnn_model *m, struct bnn_cli_args *a, int need_targets,
-                       bnn_state *st, bnn_dataset *ds)
-{
-	bnn_err err;
-	memset(ds, 0, sizeof *ds);
-	if (bnn_state_load(st, m, a->load, &err))
-		return bnn_cli_error(a, "%s", err.message);
-	if (bnn_cli_load(m, a->data, a->labels, a->target, need_targets, ds, &err) ||
-	    (st->standardize.features > 0 && bnn_standardizer_apply(&st->standardize, ds, &err))) {
-		bnn_state_free(st);
-		return bnn_cli_error(a, "%s", err.message);
-	}
-	return BNN_CLI_OK;
-}
+#include "cli_internal.h"
 
 static void cli_json_number(const char *key, double v, int defined)
 {
@@ -38,111 +29,280 @@ static void cli_json_number(const char *key, double v, int defined)
 		printf(", \"%s\": null", key);
 }
 
-/* Classification metrics; bernoulli outputs become two-class decisions. */
-static int cli_eval_classes(const bnn_model *m, struct bnn_cli_args *a, const bnn_dataset *ds,
-                            const float *probs)
+/* The Monte-Carlo samples of eval and predict: --mc, else 32 for a model
+ * whose predictions are random (a posterior, dropout), else 0. */
+static long cli_mc(const struct bnn_cli_args *a, const bnn_state *st)
 {
-	long n = ds->n, k = m->outputs, i, j, rows = n;
-	int classes = (int)k, rc = BNN_CLI_OK;
-	float *p2 = NULL;
-	int *labels;
-	bnn_class_metrics cm;
-	bnn_err err;
+	if (a->mc >= 0)
+		return a->mc;
+	return bnn_state_is_stochastic(st) ? 32 : 0;
+}
 
-	if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
-		rows = n * k;
-		classes = 2;
-		p2 = malloc((size_t)rows * 2 * sizeof *p2);
+/* Predictions of one data set and the uncertainty scores eval uses. */
+struct cli_pred {
+	bnn_dataset ds;
+	float *probs, *var;   /* n × outputs: probabilities, or mean and variance */
+	double nll;           /* summed NLL of the predictive (with targets) */
+	double *entropy;      /* n: predictive entropy */
+	double *conf;         /* n: 1 − confidence (classification), else NULL */
+};
+
+static void cli_pred_free(struct cli_pred *p)
+{
+	bnn_dataset_free(&p->ds);
+	free(p->probs);
+	free(p->var);
+	free(p->entropy);
+	free(p->conf);
+	memset(p, 0, sizeof *p);
+}
+
+/* Entropy and confidence scores: categorical rows as they are; bernoulli
+ * labels as 2-class rows, summed (entropy) or averaged (1 − confidence)
+ * over the labels of an example; gaussian: the entropy of each output's
+ * predictive Gaussian, ½·log(2πe·var), summed. */
+static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
+{
+	long n = p->ds.n, k = m->outputs, i, j;
+	int rc = BNN_OK;
+
+	p->entropy = calloc((size_t)n, sizeof *p->entropy);
+	if (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN)
+		p->conf = calloc((size_t)n, sizeof *p->conf);
+	if (!p->entropy || (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN && !p->conf))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory");
+	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+		if ((rc = bnn_entropy(p->probs, n, (int)k, p->entropy, err)))
+			return rc;
+		return bnn_confidence_score(p->probs, n, (int)k, p->conf, err);
 	}
-	labels = malloc((size_t)rows * sizeof *labels);
-	if (!labels || (m->likelihood == BNN_LIKELIHOOD_BERNOULLI && !p2)) {
-		free(labels);
-		free(p2);
-		return bnn_cli_error(a, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-		for (j = 0; j < (m->likelihood == BNN_LIKELIHOOD_BERNOULLI ? k : 1); j++) {
-			long r = m->likelihood == BNN_LIKELIHOOD_BERNOULLI ? i * k + j : i;
-			labels[r] = (int)ds->y[i * m->targets + j];
-			if (p2) {
-				p2[2 * r] = 1 - probs[i * k + j];
-				p2[2 * r + 1] = probs[i * k + j];
+	for (i = 0; i < n && !rc; i++)
+		for (j = 0; j < k && !rc; j++) {
+			double pj = p->probs[i * k + j];
+			if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
+				p->entropy[i] += 0.5 * log(2 * 3.14159265358979323846 * 2.71828182845904523536 *
+				                           (double)p->var[i * k + j]);
+			} else {
+				float row[2];
+				double h, c;
+				row[0] = (float)(1 - pj);
+				row[1] = (float)pj;
+				if (!(rc = bnn_entropy(row, 1, 2, &h, err)) &&
+				    !(rc = bnn_confidence_score(row, 1, 2, &c, err))) {
+					p->entropy[i] += h;
+					p->conf[i] += c / (double)k;
+				}
 			}
 		}
-	if (bnn_metrics_classification(p2 ? p2 : probs, labels, rows, classes, (int)a->bins, &cm,
-	                               &err)) {
-		rc = bnn_cli_error(a, "%s", err.message);
+	return rc;
+}
+
+/* Predicts data set (path, labels) with st: mc samples, targets when
+ * need_targets, and the scores when want_scores.  Prints errors. */
+static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+                        const char *path, const char *labels, int need_targets,
+                        int want_scores, struct cli_pred *p)
+{
+	bnn_err err;
+	long n;
+
+	memset(p, 0, sizeof *p);
+	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
+	    (st->standardize.features > 0 && bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
+		return bnn_cli_error(a, "%s", err.message);
+	n = p->ds.n;
+	p->probs = malloc((size_t)(n * m->outputs) * sizeof *p->probs);
+	p->var = malloc((size_t)(n * m->outputs) * sizeof *p->var);
+	if (!p->probs || !p->var)
+		return bnn_cli_error(a, "out of memory");
+	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed, p->probs, p->var,
+	                need_targets ? &p->nll : NULL, &err) ||
+	    (want_scores && cli_scores(m, p, &err)))
+		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
+/* Classification rows for the metrics: categorical as they are; bernoulli
+ * every (example, label) as a two-class row.  *p2 is NULL for categorical. */
+static int cli_class_rows(const bnn_model *m, const struct cli_pred *p, float **p2, int **labels,
+                          long *rows)
+{
+	long n = p->ds.n, k = m->outputs, i, j;
+	int bern = m->likelihood == BNN_LIKELIHOOD_BERNOULLI;
+
+	*rows = bern ? n * k : n;
+	*p2 = bern ? malloc((size_t)*rows * 2 * sizeof **p2) : NULL;
+	*labels = malloc((size_t)*rows * sizeof **labels);
+	if (!*labels || (bern && !*p2))
+		return BNN_ENOMEM;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < (bern ? k : 1); j++) {
+			long r = bern ? i * k + j : i;
+			(*labels)[r] = (int)p->ds.y[i * m->targets + j];
+			if (bern) {
+				(*p2)[2 * r] = 1 - p->probs[i * k + j];
+				(*p2)[2 * r + 1] = p->probs[i * k + j];
+			}
+		}
+	return BNN_OK;
+}
+
+static double cli_mean(const double *v, long n)
+{
+	double s = 0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		s += v[i];
+	return s / (double)n;
+}
+
+/* "DIR/NAME": the path of a chart; 0 or -1 when too long. */
+static int cli_plot_path(char *buf, size_t size, const char *dir, const char *name)
+{
+	int n = snprintf(buf, size, "%s/%s", dir, name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* --plots DIR: the reliability diagram (classification) and the entropy
+ * histograms (in-distribution, and OOD when given). */
+static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *bins,
+                     const struct cli_pred *in, const struct cli_pred *ood)
+{
+	char path[4096];
+	bnn_plot_values series[2];
+	bnn_err err;
+	struct stat sb;
+
+	if (mkdir(a->plots, 0777) != 0 && !(errno == EEXIST && stat(a->plots, &sb) == 0 &&
+	                                     S_ISDIR(sb.st_mode)))
+		return bnn_cli_error(a, "cannot create the plot directory %s: %s", a->plots,
+		                     strerror(errno));
+	if (bins) {
+		if (cli_plot_path(path, sizeof path, a->plots, "reliability.svg"))
+			return bnn_cli_error(a, "--plots: the directory name is too long");
+		if (bnn_plot_reliability(path, NULL, bins, (int)a->bins, "reliability diagram", &err))
+			return bnn_cli_error(a, "%s", err.message);
+	}
+	series[0].name = "in-distribution";
+	series[0].values = in->entropy;
+	series[0].n = in->ds.n;
+	if (ood) {
+		series[1].name = "out-of-distribution";
+		series[1].values = ood->entropy;
+		series[1].n = ood->ds.n;
+	}
+	if (cli_plot_path(path, sizeof path, a->plots, "entropy.svg"))
+		return bnn_cli_error(a, "--plots: the directory name is too long");
+	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, 30, NULL, "predictive entropy",
+	                        m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ?
+	                            "predictive entropy (nats)" : "predictive entropy",
+	                        &err))
+		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
+/* The OOD metrics of one score under the keys ood_* (suffix "" or "_conf"). */
+static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, const double *out,
+                        long n_out, const char *suffix)
+{
+	bnn_ood_metrics om;
+	bnn_err err;
+	char key[64];
+
+	if (bnn_metrics_ood(in, n_in, out, n_out, &om, &err))
+		return bnn_cli_error(a, "%s", err.message);
+#define OOD_KEY(name, value)                                   \
+	do {                                                       \
+		snprintf(key, sizeof key, "ood_%s%s", name, suffix);   \
+		cli_json_number(key, value, 1);                        \
+	} while (0)
+	OOD_KEY("auroc", om.auroc);
+	OOD_KEY("fpr95", om.fpr95);
+	OOD_KEY("detection_error", om.detection_error);
+	OOD_KEY("aupr_in", om.aupr_in);
+	OOD_KEY("aupr_out", om.aupr_out);
+#undef OOD_KEY
+	return BNN_CLI_OK;
+}
+
+int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
+{
+	bnn_state st;
+	struct cli_pred in, ood;
+	bnn_class_metrics cm;
+	bnn_regression_metrics rm;
+	bnn_bin *bins = NULL;
+	bnn_err err;
+	float *p2 = NULL;
+	int *labels = NULL, gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int classes = m->likelihood == BNN_LIKELIHOOD_BERNOULLI ? 2 : (int)m->outputs;
+	long rows = 0;
+	int rc;
+
+	memset(&in, 0, sizeof in);
+	memset(&ood, 0, sizeof ood);
+	if (bnn_state_load(&st, m, a->load, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	if ((rc = cli_pred_run(m, a, &st, a->data, a->labels, 1, 1, &in)) ||
+	    (a->ood && (rc = cli_pred_run(m, a, &st, a->ood, a->ood_labels, 0, 1, &ood))))
+		goto done;
+	if (gaussian) {
+		if (bnn_metrics_regression(in.probs, in.var, in.ds.y, in.ds.n, m->outputs, &rm, &err)) {
+			rc = bnn_cli_error(a, "%s", err.message);
+			goto done;
+		}
 	} else {
+		if (cli_class_rows(m, &in, &p2, &labels, &rows) ||
+		    !(bins = malloc((size_t)a->bins * sizeof *bins))) {
+			rc = bnn_cli_error(a, "out of memory");
+			goto done;
+		}
+		if (bnn_metrics_classification(p2 ? p2 : in.probs, labels, rows, classes, (int)a->bins,
+		                               &cm, &err) ||
+		    bnn_metrics_reliability(p2 ? p2 : in.probs, labels, rows, classes, (int)a->bins,
+		                            bins, &err)) {
+			rc = bnn_cli_error(a, "%s", err.message);
+			goto done;
+		}
 		if (p2)
-			cm.nll *= (double)k; /* per example: the sum over its labels */
-		printf("{\"n\": %ld", n);
+			cm.nll *= (double)m->outputs; /* per example: the sum over its labels */
+	}
+	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, &in, a->ood ? &ood : NULL)))
+		goto done;
+	printf("{\"n\": %ld, \"mc\": %ld", in.ds.n, cli_mc(a, &st));
+	if (gaussian) {
+		cli_json_number("rmse", rm.rmse, 1);
+		cli_json_number("nll", in.nll / (double)in.ds.n, 1);
+	} else {
 		cli_json_number("accuracy", cm.accuracy, 1);
 		cli_json_number("nll", cm.nll, 1);
 		cli_json_number("ece", cm.ece, 1);
 		cli_json_number("mce", cm.mce, 1);
 		cli_json_number("brier", cm.brier, 1);
 		cli_json_number("auroc", cm.auroc, cm.auroc_defined);
-		printf(", \"bins\": %ld}\n", a->bins);
 	}
-	free(labels);
-	free(p2);
-	return rc;
-}
-
-/* The predictive distributions of the data, as eval and predict need
- * them: probs (mean for regression) and var, each n × outputs, owned by the
- * caller.  On failure the message is printed and nothing is left owned. */
-static int cli_predictions(const bnn_model *m, struct bnn_cli_args *a, int need_targets,
-                           bnn_state *st, bnn_dataset *ds, float **probs, float **var)
-{
-	bnn_err err;
-	int rc = cli_prepare(m, a, need_targets, st, ds);
-
-	if (rc)
-		return rc;
-	*probs = malloc((size_t)(ds->n * m->outputs) * sizeof **probs);
-	*var = malloc((size_t)(ds->n * m->outputs) * sizeof **var);
-	if (!*probs || !*var)
-		rc = bnn_cli_error(a, "out of memory");
-	else if (bnn_predict(st, ds, *probs, *var, &err))
-		rc = bnn_cli_error(a, "%s", err.message);
-	if (rc) {
-		free(*probs);
-		free(*var);
-		bnn_dataset_free(ds);
-		bnn_state_free(st);
-	}
-	return rc;
-}
-
-int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
-{
-	bnn_state st;
-	bnn_dataset ds;
-	bnn_err err;
-	float *probs, *var;
-	int rc = cli_predictions(m, a, 1, &st, &ds, &probs, &var);
-
-	if (rc)
-		return rc;
-	if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
-		bnn_regression_metrics rm;
-		if (bnn_metrics_regression(probs, var, ds.y, ds.n, m->outputs, &rm, &err)) {
-			rc = bnn_cli_error(a, "%s", err.message);
-		} else {
-			printf("{\"n\": %ld", ds.n);
-			cli_json_number("rmse", rm.rmse, 1);
-			cli_json_number("nll", rm.nll, 1);
-			printf("}\n");
+	cli_json_number("entropy", cli_mean(in.entropy, in.ds.n), 1);
+	if (a->ood) {
+		printf(", \"ood_n\": %ld", ood.ds.n);
+		cli_json_number("ood_entropy", cli_mean(ood.entropy, ood.ds.n), 1);
+		if ((rc = cli_json_ood(a, in.entropy, in.ds.n, ood.entropy, ood.ds.n, "")) ||
+		    (!gaussian &&
+		     (rc = cli_json_ood(a, in.conf, in.ds.n, ood.conf, ood.ds.n, "_conf")))) {
+			fputc('\n', stdout);
+			goto done;
 		}
-	} else {
-		rc = cli_eval_classes(m, a, &ds, probs);
 	}
-	if (!rc && fflush(stdout) != 0)
-		rc = BNN_CLI_FAIL;
-	free(probs);
-	free(var);
-	bnn_dataset_free(&ds);
+	if (!gaussian)
+		printf(", \"bins\": %ld", a->bins);
+	printf("}\n");
+	rc = fflush(stdout) == 0 ? BNN_CLI_OK : BNN_CLI_FAIL;
+done:
+	free(p2);
+	free(labels);
+	free(bins);
+	cli_pred_free(&in);
+	cli_pred_free(&ood);
 	bnn_state_free(&st);
 	return rc;
 }
@@ -200,23 +360,42 @@ int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 {
 	bnn_state st;
-	bnn_dataset ds;
+	struct cli_pred p;
 	bnn_err err;
 	struct cli_rows rows;
-	float *probs, *var;
-	int rc = cli_predictions(m, a, 0, &st, &ds, &probs, &var);
+	int rc;
 
-	if (rc)
-		return rc;
-	rows.m = m;
-	rows.probs = probs;
-	rows.var = var;
-	rows.n = ds.n;
-	if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
+	if (bnn_state_load(&st, m, a->load, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	rc = cli_pred_run(m, a, &st, a->data, NULL, 0, 0, &p);
+	if (!rc) {
+		rows.m = m;
+		rows.probs = p.probs;
+		rows.var = p.var;
+		rows.n = p.ds.n;
+		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
+			rc = bnn_cli_error(a, "%s", err.message);
+	}
+	cli_pred_free(&p);
+	bnn_state_free(&st);
+	return rc;
+}
+
+static int cli_write_posterior(FILE *f, void *ctx)
+{
+	return bnn_posterior_write_csv(ctx, f);
+}
+
+int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a)
+{
+	bnn_state st;
+	bnn_err err;
+	int rc = BNN_CLI_OK;
+
+	if (bnn_state_load(&st, m, a->load, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	if (bnn_cli_write_file(a->out, cli_write_posterior, &st, &err))
 		rc = bnn_cli_error(a, "%s", err.message);
-	free(probs);
-	free(var);
-	bnn_dataset_free(&ds);
 	bnn_state_free(&st);
 	return rc;
 }

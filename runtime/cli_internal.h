@@ -20,6 +20,9 @@ struct bnn_cli_args {
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;
 	const char *save, *load, *out;
+	const char *ood, *ood_labels;  /* eval: out-of-distribution data */
+	const char *plots;             /* eval: directory for the charts */
+	long mc;                       /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
 	bnn_train_options train;   /* with --optimizer, --lr, ... and --set applied */
@@ -43,6 +46,7 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
+int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
 
 /* Writes a file atomically: fill() writes into a temporary file next to
  * path, which is renamed over path only when complete.  path "-" writes

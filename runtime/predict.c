@@ -4,7 +4,10 @@
  * index when asked, so training can validate on a random subset without
  * copying it), and bnn_predict() turns raw outputs into predictive
  * distributions: softmax probabilities (categorical), P(y = 1) per label
- * (bernoulli), or a Gaussian mean and variance (σ² fixed or learned).
+ * (bernoulli), or a Gaussian mean and variance (σ² fixed or learned),
+ * at the posterior mean or averaged over Monte-Carlo samples of the
+ * posterior (weights θ = μ + σ∘ε, dropout masks), with the NLL of the
+ * predictive mixture by log-sum-exp.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -89,8 +92,11 @@ done:
 	return rc;
 }
 
+/* ½·log(2π) (M_PI is not ISO C). */
+#define PREDICT_HALF_LOG_2PI 0.91893853320467274178
+
 /* σ² of each output of a Gaussian model. */
-static void predict_variance(const bnn_state *st, double *var)
+static void predict_variance(const bnn_state *st, const float *w, double *var)
 {
 	const bnn_model *m = st->model;
 	long j;
@@ -101,43 +107,170 @@ static void predict_variance(const bnn_state *st, double *var)
 	for (i = 0; i < m->ntensors; i++)
 		if (m->tensors[i].role == BNN_ROLE_LOG_SIGMA)
 			for (j = 0; j < m->outputs && j < m->tensors[i].size; j++)
-				var[j] = exp(2.0 * (double)st->params[m->tensors[i].offset + j]);
+				var[j] = exp(2.0 * (double)w[m->tensors[i].offset + j]);
 }
 
-int bnn_predict(const bnn_state *st, const bnn_dataset *ds, float *probs,
-                float *var, bnn_err *err)
+/* log(e^a + e^b) without overflow (a = -inf: the first term). */
+static double log_add(double a, double b)
 {
-	const bnn_model *m = st->model;
-	long i, j, k = m->outputs;
-	int rc = bnn_model_outputs(st, ds, NULL, ds->n, 256, probs, NULL, err);
+	if (a == -INFINITY)
+		return b;
+	return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+}
 
-	if (rc)
-		return rc;
-	for (i = 0; i < ds->n; i++) {
-		float *z = probs + i * k;
+/* What Monte-Carlo prediction accumulates over its samples. */
+struct predict_acc {
+	long n, k;
+	double *sum;     /* n × k: Σ_s p_s (classification) or Σ_s μ_s (gaussian) */
+	double *sumsq;   /* gaussian: Σ_s μ_s² */
+	double *sumvar;  /* gaussian: Σ_s σ²_s per output (k) */
+	double *lse;     /* n: log Σ_s p(y_i | θ_s), when targets are scored */
+	double *var;     /* gaussian: σ² per output of the current sample */
+	float *z;        /* n × k raw outputs of one sample */
+};
+
+/* Adds one sample's raw outputs (acc->z) to the sums; y may be NULL. */
+static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, const float *y,
+                               int first)
+{
+	long i, j, k = acc->k;
+
+	for (i = 0; i < acc->n; i++) {
+		const float *z = acc->z + i * k;
+		double *sum = acc->sum + i * k, ll = 0;
 		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
-			float zmax = z[0];
-			double sum = 0;
+			double zmax = z[0], norm = 0;
 			for (j = 1; j < k; j++)
 				zmax = z[j] > zmax ? z[j] : zmax;
 			for (j = 0; j < k; j++)
-				sum += exp((double)z[j] - zmax);
+				norm += exp((double)z[j] - zmax);
 			for (j = 0; j < k; j++)
-				z[j] = (float)(exp((double)z[j] - zmax) / sum);
+				sum[j] += exp((double)z[j] - zmax) / norm;
+			if (y)
+				ll = (double)z[(long)y[i]] - zmax - log(norm);
 		} else if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
-			for (j = 0; j < k; j++)
-				z[j] = (float)(1.0 / (1.0 + exp(-(double)z[j])));
+			for (j = 0; j < k; j++) {
+				double zj = z[j];
+				sum[j] += 1.0 / (1.0 + exp(-zj));
+				/* log σ(z) = −softplus(−z), log(1 − σ(z)) = −softplus(z) */
+				if (y)
+					ll -= y[i * k + j] > 0.5f ? log1p(exp(-fabs(zj))) + fmax(-zj, 0)
+					                          : log1p(exp(-fabs(zj))) + fmax(zj, 0);
+			}
+		} else {
+			for (j = 0; j < k; j++) {
+				double mu = z[j];
+				sum[j] += mu;
+				acc->sumsq[i * k + j] += mu * mu;
+				if (y) {
+					double d = y[i * k + j] - mu;
+					ll -= PREDICT_HALF_LOG_2PI + 0.5 * log(acc->var[j]) + d * d / (2 * acc->var[j]);
+				}
+			}
 		}
+		if (y)
+			acc->lse[i] = first ? ll : log_add(acc->lse[i], ll);
 	}
-	if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN && var) {
-		double *v = malloc((size_t)k * sizeof *v);
-		if (!v)
-			return bnn_fail(err, BNN_ENOMEM, "out of memory");
-		predict_variance(st, v);
-		for (i = 0; i < ds->n; i++)
-			for (j = 0; j < k; j++)
-				var[i * k + j] = (float)v[j];
-		free(v);
+}
+
+/* The raw outputs of the whole data set for parameters w (noise from rng
+ * when not NULL) into acc->z. */
+static void predict_outputs(const bnn_state *st, const bnn_dataset *ds, const float *w,
+                           bnn_rng *rng, float *ws, long batch, float *z)
+{
+	const bnn_model *m = st->model;
+	long i;
+
+	for (i = 0; i < ds->n; i += batch) {
+		bnn_pass p;
+		memset(&p, 0, sizeof p);
+		p.w = w;
+		p.x = ds->x + i * m->inputs;
+		p.batch = ds->n - i < batch ? ds->n - i : batch;
+		p.ws = ws;
+		p.out = z + i * m->outputs;
+		p.rng = rng;
+		m->pass(&p);
 	}
-	return BNN_OK;
+}
+
+static void predict_acc_free(struct predict_acc *acc)
+{
+	free(acc->sum);
+	free(acc->sumsq);
+	free(acc->sumvar);
+	free(acc->lse);
+	free(acc->var);
+	free(acc->z);
+}
+
+int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
+                float *probs, float *var, double *nll, bnn_err *err)
+{
+	const bnn_model *m = st->model;
+	long n = ds->n, k = m->outputs, i, s, samples = mc > 0 ? mc : 1, batch = 256;
+	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	struct predict_acc acc;
+	float *ws = NULL, *theta = NULL, *eps = NULL;
+	bnn_rng rng;
+	int rc = bnn_data_fits(m, ds, nll != NULL, err);
+
+	if (rc)
+		return rc;
+	if (mc < 0)
+		return bnn_fail(err, BNN_EINVAL, "the number of Monte-Carlo samples must be 0 or more");
+	if (batch > n)
+		batch = n;
+	memset(&acc, 0, sizeof acc);
+	acc.n = n;
+	acc.k = k;
+	acc.sum = calloc((size_t)(n * k), sizeof *acc.sum);
+	acc.sumsq = gaussian ? calloc((size_t)(n * k), sizeof *acc.sumsq) : NULL;
+	acc.sumvar = calloc((size_t)k, sizeof *acc.sumvar);
+	acc.lse = nll ? malloc((size_t)n * sizeof *acc.lse) : NULL;
+	acc.var = malloc((size_t)k * sizeof *acc.var);
+	acc.z = malloc((size_t)(n * k) * sizeof *acc.z);
+	ws = malloc(m->workspace_floats(batch) * sizeof *ws + sizeof *ws);
+	if (mc > 0 && st->sigma) {
+		theta = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *theta);
+		eps = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *eps);
+	}
+	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (nll && !acc.lse) || !acc.var || !acc.z ||
+	    !ws || (mc > 0 && st->sigma && (!theta || !eps))) {
+		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
+		goto done;
+	}
+	bnn_rng_seed(&rng, seed);
+	for (s = 0; s < samples; s++) {
+		const float *w = st->params;
+		if (theta) { /* θ_s = μ + σ∘ε for the whole data set */
+			bnn_posterior_sample(m->nparams, st->params, st->sigma, eps, theta, &rng);
+			w = theta;
+		}
+		predict_outputs(st, ds, w, mc > 0 ? &rng : NULL, ws, batch, acc.z);
+		if (gaussian)
+			predict_variance(st, w, acc.var);
+		predict_accumulate(m, &acc, nll ? ds->y : NULL, s == 0);
+		for (i = 0; gaussian && i < k; i++)
+			acc.sumvar[i] += acc.var[i];
+	}
+	for (i = 0; i < n * k; i++) {
+		double mean = acc.sum[i] / (double)samples;
+		probs[i] = (float)mean;
+		if (gaussian && var) /* the mixture's variance: mean σ² + variance of μ_s */
+			var[i] = (float)(acc.sumvar[i % k] / (double)samples +
+			                 fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0));
+	}
+	if (nll) {
+		double total = 0;
+		for (i = 0; i < n; i++)
+			total -= acc.lse[i] - log((double)samples);
+		*nll = total;
+	}
+done:
+	predict_acc_free(&acc);
+	free(ws);
+	free(theta);
+	free(eps);
+	return rc;
 }

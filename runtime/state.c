@@ -2,12 +2,15 @@
  * state.c: a trained model's state (bnn_state) and its checkpoints.
  *
  * The state is the parameters, the optimizer's arrays and counters, the
- * input standardisation and the text of the options that trained it.  It
+ * input standardisation and the text of the options that trained it, and
+ * the posterior standard deviations when it has a posterior.  It
  * travels through the generic checkpoint format (checkpoint.c) as these
  * sections:
- *   params               f32, model->nparams values
- *   opt.a, opt.b         f32, the optimizer's arrays (SGD: momentum buffer;
- *                        Adam: m and v), when an optimizer has run
+ *   params               f32, model->nparams values (the posterior mean)
+ *   sigma                f32, the posterior standard deviations, when the
+ *                        state has a posterior
+ *   opt.a .. opt.e       f32, the optimizer's arrays in use (the slots of
+ *                        bnn_state.opt, documented in bnn_train.h)
  *   meta                 text, "key=value" lines: optimizer, step, epoch
  *   options              text, the training options (for the record)
  *   standardize.mean     f32, inputs values each, with standardisation
@@ -23,7 +26,12 @@
 
 #include "bnn.h"
 
-static const char *const optimizer_names[BNN_OPT_COUNT] = { "sgd", "adam", "adamw" };
+static const char *const optimizer_names[BNN_OPT_COUNT] = { "sgd", "adam", "adamw", "vogn",
+                                                             "ivon", "badam", "bbb" };
+
+/* The checkpoint section of each optimizer slot. */
+static const char *const slot_names[BNN_OPT_SLOTS] = { "opt.a", "opt.b", "opt.c", "opt.d",
+                                                       "opt.e" };
 
 const char *bnn_optimizer_name(int optimizer)
 {
@@ -64,11 +72,14 @@ int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
 
 void bnn_state_free(bnn_state *st)
 {
+	int i;
+
 	if (!st)
 		return;
 	free(st->params);
-	free(st->opt_a);
-	free(st->opt_b);
+	free(st->sigma);
+	for (i = 0; i < BNN_OPT_SLOTS; i++)
+		free(st->opt[i]);
 	free(st->options);
 	bnn_standardizer_free(&st->standardize);
 	memset(st, 0, sizeof *st);
@@ -79,17 +90,18 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 	const bnn_model *m = st->model;
 	bnn_ckpt *ck = bnn_ckpt_new(m->fingerprint, m->name);
 	char meta[256];
-	int rc = BNN_OK;
+	int rc = BNN_OK, i;
 
 	if (!ck)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory building a checkpoint");
 	snprintf(meta, sizeof meta, "optimizer=%s\nstep=%ld\nepoch=%ld\n",
 	         bnn_optimizer_name(st->optimizer), st->step, st->epoch);
 	rc = bnn_ckpt_add_f32(ck, "params", st->params, m->nparams);
-	if (!rc && st->opt_a)
-		rc = bnn_ckpt_add_f32(ck, "opt.a", st->opt_a, m->nparams);
-	if (!rc && st->opt_b)
-		rc = bnn_ckpt_add_f32(ck, "opt.b", st->opt_b, m->nparams);
+	if (!rc && st->sigma)
+		rc = bnn_ckpt_add_f32(ck, "sigma", st->sigma, m->nparams);
+	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
+		if (st->opt[i])
+			rc = bnn_ckpt_add_f32(ck, slot_names[i], st->opt[i], m->nparams);
 	if (!rc)
 		rc = bnn_ckpt_add_text(ck, "meta", meta);
 	if (!rc && st->options)
@@ -173,7 +185,7 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 	const char *meta, *options;
 	long nmean = 0, nstd = 0;
 	const float *mean, *sd;
-	int rc;
+	int rc, i;
 
 	memset(&s, 0, sizeof s);
 	rc = bnn_model_check(m, err);
@@ -204,9 +216,9 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 	if (!rc && !s.params)
 		rc = bnn_fail(err, BNN_EFORMAT, "%s: the checkpoint has no parameters", path);
 	if (!rc)
-		rc = state_take(ck, path, "opt.a", m->nparams, &s.opt_a, err);
-	if (!rc)
-		rc = state_take(ck, path, "opt.b", m->nparams, &s.opt_b, err);
+		rc = state_take(ck, path, "sigma", m->nparams, &s.sigma, err);
+	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
+		rc = state_take(ck, path, slot_names[i], m->nparams, &s.opt[i], err);
 	if (rc)
 		goto fail;
 	options = bnn_ckpt_find_text(ck, "options");
@@ -240,4 +252,32 @@ fail:
 	bnn_ckpt_free(ck);
 	bnn_state_free(&s);
 	return rc;
+}
+
+int bnn_state_is_stochastic(const bnn_state *st)
+{
+	int i;
+
+	if (st->sigma)
+		return 1;
+	for (i = 0; i < st->model->nlayers; i++)
+		if (st->model->layers[i].family == BNN_FAMILY_DROPOUT)
+			return 1;
+	return 0;
+}
+
+int bnn_posterior_write_csv(const bnn_state *st, FILE *f)
+{
+	const bnn_model *m = st->model;
+	int i;
+	long j;
+
+	fprintf(f, "tensor,index,mean,std\n");
+	for (i = 0; i < m->ntensors; i++) {
+		const bnn_tensor *t = &m->tensors[i];
+		for (j = 0; j < t->size; j++)
+			fprintf(f, "%s,%ld,%.9g,%.9g\n", t->name, j, (double)st->params[t->offset + j],
+			        st->sigma ? (double)st->sigma[t->offset + j] : 0.0);
+	}
+	return ferror(f) ? -1 : 0;
 }

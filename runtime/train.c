@@ -1,11 +1,12 @@
 /*
- * train.c: minibatch training of a generated model with SGD, Adam or AdamW
- * (bnn_train, documented in bnn_train.h and docs/training.md).
+ * train.c: minibatch training of a generated model with any of the
+ * optimizers (bnn_train, documented in bnn_train.h and docs/training.md).
  *
  * One epoch: shuffle the training indices, then for each minibatch gather
- * its rows, run the generated pass for the loss and gradient, clip, take
- * the learning rate from the schedule at the fractional epoch reached, and
- * apply the optimizer's fused update.  After the epoch: validation NLL (and
+ * its rows, take the learning rate from the schedule at the fractional
+ * epoch reached, and take one optimizer step (train_step.c: the passes of
+ * the generated code, Monte-Carlo samples of the posterior where the
+ * optimizer uses them, and the fused update).  After the epoch: validation NLL (and
  * accuracy), early-stopping bookkeeping, report; a checkpoint at most every
  * TRAIN_SAVE_SECONDS when the epoch improved, and always at the end.
  *
@@ -18,31 +19,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "bnn.h"
+#include "train_internal.h"
 
 /* Seconds between the checkpoints written during training. */
 #define TRAIN_SAVE_SECONDS 30.0
-
-/* A copy of the trainable state (parameters, optimizer arrays, counters). */
-struct train_snapshot {
-	float *params, *a, *b;
-	long step, epoch;
-};
-
-/* Everything one call of bnn_train works with. */
-struct trainer {
-	bnn_state *st;
-	const bnn_model *m;
-	const bnn_dataset *train, *valid;
-	const bnn_train_options *o;
-	long *train_idx, ntrain;     /* the training examples (indices into train) */
-	long *valid_idx, nvalid;     /* held-out examples (into valid, or train) */
-	const bnn_dataset *valid_ds; /* where valid_idx points */
-	float *ws, *xb, *yb, *grad, *out;
-	struct train_snapshot start, best;
-	bnn_rng rng;
-	bnn_schedule schedule;
-};
 
 static double train_now(void)
 {
@@ -51,20 +31,30 @@ static double train_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int snapshot_alloc(struct train_snapshot *s, long n, int arrays)
+/* The arrays of the state a snapshot copies: params, sigma, opt[]. */
+static float **state_array(bnn_state *st, int i)
 {
-	size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-	s->params = malloc(bytes);
-	s->a = arrays >= 1 ? malloc(bytes) : NULL;
-	s->b = arrays >= 2 ? malloc(bytes) : NULL;
-	return s->params && (arrays < 1 || s->a) && (arrays < 2 || s->b);
+	return i == 0 ? &st->params : i == 1 ? &st->sigma : &st->opt[i - 2];
+}
+
+/* Allocates a snapshot for the arrays the state has now. */
+static int snapshot_alloc(struct trainer *t, struct train_snapshot *s)
+{
+	size_t bytes = (size_t)(t->m->nparams > 0 ? t->m->nparams : 1) * sizeof(float);
+	int i;
+
+	for (i = 0; i < 2 + BNN_OPT_SLOTS; i++)
+		if (*state_array(t->st, i) && !(s->arrays[i] = malloc(bytes)))
+			return 0;
+	return 1;
 }
 
 static void snapshot_free(struct train_snapshot *s)
 {
-	free(s->params);
-	free(s->a);
-	free(s->b);
+	int i;
+
+	for (i = 0; i < 2 + BNN_OPT_SLOTS; i++)
+		free(s->arrays[i]);
 }
 
 /* Copies the state into s (take = 1) or s back into the state (take = 0). */
@@ -72,37 +62,24 @@ static void snapshot_copy(struct trainer *t, struct train_snapshot *s, int take)
 {
 	size_t bytes = (size_t)t->m->nparams * sizeof(float);
 	bnn_state *st = t->st;
+	int i;
+
+	for (i = 0; i < 2 + BNN_OPT_SLOTS; i++) {
+		float *a = *state_array(st, i);
+		if (!a || !s->arrays[i])
+			continue;
+		if (take)
+			memcpy(s->arrays[i], a, bytes);
+		else
+			memcpy(a, s->arrays[i], bytes);
+	}
 	if (take) {
-		memcpy(s->params, st->params, bytes);
-		if (s->a)
-			memcpy(s->a, st->opt_a, bytes);
-		if (s->b)
-			memcpy(s->b, st->opt_b, bytes);
 		s->step = st->step;
 		s->epoch = st->epoch;
 	} else {
-		memcpy(st->params, s->params, bytes);
-		if (s->a)
-			memcpy(st->opt_a, s->a, bytes);
-		if (s->b)
-			memcpy(st->opt_b, s->b, bytes);
 		st->step = s->step;
 		st->epoch = s->epoch;
 	}
-}
-
-/* The optimizers here train point estimates: refuse any other family. */
-static int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
-{
-	int i;
-	for (i = 0; i < m->nlayers; i++)
-		if (m->layers[i].family != BNN_FAMILY_POINT)
-			return bnn_fail(err, BNN_EUNSUPPORTED,
-			                "layer '%s' of model '%s' has a %s posterior; optimizer '%s' "
-			                "trains point estimates only",
-			                m->layers[i].name, m->name, bnn_family_name(m->layers[i].family),
-			                bnn_optimizer_name(o->optimizer));
-	return BNN_OK;
 }
 
 static int train_check_options(const bnn_train_options *o, bnn_err *err)
@@ -111,8 +88,10 @@ static int train_check_options(const bnn_train_options *o, bnn_err *err)
 		return bnn_fail(err, BNN_EINVAL, "unknown optimizer %d", o->optimizer);
 	if (o->batch < 1 || o->epochs < 1)
 		return bnn_fail(err, BNN_EINVAL, "batch and epochs must be at least 1");
-	if (!(o->schedule.lr > 0))
+	if (!(o->schedule.lr >= 0))
 		return bnn_fail(err, BNN_EINVAL, "the learning rate must be positive");
+	if (o->mc < 1)
+		return bnn_fail(err, BNN_EINVAL, "mc (Monte-Carlo samples per step) must be at least 1");
 	if (o->valid_fraction < 0 || o->valid_fraction >= 1)
 		return bnn_fail(err, BNN_EINVAL, "valid_fraction must be in [0, 1)");
 	return BNN_OK;
@@ -176,37 +155,16 @@ static int train_split(struct trainer *t, bnn_err *err)
 	return BNN_OK;
 }
 
-/* Optimizer arrays: kept from a loaded state of the same optimizer, else
- * fresh zeros. */
-static int train_optimizer_state(struct trainer *t, bnn_err *err)
-{
-	bnn_state *st = t->st;
-	int arrays = t->o->optimizer == BNN_OPT_SGD ? 1 : 2;
-	size_t n = (size_t)(t->m->nparams > 0 ? t->m->nparams : 1);
-	if (st->optimizer == t->o->optimizer && st->opt_a && (arrays < 2 || st->opt_b))
-		return BNN_OK;
-	free(st->opt_a);
-	free(st->opt_b);
-	st->opt_a = calloc(n, sizeof(float));
-	st->opt_b = arrays == 2 ? calloc(n, sizeof(float)) : NULL;
-	st->optimizer = t->o->optimizer;
-	st->step = 0;
-	if (!st->opt_a || (arrays == 2 && !st->opt_b))
-		return bnn_fail(err, BNN_ENOMEM, "out of memory for the optimizer state");
-	return BNN_OK;
-}
-
 static int train_alloc(struct trainer *t, bnn_err *err)
 {
 	const bnn_model *m = t->m;
 	long b = t->o->batch < t->ntrain ? t->o->batch : t->ntrain;
-	int arrays = t->o->optimizer == BNN_OPT_SGD ? 1 : 2;
+
 	t->ws = malloc(m->workspace_floats(b) * sizeof(float) + sizeof(float));
 	t->xb = malloc((size_t)(b * m->inputs) * sizeof(float));
 	t->yb = malloc((size_t)(b * m->targets) * sizeof(float));
-	t->grad = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof(float));
-	if (!t->ws || !t->xb || !t->yb || !t->grad || !snapshot_alloc(&t->start, m->nparams, arrays) ||
-	    (t->nvalid > 0 && !snapshot_alloc(&t->best, m->nparams, arrays)) ||
+	if (!t->ws || !t->xb || !t->yb || !snapshot_alloc(t, &t->start) ||
+	    (t->nvalid > 0 && !snapshot_alloc(t, &t->best)) ||
 	    (t->nvalid > 0 && !(t->out = malloc((size_t)(t->nvalid * m->outputs) * sizeof(float)))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	return BNN_OK;
@@ -219,22 +177,10 @@ static void train_free(struct trainer *t)
 	free(t->ws);
 	free(t->xb);
 	free(t->yb);
-	free(t->grad);
 	free(t->out);
 	snapshot_free(&t->start);
 	snapshot_free(&t->best);
-}
-
-/* The optimizer's update with learning rate lr (bnn_optim.h). */
-static void train_update(struct trainer *t, float lr)
-{
-	bnn_state *st = t->st;
-	long n = t->m->nparams;
-	st->step++;
-	if (t->o->optimizer == BNN_OPT_SGD)
-		bnn_sgd_step(n, st->params, t->grad, st->opt_a, lr, st->step, &t->o->sgd);
-	else
-		bnn_adam_step(n, st->params, t->grad, st->opt_a, st->opt_b, lr, st->step, &t->o->adam);
+	train_step_free(t);
 }
 
 /* Accuracy of raw outputs against the targets of examples idx[0..n). */
@@ -275,7 +221,6 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 	r->steps = steps;
 	for (s = 0; s < steps; s++) {
 		long first = s * batch, b = t->ntrain - first < batch ? t->ntrain - first : batch;
-		bnn_pass p;
 		double loss, progress;
 		for (j = 0; j < b; j++) {
 			long e = t->train_idx[first + j];
@@ -284,14 +229,9 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 			memcpy(t->yb + j * m->targets, t->train->y + e * m->targets,
 			       (size_t)m->targets * sizeof(float));
 		}
-		memset(&p, 0, sizeof p);
-		p.w = t->st->params;
-		p.x = t->xb;
-		p.y = t->yb;
-		p.batch = b;
-		p.ws = t->ws;
-		p.grad = t->grad;
-		loss = m->pass(&p);
+		progress = (double)(r->epoch - 1) + (double)(s + 1) / (double)steps;
+		loss = train_step(t, b, bnn_schedule_lr(&t->schedule, progress),
+		                  (double)(r->epoch - 1) + (double)s / (double)steps);
 		if (!isfinite(loss))
 			return bnn_fail(err, BNN_ERANGE,
 			                "training diverged in epoch %ld at step %ld: the loss is not finite "
@@ -299,10 +239,6 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 			                r->epoch, s + 1);
 		total += loss;
 		seen += b;
-		if (o->clip > 0)
-			bnn_clip_grad_norm(m->nparams, t->grad, o->clip);
-		progress = (double)(r->epoch - 1) + (double)(s + 1) / (double)steps;
-		train_update(t, (float)bnn_schedule_lr(&t->schedule, progress));
 		if (on_epoch && train_now() - last > 0.5) {
 			last = train_now();
 			r->final = 0;
@@ -342,15 +278,21 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	    (rc = train_check_targets(t.m, train, "the training data", err)) ||
 	    (valid && (rc = train_check_targets(t.m, valid, "the validation data", err))))
 		return rc;
-	if ((rc = train_split(&t, err)) || (rc = train_optimizer_state(&t, err)) ||
-	    (rc = train_alloc(&t, err)))
+	if ((rc = train_split(&t, err)))
+		goto done;
+	t.n_data = (double)t.ntrain;
+	if ((rc = train_step_setup(&t, err)) || (rc = train_alloc(&t, err)))
 		goto done;
 	free(st->options);
 	st->options = bnn_train_options_text(o);
 	t.schedule = o->schedule;
+	if (!(t.schedule.lr > 0))
+		t.schedule.lr = bnn_default_lr(o->optimizer);
 	t.schedule.total = (double)o->epochs;
 	bnn_rng_seed(&t.rng, o->seed);
 	bnn_rng_jump(&t.rng);
+	t.noise = t.rng;
+	bnn_rng_jump(&t.noise);
 	bnn_set_threads(o->threads);
 	for (e = 1; e <= o->epochs; e++) {
 		bnn_epoch_report r;
@@ -365,6 +307,7 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 			goto done;
 		}
 		st->epoch++;
+		train_step_finish_epoch(&t);
 		r.improved = 1;
 		if (t.nvalid > 0) {
 			double nll;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,25 @@ bnn_train_options bnn_train_defaults(void)
 	memset(&o, 0, sizeof o);
 	o.optimizer = BNN_OPT_ADAM;
 	o.schedule.kind = BNN_SCHEDULE_CONSTANT;
-	o.schedule.lr = 1e-3;
+	o.schedule.lr = 0; /* the optimizer's default (bnn_default_lr) */
 	o.schedule.gamma = 0.1;
 	o.sgd = bnn_sgd_defaults();
 	o.adam = bnn_adam_defaults();
+	o.vogn.beta1 = 0.9f;
+	o.vogn.beta2 = 0.999f;
+	o.vogn.tau = 1;
+	o.vogn.tau_start = NAN;
+	o.vogn.tau_epochs = 0;
+	o.vogn.rho = 1;
+	o.ivon.beta1 = 0.9f;
+	o.ivon.beta2 = 0.99999f;
+	o.ivon.h0 = 0.1;
+	o.ivon.ess = 0;
+	o.ivon.clip_radius = 0;
+	o.ivon.rescale_lr = 1;
+	o.mc = 1;
+	o.delta = NAN;
+	o.sigma0 = 1e-3;
 	o.epochs = 10;
 	o.batch = 128;
 	o.seed = 1;
@@ -32,8 +48,21 @@ bnn_train_options bnn_train_defaults(void)
 	return o;
 }
 
+double bnn_default_lr(int optimizer)
+{
+	switch (optimizer) {
+	case BNN_OPT_SGD:
+		return 0.01;
+	case BNN_OPT_IVON:
+		return 0.1;
+	default:
+		return 1e-3;
+	}
+}
+
 enum opt_kind { OPT_DOUBLE, OPT_FLOAT, OPT_LONG, OPT_U64, OPT_INT, OPT_BOOL,
-                OPT_OPTIMIZER, OPT_SCHEDULE, OPT_MILESTONES, OPT_WEIGHT_DECAY };
+                OPT_OPTIMIZER, OPT_SCHEDULE, OPT_MILESTONES, OPT_WEIGHT_DECAY,
+                OPT_BETA1, OPT_BETA2 };
 
 struct opt_def {
 	const char *name;
@@ -45,8 +74,8 @@ struct opt_def {
 
 #define OFF(field) offsetof(bnn_train_options, field)
 static const struct opt_def opt_defs[] = {
-	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, "sgd, adam or adamw" },
-	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, "base learning rate" },
+	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, "sgd, adam, adamw, vogn, ivon, badam or bbb" },
+	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, "base learning rate (0: the optimizer's default)" },
 	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, "constant, step or cosine" },
 	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, "step: factor at each milestone" },
 	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, "step: epochs, e.g. 30,60" },
@@ -55,9 +84,20 @@ static const struct opt_def opt_defs[] = {
 	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, "sgd: momentum" },
 	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, "sgd: Nesterov momentum (0 or 1)" },
 	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, "L2 (sgd, adam) or decoupled (adamw) decay" },
-	{ "beta1", OPT_FLOAT, OFF(adam.beta1), 0, 0.999999, "adam: first-moment decay" },
-	{ "beta2", OPT_FLOAT, OFF(adam.beta2), 0, 0.99999999, "adam: second-moment decay" },
+	{ "beta1", OPT_BETA1, 0, 0, 0.999999, "adam, vogn, ivon: momentum / first-moment decay" },
+	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, "adam, vogn, ivon: second-moment / Hessian decay" },
 	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, "adam: denominator constant (> 0)" },
+	{ "mc", OPT_INT, OFF(mc), 1, 100000, "vogn, ivon, bbb: Monte-Carlo samples per step" },
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, "vogn, badam, bbb: prior precision; ivon: weight decay" },
+	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, "vogn: tempering at the end of its schedule" },
+	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, "vogn: tempering at the start" },
+	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, "vogn: epochs from tau_start to tau" },
+	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, "vogn: data-augmentation factor (N <- rho N)" },
+	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, "ivon: Hessian initialisation" },
+	{ "ess", OPT_DOUBLE, OFF(ivon.ess), 0, 1e30, "ivon: effective sample size lambda (0: N)" },
+	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, "ivon: element-wise step clipping (0: off)" },
+	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, "ivon: scale lr by h0 + delta (0 or 1)" },
+	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, "bbb: initial posterior standard deviation" },
 	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, "gradient-norm clipping (0: off)" },
 	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, "passes over the training data" },
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, "examples per step" },
@@ -174,7 +214,8 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 		i = bnn_optimizer_from_name(value);
 		if (i < 0)
 			return bnn_fail(err, BNN_EINVAL,
-			                "unknown optimizer '%s' (choose sgd, adam or adamw)", value);
+			                "unknown optimizer '%s' (choose sgd, adam, adamw, vogn, ivon, "
+			                "badam or bbb)", value);
 		o->optimizer = i;
 		o->adam.decoupled = i == BNN_OPT_ADAMW;
 		return BNN_OK;
@@ -202,6 +243,8 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 	case OPT_DOUBLE:
 	case OPT_FLOAT:
 	case OPT_WEIGHT_DECAY:
+	case OPT_BETA1:
+	case OPT_BETA2:
 		rc = opt_number(name, value, d->min, d->max, &v, err);
 		if (rc)
 			return rc;
@@ -209,6 +252,10 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 			*(double *)(base + d->offset) = v;
 		else if (d->kind == OPT_FLOAT)
 			*(float *)(base + d->offset) = (float)v;
+		else if (d->kind == OPT_BETA1)
+			o->adam.beta1 = o->vogn.beta1 = o->ivon.beta1 = (float)v;
+		else if (d->kind == OPT_BETA2)
+			o->adam.beta2 = o->vogn.beta2 = o->ivon.beta2 = (float)v;
 		else
 			o->sgd.weight_decay = o->adam.weight_decay = (float)v;
 		return BNN_OK;
@@ -236,28 +283,71 @@ void bnn_train_options_help(FILE *out)
 		fprintf(out, "    %-15s %s\n", opt_defs[i].name, opt_defs[i].help);
 }
 
+/* Appends formatted text to a buffer of OPT_TEXT_MAX bytes (truncating). */
+#define OPT_TEXT_MAX 2048
+static int opt_append(char *buf, int n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int opt_append(char *buf, int n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (n < 0 || n >= OPT_TEXT_MAX)
+		return n;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + n, (size_t)(OPT_TEXT_MAX - n), fmt, ap);
+	va_end(ap);
+	return k < 0 ? n : n + k;
+}
+
+/* The options that only one optimizer reads, as text. */
+static int opt_text_optimizer(const bnn_train_options *o, char *buf, int n)
+{
+	switch (o->optimizer) {
+	case BNN_OPT_SGD:
+		return opt_append(buf, n, " momentum=%.9g nesterov=%d weight_decay=%.9g",
+		                  (double)o->sgd.momentum, o->sgd.nesterov, (double)o->sgd.weight_decay);
+	case BNN_OPT_VOGN:
+		return opt_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g tau=%.9g "
+		                  "tau_start=%.9g tau_epochs=%.9g rho=%.9g",
+		                  (double)o->vogn.beta1, (double)o->vogn.beta2, o->mc, o->delta,
+		                  o->vogn.tau, o->vogn.tau_start, o->vogn.tau_epochs, o->vogn.rho);
+	case BNN_OPT_IVON:
+		return opt_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g h0=%.9g ess=%.9g "
+		                  "clip_radius=%.9g rescale_lr=%d",
+		                  (double)o->ivon.beta1, (double)o->ivon.beta2, o->mc, o->delta,
+		                  o->ivon.h0, o->ivon.ess, o->ivon.clip_radius, o->ivon.rescale_lr);
+	default: /* adam, adamw, badam, bbb */
+		n = opt_append(buf, n, " beta1=%.9g beta2=%.9g eps=%.9g weight_decay=%.9g",
+		               (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps,
+		               (double)o->adam.weight_decay);
+		if (o->optimizer == BNN_OPT_BADAM || o->optimizer == BNN_OPT_BBB)
+			n = opt_append(buf, n, " delta=%.9g", o->delta);
+		if (o->optimizer == BNN_OPT_BBB)
+			n = opt_append(buf, n, " mc=%d sigma0=%.9g", o->mc, o->sigma0);
+		return n;
+	}
+}
+
 char *bnn_train_options_text(const bnn_train_options *o)
 {
 	static const char *const schedules[] = { "constant", "step", "cosine" };
-	char *buf = malloc(1024);
+	char *buf = malloc(OPT_TEXT_MAX);
 	int n, i;
 
 	if (!buf)
 		return NULL;
-	n = snprintf(buf, 1024,
-	             "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
-	             "momentum=%.9g nesterov=%d weight_decay=%.9g beta1=%.9g beta2=%.9g "
-	             "eps=%.9g clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
-	             "valid_fraction=%.9g patience=%ld",
-	             bnn_optimizer_name(o->optimizer), o->schedule.lr,
-	             schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
-	             o->schedule.lr_min, (double)o->sgd.momentum, o->sgd.nesterov,
-	             (double)(o->optimizer == BNN_OPT_SGD ? o->sgd.weight_decay : o->adam.weight_decay),
-	             (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, o->clip,
-	             o->epochs, o->batch, (unsigned long long)o->seed, o->threads,
-	             o->valid_fraction, o->patience);
-	for (i = 0; i < o->schedule.nmilestones && n > 0 && n < 1000; i++)
-		n += snprintf(buf + n, (size_t)(1024 - n), "%s%.9g", i ? "," : " milestones=",
-		              o->schedule.milestones[i]);
+	n = opt_append(buf, 0,
+	               "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
+	               "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
+	               "valid_fraction=%.9g patience=%ld",
+	               bnn_optimizer_name(o->optimizer),
+	               o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
+	               schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
+	               o->schedule.lr_min, o->clip, o->epochs, o->batch,
+	               (unsigned long long)o->seed, o->threads, o->valid_fraction, o->patience);
+	n = opt_text_optimizer(o, buf, n);
+	for (i = 0; i < o->schedule.nmilestones; i++)
+		n = opt_append(buf, n, "%s%.9g", i ? "," : " milestones=", o->schedule.milestones[i]);
 	return buf;
 }

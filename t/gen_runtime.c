@@ -52,7 +52,7 @@ static double accuracy(const bnn_state *st, const bnn_dataset *ds)
 	long i, right = 0;
 	bnn_err err;
 
-	if (!p || bnn_predict(st, ds, p, NULL, &err))
+	if (!p || bnn_predict(st, ds, 0, 1, p, NULL, NULL, &err))
 		tap_bail_out("bnn_predict failed");
 	for (i = 0; i < ds->n; i++) {
 		const float *r = p + i * 3;
@@ -191,8 +191,8 @@ static void test_training(void)
 	bnn_state_init(&b, &rt_blobs_model, o.seed, &err);
 	bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err);
 	ok(same_floats(a.params, b.params, a.model->nparams) &&
-	       same_floats(a.opt_a, b.opt_a, a.model->nparams) &&
-	       same_floats(a.opt_b, b.opt_b, a.model->nparams),
+	       same_floats(a.opt[0], b.opt[0], a.model->nparams) &&
+	       same_floats(a.opt[1], b.opt[1], a.model->nparams),
 	   "the same seed trains to identical bits");
 	bnn_state_free(&b);
 
@@ -200,8 +200,8 @@ static void test_training(void)
 	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("a.ckpt"), &err), BNN_OK,
 	       "the checkpoint loads");
 	ok(same_floats(a.params, loaded.params, a.model->nparams) &&
-	       same_floats(a.opt_a, loaded.opt_a, a.model->nparams) &&
-	       same_floats(a.opt_b, loaded.opt_b, a.model->nparams),
+	       same_floats(a.opt[0], loaded.opt[0], a.model->nparams) &&
+	       same_floats(a.opt[1], loaded.opt[1], a.model->nparams),
 	   "parameters and Adam's moments survive the round trip");
 	is_int(loaded.step, a.step, "the step count survives");
 	is_int(loaded.epoch, 30, "the epoch count survives");
@@ -217,7 +217,7 @@ static void test_training(void)
 	is_int(bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK, "sgd trains");
 	acc = accuracy(&b, &test);
 	ok(acc > 0.9, "sgd: test accuracy %.3f > 0.9", acc);
-	ok(b.opt_b == NULL && b.opt_a != NULL, "sgd keeps one momentum buffer");
+	ok(b.opt[1] == NULL && b.opt[0] != NULL, "sgd keeps one momentum buffer");
 	bnn_state_free(&b);
 
 	/* early stopping: validation on the test blobs, patience 2 */

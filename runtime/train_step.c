@@ -1,0 +1,462 @@
+/*
+ * train_step.c: one optimizer step on one minibatch, for every optimizer
+ * (the trainer's loop is in train.c; the update rules themselves are the
+ * fused loops of optim_*.c).
+ *
+ *   sgd, adam, adamw   one pass at the parameters → gradient → update.
+ *   badam              Adam on the mean loss plus the prior's L2 term
+ *                      δ/N per tensor; σ = 1/√(N√v̂ + δ) after each epoch
+ *                      (Kessler et al., Alg. 1 and eq. 10-12).
+ *   vogn               K samples θ = μ + σ∘ε, each pass giving the gradient
+ *                      and the mean squared per-example gradients; their
+ *                      averages ĝ, ĥ drive Osawa et al.'s Alg. 1 lines 19-21.
+ *                      s starts from the first minibatch's squared gradients
+ *                      at μ (Alg. 1 line 1, section 3).
+ *   ivon               K samples; ĝ and ĥ = ĝ·(θ − μ)/σ² averaged (Shen et
+ *                      al., Alg. 1 lines 2-3), then lines 4-8.
+ *   bbb                K passes with the local reparameterisation trick in
+ *                      the generated code (w = μ, sigma = σ), giving the
+ *                      gradients with respect to μ and σ; KL/N is added and
+ *                      Adam steps μ and ρ (σ = softplus ρ).
+ * Dropout masks are drawn inside every pass from the trainer's noise
+ * stream, for every optimizer.  Only the tensors of meanfield layers are
+ * stochastic; the others (point and dropout layers, a learned σ of the
+ * likelihood) are updated by the same rule without noise: σ = 0, and IVON
+ * keeps their h at h0.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train_internal.h"
+
+int train_optimizer_slots(int optimizer)
+{
+	switch (optimizer) {
+	case BNN_OPT_SGD:
+		return 1;
+	case BNN_OPT_BBB:
+		return 5;
+	default:
+		return 2;
+	}
+}
+
+static int optimizer_is_variational(int optimizer)
+{
+	return optimizer == BNN_OPT_VOGN || optimizer == BNN_OPT_IVON ||
+	       optimizer == BNN_OPT_BADAM || optimizer == BNN_OPT_BBB;
+}
+
+int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
+{
+	int i, meanfield = 0;
+
+	for (i = 0; i < m->nlayers; i++) {
+		const bnn_layer *l = &m->layers[i];
+		if (l->family == BNN_FAMILY_MEANFIELD)
+			meanfield++;
+		else if (l->family != BNN_FAMILY_POINT && l->family != BNN_FAMILY_DROPOUT)
+			return bnn_fail(err, BNN_EUNSUPPORTED,
+			                "layer '%s' of model '%s' has a %s posterior, which no optimizer "
+			                "trains yet",
+			                l->name, m->name, bnn_family_name(l->family));
+		if (l->family == BNN_FAMILY_MEANFIELD && !optimizer_is_variational(o->optimizer))
+			return bnn_fail(err, BNN_EUNSUPPORTED,
+			                "layer '%s' of model '%s' has a meanfield posterior, but optimizer "
+			                "'%s' trains point estimates: use vogn, ivon, bbb or badam",
+			                l->name, m->name, bnn_optimizer_name(o->optimizer));
+	}
+	if (optimizer_is_variational(o->optimizer) && meanfield == 0)
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "optimizer '%s' learns the posterior of meanfield layers, and model '%s' "
+		                "has none: declare 'posterior meanfield;' (or '~ meanfield' on layers), "
+		                "or train with sgd, adam or adamw",
+		                bnn_optimizer_name(o->optimizer), m->name);
+	if (optimizer_is_variational(o->optimizer) &&
+	    (o->adam.weight_decay != 0 || o->sgd.weight_decay != 0))
+		return bnn_fail(err, BNN_EINVAL,
+		                "optimizer '%s' takes its regularisation from the prior: set 'delta' "
+		                "(or the model's prior precision) instead of 'weight_decay'",
+		                bnn_optimizer_name(o->optimizer));
+	return BNN_OK;
+}
+
+/* IVON's λ: the effective sample size, N unless given. */
+static double ivon_ess(const struct trainer *t)
+{
+	return t->o->ivon.ess > 0 ? t->o->ivon.ess : t->n_data;
+}
+
+/* The δ an optimizer uses for a tensor whose layer has prior precision p. */
+static double tensor_delta(const struct trainer *t, double p)
+{
+	if (isfinite(t->o->delta))
+		return t->o->delta;
+	if (t->o->optimizer == BNN_OPT_IVON)
+		return p / ivon_ess(t); /* IVON's weight decay: the prior on λ's scale */
+	return p;
+}
+
+static int tensors_setup(struct trainer *t, bnn_err *err)
+{
+	const bnn_model *m = t->m;
+	int i;
+
+	t->ntensors = m->ntensors;
+	t->tensors = calloc((size_t)(m->ntensors > 0 ? m->ntensors : 1), sizeof *t->tensors);
+	if (!t->tensors)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory");
+	for (i = 0; i < m->ntensors; i++) {
+		const bnn_tensor *bt = &m->tensors[i];
+		const bnn_layer *l = bt->layer >= 0 ? &m->layers[bt->layer] : NULL;
+		struct train_tensor *tt = &t->tensors[i];
+		tt->offset = bt->offset;
+		tt->size = bt->size;
+		tt->stochastic = l && l->family == BNN_FAMILY_MEANFIELD;
+		tt->delta = tensor_delta(t, l ? l->prior_precision : m->prior_precision);
+	}
+	return BNN_OK;
+}
+
+/* A zeroed array of nparams floats. */
+static float *zeros(long n)
+{
+	return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+}
+
+static float *floats(long n)
+{
+	return malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+}
+
+static void vogn_params(const struct trainer *t, const struct train_tensor *tt, double tau,
+                        bnn_vogn_params *p)
+{
+	*p = bnn_vogn_defaults();
+	p->beta1 = t->o->vogn.beta1;
+	/* The option is the decay of s's moving average, like Adam's β2 and
+	 * the value of the paper's tables (0.999, next to β1 = 0.9 in line 19's
+	 * decay convention); line 20 weighs the new ĥ by its rate, 1 − decay
+	 * (docs/optimizers/vogn.md). */
+	p->beta2 = 1.0 - (double)t->o->vogn.beta2;
+	p->tau = tau;
+	p->delta = tt->delta;
+	p->n_data = t->o->vogn.rho * t->n_data;
+}
+
+static void ivon_params(const struct trainer *t, const struct train_tensor *tt,
+                        bnn_ivon_params *p)
+{
+	*p = bnn_ivon_defaults();
+	p->beta1 = t->o->ivon.beta1;
+	p->beta2 = t->o->ivon.beta2;
+	p->h0 = t->o->ivon.h0;
+	p->delta = tt->delta;
+	p->ess = ivon_ess(t);
+	p->clip_radius = t->o->ivon.clip_radius;
+}
+
+/* A fresh optimizer state: zeroed slots, then each optimizer's start
+ * (IVON's h = h0 and its σ, BBB's ρ from sigma0). */
+static int state_fresh(struct trainer *t, bnn_err *err)
+{
+	bnn_state *st = t->st;
+	long n = t->m->nparams;
+	int i, slots = train_optimizer_slots(t->o->optimizer);
+
+	for (i = 0; i < BNN_OPT_SLOTS; i++) {
+		free(st->opt[i]);
+		st->opt[i] = i < slots ? zeros(n) : NULL;
+		if (i < slots && !st->opt[i])
+			return bnn_fail(err, BNN_ENOMEM, "out of memory for the optimizer state");
+	}
+	free(st->sigma);
+	st->sigma = optimizer_is_variational(t->o->optimizer) ? zeros(n) : NULL;
+	if (optimizer_is_variational(t->o->optimizer) && !st->sigma)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for the posterior");
+	st->optimizer = t->o->optimizer;
+	st->step = 0;
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		long j;
+		if (t->o->optimizer == BNN_OPT_IVON) {
+			bnn_ivon_params p;
+			ivon_params(t, tt, &p);
+			for (j = 0; j < tt->size; j++)
+				st->opt[1][tt->offset + j] = (float)p.h0; /* IVON, Alg. 1 init: h ← h0 */
+			if (tt->stochastic)
+				bnn_ivon_sigma(tt->size, st->opt[1] + tt->offset, st->sigma + tt->offset, &p);
+		} else if (t->o->optimizer == BNN_OPT_BBB && tt->stochastic) {
+			float rho = (float)bnn_softplus_inverse(t->o->sigma0);
+			for (j = 0; j < tt->size; j++)
+				st->opt[2][tt->offset + j] = rho;
+			bnn_bbb_sigma(tt->size, st->opt[2] + tt->offset, st->sigma + tt->offset);
+		}
+	}
+	return BNN_OK;
+}
+
+int train_step_setup(struct trainer *t, bnn_err *err)
+{
+	const bnn_train_options *o = t->o;
+	bnn_state *st = t->st;
+	long n = t->m->nparams;
+	int rc, i, slots = train_optimizer_slots(o->optimizer), have = 1;
+
+	if ((rc = tensors_setup(t, err)))
+		return rc;
+	for (i = 0; i < slots; i++)
+		have = have && st->opt[i];
+	if (optimizer_is_variational(o->optimizer))
+		have = have && st->sigma;
+	if (!(st->optimizer == o->optimizer && have) && (rc = state_fresh(t, err)))
+		return rc;
+	t->grad = floats(n);
+	if (!t->grad)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	if (o->optimizer == BNN_OPT_VOGN || o->optimizer == BNN_OPT_IVON) {
+		t->hess = zeros(n); /* IVON reads no entry of deterministic tensors */
+		t->theta = floats(n);
+		t->eps = floats(n);
+		if (!t->hess || !t->theta || !t->eps)
+			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	}
+	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = zeros(n)))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	if (o->mc > 1 && optimizer_is_variational(o->optimizer)) {
+		t->gk = floats(n);
+		t->hk = o->optimizer == BNN_OPT_VOGN ? floats(n) : NULL;
+		t->gsigk = o->optimizer == BNN_OPT_BBB ? zeros(n) : NULL;
+		if (!t->gk || (o->optimizer == BNN_OPT_VOGN && !t->hk) ||
+		    (o->optimizer == BNN_OPT_BBB && !t->gsigk))
+			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	}
+	return BNN_OK;
+}
+
+void train_step_free(struct trainer *t)
+{
+	free(t->tensors);
+	free(t->grad);
+	free(t->hess);
+	free(t->gk);
+	free(t->hk);
+	free(t->gsig);
+	free(t->gsigk);
+	free(t->theta);
+	free(t->eps);
+}
+
+/* One pass of the generated code over the minibatch. */
+static double step_pass(struct trainer *t, long b, const float *w, const float *sigma,
+                        float *grad, float *sqgrad, float *grad_sigma)
+{
+	bnn_pass p;
+
+	memset(&p, 0, sizeof p);
+	p.w = w;
+	p.x = t->xb;
+	p.y = t->yb;
+	p.batch = b;
+	p.ws = t->ws;
+	p.grad = grad;
+	p.sqgrad = sqgrad;
+	p.rng = &t->noise;
+	p.sigma = sigma;
+	p.grad_sigma = grad_sigma;
+	return t->m->pass(&p);
+}
+
+/* acc += x / k (first: acc = x / k). */
+static void mc_average(long n, float *acc, const float *x, int k, int first)
+{
+	float w = 1.0f / (float)k;
+	long i;
+
+	if (first)
+		for (i = 0; i < n; i++)
+			acc[i] = w * x[i];
+	else
+		for (i = 0; i < n; i++)
+			acc[i] += w * x[i];
+}
+
+/* sgd, adam, adamw and badam: one pass at the parameters. */
+static double step_point(struct trainer *t, long b, float lr)
+{
+	bnn_state *st = t->st;
+	const bnn_train_options *o = t->o;
+	long n = t->m->nparams;
+	double loss = step_pass(t, b, st->params, NULL, t->grad, NULL, NULL);
+	int i;
+
+	if (o->clip > 0)
+		bnn_clip_grad_norm(n, t->grad, o->clip);
+	st->step++;
+	if (o->optimizer == BNN_OPT_SGD) {
+		bnn_sgd_step(n, st->params, t->grad, st->opt[0], lr, st->step, &o->sgd);
+	} else if (o->optimizer != BNN_OPT_BADAM) {
+		bnn_adam_step(n, st->params, t->grad, st->opt[0], st->opt[1], lr, st->step, &o->adam);
+	} else {
+		/* BADAM: Adam on the MAP objective, mean loss + (δ/2N)|θ|² per
+		 * tensor (the Gaussian prior of eq. 8). */
+		for (i = 0; i < t->ntensors; i++) {
+			const struct train_tensor *tt = &t->tensors[i];
+			bnn_adam_params p = o->adam;
+			p.weight_decay = (float)(tt->delta / t->n_data);
+			p.decoupled = 0;
+			bnn_adam_step(tt->size, st->params + tt->offset, t->grad + tt->offset,
+			              st->opt[0] + tt->offset, st->opt[1] + tt->offset, lr, st->step, &p);
+		}
+	}
+	return loss;
+}
+
+/* VOGN's τ at training progress `epochs`: linear from tau_start to tau. */
+static double vogn_tau(const bnn_train_options *o, double epochs)
+{
+	double start = isnan(o->vogn.tau_start) ? o->vogn.tau : o->vogn.tau_start;
+
+	if (o->vogn.tau_epochs <= 0 || epochs >= o->vogn.tau_epochs)
+		return o->vogn.tau;
+	return start + (o->vogn.tau - start) * epochs / o->vogn.tau_epochs;
+}
+
+/* VOGN, Alg. 1 line 1 and section 3: s0 is the mean of the squared
+ * per-example gradients of the first minibatch at μ; σ follows (line 9). */
+static void vogn_init_scale(struct trainer *t, long b, double tau)
+{
+	bnn_state *st = t->st;
+	int i;
+
+	step_pass(t, b, st->params, NULL, t->grad, st->opt[1], NULL);
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		bnn_vogn_params p;
+		if (!tt->stochastic)
+			continue;
+		vogn_params(t, tt, tau, &p);
+		bnn_vogn_sigma(tt->size, st->opt[1] + tt->offset, st->sigma + tt->offset, &p);
+	}
+}
+
+/* VOGN and IVON: K posterior samples, ĝ and ĥ averaged, then the update. */
+static double step_natural(struct trainer *t, long b, float lr, double epochs)
+{
+	bnn_state *st = t->st;
+	const bnn_train_options *o = t->o;
+	long n = t->m->nparams;
+	int k, i, K = o->mc, vogn = o->optimizer == BNN_OPT_VOGN;
+	double loss = 0, tau = vogn_tau(o, epochs);
+
+	if (vogn && st->step == 0)
+		vogn_init_scale(t, b, tau);
+	for (k = 0; k < K; k++) {
+		float *g = K > 1 ? t->gk : t->grad;
+		float *h = K > 1 ? t->hk : t->hess;
+		/* VOGN, Alg. 1 lines 8-9; IVON, Alg. 1 line 2: θ ~ q */
+		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise);
+		loss += step_pass(t, b, t->theta, NULL, g, vogn ? h : NULL, NULL);
+		if (K > 1)
+			mc_average(n, t->grad, g, K, k == 0);
+		if (vogn && K > 1)
+			mc_average(n, t->hess, h, K, k == 0);
+		if (!vogn) /* IVON, Alg. 1 line 3: ĥ = ĝ·(θ − m)/σ² = ĝ·ε/σ */
+			for (i = 0; i < t->ntensors; i++) {
+				const struct train_tensor *tt = &t->tensors[i];
+				if (tt->stochastic)
+					bnn_ivon_hess_acc(tt->size, g + tt->offset, t->eps + tt->offset,
+					                  st->sigma + tt->offset, t->hess + tt->offset,
+					                  1.0f / (float)K, k > 0);
+			}
+	}
+	if (o->clip > 0)
+		bnn_clip_grad_norm(n, t->grad, o->clip);
+	st->step++;
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		long off = tt->offset;
+		float *sigma = tt->stochastic ? st->sigma + off : NULL;
+		if (vogn) {
+			bnn_vogn_params p;
+			vogn_params(t, tt, tau, &p);
+			bnn_vogn_step(tt->size, st->params + off, t->grad + off, t->hess + off,
+			              st->opt[0] + off, st->opt[1] + off, sigma, lr, &p);
+		} else {
+			bnn_ivon_params p;
+			float alpha = lr;
+			ivon_params(t, tt, &p);
+			/* IVON, Alg. 1 "Optional": α ← (h0 + δ)α, not with clipping */
+			if (o->ivon.rescale_lr && !(p.clip_radius > 0))
+				alpha = (float)((p.h0 + p.delta) * lr);
+			bnn_ivon_step(tt->size, st->params + off, t->grad + off, t->hess + off,
+			              st->opt[0] + off, st->opt[1] + off, sigma, alpha, st->step, &p);
+		}
+	}
+	return loss / K;
+}
+
+/* Bayes-by-Backprop: K local-reparameterisation passes, then Adam on μ and ρ. */
+static double step_bbb(struct trainer *t, long b, float lr)
+{
+	bnn_state *st = t->st;
+	const bnn_train_options *o = t->o;
+	long n = t->m->nparams;
+	int k, i, K = o->mc;
+	double loss = 0;
+
+	for (k = 0; k < K; k++) {
+		float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
+		loss += step_pass(t, b, st->params, st->sigma, g, NULL, gs);
+		if (K > 1) {
+			mc_average(n, t->grad, g, K, k == 0);
+			mc_average(n, t->gsig, gs, K, k == 0);
+		}
+	}
+	if (o->clip > 0)
+		bnn_clip_grad_norm(n, t->grad, o->clip);
+	st->step++;
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		long off = tt->offset;
+		bnn_bbb_params p = bnn_bbb_defaults();
+		p.beta1 = o->adam.beta1;
+		p.beta2 = o->adam.beta2;
+		p.eps = o->adam.eps;
+		p.prior_precision = tt->delta;
+		p.n_data = t->n_data;
+		bnn_bbb_step(tt->size, st->params + off, tt->stochastic ? st->opt[2] + off : NULL,
+		             st->sigma + off, t->grad + off, t->gsig + off, st->opt[0] + off,
+		             st->opt[1] + off, st->opt[3] + off, st->opt[4] + off, lr, st->step, &p);
+	}
+	return loss / K;
+}
+
+double train_step(struct trainer *t, long b, double lr, double epochs)
+{
+	switch (t->o->optimizer) {
+	case BNN_OPT_VOGN:
+	case BNN_OPT_IVON:
+		return step_natural(t, b, (float)lr, epochs);
+	case BNN_OPT_BBB:
+		return step_bbb(t, b, (float)lr);
+	default:
+		return step_point(t, b, (float)lr);
+	}
+}
+
+void train_step_finish_epoch(struct trainer *t)
+{
+	bnn_state *st = t->st;
+	int i;
+
+	if (t->o->optimizer != BNN_OPT_BADAM || st->step < 1)
+		return;
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		if (tt->stochastic) /* BADAM, Alg. 1 output and eq. 10-12 */
+			bnn_badam_sigma(tt->size, st->opt[1] + tt->offset, st->step, t->o->adam.beta2,
+			                t->n_data, tt->delta, st->sigma + tt->offset);
+	}
+}

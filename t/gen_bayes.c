@@ -1,0 +1,384 @@
+/*
+ * gen_bayes.c: TAP tests of the variational optimizers and Monte-Carlo
+ * prediction driving generated models (t/models/rt_bayes.bnn, rt_drop.bnn,
+ * rt_breg.bnn, compiled by bnnc for this test): vogn, ivon, badam and bbb
+ * train the mean-field blobs model past a clear accuracy margin with a
+ * positive posterior σ on exactly the meanfield tensors; the same seed
+ * gives the same bits; checkpoints carry σ and every optimizer slot; MC
+ * dropout trains with Adam; the optimizer/family combinations that make no
+ * sense are refused with their messages; bnn_predict's Monte-Carlo
+ * averages (probabilities, the mixture mean and variance, the NLL by
+ * log-mean-exp) equal the same computation done here sample by sample;
+ * the posterior CSV export.  The update rules themselves are checked
+ * against hand computations in t/runtime_variational.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bnn.h"
+#include "rt_bayes.h"
+#include "rt_breg.h"
+#include "rt_drop.h"
+#include "tap.h"
+
+/* Three Gaussian blobs in 4-D (as t/gen_runtime.c). */
+static void make_blobs(bnn_dataset *ds, long n, uint64_t seed)
+{
+	static const float centre[3][4] = { { 2, 0, 0, 0 }, { 0, 2, 0, -1 }, { -2, -1, 0, 1 } };
+	bnn_rng rng;
+	long i, j;
+
+	memset(ds, 0, sizeof *ds);
+	ds->n = n;
+	ds->features = 4;
+	ds->rank = 1;
+	ds->shape[0] = 4;
+	ds->targets = 1;
+	ds->x = malloc((size_t)n * 4 * sizeof *ds->x);
+	ds->y = malloc((size_t)n * sizeof *ds->y);
+	if (!ds->x || !ds->y)
+		tap_bail_out("out of memory");
+	bnn_rng_seed(&rng, seed);
+	bnn_rng_normal(&rng, ds->x, (size_t)n * 4);
+	for (i = 0; i < n; i++) {
+		int c = (int)(i % 3);
+		ds->y[i] = (float)c;
+		for (j = 0; j < 4; j++)
+			ds->x[i * 4 + j] = 0.7f * ds->x[i * 4 + j] + centre[c][j];
+	}
+}
+
+/* Test accuracy of st on ds with mc samples. */
+static double accuracy(const bnn_state *st, const bnn_dataset *ds, long mc)
+{
+	float *p = malloc((size_t)ds->n * 3 * sizeof *p);
+	long i, right = 0;
+	bnn_err err;
+
+	if (!p || bnn_predict(st, ds, mc, 7, p, NULL, NULL, &err))
+		tap_bail_out("bnn_predict failed");
+	for (i = 0; i < ds->n; i++) {
+		const float *r = p + i * 3;
+		int best = r[1] > r[0] ? 1 : 0;
+		best = r[2] > r[best] ? 2 : best;
+		right += best == (int)ds->y[i];
+	}
+	free(p);
+	return (double)right / (double)ds->n;
+}
+
+static int same_floats(const float *a, const float *b, long n)
+{
+	return (a == NULL && b == NULL) || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
+}
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[4][512];
+	static int next;
+	char *p = buf[next++ % 4];
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+/* σ > 0 on every parameter (all of rt_bayes's layers are meanfield). */
+static int sigma_positive(const bnn_state *st)
+{
+	long i;
+
+	if (!st->sigma)
+		return 0;
+	for (i = 0; i < st->model->nparams; i++)
+		if (!(st->sigma[i] > 0) || !isfinite(st->sigma[i]))
+			return 0;
+	return 1;
+}
+
+/* Trains rt_bayes with one optimizer and checks accuracy, σ, determinism
+ * and the checkpoint round trip. */
+static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset *test,
+                      double lr, long epochs)
+{
+	const char *name = bnn_optimizer_name(optimizer);
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state a, b, loaded;
+	bnn_err err;
+	double acc_mean, acc_mc;
+	int rc, i, same;
+
+	o.optimizer = optimizer;
+	o.epochs = epochs;
+	o.batch = 16;
+	o.schedule.lr = lr;
+	o.mc = 2;
+	bnn_state_init(&a, &rt_bayes_model, 1, &err);
+	rc = bnn_train(&a, train, NULL, &o, tmp_path("bayes.ckpt"), NULL, NULL, &err);
+	is_int(rc, BNN_OK, "%s trains rt_bayes%s%s", name, rc ? ": " : "", rc ? err.message : "");
+	acc_mean = accuracy(&a, test, 0);
+	acc_mc = accuracy(&a, test, 16);
+	ok(acc_mean > 0.9, "%s: test accuracy at the mean %.3f > 0.9 (chance 0.33)", name, acc_mean);
+	ok(acc_mc > 0.9, "%s: test accuracy of 16 MC samples %.3f > 0.9", name, acc_mc);
+	ok(sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
+	is_int(a.optimizer, optimizer, "%s: the state records its optimizer", name);
+
+	bnn_state_init(&b, &rt_bayes_model, 1, &err);
+	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
+	same = same_floats(a.params, b.params, a.model->nparams) &&
+	       same_floats(a.sigma, b.sigma, a.model->nparams);
+	for (i = 0; i < BNN_OPT_SLOTS; i++)
+		same = same && same_floats(a.opt[i], b.opt[i], a.model->nparams);
+	ok(same, "%s: the same seed trains to identical bits (μ, σ, optimizer state)", name);
+	bnn_state_free(&b);
+
+	is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err), BNN_OK,
+	       "%s: the checkpoint loads", name);
+	same = same_floats(a.params, loaded.params, a.model->nparams) &&
+	       same_floats(a.sigma, loaded.sigma, a.model->nparams);
+	for (i = 0; i < BNN_OPT_SLOTS; i++)
+		same = same && same_floats(a.opt[i], loaded.opt[i], a.model->nparams);
+	ok(same, "%s: μ, σ and every optimizer slot survive the round trip", name);
+	is_int(loaded.optimizer, optimizer, "%s: the optimizer survives", name);
+	bnn_state_free(&loaded);
+	bnn_state_free(&a);
+}
+
+static void test_optimizers(void)
+{
+	bnn_dataset train, test;
+
+	make_blobs(&train, 300, 11);
+	make_blobs(&test, 150, 12);
+	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20);
+	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20);
+	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20);
+	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30);
+	bnn_dataset_free(&train);
+	bnn_dataset_free(&test);
+}
+
+static void test_dropout(void)
+{
+	bnn_dataset train, test;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state st;
+	bnn_err err;
+	float *p0, *p1;
+	long i;
+	int differ = 0;
+
+	make_blobs(&train, 300, 21);
+	make_blobs(&test, 150, 22);
+	o.epochs = 20;
+	o.batch = 16;
+	o.schedule.lr = 0.01;
+	bnn_state_init(&st, &rt_drop_model, 2, &err);
+	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK,
+	       "adam trains the MC-dropout model");
+	ok(st.sigma == NULL, "MC dropout keeps a point estimate (no σ)");
+	ok(bnn_state_is_stochastic(&st), "but its predictions are random (dropout)");
+	ok(accuracy(&st, &test, 0) > 0.9, "dropout: accuracy at the mean > 0.9");
+	ok(accuracy(&st, &test, 16) > 0.9, "dropout: accuracy of 16 MC samples > 0.9");
+	p0 = malloc((size_t)test.n * 3 * sizeof *p0);
+	p1 = malloc((size_t)test.n * 3 * sizeof *p1);
+	bnn_predict(&st, &test, 0, 1, p0, NULL, NULL, &err);
+	bnn_predict(&st, &test, 4, 1, p1, NULL, NULL, &err);
+	for (i = 0; i < test.n * 3; i++)
+		differ += p0[i] != p1[i];
+	ok(differ > test.n, "MC dropout predictions differ from the mean network's (%d of %ld)",
+	   differ, test.n * 3);
+	bnn_predict(&st, &test, 4, 1, p0, NULL, NULL, &err);
+	ok(same_floats(p0, p1, test.n * 3), "and repeat exactly with the same seed");
+	free(p0);
+	free(p1);
+	bnn_state_free(&st);
+	bnn_dataset_free(&train);
+	bnn_dataset_free(&test);
+}
+
+static void test_refusals(void)
+{
+	bnn_dataset train;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state st;
+	bnn_err err;
+
+	make_blobs(&train, 30, 1);
+	bnn_state_init(&st, &rt_bayes_model, 1, &err);
+	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
+	       "adam refuses a meanfield layer");
+	is_str(err.message,
+	       "layer 'h_dense' of model 'rt_bayes' has a meanfield posterior, but optimizer 'adam' "
+	       "trains point estimates: use vogn, ivon, bbb or badam",
+	       "and says what to use");
+	o.optimizer = BNN_OPT_IVON;
+	o.adam.weight_decay = 0.01f;
+	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL,
+	       "ivon refuses weight_decay");
+	is_str(err.message,
+	       "optimizer 'ivon' takes its regularisation from the prior: set 'delta' (or the "
+	       "model's prior precision) instead of 'weight_decay'",
+	       "and names delta");
+	bnn_state_free(&st);
+	bnn_state_init(&st, &rt_drop_model, 1, &err);
+	o.adam.weight_decay = 0;
+	o.optimizer = BNN_OPT_VOGN;
+	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
+	       "vogn refuses a model without meanfield layers");
+	is_str(err.message,
+	       "optimizer 'vogn' learns the posterior of meanfield layers, and model 'rt_drop' has "
+	       "none: declare 'posterior meanfield;' (or '~ meanfield' on layers), or train with "
+	       "sgd, adam or adamw",
+	       "and says what to declare");
+	o.mc = 0;
+	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL, "mc 0 is refused");
+	is_int(bnn_train_set(&o, "optimizer", "ivon", &err), BNN_OK, "'ivon' is an optimizer name");
+	is_int(bnn_train_set(&o, "beta2", "0.9999", &err), BNN_OK, "beta2 is set");
+	ok(o.ivon.beta2 == 0.9999f && o.vogn.beta2 == 0.9999f && o.adam.beta2 == 0.9999f,
+	   "beta2 applies to adam, vogn and ivon");
+	is_int(bnn_train_set(&o, "optimizer", "vadam", &err), BNN_EINVAL, "an unknown optimizer");
+	is_str(err.message,
+	       "unknown optimizer 'vadam' (choose sgd, adam, adamw, vogn, ivon, badam or bbb)",
+	       "lists the optimizers");
+	is_int(bnn_predict(&st, &train, -1, 1, train.x, NULL, NULL, &err), BNN_EINVAL,
+	       "a negative number of MC samples is refused");
+	bnn_state_free(&st);
+	bnn_dataset_free(&train);
+}
+
+/* A hand-made posterior for rt_breg: μ from the initialiser, σ = 0.1 on
+ * the meanfield layer's tensors, 0 on the point layer's. */
+static void breg_state(bnn_state *st)
+{
+	const bnn_model *m = &rt_breg_model;
+	bnn_err err;
+	int i;
+	long j;
+
+	bnn_state_init(st, m, 3, &err);
+	st->sigma = calloc((size_t)m->nparams, sizeof *st->sigma);
+	for (i = 0; i < m->ntensors; i++)
+		if (m->layers[m->tensors[i].layer].family == BNN_FAMILY_MEANFIELD)
+			for (j = 0; j < m->tensors[i].size; j++)
+				st->sigma[m->tensors[i].offset + j] = 0.1f;
+}
+
+/* bnn_predict's Monte-Carlo mixture against the same samples drawn here:
+ * θ_s = μ + σ∘ε_s from a generator seeded like bnn_predict's, the mixture
+ * mean (1/S)Σμ_s, variance σ² + (1/S)Σμ_s² − mean², and NLL
+ * −log((1/S)Σ_s N(y | μ_s, σ²)). */
+static void test_mc_regression(void)
+{
+	const bnn_model *m = &rt_breg_model;
+	enum { N = 5, S = 3 };
+	float x[N * 2], y[N], mean[N], var[N], theta[64], eps[64], out[N];
+	double mu_s[S][N], nll = 0, want_nll = 0, worst = 0, worst_var = 0;
+	float *ws = malloc(m->workspace_floats(N) * sizeof *ws + 4);
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_rng rng;
+	bnn_err err;
+	int s, i;
+
+	if (m->nparams > 64 || !ws)
+		tap_bail_out("rt_breg is larger than this test expects");
+	for (i = 0; i < N; i++) {
+		x[2 * i] = (float)i * 0.5f - 1.0f;
+		x[2 * i + 1] = 0.25f * (float)(i % 2);
+		y[i] = 0.1f * (float)i;
+	}
+	memset(&ds, 0, sizeof ds);
+	ds.n = N;
+	ds.features = 2;
+	ds.rank = 1;
+	ds.shape[0] = 2;
+	ds.targets = 1;
+	ds.x = x;
+	ds.y = y;
+	breg_state(&st);
+	is_int(bnn_predict(&st, &ds, S, 99, mean, var, &nll, &err), BNN_OK, "MC regression predicts");
+	bnn_rng_seed(&rng, 99);
+	for (s = 0; s < S; s++) {
+		bnn_pass p;
+		bnn_posterior_sample(m->nparams, st.params, st.sigma, eps, theta, &rng);
+		memset(&p, 0, sizeof p);
+		p.w = theta;
+		p.x = x;
+		p.batch = N;
+		p.ws = ws;
+		p.out = out;
+		p.rng = &rng;
+		m->pass(&p);
+		for (i = 0; i < N; i++)
+			mu_s[s][i] = out[i];
+	}
+	for (i = 0; i < N; i++) {
+		double mm = 0, sq = 0, lik = 0, v;
+		for (s = 0; s < S; s++) {
+			double d = y[i] - mu_s[s][i];
+			mm += mu_s[s][i] / S;
+			sq += mu_s[s][i] * mu_s[s][i] / S;
+			lik += exp(-d * d / (2 * 0.25)) / sqrt(2 * 3.14159265358979323846 * 0.25) / S;
+		}
+		v = 0.25 + sq - mm * mm;
+		worst = fmax(worst, fabs(mean[i] - mm));
+		worst_var = fmax(worst_var, fabs(var[i] - v) / v);
+		want_nll -= log(lik);
+	}
+	ok(worst < 1e-6, "the mixture mean is the mean of the S sampled means (error %.2g)", worst);
+	ok(worst_var < 1e-5, "the mixture variance is sigma^2 + the variance of the means (rel. %.2g)",
+	   worst_var);
+	is_rel(nll, want_nll, 1e-9, "the NLL is -log of the mean of the S densities");
+	is_int(bnn_predict(&st, &ds, 0, 99, mean, var, &nll, &err), BNN_OK, "mc 0 predicts at the mean");
+	ok(fabs(var[0] - 0.25f) < 1e-7, "at the mean the variance is sigma^2 (%g)", (double)var[0]);
+	free(ws);
+	bnn_state_free(&st);
+}
+
+/* The CSV export: a header and one row per parameter, in tensor order. */
+static void test_posterior_csv(void)
+{
+	bnn_state st;
+	FILE *f;
+	char line[256];
+	long rows = 0;
+
+	breg_state(&st);
+	f = tmpfile();
+	is_int(bnn_posterior_write_csv(&st, f), 0, "the posterior is written");
+	rewind(f);
+	ok(fgets(line, sizeof line, f) && strcmp(line, "tensor,index,mean,std\n") == 0,
+	   "with the header tensor,index,mean,std");
+	ok(fgets(line, sizeof line, f) && strncmp(line, "h_dense.weight,0,", 17) == 0 &&
+	       strstr(line, ",0.100000001\n"),
+	   "the first row is h_dense.weight[0] with std 0.1: %s", line);
+	rows = 2;
+	while (fgets(line, sizeof line, f))
+		rows++;
+	is_int(rows, 1 + rt_breg_model.nparams, "one row per parameter");
+	ok(strncmp(line, "mu.bias,0,", 10) == 0 && strstr(line, ",0\n"),
+	   "the point layer's last parameter has std 0: %s", line);
+	fclose(f);
+	bnn_state_free(&st);
+}
+
+int main(void)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/gen_bayes.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir))
+		tap_bail_out("cannot create a temporary directory");
+	bnn_set_threads(1);
+	test_optimizers();
+	test_dropout();
+	test_refusals();
+	test_mc_regression();
+	test_posterior_csv();
+	unlink(tmp_path("bayes.ckpt"));
+	rmdir(tmpdir);
+	return tap_done();
+}
