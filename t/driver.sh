@@ -8,8 +8,10 @@
 # predict CSV formats, standardisation, refusals of a checkpoint of another
 # model or a corrupt or truncated one, bad data reported with file and
 # line, divergence leaving the last good checkpoint intact, usage errors,
-# and that every example either compiles warning-free or is refused with a
-# clear message.
+# the Bayesian path (t/models/rt_bayes.bnn: ivon with MC samples, eval with
+# --mc, --ood and --plots, the posterior export, refusals of combinations
+# that make no sense), and that every example either compiles warning-free
+# or is refused with a clear message.
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -204,6 +206,68 @@ run ./blobs --help
 is "$run_status" 0 "--help succeeds"
 case $run_out in *"Usage: ./blobs train"*"--set NAME=VALUE"*) st=0 ;; *) st=1 ;; esac
 ok $st "--help shows the commands"
+
+# ---- a Bayesian model: variational training, MC prediction, OOD, plots ----------
+run "$BNNC" --main -o bayes.c "$top_srcdir/t/models/rt_bayes.bnn"
+# shellcheck disable=SC2086
+run $CC $BNN_CFLAGS -o bayes bayes.c $BNN_LIBS
+is "$run_status" 0 "the meanfield model builds with -Werror"
+run ./bayes train --data train.csv --epochs 15 --batch 16 --save b.ckpt --quiet
+is "$run_status" 1 "adam refuses a meanfield model"
+is "$run_err" "./bayes: layer 'h_dense' of model 'rt_bayes' has a meanfield posterior, but optimizer 'adam' trains point estimates: use vogn, ivon, bbb or badam" \
+	"and says which optimizers train it"
+run ./bayes train --data train.csv --optimizer ivon --mc 2 --epochs 15 --batch 16 --lr 0.2 --save b.ckpt --quiet
+is "$run_status" 0 "ivon with 2 MC samples per step trains it"
+run ./bayes info --load b.ckpt
+case $run_out in *"optimizer ivon"*"with a posterior"*"mc=2"*) st=0 ;; *) st=1 ;; esac
+ok $st "info shows the optimizer, the posterior and the options"
+run ./bayes eval --load b.ckpt --data test.csv
+case $run_out in '{"n": 150, "mc": 32, "accuracy": '*'"entropy": '*) st=0 ;; *) st=1 ;; esac
+ok $st "eval averages 32 samples by default: $run_out"
+acc=$(printf '%s
+' "$run_out" | sed -n 's/.*"accuracy": \([0-9.e-]*\).*/\1/p')
+ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" "MC test accuracy $acc > 0.9"
+run ./bayes eval --load b.ckpt --data test.csv --mc 0
+case $run_out in '{"n": 150, "mc": 0, '*) st=0 ;; *) st=1 ;; esac
+ok $st "--mc 0 predicts at the mean"
+run ./bayes eval --load b.ckpt --data test.csv --mc 8 --seed 3
+out1=$run_out
+run ./bayes eval --load b.ckpt --data test.csv --mc 8 --seed 3
+is "$run_out" "$out1" "the same --seed repeats the MC evaluation exactly"
+# OOD: blobs far from the training data (every feature shifted by 6).
+awk -F, 'NR == 1 { print; next } { printf "%g,%g,%g,%g,%s\n", $1 + 6, $2 - 6, $3 + 6, $4 - 6, $5 }' test.csv >far.csv
+run ./bayes eval --load b.ckpt --data test.csv --ood far.csv --plots plots
+is "$run_status" 0 "eval --ood --plots succeeds"
+for key in ood_n ood_entropy ood_auroc ood_fpr95 ood_detection_error ood_aupr_in ood_aupr_out \
+	ood_auroc_conf ood_fpr95_conf ood_aupr_in_conf ood_aupr_out_conf; do
+	case $run_out in *"\"$key\": "*) st=0 ;; *) st=1 ;; esac
+	ok $st "eval --ood reports $key"
+done
+for f in reliability.svg reliability.csv entropy.svg entropy.csv; do
+	ok "$(test -s "plots/$f"; echo $?)" "--plots writes $f"
+done
+is "$(head -1 plots/reliability.csv)" "bin_lower,bin_upper,count,confidence,accuracy" "the reliability data has its header"
+case $(head -c 200 plots/entropy.svg) in *"<svg"*) st=0 ;; *) st=1 ;; esac
+ok $st "entropy.svg is an SVG"
+run ./bayes eval --load b.ckpt --data test.csv --ood-labels far.csv
+is "$run_status" 2 "--ood-labels without --ood is a usage error"
+is "$(printf '%s\n' "$run_err" | head -1)" "./bayes: --ood-labels goes with --ood" "and says so"
+run ./bayes eval --load b.ckpt --data test.csv --mc -1
+is "$run_status" 2 "a negative --mc is a usage error"
+is "$(printf '%s\n' "$run_err" | head -1)" "./bayes: --mc: '-1' is not a number of samples in [0, 100000]" "and says why"
+run ./bayes posterior --load b.ckpt --out post.csv
+is "$run_status" 0 "posterior exports the posterior"
+is "$(head -1 post.csv)" "tensor,index,mean,std" "as CSV with a header"
+is "$(wc -l <post.csv | tr -d ' ')" 68 "and one row per parameter (67)"
+ok "$(awk -F, 'NR > 1 && !($4 > 0) { bad = 1 } END { exit bad }' post.csv; echo $?)" "every std is positive"
+run ./bayes predict --load b.ckpt --data test.csv --mc 4 --out mcpred.csv
+is "$run_status" 0 "predict --mc 4 succeeds"
+ok "$(awk -F, 'NR > 1 { s = $1 + $2 + $3; if (s < 0.999 || s > 1.001) bad = 1 } END { exit bad }' mcpred.csv; echo $?)" \
+	"averaged probabilities still sum to 1"
+run ./blobs train --data train.csv --optimizer vogn --save v2.ckpt --quiet
+is "$run_status" 1 "vogn refuses a model without a meanfield layer"
+case $run_err in *"has none: declare 'posterior meanfield;'"*) st=0 ;; *) st=1 ;; esac
+ok $st "and says what to declare: $run_err"
 
 # ---- examples --------------------------------------------------------------------
 for f in "$top_srcdir"/examples/*.bnn; do
