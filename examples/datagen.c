@@ -29,6 +29,21 @@
  *       that may barely show.  So an MLP learns it well above chance (10%)
  *       but not perfectly.
  *
+ *   datagen ood IN OUT [--transform rot90|flip]
+ *       An out-of-distribution image set for `eval --ood`, made from the IDX
+ *       u8 image file IN (rank 3: n x rows x cols, gzip or plain) by one
+ *       fixed transformation of every image, written to OUT as gzip IDX (no
+ *       labels: OOD detection needs none).  rot90 (the default) turns each
+ *       image a quarter turn clockwise (rows and cols swap), so trousers lie
+ *       down and shoes stand on their heels; flip turns it upside down.  The
+ *       pixels and their histogram stay exactly those of IN: what changes is
+ *       only the layout, so a detector cannot tell the sets apart by
+ *       brightness or contrast, only by shape.  `make compare` uses the
+ *       Fashion-MNIST test images turned by rot90 (docs/examples.md).  Of
+ *       the two, rot90 is the clearer shift: several classes (bag, trouser,
+ *       dress) are nearly symmetric top to bottom, so many flipped images
+ *       still look like their class.
+ *
  * Exit status: 0 success, 1 an I/O error, 2 a usage error.
  */
 #include <errno.h>
@@ -59,6 +74,7 @@ static void dg_help(void)
 {
 	printf("Usage: %s toy1d --n N [--seed S] [--range A,B] > FILE.csv\n"
 	       "       %s images DIR [--n-train N] [--n-test M] [--seed S]\n"
+	       "       %s ood IN OUT [--transform rot90|flip]\n"
 	       "Write the data sets of bnnc's runnable examples (docs/examples.md).\n"
 	       "\n"
 	       "toy1d   N points of the BADAM paper's 1-D toy (appendix D.1) as CSV with\n"
@@ -72,10 +88,14 @@ static void dg_help(void)
 	       "        train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and\n"
 	       "        t10k-labels-idx1-ubyte.gz (defaults: 60000 training and 10000\n"
 	       "        test images, as in Fashion-MNIST).\n"
+	       "ood     an out-of-distribution image set: every image of the IDX u8 image\n"
+	       "        file IN (such as t10k-images-idx3-ubyte.gz) turned a quarter turn\n"
+	       "        clockwise (--transform rot90, the default) or upside down\n"
+	       "        (--transform flip), written to OUT as a gzip IDX file.\n"
 	       "\n"
 	       "--seed S  the random seed (default 1): the same seed, the same files.\n"
 	       "Exit status: 0 on success, 1 on an I/O error, 2 on a usage error.\n",
-	       dg_prog, dg_prog);
+	       dg_prog, dg_prog, dg_prog);
 }
 
 static int dg_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -384,15 +404,17 @@ static int dg_put32(gzFile f, uint32_t v)
 	return gzwrite(f, b, 4) == 4 ? 0 : -1;
 }
 
-/* Writes an IDX u8 array (rank 1 or 3) to path atomically (a temporary,
- * renamed); DG_OK or DG_FAIL after saying why. */
-static int dg_write_idx(const char *path, const unsigned char *data, long n, int rank)
+/* Writes an IDX u8 array to path atomically (a temporary, renamed): n
+ * labels (rows = 0, rank 1) or n images of rows x cols (rank 3); DG_OK or
+ * DG_FAIL after saying why. */
+static int dg_write_idx(const char *path, const unsigned char *data, long n, long rows,
+                        long cols)
 {
 	size_t len = strlen(path) + 8;
 	char *tmp = malloc(len);
 	gzFile f;
-	int bad, errnum;
-	long i, per = rank == 3 ? DG_SIDE * DG_SIDE : 1;
+	int bad, errnum, rank = rows > 0 ? 3 : 1;
+	long i, per = rank == 3 ? rows * cols : 1;
 
 	if (!tmp)
 		return dg_fail("out of memory");
@@ -407,7 +429,7 @@ static int dg_write_idx(const char *path, const unsigned char *data, long n, int
 	}
 	bad = dg_put32(f, 0x00000800u | (uint32_t)rank) || dg_put32(f, (uint32_t)n);
 	if (rank == 3)
-		bad = bad || dg_put32(f, DG_SIDE) || dg_put32(f, DG_SIDE);
+		bad = bad || dg_put32(f, (uint32_t)rows) || dg_put32(f, (uint32_t)cols);
 	for (i = 0; i < n && !bad; i++)
 		bad = gzwrite(f, data + i * per, (unsigned)per) != (int)per;
 	errno = 0;
@@ -463,10 +485,10 @@ static int dg_image_set(bnn_rng *rng, const char *dir, const char *prefix, long 
 		dg_fail("%s: the directory name is too long", dir);
 		goto done;
 	}
-	if (dg_write_idx(path, img, n, 3))
+	if (dg_write_idx(path, img, n, DG_SIDE, DG_SIDE))
 		goto done;
 	snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
-	if (dg_write_idx(path, lab, n, 1))
+	if (dg_write_idx(path, lab, n, 0, 0))
 		goto done;
 	rc = DG_OK;
 done:
@@ -528,6 +550,195 @@ static int dg_images(int argc, char **argv)
 	return rc;
 }
 
+/* ---- ood ----------------------------------------------------------------- */
+
+#define DG_MAX_SIDE 4096 /* the largest image side ood accepts */
+
+/* Reads a big-endian 32-bit integer; 0, or -1 at the end of the data. */
+static int dg_get32(gzFile f, uint32_t *v)
+{
+	unsigned char b[4];
+
+	if (gzread(f, b, 4) != 4)
+		return -1;
+	*v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	return 0;
+}
+
+/* Why reading f failed: zlib's message or the system's. */
+static const char *dg_gz_why(gzFile f, int errnum)
+{
+	int zerr;
+	const char *msg = gzerror(f, &zerr);
+
+	if (zerr == Z_ERRNO)
+		return errnum ? strerror(errnum) : "read error";
+	return zerr == Z_OK ? "the file ends early" : msg;
+}
+
+/*
+ * Reads the IDX u8 image file path (rank 3, gzip or plain: zlib reads
+ * both) into *data (malloc'ed, owned by the caller), with its count and
+ * image size; DG_OK, or DG_FAIL after naming the file and the problem.
+ */
+static int dg_read_images(const char *path, unsigned char **data, long *n, long *rows,
+                          long *cols)
+{
+	gzFile f;
+	uint32_t magic, dim[3];
+	unsigned char extra;
+	size_t size, got = 0;
+	int errnum, i;
+
+	*data = NULL;
+	errno = 0;
+	f = gzopen(path, "rb");
+	if (!f)
+		return dg_fail("cannot open %s: %s", path, errno ? strerror(errno) : "out of memory");
+	errno = 0;
+	if (dg_get32(f, &magic)) {
+		errnum = errno;
+		dg_fail("%s: cannot read the IDX header: %s", path, dg_gz_why(f, errnum));
+		goto fail;
+	}
+	if ((magic >> 8) != 0x08) {
+		dg_fail("%s: not an IDX file of unsigned bytes (magic number 0x%08lx, expected "
+		        "0x00000803)", path, (unsigned long)magic);
+		goto fail;
+	}
+	if ((magic & 0xff) != 3) {
+		dg_fail("%s: an IDX file of rank %u, expected images (rank 3)", path,
+		        (unsigned)(magic & 0xff));
+		goto fail;
+	}
+	for (i = 0; i < 3; i++)
+		if (dg_get32(f, &dim[i])) {
+			errnum = errno;
+			dg_fail("%s: cannot read the IDX header: %s", path, dg_gz_why(f, errnum));
+			goto fail;
+		}
+	if (dim[0] < 1 || dim[0] > DG_MAX_N) {
+		dg_fail("%s: %lu images: expected 1 to %ld", path, (unsigned long)dim[0], DG_MAX_N);
+		goto fail;
+	}
+	if (dim[1] < 1 || dim[1] > DG_MAX_SIDE || dim[2] < 1 || dim[2] > DG_MAX_SIDE) {
+		dg_fail("%s: images of %lux%lu pixels: each side must be 1 to %d", path,
+		        (unsigned long)dim[1], (unsigned long)dim[2], DG_MAX_SIDE);
+		goto fail;
+	}
+	*n = (long)dim[0];
+	*rows = (long)dim[1];
+	*cols = (long)dim[2];
+	size = (size_t)*n * (size_t)*rows * (size_t)*cols;
+	if (!(*data = malloc(size))) {
+		dg_fail("out of memory for the %ld images of %s", *n, path);
+		goto fail;
+	}
+	while (got < size) {
+		size_t want = size - got > (1u << 30) ? (1u << 30) : size - got;
+		int r;
+		errno = 0;
+		r = gzread(f, *data + got, (unsigned)want);
+		if (r <= 0) {
+			errnum = errno;
+			dg_fail("%s: %ld images of %ldx%ld pixels need %zu bytes after the header, "
+			        "read %zu: %s", path, *n, *rows, *cols, size, got,
+			        r < 0 ? dg_gz_why(f, errnum) : "the file ends early");
+			goto fail;
+		}
+		got += (size_t)r;
+	}
+	if (gzread(f, &extra, 1) == 1) {
+		dg_fail("%s: data after the %ld images the header announces", path, *n);
+		goto fail;
+	}
+	gzclose(f);
+	return DG_OK;
+fail:
+	gzclose(f);
+	free(*data);
+	*data = NULL;
+	return DG_FAIL;
+}
+
+/* The transformations of `datagen ood`. */
+enum { DG_ROT90, DG_FLIP };
+
+/*
+ * One image of rows x cols pixels (row-major) transformed into out:
+ * rot90, a quarter turn clockwise, gives cols x rows with
+ * out[i][j] = in[rows - 1 - j][i] (the left column becomes the top row);
+ * flip gives rows x cols with out[i][j] = in[rows - 1 - i][j].
+ */
+static void dg_transform(int how, const unsigned char *in, long rows, long cols,
+                         unsigned char *out)
+{
+	long i, j;
+
+	if (how == DG_ROT90) {
+		for (i = 0; i < cols; i++)
+			for (j = 0; j < rows; j++)
+				out[i * rows + j] = in[(rows - 1 - j) * cols + i];
+	} else {
+		for (i = 0; i < rows; i++)
+			memcpy(out + i * cols, in + (rows - 1 - i) * cols, (size_t)cols);
+	}
+}
+
+static int dg_ood(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	unsigned char *img, *res;
+	long n = 0, rows = 0, cols = 0, i;
+	int how = DG_ROT90, rc, j;
+	char name[64];
+
+	for (j = 2; j < argc; j++) {
+		const char *v;
+		if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0) {
+			dg_help();
+			return DG_OK;
+		}
+		if (strncmp(argv[j], "--", 2) != 0) {
+			if (!in)
+				in = argv[j];
+			else if (!out)
+				out = argv[j];
+			else
+				return dg_usage("ood: takes two files, IN and OUT ('%s' is a third)",
+				                argv[j]);
+			continue;
+		}
+		if (!(v = dg_value(argc, argv, &j, name, sizeof name)))
+			return DG_USAGE;
+		if (strcmp(name, "--transform") != 0)
+			return dg_usage("ood: unknown option '%s' (ood takes --transform)", name);
+		if (strcmp(v, "rot90") == 0)
+			how = DG_ROT90;
+		else if (strcmp(v, "flip") == 0)
+			how = DG_FLIP;
+		else
+			return dg_usage("--transform: '%s' is not a transformation (use rot90 or flip)",
+			                v);
+	}
+	if (!in || !*in || !out || !*out)
+		return dg_usage("ood needs IN and OUT, the IDX image file to read and the one to "
+		                "write");
+	if ((rc = dg_read_images(in, &img, &n, &rows, &cols)))
+		return rc;
+	if (!(res = malloc((size_t)n * (size_t)rows * (size_t)cols))) {
+		free(img);
+		return dg_fail("out of memory for the %ld images of %s", n, in);
+	}
+	for (i = 0; i < n; i++)
+		dg_transform(how, img + i * rows * cols, rows, cols, res + i * rows * cols);
+	rc = how == DG_ROT90 ? dg_write_idx(out, res, n, cols, rows) :
+	                       dg_write_idx(out, res, n, rows, cols);
+	free(img);
+	free(res);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 0 && argv[0] && *argv[0]) {
@@ -535,7 +746,7 @@ int main(int argc, char **argv)
 		dg_prog = slash ? slash + 1 : argv[0];
 	}
 	if (argc < 2)
-		return dg_usage("no data set named: use toy1d or images");
+		return dg_usage("no data set named: use toy1d, images or ood");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		dg_help();
@@ -545,5 +756,7 @@ int main(int argc, char **argv)
 		return dg_toy1d(argc, argv);
 	if (strcmp(argv[1], "images") == 0)
 		return dg_images(argc, argv);
-	return dg_usage("unknown data set '%s': use toy1d or images", argv[1]);
+	if (strcmp(argv[1], "ood") == 0)
+		return dg_ood(argc, argv);
+	return dg_usage("unknown data set '%s': use toy1d, images or ood", argv[1]);
 }
