@@ -21,7 +21,19 @@
  *   sqgrad_overhead  the step with the per-example squared gradients
  *                    (VOGN's sqgrad) requested too, against the plain step
  *                    (their repeats interleaved: the median of the ratios
- *                    of neighbouring repeats).
+ *                    of neighbouring repeats);
+ *   train_step       the trainer's real step (bnn_train) with adam on
+ *                    fashion_point and with ivon, vogn, bbb and badam on
+ *                    fashion_mf (the same network with `posterior
+ *                    meanfield;`), batch 32 and 128, and each one's ratio
+ *                    to Adam's (see bench_train below for the method);
+ *   vi_parts         the passes a variational step is made of: plain, with
+ *                    sqgrad (VOGN), with the local reparameterisation and
+ *                    the gradient of sigma (BBB);
+ *   vi_kernels       the update kernels over all 669,706 parameters;
+ *   posterior_sample bnn_posterior_sample over the same parameters, in ns
+ *                    per weight, as the trainer calls it (with eps) and
+ *                    without eps, and bnn_rng_normal alone.
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -35,6 +47,7 @@
  * the monotonic clock instead.
  *
  * Usage: bench [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
+ *              [--train-steps N]
  */
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +57,7 @@
 #include <cblas.h>
 
 #include "bnn.h"
+#include "fashion_mf.h"
 #include "fashion_point.h"
 #include "mlp13.h"
 #include "peak.h"
@@ -55,6 +69,8 @@ typedef struct bench_opts {
 	int repeats;        /* timed repeats per figure, 1 .. BENCH_MAX_REPEATS */
 	double min_time;    /* least seconds per repeat, and of the warm-up */
 	int clock;          /* enum bnn_bench_clock */
+	long train_steps;   /* steps per timed epoch of bench_train; 0: enough
+	                       for Adam's epoch to last min_time */
 } bench_opts;
 
 /*
@@ -86,6 +102,8 @@ typedef struct bench_net {
 	float *w, *g, *sq;  /* parameters, gradient, squared gradients */
 	float *am, *av;     /* Adam's moments */
 	float *x, *y, *ws;  /* the batch and the pass's workspace */
+	float *sigma, *gs;  /* posterior sd and its gradient (vi_parts) */
+	bnn_rng rng;        /* the noise of a stochastic pass */
 } bench_net;
 
 /* The operands of the 784->512 layer's products. */
@@ -222,7 +240,7 @@ static void bench_net_pass(void *ctx)
 {
 	bench_net *b = ctx;
 	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g,
-	               b->with_sqgrad ? b->sq : NULL };
+	               b->with_sqgrad ? b->sq : NULL, NULL, NULL, NULL };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -281,6 +299,8 @@ static void bench_net_init(bench_net *b, const bnn_model *m, const char *shape,
 	b->x = bench_alloc((size_t)(batch * m->inputs));
 	b->y = bench_alloc((size_t)(batch * m->targets));
 	b->ws = bench_alloc(m->workspace_floats(batch));
+	b->sigma = bench_alloc(n);
+	b->gs = bench_alloc(n);
 	bnn_rng_seed(&rng, seed);
 	bnn_params_init(m, b->w0, &rng);
 	bnn_rng_normal(&rng, b->x, (size_t)(batch * m->inputs));
@@ -289,6 +309,9 @@ static void bench_net_init(bench_net *b, const bnn_model *m, const char *shape,
 			b->y[i] = (float)bnn_rng_below(&rng, (uint64_t)m->outputs);
 	else
 		bnn_rng_normal(&rng, b->y, (size_t)(batch * m->targets));
+	for (i = 0; i < (long)n; i++)
+		b->sigma[i] = 1e-3f; /* Bayes-by-Backprop's initial sigma0 */
+	bnn_rng_seed(&b->rng, seed + 1);
 	bench_net_reset(b);
 }
 
@@ -303,6 +326,8 @@ static void bench_net_free(bench_net *b)
 	free(b->x);
 	free(b->y);
 	free(b->ws);
+	free(b->sigma);
+	free(b->gs);
 }
 
 /*
@@ -326,8 +351,9 @@ static double bench_net_gemm_flops(const bench_net *b)
 	return f;
 }
 
-/* Time the Adam step of one network; print adam_step and step_parts. */
-static void bench_adam(bench_net *b, const bench_opts *o, double peak)
+/* Time the Adam step of one network; print adam_step and step_parts.
+ * Returns the seconds per step. */
+static double bench_adam(bench_net *b, const bench_opts *o, double peak)
 {
 	bench_op step = { bench_net_step, bench_net_reset, b };
 	bench_op pass = { bench_net_pass, bench_net_reset, b };
@@ -355,6 +381,7 @@ static void bench_adam(bench_net *b, const bench_opts *o, double peak)
 	       b->shape, b->batch, 1e3 * rp.seconds, 1e3 * ra.seconds,
 	       b->m->nparams, 1e9 * ra.seconds / (double)b->m->nparams);
 	fflush(stdout);
+	return rs.seconds;
 }
 
 /*
@@ -375,6 +402,388 @@ static void bench_sqgrad(bench_net *b, const bench_opts *o)
 	       "\"ratio\":%.3f}\n",
 	       b->shape, b->batch, 1e3 * rw.seconds, 1e3 * rp.seconds, ratio);
 	fflush(stdout);
+}
+
+/* ---- the trainer's step, per optimizer ---------------------------------- */
+
+/*
+ * What a user runs is bnn_train, so that is what is timed: one epoch of
+ * the real trainer (gathering each shuffled minibatch, the schedule, the
+ * Monte-Carlo sample, the passes, the update tensor by tensor, the
+ * epoch's snapshot and, for badam, its sigma) on a synthetic in-memory
+ * data set of `steps` full batches (standard normal inputs, uniformly
+ * random labels), divided by the number of steps.  Every run starts from
+ * a fresh state and trains two epochs; the callback reads the clock at
+ * the end of each, and only the second epoch counts (the first pays for
+ * the page faults of fresh buffers and for VOGN's initial scale).  The
+ * repeats go round the optimizers (adam, ivon, ..., adam, ivon, ...), so
+ * all see the same machine when its load drifts, and each ratio to Adam
+ * is the median of the ratios within a round.
+ */
+
+/* The optimizers timed through bnn_train; the first is the reference. */
+static const struct bench_optim {
+	const char *name;
+	int optimizer;      /* enum bnn_optimizer */
+	int meanfield;      /* trains fashion_mf (else fashion_point) */
+} bench_optims[] = {
+	{ "adam", BNN_OPT_ADAM, 0 },
+	{ "ivon", BNN_OPT_IVON, 1 },
+	{ "vogn", BNN_OPT_VOGN, 1 },
+	{ "bbb", BNN_OPT_BBB, 1 },
+	{ "badam", BNN_OPT_BADAM, 1 },
+};
+#define BENCH_NOPTIMS ((int)(sizeof bench_optims / sizeof bench_optims[0]))
+
+/* The clock at the end of each of the two epochs of a run. */
+typedef struct bench_epochs {
+	int clock;          /* enum bnn_bench_clock */
+	int n;              /* epochs ended so far */
+	double end[2];      /* the clock when each ended */
+} bench_epochs;
+
+/* bnn_train's callback: note the end of an epoch (final reports only). */
+static int bench_on_epoch(const bnn_epoch_report *r, void *ctx)
+{
+	bench_epochs *e = ctx;
+
+	if (r->final && e->n < 2)
+		e->end[e->n++] = bnn_bench_now(e->clock);
+	return 0;
+}
+
+/* n examples for model m: standard normal inputs, labels uniform in
+ * [0, outputs).  The arrays are bench_alloc's; free them with free(). */
+static void bench_data_init(bnn_dataset *ds, const bnn_model *m, long n,
+                            uint64_t seed)
+{
+	bnn_rng rng;
+	long i;
+
+	memset(ds, 0, sizeof *ds);
+	ds->n = n;
+	ds->features = m->inputs;
+	ds->rank = 1;
+	ds->shape[0] = m->inputs;
+	ds->targets = 1;
+	ds->x = bench_alloc((size_t)(n * m->inputs));
+	ds->y = bench_alloc((size_t)n);
+	bnn_rng_seed(&rng, seed);
+	bnn_rng_normal(&rng, ds->x, (size_t)(n * m->inputs));
+	for (i = 0; i < n; i++)
+		ds->y[i] = (float)bnn_rng_below(&rng, (uint64_t)m->outputs);
+}
+
+/* One run of two epochs from a fresh state; the seconds of the second.
+ * Exits on failure (a diverging benchmark times nothing useful). */
+static double bench_train_once(const struct bench_optim *op,
+                               const bnn_dataset *ds,
+                               const bnn_train_options *to, int clock)
+{
+	const bnn_model *m = op->meanfield ? &fashion_mf_model
+	                                   : &fashion_point_model;
+	bench_epochs e = { clock, 0, { 0, 0 } };
+	bnn_state st;
+	bnn_err err;
+
+	if (bnn_state_init(&st, m, 1, &err) ||
+	    bnn_train(&st, ds, NULL, to, NULL, bench_on_epoch, &e, &err)) {
+		fprintf(stderr, "bench: training %s with %s: %s\n", m->name,
+		        op->name, err.message);
+		exit(1);
+	}
+	bnn_state_free(&st);
+	if (e.n != 2) {
+		fprintf(stderr, "bench: %s: %d epochs reported, not 2\n",
+		        op->name, e.n);
+		exit(1);
+	}
+	return e.end[1] - e.end[0];
+}
+
+/* Time every optimizer's step at this batch; print the train_step lines. */
+static void bench_train(long batch, long steps, const bench_opts *o)
+{
+	double sec[BENCH_NOPTIMS][BENCH_MAX_REPEATS];
+	double q[BENCH_NOPTIMS][BENCH_MAX_REPEATS];
+	bnn_train_options to;
+	bnn_dataset ds;
+	int i, r;
+
+	bench_data_init(&ds, &fashion_point_model, batch * steps, 5);
+	for (r = 0; r < o->repeats; r++)
+		for (i = 0; i < BENCH_NOPTIMS; i++) {
+			to = bnn_train_defaults();
+			to.optimizer = bench_optims[i].optimizer;
+			to.epochs = 2;
+			to.batch = batch;
+			to.mc = 1;
+			to.threads = 1;
+			sec[i][r] = bench_train_once(&bench_optims[i], &ds, &to,
+			                             o->clock) / (double)steps;
+		}
+	for (i = 0; i < BENCH_NOPTIMS; i++) {
+		double ms, lo, hi, ratio;
+		for (r = 0; r < o->repeats; r++)
+			q[i][r] = sec[i][r] / sec[0][r];
+		ms = 1e3 * bench_median(sec[i], o->repeats);
+		ratio = bench_median(q[i], o->repeats); /* sorts q[i] */
+		lo = q[i][0];
+		hi = q[i][o->repeats - 1];
+		printf("{\"bench\":\"train_step\",\"impl\":\"bnnc\","
+		       "\"net\":\"784-512-512-10\",\"batch\":%ld,"
+		       "\"optimizer\":\"%s\",\"model\":\"%s\",\"mc\":1,"
+		       "\"ms_per_step\":%.4f,\"over_adam\":%.3f,"
+		       "\"over_adam_min\":%.3f,\"over_adam_max\":%.3f,"
+		       "\"steps_per_epoch\":%ld,\"repeats\":%d}\n",
+		       batch, bench_optims[i].name,
+		       bench_optims[i].meanfield ? "fashion_mf" : "fashion_point",
+		       ms, ratio, lo, hi, steps, o->repeats);
+	}
+	fflush(stdout);
+	free(ds.x);
+	free(ds.y);
+}
+
+/* ---- the parts of a variational step ------------------------------------ */
+
+/* The pass of fashion_mf at the mean (ivon's and badam's pass). */
+static void bench_vi_pass(void *ctx)
+{
+	bench_net *b = ctx;
+	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, NULL,
+	               &b->rng, NULL, NULL };
+
+	bench_sink = b->m->pass(&p);
+}
+
+/* With the squared per-example gradients (vogn's pass). */
+static void bench_vi_pass_sqgrad(void *ctx)
+{
+	bench_net *b = ctx;
+	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, b->sq,
+	               &b->rng, NULL, NULL };
+
+	bench_sink = b->m->pass(&p);
+}
+
+/* With the local reparameterisation and the gradient of sigma (bbb's). */
+static void bench_vi_pass_lrt(void *ctx)
+{
+	bench_net *b = ctx;
+	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, NULL,
+	               &b->rng, b->sigma, b->gs };
+
+	bench_sink = b->m->pass(&p);
+}
+
+/* Time fashion_mf's three kinds of pass at this batch; print vi_parts. */
+static void bench_vi_passes(long batch, const bench_opts *o)
+{
+	bench_net b;
+	bench_op plain = { bench_vi_pass, NULL, &b };
+	bench_op sq = { bench_vi_pass_sqgrad, NULL, &b };
+	bench_op lrt = { bench_vi_pass_lrt, NULL, &b };
+	bench_result rp, rs, rl;
+
+	bench_net_init(&b, &fashion_mf_model, "784-512-512-10", batch, 1);
+	rp = bench_measure(&plain, o);
+	rs = bench_measure(&sq, o);
+	rl = bench_measure(&lrt, o);
+	printf("{\"bench\":\"vi_parts\",\"impl\":\"bnnc\","
+	       "\"net\":\"784-512-512-10\",\"batch\":%ld,\"pass_ms\":%.4f,"
+	       "\"pass_sqgrad_ms\":%.4f,\"pass_lrt_ms\":%.4f}\n",
+	       batch, 1e3 * rp.seconds, 1e3 * rs.seconds, 1e3 * rl.seconds);
+	fflush(stdout);
+	bench_net_free(&b);
+}
+
+/* The arrays of the update kernels, over all of fashion_mf's parameters. */
+typedef struct bench_vi {
+	long n;
+	long step;          /* t of the kernels that count steps */
+	float *mu0, *mu;    /* initial and current means */
+	float *sigma, *rho; /* posterior sd, and BBB's rho = softplus^-1(sd) */
+	float *eps, *theta; /* a sample's noise and the sample */
+	float *g, *gs, *hh; /* gradients of mu and sigma, VOGN's h-hat */
+	float *a, *b, *c, *d; /* optimizer state (m, v / g, h / m, s ...) */
+	bnn_rng rng;
+	bnn_adam_params adam;
+	bnn_ivon_params ivon;
+	bnn_vogn_params vogn;
+	bnn_bbb_params bbb;
+} bench_vi;
+
+/* Back to the same starting point before every repeat (not timed). */
+static void bench_vi_reset(void *ctx)
+{
+	bench_vi *v = ctx;
+	float rho = (float)bnn_softplus_inverse(0.01);
+	long i;
+
+	memcpy(v->mu, v->mu0, (size_t)v->n * sizeof *v->mu);
+	for (i = 0; i < v->n; i++) {
+		v->sigma[i] = 0.01f;
+		v->rho[i] = rho;
+		v->a[i] = 0;
+		v->b[i] = 0.1f; /* IVON's h0; a valid v, s as well */
+		v->c[i] = 0;
+		v->d[i] = 0;
+	}
+	v->step = 0;
+}
+
+static void bench_vi_sample(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_posterior_sample(v->n, v->mu, v->sigma, v->eps, v->theta, &v->rng);
+}
+
+static void bench_vi_sample_noeps(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_posterior_sample(v->n, v->mu, v->sigma, NULL, v->theta, &v->rng);
+}
+
+static void bench_vi_normal(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_rng_normal(&v->rng, v->eps, (size_t)v->n);
+}
+
+static void bench_vi_adam(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_adam_step(v->n, v->mu, v->g, v->a, v->b, 1e-3f, ++v->step,
+	              &v->adam);
+}
+
+/* IVON's work after the pass: h-hat (Alg. 1 line 3), then lines 4-8. */
+static void bench_vi_ivon(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_ivon_hess_acc(v->n, v->g, v->eps, v->sigma, v->hh, 1.0f, 0);
+	bnn_ivon_step(v->n, v->mu, v->g, v->hh, v->a, v->b, v->sigma, 0.01f,
+	              ++v->step, &v->ivon);
+}
+
+static void bench_vi_vogn(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_vogn_step(v->n, v->mu, v->g, v->gs, v->a, v->b, v->sigma, 1e-3f,
+	              &v->vogn);
+}
+
+static void bench_vi_bbb(void *ctx)
+{
+	bench_vi *v = ctx;
+
+	bnn_bbb_step(v->n, v->mu, v->rho, v->sigma, v->g, v->gs, v->a, v->b,
+	             v->c, v->d, 1e-3f, ++v->step, &v->bbb);
+}
+
+/*
+ * Time the sampler and the update kernels over all of fashion_mf's
+ * parameters in one call each (the trainer calls them once per tensor,
+ * six tensors: the same loops); print posterior_sample and vi_kernels.
+ */
+static void bench_vi_kernels(const bench_opts *o)
+{
+	static const struct {
+		const char *name;
+		void (*run)(void *);
+	} ops[] = {
+		{ "sample", bench_vi_sample },
+		{ "sample_noeps", bench_vi_sample_noeps },
+		{ "rng_normal", bench_vi_normal },
+		{ "adam", bench_vi_adam },
+		{ "ivon", bench_vi_ivon },
+		{ "vogn", bench_vi_vogn },
+		{ "bbb", bench_vi_bbb },
+	};
+	double sec[sizeof ops / sizeof ops[0]];
+	double nsw;
+	bench_vi v;
+	size_t n = (size_t)fashion_mf_model.nparams, i;
+
+	memset(&v, 0, sizeof v);
+	v.n = (long)n;
+	v.mu0 = bench_alloc(n);
+	v.mu = bench_alloc(n);
+	v.sigma = bench_alloc(n);
+	v.rho = bench_alloc(n);
+	v.eps = bench_alloc(n);
+	v.theta = bench_alloc(n);
+	v.g = bench_alloc(n);
+	v.gs = bench_alloc(n);
+	v.hh = bench_alloc(n);
+	v.a = bench_alloc(n);
+	v.b = bench_alloc(n);
+	v.c = bench_alloc(n);
+	v.d = bench_alloc(n);
+	bnn_rng_seed(&v.rng, 7);
+	bnn_params_init(&fashion_mf_model, v.mu0, &v.rng);
+	bnn_rng_normal(&v.rng, v.g, n);
+	for (i = 0; i < n; i++) {
+		v.g[i] *= 1e-3f;
+		v.gs[i] = v.g[i] * v.g[i]; /* VOGN's h-hat: >= 0 */
+	}
+	v.adam = bnn_adam_defaults();
+	v.ivon = bnn_ivon_defaults();
+	v.ivon.delta = 25.0 / 60000;
+	v.ivon.ess = 60000;
+	v.vogn = bnn_vogn_defaults();
+	v.vogn.delta = 25;
+	v.vogn.n_data = 60000;
+	v.bbb = bnn_bbb_defaults();
+	v.bbb.prior_precision = 25;
+	v.bbb.n_data = 60000;
+	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		bench_op op = { ops[i].run, bench_vi_reset, &v };
+		sec[i] = bench_measure(&op, o).seconds;
+	}
+	nsw = 1e9 / (double)n;
+	printf("{\"bench\":\"posterior_sample\",\"impl\":\"bnnc\","
+	       "\"n\":%zu,\"ns_per_weight\":%.3f,\"ms\":%.4f,"
+	       "\"noeps_ns_per_weight\":%.3f,\"rng_normal_ns_per_value\":%.3f}\n",
+	       n, nsw * sec[0], 1e3 * sec[0], nsw * sec[1], nsw * sec[2]);
+	printf("{\"bench\":\"vi_kernels\",\"impl\":\"bnnc\",\"n\":%zu", n);
+	for (i = 3; i < sizeof ops / sizeof ops[0]; i++)
+		printf(",\"%s_ms\":%.4f,\"%s_ns_per_param\":%.3f", ops[i].name,
+		       1e3 * sec[i], ops[i].name, nsw * sec[i]);
+	printf("}\n");
+	fflush(stdout);
+	free(v.mu0);
+	free(v.mu);
+	free(v.sigma);
+	free(v.rho);
+	free(v.eps);
+	free(v.theta);
+	free(v.g);
+	free(v.gs);
+	free(v.hh);
+	free(v.a);
+	free(v.b);
+	free(v.c);
+	free(v.d);
+}
+
+/* Steps per timed epoch: o->train_steps, or enough for Adam's epoch to
+ * last o->min_time at adam_seconds per step (at least 8). */
+static long bench_train_steps(const bench_opts *o, double adam_seconds)
+{
+	double s;
+
+	if (o->train_steps > 0)
+		return o->train_steps;
+	s = ceil(o->min_time / adam_seconds);
+	return s < 8 ? 8 : s > 100000 ? 100000 : (long)s;
 }
 
 /* ---- the 784->512 layer's products -------------------------------------- */
@@ -485,7 +894,7 @@ static void bench_json_str(const char *s)
 static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
-	        " [--clock cpu|wall]\n");
+	        " [--clock cpu|wall] [--train-steps N]\n");
 	exit(2);
 }
 
@@ -505,6 +914,11 @@ static void bench_args(int argc, char **argv, bench_opts *o)
 			if (*end || !(v > 0 && v <= 60))
 				bench_usage();
 			o->min_time = v;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--train-steps")) {
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 100000)
+				bench_usage();
+			o->train_steps = v;
 		} else if (i + 1 < argc && !strcmp(argv[i], "--clock")) {
 			i++;
 			if (!strcmp(argv[i], "cpu"))
@@ -521,14 +935,16 @@ static void bench_args(int argc, char **argv, bench_opts *o)
 
 int main(int argc, char **argv)
 {
-	bench_opts o = { 7, 0.2, BNN_BENCH_CPU };
+	bench_opts o = { 7, 0.2, BNN_BENCH_CPU, 0 };
 	bnn_bench_peak pk;
 	bench_net net;
+	double adam32, adam128;
 	int lanes;
 	bnn_err err;
 
 	bench_args(argc, argv, &o);
 	if (bnn_model_check(&fashion_point_model, &err) ||
+	    bnn_model_check(&fashion_mf_model, &err) ||
 	    bnn_model_check(&mlp13_model, &err)) {
 		fprintf(stderr, "bench: %s\n", err.message);
 		return 1;
@@ -540,8 +956,9 @@ int main(int argc, char **argv)
 	printf(",\"blas_config\":");
 	bench_json_str(openblas_get_config());
 	printf(",\"threads\":1,\"repeats\":%d,\"min_time_s\":%.3f,"
-	       "\"clock\":\"%s\"}\n", o.repeats, o.min_time,
-	       o.clock == BNN_BENCH_CPU ? "cpu" : "wall");
+	       "\"clock\":\"%s\",\"train_steps\":%ld}\n", o.repeats,
+	       o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall",
+	       o.train_steps);
 
 	pk = bnn_bench_fma_peak(0, o.repeats, o.min_time, o.clock);
 	printf("{\"bench\":\"fma_peak\",\"gflops\":%.2f,\"best_gflops\":%.2f,"
@@ -558,17 +975,23 @@ int main(int argc, char **argv)
 	bench_gemms(&o, pk.gflops);
 
 	bench_net_init(&net, &fashion_point_model, "784-512-512-10", 32, 1);
-	bench_adam(&net, &o, pk.gflops);
+	adam32 = bench_adam(&net, &o, pk.gflops);
 	bench_sqgrad(&net, &o);
 	bench_net_free(&net);
 
 	bench_net_init(&net, &fashion_point_model, "784-512-512-10", 128, 1);
-	bench_adam(&net, &o, pk.gflops);
+	adam128 = bench_adam(&net, &o, pk.gflops);
 	bench_sqgrad(&net, &o);
 	bench_net_free(&net);
 
 	bench_net_init(&net, &mlp13_model, "13-50-50-1", 32, 1);
 	bench_adam(&net, &o, pk.gflops);
 	bench_net_free(&net);
+
+	bench_train(32, bench_train_steps(&o, adam32), &o);
+	bench_train(128, bench_train_steps(&o, adam128), &o);
+	bench_vi_passes(32, &o);
+	bench_vi_passes(128, &o);
+	bench_vi_kernels(&o);
 	return 0;
 }

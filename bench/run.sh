@@ -10,7 +10,12 @@
 # where bnnc_over_pytorch is PyTorch's ms/step over ours (how many times
 # faster the generated code trains), and
 #   {"bench":"gemm_target","op":..,"fraction_of_peak":..,"target":0.8,"met":..}
-# for the 784->512 layer's products against the measured FMA peak.
+# for the 784->512 layer's products against the measured FMA peak, and for
+# the variational optimizers (issue 4: the trainer's step of each against
+# Adam's on the same network and batch, and the Gaussian sampler)
+#   {"bench":"vi_target","optimizer":..,"batch":..,"over_adam":..,"target":..,"met":..}
+#   {"bench":"vi_ratio","optimizer":..,"batch":..,"bnnc_over_pytorch":..}
+#   {"bench":"sample_target","ns_per_weight":..,"target":1,"met":..}
 # With BENCH_ROUNDS=N the two programs run N times, alternately, and every
 # figure is the median over the rounds of the figure of each round (a
 # ratio is taken within a round, then the median of the ratios).
@@ -148,6 +153,27 @@ FNR == 1 {
 			seenop[op] = 1
 			ops[++nops] = op
 		}
+	} else if (b == "train_step") {
+		vk = field($0, "optimizer") SUBSEP field($0, "batch")
+		if (impl == "bnnc") {
+			vms[vk, round] = field($0, "ms_per_step")
+			vq[vk, round] = field($0, "over_adam")
+			lo = field($0, "over_adam_min") + 0
+			hi = field($0, "over_adam_max") + 0
+			if (!(vk in vlo) || lo < vlo[vk])
+				vlo[vk] = lo
+			if (!(vk in vhi) || hi > vhi[vk])
+				vhi[vk] = hi
+			if (!(vk in seenv)) {
+				seenv[vk] = 1
+				vorder[++nv] = vk
+			}
+		} else {
+			tms[vk, round] = field($0, "ms_per_step")
+			tq[vk, round] = field($0, "over_adam")
+		}
+	} else if (b == "posterior_sample") {
+		samp["ns", round] = field($0, "ns_per_weight")
 	} else if (b == "sqgrad_overhead") {
 		sq[key, round] = field($0, "ratio")
 		if (!(key in seensq)) {
@@ -228,11 +254,69 @@ END {
 		printf "#   %-16s batch %4s: %.3fx\n", kb[1], kb[2],
 		       median(sq, sqorder[i])
 	}
+	# issue 4: the variational optimizers against Adam, and PyTorch
+	vt["ivon" SUBSEP 128] = 1.15
+	vt["ivon" SUBSEP 32] = 1.35
+	vt["vogn" SUBSEP 128] = 1.45
+	vt["vogn" SUBSEP 32] = 1.7
+	vt["bbb" SUBSEP 128] = 1.6
+	if (nv) {
+		printf "#\n# variational optimizers, 784-512-512-10, one MC sample:" \
+		       " the trainer'"'"'s step / Adam'"'"'s\n"
+		printf "# %-9s %5s %9s %7s %11s %7s %-6s %10s %7s %8s\n",
+		       "optimizer", "batch", "bnnc ms", "/adam", "[range]",
+		       "target", "", "pytorch ms", "/adam", "speedup"
+	}
+	for (i = 1; i <= nv; i++) {
+		vk = vorder[i]
+		split(vk, kb, SUBSEP)
+		for (r = 1; r <= rounds; r++)
+			if (((vk, r) in vms) && ((vk, r) in tms))
+				vsp[vk, r] = tms[vk, r] / vms[vk, r]
+		q = median(vq, vk)
+		t = (vk in vt) ? vt[vk] : 0
+		v = t ? verdict(q <= t) : ""
+		printf "# %-9s %5s %9.3f %7.3f [%4.2f-%4.2f] %7s %-6s", kb[1],
+		       kb[2], median(vms, vk), q, vlo[vk], vhi[vk],
+		       t ? "<=" t : "", v
+		sp = median(vsp, vk)
+		if (sp != "")
+			printf " %10.3f %7.3f %7.2fx", median(tms, vk), median(tq, vk), sp
+		printf "\n"
+		if (t)
+			vline[i] = sprintf("{\"bench\":\"vi_target\"," \
+			                   "\"optimizer\":\"%s\",\"batch\":%s," \
+			                   "\"over_adam\":%.3f,\"target\":%s," \
+			                   "\"met\":%s}", kb[1], kb[2], q, t, \
+			                   q <= t ? "true" : "false")
+		if (sp != "")
+			vrline[i] = sprintf("{\"bench\":\"vi_ratio\"," \
+			                    "\"optimizer\":\"%s\",\"batch\":%s," \
+			                    "\"bnnc_over_pytorch\":%.3f}", kb[1], \
+			                    kb[2], sp)
+	}
+	ns = median(samp, "ns")
+	if (ns != "") {
+		printf "#\n# Gaussian sampling (bnn_posterior_sample, 669,706" \
+		       " weights): %.3f ns per weight (target <= 1) %s\n", ns,
+		       verdict(ns <= 1)
+		sline = sprintf("{\"bench\":\"sample_target\"," \
+		                "\"ns_per_weight\":%.3f,\"target\":1," \
+		                "\"met\":%s}", ns, ns <= 1 ? "true" : "false")
+	}
 	print "#"
 	for (i = 1; i <= nkeys; i++)
 		if (i in line)
 			print line[i]
 	for (i = 1; i <= nops; i++)
 		print gline[i]
+	for (i = 1; i <= nv; i++) {
+		if (i in vline)
+			print vline[i]
+		if (i in vrline)
+			print vrline[i]
+	}
+	if (sline != "")
+		print sline
 	exit (strict == 1 && missed) ? 1 : 0
 }' "$tmp"/bnnc.*.json "$tmp"/torch.*.json

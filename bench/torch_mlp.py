@@ -18,6 +18,31 @@ the median of REPEATS repeats of at least MIN_TIME seconds each, each
 repeat restarting from the same initial parameters and a fresh optimizer;
 times are the process's CPU time unless --clock wall.
 
+Then the variational optimizers of bench.c's train_step lines, on the
+784-512-512-10 network at batch 32 and 128, one Monte-Carlo sample per
+step, each printed as a train_step line with its ratio to Adam's step
+measured alongside (N = 60000 training examples, prior precision 25, as
+for Fashion-MNIST and bench/fashion_mf.bnn):
+
+  adam   the Adam step above, again, as the reference;
+  ivon   Shen et al. (2024), Algorithm 1, written here (the `ivon` package
+         is not in Debian): theta = m + sigma*eps, the gradient at theta,
+         h-hat = g*eps/sigma, lines 4-8, on flat vectors that the model's
+         weights and gradients are views of (so no copying per step);
+  vogn   Osawa et al. (2019), Algorithm 1 lines 8-9 and 19-21, with the
+         mean squared per-example gradients of each Linear layer from
+         forward and backward hooks: B*(G*G)^T (X*X) for the weight and
+         B*sum(G*G) for the bias, G the gradient of the mean loss with
+         respect to the layer's output and X its input (the same GEMM
+         trick as the generated code; functorch's vmap would form all B
+         per-example gradients, about 80x an Adam step);
+  bbb    Bayes-by-Backprop with the local reparameterisation trick:
+         mean X W^T + b, variance (X*X)(sigma_W^2)^T + sigma_b^2, sigma =
+         softplus(rho), loss mean NLL + KL/N by autograd, torch.optim.Adam
+         on mu and rho;
+  badam  torch.optim.Adam with L2 weight decay delta/N (BADAM's training;
+         its posterior is read off v once per epoch, not per step).
+
 Debian's PyTorch does its matrix products in OpenBLAS, whose thread pool
 torch.set_num_threads() does not govern: unless OPENBLAS_NUM_THREADS=1 is
 in the environment before Python starts, the two pools oversubscribe the
@@ -26,12 +51,13 @@ cores and the figures mean nothing, so the script refuses to run (use
 
 Usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_mlp.py
            [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
-           [--allow-threads]
+           [--allow-threads] [--train-steps N]
 """
 
 import argparse
 import copy
 import json
+import math
 import os
 import statistics
 import sys
@@ -49,6 +75,9 @@ def parse_args():
                          "the wall clock, as bench.c")
     ap.add_argument("--allow-threads", action="store_true",
                     help="run even if OPENBLAS_NUM_THREADS is not 1")
+    ap.add_argument("--train-steps", type=int, default=0,
+                    help="accepted for bench.c's sake and ignored: the "
+                         "steps here reuse one batch")
     a = ap.parse_args()
     if a.repeats < 1 or not a.min_time > 0:
         ap.error("--repeats must be >= 1 and --min-time > 0")
@@ -98,17 +127,23 @@ def measure(step, reset, repeats, min_time, now):
     return statistics.median(per), k
 
 
-def bench_net(torch, widths, batch, classifier, a, seed):
-    """Time the Adam step of a ReLU MLP with these layer widths and print
-    its adam_step line: cross-entropy if classifier, else Gaussian NLL."""
+def mlp(torch, widths):
+    """An nn.Sequential of Linear layers with ReLU between them."""
     nn = torch.nn
-    torch.manual_seed(seed)
     layers = []
     for i in range(len(widths) - 1):
         layers.append(nn.Linear(widths[i], widths[i + 1]))
         if i + 2 < len(widths):
             layers.append(nn.ReLU())
-    model = nn.Sequential(*layers)
+    return nn.Sequential(*layers)
+
+
+def bench_net(torch, widths, batch, classifier, a, seed):
+    """Time the Adam step of a ReLU MLP with these layer widths and print
+    its adam_step line: cross-entropy if classifier, else Gaussian NLL."""
+    nn = torch.nn
+    torch.manual_seed(seed)
+    model = mlp(torch, widths)
     x = torch.randn(batch, widths[0])
     if classifier:
         y = torch.randint(0, widths[-1], (batch,))
@@ -147,6 +182,226 @@ def bench_net(torch, widths, batch, classifier, a, seed):
     }, separators=(",", ":")), flush=True)
 
 
+# ---- the variational optimizers ---------------------------------------------
+
+N_DATA = 60000      # training examples (Fashion-MNIST's)
+PRIOR = 25.0        # prior precision (bench/fashion_mf.bnn)
+
+
+def flat_views(torch, model):
+    """Make the model's parameters and their gradients views of two flat
+    vectors, which the returned (theta, grad) are; optimizers then work on
+    whole vectors, and setting theta sets every weight."""
+    params = list(model.parameters())
+    n = sum(p.numel() for p in params)
+    theta = torch.zeros(n)
+    grad = torch.zeros(n)
+    off = 0
+    for p in params:
+        k = p.numel()
+        theta[off:off + k].copy_(p.data.reshape(-1))
+        p.data = theta[off:off + k].view_as(p)
+        p.grad = grad[off:off + k].view_as(p)
+        off += k
+    return theta, grad
+
+
+def make_ivon(torch, model, x, y):
+    """IVON, Shen et al. (2024), Alg. 1, with its defaults (App. A) and
+    the learning rate rescaled by h0 + delta; returns step()."""
+    F = torch.nn.functional
+    theta, grad = flat_views(torch, model)
+    lam, h0, b1, b2 = float(N_DATA), 0.1, 0.9, 0.99999
+    delta = PRIOR / lam                      # weight decay: prior / lambda
+    lr = 0.1 * (h0 + delta)
+    m = theta.clone()
+    h = torch.full_like(m, h0)
+    g = torch.zeros_like(m)
+    sigma = torch.rsqrt(lam * (h + delta))
+    t = [0]
+
+    def step():
+        eps = torch.randn_like(m)
+        torch.addcmul(m, sigma, eps, out=theta)          # line 2
+        grad.zero_()
+        F.cross_entropy(model(x), y).backward()
+        with torch.no_grad():
+            hhat = grad * eps / sigma                    # line 3
+            g.mul_(b1).add_(grad, alpha=1 - b1)          # line 4
+            d = h - hhat                                 # line 5
+            h.mul_(b2).add_(hhat, alpha=1 - b2).addcmul_(
+                d * d, 1 / (h + delta), value=0.5 * (1 - b2) ** 2)
+            t[0] += 1
+            gbar = g / (1 - b1 ** t[0])                  # line 6
+            m.sub_((gbar + delta * m) / (h + delta), alpha=lr)  # line 7
+            torch.rsqrt(lam * (h + delta), out=sigma)    # line 8
+    return step
+
+
+def make_vogn(torch, model, x, y):
+    """VOGN, Osawa et al. (2019), Alg. 1 (tau = 1, rho = 1, one sample):
+    the squared per-example gradients by the GEMM trick, from hooks."""
+    F = torch.nn.functional
+    linears = [mod for mod in model if isinstance(mod, torch.nn.Linear)]
+    theta, grad = flat_views(torch, model)
+    sq = torch.zeros_like(theta)
+    b1, b2, lr, tau = 0.9, 0.999, 1e-3, 1.0
+    dt = tau * PRIOR / N_DATA                            # line 2
+    mu = theta.clone()
+    mom = torch.zeros_like(mu)
+    saved = {}
+    views = []
+    off = 0
+    for mod in linears:
+        kw, kb = mod.weight.numel(), mod.bias.numel()
+        views.append((sq[off:off + kw].view_as(mod.weight),
+                      sq[off + kw:off + kw + kb]))
+        off += kw + kb
+
+    def fwd_hook(mod, inp, out):
+        saved[mod] = [inp[0]]
+        if out.requires_grad:
+            out.register_hook(lambda gout: saved[mod].append(gout))
+
+    for mod in linears:
+        mod.register_forward_hook(fwd_hook)
+
+    @torch.no_grad()
+    def sqgrad():
+        b = x.shape[0]
+        for mod, (sw, sb) in zip(linears, views):
+            xin, gout = saved[mod]
+            g2 = gout * gout
+            torch.matmul(g2.t(), xin * xin, out=sw)
+            sw.mul_(b)
+            torch.sum(g2, 0, out=sb)
+            sb.mul_(b)
+
+    # Alg. 1 line 1: s from the first minibatch's squared gradients at mu
+    grad.zero_()
+    F.cross_entropy(model(x), y).backward()
+    sqgrad()
+    s = sq.clone()
+    sigma = torch.rsqrt(N_DATA * (s + dt))               # line 9
+
+    def step():
+        eps = torch.randn_like(mu)
+        torch.addcmul(mu, sigma, eps, out=theta)         # lines 8-9
+        grad.zero_()
+        F.cross_entropy(model(x), y).backward()
+        with torch.no_grad():
+            sqgrad()                                     # line 14
+            mom.mul_(b1).add_(grad).add_(mu, alpha=dt)   # line 19
+            s.mul_(1 - tau * b2).add_(sq, alpha=b2)      # line 20
+            mu.sub_(mom / (s + dt), alpha=lr)            # line 21
+            torch.rsqrt(N_DATA * (s + dt), out=sigma)    # line 9
+    return step
+
+
+def make_bbb(torch, widths, x, y, seed):
+    """Bayes-by-Backprop with the local reparameterisation trick, sigma0
+    1e-3 as bnn_train's default, Adam (lr 1e-3) on mu and rho."""
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(seed)
+    ref = mlp(torch, widths)
+    rho0 = float(torch.log(torch.expm1(torch.tensor(1e-3))))
+
+    class LRTLinear(nn.Module):
+        def __init__(self, lin):
+            super().__init__()
+            self.mw = nn.Parameter(lin.weight.detach().clone())
+            self.mb = nn.Parameter(lin.bias.detach().clone())
+            self.rw = nn.Parameter(torch.full_like(self.mw, rho0))
+            self.rb = nn.Parameter(torch.full_like(self.mb, rho0))
+
+        def forward(self, a):
+            self.sw, self.sb = F.softplus(self.rw), F.softplus(self.rb)
+            mean = F.linear(a, self.mw, self.mb)
+            var = F.linear(a * a, self.sw * self.sw, self.sb * self.sb)
+            return mean + var.sqrt() * torch.randn_like(mean)
+
+        def kl(self):
+            """KL(q || prior) of the sigmas of the last forward pass:
+            1/2 sum(delta (s^2 + mu^2) - 1 - log delta - 2 log s)."""
+            k = 0
+            for mu, s in ((self.mw, self.sw), (self.mb, self.sb)):
+                k = k + 0.5 * (PRIOR * (s * s + mu * mu)
+                               - 2 * torch.log(s)).sum()
+                k = k - 0.5 * (1 + math.log(PRIOR)) * mu.numel()
+            return k
+
+    layers = [LRTLinear(mod) if isinstance(mod, nn.Linear) else mod
+              for mod in ref]
+    model = nn.Sequential(*layers)
+    lrt = [mod for mod in layers if isinstance(mod, LRTLinear)]
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss = loss + sum(mod.kl() for mod in lrt) / N_DATA
+        loss.backward()
+        opt.step()
+    return step
+
+
+def bench_vi(torch, batch, a, seed):
+    """Time each variational optimizer's step on 784-512-512-10 at this
+    batch and print its train_step line, with its ratio to Adam's."""
+    widths = [784, 512, 512, 10]
+    F = torch.nn.functional
+    torch.manual_seed(seed)
+    x = torch.randn(batch, widths[0])
+    y = torch.randint(0, widths[-1], (batch,))
+    state = {}
+
+    def point(weight_decay):
+        def make():
+            torch.manual_seed(seed)
+            model = mlp(torch, widths)
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3,
+                                   weight_decay=weight_decay)
+
+            def step():
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+            return step
+        return make
+
+    def seeded(maker):
+        def make():
+            torch.manual_seed(seed)
+            return maker(torch, mlp(torch, widths), x, y)
+        return make
+
+    makers = [
+        ("adam", point(0.0)),
+        ("ivon", seeded(make_ivon)),
+        ("vogn", seeded(make_vogn)),
+        ("bbb", lambda: make_bbb(torch, widths, x, y, seed)),
+        ("badam", point(PRIOR / N_DATA)),
+    ]
+    now = time.process_time if a.clock == "cpu" else time.perf_counter
+    adam = None
+    for name, make in makers:
+        def reset():
+            state["step"] = make()
+
+        sec, units = measure(lambda: state["step"](), reset, a.repeats,
+                             a.min_time, now)
+        if adam is None:
+            adam = sec
+        print(json.dumps({
+            "bench": "train_step", "impl": "pytorch",
+            "net": "-".join(str(w) for w in widths), "batch": batch,
+            "optimizer": name, "mc": 1,
+            "ms_per_step": round(1e3 * sec, 4),
+            "over_adam": round(sec / adam, 3),
+            "repeats": a.repeats, "steps_per_repeat": units,
+        }, separators=(",", ":")), flush=True)
+
+
 def main():
     a = parse_args()
     check_threads(a.allow_threads)
@@ -162,6 +417,8 @@ def main():
     bench_net(torch, [784, 512, 512, 10], 32, True, a, 1)
     bench_net(torch, [784, 512, 512, 10], 128, True, a, 1)
     bench_net(torch, [13, 50, 50, 1], 32, False, a, 1)
+    bench_vi(torch, 32, a, 1)
+    bench_vi(torch, 128, a, 1)
     return 0
 
 
