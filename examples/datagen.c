@@ -39,10 +39,12 @@
  *       pixels and their histogram stay exactly those of IN: what changes is
  *       only the layout, so a detector cannot tell the sets apart by
  *       brightness or contrast, only by shape.  `make compare` uses the
- *       Fashion-MNIST test images turned by rot90 (docs/examples.md).  Of
- *       the two, rot90 is the clearer shift: several classes (bag, trouser,
- *       dress) are nearly symmetric top to bottom, so many flipped images
- *       still look like their class.
+ *       Fashion-MNIST test images turned by rot90 (docs/examples.md): it is
+ *       the larger change of shape (bags, trousers and dresses look much
+ *       the same upside down, few classes look like themselves turned) and the
+ *       harder test for detection by predictive entropy (an MLP trained
+ *       with Adam is *more* confident on the turned images than on real
+ *       ones: OOD AUROC 0.44, against 0.71 for the flipped ones).
  *
  * Exit status: 0 success, 1 an I/O error, 2 a usage error.
  */
