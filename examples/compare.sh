@@ -68,25 +68,8 @@ done
 [ -x "$datagen" ] || die "$datagen is not built: run 'make compare'"
 
 # The data: the real Fashion-MNIST when installed, else the stand-in.
-dir=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
-have=yes
-for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz \
-         t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
-	[ -r "$dir/$f" ] || have=no
-done
-if [ "$have" = yes ]; then
-	echo "$me: Fashion-MNIST from $dir" >&2
-	data="Fashion-MNIST"
-else
-	echo "$me: Fashion-MNIST is not installed in $dir" >&2
-	echo "$me: (Debian: apt-get install dataset-fashion-mnist, or set FASHION_MNIST_DIR)." >&2
-	echo "$me: USING A SYNTHETIC STAND-IN in $out/synthetic: the table below" >&2
-	echo "$me: shows that the pipeline works, not how the methods do on Fashion-MNIST." >&2
-	dir=$out/synthetic
-	"$datagen" images "$dir" --n-train 60000 --n-test 10000 --seed 1 ||
-		die "could not write the synthetic data set to $dir"
-	data="the synthetic stand-in"
-fi
+. "$(dirname "$0")/fashion_data.sh"
+fashion_data compare "the table below"
 train_x=$dir/train-images-idx3-ubyte.gz
 train_y=$dir/train-labels-idx1-ubyte.gz
 test_x=$dir/t10k-images-idx3-ubyte.gz

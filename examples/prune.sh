@@ -50,28 +50,8 @@ lr=1e-3
 [ -x "$prog" ] || die "$prog is not built: run 'make prune'"
 [ -x "$prune" ] || die "$prune is not built: run 'make prune'"
 
-dir=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
-have=yes
-for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz \
-         t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
-	[ -r "$dir/$f" ] || have=no
-done
-if [ "$have" = yes ]; then
-	echo "$me: Fashion-MNIST from $dir" >&2
-	data="Fashion-MNIST"
-else
-	[ -x "$datagen" ] || die "$datagen is not built: run 'make prune'"
-	echo "$me: Fashion-MNIST is not installed in $dir" >&2
-	echo "$me: (Debian: apt-get install dataset-fashion-mnist, or set FASHION_MNIST_DIR)." >&2
-	echo "$me: USING A SYNTHETIC STAND-IN in $out/synthetic: the accuracies below" >&2
-	echo "$me: show that the pipeline works, not how pruning does on Fashion-MNIST." >&2
-	dir=$out/synthetic
-	if [ ! -r "$dir/t10k-labels-idx1-ubyte.gz" ]; then
-		"$datagen" images "$dir" --n-train 60000 --n-test 10000 --seed 1 ||
-			die "could not write the synthetic data set to $dir"
-	fi
-	data="the synthetic stand-in"
-fi
+. "$(dirname "$0")/fashion_data.sh"
+fashion_data prune "the accuracies below"
 
 start=$(date +%s)
 echo "$me: training on $data: BADAM (Adam, lr $lr, beta2 0.99999, no L2), $epochs epochs," \

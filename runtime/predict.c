@@ -36,11 +36,13 @@ int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
 	return BNN_OK;
 }
 
-int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
-                      const long *idx, long n, long batch, float *out,
-                      double *nll, bnn_err *err)
+/* bnn_model_outputs() for parameters w, with the pass's noise (dropout
+ * masks) drawn from rng when it is not NULL: the one loop that runs a
+ * model over a data set, for validation and for every prediction. */
+static int model_outputs(const bnn_model *m, const float *w, bnn_rng *rng,
+                         const bnn_dataset *ds, const long *idx, long n, long batch,
+                         float *out, double *nll, bnn_err *err)
 {
-	const bnn_model *m = st->model;
 	float *ws = NULL, *xb = NULL, *yb = NULL;
 	double sum = 0;
 	long i, j;
@@ -77,7 +79,8 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
 			p.x = ds->x + i * m->inputs;
 			p.y = nll ? ds->y + i * m->targets : NULL;
 		}
-		p.w = st->params;
+		p.w = w;
+		p.rng = rng;
 		p.batch = b;
 		p.ws = ws;
 		p.out = out ? out + i * m->outputs : NULL;
@@ -90,6 +93,13 @@ done:
 	free(xb);
 	free(yb);
 	return rc;
+}
+
+int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
+                      const long *idx, long n, long batch, float *out,
+                      double *nll, bnn_err *err)
+{
+	return model_outputs(st->model, st->params, NULL, ds, idx, n, batch, out, nll, err);
 }
 
 /* ½·log(2π) (M_PI is not ISO C). */
@@ -173,27 +183,6 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 	}
 }
 
-/* The raw outputs of the whole data set for parameters w (noise from rng
- * when not NULL) into acc->z. */
-static void predict_outputs(const bnn_state *st, const bnn_dataset *ds, const float *w,
-                           bnn_rng *rng, float *ws, long batch, float *z)
-{
-	const bnn_model *m = st->model;
-	long i;
-
-	for (i = 0; i < ds->n; i += batch) {
-		bnn_pass p;
-		memset(&p, 0, sizeof p);
-		p.w = w;
-		p.x = ds->x + i * m->inputs;
-		p.batch = ds->n - i < batch ? ds->n - i : batch;
-		p.ws = ws;
-		p.out = z + i * m->outputs;
-		p.rng = rng;
-		m->pass(&p);
-	}
-}
-
 static void predict_acc_free(struct predict_acc *acc)
 {
 	free(acc->sum);
@@ -208,10 +197,10 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
                 float *probs, float *var, double *nll, bnn_err *err)
 {
 	const bnn_model *m = st->model;
-	long n = ds->n, k = m->outputs, i, s, samples = mc > 0 ? mc : 1, batch = 256;
+	long n = ds->n, k = m->outputs, i, s, samples = mc > 0 ? mc : 1;
 	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
 	struct predict_acc acc;
-	float *ws = NULL, *theta = NULL, *eps = NULL;
+	float *theta = NULL;
 	bnn_rng rng;
 	int rc = bnn_data_fits(m, ds, nll != NULL, err);
 
@@ -219,8 +208,6 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 		return rc;
 	if (mc < 0)
 		return bnn_fail(err, BNN_EINVAL, "the number of Monte-Carlo samples must be 0 or more");
-	if (batch > n)
-		batch = n;
 	memset(&acc, 0, sizeof acc);
 	acc.n = n;
 	acc.k = k;
@@ -230,13 +217,10 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 	acc.lse = nll ? malloc((size_t)n * sizeof *acc.lse) : NULL;
 	acc.var = malloc((size_t)k * sizeof *acc.var);
 	acc.z = malloc((size_t)(n * k) * sizeof *acc.z);
-	ws = malloc(m->workspace_floats(batch) * sizeof *ws + sizeof *ws);
-	if (mc > 0 && st->sigma) {
+	if (mc > 0 && st->sigma)
 		theta = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *theta);
-		eps = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *eps);
-	}
-	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (nll && !acc.lse) || !acc.var || !acc.z ||
-	    !ws || (mc > 0 && st->sigma && (!theta || !eps))) {
+	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (nll && !acc.lse) || !acc.var ||
+	    !acc.z || (mc > 0 && st->sigma && !theta)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
 	}
@@ -244,10 +228,12 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 	for (s = 0; s < samples; s++) {
 		const float *w = st->params;
 		if (theta) { /* θ_s = μ + σ∘ε for the whole data set */
-			bnn_posterior_sample(m->nparams, st->params, st->sigma, eps, theta, &rng);
+			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &rng);
 			w = theta;
 		}
-		predict_outputs(st, ds, w, mc > 0 ? &rng : NULL, ws, batch, acc.z);
+		if ((rc = model_outputs(m, w, mc > 0 ? &rng : NULL, ds, NULL, n, 256, acc.z, NULL,
+		                        err)))
+			goto done;
 		if (gaussian)
 			predict_variance(st, w, acc.var);
 		predict_accumulate(m, &acc, nll ? ds->y : NULL, s == 0);
@@ -269,8 +255,6 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 	}
 done:
 	predict_acc_free(&acc);
-	free(ws);
 	free(theta);
-	free(eps);
 	return rc;
 }

@@ -218,8 +218,8 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 	if (o->optimizer == BNN_OPT_VOGN || o->optimizer == BNN_OPT_IVON) {
 		t->hess = zeros(n); /* IVON reads no entry of deterministic tensors */
 		t->theta = floats(n);
-		t->eps = floats(n);
-		if (!t->hess || !t->theta || !t->eps)
+		t->eps = o->optimizer == BNN_OPT_IVON ? floats(n) : NULL; /* only IVON's ĥ reads ε */
+		if (!t->hess || !t->theta || (o->optimizer == BNN_OPT_IVON && !t->eps))
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	}
 	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = zeros(n)))
@@ -356,7 +356,7 @@ static double step_natural(struct trainer *t, long b, float lr, double epochs)
 		float *g = K > 1 ? t->gk : t->grad;
 		float *h = K > 1 ? t->hk : t->hess;
 		/* VOGN, Alg. 1 lines 8-9; IVON, Alg. 1 line 2: θ ~ q */
-		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise);
+		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise); /* eps NULL: vogn */
 		loss += step_pass(t, b, t->theta, NULL, g, vogn ? h : NULL, NULL);
 		if (K > 1)
 			mc_average(n, t->grad, g, K, k == 0);

@@ -18,62 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blobs.h"
 #include "bnn.h"
 #include "rt_bayes.h"
 #include "rt_breg.h"
 #include "rt_drop.h"
 #include "tap.h"
-
-/* Three Gaussian blobs in 4-D (as t/gen_runtime.c). */
-static void make_blobs(bnn_dataset *ds, long n, uint64_t seed)
-{
-	static const float centre[3][4] = { { 2, 0, 0, 0 }, { 0, 2, 0, -1 }, { -2, -1, 0, 1 } };
-	bnn_rng rng;
-	long i, j;
-
-	memset(ds, 0, sizeof *ds);
-	ds->n = n;
-	ds->features = 4;
-	ds->rank = 1;
-	ds->shape[0] = 4;
-	ds->targets = 1;
-	ds->x = malloc((size_t)n * 4 * sizeof *ds->x);
-	ds->y = malloc((size_t)n * sizeof *ds->y);
-	if (!ds->x || !ds->y)
-		tap_bail_out("out of memory");
-	bnn_rng_seed(&rng, seed);
-	bnn_rng_normal(&rng, ds->x, (size_t)n * 4);
-	for (i = 0; i < n; i++) {
-		int c = (int)(i % 3);
-		ds->y[i] = (float)c;
-		for (j = 0; j < 4; j++)
-			ds->x[i * 4 + j] = 0.7f * ds->x[i * 4 + j] + centre[c][j];
-	}
-}
-
-/* Test accuracy of st on ds with mc samples. */
-static double accuracy(const bnn_state *st, const bnn_dataset *ds, long mc)
-{
-	float *p = malloc((size_t)ds->n * 3 * sizeof *p);
-	long i, right = 0;
-	bnn_err err;
-
-	if (!p || bnn_predict(st, ds, mc, 7, p, NULL, NULL, &err))
-		tap_bail_out("bnn_predict failed");
-	for (i = 0; i < ds->n; i++) {
-		const float *r = p + i * 3;
-		int best = r[1] > r[0] ? 1 : 0;
-		best = r[2] > r[best] ? 2 : best;
-		right += best == (int)ds->y[i];
-	}
-	free(p);
-	return (double)right / (double)ds->n;
-}
-
-static int same_floats(const float *a, const float *b, long n)
-{
-	return (a == NULL && b == NULL) || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
-}
 
 static char tmpdir[256];
 
@@ -119,8 +69,8 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	bnn_state_init(&a, &rt_bayes_model, 1, &err);
 	rc = bnn_train(&a, train, NULL, &o, tmp_path("bayes.ckpt"), NULL, NULL, &err);
 	is_int(rc, BNN_OK, "%s trains rt_bayes%s%s", name, rc ? ": " : "", rc ? err.message : "");
-	acc_mean = accuracy(&a, test, 0);
-	acc_mc = accuracy(&a, test, 16);
+	acc_mean = blobs_accuracy(&a, test, 0);
+	acc_mc = blobs_accuracy(&a, test, 16);
 	ok(acc_mean > 0.9, "%s: test accuracy at the mean %.3f > 0.9 (chance 0.33)", name, acc_mean);
 	ok(acc_mc > 0.9, "%s: test accuracy of 16 MC samples %.3f > 0.9", name, acc_mc);
 	ok(sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
@@ -128,19 +78,19 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 
 	bnn_state_init(&b, &rt_bayes_model, 1, &err);
 	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
-	same = same_floats(a.params, b.params, a.model->nparams) &&
-	       same_floats(a.sigma, b.sigma, a.model->nparams);
+	same = blobs_same_floats(a.params, b.params, a.model->nparams) &&
+	       blobs_same_floats(a.sigma, b.sigma, a.model->nparams);
 	for (i = 0; i < BNN_OPT_SLOTS; i++)
-		same = same && same_floats(a.opt[i], b.opt[i], a.model->nparams);
+		same = same && blobs_same_floats(a.opt[i], b.opt[i], a.model->nparams);
 	ok(same, "%s: the same seed trains to identical bits (μ, σ, optimizer state)", name);
 	bnn_state_free(&b);
 
 	is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err), BNN_OK,
 	       "%s: the checkpoint loads", name);
-	same = same_floats(a.params, loaded.params, a.model->nparams) &&
-	       same_floats(a.sigma, loaded.sigma, a.model->nparams);
+	same = blobs_same_floats(a.params, loaded.params, a.model->nparams) &&
+	       blobs_same_floats(a.sigma, loaded.sigma, a.model->nparams);
 	for (i = 0; i < BNN_OPT_SLOTS; i++)
-		same = same && same_floats(a.opt[i], loaded.opt[i], a.model->nparams);
+		same = same && blobs_same_floats(a.opt[i], loaded.opt[i], a.model->nparams);
 	ok(same, "%s: μ, σ and every optimizer slot survive the round trip", name);
 	is_int(loaded.optimizer, optimizer, "%s: the optimizer survives", name);
 	bnn_state_free(&loaded);
@@ -151,8 +101,8 @@ static void test_optimizers(void)
 {
 	bnn_dataset train, test;
 
-	make_blobs(&train, 300, 11);
-	make_blobs(&test, 150, 12);
+	blobs_make(&train, 300, 11);
+	blobs_make(&test, 150, 12);
 	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20);
 	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20);
 	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20);
@@ -171,8 +121,8 @@ static void test_dropout(void)
 	long i;
 	int differ = 0;
 
-	make_blobs(&train, 300, 21);
-	make_blobs(&test, 150, 22);
+	blobs_make(&train, 300, 21);
+	blobs_make(&test, 150, 22);
 	o.epochs = 20;
 	o.batch = 16;
 	o.schedule.lr = 0.01;
@@ -181,8 +131,8 @@ static void test_dropout(void)
 	       "adam trains the MC-dropout model");
 	ok(st.sigma == NULL, "MC dropout keeps a point estimate (no σ)");
 	ok(bnn_state_is_stochastic(&st), "but its predictions are random (dropout)");
-	ok(accuracy(&st, &test, 0) > 0.9, "dropout: accuracy at the mean > 0.9");
-	ok(accuracy(&st, &test, 16) > 0.9, "dropout: accuracy of 16 MC samples > 0.9");
+	ok(blobs_accuracy(&st, &test, 0) > 0.9, "dropout: accuracy at the mean > 0.9");
+	ok(blobs_accuracy(&st, &test, 16) > 0.9, "dropout: accuracy of 16 MC samples > 0.9");
 	p0 = malloc((size_t)test.n * 3 * sizeof *p0);
 	p1 = malloc((size_t)test.n * 3 * sizeof *p1);
 	bnn_predict(&st, &test, 0, 1, p0, NULL, NULL, &err);
@@ -192,7 +142,7 @@ static void test_dropout(void)
 	ok(differ > test.n, "MC dropout predictions differ from the mean network's (%d of %ld)",
 	   differ, test.n * 3);
 	bnn_predict(&st, &test, 4, 1, p0, NULL, NULL, &err);
-	ok(same_floats(p0, p1, test.n * 3), "and repeat exactly with the same seed");
+	ok(blobs_same_floats(p0, p1, test.n * 3), "and repeat exactly with the same seed");
 	free(p0);
 	free(p1);
 	bnn_state_free(&st);
@@ -207,7 +157,7 @@ static void test_refusals(void)
 	bnn_state st;
 	bnn_err err;
 
-	make_blobs(&train, 30, 1);
+	blobs_make(&train, 30, 1);
 	bnn_state_init(&st, &rt_bayes_model, 1, &err);
 	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
 	       "adam refuses a meanfield layer");

@@ -13,61 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blobs.h"
 #include "bnn.h"
 #include "rt_blobs.h"
 #include "rt_other.h"
 #include "tap.h"
-
-/* Three Gaussian blobs in 4-D, centres at ±2 on different axes, unit noise:
- * linearly separable up to a few per cent of overlap. */
-static void make_blobs(bnn_dataset *ds, long n, uint64_t seed)
-{
-	static const float centre[3][4] = { { 2, 0, 0, 0 }, { 0, 2, 0, -1 }, { -2, -1, 0, 1 } };
-	bnn_rng rng;
-	long i, j;
-
-	memset(ds, 0, sizeof *ds);
-	ds->n = n;
-	ds->features = 4;
-	ds->rank = 1;
-	ds->shape[0] = 4;
-	ds->targets = 1;
-	ds->x = malloc((size_t)n * 4 * sizeof *ds->x);
-	ds->y = malloc((size_t)n * sizeof *ds->y);
-	if (!ds->x || !ds->y)
-		tap_bail_out("out of memory");
-	bnn_rng_seed(&rng, seed);
-	bnn_rng_normal(&rng, ds->x, (size_t)n * 4);
-	for (i = 0; i < n; i++) {
-		int c = (int)(i % 3);
-		ds->y[i] = (float)c;
-		for (j = 0; j < 4; j++)
-			ds->x[i * 4 + j] = 0.7f * ds->x[i * 4 + j] + centre[c][j];
-	}
-}
-
-static double accuracy(const bnn_state *st, const bnn_dataset *ds)
-{
-	float *p = malloc((size_t)ds->n * 3 * sizeof *p);
-	long i, right = 0;
-	bnn_err err;
-
-	if (!p || bnn_predict(st, ds, 0, 1, p, NULL, NULL, &err))
-		tap_bail_out("bnn_predict failed");
-	for (i = 0; i < ds->n; i++) {
-		const float *r = p + i * 3;
-		int best = r[1] > r[0] ? 1 : 0;
-		best = r[2] > r[best] ? 2 : best;
-		right += best == (int)ds->y[i];
-	}
-	free(p);
-	return (double)right / (double)ds->n;
-}
-
-static int same_floats(const float *a, const float *b, long n)
-{
-	return (a == NULL && b == NULL) || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
-}
 
 /* Reads a whole file (for "the checkpoint on disk did not change"). */
 static char *slurp(const char *path, long *len)
@@ -138,8 +88,8 @@ static void test_descriptor(void)
 		bnn_state_init(&a, &rt_blobs_model, 7, &err);
 		bnn_state_init(&b, &rt_blobs_model, 7, &err);
 		bnn_state_init(&c, &rt_blobs_model, 8, &err);
-		ok(same_floats(a.params, b.params, a.model->nparams), "the same seed initialises the same");
-		ok(!same_floats(a.params, c.params, a.model->nparams), "another seed differs");
+		ok(blobs_same_floats(a.params, b.params, a.model->nparams), "the same seed initialises the same");
+		ok(!blobs_same_floats(a.params, c.params, a.model->nparams), "another seed differs");
 		for (i = 0; i < 32; i++)
 			within &= fabs(a.params[i]) <= bound;
 		ok(within, "h.weight lies within the Glorot bound %g", bound);
@@ -169,19 +119,19 @@ static void test_training(void)
 	bnn_err err;
 	double acc;
 
-	make_blobs(&train, 300, 11);
-	make_blobs(&test, 150, 12);
+	blobs_make(&train, 300, 11);
+	blobs_make(&test, 150, 12);
 
 	/* Adam */
 	o.epochs = 30;
 	o.batch = 16;
 	o.schedule.lr = 0.01;
 	bnn_state_init(&a, &rt_blobs_model, o.seed, &err);
-	acc = accuracy(&a, &test);
+	acc = blobs_accuracy(&a, &test, 0);
 	ok(acc < 0.6, "before training, accuracy is near chance (%.3f)", acc);
 	is_int(bnn_train(&a, &train, NULL, &o, tmp_path("a.ckpt"), count_reports, &last, &err), BNN_OK,
 	       "adam trains");
-	acc = accuracy(&a, &test);
+	acc = blobs_accuracy(&a, &test, 0);
 	ok(acc > 0.9, "adam: test accuracy %.3f > 0.9 (chance 0.33)", acc);
 	is_int(last.epoch, 30, "30 epochs were reported");
 	is_int(a.step, 30 * 19, "19 steps per epoch (300/16, the last one short)");
@@ -190,18 +140,18 @@ static void test_training(void)
 	/* determinism */
 	bnn_state_init(&b, &rt_blobs_model, o.seed, &err);
 	bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err);
-	ok(same_floats(a.params, b.params, a.model->nparams) &&
-	       same_floats(a.opt[0], b.opt[0], a.model->nparams) &&
-	       same_floats(a.opt[1], b.opt[1], a.model->nparams),
+	ok(blobs_same_floats(a.params, b.params, a.model->nparams) &&
+	       blobs_same_floats(a.opt[0], b.opt[0], a.model->nparams) &&
+	       blobs_same_floats(a.opt[1], b.opt[1], a.model->nparams),
 	   "the same seed trains to identical bits");
 	bnn_state_free(&b);
 
 	/* checkpoint round trip */
 	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("a.ckpt"), &err), BNN_OK,
 	       "the checkpoint loads");
-	ok(same_floats(a.params, loaded.params, a.model->nparams) &&
-	       same_floats(a.opt[0], loaded.opt[0], a.model->nparams) &&
-	       same_floats(a.opt[1], loaded.opt[1], a.model->nparams),
+	ok(blobs_same_floats(a.params, loaded.params, a.model->nparams) &&
+	       blobs_same_floats(a.opt[0], loaded.opt[0], a.model->nparams) &&
+	       blobs_same_floats(a.opt[1], loaded.opt[1], a.model->nparams),
 	   "parameters and Adam's moments survive the round trip");
 	is_int(loaded.step, a.step, "the step count survives");
 	is_int(loaded.epoch, 30, "the epoch count survives");
@@ -215,7 +165,7 @@ static void test_training(void)
 	o.schedule.lr = 0.05;
 	bnn_state_init(&b, &rt_blobs_model, 3, &err);
 	is_int(bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK, "sgd trains");
-	acc = accuracy(&b, &test);
+	acc = blobs_accuracy(&b, &test, 0);
 	ok(acc > 0.9, "sgd: test accuracy %.3f > 0.9", acc);
 	ok(b.opt[1] == NULL && b.opt[0] != NULL, "sgd keeps one momentum buffer");
 	bnn_state_free(&b);
@@ -262,7 +212,7 @@ static void test_training(void)
 		       "training diverged in epoch 1 at step 1: the loss is not finite "
 		       "(try a smaller learning rate, or --set clip=1)",
 		       "and says where");
-		ok(same_floats(params, a.params, a.model->nparams), "the parameters rolled back");
+		ok(blobs_same_floats(params, a.params, a.model->nparams), "the parameters rolled back");
 		after = slurp(tmp_path("a.ckpt"), &len1);
 		ok(before && after && len0 == len1 && memcmp(before, after, (size_t)len0) == 0,
 		   "the checkpoint on disk is unchanged");
@@ -302,7 +252,7 @@ static void test_refusals(void)
 	       "a missing checkpoint is an I/O error");
 
 	/* data that does not fit */
-	make_blobs(&ds, 30, 1);
+	blobs_make(&ds, 30, 1);
 	ds.y[7] = 3;
 	bnn_state_init(&st, &rt_blobs_model, 1, &err);
 	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_ERANGE,

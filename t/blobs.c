@@ -1,0 +1,58 @@
+/*
+ * blobs.c: the training problem and the checks that t/gen_runtime.c and
+ * t/gen_bayes.c share (blobs.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blobs.h"
+#include "tap.h"
+
+void blobs_make(bnn_dataset *ds, long n, uint64_t seed)
+{
+	static const float centre[3][4] = { { 2, 0, 0, 0 }, { 0, 2, 0, -1 }, { -2, -1, 0, 1 } };
+	bnn_rng rng;
+	long i, j;
+
+	memset(ds, 0, sizeof *ds);
+	ds->n = n;
+	ds->features = 4;
+	ds->rank = 1;
+	ds->shape[0] = 4;
+	ds->targets = 1;
+	ds->x = malloc((size_t)n * 4 * sizeof *ds->x);
+	ds->y = malloc((size_t)n * sizeof *ds->y);
+	if (!ds->x || !ds->y)
+		tap_bail_out("out of memory");
+	bnn_rng_seed(&rng, seed);
+	bnn_rng_normal(&rng, ds->x, (size_t)n * 4);
+	for (i = 0; i < n; i++) {
+		int c = (int)(i % 3);
+		ds->y[i] = (float)c;
+		for (j = 0; j < 4; j++)
+			ds->x[i * 4 + j] = 0.7f * ds->x[i * 4 + j] + centre[c][j];
+	}
+}
+
+double blobs_accuracy(const bnn_state *st, const bnn_dataset *ds, long mc)
+{
+	float *p = malloc((size_t)ds->n * 3 * sizeof *p);
+	long i, right = 0;
+	bnn_err err;
+
+	if (!p || bnn_predict(st, ds, mc, 7, p, NULL, NULL, &err))
+		tap_bail_out("bnn_predict failed");
+	for (i = 0; i < ds->n; i++) {
+		const float *r = p + i * 3;
+		int best = r[1] > r[0] ? 1 : 0;
+		best = r[2] > r[best] ? 2 : best;
+		right += best == (int)ds->y[i];
+	}
+	free(p);
+	return (double)right / (double)ds->n;
+}
+
+int blobs_same_floats(const float *a, const float *b, long n)
+{
+	return (a == NULL && b == NULL) || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
+}

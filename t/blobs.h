@@ -1,0 +1,26 @@
+/*
+ * blobs.h: what the tests that train generated models share
+ * (t/gen_runtime.c, t/gen_bayes.c): the three-blob classification problem
+ * they train on, test accuracy through bnn_predict, and comparing arrays
+ * bit for bit.
+ */
+#ifndef BNN_TEST_BLOBS_H
+#define BNN_TEST_BLOBS_H
+
+#include <stdint.h>
+
+#include "bnn.h"
+
+/* n examples of three Gaussian blobs in 4-D (example i has class i % 3,
+ * centres at ±2 on different axes, noise sd 0.7): linearly separable up
+ * to a few per cent of overlap.  Bails out when out of memory. */
+void blobs_make(bnn_dataset *ds, long n, uint64_t seed);
+
+/* Test accuracy of a 3-class st on ds, predicting with mc samples (seed
+ * 7).  Bails out when bnn_predict fails. */
+double blobs_accuracy(const bnn_state *st, const bnn_dataset *ds, long mc);
+
+/* Whether a and b hold the same n floats bit for bit (both NULL counts). */
+int blobs_same_floats(const float *a, const float *b, long n);
+
+#endif
