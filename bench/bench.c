@@ -47,7 +47,10 @@
  * the monotonic clock instead.
  *
  * Usage: bench [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
- *              [--train-steps N]
+ *              [--train-steps N] [--only GROUP[,GROUP...]]
+ * where a GROUP is one of peak, gemm, step (adam_step, step_parts and
+ * sqgrad_overhead), train (train_step), vi (vi_parts, vi_kernels and
+ * posterior_sample); by default all run.  The env line always comes first.
  */
 #include <math.h>
 #include <stdio.h>
@@ -71,7 +74,21 @@ typedef struct bench_opts {
 	int clock;          /* enum bnn_bench_clock */
 	long train_steps;   /* steps per timed epoch of bench_train; 0: enough
 	                       for Adam's epoch to last min_time */
+	unsigned groups;    /* the BENCH_G* groups to run */
 } bench_opts;
+
+/* The groups of figures --only selects. */
+enum {
+	BENCH_GPEAK = 1u << 0,
+	BENCH_GGEMM = 1u << 1,
+	BENCH_GSTEP = 1u << 2,
+	BENCH_GTRAIN = 1u << 3,
+	BENCH_GVI = 1u << 4,
+	BENCH_GALL = (1u << 5) - 1
+};
+
+static const char *const bench_group_names[] = { "peak", "gemm", "step",
+                                                 "train", "vi" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -775,13 +792,16 @@ static void bench_vi_kernels(const bench_opts *o)
 }
 
 /* Steps per timed epoch: o->train_steps, or enough for Adam's epoch to
- * last o->min_time at adam_seconds per step (at least 8). */
+ * last o->min_time at adam_seconds per step (at least 8), or 64 when
+ * Adam's step was not measured. */
 static long bench_train_steps(const bench_opts *o, double adam_seconds)
 {
 	double s;
 
 	if (o->train_steps > 0)
 		return o->train_steps;
+	if (!(adam_seconds > 0))
+		return 64; /* Adam's step not measured (--only without step) */
 	s = ceil(o->min_time / adam_seconds);
 	return s < 8 ? 8 : s > 100000 ? 100000 : (long)s;
 }
@@ -891,11 +911,51 @@ static void bench_json_str(const char *s)
 	putchar('"');
 }
 
+/* Measure and print the FMA peak, with the widest vectors and narrower. */
+static bnn_bench_peak bench_peak(const bench_opts *o)
+{
+	bnn_bench_peak pk = bnn_bench_fma_peak(0, o->repeats, o->min_time,
+	                                       o->clock);
+	int lanes;
+
+	printf("{\"bench\":\"fma_peak\",\"gflops\":%.2f,\"best_gflops\":%.2f,"
+	       "\"lanes\":%d,\"chains\":%d,\"repeats\":%d",
+	       pk.gflops, pk.best, pk.lanes, pk.chains, pk.repeats);
+	for (lanes = pk.lanes / 2; lanes >= 4; lanes /= 2) {
+		bnn_bench_peak q = bnn_bench_fma_peak(lanes, o->repeats,
+		                                      o->min_time, o->clock);
+		printf(",\"gflops_%dbit\":%.2f", 32 * lanes, q.gflops);
+	}
+	printf("}\n");
+	fflush(stdout);
+	return pk;
+}
+
 static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
-	        " [--clock cpu|wall] [--train-steps N]\n");
+	        " [--clock cpu|wall] [--train-steps N]\n"
+	        "             [--only peak|gemm|step|train|vi[,...]]\n");
 	exit(2);
+}
+
+/* The groups named in a comma-separated list; 0 if a name is unknown. */
+static unsigned bench_groups(const char *list)
+{
+	unsigned groups = 0;
+	size_t len, g;
+
+	for (; *list; list += len + (list[len] == ',')) {
+		len = strcspn(list, ",");
+		for (g = 0; g < sizeof bench_group_names / sizeof *bench_group_names; g++)
+			if (strlen(bench_group_names[g]) == len &&
+			    !strncmp(list, bench_group_names[g], len))
+				break;
+		if (g == sizeof bench_group_names / sizeof *bench_group_names)
+			return 0;
+		groups |= 1u << g;
+	}
+	return groups;
 }
 
 static void bench_args(int argc, char **argv, bench_opts *o)
@@ -919,6 +979,10 @@ static void bench_args(int argc, char **argv, bench_opts *o)
 			if (*end || v < 1 || v > 100000)
 				bench_usage();
 			o->train_steps = v;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--only")) {
+			o->groups = bench_groups(argv[++i]);
+			if (!o->groups)
+				bench_usage();
 		} else if (i + 1 < argc && !strcmp(argv[i], "--clock")) {
 			i++;
 			if (!strcmp(argv[i], "cpu"))
@@ -935,11 +999,10 @@ static void bench_args(int argc, char **argv, bench_opts *o)
 
 int main(int argc, char **argv)
 {
-	bench_opts o = { 7, 0.2, BNN_BENCH_CPU, 0 };
-	bnn_bench_peak pk;
+	bench_opts o = { 7, 0.2, BNN_BENCH_CPU, 0, BENCH_GALL };
+	bnn_bench_peak pk = { 0 };
 	bench_net net;
-	double adam32, adam128;
-	int lanes;
+	double adam32 = 0, adam128 = 0; /* 0: not measured */
 	bnn_err err;
 
 	bench_args(argc, argv, &o);
@@ -960,38 +1023,33 @@ int main(int argc, char **argv)
 	       o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall",
 	       o.train_steps);
 
-	pk = bnn_bench_fma_peak(0, o.repeats, o.min_time, o.clock);
-	printf("{\"bench\":\"fma_peak\",\"gflops\":%.2f,\"best_gflops\":%.2f,"
-	       "\"lanes\":%d,\"chains\":%d,\"repeats\":%d",
-	       pk.gflops, pk.best, pk.lanes, pk.chains, pk.repeats);
-	for (lanes = pk.lanes / 2; lanes >= 4; lanes /= 2) {
-		bnn_bench_peak q = bnn_bench_fma_peak(lanes, o.repeats,
-		                                      o.min_time, o.clock);
-		printf(",\"gflops_%dbit\":%.2f", 32 * lanes, q.gflops);
+	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP))
+		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
+	if (o.groups & BENCH_GGEMM)
+		bench_gemms(&o, pk.gflops);
+	if (o.groups & BENCH_GSTEP) {
+		bench_net_init(&net, &fashion_point_model, "784-512-512-10", 32, 1);
+		adam32 = bench_adam(&net, &o, pk.gflops);
+		bench_sqgrad(&net, &o);
+		bench_net_free(&net);
+
+		bench_net_init(&net, &fashion_point_model, "784-512-512-10", 128, 1);
+		adam128 = bench_adam(&net, &o, pk.gflops);
+		bench_sqgrad(&net, &o);
+		bench_net_free(&net);
+
+		bench_net_init(&net, &mlp13_model, "13-50-50-1", 32, 1);
+		bench_adam(&net, &o, pk.gflops);
+		bench_net_free(&net);
 	}
-	printf("}\n");
-	fflush(stdout);
-
-	bench_gemms(&o, pk.gflops);
-
-	bench_net_init(&net, &fashion_point_model, "784-512-512-10", 32, 1);
-	adam32 = bench_adam(&net, &o, pk.gflops);
-	bench_sqgrad(&net, &o);
-	bench_net_free(&net);
-
-	bench_net_init(&net, &fashion_point_model, "784-512-512-10", 128, 1);
-	adam128 = bench_adam(&net, &o, pk.gflops);
-	bench_sqgrad(&net, &o);
-	bench_net_free(&net);
-
-	bench_net_init(&net, &mlp13_model, "13-50-50-1", 32, 1);
-	bench_adam(&net, &o, pk.gflops);
-	bench_net_free(&net);
-
-	bench_train(32, bench_train_steps(&o, adam32), &o);
-	bench_train(128, bench_train_steps(&o, adam128), &o);
-	bench_vi_passes(32, &o);
-	bench_vi_passes(128, &o);
-	bench_vi_kernels(&o);
+	if (o.groups & BENCH_GTRAIN) {
+		bench_train(32, bench_train_steps(&o, adam32), &o);
+		bench_train(128, bench_train_steps(&o, adam128), &o);
+	}
+	if (o.groups & BENCH_GVI) {
+		bench_vi_passes(32, &o);
+		bench_vi_passes(128, &o);
+		bench_vi_kernels(&o);
+	}
 	return 0;
 }
