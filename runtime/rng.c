@@ -13,16 +13,18 @@
  * (Box and Muller, 1958) computed in float, one 64-bit draw per pair of
  * variates: a loop fills a block of raw draws, then a branch-free loop of
  * plain float arithmetic turns them into normals.  That loop calls no libm
- * function (gcc vectorises logf, sinf and sqrtf only under -ffast-math):
- * the logarithm, sine, cosine and square root are our own short
- * approximations, each within 4e-7 relative error (see the functions and
- * docs/optimizers.md), so gcc vectorises it at -O2.  One stream is
+ * function but sqrtf (gcc vectorises logf and sinf only under
+ * -ffast-math, sqrtf under the library's -fno-math-errno): the logarithm,
+ * sine and cosine are our own short approximations, each within 4e-7
+ * relative error (see the functions and docs/optimizers.md), so gcc
+ * vectorises it at -O2.  One stream is
  * inherently serial (about 1 ns a draw), so from NORMAL_WIDE_MIN variates
  * on, eight streams seeded from the caller's run side by side as vector
  * lanes.  Measured on a 2-vCPU AMD EPYC (family 26), one thread, n = 670k:
  * 0.56 ns per variate with the AVX-512 clone below, 1.1 ns with AVX2,
  * 1.7 ns with baseline SSE2, against 14 ns for scalar double Box-Muller.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -237,27 +239,6 @@ static inline float rng_neg_log(float x)
 }
 
 /*
- * √x for x >= 0 (finite): sqrtf() keeps an errno path for x < 0 that
- * stops gcc from vectorising the loop at -O2, so the square root is x
- * times 1/√x by Newton's iteration y ← y(3 − x y²)/2, from the classic
- * bit-level first guess 0x5f3759df − (bits >> 1) (relative error under
- * 3.5%; Lomont, "Fast inverse square root", 2003).  Each step squares the
- * relative error (times 3/2): 3.5e-2, 1.8e-3, 4.6e-6, 3e-11, so three
- * steps leave only float rounding.  x = 0 gives 0 (the guess is finite).
- */
-static inline float rng_sqrtf(float x)
-{
-	float y = rng_bits_float(UINT32_C(0x5f3759df) -
-	                         (rng_float_bits(x) >> 1));
-	float hx = 0.5f * x;
-
-	y = y * (1.5f - hx * y * y);
-	y = y * (1.5f - hx * y * y);
-	y = y * (1.5f - hx * y * y);
-	return x * y;
-}
-
-/*
  * Turn draws a[0..npairs) into the pairs out[2i], out[2i + 1].  Box and
  * Muller (1958): with u uniform in (0, 1] and θ uniform on the circle,
  * (r cos θ, r sin θ) with r = √(−2 ln u) are two independent N(0, 1).
@@ -283,7 +264,9 @@ static inline void rng_normal_transform(const uint64_t *a, float *out,
 		uint32_t hi = (uint32_t)(a[i] >> 32);
 		uint32_t lo = (uint32_t)a[i];
 		float j = (float)(int32_t)((hi >> 1) | 1);
-		float r = rng_sqrtf(rng_neg_log(j));
+		/* sqrtf is one correctly rounded instruction in every clone
+		 * (the library is built with -fno-math-errno, so it vectorises) */
+		float r = sqrtf(rng_neg_log(j));
 		/* (π/4) 2^-31 per unit of the signed 32-bit lo << 2. */
 		float phi = (float)(int32_t)(lo << 2) * 0x1.921fb6p-32f;
 		float u = phi * phi;
