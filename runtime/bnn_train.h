@@ -132,7 +132,10 @@ typedef struct bnn_state {
 	float *sigma;             /* model->nparams, owned, or NULL: the
 	                             posterior standard deviation of each
 	                             parameter (0 for deterministic ones); NULL
-	                             for a point estimate */
+	                             for a point estimate.  During bnn_train it
+	                             is up to date at the end of every epoch
+	                             (not within one: badam, and vogn and ivon
+	                             with mc = 1, derive it from opt[] then) */
 	int optimizer;            /* enum bnn_optimizer of opt[] (-1: none) */
 	float *opt[BNN_OPT_SLOTS];/* the optimizer's arrays, nparams each,
 	                             owned, NULL when unused:

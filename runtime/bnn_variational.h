@@ -86,6 +86,20 @@ void bnn_vogn_step(long n, float *mu, const float *ghat, const float *hhat,
                    float *m, float *s, float *sigma, float lr,
                    const bnn_vogn_params *p);
 
+/**
+ * bnn_vogn_step() fused with the next step's sample (Alg. 1 line 9), for
+ * the trainer's mc = 1: after the update, θ ← μ + σ·noise with the new μ
+ * and σ, σ not stored (bnn_vogn_sigma() of the new s gives it);
+ * stochastic 0: θ ← μ.  Every float is that of bnn_vogn_step() followed
+ * by bnn_posterior_sample() with ε = noise.
+ * @param theta  receives the next sample
+ * @param noise  n standard normal variates (e.g. bnn_rng_normal())
+ */
+void bnn_vogn_step_sample(long n, float *mu, const float *ghat,
+                          const float *hhat, float *m, float *s,
+                          int stochastic, float *theta, const float *noise,
+                          float lr, const bnn_vogn_params *p);
+
 /** σ ← 1/√(N·(s + δ̃)) alone (Alg. 1 line 9): the initial σ once s0 is set
  *  from the first minibatch's mean squared gradients. */
 void bnn_vogn_sigma(long n, const float *s, float *sigma,
@@ -157,6 +171,28 @@ void bnn_ivon_hess_acc(long n, const float *g, const float *eps,
 void bnn_ivon_step(long n, float *mu, const float *ghat, const float *hhat,
                    float *g, float *h, float *sigma, float lr, long step,
                    const bnn_ivon_params *p);
+
+/**
+ * One IVON step with one MC sample, fused with the next step's sample
+ * (Alg. 1 lines 3-8, then line 2), for the trainer's mc = 1:
+ *
+ *   ĥ = ĝ·(θ − μ)/σ² = ĝ·(θ − μ)·λ(h + δ)       (line 3, eq. 3; old μ, h)
+ *   lines 4-8 as bnn_ivon_step(), but σ is not stored
+ *   θ ← μ + σ·noise                              (line 2, new μ and σ)
+ *
+ * θ must have been drawn with σ = 1/√(λ(h + δ)) of the h passed in (as
+ * the previous call, or bnn_ivon_sigma() and bnn_posterior_sample(), left
+ * it).  σ itself, when wanted, is bnn_ivon_sigma() of the new h.
+ * stochastic 0 (deterministic parameters): h stays, θ ← μ.  Every float
+ * is that of bnn_ivon_step() followed by bnn_posterior_sample() with
+ * ε = noise, except for ĥ's rounding.
+ * @param theta  in: the sample ĝ was taken at; out: the next sample
+ * @param noise  n standard normal variates (e.g. bnn_rng_normal())
+ */
+void bnn_ivon_step_sample(long n, float *mu, const float *ghat, float *g,
+                          float *h, int stochastic, float *theta,
+                          const float *noise, float lr, long step,
+                          const bnn_ivon_params *p);
 
 /** σ ← 1/√(λ·(h + δ)) alone (Alg. 1 "Init" and line 8). */
 void bnn_ivon_sigma(long n, const float *h, float *sigma,

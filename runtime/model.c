@@ -43,6 +43,7 @@ int bnn_model_classes(const bnn_model *m)
 
 int bnn_model_check(const bnn_model *m, bnn_err *err)
 {
+	long covered;
 	int i;
 
 	if (!m)
@@ -67,10 +68,23 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 		                m->name);
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
+		long at = i > 0 ? m->tensors[i - 1].offset + m->tensors[i - 1].size : 0;
 		if (t->offset < 0 || t->size < 0 || t->offset > m->nparams - t->size)
 			return bnn_fail(err, BNN_EINVAL,
 			                "model '%s': tensor '%s' lies outside the parameters",
 			                m->name, t->name ? t->name : "?");
+		/* the trainer's fused updates walk the tensors in order */
+		if (t->offset != at)
+			return bnn_fail(err, BNN_EINVAL,
+			                "model '%s': tensor '%s' starts at parameter %ld, not at %ld "
+			                "where the one before it ends",
+			                m->name, t->name ? t->name : "?", t->offset, at);
 	}
+	covered = m->ntensors > 0 ? m->tensors[m->ntensors - 1].offset +
+	                            m->tensors[m->ntensors - 1].size : 0;
+	if (covered != m->nparams)
+		return bnn_fail(err, BNN_EINVAL,
+		                "model '%s': the tensors cover %ld of the %ld parameters", m->name,
+		                covered, m->nparams);
 	return BNN_OK;
 }

@@ -10,9 +10,13 @@
  * VOGN it needs no per-example gradients: one sample's ĝ and its noise ε
  * give ĥ = ĝ·ε/σ.
  *
- * The trainer draws θ = m + σε (Alg. 1 line 2, posterior.c), takes ĝ at θ,
- * accumulates ĥ with bnn_ivon_hess_acc() over the MC samples (line 3) and
- * calls bnn_ivon_step() (lines 4-8) once per parameter tensor.  The
+ * With K MC samples per step, the trainer draws θ = m + σε (Alg. 1 line
+ * 2, posterior.c), takes ĝ at θ, accumulates ĥ with bnn_ivon_hess_acc()
+ * (line 3) and calls bnn_ivon_step() (lines 4-8) once per parameter
+ * tensor.  With one sample, bnn_ivon_step_sample() does lines 3-8 and the
+ * next step's line 2 in one loop: ĥ = ĝ·(θ − m)/σ² from the sample
+ * itself, then θ ← m + σε with noise the caller drew, so neither ε nor σ
+ * is stored and each array is read and written once per step.  The
  * paper's optional rescaling α ← (h0 + δ)α is the trainer's.  Per-call
  * constants are computed in double and rounded to float once (β2 close to
  * 1: ρ = 1 − β2 is computed in double, so 1 − 10⁻⁶ keeps its value); the
@@ -109,36 +113,72 @@ static void ivon_coef_init(struct ivon_coef *c, const bnn_ivon_params *p,
 	c->lr = lr;
 }
 
+/*
+ * One element of the update.  sampling (with with_sigma): ĥ comes from the
+ * sample itself, ĝ·(θ − m)/σ² with 1/σ² = λ(h + δ) (eq. 3 and line 8, the
+ * old h and m), and afterwards θ ← m + σ·noise, the next step's sample
+ * (line 2) from the new m and σ (θ ← m without with_sigma).  The flags
+ * are literals at every call, so that each variant's loop vectorises.
+ */
 static inline void ivon_one(long i, float *restrict mu,
                             const float *restrict ghat,
                             const float *restrict hhat, float *restrict g,
                             float *restrict h, float *restrict sigma,
-                            const struct ivon_coef *c, int with_sigma)
+                            float *restrict theta,
+                            const float *restrict noise,
+                            const struct ivon_coef *c, int with_sigma,
+                            int sampling)
 {
 	float gi = c->b1 * g[i] + c->rho1 * ghat[i];       /* line 4 */
-	float hi = h[i];
-	float gbar, d;
+	float hi = h[i], mi = mu[i];
+	float gbar, d, si = 0.0f;
 
 	if (with_sigma) {                                  /* line 5 */
-		float diff = hi - hhat[i];
+		float hh = !sampling ? hhat[i] : ghat[i] * (theta[i] - mi) *
+		                                 (c->ess * (hi + c->delta));
+		float diff = hi - hh;
 
-		hi = c->b2 * hi + c->rho2 * hhat[i] +
+		hi = c->b2 * hi + c->rho2 * hh +
 		     c->half_rho2sq * diff * diff / (hi + c->delta);
 		h[i] = hi;
 	}
 	g[i] = gi;
 	gbar = gi * c->bc1;                                /* line 6 */
-	d = (gbar + c->delta * mu[i]) / (hi + c->delta);   /* line 7 */
+	d = (gbar + c->delta * mi) / (hi + c->delta);      /* line 7 */
 	d = d > c->xi ? c->xi : d;                         /* clip, sec. 3 */
 	d = d < -c->xi ? -c->xi : d;                       /* trick 4 */
-	mu[i] -= c->lr * d;
-	if (with_sigma)                                    /* line 8 */
-		sigma[i] = 1.0f / sqrtf(c->ess * (hi + c->delta));
+	mi -= c->lr * d;
+	mu[i] = mi;
+	if (with_sigma) {                                  /* line 8 */
+		si = 1.0f / sqrtf(c->ess * (hi + c->delta));
+		if (!sampling) /* else derived when needed: a store saved */
+			sigma[i] = si;
+	}
+	if (sampling)                                      /* line 2 */
+		theta[i] = with_sigma ? mi + si * noise[i] : mi;
 }
 
-/* The loops sit in the cloned function itself (a static helper would be
- * compiled for the baseline target only), once with σ and ĥ and once
- * without, so that with_sigma is a literal in each and both vectorise. */
+/* The loop over n elements (always inlined into the cloned functions
+ * below, so that it is compiled for each of their targets). */
+static inline __attribute__((always_inline)) void
+ivon_loop(long n, float *restrict mu, const float *restrict ghat,
+          const float *restrict hhat, float *restrict g, float *restrict h,
+          float *restrict sigma, float *restrict theta,
+          const float *restrict noise, const struct ivon_coef *c,
+          int with_sigma, int sampling)
+{
+	long i;
+	int k;
+
+	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
+		for (k = 0; k < OPT_CHUNK; k++)
+			ivon_one(i + k, mu, ghat, hhat, g, h, sigma, theta,
+			         noise, c, with_sigma, sampling);
+	for (; i < n; i++)
+		ivon_one(i, mu, ghat, hhat, g, h, sigma, theta, noise, c,
+		         with_sigma, sampling);
+}
+
 BNN_SIMD_CLONES void bnn_ivon_step(long n, float *restrict mu,
                                    const float *restrict ghat,
                                    const float *restrict hhat,
@@ -147,26 +187,30 @@ BNN_SIMD_CLONES void bnn_ivon_step(long n, float *restrict mu,
                                    long step, const bnn_ivon_params *p)
 {
 	struct ivon_coef c;
-	long i;
-	int k;
 
 	ivon_coef_init(&c, p, lr, step);
-	if (sigma) {
-		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
-			for (k = 0; k < OPT_CHUNK; k++)
-				ivon_one(i + k, mu, ghat, hhat, g, h, sigma,
-				         &c, 1);
-		for (; i < n; i++)
-			ivon_one(i, mu, ghat, hhat, g, h, sigma, &c, 1);
-	} else {
-		/* deterministic: no ĥ, h stays at h0 */
-		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
-			for (k = 0; k < OPT_CHUNK; k++)
-				ivon_one(i + k, mu, ghat, NULL, g, h, NULL,
-				         &c, 0);
-		for (; i < n; i++)
-			ivon_one(i, mu, ghat, NULL, g, h, NULL, &c, 0);
-	}
+	if (sigma)
+		ivon_loop(n, mu, ghat, hhat, g, h, sigma, NULL, NULL, &c, 1, 0);
+	else /* deterministic: no ĥ, h stays at h0 */
+		ivon_loop(n, mu, ghat, NULL, g, h, NULL, NULL, NULL, &c, 0, 0);
+}
+
+BNN_SIMD_CLONES void bnn_ivon_step_sample(long n, float *restrict mu,
+                                          const float *restrict ghat,
+                                          float *restrict g,
+                                          float *restrict h, int stochastic,
+                                          float *restrict theta,
+                                          const float *restrict noise,
+                                          float lr, long step,
+                                          const bnn_ivon_params *p)
+{
+	struct ivon_coef c;
+
+	ivon_coef_init(&c, p, lr, step);
+	if (stochastic) /* ĥ from θ, then the next θ */
+		ivon_loop(n, mu, ghat, NULL, g, h, NULL, theta, noise, &c, 1, 1);
+	else
+		ivon_loop(n, mu, ghat, NULL, g, h, NULL, theta, noise, &c, 0, 1);
 }
 
 BNN_SIMD_CLONES void bnn_ivon_sigma(long n, const float *restrict h,

@@ -10,7 +10,8 @@
  * The trainer draws the K samples w = μ + εσ (line 9, posterior.c), runs
  * the passes that give ĝ and ĥ, averages them over the samples (line 16)
  * and calls bnn_vogn_step() once per parameter tensor with that tensor's
- * δ.  The per-call constants are computed in double and rounded to float
+ * δ; with one sample per step, bnn_vogn_step_sample() also draws the next
+ * step's sample in the same loop, from noise the caller drew.  The per-call constants are computed in double and rounded to float
  * once; the loop is float and vectorised like optim_adam.c's (chunks of
  * OPT_CHUNK with a constant trip count, restrict-qualified arrays, sqrtf
  * under -fno-math-errno, BNN_SIMD_CLONES).
@@ -59,25 +60,57 @@ static void vogn_coef_init(struct vogn_coef *c, const bnn_vogn_params *p,
 	c->lr = lr;
 }
 
+/* One element; sampling: θ ← μ + σ·noise afterwards, the next step's
+ * sample (line 9) from the new μ and σ (θ ← μ without with_sigma), and σ
+ * is not stored.  The flags are literals at every call, so that each
+ * variant vectorises. */
 static inline void vogn_one(long i, float *restrict mu,
                             const float *restrict ghat,
                             const float *restrict hhat, float *restrict m,
                             float *restrict s, float *restrict sigma,
-                            const struct vogn_coef *c, int with_sigma)
+                            float *restrict theta,
+                            const float *restrict noise,
+                            const struct vogn_coef *c, int with_sigma,
+                            int sampling)
 {
 	float mi = c->b1 * m[i] + (ghat[i] + c->dt * mu[i]); /* line 19 */
 	float si = c->decay * s[i] + c->b2 * hhat[i];        /* line 20 */
+	float mui = mu[i] - c->lr * mi / (si + c->dt);       /* line 21 */
+	float sg = 0.0f;
 
 	m[i] = mi;
 	s[i] = si;
-	mu[i] -= c->lr * mi / (si + c->dt);                  /* line 21 */
-	if (with_sigma)                                      /* line 9 */
-		sigma[i] = 1.0f / sqrtf(c->nd * (si + c->dt));
+	mu[i] = mui;
+	if (with_sigma) {                                    /* line 9 */
+		sg = 1.0f / sqrtf(c->nd * (si + c->dt));
+		if (!sampling) /* else derived when needed: a store saved */
+			sigma[i] = sg;
+	}
+	if (sampling)                                        /* line 9 */
+		theta[i] = with_sigma ? mui + sg * noise[i] : mui;
 }
 
-/* The loops sit in the cloned function itself (a static helper would be
- * compiled for the baseline target only), once with σ and once without,
- * so that with_sigma is a literal in each and both vectorise. */
+/* The loop over n elements (always inlined into the cloned functions
+ * below, so that it is compiled for each of their targets). */
+static inline __attribute__((always_inline)) void
+vogn_loop(long n, float *restrict mu, const float *restrict ghat,
+          const float *restrict hhat, float *restrict m, float *restrict s,
+          float *restrict sigma, float *restrict theta,
+          const float *restrict noise, const struct vogn_coef *c,
+          int with_sigma, int sampling)
+{
+	long i;
+	int k;
+
+	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
+		for (k = 0; k < OPT_CHUNK; k++)
+			vogn_one(i + k, mu, ghat, hhat, m, s, sigma, theta,
+			         noise, c, with_sigma, sampling);
+	for (; i < n; i++)
+		vogn_one(i, mu, ghat, hhat, m, s, sigma, theta, noise, c,
+		         with_sigma, sampling);
+}
+
 BNN_SIMD_CLONES void bnn_vogn_step(long n, float *restrict mu,
                                    const float *restrict ghat,
                                    const float *restrict hhat,
@@ -86,25 +119,31 @@ BNN_SIMD_CLONES void bnn_vogn_step(long n, float *restrict mu,
                                    const bnn_vogn_params *p)
 {
 	struct vogn_coef c;
-	long i;
-	int k;
 
 	vogn_coef_init(&c, p, lr);
-	if (sigma) {
-		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
-			for (k = 0; k < OPT_CHUNK; k++)
-				vogn_one(i + k, mu, ghat, hhat, m, s, sigma,
-				         &c, 1);
-		for (; i < n; i++)
-			vogn_one(i, mu, ghat, hhat, m, s, sigma, &c, 1);
-	} else {
-		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
-			for (k = 0; k < OPT_CHUNK; k++)
-				vogn_one(i + k, mu, ghat, hhat, m, s, NULL,
-				         &c, 0);
-		for (; i < n; i++)
-			vogn_one(i, mu, ghat, hhat, m, s, NULL, &c, 0);
-	}
+	if (sigma)
+		vogn_loop(n, mu, ghat, hhat, m, s, sigma, NULL, NULL, &c, 1, 0);
+	else
+		vogn_loop(n, mu, ghat, hhat, m, s, NULL, NULL, NULL, &c, 0, 0);
+}
+
+BNN_SIMD_CLONES void bnn_vogn_step_sample(long n, float *restrict mu,
+                                          const float *restrict ghat,
+                                          const float *restrict hhat,
+                                          float *restrict m,
+                                          float *restrict s, int stochastic,
+                                          float *restrict theta,
+                                          const float *restrict noise,
+                                          float lr,
+                                          const bnn_vogn_params *p)
+{
+	struct vogn_coef c;
+
+	vogn_coef_init(&c, p, lr);
+	if (stochastic)
+		vogn_loop(n, mu, ghat, hhat, m, s, NULL, theta, noise, &c, 1, 1);
+	else
+		vogn_loop(n, mu, ghat, hhat, m, s, NULL, theta, noise, &c, 0, 1);
 }
 
 BNN_SIMD_CLONES void bnn_vogn_sigma(long n, const float *restrict s,

@@ -43,6 +43,10 @@ struct trainer {
 	float *gsig;                 /* bbb: the gradient with respect to σ */
 	float *gsigk;                /* bbb: one sample's (mc > 1) */
 	float *theta, *eps;          /* a posterior sample and its noise */
+	int primed;                  /* mc = 1: theta already holds this step's
+	                                sample, drawn by the last update, and
+	                                st->sigma is derived at epoch ends only */
+	double tau;                  /* vogn's τ at the last step */
 	struct train_tensor *tensors;
 	int ntensors;
 	double n_data;               /* training examples (N) */
@@ -71,7 +75,8 @@ int train_optimizer_slots(int optimizer);
 double train_step(struct trainer *t, long b, double lr, double epochs);
 
 /* Brings st->sigma up to date where it is derived only at times (badam:
- * from Adam's v); called after every epoch. */
+ * from Adam's v; vogn and ivon with mc = 1: from s or h); called after
+ * every epoch. */
 void train_step_finish_epoch(struct trainer *t);
 
 #endif

@@ -14,6 +14,14 @@
  *                      at μ (Alg. 1 line 1, section 3).
  *   ivon               K samples; ĝ and ĥ = ĝ·(θ − μ)/σ² averaged (Shen et
  *                      al., Alg. 1 lines 2-3), then lines 4-8.
+ *                      With one sample per step (mc = 1, the default),
+ *                      vogn's and ivon's update and the next step's sample
+ *                      are one loop (bnn_*_step_sample): the noise is drawn
+ *                      in the blocks of bnn_posterior_sample, so a seed
+ *                      gives the same variates either way, each array is
+ *                      read and written once per step, and σ is derived
+ *                      from s or h only where it is read (the first
+ *                      sample, and at the end of every epoch).
  *   bbb                K passes with the local reparameterisation trick in
  *                      the generated code (w = μ, sigma = σ), giving the
  *                      gradients with respect to μ and σ; KL/N is added and
@@ -218,8 +226,9 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 	if (o->optimizer == BNN_OPT_VOGN || o->optimizer == BNN_OPT_IVON) {
 		t->hess = zeros(n); /* IVON reads no entry of deterministic tensors */
 		t->theta = floats(n);
-		t->eps = o->optimizer == BNN_OPT_IVON ? floats(n) : NULL; /* only IVON's ĥ reads ε */
-		if (!t->hess || !t->theta || (o->optimizer == BNN_OPT_IVON && !t->eps))
+		/* only IVON's ĥ reads ε, and with one sample it uses θ − μ */
+		t->eps = o->optimizer == BNN_OPT_IVON && o->mc > 1 ? floats(n) : NULL;
+		if (!t->hess || !t->theta || (o->optimizer == BNN_OPT_IVON && o->mc > 1 && !t->eps))
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	}
 	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = zeros(n)))
@@ -341,23 +350,20 @@ static void vogn_init_scale(struct trainer *t, long b, double tau)
 	}
 }
 
-/* VOGN and IVON: K posterior samples, ĝ and ĥ averaged, then the update. */
-static double step_natural(struct trainer *t, long b, float lr, double epochs)
+/* VOGN and IVON with mc = K > 1: K posterior samples drawn afresh, their
+ * ĝ and ĥ averaged into t->grad and t->hess. */
+static void natural_samples(struct trainer *t, long b, double *loss)
 {
 	bnn_state *st = t->st;
-	const bnn_train_options *o = t->o;
 	long n = t->m->nparams;
-	int k, i, K = o->mc, vogn = o->optimizer == BNN_OPT_VOGN;
-	double loss = 0, tau = vogn_tau(o, epochs);
+	int k, i, K = t->o->mc, vogn = t->o->optimizer == BNN_OPT_VOGN;
 
-	if (vogn && st->step == 0)
-		vogn_init_scale(t, b, tau);
 	for (k = 0; k < K; k++) {
 		float *g = K > 1 ? t->gk : t->grad;
 		float *h = K > 1 ? t->hk : t->hess;
 		/* VOGN, Alg. 1 lines 8-9; IVON, Alg. 1 line 2: θ ~ q */
 		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise); /* eps NULL: vogn */
-		loss += step_pass(t, b, t->theta, NULL, g, vogn ? h : NULL, NULL);
+		*loss += step_pass(t, b, t->theta, NULL, g, vogn ? h : NULL, NULL);
 		if (K > 1)
 			mc_average(n, t->grad, g, K, k == 0);
 		if (vogn && K > 1)
@@ -371,30 +377,138 @@ static double step_natural(struct trainer *t, long b, float lr, double epochs)
 					                  1.0f / (float)K, k > 0);
 			}
 	}
-	if (o->clip > 0)
-		bnn_clip_grad_norm(n, t->grad, o->clip);
-	st->step++;
-	for (i = 0; i < t->ntensors; i++) {
-		const struct train_tensor *tt = &t->tensors[i];
-		long off = tt->offset;
-		float *sigma = tt->stochastic ? st->sigma + off : NULL;
-		if (vogn) {
-			bnn_vogn_params p;
-			vogn_params(t, tt, tau, &p);
-			bnn_vogn_step(tt->size, st->params + off, t->grad + off, t->hess + off,
-			              st->opt[0] + off, st->opt[1] + off, sigma, lr, &p);
-		} else {
-			bnn_ivon_params p;
-			float alpha = lr;
-			ivon_params(t, tt, &p);
-			/* IVON, Alg. 1 "Optional": α ← (h0 + δ)α, not with clipping */
-			if (o->ivon.rescale_lr && !(p.clip_radius > 0))
-				alpha = (float)((p.h0 + p.delta) * lr);
-			bnn_ivon_step(tt->size, st->params + off, t->grad + off, t->hess + off,
-			              st->opt[0] + off, st->opt[1] + off, sigma, alpha, st->step, &p);
+}
+
+/* The hyperparameters of tensor i's update: *vp for vogn, *ip and the
+ * learning rate *alpha for ivon. */
+static void natural_params(const struct trainer *t, int i, float lr, double tau,
+                           bnn_vogn_params *vp, bnn_ivon_params *ip, float *alpha)
+{
+	const struct train_tensor *tt = &t->tensors[i];
+
+	*alpha = lr;
+	if (t->o->optimizer == BNN_OPT_VOGN) {
+		vogn_params(t, tt, tau, vp);
+		return;
+	}
+	ivon_params(t, tt, ip);
+	/* IVON, Alg. 1 "Optional": α ← (h0 + δ)α, not with clipping */
+	if (t->o->ivon.rescale_lr && !(ip->clip_radius > 0))
+		*alpha = (float)((ip->h0 + ip->delta) * lr);
+}
+
+/* Elements [a, a + len) of tensor i: the update, and with noise the next
+ * sample drawn in the same loop (ĥ of IVON then comes from θ). */
+static void natural_update(struct trainer *t, int i, long a, long len, const float *noise,
+                           float lr, double tau)
+{
+	bnn_state *st = t->st;
+	float *sigma = t->tensors[i].stochastic ? st->sigma + a : NULL, alpha;
+	bnn_vogn_params vp;
+	bnn_ivon_params ip;
+
+	natural_params(t, i, lr, tau, &vp, &ip, &alpha);
+	if (t->o->optimizer == BNN_OPT_VOGN && noise)
+		bnn_vogn_step_sample(len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
+		                     st->opt[1] + a, sigma != NULL, t->theta + a, noise, alpha, &vp);
+	else if (t->o->optimizer == BNN_OPT_VOGN)
+		bnn_vogn_step(len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
+		              st->opt[1] + a, sigma, alpha, &vp);
+	else if (noise)
+		bnn_ivon_step_sample(len, st->params + a, t->grad + a, st->opt[0] + a,
+		                     st->opt[1] + a, sigma != NULL, t->theta + a, noise, alpha,
+		                     st->step, &ip);
+	else
+		bnn_ivon_step(len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
+		              st->opt[1] + a, sigma, alpha, st->step, &ip);
+}
+
+/* mc = 1: the update, block by block of bnn_posterior_sample's noise, each
+ * block split at the tensors' borders (the tensors tile the parameters in
+ * order, as bnn_model_check() requires). */
+static void natural_update_sampling(struct trainer *t, float lr, double tau)
+{
+	float noise[BNN_SAMPLE_BLOCK];
+	long n = t->m->nparams, start;
+	int i = 0;
+
+	for (start = 0; start < n; start += BNN_SAMPLE_BLOCK) {
+		long end = n - start < BNN_SAMPLE_BLOCK ? n : start + BNN_SAMPLE_BLOCK;
+		bnn_rng_normal(&t->noise, noise, (size_t)(end - start));
+		for (; i < t->ntensors; i++) {
+			const struct train_tensor *tt = &t->tensors[i];
+			long a = tt->offset > start ? tt->offset : start;
+			long e = tt->offset + tt->size < end ? tt->offset + tt->size : end;
+			if (e > a)
+				natural_update(t, i, a, e - a, noise + (a - start), lr, tau);
+			if (tt->offset + tt->size > end)
+				break; /* the tensor goes on in the next block */
 		}
 	}
-	return loss / K;
+}
+
+/* σ from IVON's h or VOGN's s (at τ), where mc = 1's fused update does
+ * not store it. */
+static void natural_sigma(struct trainer *t, double tau)
+{
+	bnn_state *st = t->st;
+	int i;
+
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		float *h = st->opt[1] + tt->offset, *sigma = st->sigma + tt->offset;
+		bnn_vogn_params vp;
+		bnn_ivon_params ip;
+		if (!tt->stochastic)
+			continue;
+		if (t->o->optimizer == BNN_OPT_VOGN) {
+			vogn_params(t, tt, tau, &vp);
+			bnn_vogn_sigma(tt->size, h, sigma, &vp); /* Alg. 1 line 9 */
+		} else {
+			ivon_params(t, tt, &ip);
+			bnn_ivon_sigma(tt->size, h, sigma, &ip); /* Alg. 1 line 8 */
+		}
+	}
+}
+
+/* The first sample of a run with mc = 1 (later ones come from the update),
+ * from σ derived afresh: IVON's ĥ assumes σ = 1/√(λ(h + δ)) even if a
+ * loaded state's options changed δ or λ. */
+static void natural_prime(struct trainer *t, double tau)
+{
+	natural_sigma(t, tau);
+	bnn_posterior_sample(t->m->nparams, t->st->params, t->st->sigma, NULL, t->theta,
+	                     &t->noise);
+	t->primed = 1;
+}
+
+/* VOGN and IVON: the gradient estimate, then the update. */
+static double step_natural(struct trainer *t, long b, float lr, double epochs)
+{
+	bnn_state *st = t->st;
+	const bnn_train_options *o = t->o;
+	int i, vogn = o->optimizer == BNN_OPT_VOGN;
+	double loss = 0, tau = vogn_tau(o, epochs);
+
+	t->tau = tau;
+	if (vogn && st->step == 0)
+		vogn_init_scale(t, b, tau);
+	if (o->mc == 1) {
+		if (!t->primed)
+			natural_prime(t, tau);
+		loss = step_pass(t, b, t->theta, NULL, t->grad, vogn ? t->hess : NULL, NULL);
+	} else {
+		natural_samples(t, b, &loss);
+	}
+	if (o->clip > 0)
+		bnn_clip_grad_norm(t->m->nparams, t->grad, o->clip);
+	st->step++;
+	if (o->mc == 1)
+		natural_update_sampling(t, lr, tau);
+	else
+		for (i = 0; i < t->ntensors; i++)
+			natural_update(t, i, t->tensors[i].offset, t->tensors[i].size, NULL, lr, tau);
+	return loss / o->mc;
 }
 
 /* Bayes-by-Backprop: K local-reparameterisation passes, then Adam on μ and ρ. */
@@ -451,6 +565,8 @@ void train_step_finish_epoch(struct trainer *t)
 	bnn_state *st = t->st;
 	int i;
 
+	if (t->primed) /* vogn and ivon with mc = 1: σ was not stored */
+		natural_sigma(t, t->tau);
 	if (t->o->optimizer != BNN_OPT_BADAM || st->step < 1)
 		return;
 	for (i = 0; i < t->ntensors; i++) {

@@ -49,10 +49,38 @@ static int sigma_positive(const bnn_state *st)
 	return 1;
 }
 
-/* Trains rt_bayes with one optimizer and checks accuracy, σ, determinism
- * and the checkpoint round trip. */
+/*
+ * Is the final σ of vogn or ivon the one their state implies (the trainer
+ * derives it at the end of every epoch when mc = 1)?  With n training
+ * examples, τ = 1, ρ = 1 and p the tensor's prior precision:
+ *   vogn  σ = 1/√(N(s + δ/N)) = 1/√(N s + p)        (Alg. 1 line 9)
+ *   ivon  σ = 1/√(λ(h + δ)), λ = N, δ = p/λ: 1/√(N h + p)   (line 8)
+ * so σ²(N·opt[1] + p) = 1 up to rounding for every stochastic parameter.
+ */
+static int sigma_from_state(const bnn_state *st, double n)
+{
+	const bnn_model *m = st->model;
+	int i;
+	long j;
+
+	for (i = 0; i < m->ntensors; i++) {
+		const bnn_tensor *t = &m->tensors[i];
+		const bnn_layer *l = &m->layers[t->layer];
+		if (l->family != BNN_FAMILY_MEANFIELD)
+			continue;
+		for (j = t->offset; j < t->offset + t->size; j++) {
+			double s = st->sigma[j];
+			if (fabs(s * s * (n * st->opt[1][j] + l->prior_precision) - 1) > 1e-5)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Trains rt_bayes with one optimizer and K MC samples per step and checks
+ * accuracy, σ, determinism and the checkpoint round trip. */
 static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset *test,
-                      double lr, long epochs)
+                      double lr, long epochs, int mc)
 {
 	const char *name = bnn_optimizer_name(optimizer);
 	bnn_train_options o = bnn_train_defaults();
@@ -65,15 +93,19 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	o.epochs = epochs;
 	o.batch = 16;
 	o.schedule.lr = lr;
-	o.mc = 2;
+	o.mc = mc;
 	bnn_state_init(&a, &rt_bayes_model, 1, &err);
 	rc = bnn_train(&a, train, NULL, &o, tmp_path("bayes.ckpt"), NULL, NULL, &err);
-	is_int(rc, BNN_OK, "%s trains rt_bayes%s%s", name, rc ? ": " : "", rc ? err.message : "");
+	is_int(rc, BNN_OK, "%s, mc %d, trains rt_bayes%s%s", name, mc, rc ? ": " : "",
+	       rc ? err.message : "");
 	acc_mean = blobs_accuracy(&a, test, 0);
 	acc_mc = blobs_accuracy(&a, test, 16);
 	ok(acc_mean > 0.9, "%s: test accuracy at the mean %.3f > 0.9 (chance 0.33)", name, acc_mean);
 	ok(acc_mc > 0.9, "%s: test accuracy of 16 MC samples %.3f > 0.9", name, acc_mc);
 	ok(sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
+	if (optimizer == BNN_OPT_VOGN || optimizer == BNN_OPT_IVON)
+		ok(sigma_from_state(&a, (double)train->n),
+		   "%s, mc %d: the final σ is the one s or h implies", name, mc);
 	is_int(a.optimizer, optimizer, "%s: the state records its optimizer", name);
 
 	bnn_state_init(&b, &rt_bayes_model, 1, &err);
@@ -103,10 +135,13 @@ static void test_optimizers(void)
 
 	blobs_make(&train, 300, 11);
 	blobs_make(&test, 150, 12);
-	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20);
-	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20);
-	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20);
-	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30);
+	/* mc = 1 takes the fused update-and-sample path, mc = 2 the other */
+	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 1);
+	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 2);
+	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 1);
+	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 2);
+	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 2);
+	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
 }

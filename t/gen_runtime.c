@@ -79,6 +79,26 @@ static void test_descriptor(void)
 	bad.abi = 99;
 	is_int(bnn_model_check(&bad, &err), BNN_EUNSUPPORTED, "another ABI is refused");
 	ok(strstr(err.message, "ABI 99") != NULL, "and the message names it: %s", err.message);
+	/* The tensors must tile the parameters in order (the trainer's fused
+	 * updates walk them so): rt_blobs's are 32, 8, 24 and 3 floats. */
+	{
+		bnn_tensor swapped[4];
+		bnn_model gap = rt_blobs_model;
+		memcpy(swapped, rt_blobs_model.tensors, sizeof swapped);
+		swapped[1] = rt_blobs_model.tensors[2];
+		swapped[2] = rt_blobs_model.tensors[1];
+		gap.tensors = swapped;
+		is_int(bnn_model_check(&gap, &err), BNN_EINVAL, "tensors out of order are refused");
+		is_str(err.message,
+		       "model 'rt_blobs': tensor 'logits.weight' starts at parameter 40, not at 32 "
+		       "where the one before it ends",
+		       "and the message says where");
+		gap = rt_blobs_model;
+		gap.ntensors = 3;
+		is_int(bnn_model_check(&gap, &err), BNN_EINVAL, "tensors that leave parameters out are refused");
+		is_str(err.message, "model 'rt_blobs': the tensors cover 64 of the 67 parameters",
+		       "and the message counts them");
+	}
 
 	/* Initialisation: deterministic, within the Glorot bound. */
 	{

@@ -989,6 +989,151 @@ static void test_prune(void)
 	free(ref);
 }
 
+/* ---- the fused steps of mc = 1 -------------------------------------------- */
+
+/* θ[i] = μ[i] + σ[i]·noise[i] for a 3-vector, the sample the fused steps
+ * must leave (the expression of bnn_posterior_sample). */
+static void sample3(float *theta, const float *mu, const float *sigma,
+                    const float *noise)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		theta[i] = mu[i] + sigma[i] * noise[i];
+}
+
+static void test_vogn_fused(void)
+{
+	bnn_vogn_params p = bnn_vogn_defaults();
+	static const float s0[3] = { 0.2f, 0.4f, 0.8f };
+	static const float hh1[3] = { 0.5f, 0.2f, 1.0f };
+	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
+	float mu[3], m[3] = { 0, 0, 0 }, s[3], sigma[3], want[3];
+	float fmu[3], fm[3] = { 0, 0, 0 }, fs[3], theta[3];
+	float lmu[NLONG], lm[NLONG], ls[NLONG], lth[NLONG], lno[NLONG];
+	float lg[NLONG], lh[NLONG];
+
+	/* test_vogn's step 1, then θ = μ + σ·noise with the new μ and σ:
+	 * μ = (0.88, -2.16, 0.6625), σ = (0.447213595, 0.447213595,
+	 * 0.288675135): θ = (1.327213595, -3.054427191, 0.806837568). */
+	p.beta1 = 0.9;
+	p.beta2 = 0.5;
+	p.tau = 0.5;
+	p.delta = 2;
+	p.n_data = 10;
+	copy3(mu, mu0);
+	copy3(s, s0);
+	bnn_vogn_step(3, mu, gh1, hh1, m, s, sigma, 0.1f, &p);
+	sample3(want, mu, sigma, noise);
+	copy3(fmu, mu0);
+	copy3(fs, s0);
+	bnn_vogn_step_sample(3, fmu, gh1, hh1, fm, fs, 1, theta, noise, 0.1f,
+	                     &p);
+	is_vec3(theta, 1.327213595, -3.054427191, 0.806837568, 1e-6,
+	        "VOGN fused: theta = new mu + new sigma * noise (line 9)");
+	ok(memcmp(theta, want, sizeof theta) == 0 &&
+	   memcmp(fmu, mu, sizeof mu) == 0 && memcmp(fm, m, sizeof m) == 0 &&
+	   memcmp(fs, s, sizeof s) == 0,
+	   "VOGN fused = bnn_vogn_step then the sample, bit for bit");
+
+	/* Deterministic: θ = μ. */
+	copy3(fmu, mu0);
+	copy3(fs, s0);
+	memset(fm, 0, sizeof fm);
+	bnn_vogn_step_sample(3, fmu, gh1, hh1, fm, fs, 0, theta, noise, 0.1f,
+	                     &p);
+	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
+	   memcmp(fmu, mu, sizeof mu) == 0,
+	   "VOGN fused, deterministic: theta = mu, the same mu");
+
+	/* 69 parameters: chunks and tail agree with the 3-vector. */
+	spread3(lmu, mu0);
+	spread3(ls, s0);
+	memset(lm, 0, sizeof lm);
+	spread3(lg, gh1);
+	spread3(lh, hh1);
+	spread3(lno, noise);
+	bnn_vogn_step_sample(NLONG, lmu, lg, lh, lm, ls, 1, lth, lno, 0.1f, &p);
+	ok(same_as3(lth, want) && same_as3(lmu, mu) && same_as3(ls, s),
+	   "VOGN fused on 69 parameters agrees bit for bit");
+	bnn_vogn_step_sample(0, NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL,
+	                     0.1f, &p);
+	ok(1, "VOGN fused with n = 0 does nothing");
+}
+
+static void test_ivon_fused(void)
+{
+	bnn_ivon_params p = bnn_ivon_defaults();
+	static const float hinit[3] = { 0.5f, 0.5f, 0.5f };
+	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
+	/* θ - μ0 = (0.375, -0.125, -0.03125), exact in float */
+	static const float theta0[3] = { 1.375f, -2.125f, 0.46875f };
+	float mu[3], g[3] = { 0, 0, 0 }, h[3], sigma[3], theta[3], want[3];
+	float lmu[NLONG], lg[NLONG], lh[NLONG], lth[NLONG], lno[NLONG];
+	float lgh[NLONG];
+
+	/*
+	 * test_ivon's step t = 1 (β1 = 0.5, β2 = 0.75, h0 = 0.5, δ = 0.5,
+	 * λ = 8, α = 0.1), with ĥ from the sample: 1/σ² = λ(h + δ) = 8, so
+	 * ĥ = ĝ·(θ - μ)·8 = (0.5·0.375·8, 1·(-0.125)·8, -2·(-0.03125)·8)
+	 * = (1.5, -1, 0.5), test_ivon's ĥ.  Hence its g, h and μ:
+	 * h = (0.78125, 0.1953125, 0.5), μ = (0.921951220, -2, 0.675), and
+	 * σ = (0.312347524, 0.423999152, 0.353553391) (line 8), so the next
+	 * sample with noise (1, -2, 0.5) is θ = (0.921951220 + 0.312347524,
+	 * -2 - 0.847998304, 0.675 + 0.176776696)
+	 * = (1.234298744, -2.847998304, 0.851776696).
+	 */
+	p.beta1 = 0.5;
+	p.beta2 = 0.75;
+	p.h0 = 0.5;
+	p.delta = 0.5;
+	p.ess = 8;
+	copy3(mu, mu0);
+	copy3(h, hinit);
+	copy3(theta, theta0);
+	bnn_ivon_step_sample(3, mu, gh1, g, h, 1, theta, noise, 0.1f, 1, &p);
+	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON fused: g (line 4)");
+	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
+	        "IVON fused: h with hhat = g (theta - m)/sigma^2 (lines 3, 5)");
+	is_vec3(mu, 0.921951220, -2, 0.675, 1e-6, "IVON fused: mu (line 7)");
+	is_vec3(theta, 1.234298744, -2.847998304, 0.851776696, 1e-6,
+	        "IVON fused: the next theta (line 2)");
+	bnn_ivon_sigma(3, h, sigma, &p);
+	sample3(want, mu, sigma, noise);
+	ok(memcmp(theta, want, sizeof theta) == 0,
+	   "IVON fused: theta = mu + bnn_ivon_sigma(h) * noise bit for bit");
+
+	/* Deterministic: h stays at h0, μ as test_ivon's, θ = μ. */
+	copy3(mu, mu0);
+	copy3(h, hinit);
+	copy3(theta, theta0);
+	memset(g, 0, sizeof g);
+	bnn_ivon_step_sample(3, mu, gh1, g, h, 0, theta, noise, 0.1f, 1, &p);
+	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON fused, deterministic: h stays h0");
+	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON fused, deterministic: mu");
+	ok(memcmp(theta, mu, sizeof theta) == 0,
+	   "IVON fused, deterministic: theta = mu");
+
+	/* 69 parameters agree with the 3-vector. */
+	spread3(lmu, mu0);
+	spread3(lh, hinit);
+	memset(lg, 0, sizeof lg);
+	spread3(lgh, gh1);
+	spread3(lth, theta0);
+	spread3(lno, noise);
+	bnn_ivon_step_sample(NLONG, lmu, lgh, lg, lh, 1, lth, lno, 0.1f, 1, &p);
+	copy3(mu, mu0);
+	copy3(h, hinit);
+	copy3(theta, theta0);
+	memset(g, 0, sizeof g);
+	bnn_ivon_step_sample(3, mu, gh1, g, h, 1, theta, noise, 0.1f, 1, &p);
+	ok(same_as3(lmu, mu) && same_as3(lh, h) && same_as3(lth, theta),
+	   "IVON fused on 69 parameters agrees bit for bit");
+	bnn_ivon_step_sample(0, NULL, NULL, NULL, NULL, 1, NULL, NULL, 0.1f, 1,
+	                     &p);
+	ok(1, "IVON fused with n = 0 does nothing");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -996,6 +1141,8 @@ int main(void)
 	test_ivon_hess();
 	test_ivon();
 	test_ivon_positive();
+	test_vogn_fused();
+	test_ivon_fused();
 	test_badam();
 	test_softplus();
 	test_bbb();
