@@ -23,10 +23,12 @@
  *                    (their repeats interleaved: the median of the ratios
  *                    of neighbouring repeats);
  *   train_step       the trainer's real step (bnn_train) with adam on
- *                    fashion_point and with ivon, vogn, bbb and badam on
- *                    fashion_mf (the same network with `posterior
- *                    meanfield;`), batch 32 and 128, and each one's ratio
- *                    to Adam's (see bench_train below for the method);
+ *                    fashion_point and with ivon, vogn, bbb (with the
+ *                    local reparameterisation, and as bbb_w with weight
+ *                    samples, lrt=0) and badam on fashion_mf (the same
+ *                    network with `posterior meanfield;`), batch 32 and
+ *                    128, and each one's ratio to Adam's (see bench_train
+ *                    below for the method);
  *   vi_parts         the passes a variational step is made of: plain, with
  *                    sqgrad (VOGN), with the local reparameterisation and
  *                    the gradient of sigma (BBB);
@@ -443,12 +445,14 @@ static const struct bench_optim {
 	const char *name;
 	int optimizer;      /* enum bnn_optimizer */
 	int meanfield;      /* trains fashion_mf (else fashion_point) */
+	int lrt;            /* bbb: the local reparameterisation (option lrt) */
 } bench_optims[] = {
-	{ "adam", BNN_OPT_ADAM, 0 },
-	{ "ivon", BNN_OPT_IVON, 1 },
-	{ "vogn", BNN_OPT_VOGN, 1 },
-	{ "bbb", BNN_OPT_BBB, 1 },
-	{ "badam", BNN_OPT_BADAM, 1 },
+	{ "adam", BNN_OPT_ADAM, 0, 1 },
+	{ "ivon", BNN_OPT_IVON, 1, 1 },
+	{ "vogn", BNN_OPT_VOGN, 1, 1 },
+	{ "bbb", BNN_OPT_BBB, 1, 1 },
+	{ "bbb_w", BNN_OPT_BBB, 1, 0 }, /* --set lrt=0: weight samples */
+	{ "badam", BNN_OPT_BADAM, 1, 1 },
 };
 #define BENCH_NOPTIMS ((int)(sizeof bench_optims / sizeof bench_optims[0]))
 
@@ -535,6 +539,7 @@ static void bench_train(long batch, long steps, const bench_opts *o)
 			to.epochs = 2;
 			to.batch = batch;
 			to.mc = 1;
+			to.lrt = bench_optims[i].lrt;
 			to.threads = 1;
 			sec[i][r] = bench_train_once(&bench_optims[i], &ds, &to,
 			                             o->clock) / (double)steps;

@@ -77,6 +77,10 @@ typedef struct bnn_train_options {
 	                           each layer's prior precision (docs/optimizers)
 	                           [delta] */
 	double sigma0;          /* bbb: initial posterior σ [1e-3] [sigma0] */
+	int lrt;                /* bbb: 1, the local reparameterisation trick
+	                           in dense layers (a Gaussian draw per
+	                           example and unit); 0, one weight sample
+	                           θ = μ + σε per step and g_σ = g·ε [1] [lrt] */
 	double clip;            /* gradient-norm clipping; 0: off [clip] */
 	long epochs;            /* [epochs] */
 	long batch;             /* [batch] */

@@ -41,6 +41,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.mc = 1;
 	o.delta = NAN;
 	o.sigma0 = 1e-3;
+	o.lrt = 1;
 	o.epochs = 10;
 	o.batch = 128;
 	o.seed = 1;
@@ -98,6 +99,7 @@ static const struct opt_def opt_defs[] = {
 	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, "ivon: element-wise step clipping (0: off)" },
 	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, "ivon: scale lr by h0 + delta (0 or 1)" },
 	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, "bbb: initial posterior standard deviation" },
+	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, "bbb: local reparameterisation (1) or a weight sample per step (0)" },
 	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, "gradient-norm clipping (0: off)" },
 	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, "passes over the training data" },
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, "examples per step" },
@@ -324,7 +326,7 @@ static int opt_text_optimizer(const bnn_train_options *o, char *buf, int n)
 		if (o->optimizer == BNN_OPT_BADAM || o->optimizer == BNN_OPT_BBB)
 			n = opt_append(buf, n, " delta=%.9g", o->delta);
 		if (o->optimizer == BNN_OPT_BBB)
-			n = opt_append(buf, n, " mc=%d sigma0=%.9g", o->mc, o->sigma0);
+			n = opt_append(buf, n, " mc=%d sigma0=%.9g lrt=%d", o->mc, o->sigma0, o->lrt);
 		return n;
 	}
 }

@@ -24,8 +24,10 @@
  *                      sample, and at the end of every epoch).
  *   bbb                K passes with the local reparameterisation trick in
  *                      the generated code (w = μ, sigma = σ), giving the
- *                      gradients with respect to μ and σ; KL/N is added and
- *                      Adam steps μ and ρ (σ = softplus ρ).
+ *                      gradients with respect to μ and σ, or with lrt = 0
+ *                      K weight samples θ = μ + σ∘ε, g at θ and g_σ = g∘ε;
+ *                      KL/N is added and Adam steps μ and ρ (σ = softplus
+ *                      ρ).
  * Dropout masks are drawn inside every pass from the trainer's noise
  * stream, for every optimizer.  Only the tensors of meanfield layers are
  * stochastic; the others (point and dropout layers, a learned σ of the
@@ -232,6 +234,8 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	}
 	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = zeros(n)))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	if (o->optimizer == BNN_OPT_BBB && !o->lrt && (!(t->theta = floats(n)) || !(t->eps = floats(n))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->mc > 1 && optimizer_is_variational(o->optimizer)) {
 		t->gk = floats(n);
@@ -511,7 +515,23 @@ static double step_natural(struct trainer *t, long b, float lr, double epochs)
 	return loss / o->mc;
 }
 
-/* Bayes-by-Backprop: K local-reparameterisation passes, then Adam on μ and ρ. */
+/* Bayes-by-Backprop's NLL gradients from one weight sample θ = μ + σ∘ε
+ * (Blundell et al., section 3.2): g at θ, and g_σ = g∘ε. */
+static double bbb_weight_sample(struct trainer *t, long b, float *g, float *gs)
+{
+	bnn_state *st = t->st;
+	long i, n = t->m->nparams;
+	double loss;
+
+	bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise);
+	loss = step_pass(t, b, t->theta, NULL, g, NULL, NULL);
+	for (i = 0; i < n; i++)
+		gs[i] = g[i] * t->eps[i];
+	return loss;
+}
+
+/* Bayes-by-Backprop: K passes, with the local reparameterisation (lrt) or
+ * a weight sample each, then Adam on μ and ρ. */
 static double step_bbb(struct trainer *t, long b, float lr)
 {
 	bnn_state *st = t->st;
@@ -522,7 +542,10 @@ static double step_bbb(struct trainer *t, long b, float lr)
 
 	for (k = 0; k < K; k++) {
 		float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
-		loss += step_pass(t, b, st->params, st->sigma, g, NULL, gs);
+		if (o->lrt)
+			loss += step_pass(t, b, st->params, st->sigma, g, NULL, gs);
+		else
+			loss += bbb_weight_sample(t, b, g, gs);
 		if (K > 1) {
 			mc_average(n, t->grad, g, K, k == 0);
 			mc_average(n, t->gsig, gs, K, k == 0);

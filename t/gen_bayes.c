@@ -77,10 +77,11 @@ static int sigma_from_state(const bnn_state *st, double n)
 	return 1;
 }
 
-/* Trains rt_bayes with one optimizer and K MC samples per step and checks
- * accuracy, σ, determinism and the checkpoint round trip. */
+/* Trains rt_bayes with one optimizer, K MC samples per step and (bbb) the
+ * local reparameterisation or weight samples, and checks accuracy, σ,
+ * determinism and the checkpoint round trip. */
 static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset *test,
-                      double lr, long epochs, int mc)
+                      double lr, long epochs, int mc, int lrt)
 {
 	const char *name = bnn_optimizer_name(optimizer);
 	bnn_train_options o = bnn_train_defaults();
@@ -94,9 +95,11 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	o.batch = 16;
 	o.schedule.lr = lr;
 	o.mc = mc;
+	o.lrt = lrt;
 	bnn_state_init(&a, &rt_bayes_model, 1, &err);
 	rc = bnn_train(&a, train, NULL, &o, tmp_path("bayes.ckpt"), NULL, NULL, &err);
-	is_int(rc, BNN_OK, "%s, mc %d, trains rt_bayes%s%s", name, mc, rc ? ": " : "",
+	is_int(rc, BNN_OK, "%s, mc %d%s, trains rt_bayes%s%s", name, mc,
+	       optimizer == BNN_OPT_BBB && !lrt ? ", weight samples" : "", rc ? ": " : "",
 	       rc ? err.message : "");
 	acc_mean = blobs_accuracy(&a, test, 0);
 	acc_mc = blobs_accuracy(&a, test, 16);
@@ -136,12 +139,13 @@ static void test_optimizers(void)
 	blobs_make(&train, 300, 11);
 	blobs_make(&test, 150, 12);
 	/* mc = 1 takes the fused update-and-sample path, mc = 2 the other */
-	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 1);
-	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 2);
-	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 1);
-	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 2);
-	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 2);
-	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2);
+	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 1, 1);
+	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 2, 1);
+	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 1, 1);
+	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 2, 1);
+	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 2, 1);
+	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 1);
+	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
 }
