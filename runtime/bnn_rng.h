@@ -56,9 +56,9 @@ uint64_t bnn_rng_below(bnn_rng *rng, uint64_t n);
  * on a grid of 2^30 cell midpoints; P(|z| > 6.56) is 5e-11 for an exact
  * normal).  For n < 512, (n + 1) / 2 draws of rng give the pairs, and a
  * call gives a prefix of what a larger n (below 512) would give.  From
- * n = 512 on, eight auxiliary streams, seeded as by bnn_rng_seed() from
- * eight draws of rng, give the first 512 * floor(n / 512) variates and rng
- * itself the rest; rng advances by 8 + (n % 512 + 1) / 2 draws.
+ * n = 512 on, sixteen auxiliary streams, seeded as by bnn_rng_seed() from
+ * sixteen draws of rng, give the first 512 * floor(n / 512) variates and
+ * rng itself the rest; rng advances by 16 + (n % 512 + 1) / 2 draws.
  */
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n);
 

@@ -395,22 +395,22 @@ static void test_normal_sizes(void)
 		same += a[i] == b[i];
 	is_int(same, 7, "n = 7 is a prefix of n = 511");
 
-	/* From 512 on: eight lane seeds, plus (n % 512 + 1) / 2 draws. */
+	/* From 512 on: sixteen lane seeds, plus (n % 512 + 1) / 2 draws. */
 	bnn_rng_seed(&r, 9);
 	ref = r;
 	a[1001] = 123.0f;
 	bnn_rng_normal(&r, a, 1001);
-	for (i = 0; i < 8 + (1001 % 512 + 1) / 2; i++)
+	for (i = 0; i < 16 + (1001 % 512 + 1) / 2; i++)
 		bnn_rng_next(&ref);
-	ok(same_state(&r, &ref), "n = 1001 uses 8 + 245 draws");
+	ok(same_state(&r, &ref), "n = 1001 uses 16 + 245 draws");
 	for (bad = 0, i = 0; i < 1001; i++)
 		bad += !isfinite(a[i]) || a[i] == 123.0f;
 	ok(bad == 0 && a[1001] == 123.0f, "n = 1001 fills exactly 1001");
 
 	/* The remainder is the narrow sampler on the caller's stream after
-	 * the eight lane seeds. */
+	 * the sixteen lane seeds. */
 	bnn_rng_seed(&r2, 9);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 16; i++)
 		bnn_rng_next(&r2);
 	bnn_rng_normal(&r2, b, 489);
 	for (same = 0, i = 0; i < 489; i++)
@@ -418,26 +418,26 @@ static void test_normal_sizes(void)
 	is_int(same, 489,
 	       "n = 1001: the last 489 come from the caller's stream");
 
-	/* Pair p of a block comes from lane p % 8, draw p / 8; lane l is
+	/* Pair p of a block comes from lane p % 16, draw p / 16; lane l is
 	 * seeded by bnn_rng_seed() from the caller's l-th draw. */
 	bnn_rng_seed(&r2, 9);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 16; i++) {
 		bnn_rng lane;
 		float z[4];
 
 		bnn_rng_seed(&lane, bnn_rng_next(&r2));
 		bnn_rng_normal(&lane, z, 4);
 		same = z[0] == a[2 * i] && z[1] == a[2 * i + 1] &&
-		       z[2] == a[2 * (i + 8)] && z[3] == a[2 * (i + 8) + 1];
-		ok(same, "pairs %d and %d come from lane %d", i, i + 8, i);
+		       z[2] == a[2 * (i + 16)] && z[3] == a[2 * (i + 16) + 1];
+		ok(same, "pairs %d and %d come from lane %d", i, i + 16, i);
 	}
 
 	bnn_rng_seed(&r, 9);
 	ref = r;
 	bnn_rng_normal(&r, a, 1024);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 16; i++)
 		bnn_rng_next(&ref);
-	ok(same_state(&r, &ref), "n = 1024 uses the eight lane seeds only");
+	ok(same_state(&r, &ref), "n = 1024 uses the sixteen lane seeds only");
 }
 
 int main(void)
