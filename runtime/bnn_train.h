@@ -53,7 +53,6 @@ typedef struct bnn_ivon_options {
 	float beta1;        /* gradient momentum β1 [0.9] [beta1] */
 	float beta2;        /* Hessian momentum β2 [0.99999] [beta2] */
 	double h0;          /* Hessian initialisation h0 [0.1] [h0] */
-	double ess;         /* effective sample size λ; 0: N [0] [ess] */
 	double clip_radius; /* element-wise clipping ξ of the step; 0: off [clip_radius] */
 	int rescale_lr;     /* α ← (h0 + δ)α (not with clipping) [1] [rescale_lr] */
 } bnn_ivon_options;
@@ -76,6 +75,11 @@ typedef struct bnn_train_options {
 	                           δ; badam, bbb: prior precision; NaN: from
 	                           each layer's prior precision (docs/optimizers)
 	                           [delta] */
+	double ess;             /* ivon: effective sample size λ; badam: the
+	                           N of the posterior precision N√v̂ + δ
+	                           (Kessler et al., appendix C: a
+	                           hyperparameter); 0: N, the number of
+	                           training examples [0] [ess] */
 	double sigma0;          /* bbb: initial posterior σ [1e-3] [sigma0] */
 	int lrt;                /* bbb: 1, the local reparameterisation trick
 	                           in dense layers (a Gaussian draw per

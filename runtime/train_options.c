@@ -35,7 +35,6 @@ bnn_train_options bnn_train_defaults(void)
 	o.ivon.beta1 = 0.9f;
 	o.ivon.beta2 = 0.99999f;
 	o.ivon.h0 = 0.1;
-	o.ivon.ess = 0;
 	o.ivon.clip_radius = 0;
 	o.ivon.rescale_lr = 1;
 	o.mc = 1;
@@ -95,7 +94,7 @@ static const struct opt_def opt_defs[] = {
 	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, "vogn: epochs from tau_start to tau" },
 	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, "vogn: data-augmentation factor (N <- rho N)" },
 	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, "ivon: Hessian initialisation" },
-	{ "ess", OPT_DOUBLE, OFF(ivon.ess), 0, 1e30, "ivon: effective sample size lambda (0: N)" },
+	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
 	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, "ivon: element-wise step clipping (0: off)" },
 	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, "ivon: scale lr by h0 + delta (0 or 1)" },
 	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, "bbb: initial posterior standard deviation" },
@@ -318,13 +317,15 @@ static int opt_text_optimizer(const bnn_train_options *o, char *buf, int n)
 		return opt_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g h0=%.9g ess=%.9g "
 		                  "clip_radius=%.9g rescale_lr=%d",
 		                  (double)o->ivon.beta1, (double)o->ivon.beta2, o->mc, o->delta,
-		                  o->ivon.h0, o->ivon.ess, o->ivon.clip_radius, o->ivon.rescale_lr);
+		                  o->ivon.h0, o->ess, o->ivon.clip_radius, o->ivon.rescale_lr);
 	default: /* adam, adamw, badam, bbb */
 		n = opt_append(buf, n, " beta1=%.9g beta2=%.9g eps=%.9g weight_decay=%.9g",
 		               (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps,
 		               (double)o->adam.weight_decay);
 		if (o->optimizer == BNN_OPT_BADAM || o->optimizer == BNN_OPT_BBB)
 			n = opt_append(buf, n, " delta=%.9g", o->delta);
+		if (o->optimizer == BNN_OPT_BADAM)
+			n = opt_append(buf, n, " ess=%.9g", o->ess);
 		if (o->optimizer == BNN_OPT_BBB)
 			n = opt_append(buf, n, " mc=%d sigma0=%.9g lrt=%d", o->mc, o->sigma0, o->lrt);
 		return n;

@@ -92,10 +92,11 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 	return BNN_OK;
 }
 
-/* IVON's λ: the effective sample size, N unless given. */
-static double ivon_ess(const struct trainer *t)
+/* IVON's λ and BADAM's N of the posterior: the effective sample size, the
+ * number of training examples unless given. */
+static double effective_n(const struct trainer *t)
 {
-	return t->o->ivon.ess > 0 ? t->o->ivon.ess : t->n_data;
+	return t->o->ess > 0 ? t->o->ess : t->n_data;
 }
 
 /* The δ an optimizer uses for a tensor whose layer has prior precision p. */
@@ -104,7 +105,7 @@ static double tensor_delta(const struct trainer *t, double p)
 	if (isfinite(t->o->delta))
 		return t->o->delta;
 	if (t->o->optimizer == BNN_OPT_IVON)
-		return p / ivon_ess(t); /* IVON's weight decay: the prior on λ's scale */
+		return p / effective_n(t); /* IVON's weight decay: the prior on λ's scale */
 	return p;
 }
 
@@ -163,7 +164,7 @@ static void ivon_params(const struct trainer *t, const struct train_tensor *tt,
 	p->beta2 = t->o->ivon.beta2;
 	p->h0 = t->o->ivon.h0;
 	p->delta = tt->delta;
-	p->ess = ivon_ess(t);
+	p->ess = effective_n(t);
 	p->clip_radius = t->o->ivon.clip_radius;
 }
 
@@ -596,6 +597,6 @@ void train_step_finish_epoch(struct trainer *t)
 		const struct train_tensor *tt = &t->tensors[i];
 		if (tt->stochastic) /* BADAM, Alg. 1 output and eq. 10-12 */
 			bnn_badam_sigma(tt->size, st->opt[1] + tt->offset, st->step, t->o->adam.beta2,
-			                t->n_data, tt->delta, st->sigma + tt->offset);
+			                effective_n(t), tt->delta, st->sigma + tt->offset);
 	}
 }

@@ -132,6 +132,44 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	bnn_state_free(&a);
 }
 
+/*
+ * BADAM's N of the posterior is the option ess when given (Kessler et al.,
+ * appendix C): after training, σ = 1/√(λ√v̂ + p) with v̂ = v/(1 − β2^t),
+ * λ = ess, p the prior precision, i.e. σ²(λ√v̂ + p) = 1 up to rounding.
+ */
+static void test_badam_ess(const bnn_dataset *train)
+{
+	bnn_train_options o = bnn_train_defaults();
+	const bnn_model *m = &rt_bayes_model;
+	bnn_state st;
+	bnn_err err;
+	double bc;
+	int i, good = 1;
+	long j;
+
+	o.optimizer = BNN_OPT_BADAM;
+	o.epochs = 2;
+	o.batch = 16;
+	o.ess = 1e6;
+	bnn_state_init(&st, m, 1, &err);
+	is_int(bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK,
+	       "badam trains with ess = 1e6");
+	bc = 1 - pow(0.999, (double)st.step);
+	for (i = 0; i < m->ntensors; i++) {
+		const bnn_tensor *t = &m->tensors[i];
+		double p = m->layers[t->layer].prior_precision;
+		if (m->layers[t->layer].family != BNN_FAMILY_MEANFIELD)
+			continue;
+		for (j = t->offset; j < t->offset + t->size; j++) {
+			double s = st.sigma[j], vh = st.opt[1][j] / bc;
+			if (fabs(s * s * (1e6 * sqrt(vh) + p) - 1) > 1e-4)
+				good = 0;
+		}
+	}
+	ok(good, "badam: sigma = 1/sqrt(ess sqrt(vhat) + prior) with ess = 1e6");
+	bnn_state_free(&st);
+}
+
 static void test_optimizers(void)
 {
 	bnn_dataset train, test;
@@ -146,6 +184,7 @@ static void test_optimizers(void)
 	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 2, 1);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 1);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
+	test_badam_ess(&train);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
 }
