@@ -260,6 +260,25 @@ void bnn_bbb_step(long n, float *mu, float *rho, float *sigma,
                   float *v_mu, float *m_rho, float *v_rho, float lr,
                   long step, const bnn_bbb_params *p);
 
+/**
+ * Bayes-by-Backprop with one weight sample per step (the trainer's
+ * lrt = 0, mc = 1), fused with the next step's sample: the gradient g at
+ * θ = μ + σ∘ε gives g_μ = g and g_σ = g∘ε (Blundell et al., section 3.2),
+ * the step is bnn_bbb_step()'s with σ = softplus(ρ) recomputed, and then
+ * θ ← μ + σ·noise, ε ← noise with the new μ and σ; σ is not stored
+ * (bnn_bbb_sigma() gives it).  rho NULL (deterministic parameters): Adam
+ * on μ, θ ← μ, eps untouched.  Every float is that of bnn_bbb_step() with
+ * g_sigma = g∘ε followed by the sample.
+ * @param g      the gradient of the mean NLL at θ
+ * @param eps    in: the ε of θ; out: noise
+ * @param theta  receives the next sample
+ * @param noise  n standard normal variates (e.g. bnn_rng_normal())
+ */
+void bnn_bbb_step_sample(long n, float *mu, float *rho, const float *g,
+                         float *eps, float *m_mu, float *v_mu, float *m_rho,
+                         float *v_rho, float *theta, const float *noise,
+                         float lr, long step, const bnn_bbb_params *p);
+
 /** σ ← softplus(ρ) = log(1 + e^ρ) over an array, computed stably as
  *  max(ρ, 0) + log1p(e^−|ρ|) with vectorised approximations: relative
  *  error below 1e-6 for ρ >= −87; below −87, σ = softplus(−87) = 1.6e-38

@@ -180,36 +180,107 @@ BBB_INLINE float bbb_adam(float w, float gr, float *restrict m,
 	return w - c->step * mi / (sqrtf(vi) * c->rbc2 + c->eps);
 }
 
+/*
+ * One element of the update.  sampling: the gradient with respect to σ
+ * is g_σ = g_μ·ε (one weight sample θ = μ + σε, Blundell et al. section
+ * 3.2), σ is softplus(ρ) recomputed rather than read, and afterwards
+ * θ ← μ + σ·noise and ε ← noise, the next step's sample, with σ not
+ * stored.  The flag is a literal at every call, so that each variant
+ * vectorises.
+ */
 BBB_INLINE void bbb_one(long i, float *restrict mu, float *restrict rho,
-                           float *restrict sigma,
-                           const float *restrict g_mu,
-                           const float *restrict g_sigma,
-                           float *restrict m_mu, float *restrict v_mu,
-                           float *restrict m_rho, float *restrict v_rho,
-                           const struct bbb_coef *c)
+                        float *restrict sigma,
+                        const float *restrict g_mu,
+                        const float *restrict g_sigma,
+                        float *restrict m_mu, float *restrict v_mu,
+                        float *restrict m_rho, float *restrict v_rho,
+                        float *restrict eps, float *restrict theta,
+                        const float *restrict noise,
+                        const struct bbb_coef *c, int sampling)
 {
-	float r = rho[i], s = sigma[i];
+	float r = rho[i], s = sampling ? bbb_softplus(r) : sigma[i];
+	float gs = sampling ? g_mu[i] * eps[i] : g_sigma[i];
 	float e = bbb_exp_negabs(r);
 	float gm = g_mu[i] + c->dn * mu[i];                  /* ∂/∂μ */
 	/* ∂/∂ρ = (g_σ + (δσ − 1/σ)/N) · sigmoid(ρ), sigmoid(ρ) = a/(1 + e)
 	 * with a = 1 for ρ >= 0, e^ρ below; as one division:
 	 * ((g_σ + δσ/N)·σ − 1/N) · a / (σ·(1 + e)). */
 	float a = r >= 0.0f ? 1.0f : e;
-	float gr = ((g_sigma[i] + c->dn * s) * s - c->in) * a /
-	           (s * (1.0f + e));
+	float gr = ((gs + c->dn * s) * s - c->in) * a / (s * (1.0f + e));
+	float mi = bbb_adam(mu[i], gm, m_mu, v_mu, i, c);
 
-	mu[i] = bbb_adam(mu[i], gm, m_mu, v_mu, i, c);
+	mu[i] = mi;
 	r = bbb_adam(r, gr, m_rho, v_rho, i, c);
 	rho[i] = r;
-	sigma[i] = bbb_softplus(r);
+	s = bbb_softplus(r);
+	if (!sampling) {
+		sigma[i] = s;
+	} else {
+		theta[i] = mi + s * noise[i];
+		eps[i] = noise[i];
+	}
 }
 
-static inline void bbb_point_one(long i, float *restrict mu,
-                                 const float *restrict g_mu,
-                                 float *restrict m_mu, float *restrict v_mu,
-                                 const struct bbb_coef *c)
+/* A deterministic element: Adam on the MAP objective; sampling: θ ← μ. */
+BBB_INLINE void bbb_point_one(long i, float *restrict mu,
+                              const float *restrict g_mu,
+                              float *restrict m_mu, float *restrict v_mu,
+                              float *restrict theta,
+                              const struct bbb_coef *c, int sampling)
 {
 	mu[i] = bbb_adam(mu[i], g_mu[i] + c->dn * mu[i], m_mu, v_mu, i, c);
+	if (sampling)
+		theta[i] = mu[i];
+}
+
+static void bbb_coef_init(struct bbb_coef *c, const bnn_bbb_params *p,
+                          float lr, long step)
+{
+	double t = step < 1 ? 1.0 : (double)step;
+
+	c->b1 = (float)p->beta1;
+	c->rho1 = (float)(1.0 - p->beta1);
+	c->b2 = (float)p->beta2;
+	c->rho2 = (float)(1.0 - p->beta2);
+	c->step = (float)(lr / (1.0 - pow(p->beta1, t)));
+	c->rbc2 = (float)(1.0 / sqrt(1.0 - pow(p->beta2, t)));
+	c->eps = (float)p->eps;
+	c->dn = (float)(p->prior_precision / p->n_data);
+	c->in = (float)(1.0 / p->n_data);
+}
+
+/* The loops over n elements (always inlined into the cloned functions
+ * below, so that they are compiled for each of their targets). */
+BBB_INLINE void bbb_loop(long n, float *restrict mu, float *restrict rho,
+                         float *restrict sigma, const float *restrict g_mu,
+                         const float *restrict g_sigma,
+                         float *restrict m_mu, float *restrict v_mu,
+                         float *restrict m_rho, float *restrict v_rho,
+                         float *restrict eps, float *restrict theta,
+                         const float *restrict noise,
+                         const struct bbb_coef *c, int sampling)
+{
+	long i;
+	int k;
+
+	if (!rho) {
+		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
+			for (k = 0; k < OPT_CHUNK; k++)
+				bbb_point_one(i + k, mu, g_mu, m_mu, v_mu, theta,
+				              c, sampling);
+		for (; i < n; i++)
+			bbb_point_one(i, mu, g_mu, m_mu, v_mu, theta, c,
+			              sampling);
+		return;
+	}
+	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
+		for (k = 0; k < OPT_CHUNK; k++)
+			bbb_one(i + k, mu, rho, sigma, g_mu, g_sigma, m_mu,
+			        v_mu, m_rho, v_rho, eps, theta, noise, c,
+			        sampling);
+	for (; i < n; i++)
+		bbb_one(i, mu, rho, sigma, g_mu, g_sigma, m_mu, v_mu, m_rho,
+		        v_rho, eps, theta, noise, c, sampling);
 }
 
 BNN_SIMD_CLONES void bnn_bbb_step(long n, float *restrict mu,
@@ -222,34 +293,30 @@ BNN_SIMD_CLONES void bnn_bbb_step(long n, float *restrict mu,
                                   const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
-	double t = step < 1 ? 1.0 : (double)step;
-	long i;
-	int k;
 
-	c.b1 = (float)p->beta1;
-	c.rho1 = (float)(1.0 - p->beta1);
-	c.b2 = (float)p->beta2;
-	c.rho2 = (float)(1.0 - p->beta2);
-	c.step = (float)(lr / (1.0 - pow(p->beta1, t)));
-	c.rbc2 = (float)(1.0 / sqrt(1.0 - pow(p->beta2, t)));
-	c.eps = (float)p->eps;
-	c.dn = (float)(p->prior_precision / p->n_data);
-	c.in = (float)(1.0 / p->n_data);
-	if (!rho) {
-		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
-			for (k = 0; k < OPT_CHUNK; k++)
-				bbb_point_one(i + k, mu, g_mu, m_mu, v_mu, &c);
-		for (; i < n; i++)
-			bbb_point_one(i, mu, g_mu, m_mu, v_mu, &c);
-		return;
-	}
-	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
-		for (k = 0; k < OPT_CHUNK; k++)
-			bbb_one(i + k, mu, rho, sigma, g_mu, g_sigma, m_mu,
-			        v_mu, m_rho, v_rho, &c);
-	for (; i < n; i++)
-		bbb_one(i, mu, rho, sigma, g_mu, g_sigma, m_mu, v_mu, m_rho,
-		        v_rho, &c);
+	bbb_coef_init(&c, p, lr, step);
+	bbb_loop(n, mu, rho, sigma, g_mu, g_sigma, m_mu, v_mu, m_rho, v_rho,
+	         NULL, NULL, NULL, &c, 0);
+}
+
+BNN_SIMD_CLONES void bnn_bbb_step_sample(long n, float *restrict mu,
+                                         float *restrict rho,
+                                         const float *restrict g,
+                                         float *restrict eps,
+                                         float *restrict m_mu,
+                                         float *restrict v_mu,
+                                         float *restrict m_rho,
+                                         float *restrict v_rho,
+                                         float *restrict theta,
+                                         const float *restrict noise,
+                                         float lr, long step,
+                                         const bnn_bbb_params *p)
+{
+	struct bbb_coef c;
+
+	bbb_coef_init(&c, p, lr, step);
+	bbb_loop(n, mu, rho, NULL, g, NULL, m_mu, v_mu, m_rho, v_rho, eps,
+	         theta, noise, &c, 1);
 }
 
 BNN_SIMD_CLONES void bnn_bbb_sigma(long n, const float *restrict rho,

@@ -384,54 +384,86 @@ static void natural_samples(struct trainer *t, long b, double *loss)
 	}
 }
 
-/* The hyperparameters of tensor i's update: *vp for vogn, *ip and the
- * learning rate *alpha for ivon. */
-static void natural_params(const struct trainer *t, int i, float lr, double tau,
-                           bnn_vogn_params *vp, bnn_ivon_params *ip, float *alpha)
+/* Bayes-by-Backprop's Adam and KL settings for tensor tt. */
+static void bbb_params(const struct trainer *t, const struct train_tensor *tt,
+                       bnn_bbb_params *p)
 {
-	const struct train_tensor *tt = &t->tensors[i];
-
-	*alpha = lr;
-	if (t->o->optimizer == BNN_OPT_VOGN) {
-		vogn_params(t, tt, tau, vp);
-		return;
-	}
-	ivon_params(t, tt, ip);
-	/* IVON, Alg. 1 "Optional": α ← (h0 + δ)α, not with clipping */
-	if (t->o->ivon.rescale_lr && !(ip->clip_radius > 0))
-		*alpha = (float)((ip->h0 + ip->delta) * lr);
+	*p = bnn_bbb_defaults();
+	p->beta1 = t->o->adam.beta1;
+	p->beta2 = t->o->adam.beta2;
+	p->eps = t->o->adam.eps;
+	p->prior_precision = tt->delta;
+	p->n_data = t->n_data;
 }
 
-/* Elements [a, a + len) of tensor i: the update, and with noise the next
- * sample drawn in the same loop (ĥ of IVON then comes from θ). */
-static void natural_update(struct trainer *t, int i, long a, long len, const float *noise,
-                           float lr, double tau)
+/* IVON's learning rate for tensor tt: α ← (h0 + δ)α (Alg. 1 "Optional"),
+ * not with clipping, as the paper says. */
+static float ivon_alpha(const struct trainer *t, const bnn_ivon_params *p, float lr)
+{
+	if (t->o->ivon.rescale_lr && !(p->clip_radius > 0))
+		return (float)((p->h0 + p->delta) * lr);
+	return lr;
+}
+
+/* Elements [a, a + len) of tensor i: the update of vogn, ivon or bbb, and
+ * with noise the next step's sample drawn in the same loop. */
+static void tensor_update(struct trainer *t, int i, long a, long len, const float *noise,
+                          float lr, double tau)
 {
 	bnn_state *st = t->st;
-	float *sigma = t->tensors[i].stochastic ? st->sigma + a : NULL, alpha;
+	const struct train_tensor *tt = &t->tensors[i];
+	float *sigma = tt->stochastic ? st->sigma + a : NULL;
+	float *mu = st->params + a, *g = t->grad + a, *o0 = st->opt[0] + a, *o1 = st->opt[1] + a;
 	bnn_vogn_params vp;
 	bnn_ivon_params ip;
+	bnn_bbb_params bp;
 
-	natural_params(t, i, lr, tau, &vp, &ip, &alpha);
-	if (t->o->optimizer == BNN_OPT_VOGN && noise)
-		bnn_vogn_step_sample(len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
-		                     st->opt[1] + a, sigma != NULL, t->theta + a, noise, alpha, &vp);
-	else if (t->o->optimizer == BNN_OPT_VOGN)
-		bnn_vogn_step(len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
-		              st->opt[1] + a, sigma, alpha, &vp);
-	else if (noise)
-		bnn_ivon_step_sample(len, st->params + a, t->grad + a, st->opt[0] + a,
-		                     st->opt[1] + a, sigma != NULL, t->theta + a, noise, alpha,
-		                     st->step, &ip);
-	else
-		bnn_ivon_step(len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
-		              st->opt[1] + a, sigma, alpha, st->step, &ip);
+	switch (t->o->optimizer) {
+	case BNN_OPT_VOGN:
+		vogn_params(t, tt, tau, &vp);
+		if (noise)
+			bnn_vogn_step_sample(len, mu, g, t->hess + a, o0, o1, sigma != NULL,
+			                     t->theta + a, noise, lr, &vp);
+		else
+			bnn_vogn_step(len, mu, g, t->hess + a, o0, o1, sigma, lr, &vp);
+		break;
+	case BNN_OPT_IVON:
+		ivon_params(t, tt, &ip);
+		if (noise)
+			bnn_ivon_step_sample(len, mu, g, o0, o1, sigma != NULL, t->theta + a, noise,
+			                     ivon_alpha(t, &ip, lr), st->step, &ip);
+		else
+			bnn_ivon_step(len, mu, g, t->hess + a, o0, o1, sigma, ivon_alpha(t, &ip, lr),
+			              st->step, &ip);
+		break;
+	default: /* bbb: ρ in opt[2], Adam's moments of μ in opt[0..1], of ρ in opt[3..4] */
+		bbb_params(t, tt, &bp);
+		if (noise)
+			bnn_bbb_step_sample(len, mu, tt->stochastic ? st->opt[2] + a : NULL, g,
+			                    t->eps + a, o0, o1, st->opt[3] + a, st->opt[4] + a,
+			                    t->theta + a, noise, lr, st->step, &bp);
+		else
+			bnn_bbb_step(len, mu, tt->stochastic ? st->opt[2] + a : NULL, st->sigma + a, g,
+			             t->gsig + a, o0, o1, st->opt[3] + a, st->opt[4] + a, lr, st->step,
+			             &bp);
+		break;
+	}
 }
 
-/* mc = 1: the update, block by block of bnn_posterior_sample's noise, each
- * block split at the tensors' borders (the tensors tile the parameters in
- * order, as bnn_model_check() requires). */
-static void natural_update_sampling(struct trainer *t, float lr, double tau)
+/* Every tensor's update, without sampling. */
+static void update_tensors(struct trainer *t, float lr, double tau)
+{
+	int i;
+
+	for (i = 0; i < t->ntensors; i++)
+		tensor_update(t, i, t->tensors[i].offset, t->tensors[i].size, NULL, lr, tau);
+}
+
+/* The update with the next step's sample, block by block of
+ * bnn_posterior_sample's noise, each block split at the tensors' borders
+ * (the tensors tile the parameters in order, as bnn_model_check()
+ * requires). */
+static void update_and_sample(struct trainer *t, float lr, double tau)
 {
 	float noise[BNN_SAMPLE_BLOCK];
 	long n = t->m->nparams, start;
@@ -445,16 +477,16 @@ static void natural_update_sampling(struct trainer *t, float lr, double tau)
 			long a = tt->offset > start ? tt->offset : start;
 			long e = tt->offset + tt->size < end ? tt->offset + tt->size : end;
 			if (e > a)
-				natural_update(t, i, a, e - a, noise + (a - start), lr, tau);
+				tensor_update(t, i, a, e - a, noise + (a - start), lr, tau);
 			if (tt->offset + tt->size > end)
 				break; /* the tensor goes on in the next block */
 		}
 	}
 }
 
-/* σ from IVON's h or VOGN's s (at τ), where mc = 1's fused update does
- * not store it. */
-static void natural_sigma(struct trainer *t, double tau)
+/* σ from VOGN's s (at τ), IVON's h or BBB's ρ, where the fused update
+ * does not store it. */
+static void sigma_from_state(struct trainer *t, double tau)
 {
 	bnn_state *st = t->st;
 	int i;
@@ -469,22 +501,34 @@ static void natural_sigma(struct trainer *t, double tau)
 		if (t->o->optimizer == BNN_OPT_VOGN) {
 			vogn_params(t, tt, tau, &vp);
 			bnn_vogn_sigma(tt->size, h, sigma, &vp); /* Alg. 1 line 9 */
-		} else {
+		} else if (t->o->optimizer == BNN_OPT_IVON) {
 			ivon_params(t, tt, &ip);
 			bnn_ivon_sigma(tt->size, h, sigma, &ip); /* Alg. 1 line 8 */
+		} else {
+			bnn_bbb_sigma(tt->size, st->opt[2] + tt->offset, sigma); /* σ = softplus ρ */
 		}
 	}
 }
 
-/* The first sample of a run with mc = 1 (later ones come from the update),
- * from σ derived afresh: IVON's ĥ assumes σ = 1/√(λ(h + δ)) even if a
- * loaded state's options changed δ or λ. */
-static void natural_prime(struct trainer *t, double tau)
+/* The first sample of a run whose updates draw the next one (later ones
+ * come from the update), from σ derived afresh: IVON's ĥ assumes
+ * σ = 1/√(λ(h + δ)) even if a loaded state's options changed δ or λ.
+ * BBB keeps ε (t->eps), VOGN and IVON do not. */
+static void sample_first(struct trainer *t, double tau)
 {
-	natural_sigma(t, tau);
-	bnn_posterior_sample(t->m->nparams, t->st->params, t->st->sigma, NULL, t->theta,
+	float *eps = t->o->optimizer == BNN_OPT_BBB ? t->eps : NULL;
+
+	sigma_from_state(t, tau);
+	bnn_posterior_sample(t->m->nparams, t->st->params, t->st->sigma, eps, t->theta,
 	                     &t->noise);
 	t->primed = 1;
+}
+
+/* Does this run's update draw the next step's sample?  One sample per
+ * step, and a sample of the weights (not bbb's local reparameterisation). */
+static int update_samples(const struct trainer *t)
+{
+	return t->o->mc == 1 && (t->o->optimizer != BNN_OPT_BBB || !t->o->lrt);
 }
 
 /* VOGN and IVON: the gradient estimate, then the update. */
@@ -492,15 +536,15 @@ static double step_natural(struct trainer *t, long b, float lr, double epochs)
 {
 	bnn_state *st = t->st;
 	const bnn_train_options *o = t->o;
-	int i, vogn = o->optimizer == BNN_OPT_VOGN;
+	int vogn = o->optimizer == BNN_OPT_VOGN;
 	double loss = 0, tau = vogn_tau(o, epochs);
 
 	t->tau = tau;
 	if (vogn && st->step == 0)
 		vogn_init_scale(t, b, tau);
-	if (o->mc == 1) {
+	if (update_samples(t)) {
 		if (!t->primed)
-			natural_prime(t, tau);
+			sample_first(t, tau);
 		loss = step_pass(t, b, t->theta, NULL, t->grad, vogn ? t->hess : NULL, NULL);
 	} else {
 		natural_samples(t, b, &loss);
@@ -508,11 +552,10 @@ static double step_natural(struct trainer *t, long b, float lr, double epochs)
 	if (o->clip > 0)
 		bnn_clip_grad_norm(t->m->nparams, t->grad, o->clip);
 	st->step++;
-	if (o->mc == 1)
-		natural_update_sampling(t, lr, tau);
+	if (update_samples(t))
+		update_and_sample(t, lr, tau);
 	else
-		for (i = 0; i < t->ntensors; i++)
-			natural_update(t, i, t->tensors[i].offset, t->tensors[i].size, NULL, lr, tau);
+		update_tensors(t, lr, tau);
 	return loss / o->mc;
 }
 
@@ -532,42 +575,40 @@ static double bbb_weight_sample(struct trainer *t, long b, float *g, float *gs)
 }
 
 /* Bayes-by-Backprop: K passes, with the local reparameterisation (lrt) or
- * a weight sample each, then Adam on μ and ρ. */
+ * a weight sample each, then Adam on μ and ρ; with one weight sample per
+ * step, the update draws the next (bnn_bbb_step_sample). */
 static double step_bbb(struct trainer *t, long b, float lr)
 {
 	bnn_state *st = t->st;
 	const bnn_train_options *o = t->o;
 	long n = t->m->nparams;
-	int k, i, K = o->mc;
+	int k, K = o->mc;
 	double loss = 0;
 
-	for (k = 0; k < K; k++) {
-		float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
-		if (o->lrt)
-			loss += step_pass(t, b, st->params, st->sigma, g, NULL, gs);
-		else
-			loss += bbb_weight_sample(t, b, g, gs);
-		if (K > 1) {
-			mc_average(n, t->grad, g, K, k == 0);
-			mc_average(n, t->gsig, gs, K, k == 0);
+	if (update_samples(t)) {
+		if (!t->primed)
+			sample_first(t, 0);
+		loss = step_pass(t, b, t->theta, NULL, t->grad, NULL, NULL);
+	} else {
+		for (k = 0; k < K; k++) {
+			float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
+			if (o->lrt)
+				loss += step_pass(t, b, st->params, st->sigma, g, NULL, gs);
+			else
+				loss += bbb_weight_sample(t, b, g, gs);
+			if (K > 1) {
+				mc_average(n, t->grad, g, K, k == 0);
+				mc_average(n, t->gsig, gs, K, k == 0);
+			}
 		}
 	}
 	if (o->clip > 0)
 		bnn_clip_grad_norm(n, t->grad, o->clip);
 	st->step++;
-	for (i = 0; i < t->ntensors; i++) {
-		const struct train_tensor *tt = &t->tensors[i];
-		long off = tt->offset;
-		bnn_bbb_params p = bnn_bbb_defaults();
-		p.beta1 = o->adam.beta1;
-		p.beta2 = o->adam.beta2;
-		p.eps = o->adam.eps;
-		p.prior_precision = tt->delta;
-		p.n_data = t->n_data;
-		bnn_bbb_step(tt->size, st->params + off, tt->stochastic ? st->opt[2] + off : NULL,
-		             st->sigma + off, t->grad + off, t->gsig + off, st->opt[0] + off,
-		             st->opt[1] + off, st->opt[3] + off, st->opt[4] + off, lr, st->step, &p);
-	}
+	if (update_samples(t))
+		update_and_sample(t, lr, 0);
+	else
+		update_tensors(t, lr, 0);
 	return loss / K;
 }
 
@@ -589,8 +630,8 @@ void train_step_finish_epoch(struct trainer *t)
 	bnn_state *st = t->st;
 	int i;
 
-	if (t->primed) /* vogn and ivon with mc = 1: σ was not stored */
-		natural_sigma(t, t->tau);
+	if (t->primed) /* the fused updates did not store σ */
+		sigma_from_state(t, t->tau);
 	if (t->o->optimizer != BNN_OPT_BADAM || st->step < 1)
 		return;
 	for (i = 0; i < t->ntensors; i++) {

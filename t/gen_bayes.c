@@ -109,6 +109,17 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	if (optimizer == BNN_OPT_VOGN || optimizer == BNN_OPT_IVON)
 		ok(sigma_from_state(&a, (double)train->n),
 		   "%s, mc %d: the final σ is the one s or h implies", name, mc);
+	if (optimizer == BNN_OPT_BBB) {
+		float *sp = malloc((size_t)a.model->nparams * sizeof *sp);
+		int softplus = 1;
+		long j;
+		bnn_bbb_sigma(a.model->nparams, a.opt[2], sp);
+		for (j = 0; j < a.model->nparams; j++)
+			if (a.sigma[j] != 0 && memcmp(&sp[j], &a.sigma[j], sizeof *sp) != 0)
+				softplus = 0;
+		ok(softplus, "bbb, mc %d, lrt %d: the final σ is softplus(ρ)", mc, lrt);
+		free(sp);
+	}
 	is_int(a.optimizer, optimizer, "%s: the state records its optimizer", name);
 
 	bnn_state_init(&b, &rt_bayes_model, 1, &err);
@@ -184,6 +195,7 @@ static void test_optimizers(void)
 	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 2, 1);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 1);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
+	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 0);
 	test_badam_ess(&train);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);

@@ -1134,6 +1134,63 @@ static void test_ivon_fused(void)
 	ok(1, "IVON fused with n = 0 does nothing");
 }
 
+static void test_bbb_fused(void)
+{
+	bnn_bbb_params p = bnn_bbb_defaults();
+	static const float rho0[3] = { 0.0f, -2.0f, 3.0f };
+	static const float gmu[3] = { 0.5f, 1.0f, -2.0f };
+	static const float gsig[3] = { 0.3f, -0.4f, 0.1f };
+	/* g∘ε = (0.5·0.6, 1·(-0.4), -2·(-0.05)) = gsig, exactly in float */
+	static const float eps0[3] = { 0.6f, -0.4f, -0.05f };
+	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
+	float mu[3], rho[3], sigma[3], want[3];
+	float m_mu[3] = { 0, 0, 0 }, v_mu[3] = { 0, 0, 0 };
+	float m_rho[3] = { 0, 0, 0 }, v_rho[3] = { 0, 0, 0 };
+	float fmu[3], frho[3], eps[3], theta[3];
+	float fm_mu[3] = { 0, 0, 0 }, fv_mu[3] = { 0, 0, 0 };
+	float fm_rho[3] = { 0, 0, 0 }, fv_rho[3] = { 0, 0, 0 };
+
+	/*
+	 * test_bbb's step t = 1 (N = 10, δ = 2, lr 0.01) with g_σ = g∘ε:
+	 * μ = (0.99, -2.01, 0.51), σ = (0.688159681, 0.128125303,
+	 * 3.039063876), so the next sample with noise (1, -2, 0.5) is
+	 * θ = (1.678159681, -2.266250606, 2.029531938), and ε = noise.
+	 */
+	p.prior_precision = 2;
+	p.n_data = 10;
+	copy3(mu, mu0);
+	copy3(rho, rho0);
+	bnn_bbb_sigma(3, rho, sigma);
+	bnn_bbb_step(3, mu, rho, sigma, gmu, gsig, m_mu, v_mu, m_rho, v_rho,
+	             0.01f, 1, &p);
+	sample3(want, mu, sigma, noise);
+	copy3(fmu, mu0);
+	copy3(frho, rho0);
+	copy3(eps, eps0);
+	bnn_bbb_step_sample(3, fmu, frho, gmu, eps, fm_mu, fv_mu, fm_rho,
+	                    fv_rho, theta, noise, 0.01f, 1, &p);
+	is_vec3(theta, 1.678159681, -2.266250606, 2.029531938, 1e-6,
+	        "BBB fused: the next theta = new mu + softplus(new rho) noise");
+	ok(memcmp(theta, want, sizeof theta) == 0 &&
+	   memcmp(fmu, mu, sizeof mu) == 0 && memcmp(frho, rho, sizeof rho) == 0 &&
+	   memcmp(fm_rho, m_rho, sizeof m_rho) == 0 &&
+	   memcmp(fv_rho, v_rho, sizeof v_rho) == 0,
+	   "BBB fused = bnn_bbb_step with g_sigma = g eps, then the sample");
+	ok(memcmp(eps, noise, sizeof eps) == 0, "BBB fused: eps = noise after");
+
+	/* Deterministic (rho NULL): Adam on μ, θ = μ, ε untouched. */
+	copy3(fmu, mu0);
+	copy3(eps, eps0);
+	memset(fm_mu, 0, sizeof fm_mu);
+	memset(fv_mu, 0, sizeof fv_mu);
+	bnn_bbb_step_sample(3, fmu, NULL, gmu, eps, fm_mu, fv_mu, NULL, NULL,
+	                    theta, noise, 0.01f, 1, &p);
+	is_vec3(fmu, 0.99, -2.01, 0.51, 1e-6, "BBB fused, deterministic: mu");
+	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
+	   memcmp(eps, eps0, sizeof eps) == 0,
+	   "BBB fused, deterministic: theta = mu, eps untouched");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -1146,6 +1203,7 @@ int main(void)
 	test_badam();
 	test_softplus();
 	test_bbb();
+	test_bbb_fused();
 	test_sample();
 	test_kl();
 	test_snr();
