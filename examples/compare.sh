@@ -143,23 +143,34 @@ run() {
 #     0.999 read literally s is little more than the last minibatch's ĥ
 #     (and a run at lr 1e-3 diverged in its first epoch).
 #     A one-epoch warm-up, without which the first steps (scaled by 1/s)
-#     overshoot.  ρ = 400 with δ = 400·25 tempers the posterior:
+#     overshoot.  ρ = 100 with δ = 100·25 tempers the posterior:
 #     σ² = 1/(ρ(N·s + 25)), the model's prior precision 25 at temperature
-#     1/400, while the mean keeps the model's L2 term δ/(ρN) = 25/N.  With
-#     ρ = 1, σ stays near the prior's 0.2 on most weights and the accuracy
-#     drops to 86%; between, ρ = 30 is better calibrated (ECE 0.006) but
-#     0.8 points less accurate over three seeds.
+#     1/100 (a cold posterior; there is no data augmentation here), while
+#     the mean keeps the model's L2 term δ/(ρN) = 25/N.  ρ = 100 is the
+#     warmest of 1, 10, 30, 50, 100, 200 and 400 whose accuracy on the
+#     validation images stays within 0.5 points of Adam's (seeds 1 and 2;
+#     the issue's own accuracy criterion).  With ρ = 1 (the untempered
+#     posterior) the accuracy drops to 83% and ECE is 0.05; colder (ρ =
+#     400) is more accurate, and better on validation NLL, but on the
+#     test images less well calibrated (ECE 0.014 against 0.007).
 #   ivon: h0 = 0.3 and α = 0.3 (rescaled by h0 + δ, as in Shen et al.'s
 #     Alg. 1), β2 = 1 − 10⁻⁵, λ = N, δ = 25/N from the model's prior.
 #     In 8,440 steps h moves little from h0, so h0 sets σ ≈ 1/√(N·h0).
+#   badam: σ = 1/√(λ√v̂ + δ) with λ = ess = 5·10⁸, about 10⁴·N: Kessler et
+#     al.'s appendix C treats this N as a hyperparameter to tune on
+#     validation data, because sampling the Laplace posterior "can cause
+#     serious underfitting"; with λ = N the MC accuracy is 25%.  Among
+#     λ/N = 1, 10, ..., 10⁵, 10⁴ is the smallest on the plateau of the
+#     validation NLL; there σ is small and the MC predictive stays close to
+#     the mean's.
 run adam   fashion_point   adam  --lr 1e-3 --set schedule=cosine
 run sgd    fashion_point   sgd   --lr 0.05 --set schedule=cosine
 run mcdrop fashion_dropout adam  --lr 1e-3 --set schedule=cosine
 run bbb    fashion_bayes   bbb   --lr 1e-3 --set schedule=cosine
 run vogn   fashion_bayes   vogn  --lr 2.5e-5 --set schedule=cosine --set warmup=1 \
-	--set beta2=0.001 --set rho=400 --set delta=10000
+	--set beta2=0.001 --set rho=100 --set delta=2500
 run ivon   fashion_bayes   ivon  --lr 0.3 --set schedule=cosine --set h0=0.3
-run badam  fashion_bayes   badam --lr 1e-3 --set schedule=cosine
+run badam  fashion_bayes   badam --lr 1e-3 --set schedule=cosine --set ess=5e8
 end=$(date +%s)
 mv "$csv.tmp" "$csv" || die "cannot write $csv"
 

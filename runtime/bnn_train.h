@@ -263,7 +263,9 @@ int bnn_state_is_stochastic(const bnn_state *st);
  * nll (may be NULL; then ds needs no targets) receives the summed negative
  * log-likelihood of the targets under the predictive distribution: for
  * the mixture, −log((1/S)·Σ_s p(y | θ_s)) by log-sum-exp.
- * @return BNN_OK; BNN_EINVAL (mc < 0), BNN_EMISMATCH (data), BNN_ENOMEM.
+ * @return BNN_OK; BNN_EINVAL (mc < 0, or mc > 0 and a σ is not finite:
+ *         the message names the parameter), BNN_EMISMATCH (data),
+ *         BNN_ENOMEM.
  */
 int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc,
                 uint64_t seed, float *probs, float *var, double *nll,

@@ -193,6 +193,30 @@ static void predict_acc_free(struct predict_acc *acc)
 	free(acc->z);
 }
 
+/* Fails unless every σ of st is finite (a sample of an infinite σ gives no
+ * prediction); the message names the first bad parameter and its tensor. */
+static int predict_check_sigma(const bnn_state *st, bnn_err *err)
+{
+	const bnn_model *m = st->model;
+	long j;
+	int i;
+
+	for (j = 0; j < m->nparams; j++)
+		if (!isfinite(st->sigma[j]))
+			break;
+	if (j == m->nparams)
+		return BNN_OK;
+	for (i = 0; i < m->ntensors - 1 && j >= m->tensors[i].offset + m->tensors[i].size; i++)
+		;
+	return bnn_fail(err, BNN_EINVAL,
+	                "parameter %ld of model '%s' (tensor '%s', entry %ld) has posterior "
+	                "standard deviation %g, so its samples give no prediction: badam with "
+	                "delta = 0 leaves sigma infinite where a weight never had a gradient; "
+	                "retrain with delta > 0, or predict at the mean with --mc 0",
+	                j, m->name, m->ntensors > 0 ? m->tensors[i].name : "?",
+	                m->ntensors > 0 ? j - m->tensors[i].offset : j, (double)st->sigma[j]);
+}
+
 int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
                 float *probs, float *var, double *nll, bnn_err *err)
 {
@@ -208,6 +232,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 		return rc;
 	if (mc < 0)
 		return bnn_fail(err, BNN_EINVAL, "the number of Monte-Carlo samples must be 0 or more");
+	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
+		return rc;
 	memset(&acc, 0, sizeof acc);
 	acc.n = n;
 	acc.k = k;

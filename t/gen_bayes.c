@@ -375,6 +375,19 @@ static void test_mc_regression(void)
 	is_rel(nll, want_nll, 1e-9, "the NLL is -log of the mean of the S densities");
 	is_int(bnn_predict(&st, &ds, 0, 99, mean, var, &nll, &err), BNN_OK, "mc 0 predicts at the mean");
 	ok(fabs(var[0] - 0.25f) < 1e-7, "at the mean the variance is sigma^2 (%g)", (double)var[0]);
+	/* An infinite σ (badam with δ = 0 and a weight without gradient)
+	 * cannot be sampled: a clear error, and the mean still predicts. */
+	st.sigma[13] = INFINITY;
+	is_int(bnn_predict(&st, &ds, 3, 99, mean, var, &nll, &err), BNN_EINVAL,
+	       "an infinite sigma is refused with mc > 0");
+	is_str(err.message,
+	       "parameter 13 of model 'rt_breg' (tensor 'h_dense.bias', entry 1) has posterior "
+	       "standard deviation inf, so its samples give no prediction: badam with delta = 0 "
+	       "leaves sigma infinite where a weight never had a gradient; retrain with delta > 0, "
+	       "or predict at the mean with --mc 0",
+	       "and the message names the parameter and the way out");
+	is_int(bnn_predict(&st, &ds, 0, 99, mean, var, &nll, &err), BNN_OK,
+	       "mc 0 still predicts with an infinite sigma");
 	free(ws);
 	bnn_state_free(&st);
 }
