@@ -14,6 +14,7 @@
 #define BNN_DATA_H
 
 #include "bnn_core.h"
+#include "bnn_rng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -156,6 +157,27 @@ void bnn_standardizer_free(bnn_standardizer *s);
  */
 int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
                           bnn_err *err);
+
+/* ---- image augmentation (augment.c) ------------------------------------ */
+
+/**
+ * Shift and mirror one image in place: C channels of H×W pixels, NCHW.
+ * Pixel (i, j) of the result is pixel (i + dy, j' + dx) of the original,
+ * j' = W − 1 − j when flip, else j, and 0 where that lies outside the
+ * image: the random crop with zero padding of the VOGN paper's
+ * experiments, at offset (dy, dx), followed by a horizontal flip.
+ * @param scratch  C·H·W floats the function may overwrite
+ * Nothing happens when C, H or W is below 1.
+ */
+void bnn_augment_image(float *x, long channels, long height, long width, long dy,
+                       long dx, int flip, float *scratch);
+
+/**
+ * Draw one example's augmentation from rng: dy and dx uniform in
+ * [−pad, pad] (pad < 0 counts as 0), and *flipped 0 or 1 with probability
+ * ½ when flip (else 0).  Consumes two or three draws of rng.
+ */
+void bnn_augment_draw(bnn_rng *rng, long pad, int flip, long *dy, long *dx, int *flipped);
 
 #ifdef __cplusplus
 }

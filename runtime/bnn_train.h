@@ -94,6 +94,11 @@ typedef struct bnn_train_options {
 	                           validation set is given; 0: none [valid_fraction] */
 	long patience;          /* early stopping: epochs without a better
 	                           validation NLL; 0: off [patience] */
+	long crop_pad;          /* augmentation of image data (rank 2 or 3):
+	                           random crop with this many pixels of zero
+	                           padding; 0: off [crop_pad] */
+	int flip;               /* augmentation: random horizontal flip [0]
+	                           [flip] (bnn_augment_image) */
 	int verbose;            /* progress line on stderr */
 } bnn_train_options;
 

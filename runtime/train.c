@@ -3,7 +3,8 @@
  * optimizers (bnn_train, documented in bnn_train.h and docs/training.md).
  *
  * One epoch: shuffle the training indices, then for each minibatch gather
- * its rows, take the learning rate from the schedule at the fractional
+ * its rows (augmenting images when crop_pad or flip is set: augment.c,
+ * from a stream of their own), take the learning rate from the schedule at the fractional
  * epoch reached, and take one optimizer step (train_step.c: the passes of
  * the generated code, Monte-Carlo samples of the posterior where the
  * optimizer uses them, and the fused update).  After the epoch: validation NLL (and
@@ -170,8 +171,50 @@ static int train_alloc(struct trainer *t, bnn_err *err)
 	return BNN_OK;
 }
 
+/* The image layout for crop_pad and flip: a training set of rank 2 (H×W)
+ * or 3 (C×H×W) images; anything else is refused. */
+static int train_augment_setup(struct trainer *t, bnn_err *err)
+{
+	const bnn_dataset *ds = t->train;
+	const bnn_train_options *o = t->o;
+
+	if (o->crop_pad <= 0 && !o->flip)
+		return BNN_OK;
+	if (ds->rank != 2 && ds->rank != 3)
+		return bnn_fail(err, BNN_EINVAL,
+		                "augmentation (crop_pad, flip) needs images, and the training data "
+		                "has examples of rank %d: use IDX images (rank 2, rows x columns, or "
+		                "3, channels x rows x columns)",
+		                ds->rank);
+	t->aug_c = ds->rank == 3 ? ds->shape[0] : 1;
+	t->aug_h = ds->shape[ds->rank - 2];
+	t->aug_w = ds->shape[ds->rank - 1];
+	if (t->aug_c * t->aug_h * t->aug_w != ds->features)
+		return bnn_fail(err, BNN_EINVAL,
+		                "augmentation: the training images' shape (%ld x %ld x %ld) does not "
+		                "match their %ld features",
+		                t->aug_c, t->aug_h, t->aug_w, ds->features);
+	t->aug_scratch = malloc((size_t)ds->features * sizeof(float));
+	if (!t->aug_scratch)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	return BNN_OK;
+}
+
+/* Augment one gathered training example in place, when crop_pad or flip is set. */
+static void train_augment(struct trainer *t, float *x)
+{
+	long dy, dx;
+	int flipped;
+
+	if (!t->aug_scratch)
+		return;
+	bnn_augment_draw(&t->aug, t->o->crop_pad, t->o->flip, &dy, &dx, &flipped);
+	bnn_augment_image(x, t->aug_c, t->aug_h, t->aug_w, dy, dx, flipped, t->aug_scratch);
+}
+
 static void train_free(struct trainer *t)
 {
+	free(t->aug_scratch);
 	free(t->train_idx);
 	free(t->valid_idx);
 	free(t->ws);
@@ -226,6 +269,7 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 			long e = t->train_idx[first + j];
 			memcpy(t->xb + j * m->inputs, t->train->x + e * m->inputs,
 			       (size_t)m->inputs * sizeof(float));
+			train_augment(t, t->xb + j * m->inputs);
 			memcpy(t->yb + j * m->targets, t->train->y + e * m->targets,
 			       (size_t)m->targets * sizeof(float));
 		}
@@ -281,7 +325,8 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	if ((rc = train_split(&t, err)))
 		goto done;
 	t.n_data = (double)t.ntrain;
-	if ((rc = train_step_setup(&t, err)) || (rc = train_alloc(&t, err)))
+	if ((rc = train_step_setup(&t, err)) || (rc = train_alloc(&t, err)) ||
+	    (rc = train_augment_setup(&t, err)))
 		goto done;
 	free(st->options);
 	st->options = bnn_train_options_text(o);
@@ -293,6 +338,8 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	bnn_rng_jump(&t.rng);
 	t.noise = t.rng;
 	bnn_rng_jump(&t.noise);
+	t.aug = t.noise;
+	bnn_rng_jump(&t.aug);
 	bnn_set_threads(o->threads);
 	for (e = 1; e <= o->epochs; e++) {
 		bnn_epoch_report r;

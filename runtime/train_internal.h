@@ -53,6 +53,9 @@ struct trainer {
 	struct train_snapshot start, best;
 	bnn_rng rng;                 /* shuffling */
 	bnn_rng noise;               /* posterior samples and dropout masks */
+	bnn_rng aug;                 /* the augmentation of training images */
+	long aug_c, aug_h, aug_w;    /* the images' channels, rows, columns */
+	float *aug_scratch;          /* one image (bnn_augment_image) */
 	bnn_schedule schedule;
 };
 

@@ -106,6 +106,8 @@ static const struct opt_def opt_defs[] = {
 	{ "threads", OPT_INT, OFF(threads), 1, 1024, "BLAS threads" },
 	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, "held-out share of the training data" },
 	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, "early stopping: epochs without improvement (0: off)" },
+	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, "augmentation: random crop with this zero padding (0: off)" },
+	{ "flip", OPT_BOOL, OFF(flip), 0, 1, "augmentation: random horizontal flip (0 or 1)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
@@ -343,12 +345,13 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	n = opt_append(buf, 0,
 	               "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
 	               "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
-	               "valid_fraction=%.9g patience=%ld",
+	               "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
 	               bnn_optimizer_name(o->optimizer),
 	               o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
 	               schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
 	               o->schedule.lr_min, o->clip, o->epochs, o->batch,
-	               (unsigned long long)o->seed, o->threads, o->valid_fraction, o->patience);
+	               (unsigned long long)o->seed, o->threads, o->valid_fraction, o->patience,
+	               o->crop_pad, o->flip);
 	n = opt_text_optimizer(o, buf, n);
 	for (i = 0; i < o->schedule.nmilestones; i++)
 		n = opt_append(buf, n, "%s%.9g", i ? "," : " milestones=", o->schedule.milestones[i]);

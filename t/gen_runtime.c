@@ -308,6 +308,52 @@ static void test_refusals(void)
 	ok(o.adam.weight_decay == 0.01f && o.sgd.weight_decay == 0.01f, "applies to both optimizers");
 }
 
+/* crop_pad and flip: refused for data that are not images; on the blobs
+ * seen as 2x2 images, training runs, a seed repeats it bit for bit, and
+ * the augmented run differs from the plain one. */
+static void test_augmentation(void)
+{
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state a, b, plain;
+	bnn_dataset ds;
+	bnn_err err;
+
+	blobs_make(&ds, 60, 4);
+	o.epochs = 3;
+	o.batch = 8;
+	o.schedule.lr = 0.01;
+	o.crop_pad = 1;
+	o.flip = 1;
+	bnn_state_init(&a, &rt_blobs_model, 1, &err);
+	is_int(bnn_train(&a, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL,
+	       "augmentation of rank-1 data is refused");
+	is_str(err.message,
+	       "augmentation (crop_pad, flip) needs images, and the training data has examples of "
+	       "rank 1: use IDX images (rank 2, rows x columns, or 3, channels x rows x columns)",
+	       "and the message says what it needs");
+	ds.rank = 2;
+	ds.shape[0] = 2;
+	ds.shape[1] = 2;
+	is_int(bnn_train(&a, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_OK,
+	       "the blobs as 2x2 images train with crop_pad=1 and flip=1");
+	bnn_state_init(&b, &rt_blobs_model, 1, &err);
+	bnn_train(&b, &ds, NULL, &o, NULL, NULL, NULL, &err);
+	ok(blobs_same_floats(a.params, b.params, rt_blobs_model.nparams),
+	   "the same seed augments and trains to the same bits");
+	o.crop_pad = 0;
+	o.flip = 0;
+	bnn_state_init(&plain, &rt_blobs_model, 1, &err);
+	bnn_train(&plain, &ds, NULL, &o, NULL, NULL, NULL, &err);
+	ok(!blobs_same_floats(a.params, plain.params, rt_blobs_model.nparams),
+	   "and the augmented run differs from the plain one");
+	ok(a.options && strstr(a.options, "crop_pad=1 flip=1") != NULL,
+	   "the options record the augmentation: %s", a.options ? a.options : "(none)");
+	bnn_state_free(&a);
+	bnn_state_free(&b);
+	bnn_state_free(&plain);
+	bnn_dataset_free(&ds);
+}
+
 int main(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -318,6 +364,7 @@ int main(void)
 	test_descriptor();
 	test_training();
 	test_refusals();
+	test_augmentation();
 	unlink(tmp_path("a.ckpt"));
 	unlink(tmp_path("old.ckpt"));
 	rmdir(tmpdir);
