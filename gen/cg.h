@@ -1,6 +1,7 @@
 /* cg.h: what the code generator's parts share (codegen.c drives; one file
- * per kind of layer emits its code: layer_dense.c, layer_elementwise.c,
- * layer_merge.c; likelihood_code.c ends the forward pass).
+ * per kind of layer emits its code: layer_dense.c, layer_conv.c,
+ * layer_pool.c, layer_elementwise.c, layer_merge.c; likelihood_code.c
+ * ends the forward pass).
  *
  * Before anything is written, codegen.c plans the model: which nodes need
  * code, where each node's activation and delta live in the workspace (as
@@ -33,7 +34,7 @@ struct cg_tensor {
     int role;         /* BNN_ROLE_* */
     long offset, size;
     int rank;
-    long shape[2];
+    long shape[4];    /* dense weight [out, in]; conv2d weight [F, C, KH, KW] */
     long fan_in, fan_out;
     int init;         /* BNN_INIT_* */
 };
@@ -64,6 +65,11 @@ struct cg {
     long fixed;                /* workspace floats independent of the batch */
     long scratch_x, scratch_g; /* per-example offsets of the scratch: B × (widest
                                   dense input), B × (widest dense output) */
+    long conv_col_floats;      /* conv2d layers' scratch, shared, independent of */
+    long conv_tmp_floats;      /*   the batch: the largest K·P (one example's
+                                    im2col) and F·K (one example's weight
+                                    gradient), set by their plan hooks */
+    long conv_col, conv_tmp;   /* their offsets after the per-example part, or -1 */
     long sigma_tensor;         /* learned σ: its tensor, else -1 */
     int noise_rng;             /* some layer draws noise whenever rng is given */
     int noise_sigma;           /* some layer draws noise when rng and sigma are */
@@ -116,12 +122,30 @@ const char *cg_name(const struct cg *cg, int node);
  * (overwrite), 1 afterwards (accumulate). */
 int cg_delta_acc(struct cg *cg, int node);
 
+/* Whether every consumer of NODE is a ReLU-like unit (relu, leaky_relu,
+ * gelu), looking through pooling (maxpool, avgpool), which commutes with
+ * them: then He initialisation suits the layer, else Glorot. */
+int cg_feeds_relu(const struct cg *cg, int node);
+
+/* The addresses of the node's weight and bias in the array ARRAY ("w",
+ * "grad"): "w + 16" into wbuf, and into bbuf the same for the bias or
+ * "NULL" when the layer has none.  With GUARD, for an array that may be
+ * NULL: "grad_sigma ? grad_sigma + 16 : NULL".  For layers whose tensors
+ * are a weight and an optional bias (dense, conv2d). */
+void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
+                   char *bbuf, size_t size);
+
+/* The posterior family of a node (point when it has none). */
+enum family_id cg_family(const struct cg *cg, int node);
+
 /* The hooks, by kind. */
 extern const struct cg_layer cg_layer_dense;
 extern const struct cg_layer cg_layer_relu, cg_layer_leaky_relu, cg_layer_tanh,
     cg_layer_sigmoid, cg_layer_gelu, cg_layer_softplus, cg_layer_cos,
     cg_layer_identity;
 extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
+extern const struct cg_layer cg_layer_conv2d;
+extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;
 
 /* Emits the loss and output delta (likelihood_code.c). */
 void cg_emit_likelihood(struct cg *cg);

@@ -40,6 +40,10 @@ _Static_assert((int)LIKELIHOOD_COUNT == (int)BNN_LIKELIHOOD_COUNT,
  * does not support yet (reported at the node). */
 static const struct cg_layer *const cg_layers[OP_COUNT] = {
     [OP_DENSE] = &cg_layer_dense,
+    [OP_CONV2D] = &cg_layer_conv2d,
+    [OP_MAXPOOL] = &cg_layer_maxpool,
+    [OP_AVGPOOL] = &cg_layer_avgpool,
+    [OP_GLOBALAVGPOOL] = &cg_layer_globalavgpool,
     [OP_RELU] = &cg_layer_relu,
     [OP_LEAKY_RELU] = &cg_layer_leaky_relu,
     [OP_TANH] = &cg_layer_tanh,
@@ -68,6 +72,52 @@ int cg_delta_acc(struct cg *cg, int node)
     int acc = cg->nodes[node].delta_set;
     cg->nodes[node].delta_set = 1;
     return acc;
+}
+
+int cg_feeds_relu(const struct cg *cg, int node)
+{
+    const struct graph *g = cg->g;
+    int i, j, consumers = 0;
+    for (i = node + 1; i < g->nnodes; i++)
+        for (j = 0; j < g->nodes[i].ninputs; j++) {
+            enum op_id op = g->nodes[i].op;
+            if (g->nodes[i].inputs[j] != node || !g->nodes[i].live)
+                continue;
+            consumers++;
+            if (op == OP_MAXPOOL || op == OP_AVGPOOL) {
+                if (!cg_feeds_relu(cg, i))
+                    return 0;
+            } else if (op != OP_RELU && op != OP_LEAKY_RELU && op != OP_GELU) {
+                return 0;
+            }
+        }
+    return consumers > 0;
+}
+
+void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
+                   char *bbuf, size_t size)
+{
+    const struct cg_node *c = &cg->nodes[node];
+    int i;
+    for (i = 0; i < 2; i++) {
+        char *buf = i == 0 ? wbuf : bbuf;
+        long off;
+        if (i >= c->ntensors) {
+            snprintf(buf, size, "NULL");
+            continue;
+        }
+        off = cg->tensors[c->first_tensor + i].offset;
+        if (guard)
+            snprintf(buf, size, "%s ? %s + %ld : NULL", array, array, off);
+        else
+            snprintf(buf, size, "%s + %ld", array, off);
+    }
+}
+
+enum family_id cg_family(const struct cg *cg, int node)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    return n->has_family ? n->family.id : FAMILY_POINT;
 }
 
 long cg_reserve(struct cg *cg, long floats)
@@ -120,10 +170,12 @@ int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int ran
 /* ---- planning --------------------------------------------------------------- */
 
 /* Whether code generation supports posterior family F on op OP: point
- * everywhere, dropout and meanfield on dense layers. */
+ * everywhere, dropout and meanfield on dense layers, meanfield on conv2d
+ * layers. */
 static int cg_family_supported(enum family_id f, enum op_id op)
 {
-    return f == FAMILY_POINT || (op == OP_DENSE && (f == FAMILY_DROPOUT || f == FAMILY_MEANFIELD));
+    return f == FAMILY_POINT || (op == OP_DENSE && (f == FAMILY_DROPOUT || f == FAMILY_MEANFIELD)) ||
+           (op == OP_CONV2D && f == FAMILY_MEANFIELD);
 }
 
 /* Reports what code generation cannot do yet; returns the error count. */
@@ -137,14 +189,15 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
         if (!cg_layer_of(n->op)) {
             diag_error(d, n->loc,
                        "code generation does not support '%s' yet (node '%s'); "
-                       "this release compiles dense networks",
+                       "this release compiles dense and convolutional networks "
+                       "without batchnorm",
                        op_name(n->op), n->name);
             errors++;
         } else if (n->has_family && !cg_family_supported(n->family.id, n->op)) {
             diag_error(d, n->family.loc,
                        "code generation does not support the '%s' posterior yet "
                        "(layer '%s'); this release generates point, meanfield and "
-                       "dropout dense layers",
+                       "dropout dense layers and point and meanfield conv2d layers",
                        family_name(n->family.id), n->name);
             errors++;
         }
@@ -162,6 +215,7 @@ static int cg_plan(struct cg *cg)
     if (!cg->nodes)
         return -1;
     cg->sigma_tensor = -1;
+    cg->conv_col = cg->conv_tmp = -1;
     for (i = 0; i < g->nnodes; i++) {
         const struct graph_node *n = &g->nodes[i];
         struct cg_node *c = &cg->nodes[i];
@@ -197,6 +251,10 @@ static int cg_plan(struct cg *cg)
             cg_layer_of(g->nodes[i].op)->plan(cg, i);
     cg->scratch_x = cg_reserve(cg, max_in);
     cg->scratch_g = cg_reserve(cg, max_out);
+    if (cg->conv_col_floats > 0)
+        cg->conv_col = cg_reserve_fixed(cg, cg->conv_col_floats);
+    if (cg->conv_tmp_floats > 0)
+        cg->conv_tmp = cg_reserve_fixed(cg, cg->conv_tmp_floats);
     if (cg->per_example == 0)
         cg->per_example = 1;
     if (g->likelihood == LIKELIHOOD_GAUSSIAN && g->sigma_learned) {
@@ -455,6 +513,13 @@ static void cg_write_pass(struct cg *cg)
     for (i = 0; i < g->nnodes; i++)
         if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->declare)
             cg_layer_of(g->nodes[i].op)->declare(cg, i);
+    if (cg->conv_col >= 0)
+        emit(cg->e, "\tbnn_real *const cv_col = ws + %ldL * B + %ldL; /* [%ld] im2col */\n",
+             cg->per_example, cg->conv_col, cg->conv_col_floats);
+    if (cg->conv_tmp >= 0)
+        emit(cg->e,
+             "\tbnn_real *const cv_tmp = ws + %ldL * B + %ldL; /* [%ld] one example's dW */\n",
+             cg->per_example, cg->conv_tmp, cg->conv_tmp_floats);
     emit(cg->e,
          "\tbnn_real *const sq_x = ws + %ldL * B;\n"
          "\tbnn_real *const sq_g = ws + %ldL * B;\n"
@@ -510,9 +575,11 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
         const struct cg_tensor *t = &cg->tensors[i];
         emit(cg->e, "\t{ ");
         emit_c_string(cg->e, t->name);
-        emit(cg->e, ", %d, %s, %ldL, %ldL, %d, { %ldL, %ldL, 0, 0 }, %ldL, %ldL, %s },\n",
+        emit(cg->e,
+             ", %d, %s, %ldL, %ldL, %d, { %ldL, %ldL, %ldL, %ldL }, %ldL, %ldL, %s },\n",
              t->node >= 0 ? cg->nodes[t->node].layer : -1, roles[t->role], t->offset, t->size,
-             t->rank, t->shape[0], t->shape[1], t->fan_in, t->fan_out, inits[t->init]);
+             t->rank, t->shape[0], t->shape[1], t->shape[2], t->shape[3], t->fan_in, t->fan_out,
+             inits[t->init]);
     }
     if (cg->ntensors == 0)
         emit(cg->e, "\t{ \"\", -1, 0, 0L, 0L, 0, { 0, 0, 0, 0 }, 0L, 0L, 0 } /* none */\n");

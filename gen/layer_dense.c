@@ -26,42 +26,18 @@
 #include "bnn_model.h"
 #include "cg.h"
 
-/* Whether every consumer of NODE is a ReLU-like unit: then He
- * initialisation suits it, else Glorot. */
-static int dense_feeds_relu(const struct cg *cg, int node)
-{
-    const struct graph *g = cg->g;
-    int i, j, consumers = 0;
-    for (i = node + 1; i < g->nnodes; i++)
-        for (j = 0; j < g->nodes[i].ninputs; j++) {
-            if (g->nodes[i].inputs[j] != node || !g->nodes[i].live)
-                continue;
-            consumers++;
-            if (g->nodes[i].op != OP_RELU && g->nodes[i].op != OP_LEAKY_RELU &&
-                g->nodes[i].op != OP_GELU)
-                return 0;
-        }
-    return consumers > 0;
-}
-
 static int dense_params(struct cg *cg, int node)
 {
     const struct graph_node *n = &cg->g->nodes[node];
     long in = n->attrs.in_features, out = n->attrs.units;
     long wshape[2] = { out, in }, bshape[2] = { out, 0 };
-    int init = dense_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
+    int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
     if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 2, wshape, in, out, init) < 0)
         return -1;
     if (n->attrs.bias &&
         cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, in, out, BNN_INIT_ZERO) < 0)
         return -1;
     return 0;
-}
-
-static enum family_id dense_family(const struct cg *cg, int node)
-{
-    const struct graph_node *n = &cg->g->nodes[node];
-    return n->has_family ? n->family.id : FAMILY_POINT;
 }
 
 /* Dropout: the mask and X̃ per example; meanfield: ε and √ν per example,
@@ -71,7 +47,7 @@ static void dense_plan(struct cg *cg, int node)
     const struct graph_node *n = &cg->g->nodes[node];
     struct cg_node *c = &cg->nodes[node];
     long k = n->attrs.in_features, units = n->attrs.units;
-    switch (dense_family(cg, node)) {
+    switch (cg_family(cg, node)) {
     case FAMILY_DROPOUT:
         c->noise_off = cg_reserve(cg, 2 * k);
         cg->noise_rng = 1;
@@ -92,7 +68,7 @@ static void dense_declare(struct cg *cg, int node)
     const struct cg_node *c = &cg->nodes[node];
     const char *name = cg_name(cg, node);
     long k = n->attrs.in_features, units = n->attrs.units;
-    switch (dense_family(cg, node)) {
+    switch (cg_family(cg, node)) {
     case FAMILY_DROPOUT:
         emit(cg->e,
              "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
@@ -119,7 +95,7 @@ static void dense_noise(struct cg *cg, int node)
     const char *name = cg_name(cg, node);
     long k = n->attrs.in_features, units = n->attrs.units;
     char p[40];
-    switch (dense_family(cg, node)) {
+    switch (cg_family(cg, node)) {
     case FAMILY_DROPOUT:
         emit_double_str(n->family.p, p, sizeof p);
         emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p, name,
@@ -135,38 +111,14 @@ static void dense_noise(struct cg *cg, int node)
     }
 }
 
-/* The addresses of the node's weight and bias in the array ARRAY ("w",
- * "grad"): "w + 16" into wbuf, and into bbuf the same for the bias or
- * "NULL" when the layer has none.  With GUARD, for an array that may be
- * NULL: "grad_sigma ? grad_sigma + 16 : NULL". */
-static void dense_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
-                       char *bbuf, size_t size)
-{
-    const struct cg_node *c = &cg->nodes[node];
-    int i;
-    for (i = 0; i < 2; i++) {
-        char *buf = i == 0 ? wbuf : bbuf;
-        long off;
-        if (i >= c->ntensors) {
-            snprintf(buf, size, "NULL");
-            continue;
-        }
-        off = cg->tensors[c->first_tensor + i].offset;
-        if (guard)
-            snprintf(buf, size, "%s ? %s + %ld : NULL", array, array, off);
-        else
-            snprintf(buf, size, "%s + %ld", array, off);
-    }
-}
-
 static void dense_forward(struct cg *cg, int node)
 {
     const struct graph_node *n = &cg->g->nodes[node];
     const char *name = cg_name(cg, node), *in = cg_name(cg, n->inputs[0]);
     long k = n->attrs.in_features, units = n->attrs.units;
-    enum family_id fam = dense_family(cg, node);
+    enum family_id fam = cg_family(cg, node);
     char w[64], b[64], sw[64], sb[64];
-    dense_addr(cg, node, "w", 0, w, b, sizeof w);
+    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
     if (fam == FAMILY_DROPOUT) {
         emit(cg->e,
              "\tif (rng)\n"
@@ -176,7 +128,7 @@ static void dense_forward(struct cg *cg, int node)
         return;
     }
     if (fam == FAMILY_MEANFIELD) {
-        dense_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
+        cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
         emit(cg->e,
              "\tif (rng && sigma)\n"
              "\t\tbnn_gen_lrt_forward(B, %ld, %ld, a_%s, %s, %s, %s, %s,\n"
@@ -195,12 +147,12 @@ static void dense_backward(struct cg *cg, int node)
     long k = n->attrs.in_features, units = n->attrs.units;
     int in = n->inputs[0], acc;
     const char *a_in = cg_name(cg, in);
-    enum family_id fam = dense_family(cg, node);
+    enum family_id fam = cg_family(cg, node);
     char x[400], w[64], b[64], dw[64], db[64], qw[64], qb[64], sw[64], sb[64];
     char gw[96], gb[96], call[1200];
-    dense_addr(cg, node, "w", 0, w, b, sizeof w);
-    dense_addr(cg, node, "grad", 0, dw, db, sizeof dw);
-    dense_addr(cg, node, "sqgrad", 0, qw, qb, sizeof qw);
+    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+    cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
+    cg_param_addr(cg, node, "sqgrad", 0, qw, qb, sizeof qw);
     if (fam == FAMILY_DROPOUT)
         snprintf(x, sizeof x, "rng ? xt_%s : a_%s", name, a_in);
     else
@@ -212,8 +164,8 @@ static void dense_backward(struct cg *cg, int node)
          k, units, x, name, qw, qb);
     if (fam == FAMILY_MEANFIELD) {
         /* Gν into sq_g and σ's gradient; then the input's delta, from Gν. */
-        dense_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
-        dense_addr(cg, node, "grad_sigma", 1, gw, gb, sizeof gw);
+        cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
+        cg_param_addr(cg, node, "grad_sigma", 1, gw, gb, sizeof gw);
         snprintf(call, sizeof call,
                  "bnn_gen_lrt_backward_sigma(B, %ld, %ld, a_%s, d_%s, z_%s, s_%s, %s, %s,\n"
                  "\t\t                           %s,\n"

@@ -366,6 +366,404 @@ static inline void bnn_gen_lrt_backward_input(long batch, long k, long n,
 	BNN_GEN_EACH(batch * k, 1, dx, 2 * x[i] * t[i]);
 }
 
+/* ---- conv2d ----------------------------------------------------------------
+ * Feature maps are NCHW: example i's [C, H, W] map is row i of a
+ * batch × (C·H·W) block, channel-major.  A conv2d layer's weight is
+ * [F][C][KH][KW] (PyTorch's layout), so it is also the F × K matrix, with
+ * K = C·KH·KW, that multiplies the columns of im2col; its bias has F
+ * entries.  Each example is one GEMM, Y_i = W·col_i + b with col_i the
+ * K × P matrix (P = OH·OW) of its input windows (zero where a window lies
+ * in the padding), written into a scratch block of K·P floats that does
+ * not grow with the batch: memory holds one example's columns at a time.
+ * Backward builds col_i again rather than keep B of them. */
+
+/* The shape of a conv2d layer; generated code declares one as a static
+ * const, so every field is a constant where the kernels are inlined. */
+typedef struct bnn_gen_conv {
+	long c, h, w;       /* input channels, height, width */
+	long f;             /* output channels */
+	long kh, kw;        /* kernel height and width */
+	long sh, sw;        /* stride */
+	long ph, pw;        /* zero padding on each side */
+	long oh, ow;        /* output height and width */
+} bnn_gen_conv;
+
+/* Whether the layer's columns are its input itself (a 1x1 kernel, stride 1,
+ * no padding): then no im2col is needed. */
+static inline int bnn_gen_conv_is_pointwise(const bnn_gen_conv *s)
+{
+	return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 &&
+	       s->pw == 0;
+}
+
+/* The range [*lo, *hi) of output columns ox whose input column
+ * ox·sw − pw + kj lies inside [0, w). */
+static inline void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long *lo, long *hi)
+{
+	long a = s->pw - kj, b;
+
+	*lo = a > 0 ? (a + s->sw - 1) / s->sw : 0;
+	b = s->w - 1 + s->pw - kj; /* ox·sw <= b */
+	*hi = b < 0 ? 0 : b / s->sw + 1;
+	if (*hi > s->ow)
+		*hi = s->ow;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/*
+ * im2col of one example: col[(ci·KH + ki)·KW + kj][oy·OW + ox] =
+ * x[ci][oy·sh − ph + ki][ox·sw − pw + kj], or 0 in the padding.  Returns
+ * the columns: col, or x itself for a pointwise layer (col untouched).
+ */
+static inline const bnn_real *bnn_gen_im2col(const bnn_gen_conv *s, const bnn_real *restrict x,
+                                             bnn_real *restrict col)
+{
+	const long p = s->oh * s->ow;
+	long ci, ki, kj, oy, ox, lo, hi;
+
+	if (bnn_gen_conv_is_pointwise(s))
+		return x;
+	for (ci = 0; ci < s->c; ci++)
+		for (ki = 0; ki < s->kh; ki++)
+			for (kj = 0; kj < s->kw; kj++) {
+				bnn_real *row = col + ((ci * s->kh + ki) * s->kw + kj) * p;
+
+				bnn_gen_conv_span(s, kj, &lo, &hi);
+				for (oy = 0; oy < s->oh; oy++) {
+					long iy = oy * s->sh - s->ph + ki;
+					bnn_real *r = row + oy * s->ow;
+					const bnn_real *xr;
+
+					if (iy < 0 || iy >= s->h) {
+						memset(r, 0, (size_t)s->ow * sizeof *r);
+						continue;
+					}
+					xr = x + (ci * s->h + iy) * s->w;
+					for (ox = 0; ox < lo; ox++)
+						r[ox] = 0;
+					if (s->sw == 1)
+						memcpy(r + lo, xr + (lo - s->pw + kj),
+						       (size_t)(hi - lo) * sizeof *r);
+					else
+						for (ox = lo; ox < hi; ox++)
+							r[ox] = xr[ox * s->sw - s->pw + kj];
+					for (ox = hi; ox < s->ow; ox++)
+						r[ox] = 0;
+				}
+			}
+	return col;
+}
+
+/* col2im of one example, the adjoint of im2col: dx (+)= the sum, over the
+ * windows, of the entries of dcol that im2col took from each element
+ * (padding entries are dropped).  dx is zeroed first unless accumulate. */
+static inline void bnn_gen_col2im(const bnn_gen_conv *s, const bnn_real *restrict dcol,
+                                  bnn_real *restrict dx, int accumulate)
+{
+	const long p = s->oh * s->ow;
+	long ci, ki, kj, oy, ox, lo, hi;
+
+	if (!accumulate)
+		memset(dx, 0, (size_t)(s->c * s->h * s->w) * sizeof *dx);
+	for (ci = 0; ci < s->c; ci++)
+		for (ki = 0; ki < s->kh; ki++)
+			for (kj = 0; kj < s->kw; kj++) {
+				const bnn_real *row = dcol + ((ci * s->kh + ki) * s->kw + kj) * p;
+
+				bnn_gen_conv_span(s, kj, &lo, &hi);
+				for (oy = 0; oy < s->oh; oy++) {
+					long iy = oy * s->sh - s->ph + ki;
+					const bnn_real *r = row + oy * s->ow;
+					bnn_real *xr;
+
+					if (iy < 0 || iy >= s->h)
+						continue;
+					xr = dx + (ci * s->h + iy) * s->w;
+					if (s->sw == 1) {
+						bnn_real *restrict xo = xr + (lo - s->pw + kj);
+						const bnn_real *restrict ro = r + lo;
+						BNN_GEN_EACH(hi - lo, 1, xo, ro[i]);
+					} else {
+						for (ox = lo; ox < hi; ox++)
+							xr[ox * s->sw - s->pw + kj] += r[ox];
+					}
+				}
+			}
+}
+
+/* Y_i = W·col_i + b for every example: x is B × (C·H·W), y B × (F·P), b
+ * NULL for no bias; col is K·P scratch. */
+static inline void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
+                                        const bnn_real *restrict x, const bnn_real *restrict w,
+                                        const bnn_real *restrict b, bnn_real *restrict col,
+                                        bnn_real *restrict y)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p;
+	long e, f;
+
+	for (e = 0; e < batch; e++) {
+		const bnn_real *cols = bnn_gen_im2col(s, x + e * in, col);
+		bnn_real *yi = y + e * out;
+
+		if (b)
+			for (f = 0; f < s->f; f++) {
+				const bnn_real bf = b[f];
+				bnn_real *yf = yi + f * p;
+				BNN_GEN_EACH(p, 0, yf, bf);
+			}
+		bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, cols, p, b ? 1.0 : 0.0, yi, p);
+	}
+}
+
+/*
+ * The parameter gradients of a conv2d layer, example by example: with
+ * G_i = ∂L/∂Y_i (F × P, deltas of the mean loss),
+ *     dW = Σ_i G_i·col_iᵀ,   db = Σ_i Σ_p G_i[·, p]        (overwritten)
+ * and, when sw is not NULL, the mean of squared per-example gradients.
+ * Example i's own gradient is B·G_i·col_iᵀ (as for a dense layer, B·G_i
+ * is its own delta: see bnn_gen_dense_sqgrad), so
+ *     sw = (1/B)·Σ_i (B·G_i·col_iᵀ)² = B·Σ_i (G_i·col_iᵀ)²,
+ *     sb = B·Σ_i (Σ_p G_i[·, p])²                            (overwritten),
+ * one example at a time through the K × F scratch t, which receives the
+ * transpose col_i·G_iᵀ (the faster product of the two, as OpenBLAS's
+ * kernels go: K is the long side), so memory does not grow with batch ×
+ * parameters.  dW is summed the same way with or without sw, so the
+ * gradient does not depend on whether sqgrad is asked for.  db and sb are
+ * NULL without a bias; col is K·P scratch.
+ */
+static inline void bnn_gen_conv_backward_params(const bnn_gen_conv *s, long batch,
+                                                const bnn_real *restrict x,
+                                                const bnn_real *restrict g,
+                                                bnn_real *restrict dw, bnn_real *restrict db,
+                                                bnn_real *restrict sw, bnn_real *restrict sb,
+                                                bnn_real *restrict col, bnn_real *restrict t)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
+	const bnn_real bsz = (bnn_real)batch;
+	long e, f, r;
+
+	for (e = 0; e < batch; e++) {
+		const bnn_real *cols = bnn_gen_im2col(s, x + e * in, col);
+		const bnn_real *gi = g + e * out;
+
+		bnn_gen_gemm(0, 1, k, nf, p, 1.0, cols, p, gi, p, 0.0, t, nf);
+		for (f = 0; f < nf; f++) {
+			bnn_real *restrict dwf = dw + f * k;
+			const bnn_real *restrict tf = t + f;
+
+			if (e == 0)
+				for (r = 0; r < k; r++)
+					dwf[r] = tf[r * nf];
+			else
+				for (r = 0; r < k; r++)
+					dwf[r] += tf[r * nf];
+			if (sw) {
+				bnn_real *restrict swf = sw + f * k;
+
+				if (e == 0)
+					for (r = 0; r < k; r++)
+						swf[r] = bsz * tf[r * nf] * tf[r * nf];
+				else
+					for (r = 0; r < k; r++)
+						swf[r] += bsz * tf[r * nf] * tf[r * nf];
+			}
+		}
+		if (!db)
+			continue;
+		for (f = 0; f < nf; f++) {
+			const bnn_real *gf = gi + f * p;
+			bnn_real sum = 0;
+			long q;
+
+			for (q = 0; q < p; q++)
+				sum += gf[q];
+			db[f] = e > 0 ? db[f] + sum : sum;
+			if (sb)
+				sb[f] = e > 0 ? sb[f] + bsz * sum * sum : bsz * sum * sum;
+		}
+	}
+}
+
+/* dX (+)= col2im(Wᵀ·G_i) for every example; dcol is K·P scratch. */
+static inline void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
+                                               const bnn_real *restrict g,
+                                               const bnn_real *restrict w,
+                                               bnn_real *restrict dx, bnn_real *restrict dcol,
+                                               int accumulate)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p;
+	const int pointwise = bnn_gen_conv_is_pointwise(s);
+	long e;
+
+	for (e = 0; e < batch; e++) {
+		if (pointwise) {
+			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
+			             accumulate ? 1.0 : 0.0, dx + e * in, p);
+			continue;
+		}
+		bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p, 0.0, dcol, p);
+		bnn_gen_col2im(s, dcol, dx + e * in, accumulate);
+	}
+}
+
+/* ---- pooling ---------------------------------------------------------------
+ * maxpool and avgpool slide a size × size window with a stride over each
+ * channel of each example, with no padding (the window always fits:
+ * OH = ⌊(H − size)/stride⌋ + 1); globalavgpool averages each channel.
+ * Windows may overlap (stride < size): backward then adds up. */
+
+/* The largest value of a window and the offset of its first occurrence
+ * (row-major order), from a channel plane of width w. */
+static inline bnn_real bnn_gen_window_max(const bnn_real *restrict x, long w, long size,
+                                          long *at)
+{
+	bnn_real m = x[0];
+	long u, v;
+
+	*at = 0;
+	for (u = 0; u < size; u++)
+		for (v = 0; v < size; v++)
+			if (x[u * w + v] > m) {
+				m = x[u * w + v];
+				*at = u * w + v;
+			}
+	return m;
+}
+
+/* y = the maximum of each window; x is (B·C) planes of H × W, y of
+ * OH × OW. */
+static inline void bnn_gen_maxpool_forward(long planes, long h, long w, long size, long stride,
+                                           long oh, long ow, const bnn_real *restrict x,
+                                           bnn_real *restrict y)
+{
+	long c, oy, ox, at;
+
+	for (c = 0; c < planes; c++) {
+		const bnn_real *xc = x + c * h * w;
+		bnn_real *yc = y + c * oh * ow;
+
+		for (oy = 0; oy < oh; oy++)
+			for (ox = 0; ox < ow; ox++)
+				yc[oy * ow + ox] = bnn_gen_window_max(xc + oy * stride * w + ox * stride,
+				                                      w, size, &at);
+	}
+}
+
+/* dx (+)= each window's dy routed to its maximum (the first one, as
+ * forward found it); dx is zeroed first unless accumulate. */
+static inline void bnn_gen_maxpool_backward(long planes, long h, long w, long size, long stride,
+                                            long oh, long ow, const bnn_real *restrict x,
+                                            const bnn_real *restrict dy, bnn_real *restrict dx,
+                                            int accumulate)
+{
+	long c, oy, ox, at;
+
+	if (!accumulate)
+		memset(dx, 0, (size_t)(planes * h * w) * sizeof *dx);
+	for (c = 0; c < planes; c++) {
+		const bnn_real *xc = x + c * h * w, *dyc = dy + c * oh * ow;
+		bnn_real *dxc = dx + c * h * w;
+
+		for (oy = 0; oy < oh; oy++)
+			for (ox = 0; ox < ow; ox++) {
+				long base = oy * stride * w + ox * stride;
+
+				(void)bnn_gen_window_max(xc + base, w, size, &at);
+				dxc[base + at] += dyc[oy * ow + ox];
+			}
+	}
+}
+
+/* y = the mean of each window (size² values, none of them padding). */
+static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long size, long stride,
+                                           long oh, long ow, const bnn_real *restrict x,
+                                           bnn_real *restrict y)
+{
+	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
+	long c, oy, ox, u, v;
+
+	for (c = 0; c < planes; c++) {
+		const bnn_real *xc = x + c * h * w;
+		bnn_real *yc = y + c * oh * ow;
+
+		for (oy = 0; oy < oh; oy++)
+			for (ox = 0; ox < ow; ox++) {
+				const bnn_real *xw = xc + oy * stride * w + ox * stride;
+				bnn_real sum = 0;
+
+				for (u = 0; u < size; u++)
+					for (v = 0; v < size; v++)
+						sum += xw[u * w + v];
+				yc[oy * ow + ox] = sum * scale;
+			}
+	}
+}
+
+/* dx (+)= dy/size² spread over each window; dx is zeroed first unless
+ * accumulate. */
+static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long size, long stride,
+                                            long oh, long ow, const bnn_real *restrict dy,
+                                            bnn_real *restrict dx, int accumulate)
+{
+	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
+	long c, oy, ox, u, v;
+
+	if (!accumulate)
+		memset(dx, 0, (size_t)(planes * h * w) * sizeof *dx);
+	for (c = 0; c < planes; c++) {
+		const bnn_real *dyc = dy + c * oh * ow;
+		bnn_real *dxc = dx + c * h * w;
+
+		for (oy = 0; oy < oh; oy++)
+			for (ox = 0; ox < ow; ox++) {
+				bnn_real *dw = dxc + oy * stride * w + ox * stride;
+				const bnn_real d = dyc[oy * ow + ox] * scale;
+
+				for (u = 0; u < size; u++)
+					for (v = 0; v < size; v++)
+						dw[u * w + v] += d;
+			}
+	}
+}
+
+/* globalavgpool: y[c] = the mean of plane c's hw values, over (B·C)
+ * planes. */
+static inline void bnn_gen_globalavgpool_forward(long planes, long hw, const bnn_real *restrict x,
+                                                 bnn_real *restrict y)
+{
+	const bnn_real scale = (bnn_real)(1.0 / (double)hw);
+	long c, q;
+
+	for (c = 0; c < planes; c++) {
+		const bnn_real *xc = x + c * hw;
+		bnn_real sum = 0;
+
+		for (q = 0; q < hw; q++)
+			sum += xc[q];
+		y[c] = sum * scale;
+	}
+}
+
+/* dx (+)= dy[c]/hw over plane c. */
+static inline void bnn_gen_globalavgpool_backward(long planes, long hw,
+                                                  const bnn_real *restrict dy,
+                                                  bnn_real *restrict dx, int accumulate)
+{
+	const bnn_real scale = (bnn_real)(1.0 / (double)hw);
+	long c;
+
+	for (c = 0; c < planes; c++) {
+		const bnn_real d = dy[c] * scale;
+		bnn_real *dxc = dx + c * hw;
+
+		BNN_GEN_EACH(hw, accumulate, dxc, d);
+	}
+}
+
 /* ---- elementwise activations ----------------------------------------------
  * Forward: y = f(x) over n values.  Backward: dx (+)= dy·f'(x), where the
  * derivative is written with whichever of x and y is cheaper. */

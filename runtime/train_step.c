@@ -71,6 +71,16 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 			                "layer '%s' of model '%s' has a %s posterior, which no optimizer "
 			                "trains yet",
 			                l->name, m->name, bnn_family_name(l->family));
+		/* the generated code samples only dense layers by the local
+		 * reparameterisation trick; a meanfield conv2d layer ignores sigma */
+		if (l->family == BNN_FAMILY_MEANFIELD && o->optimizer == BNN_OPT_BBB && o->lrt &&
+		    strcmp(l->op, "dense") != 0)
+			return bnn_fail(err, BNN_EUNSUPPORTED,
+			                "layer '%s' of model '%s' is a meanfield %s layer, and bbb's local "
+			                "reparameterisation (lrt=1) is generated for dense layers only: "
+			                "train with --set lrt=0 (a weight sample per pass), or with vogn, "
+			                "ivon or badam",
+			                l->name, m->name, l->op ? l->op : "?");
 		if (l->family == BNN_FAMILY_MEANFIELD && !optimizer_is_variational(o->optimizer))
 			return bnn_fail(err, BNN_EUNSUPPORTED,
 			                "layer '%s' of model '%s' has a meanfield posterior, but optimizer "

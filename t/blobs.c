@@ -2,6 +2,7 @@
  * blobs.c: the training problem and the checks that t/gen_runtime.c and
  * t/gen_bayes.c share (blobs.h).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,4 +56,16 @@ double blobs_accuracy(const bnn_state *st, const bnn_dataset *ds, long mc)
 int blobs_same_floats(const float *a, const float *b, long n)
 {
 	return (a == NULL && b == NULL) || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
+}
+
+int blobs_sigma_positive(const bnn_state *st)
+{
+	long i;
+
+	if (!st->sigma)
+		return 0;
+	for (i = 0; i < st->model->nparams; i++)
+		if (!(st->sigma[i] > 0) || !isfinite(st->sigma[i]))
+			return 0;
+	return 1;
 }

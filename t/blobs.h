@@ -1,8 +1,8 @@
 /*
  * blobs.h: what the tests that train generated models share
  * (t/gen_runtime.c, t/gen_bayes.c): the three-blob classification problem
- * they train on, test accuracy through bnn_predict, and comparing arrays
- * bit for bit.
+ * they train on, test accuracy through bnn_predict, comparing arrays bit
+ * for bit, and checking a posterior's σ.
  */
 #ifndef BNN_TEST_BLOBS_H
 #define BNN_TEST_BLOBS_H
@@ -22,5 +22,9 @@ double blobs_accuracy(const bnn_state *st, const bnn_dataset *ds, long mc);
 
 /* Whether a and b hold the same n floats bit for bit (both NULL counts). */
 int blobs_same_floats(const float *a, const float *b, long n);
+
+/* Whether st has a σ that is finite and > 0 on every parameter (every
+ * layer of the model meanfield). */
+int blobs_sigma_positive(const bnn_state *st);
 
 #endif

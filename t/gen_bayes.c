@@ -36,19 +36,6 @@ static const char *tmp_path(const char *name)
 	return p;
 }
 
-/* σ > 0 on every parameter (all of rt_bayes's layers are meanfield). */
-static int sigma_positive(const bnn_state *st)
-{
-	long i;
-
-	if (!st->sigma)
-		return 0;
-	for (i = 0; i < st->model->nparams; i++)
-		if (!(st->sigma[i] > 0) || !isfinite(st->sigma[i]))
-			return 0;
-	return 1;
-}
-
 /*
  * Is the final σ of vogn or ivon the one their state implies (the trainer
  * derives it at the end of every epoch when mc = 1)?  With n training
@@ -105,7 +92,7 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	acc_mc = blobs_accuracy(&a, test, 16);
 	ok(acc_mean > 0.9, "%s: test accuracy at the mean %.3f > 0.9 (chance 0.33)", name, acc_mean);
 	ok(acc_mc > 0.9, "%s: test accuracy of 16 MC samples %.3f > 0.9", name, acc_mc);
-	ok(sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
+	ok(blobs_sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
 	if (optimizer == BNN_OPT_VOGN || optimizer == BNN_OPT_IVON)
 		ok(sigma_from_state(&a, (double)train->n),
 		   "%s, mc %d: the final σ is the one s or h implies", name, mc);

@@ -57,9 +57,11 @@
 
 #include "gc_bern.h"
 #include "gc_cat.h"
+#include "gc_conv.h"
 #include "gc_drop.h"
 #include "gc_gfix.h"
 #include "gc_glearn.h"
+#include "gc_lenet.h"
 #include "gc_mf.h"
 #include "tap.h"
 
@@ -128,6 +130,13 @@ static const struct gc_model gc_models[] = {
 	{ "gc_mf", GC_MF_INPUTS, GC_MF_OUTPUTS, GC_MF_TARGETS,
 	  GC_MF_NPARAMS, GC_GAUSSIAN, 66, gc_mf_pass_f64,
 	  gc_mf_workspace_floats, &gc_with_lrt, { { 0, 28 }, { 40, 62 } } },
+	{ "gc_conv", GC_CONV_INPUTS, GC_CONV_OUTPUTS, GC_CONV_TARGETS,
+	  GC_CONV_NPARAMS, GC_CATEGORICAL, 77, gc_conv_pass_f64,
+	  gc_conv_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
+	/* meanfield conv2d layers: the pass computes them on w (no LRT) */
+	{ "gc_lenet", GC_LENET_INPUTS, GC_LENET_OUTPUTS, GC_LENET_TARGETS,
+	  GC_LENET_NPARAMS, GC_CATEGORICAL, 88, gc_lenet_pass_f64,
+	  gc_lenet_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
 #define GC_DROP_MODEL (&gc_models[4])
@@ -325,6 +334,23 @@ static void test_sizes(void)
 	       "gc_mf: workspace for no example = sigma^2 of 16+12+22 = 50");
 	is_int(gc_drop_workspace_floats(0), 0,
 	       "gc_drop: workspace for no example = 0");
+	/* gc_conv: input [2, 7, 6] = 84; 3·2·3·2+3 + 3·3·2·3 + 3·2+3 +
+	 * 4·3·2·2+4 + 3·82+3 = 39+54+9+52+249 = 403. */
+	is_int(GC_CONV_INPUTS, 84, "gc_conv: 2*7*6 = 84 inputs");
+	is_int(GC_CONV_OUTPUTS, 3, "gc_conv: 3 outputs");
+	is_int(GC_CONV_NPARAMS, 403, "gc_conv: 39+54+9+52+249 = 403 parameters");
+	/* gc_lenet: 4·1·3·3+4 + 6·4·3·3+6 + 8·24+8 + 3·8+3 = 40+222+200+27. */
+	is_int(GC_LENET_INPUTS, 144, "gc_lenet: 1*12*12 = 144 inputs");
+	is_int(GC_LENET_NPARAMS, 489, "gc_lenet: 40+222+200+27 = 489 parameters");
+	/* conv2d scratch, shared by the layers and independent of the batch:
+	 * the largest K·P (c1: 9·144 = 1296; c2: 36·16 = 576) and the largest
+	 * F·K (c1: 4·9 = 36; c2: 6·36 = 216). */
+	is_int(gc_lenet_workspace_floats(0), 1296 + 216,
+	       "gc_lenet: workspace for no example = im2col 1296 + dW 216");
+	/* gc_conv: K·P: a 12·16 = 192, b 18·10 = 180, p pointwise 2·42 = 84,
+	 * g 12·2 = 24; F·K: a 36, b 54, p 6, g 48. */
+	is_int(gc_conv_workspace_floats(0), 192 + 54,
+	       "gc_conv: workspace for no example = im2col 192 + dW 54");
 }
 
 /*
@@ -545,6 +571,115 @@ static double gc_gaussian_learned_nll(const double *mu, const double *y,
 			        0.5 * r * r * exp(-2 * s[j]);
 		}
 	return loss;
+}
+
+/* ---- plain-loop convolution and pooling, for gc_conv's reference ------- */
+
+/* One example's conv2d by its definition: y[f][oy][ox] = b[f] +
+ * Σ_c Σ_u Σ_v w[f][c][u][v]·x[c][oy·sh − ph + u][ox·sw − pw + v], terms
+ * outside the input being 0.  b NULL: no bias.  Returns OH·OW. */
+static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w,
+                       const double *b, int f, int kh, int kw, int sh,
+                       int sw, int ph, int pw, double *y)
+{
+	int oh = (h + 2 * ph - kh) / sh + 1, ow = (wd + 2 * pw - kw) / sw + 1;
+	int o, oy, ox, ci, u, v;
+
+	for (o = 0; o < f; o++)
+		for (oy = 0; oy < oh; oy++)
+			for (ox = 0; ox < ow; ox++) {
+				double sum = b ? b[o] : 0;
+
+				for (ci = 0; ci < c; ci++)
+					for (u = 0; u < kh; u++)
+						for (v = 0; v < kw; v++) {
+							int iy = oy * sh - ph + u;
+							int ix = ox * sw - pw + v;
+
+							if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
+								continue;
+							sum += w[((o * c + ci) * kh + u) * kw + v] *
+							       x[(ci * h + iy) * wd + ix];
+						}
+				y[(o * oh + oy) * ow + ox] = sum;
+			}
+	return oh * ow;
+}
+
+/* max (MAX non-zero) or mean pooling of c planes h × wd by a size × size
+ * window with a stride. */
+static void gc_ref_pool(const double *x, int c, int h, int wd, int size,
+                        int stride, int max, double *y)
+{
+	int oh = (h - size) / stride + 1, ow = (wd - size) / stride + 1;
+	int ci, oy, ox, u, v;
+
+	for (ci = 0; ci < c; ci++)
+		for (oy = 0; oy < oh; oy++)
+			for (ox = 0; ox < ow; ox++) {
+				double acc = max ? -INFINITY : 0;
+
+				for (u = 0; u < size; u++)
+					for (v = 0; v < size; v++) {
+						double t = x[(ci * h + oy * stride + u) * wd +
+						             ox * stride + v];
+
+						acc = max ? fmax(acc, t) : acc + t;
+					}
+				y[(ci * oh + oy) * ow + ox] =
+					max ? acc : acc / (size * size);
+			}
+}
+
+/*
+ * gc_conv by plain loops, from the layout in t/models/gc_conv.bnn:
+ *   a  = relu(conv 3x2, stride 2, pad 1; W at 0, b at 36)      [3, 4, 4]
+ *   b  = tanh(conv 2x3, stride (1, 2), pad 1; W at 39)         [3, 5, 2]
+ *   p  = conv 1x1; W at 93, b at 99                            [3, 7, 6]
+ *   m  = maxpool(p, 3, stride 2)                               [3, 3, 2]
+ *   q  = maxpool(relu(p), 2, stride 1)                         [3, 6, 5]
+ *   v  = avgpool(q, 2)                                         [3, 3, 2]
+ *   g  = globalavgpool(conv 2x2 of m + v; W at 102, b at 150)  [4]
+ *   z  = W·(b, g, a) + bias; W [3][82] at 154, bias at 400
+ */
+static void gc_conv_reference(const double *w, const double *x, long batch,
+                              double *z)
+{
+	double a[48], b[30], p[126], rp[126], m[18], q[90], v[18], s[18];
+	double gc[8], cat[82];
+	long i;
+	int j, k;
+
+	for (i = 0; i < batch; i++) {
+		const double *xi = x + i * 84;
+
+		gc_ref_conv(xi, 2, 7, 6, w, w + 36, 3, 3, 2, 2, 2, 1, 1, a);
+		for (j = 0; j < 48; j++)
+			a[j] = fmax(a[j], 0);
+		gc_ref_conv(a, 3, 4, 4, w + 39, NULL, 3, 2, 3, 1, 2, 1, 1, b);
+		for (j = 0; j < 30; j++)
+			b[j] = tanh(b[j]);
+		gc_ref_conv(xi, 2, 7, 6, w + 93, w + 99, 3, 1, 1, 1, 1, 0, 0, p);
+		for (j = 0; j < 126; j++)
+			rp[j] = fmax(p[j], 0);
+		gc_ref_pool(p, 3, 7, 6, 3, 2, 1, m);
+		gc_ref_pool(rp, 3, 7, 6, 2, 1, 1, q);
+		gc_ref_pool(q, 3, 6, 5, 2, 2, 0, v);
+		for (j = 0; j < 18; j++)
+			s[j] = m[j] + v[j];
+		gc_ref_conv(s, 3, 3, 2, w + 102, w + 150, 4, 2, 2, 1, 1, 0, 0, gc);
+		memcpy(cat, b, sizeof b);
+		for (j = 0; j < 4; j++)
+			cat[30 + j] = (gc[2 * j] + gc[2 * j + 1]) / 2;
+		memcpy(cat + 34, a, sizeof a);
+		for (j = 0; j < 3; j++) {
+			double t = w[400 + j];
+
+			for (k = 0; k < 82; k++)
+				t += w[154 + j * 82 + k] * cat[k];
+			z[i * 3 + j] = t;
+		}
+	}
 }
 
 /* One model's random problem and the results of its full pass in one
@@ -942,6 +1077,22 @@ static void test_gfix_reference(const struct gc_case *c)
 	       c->label);
 }
 
+/* Check 3: gc_conv's outputs and loss against the plain loops. */
+static void test_conv_reference(const struct gc_case *c)
+{
+	double ref[GC_BATCH * GC_CONV_OUTPUTS], want = 0;
+	long i;
+
+	gc_conv_reference(c->w, c->x, GC_BATCH, ref);
+	for (i = 0; i < GC_BATCH; i++)
+		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
+	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop convolutions and pools "
+	   "(max |diff| %.3g)", c->label, gc_max_diff(GC_BATCH * 3, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand",
+	       c->label);
+}
+
 /* Check 3: gc_drop's outputs and loss against the reference, with the
  * masks of the documented draws (with rng) or none (rng NULL). */
 static void test_drop_reference(const struct gc_case *c)
@@ -1271,6 +1422,8 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 		test_drop_reference(c);
 	if (c->m->pass == gc_mf_pass_f64)
 		test_mf_reference(c);
+	if (c->m->pass == gc_conv_pass_f64)
+		test_conv_reference(c);
 	test_optional(c);
 	if (md->rng)
 		test_determinism(c);

@@ -1,0 +1,112 @@
+/* layer_conv.c: code for conv2d layers, a 2-D convolution of a
+ * [C, H, W] map into [F, OH, OW] by im2col and one GEMM per example, with
+ * a point or meanfield posterior.
+ *
+ * Parameters: NAME.weight [F, C, KH, KW] (row-major, like PyTorch's
+ * Conv2d) and NAME.bias [F].  Forward is Y_i = W·col_i + b per example;
+ * backward is dW = Σ_i G_i·col_iᵀ, db = Σ_i Σ_p G_i, and dX_i =
+ * col2im(Wᵀ·G_i) when the input has a delta; the mean of squared
+ * per-example gradients is accumulated example by example (see
+ * bnn_gen_conv_backward_params), so it needs one F × K block, not B of
+ * them.  The layer shape is a static const bnn_gen_conv (cv_NAME), and
+ * every conv2d layer shares two scratch blocks that do not grow with the
+ * batch: cv_col (the largest K·P, one example's columns) and cv_tmp (the
+ * largest F·K, one example's weight gradient).
+ *
+ * meanfield: the pass computes the layer on the weights in w, as the
+ * runtime's samplers give them (VOGN, IVON, BADAM, and Bayes-by-Backprop
+ * with lrt = 0).  The local reparameterisation trick, which dense
+ * meanfield layers use when the pass gets sigma, is not generated for
+ * conv2d: a conv2d layer ignores sigma and leaves its grad_sigma entries
+ * alone, and the trainer refuses bbb with lrt = 1 on such a model.
+ */
+#include "bnn_model.h"
+#include "cg.h"
+
+static int conv_params(struct cg *cg, int node)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+    const struct op_attrs *a = &n->attrs;
+    long wshape[4] = { a->channels, in->shape[0], a->kernel[0], a->kernel[1] };
+    long bshape[4] = { a->channels, 0, 0, 0 };
+    long area = a->kernel[0] * a->kernel[1];
+    long fan_in = in->shape[0] * area, fan_out = a->channels * area;
+    int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
+    if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 4, wshape, fan_in, fan_out, init) < 0)
+        return -1;
+    if (a->bias &&
+        cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, fan_in, fan_out, BNN_INIT_ZERO) < 0)
+        return -1;
+    return 0;
+}
+
+/* K = C·KH·KW (rows of the columns) and P = OH·OW (their length). */
+static void conv_sizes(const struct cg *cg, int node, long *k, long *p)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+    *k = in->shape[0] * n->attrs.kernel[0] * n->attrs.kernel[1];
+    *p = n->shape[1] * n->shape[2];
+}
+
+/* The shared scratch: one example's columns (also its column gradient) and
+ * one example's weight gradient. */
+static void conv_plan(struct cg *cg, int node)
+{
+    long k, p, f = cg->g->nodes[node].attrs.channels;
+    conv_sizes(cg, node, &k, &p);
+    if (k * p > cg->conv_col_floats)
+        cg->conv_col_floats = k * p;
+    if (f * k > cg->conv_tmp_floats)
+        cg->conv_tmp_floats = f * k;
+}
+
+static void conv_declare(struct cg *cg, int node)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+    const struct op_attrs *a = &n->attrs;
+    emit(cg->e,
+         "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
+         "%ld, %ld };\n",
+         cg_name(cg, node), in->shape[0], in->shape[1], in->shape[2], a->channels, a->kernel[0],
+         a->kernel[1], a->stride[0], a->stride[1], a->pad[0], a->pad[1], n->shape[1], n->shape[2]);
+}
+
+static void conv_forward(struct cg *cg, int node)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    const char *name = cg_name(cg, node);
+    char w[64], b[64];
+    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+    emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, a_%s, %s, %s, cv_col, a_%s);\n", name,
+         cg_name(cg, n->inputs[0]), w, b, name);
+}
+
+static void conv_backward(struct cg *cg, int node)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    const char *name = cg_name(cg, node);
+    int in = n->inputs[0];
+    char w[64], b[64], dw[64], db[64], qw[96], qb[96];
+    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+    cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
+    cg_param_addr(cg, node, "sqgrad", 1, qw, qb, sizeof qw);
+    emit(cg->e,
+         "\tbnn_gen_conv_backward_params(&cv_%s, B, a_%s, d_%s, %s, %s,\n"
+         "\t                             %s,\n"
+         "\t                             %s, cv_col, cv_tmp);\n",
+         name, cg_name(cg, in), name, dw, db, qw, qb);
+    if (cg->nodes[in].has_delta)
+        emit(cg->e, "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, %d);\n",
+             name, name, w, cg_name(cg, in), cg_delta_acc(cg, in));
+}
+
+const struct cg_layer cg_layer_conv2d = {
+    .params = conv_params,
+    .plan = conv_plan,
+    .declare = conv_declare,
+    .forward = conv_forward,
+    .backward = conv_backward,
+};

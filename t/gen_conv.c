@@ -1,0 +1,210 @@
+/*
+ * gen_conv.c: TAP tests of convolutional models trained end to end
+ * (t/models/rt_cnn.bnn and rt_cnn_mf.bnn, compiled by bnnc for this test
+ * in the normal float build): on a synthetic image problem (a bar of four
+ * pixels, horizontal, vertical or diagonal, anywhere in a noisy 10x10
+ * frame: three classes, chance 1/3), Adam trains the point CNN, and IVON
+ * and Bayes-by-Backprop with weight samples train the mean-field one,
+ * each past a clear accuracy margin with a fixed seed; VOGN (which uses
+ * the per-example squared gradients of conv layers) trains it to a finite
+ * posterior (its accuracy is reported, not checked); the same seed trains to
+ * the same bits; a checkpoint of the CNN round-trips; bbb with the local
+ * reparameterisation, which is not generated for conv2d layers, is
+ * refused with a message that says what to do instead.  Gradients of the
+ * conv and pooling code are checked in t/gen_gradcheck.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blobs.h"
+#include "bnn.h"
+#include "rt_cnn.h"
+#include "rt_cnn_mf.h"
+#include "tap.h"
+
+#define SIDE 10 /* images are 1 x SIDE x SIDE */
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[512];
+	snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+/* n images of bars: example i has class i % 3 (0 horizontal, 1 vertical,
+ * 2 diagonal), a bar of 4 pixels of value 1 at a random place where it
+ * fits, on Gaussian noise of sd 0.3. */
+static void bars_make(bnn_dataset *ds, long n, uint64_t seed)
+{
+	const long px = SIDE * SIDE;
+	bnn_rng rng;
+	long i;
+	int k;
+
+	memset(ds, 0, sizeof *ds);
+	ds->n = n;
+	ds->features = px;
+	ds->rank = 3;
+	ds->shape[0] = 1;
+	ds->shape[1] = SIDE;
+	ds->shape[2] = SIDE;
+	ds->targets = 1;
+	ds->x = malloc((size_t)(n * px) * sizeof *ds->x);
+	ds->y = malloc((size_t)n * sizeof *ds->y);
+	if (!ds->x || !ds->y)
+		tap_bail_out("out of memory");
+	bnn_rng_seed(&rng, seed);
+	bnn_rng_normal(&rng, ds->x, (size_t)(n * px));
+	for (i = 0; i < n; i++) {
+		float *img = ds->x + i * px;
+		int c = (int)(i % 3);
+		int r = (int)(bnn_rng_uniform(&rng) * (SIDE - 3));
+		int q = (int)(bnn_rng_uniform(&rng) * (SIDE - 3));
+
+		for (k = 0; k < px; k++)
+			img[k] *= 0.3f;
+		for (k = 0; k < 4; k++) {
+			int y = c == 1 ? r + k : c == 2 ? r + k : r;
+			int x = c == 0 ? q + k : c == 2 ? q + k : q;
+			img[y * SIDE + x] += 1;
+		}
+		ds->y[i] = (float)c;
+	}
+}
+
+/*
+ * Trains one model with one optimizer and checks accuracy (above 0.85,
+ * chance being 1/3, when check_accuracy; the lowest seen over eight
+ * initialisation seeds was 0.927), σ, determinism and (with a checkpoint
+ * name) the round trip.
+ */
+static void train_one(const bnn_model *m, int optimizer, double lr, long epochs, int lrt,
+                      const bnn_dataset *train, const bnn_dataset *test, const char *ckpt,
+                      int check_accuracy)
+{
+	const char *name = bnn_optimizer_name(optimizer);
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state a, b, loaded;
+	bnn_err err;
+	double acc;
+	int rc, same;
+
+	o.optimizer = optimizer;
+	o.epochs = epochs;
+	o.batch = 32;
+	o.schedule.lr = lr;
+	o.lrt = lrt;
+	o.seed = 5;
+	bnn_state_init(&a, m, 3, &err);
+	rc = bnn_train(&a, train, NULL, &o, ckpt ? tmp_path(ckpt) : NULL, NULL, NULL, &err);
+	is_int(rc, BNN_OK, "%s trains %s%s%s", name, m->name, rc ? ": " : "",
+	       rc ? err.message : "");
+	acc = blobs_accuracy(&a, test, 0);
+	if (check_accuracy)
+		ok(acc > 0.85, "%s, %s: test accuracy at the mean %.3f > 0.85 (chance 0.33)", name,
+		   m->name, acc);
+	else
+		tap_diag("%s, %s: test accuracy at the mean %.3f (not checked)", name, m->name, acc);
+	if (m == &rt_cnn_mf_model) {
+		ok(blobs_sigma_positive(&a), "%s, %s: every parameter has a finite sigma > 0", name,
+		   m->name);
+		acc = blobs_accuracy(&a, test, 8);
+		if (check_accuracy)
+			ok(acc > 0.85, "%s, %s: test accuracy of 8 MC samples %.3f > 0.85", name,
+			   m->name, acc);
+	}
+	bnn_state_init(&b, m, 3, &err);
+	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
+	same = blobs_same_floats(a.params, b.params, m->nparams) &&
+	       blobs_same_floats(a.sigma, b.sigma, m->nparams);
+	ok(same, "%s, %s: the same seed trains to identical bits", name, m->name);
+	bnn_state_free(&b);
+	if (ckpt) {
+		rc = bnn_state_load(&loaded, m, tmp_path(ckpt), &err);
+		is_int(rc, BNN_OK, "%s, %s: the checkpoint loads%s%s", name, m->name,
+		       rc ? ": " : "", rc ? err.message : "");
+		if (rc == BNN_OK) {
+			ok(blobs_same_floats(a.params, loaded.params, m->nparams) &&
+			   blobs_same_floats(a.sigma, loaded.sigma, m->nparams),
+			   "%s, %s: parameters and sigma survive the round trip", name, m->name);
+			bnn_state_free(&loaded);
+		} else {
+			ok(0, "%s, %s: parameters and sigma survive the round trip", name, m->name);
+		}
+		unlink(tmp_path(ckpt));
+	}
+	bnn_state_free(&a);
+}
+
+static void test_lrt_refused(const bnn_dataset *train)
+{
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state st;
+	bnn_err err;
+
+	o.optimizer = BNN_OPT_BBB;
+	o.epochs = 1;
+	bnn_state_init(&st, &rt_cnn_mf_model, 1, &err);
+	is_int(bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
+	       "bbb with lrt = 1 refuses a meanfield conv2d layer");
+	is_str(err.message,
+	       "layer 'c1_conv2d' of model 'rt_cnn_mf' is a meanfield conv2d layer, and bbb's local "
+	       "reparameterisation (lrt=1) is generated for dense layers only: train with "
+	       "--set lrt=0 (a weight sample per pass), or with vogn, ivon or badam",
+	       "and says what to do instead");
+	bnn_state_free(&st);
+}
+
+/* The descriptor of a conv layer: its op, a rank-4 weight [F, C, KH, KW]
+ * with PyTorch's fan-in and fan-out, He initialisation before a ReLU. */
+static void test_descriptor(void)
+{
+	const bnn_model *m = &rt_cnn_model;
+	const bnn_tensor *t = &m->tensors[2]; /* c2_conv2d.weight */
+	bnn_err err;
+
+	is_int(bnn_model_check(m, &err), BNN_OK, "rt_cnn's descriptor checks");
+	is_int(m->nparams, 40 + 222 + 21, "rt_cnn: 40 + 222 + 21 parameters");
+	is_str(m->layers[1].op, "conv2d", "layer 1 is a conv2d layer");
+	is_str(t->name, "c2_conv2d.weight", "tensor 2 is its weight");
+	ok(t->rank == 4 && t->shape[0] == 6 && t->shape[1] == 4 && t->shape[2] == 3 &&
+	   t->shape[3] == 3, "of shape [6, 4, 3, 3]");
+	ok(t->fan_in == 36 && t->fan_out == 54, "fan-in 4*3*3 = 36, fan-out 6*3*3 = 54");
+	is_int(t->init, BNN_INIT_HE_NORMAL, "He initialisation (it feeds a relu)");
+	is_int(m->tensors[0].init, BNN_INIT_HE_NORMAL,
+	       "c1 feeds a relu too (through nothing else)");
+	is_int(m->tensors[4].init, BNN_INIT_GLOROT_UNIFORM, "the output layer is Glorot");
+}
+
+int main(void)
+{
+	const char *base = getenv("TMPDIR");
+	bnn_dataset train, test;
+
+	snprintf(tmpdir, sizeof tmpdir, "%s/gen_conv.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir))
+		tap_bail_out("cannot create a temporary directory");
+	bnn_set_threads(1);
+	test_descriptor();
+	bars_make(&train, 1500, 31);
+	bars_make(&test, 300, 32);
+	train_one(&rt_cnn_model, BNN_OPT_ADAM, 0.01, 30, 1, &train, &test, "cnn.ckpt", 1);
+	train_one(&rt_cnn_mf_model, BNN_OPT_IVON, 0.2, 20, 1, &train, &test, "ivon.ckpt", 1);
+	train_one(&rt_cnn_mf_model, BNN_OPT_BBB, 0.01, 30, 0, &train, &test, NULL, 1);
+	/* VOGN runs its steps on the conv layers' squared per-example
+	 * gradients, but with this small ReLU network and a prior precision of
+	 * 1 it often collapses to chance (3 of 8 initialisation seeds at
+	 * lr 0.01; tempering, rho and delta did not cure it), so only that it
+	 * trains to a finite posterior is asserted. */
+	train_one(&rt_cnn_mf_model, BNN_OPT_VOGN, 0.003, 30, 1, &train, &test, NULL, 0);
+	test_lrt_refused(&train);
+	bnn_dataset_free(&train);
+	bnn_dataset_free(&test);
+	rmdir(tmpdir);
+	return tap_done();
+}
