@@ -1,12 +1,21 @@
 #!/bin/sh
-# compare.sh: every optimizer on Fashion-MNIST, side by side; run by
+# compare.sh: optimizers on Fashion-MNIST, side by side; run by
 # `make compare` as
 #   sh examples/compare.sh examples/out
 # after the Makefile has built OUT/fashion_point, OUT/fashion_dropout and
 # OUT/fashion_bayes (examples/*.bnn compiled by `bnnc --main`) and
-# examples/datagen.  docs/examples.md explains the table.
+# examples/datagen, and by `make lenet` as
+#   sh examples/compare.sh examples/out lenet
+# after it has built OUT/fashion_lenet and OUT/fashion_lenet_bayes.
+# docs/examples.md explains the tables.
 #
-# Seven methods on the same 784-512-512-10 ReLU MLP:
+# `lenet`: Adam, IVON and VOGN on the LeNet-5-style CNN of
+# fashion_lenet.bnn (point) and fashion_lenet_bayes.bnn (mean-field), 10
+# epochs, with the same protocol as below; the output files are named
+# compare_lenet* instead of compare*.
+#
+# Without a second argument, seven methods on the same 784-512-512-10 ReLU
+# MLP:
 #   adam     fashion_point.bnn    Adam (point estimate)
 #   sgd      fashion_point.bnn    SGD with momentum (point estimate)
 #   mcdrop   fashion_dropout.bnn  Adam with dropout, MC dropout at test time
@@ -52,18 +61,33 @@ die() {
 	exit 1
 }
 
-[ $# -eq 1 ] || { echo "usage: sh examples/compare.sh OUTDIR (run by 'make compare')" >&2; exit 2; }
+usage() {
+	echo "usage: sh examples/compare.sh OUTDIR [mlp|lenet] (run by 'make compare' and 'make lenet')" >&2
+	exit 2
+}
+
+[ $# -eq 1 ] || [ $# -eq 2 ] || usage
 out=$1
+net=${2:-mlp}
+case $net in
+mlp)
+	epochs=20 prefix=compare title="784-512-512-10 MLP"
+	programs="fashion_point fashion_dropout fashion_bayes" ;;
+lenet)
+	epochs=10 prefix=compare_lenet title="LeNet-5-style CNN"
+	programs="fashion_lenet fashion_lenet_bayes" ;;
+*)
+	usage ;;
+esac
 datagen=${DATAGEN:-$(dirname "$out")/datagen}
-epochs=20
 batch=128
 mc=32
 threads=${COMPARE_THREADS:-1}
 OPENBLAS_NUM_THREADS=$threads
 export OPENBLAS_NUM_THREADS
 
-for p in fashion_point fashion_dropout fashion_bayes; do
-	[ -x "$out/$p" ] || die "$out/$p is not built: run 'make compare'"
+for p in $programs; do
+	[ -x "$out/$p" ] || die "$out/$p is not built: run 'make compare' or 'make lenet'"
 done
 [ -x "$datagen" ] || die "$datagen is not built: run 'make compare'"
 
@@ -94,8 +118,8 @@ epoch_seconds() {
 	END { if (n) printf "%.2f", sum / n }' "$1"
 }
 
-csv=$out/compare.csv
-md=$out/compare.md
+csv=$out/$prefix.csv
+md=$out/$prefix.md
 echo "method,model,optimizer,mc,accuracy,nll,ece,brier,ood_auroc,accuracy_mean,nll_mean,ece_mean,best_epoch,seconds_per_epoch" >"$csv.tmp" ||
 	die "cannot write $csv.tmp"
 start=$(date +%s)
@@ -104,30 +128,30 @@ start=$(date +%s)
 run() {
 	name=$1 prog=$out/$2 model=$2 opt=$3
 	shift 3
-	ckpt=$out/compare_$name.ckpt
-	log=$out/compare_${name}_train.log
+	ckpt=$out/${prefix}_$name.ckpt
+	log=$out/${prefix}_${name}_train.log
 	t0=$(date +%s)
 	echo "$me: $name: training $model with $opt $*, $epochs epochs, batch $batch (progress in $log)" >&2
 	"$prog" train --data "$train_x" --labels "$train_y" --optimizer "$opt" \
 		--epochs "$epochs" --batch "$batch" --seed 1 --threads "$threads" \
 		--set valid_fraction=0.1 "$@" --save "$ckpt" \
-		>"$out/compare_${name}_train.json" 2>"$log" || {
+		>"$out/${prefix}_${name}_train.json" 2>"$log" || {
 		tail -n 3 "$log" >&2
 		die "$name: training failed (the log is $log)"
 	}
 	t1=$(date +%s)
 	# A point estimate is the same network in every sample: --mc 0.
-	if [ "$model" = fashion_point ]; then k=0; else k=$mc; fi
+	case $model in fashion_point | fashion_lenet) k=0 ;; *) k=$mc ;; esac
 	"$prog" eval --load "$ckpt" --data "$test_x" --labels "$test_y" --mc "$k" --seed 1 \
-		--threads "$threads" --ood "$ood" >"$out/compare_${name}_mc.json" ||
+		--threads "$threads" --ood "$ood" >"$out/${prefix}_${name}_mc.json" ||
 		die "$name: evaluation failed (see the message above)"
 	"$prog" eval --load "$ckpt" --data "$test_x" --labels "$test_y" --mc 0 \
-		--threads "$threads" >"$out/compare_${name}_mean.json" ||
+		--threads "$threads" >"$out/${prefix}_${name}_mean.json" ||
 		die "$name: evaluation at the mean failed (see the message above)"
 	t2=$(date +%s)
-	f=$out/compare_${name}_mc.json
-	g=$out/compare_${name}_mean.json
-	row="$name,$model,$opt,$k,$(json_get accuracy "$f"),$(json_get nll "$f"),$(json_get ece "$f"),$(json_get brier "$f"),$(json_get ood_auroc "$f"),$(json_get accuracy "$g"),$(json_get nll "$g"),$(json_get ece "$g"),$(json_get best_epoch "$out/compare_${name}_train.json"),$(epoch_seconds "$log")"
+	f=$out/${prefix}_${name}_mc.json
+	g=$out/${prefix}_${name}_mean.json
+	row="$name,$model,$opt,$k,$(json_get accuracy "$f"),$(json_get nll "$f"),$(json_get ece "$f"),$(json_get brier "$f"),$(json_get ood_auroc "$f"),$(json_get accuracy "$g"),$(json_get nll "$g"),$(json_get ece "$g"),$(json_get best_epoch "$out/${prefix}_${name}_train.json"),$(epoch_seconds "$log")"
 	echo "$row" >>"$csv.tmp" || die "cannot write $csv.tmp"
 	echo "$me: $name: trained in $((t1 - t0)) s, evaluated in $((t2 - t1)) s: $(cat "$f")" >&2
 }
@@ -163,6 +187,15 @@ run() {
 #     λ/N = 1, 10, ..., 10⁵, 10⁴ is the smallest on the plateau of the
 #     validation NLL; there σ is small and the MC predictive stays close to
 #     the mean's.
+if [ "$net" = lenet ]; then
+# LeNet: Adam as above; IVON with the MLP's settings; VOGN at lr 1e-3 with
+# a one-epoch warm-up and the default beta2, tempered by rho = 1000 (see
+# docs/examples.md: untempered, the posterior of the weakly regularised
+# convolutions is too wide).
+run adam   fashion_lenet       adam --lr 1e-3 --set schedule=cosine
+run ivon   fashion_lenet_bayes ivon --lr 0.3 --set schedule=cosine --set h0=0.3
+run vogn   fashion_lenet_bayes vogn --lr 1e-3 --set schedule=cosine --set warmup=1 --set rho=1000
+else
 run adam   fashion_point   adam  --lr 1e-3 --set schedule=cosine
 run sgd    fashion_point   sgd   --lr 0.05 --set schedule=cosine
 run mcdrop fashion_dropout adam  --lr 1e-3 --set schedule=cosine
@@ -171,15 +204,16 @@ run vogn   fashion_bayes   vogn  --lr 2.5e-5 --set schedule=cosine --set warmup=
 	--set beta2=0.001 --set rho=100 --set delta=2500
 run ivon   fashion_bayes   ivon  --lr 0.3 --set schedule=cosine --set h0=0.3
 run badam  fashion_bayes   badam --lr 1e-3 --set schedule=cosine --set ess=5e8
+fi
 end=$(date +%s)
 mv "$csv.tmp" "$csv" || die "cannot write $csv"
 
 # The table, from the CSV: markdown on stdout and in compare.md.
-awk -F, -v data="$data" -v epochs="$epochs" -v batch="$batch" -v threads="$threads" '
+awk -F, -v data="$data" -v title="$title" -v epochs="$epochs" -v batch="$batch" -v threads="$threads" '
 NR == 1 { next }
 NR == 2 {
-	printf "Test set of %s, 784-512-512-10 MLP, %s epochs, batch %s, " \
-	       "seconds per epoch on %s thread(s).\n", data, epochs, batch, threads
+	printf "Test set of %s, %s, %s epochs, batch %s, " \
+	       "seconds per epoch on %s thread(s).\n", data, title, epochs, batch, threads
 	printf "MC: predictive averaged over that many samples (0: one network); " \
 	       "OOD AUROC: test images against the same turned 90 degrees, by entropy.\n\n"
 	print "| method | optimizer | MC | accuracy | NLL | ECE | Brier | OOD AUROC | accuracy @mean | NLL @mean | ECE @mean | best epoch | s/epoch |"
