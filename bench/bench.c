@@ -12,6 +12,11 @@
  *   gemm_784x512     the three products of the 784->512 dense layer at
  *                    batch 128 (forward Y = X·Wᵀ, dW = Gᵀ·X, dX = G·W),
  *                    through cblas_sgemm exactly as bnn_gen.h calls it;
+ *   conv3x3          a 3x3 convolution of 32 to 32 channels on 28x28 maps
+ *                    (stride 1, padding 1) at batch 128 through the
+ *                    generated code's kernels (bnn_gen_conv_*: im2col and a
+ *                    GEMM per example): forward, dW with db, the same with
+ *                    the squared per-example gradients, dX, and all three;
  *   adam_step        one training step: the generated pass with the
  *                    gradient, then bnn_adam_step over all parameters, on a
  *                    fixed random batch reused at every step, for
@@ -50,9 +55,9 @@
  *
  * Usage: bench [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
  *              [--train-steps N] [--only GROUP[,GROUP...]]
- * where a GROUP is one of peak, gemm, step (adam_step, step_parts and
- * sqgrad_overhead), train (train_step), vi (vi_parts, vi_kernels and
- * posterior_sample); by default all run.  The env line always comes first.
+ * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3), step
+ * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
+ * (vi_parts, vi_kernels and posterior_sample); by default all run.  The env line always comes first.
  */
 #include <math.h>
 #include <stdio.h>
@@ -62,6 +67,7 @@
 #include <cblas.h>
 
 #include "bnn.h"
+#include "bnn_gen.h"
 #include "fashion_mf.h"
 #include "fashion_point.h"
 #include "mlp13.h"
@@ -936,6 +942,124 @@ static bnn_bench_peak bench_peak(const bench_opts *o)
 	return pk;
 }
 
+/* ---- a 3x3 convolution ---------------------------------------------------- */
+
+/* The conv3x3 layer: its shape and arrays (batch × maps, weights, the
+ * generated code's two scratch blocks). */
+typedef struct bench_conv {
+	bnn_gen_conv s;
+	long b;
+	float *x, *w, *bias, *g, *y, *dx, *dw, *db, *sw, *sb, *col, *tmp;
+} bench_conv;
+
+static void bench_conv_forward(void *ctx)
+{
+	bench_conv *q = ctx;
+
+	bnn_gen_conv_forward(&q->s, q->b, q->x, q->w, q->bias, q->col, q->y);
+}
+
+static void bench_conv_dw(void *ctx)
+{
+	bench_conv *q = ctx;
+
+	bnn_gen_conv_backward_params(&q->s, q->b, q->x, q->g, q->dw, q->db, NULL, NULL,
+	                             q->col, q->tmp);
+}
+
+static void bench_conv_dw_sq(void *ctx)
+{
+	bench_conv *q = ctx;
+
+	bnn_gen_conv_backward_params(&q->s, q->b, q->x, q->g, q->dw, q->db, q->sw, q->sb,
+	                             q->col, q->tmp);
+}
+
+static void bench_conv_dx(void *ctx)
+{
+	bench_conv *q = ctx;
+
+	bnn_gen_conv_backward_input(&q->s, q->b, q->g, q->w, q->dx, q->col, 0);
+}
+
+static void bench_conv_all(void *ctx)
+{
+	bench_conv_forward(ctx);
+	bench_conv_dw(ctx);
+	bench_conv_dx(ctx);
+}
+
+/* Time the conv3x3 operations; print their rates against the peak. */
+static void bench_convs(const bench_opts *o, double peak)
+{
+	static const struct {
+		const char *name;
+		void (*run)(void *);
+		int products;
+	} ops[] = {
+		{ "forward", bench_conv_forward, 1 },
+		{ "dW", bench_conv_dw, 1 },
+		{ "dW_sqgrad", bench_conv_dw_sq, 1 }, /* the rate of dW's work */
+		{ "dX", bench_conv_dx, 1 },
+		{ "all3", bench_conv_all, 3 },
+	};
+	bench_conv q;
+	long k, p, in, out;
+	bnn_rng rng;
+	size_t i;
+
+	memset(&q, 0, sizeof q);
+	q.s.c = q.s.f = 32;
+	q.s.h = q.s.w = q.s.oh = q.s.ow = 28;
+	q.s.kh = q.s.kw = 3;
+	q.s.sh = q.s.sw = q.s.ph = q.s.pw = 1;
+	q.b = 128;
+	k = q.s.c * q.s.kh * q.s.kw;
+	p = q.s.oh * q.s.ow;
+	in = q.s.c * q.s.h * q.s.w;
+	out = q.s.f * p;
+	q.x = bench_alloc((size_t)(q.b * in));
+	q.dx = bench_alloc((size_t)(q.b * in));
+	q.g = bench_alloc((size_t)(q.b * out));
+	q.y = bench_alloc((size_t)(q.b * out));
+	q.w = bench_alloc((size_t)(q.s.f * k));
+	q.dw = bench_alloc((size_t)(q.s.f * k));
+	q.sw = bench_alloc((size_t)(q.s.f * k));
+	q.tmp = bench_alloc((size_t)(q.s.f * k));
+	q.bias = bench_alloc((size_t)q.s.f);
+	q.db = bench_alloc((size_t)q.s.f);
+	q.sb = bench_alloc((size_t)q.s.f);
+	q.col = bench_alloc((size_t)(k * p));
+	bnn_rng_seed(&rng, 4);
+	bnn_rng_normal(&rng, q.x, (size_t)(q.b * in));
+	bnn_rng_normal(&rng, q.g, (size_t)(q.b * out));
+	bnn_rng_normal(&rng, q.w, (size_t)(q.s.f * k));
+	bnn_rng_normal(&rng, q.bias, (size_t)q.s.f);
+	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		bench_op op = { ops[i].run, NULL, &q };
+		bench_result r = bench_measure(&op, o);
+		double gf = 2e-9 * ops[i].products * (double)(q.s.f * k * p * q.b);
+
+		printf("{\"bench\":\"conv3x3\",\"impl\":\"bnnc\",\"op\":\"%s\","
+		       "\"channels\":32,\"size\":28,\"batch\":%ld,\"ms\":%.4f,"
+		       "\"gflops\":%.2f,\"fraction_of_peak\":%.3f}\n",
+		       ops[i].name, q.b, 1e3 * r.seconds, gf / r.seconds, gf / r.seconds / peak);
+		fflush(stdout);
+	}
+	free(q.x);
+	free(q.dx);
+	free(q.g);
+	free(q.y);
+	free(q.w);
+	free(q.dw);
+	free(q.sw);
+	free(q.tmp);
+	free(q.bias);
+	free(q.db);
+	free(q.sb);
+	free(q.col);
+}
+
 static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
@@ -1030,8 +1154,10 @@ int main(int argc, char **argv)
 
 	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP))
 		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
-	if (o.groups & BENCH_GGEMM)
+	if (o.groups & BENCH_GGEMM) {
 		bench_gemms(&o, pk.gflops);
+		bench_convs(&o, pk.gflops);
+	}
 	if (o.groups & BENCH_GSTEP) {
 		bench_net_init(&net, &fashion_point_model, "784-512-512-10", 32, 1);
 		adam32 = bench_adam(&net, &o, pk.gflops);

@@ -153,6 +153,14 @@ FNR == 1 {
 			seenop[op] = 1
 			ops[++nops] = op
 		}
+	} else if (b == "conv3x3") {
+		op = field($0, "op")
+		conv[op, round] = field($0, "gflops")
+		cfrac[op, round] = field($0, "fraction_of_peak")
+		if (!(op in seencop)) {
+			seencop[op] = 1
+			cops[++ncops] = op
+		}
 	} else if (b == "train_step") {
 		vk = field($0, "optimizer") SUBSEP field($0, "batch")
 		if (impl == "bnnc") {
@@ -246,6 +254,21 @@ END {
 			                   f >= 0.8 ? "true" : "false")
 		}
 	}
+	if (ncops)
+		printf "#\n# 3x3 convolution, 32 -> 32 channels, 28x28, batch 128" \
+		       " (generated code: im2col + GEMM), target >= 60%% of peak:\n"
+	for (i = 1; i <= ncops; i++) {
+		op = cops[i]
+		f = median(cfrac, op)
+		printf "#   %-10s %7.1f GFLOP/s %5.1f%%", op, median(conv, op), 100 * f
+		if (op != "dW_sqgrad")
+			printf " %s", verdict(f >= 0.6)
+		printf "\n"
+		if (op != "dW_sqgrad")
+			cline[i] = sprintf("{\"bench\":\"conv_target\",\"op\":\"%s\"," \
+			                   "\"fraction_of_peak\":%.3f,\"target\":0.6," \
+			                   "\"met\":%s}", op, f, f >= 0.6 ? "true" : "false")
+	}
 	if (nsq)
 		printf "#\n# step with sqgrad / plain step (VOGN squared" \
 		       " gradients):\n"
@@ -311,6 +334,9 @@ END {
 			print line[i]
 	for (i = 1; i <= nops; i++)
 		print gline[i]
+	for (i = 1; i <= ncops; i++)
+		if (i in cline)
+			print cline[i]
 	for (i = 1; i <= nv; i++) {
 		if (i in vline)
 			print vline[i]
