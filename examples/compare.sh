@@ -81,7 +81,6 @@ lenet)
 esac
 datagen=${DATAGEN:-$(dirname "$out")/datagen}
 batch=128
-mc=32
 threads=${COMPARE_THREADS:-1}
 OPENBLAS_NUM_THREADS=$threads
 export OPENBLAS_NUM_THREADS
@@ -140,9 +139,9 @@ run() {
 		die "$name: training failed (the log is $log)"
 	}
 	t1=$(date +%s)
-	# A point estimate is the same network in every sample: --mc 0.
-	case $model in fashion_point | fashion_lenet) k=0 ;; *) k=$mc ;; esac
-	"$prog" eval --load "$ckpt" --data "$test_x" --labels "$test_y" --mc "$k" --seed 1 \
+	# Without --mc, eval averages 32 samples of a model with a posterior or
+	# dropout and predicts once with a point estimate (its mc is 0).
+	"$prog" eval --load "$ckpt" --data "$test_x" --labels "$test_y" --seed 1 \
 		--threads "$threads" --ood "$ood" >"$out/${prefix}_${name}_mc.json" ||
 		die "$name: evaluation failed (see the message above)"
 	"$prog" eval --load "$ckpt" --data "$test_x" --labels "$test_y" --mc 0 \
@@ -151,6 +150,7 @@ run() {
 	t2=$(date +%s)
 	f=$out/${prefix}_${name}_mc.json
 	g=$out/${prefix}_${name}_mean.json
+	k=$(json_get mc "$f")
 	row="$name,$model,$opt,$k,$(json_get accuracy "$f"),$(json_get nll "$f"),$(json_get ece "$f"),$(json_get brier "$f"),$(json_get ood_auroc "$f"),$(json_get accuracy "$g"),$(json_get nll "$g"),$(json_get ece "$g"),$(json_get best_epoch "$out/${prefix}_${name}_train.json"),$(epoch_seconds "$log")"
 	echo "$row" >>"$csv.tmp" || die "cannot write $csv.tmp"
 	echo "$me: $name: trained in $((t1 - t0)) s, evaluated in $((t2 - t1)) s: $(cat "$f")" >&2

@@ -325,8 +325,9 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	if ((rc = train_split(&t, err)))
 		goto done;
 	t.n_data = (double)t.ntrain;
-	if ((rc = train_step_setup(&t, err)) || (rc = train_alloc(&t, err)) ||
-	    (rc = train_augment_setup(&t, err)))
+	/* the data's checks first: a refusal leaves st as it was */
+	if ((rc = train_augment_setup(&t, err)) || (rc = train_step_setup(&t, err)) ||
+	    (rc = train_alloc(&t, err)))
 		goto done;
 	free(st->options);
 	st->options = bnn_train_options_text(o);

@@ -178,6 +178,18 @@ static void ivon_params(const struct trainer *t, const struct train_tensor *tt,
 	p->clip_radius = t->o->ivon.clip_radius;
 }
 
+/* Bayes-by-Backprop's Adam and KL settings for tensor tt. */
+static void bbb_params(const struct trainer *t, const struct train_tensor *tt,
+                       bnn_bbb_params *p)
+{
+	*p = bnn_bbb_defaults();
+	p->beta1 = t->o->adam.beta1;
+	p->beta2 = t->o->adam.beta2;
+	p->eps = t->o->adam.eps;
+	p->prior_precision = tt->delta;
+	p->n_data = t->n_data;
+}
+
 /* A fresh optimizer state: zeroed slots, then each optimizer's start
  * (IVON's h = h0 and its σ, BBB's ρ from sigma0). */
 static int state_fresh(struct trainer *t, bnn_err *err)
@@ -392,18 +404,6 @@ static void natural_samples(struct trainer *t, long b, double *loss)
 					                  1.0f / (float)K, k > 0);
 			}
 	}
-}
-
-/* Bayes-by-Backprop's Adam and KL settings for tensor tt. */
-static void bbb_params(const struct trainer *t, const struct train_tensor *tt,
-                       bnn_bbb_params *p)
-{
-	*p = bnn_bbb_defaults();
-	p->beta1 = t->o->adam.beta1;
-	p->beta2 = t->o->adam.beta2;
-	p->eps = t->o->adam.eps;
-	p->prior_precision = tt->delta;
-	p->n_data = t->n_data;
 }
 
 /* IVON's learning rate for tensor tt: α ← (h0 + δ)α (Alg. 1 "Optional"),

@@ -70,6 +70,43 @@ static void is_vec3(const float *got, double e0, double e1, double e2,
 	is_float(got[2], e2, tol, "%s [2]", what);
 }
 
+/* The hand-computed problems of the VOGN, IVON and BBB tests, shared by
+ * the tests of the plain steps and of the fused ones (the comments at the
+ * tests work them through). */
+static const float vogn_s0[3] = { 0.2f, 0.4f, 0.8f };
+static const float vogn_hh1[3] = { 0.5f, 0.2f, 1.0f };
+static const float ivon_hinit[3] = { 0.5f, 0.5f, 0.5f };
+static const float bbb_rho0[3] = { 0.0f, -2.0f, 3.0f };
+static const float bbb_gmu[3] = { 0.5f, 1.0f, -2.0f };
+static const float bbb_gsig[3] = { 0.3f, -0.4f, 0.1f };
+
+/* VOGN: N = 10, δ = 2, τ = 0.5, β1 = 0.9, β2 = 0.5. */
+static void vogn_problem(bnn_vogn_params *p)
+{
+	p->beta1 = 0.9;
+	p->beta2 = 0.5;
+	p->tau = 0.5;
+	p->delta = 2;
+	p->n_data = 10;
+}
+
+/* IVON: β1 = 0.5, β2 = 0.75, h0 = 0.5, δ = 0.5, λ = 8. */
+static void ivon_problem(bnn_ivon_params *p)
+{
+	p->beta1 = 0.5;
+	p->beta2 = 0.75;
+	p->h0 = 0.5;
+	p->delta = 0.5;
+	p->ess = 8;
+}
+
+/* BBB: δ = 2, N = 10 (Adam's defaults). */
+static void bbb_problem(bnn_bbb_params *p)
+{
+	p->prior_precision = 2;
+	p->n_data = 10;
+}
+
 static void test_defaults(void)
 {
 	bnn_vogn_params v = bnn_vogn_defaults();
@@ -92,8 +129,6 @@ static void test_defaults(void)
 static void test_vogn(void)
 {
 	bnn_vogn_params p = bnn_vogn_defaults();
-	static const float s0[3] = { 0.2f, 0.4f, 0.8f };
-	static const float hh1[3] = { 0.5f, 0.2f, 1.0f };
 	static const float hh2[3] = { 0.2f, 0.6f, 0.4f };
 	float mu[3], m[3] = { 0, 0, 0 }, s[3], sigma[3], sig2[3];
 	float mu_d[3], m_d[3] = { 0, 0, 0 }, s_d[3];
@@ -102,10 +137,10 @@ static void test_vogn(void)
 
 	/*
 	 * N = 10, δ = 2, τ = 0.5: δ̃ = τδ/N = 0.1 (Alg. 1 line 2).  β1 = 0.9,
-	 * β2 = 0.5 (so 1 - τβ2 = 0.75), α = 0.1, s0 = (0.2, 0.4, 0.8).
+	 * β2 = 0.5 (so 1 - τβ2 = 0.75), α = 0.1, vogn_s0 = (0.2, 0.4, 0.8).
 	 * Step 1 with ĝ = (0.5, 1, -2), ĥ = (0.5, 0.2, 1):
 	 *   line 19: m = 0 + ĝ + 0.1 μ = (0.6, 0.8, -1.95)
-	 *   line 20: s = 0.75 s0 + 0.5 ĥ = (0.15 + 0.25, 0.3 + 0.1,
+	 *   line 20: s = 0.75 vogn_s0 + 0.5 ĥ = (0.15 + 0.25, 0.3 + 0.1,
 	 *            0.6 + 0.5) = (0.4, 0.4, 1.1)
 	 *   line 21: s + δ̃ = (0.5, 0.5, 1.2); μ - 0.1 m/(s + δ̃) =
 	 *            (1 - 0.12, -2 - 0.16, 0.5 + 0.1625) =
@@ -113,14 +148,10 @@ static void test_vogn(void)
 	 *   line 9:  σ = 1/√(10 (s + δ̃)) = 1/√(5, 5, 12) =
 	 *            (0.447213595, 0.447213595, 0.288675135)
 	 */
-	p.beta1 = 0.9;
-	p.beta2 = 0.5;
-	p.tau = 0.5;
-	p.delta = 2;
-	p.n_data = 10;
+	vogn_problem(&p);
 	copy3(mu, mu0);
-	copy3(s, s0);
-	bnn_vogn_step(3, mu, gh1, hh1, m, s, sigma, 0.1f, &p);
+	copy3(s, vogn_s0);
+	bnn_vogn_step(3, mu, gh1, vogn_hh1, m, s, sigma, 0.1f, &p);
 	is_vec3(m, 0.6, 0.8, -1.95, 1e-6, "VOGN step 1: m (line 19)");
 	is_vec3(s, 0.4, 0.4, 1.1, 1e-6, "VOGN step 1: s (line 20)");
 	is_vec3(mu, 0.88, -2.16, 0.6625, 1e-6, "VOGN step 1: mu (line 21)");
@@ -134,8 +165,8 @@ static void test_vogn(void)
 
 	/* The deterministic case (sigma NULL): the same μ, m and s. */
 	copy3(mu_d, mu0);
-	copy3(s_d, s0);
-	bnn_vogn_step(3, mu_d, gh1, hh1, m_d, s_d, NULL, 0.1f, &p);
+	copy3(s_d, vogn_s0);
+	bnn_vogn_step(3, mu_d, gh1, vogn_hh1, m_d, s_d, NULL, 0.1f, &p);
 	ok(memcmp(mu_d, mu, sizeof mu) == 0 && memcmp(m_d, m, sizeof m) == 0 &&
 	   memcmp(s_d, s, sizeof s) == 0,
 	   "VOGN deterministic step 1: same mu, m, s without sigma");
@@ -163,11 +194,11 @@ static void test_vogn(void)
 
 	/* 69 parameters: the same two steps, element i as element i % 3. */
 	spread3(lmu, mu0);
-	spread3(ls, s0);
+	spread3(ls, vogn_s0);
 	memset(lm, 0, sizeof lm);
 	spread3(lg1, gh1);
 	spread3(lg2, gh2);
-	spread3(lh1, hh1);
+	spread3(lh1, vogn_hh1);
 	spread3(lh2, hh2);
 	bnn_vogn_step(NLONG, lmu, lg1, lh1, lm, ls, lsig, 0.1f, &p);
 	bnn_vogn_step(NLONG, lmu, lg2, lh2, lm, ls, lsig, 0.1f, &p);
@@ -229,7 +260,6 @@ static void test_ivon(void)
 	bnn_ivon_params p = bnn_ivon_defaults();
 	static const float hh1[3] = { 1.5f, -1.0f, 0.5f };
 	static const float hh2[3] = { -4.0f, 0.2f, 0.5f };
-	static const float hinit[3] = { 0.5f, 0.5f, 0.5f };
 	float mu[3], g[3] = { 0, 0, 0 }, h[3], sigma[3], sig2[3];
 	float lmu[NLONG], lg[NLONG], lh[NLONG], lsig[NLONG];
 	float lg1[NLONG], lg2[NLONG], lh1[NLONG], lh2[NLONG];
@@ -250,13 +280,9 @@ static void test_ivon(void)
 	 *   line 8: σ = 1/√(8 (h + δ)) = 1/√(10.25, 5.5625, 8) =
 	 *           (0.312347524, 0.423999152, 0.353553391)
 	 */
-	p.beta1 = 0.5;
-	p.beta2 = 0.75;
-	p.h0 = 0.5;
-	p.delta = 0.5;
-	p.ess = 8;
+	ivon_problem(&p);
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	bnn_ivon_step(3, mu, gh1, hh1, g, h, sigma, 0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON t=1: g (line 4)");
 	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
@@ -298,7 +324,7 @@ static void test_ivon(void)
 
 	/* The same two steps on 69 parameters agree bit for bit. */
 	spread3(lmu, mu0);
-	spread3(lh, hinit);
+	spread3(lh, ivon_hinit);
 	memset(lg, 0, sizeof lg);
 	spread3(lg1, gh1);
 	spread3(lg2, gh2);
@@ -317,7 +343,7 @@ static void test_ivon(void)
 	 */
 	p.clip_radius = 0.05;
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
 	bnn_ivon_step(3, mu, gh1, hh1, g, h, sigma, 0.1f, 1, &p);
 	is_vec3(mu, 0.995, -2, 0.505, 1e-7, "IVON clip 0.05: mu");
@@ -331,7 +357,7 @@ static void test_ivon(void)
 	 * (1, 0, -1.75), μ = (0.9, -2, 0.675).
 	 */
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
 	bnn_ivon_step(3, mu, gh1, NULL, g, h, NULL, 0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON deterministic: g");
@@ -340,7 +366,7 @@ static void test_ivon(void)
 
 	/* step < 1 counts as the first step: the same as t = 1. */
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
 	bnn_ivon_step(3, mu, gh1, NULL, g, h, NULL, 0.1f, 0, &p);
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON step 0 counts as t = 1");
@@ -535,9 +561,6 @@ static void test_bbb(void)
 {
 	bnn_bbb_params p = bnn_bbb_defaults();
 	bnn_adam_params ap = bnn_adam_defaults();
-	static const float rho0[3] = { 0.0f, -2.0f, 3.0f };
-	static const float gmu[3] = { 0.5f, 1.0f, -2.0f };
-	static const float gsig[3] = { 0.3f, -0.4f, 0.1f };
 	float mu[3], rho[3], sigma[3];
 	float m_mu[3] = { 0, 0, 0 }, v_mu[3] = { 0, 0, 0 };
 	float m_rho[3] = { 0, 0, 0 }, v_rho[3] = { 0, 0, 0 };
@@ -564,12 +587,11 @@ static void test_bbb(void)
 	 *   μ = (0.99, -2.01, 0.51), ρ = (-0.01, -1.99, 2.99),
 	 *   σ = softplus(ρ) = (0.688159681, 0.128125303, 3.039063876)
 	 */
-	p.prior_precision = 2;
-	p.n_data = 10;
+	bbb_problem(&p);
 	copy3(mu, mu0);
-	copy3(rho, rho0);
+	copy3(rho, bbb_rho0);
 	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(3, mu, rho, sigma, gmu, gsig, m_mu, v_mu, m_rho, v_rho,
+	bnn_bbb_step(3, mu, rho, sigma, bbb_gmu, bbb_gsig, m_mu, v_mu, m_rho, v_rho,
 	             0.01f, 1, &p);
 	is_vec3(m_mu, 0.07, 0.06, -0.19, 1e-7, "BBB t=1: m_mu = 0.1 dmu");
 	is_vec3(v_mu, 0.00049, 0.00036, 0.00361, 1e-9,
@@ -586,7 +608,7 @@ static void test_bbb(void)
 	/* The μ update is bnn_adam_step's, bit for bit, for three steps,
 	 * with the gradient g_μ + (δ/N) μ formed as the step forms it. */
 	copy3(mu, mu0);
-	copy3(rho, rho0);
+	copy3(rho, bbb_rho0);
 	copy3(w, mu0);
 	memset(m_mu, 0, sizeof m_mu);
 	memset(v_mu, 0, sizeof v_mu);
@@ -595,9 +617,9 @@ static void test_bbb(void)
 	bnn_bbb_sigma(3, rho, sigma);
 	for (t = 1; t <= 3; t++) {
 		for (i = 0; i < 3; i++)
-			gd[i] = gmu[i] + dn * w[i];
+			gd[i] = bbb_gmu[i] + dn * w[i];
 		bnn_adam_step(3, w, gd, am, av, 0.01f, t, &ap);
-		bnn_bbb_step(3, mu, rho, sigma, gmu, gsig, m_mu, v_mu, m_rho,
+		bnn_bbb_step(3, mu, rho, sigma, bbb_gmu, bbb_gsig, m_mu, v_mu, m_rho,
 		             v_rho, 0.01f, t, &p);
 		if (memcmp(w, mu, sizeof w) != 0)
 			same = 0;
@@ -606,9 +628,9 @@ static void test_bbb(void)
 
 	/* 69 parameters, the same three steps, bit for bit. */
 	spread3(lmu, mu0);
-	spread3(lrho, rho0);
-	spread3(lgm, gmu);
-	spread3(lgs, gsig);
+	spread3(lrho, bbb_rho0);
+	spread3(lgm, bbb_gmu);
+	spread3(lgs, bbb_gsig);
 	memset(lmm, 0, sizeof lmm);
 	memset(lvm, 0, sizeof lvm);
 	memset(lmr, 0, sizeof lmr);
@@ -624,7 +646,7 @@ static void test_bbb(void)
 	/* Point parameters (rho NULL): μ alone with ∂μ = (0.7, 0.6, -1.9):
 	 * the same m, v and μ as the variational case at t = 1. */
 	copy3(pmu, mu0);
-	bnn_bbb_step(3, pmu, NULL, NULL, gmu, NULL, pm, pv, NULL, NULL, 0.01f,
+	bnn_bbb_step(3, pmu, NULL, NULL, bbb_gmu, NULL, pm, pv, NULL, NULL, 0.01f,
 	             1, &p);
 	is_vec3(pm, 0.07, 0.06, -0.19, 1e-7, "BBB point: m_mu = 0.1 dmu");
 	is_vec3(pmu, 0.99, -2.01, 0.51, 1e-6, "BBB point: mu");
@@ -1005,8 +1027,6 @@ static void sample3(float *theta, const float *mu, const float *sigma,
 static void test_vogn_fused(void)
 {
 	bnn_vogn_params p = bnn_vogn_defaults();
-	static const float s0[3] = { 0.2f, 0.4f, 0.8f };
-	static const float hh1[3] = { 0.5f, 0.2f, 1.0f };
 	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
 	float mu[3], m[3] = { 0, 0, 0 }, s[3], sigma[3], want[3];
 	float fmu[3], fm[3] = { 0, 0, 0 }, fs[3], theta[3];
@@ -1016,18 +1036,14 @@ static void test_vogn_fused(void)
 	/* test_vogn's step 1, then θ = μ + σ·noise with the new μ and σ:
 	 * μ = (0.88, -2.16, 0.6625), σ = (0.447213595, 0.447213595,
 	 * 0.288675135): θ = (1.327213595, -3.054427191, 0.806837568). */
-	p.beta1 = 0.9;
-	p.beta2 = 0.5;
-	p.tau = 0.5;
-	p.delta = 2;
-	p.n_data = 10;
+	vogn_problem(&p);
 	copy3(mu, mu0);
-	copy3(s, s0);
-	bnn_vogn_step(3, mu, gh1, hh1, m, s, sigma, 0.1f, &p);
+	copy3(s, vogn_s0);
+	bnn_vogn_step(3, mu, gh1, vogn_hh1, m, s, sigma, 0.1f, &p);
 	sample3(want, mu, sigma, noise);
 	copy3(fmu, mu0);
-	copy3(fs, s0);
-	bnn_vogn_step_sample(3, fmu, gh1, hh1, fm, fs, 1, theta, noise, 0.1f,
+	copy3(fs, vogn_s0);
+	bnn_vogn_step_sample(3, fmu, gh1, vogn_hh1, fm, fs, 1, theta, noise, 0.1f,
 	                     &p);
 	is_vec3(theta, 1.327213595, -3.054427191, 0.806837568, 1e-6,
 	        "VOGN fused: theta = new mu + new sigma * noise (line 9)");
@@ -1038,9 +1054,9 @@ static void test_vogn_fused(void)
 
 	/* Deterministic: θ = μ. */
 	copy3(fmu, mu0);
-	copy3(fs, s0);
+	copy3(fs, vogn_s0);
 	memset(fm, 0, sizeof fm);
-	bnn_vogn_step_sample(3, fmu, gh1, hh1, fm, fs, 0, theta, noise, 0.1f,
+	bnn_vogn_step_sample(3, fmu, gh1, vogn_hh1, fm, fs, 0, theta, noise, 0.1f,
 	                     &p);
 	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
 	   memcmp(fmu, mu, sizeof mu) == 0,
@@ -1048,10 +1064,10 @@ static void test_vogn_fused(void)
 
 	/* 69 parameters: chunks and tail agree with the 3-vector. */
 	spread3(lmu, mu0);
-	spread3(ls, s0);
+	spread3(ls, vogn_s0);
 	memset(lm, 0, sizeof lm);
 	spread3(lg, gh1);
-	spread3(lh, hh1);
+	spread3(lh, vogn_hh1);
 	spread3(lno, noise);
 	bnn_vogn_step_sample(NLONG, lmu, lg, lh, lm, ls, 1, lth, lno, 0.1f, &p);
 	ok(same_as3(lth, want) && same_as3(lmu, mu) && same_as3(ls, s),
@@ -1064,7 +1080,6 @@ static void test_vogn_fused(void)
 static void test_ivon_fused(void)
 {
 	bnn_ivon_params p = bnn_ivon_defaults();
-	static const float hinit[3] = { 0.5f, 0.5f, 0.5f };
 	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
 	/* θ - μ0 = (0.375, -0.125, -0.03125), exact in float */
 	static const float theta0[3] = { 1.375f, -2.125f, 0.46875f };
@@ -1083,13 +1098,9 @@ static void test_ivon_fused(void)
 	 * -2 - 0.847998304, 0.675 + 0.176776696)
 	 * = (1.234298744, -2.847998304, 0.851776696).
 	 */
-	p.beta1 = 0.5;
-	p.beta2 = 0.75;
-	p.h0 = 0.5;
-	p.delta = 0.5;
-	p.ess = 8;
+	ivon_problem(&p);
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	bnn_ivon_step_sample(3, mu, gh1, g, h, 1, theta, noise, 0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON fused: g (line 4)");
@@ -1105,7 +1116,7 @@ static void test_ivon_fused(void)
 
 	/* Deterministic: h stays at h0, μ as test_ivon's, θ = μ. */
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	memset(g, 0, sizeof g);
 	bnn_ivon_step_sample(3, mu, gh1, g, h, 0, theta, noise, 0.1f, 1, &p);
@@ -1116,14 +1127,14 @@ static void test_ivon_fused(void)
 
 	/* 69 parameters agree with the 3-vector. */
 	spread3(lmu, mu0);
-	spread3(lh, hinit);
+	spread3(lh, ivon_hinit);
 	memset(lg, 0, sizeof lg);
 	spread3(lgh, gh1);
 	spread3(lth, theta0);
 	spread3(lno, noise);
 	bnn_ivon_step_sample(NLONG, lmu, lgh, lg, lh, 1, lth, lno, 0.1f, 1, &p);
 	copy3(mu, mu0);
-	copy3(h, hinit);
+	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	memset(g, 0, sizeof g);
 	bnn_ivon_step_sample(3, mu, gh1, g, h, 1, theta, noise, 0.1f, 1, &p);
@@ -1137,10 +1148,7 @@ static void test_ivon_fused(void)
 static void test_bbb_fused(void)
 {
 	bnn_bbb_params p = bnn_bbb_defaults();
-	static const float rho0[3] = { 0.0f, -2.0f, 3.0f };
-	static const float gmu[3] = { 0.5f, 1.0f, -2.0f };
-	static const float gsig[3] = { 0.3f, -0.4f, 0.1f };
-	/* g∘ε = (0.5·0.6, 1·(-0.4), -2·(-0.05)) = gsig, exactly in float */
+	/* g∘ε = (0.5·0.6, 1·(-0.4), -2·(-0.05)) = bbb_gsig, exactly in float */
 	static const float eps0[3] = { 0.6f, -0.4f, -0.05f };
 	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
 	float mu[3], rho[3], sigma[3], want[3];
@@ -1156,18 +1164,17 @@ static void test_bbb_fused(void)
 	 * 3.039063876), so the next sample with noise (1, -2, 0.5) is
 	 * θ = (1.678159681, -2.266250606, 2.029531938), and ε = noise.
 	 */
-	p.prior_precision = 2;
-	p.n_data = 10;
+	bbb_problem(&p);
 	copy3(mu, mu0);
-	copy3(rho, rho0);
+	copy3(rho, bbb_rho0);
 	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(3, mu, rho, sigma, gmu, gsig, m_mu, v_mu, m_rho, v_rho,
+	bnn_bbb_step(3, mu, rho, sigma, bbb_gmu, bbb_gsig, m_mu, v_mu, m_rho, v_rho,
 	             0.01f, 1, &p);
 	sample3(want, mu, sigma, noise);
 	copy3(fmu, mu0);
-	copy3(frho, rho0);
+	copy3(frho, bbb_rho0);
 	copy3(eps, eps0);
-	bnn_bbb_step_sample(3, fmu, frho, gmu, eps, fm_mu, fv_mu, fm_rho,
+	bnn_bbb_step_sample(3, fmu, frho, bbb_gmu, eps, fm_mu, fv_mu, fm_rho,
 	                    fv_rho, theta, noise, 0.01f, 1, &p);
 	is_vec3(theta, 1.678159681, -2.266250606, 2.029531938, 1e-6,
 	        "BBB fused: the next theta = new mu + softplus(new rho) noise");
@@ -1183,7 +1190,7 @@ static void test_bbb_fused(void)
 	copy3(eps, eps0);
 	memset(fm_mu, 0, sizeof fm_mu);
 	memset(fv_mu, 0, sizeof fv_mu);
-	bnn_bbb_step_sample(3, fmu, NULL, gmu, eps, fm_mu, fv_mu, NULL, NULL,
+	bnn_bbb_step_sample(3, fmu, NULL, bbb_gmu, eps, fm_mu, fv_mu, NULL, NULL,
 	                    theta, noise, 0.01f, 1, &p);
 	is_vec3(fmu, 0.99, -2.01, 0.51, 1e-6, "BBB fused, deterministic: mu");
 	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
