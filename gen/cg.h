@@ -1,6 +1,7 @@
 /* cg.h: what the code generator's parts share (codegen.c drives; one file
  * per kind of layer emits its code: layer_dense.c, layer_conv.c,
- * layer_pool.c, layer_elementwise.c, layer_merge.c; likelihood_code.c
+ * layer_pool.c, layer_batchnorm.c, layer_elementwise.c, layer_merge.c;
+ * likelihood_code.c
  * ends the forward pass).
  *
  * Before anything is written, codegen.c plans the model: which nodes need
@@ -27,12 +28,13 @@
 #include "emit.h"
 #include "graph.h"
 
-/* A parameter tensor of the generated model (one bnn_tensor row). */
+/* A parameter tensor, or a tensor of running statistics, of the generated
+ * model (one bnn_tensor row). */
 struct cg_tensor {
     char name[160];   /* "h1.weight" */
     int node;         /* the graph node, or -1 for the likelihood */
     int role;         /* BNN_ROLE_* */
-    long offset, size;
+    long offset, size; /* in the parameters, or in the statistics */
     int rank;
     long shape[4];    /* dense weight [out, in]; conv2d weight [F, C, KH, KW] */
     long fan_in, fan_out;
@@ -51,6 +53,7 @@ struct cg_node {
     int layer;        /* its row in the descriptor's layer table, or -1 */
     long noise_off;   /* per-example offset of its noise blocks (plan hook) */
     long fixed_off;   /* offset of its fixed block after the per-example part */
+    int first_stat;   /* batchnorm: its first tensor in cg.stats, or -1 */
 };
 
 struct cg {
@@ -59,6 +62,9 @@ struct cg {
     struct cg_node *nodes;     /* one per graph node */
     struct cg_tensor *tensors; /* in parameter-vector order */
     int ntensors, cap_tensors;
+    struct cg_tensor *stats;   /* running statistics (batchnorm), in order */
+    int nstat_tensors, cap_stats;
+    long nstats;               /* floats of statistics */
     int nlayers;
     long nparams;
     long per_example;          /* workspace floats per example */
@@ -107,6 +113,11 @@ const struct cg_layer *cg_layer_of(enum op_id op);
 int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
                   const long *shape, long fan_in, long fan_out, int init);
 
+/* Adds a tensor of SIZE running statistics of NODE (initialised by INIT,
+ * BNN_INIT_ZERO or BNN_INIT_ONE); returns its index in cg.stats or -1 when
+ * out of memory. */
+int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size, int init);
+
 /* Reserves FLOATS per example (a batch × FLOATS block at ws + off·B) and
  * returns its per-example offset off. */
 long cg_reserve(struct cg *cg, long floats);
@@ -146,6 +157,7 @@ extern const struct cg_layer cg_layer_relu, cg_layer_leaky_relu, cg_layer_tanh,
 extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
 extern const struct cg_layer cg_layer_conv2d;
 extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;
+extern const struct cg_layer cg_layer_batchnorm;
 
 /* Emits the loss and output delta (likelihood_code.c). */
 void cg_emit_likelihood(struct cg *cg);

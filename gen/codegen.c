@@ -41,6 +41,7 @@ _Static_assert((int)LIKELIHOOD_COUNT == (int)BNN_LIKELIHOOD_COUNT,
 static const struct cg_layer *const cg_layers[OP_COUNT] = {
     [OP_DENSE] = &cg_layer_dense,
     [OP_CONV2D] = &cg_layer_conv2d,
+    [OP_BATCHNORM] = &cg_layer_batchnorm,
     [OP_MAXPOOL] = &cg_layer_maxpool,
     [OP_AVGPOOL] = &cg_layer_avgpool,
     [OP_GLOBALAVGPOOL] = &cg_layer_globalavgpool,
@@ -134,20 +135,23 @@ long cg_reserve_fixed(struct cg *cg, long floats)
     return off;
 }
 
-int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
-                  const long *shape, long fan_in, long fan_out, int init)
+/* Appends a tensor of SIZE elements at offset *total to the list v
+ * (growing it); returns its index or -1 when out of memory. */
+static int cg_append_tensor(struct cg *cg, struct cg_tensor **v, int *n, int *cap, long *total,
+                            int node, const char *suffix, int role, int rank, const long *shape,
+                            long fan_in, long fan_out, int init)
 {
     struct cg_tensor *t;
     int i;
-    if (cg->ntensors == cg->cap_tensors) {
-        int cap = cg->cap_tensors ? 2 * cg->cap_tensors : 16;
-        struct cg_tensor *nt = realloc(cg->tensors, (size_t)cap * sizeof *nt);
-        if (!nt)
+    if (*n == *cap) {
+        int ncap = *cap ? 2 * *cap : 16;
+        struct cg_tensor *nv = realloc(*v, (size_t)ncap * sizeof *nv);
+        if (!nv)
             return -1;
-        cg->tensors = nt;
-        cg->cap_tensors = cap;
+        *v = nv;
+        *cap = ncap;
     }
-    t = &cg->tensors[cg->ntensors];
+    t = &(*v)[*n];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s.%s",
              node >= 0 ? cg->g->nodes[node].name : cg->g->target, suffix);
@@ -159,23 +163,37 @@ int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int ran
         t->shape[i] = shape[i];
         t->size *= shape[i];
     }
-    t->offset = cg->nparams;
+    t->offset = *total;
     t->fan_in = fan_in;
     t->fan_out = fan_out;
     t->init = init;
-    cg->nparams += t->size;
-    return cg->ntensors++;
+    *total += t->size;
+    return (*n)++;
+}
+
+int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
+                  const long *shape, long fan_in, long fan_out, int init)
+{
+    return cg_append_tensor(cg, &cg->tensors, &cg->ntensors, &cg->cap_tensors, &cg->nparams,
+                            node, suffix, role, rank, shape, fan_in, fan_out, init);
+}
+
+int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size, int init)
+{
+    long shape[4] = { size, 0, 0, 0 };
+    return cg_append_tensor(cg, &cg->stats, &cg->nstat_tensors, &cg->cap_stats, &cg->nstats, node,
+                            suffix, role, 1, shape, 0, 0, init);
 }
 
 /* ---- planning --------------------------------------------------------------- */
 
 /* Whether code generation supports posterior family F on op OP: point
- * everywhere, dropout and meanfield on dense layers, meanfield on conv2d
- * layers. */
+ * everywhere, dropout on dense layers, meanfield on dense, conv2d and
+ * batchnorm layers. */
 static int cg_family_supported(enum family_id f, enum op_id op)
 {
-    return f == FAMILY_POINT || (op == OP_DENSE && (f == FAMILY_DROPOUT || f == FAMILY_MEANFIELD)) ||
-           (op == OP_CONV2D && f == FAMILY_MEANFIELD);
+    return f == FAMILY_POINT || (op == OP_DENSE && f == FAMILY_DROPOUT) ||
+           ((op == OP_DENSE || op == OP_CONV2D || op == OP_BATCHNORM) && f == FAMILY_MEANFIELD);
 }
 
 /* Reports what code generation cannot do yet; returns the error count. */
@@ -188,16 +206,15 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
             continue;
         if (!cg_layer_of(n->op)) {
             diag_error(d, n->loc,
-                       "code generation does not support '%s' yet (node '%s'); "
-                       "this release compiles dense and convolutional networks "
-                       "without batchnorm",
+                       "code generation does not support '%s' yet (node '%s')",
                        op_name(n->op), n->name);
             errors++;
         } else if (n->has_family && !cg_family_supported(n->family.id, n->op)) {
             diag_error(d, n->family.loc,
                        "code generation does not support the '%s' posterior yet "
                        "(layer '%s'); this release generates point, meanfield and "
-                       "dropout dense layers and point and meanfield conv2d layers",
+                       "dropout dense layers and point and meanfield conv2d and "
+                       "batchnorm layers",
                        family_name(n->family.id), n->name);
             errors++;
         }
@@ -224,6 +241,7 @@ static int cg_plan(struct cg *cg)
         c->layer = -1;
         c->noise_off = -1;
         c->fixed_off = -1;
+        c->first_stat = -1;
         if (!n->live || n->op == OP_INPUT)
             continue;
         c->code = 1;
@@ -422,15 +440,17 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
          "\n",
          up, up);
     emit(cg->e,
-         "/* Sizes: floats of input, output and target per example; parameters. */\n"
+         "/* Sizes: floats of input, output and target per example; parameters;\n"
+         " * batchnorm running statistics. */\n"
          "#define %s_INPUTS %ldL\n"
          "#define %s_OUTPUTS %ldL\n"
          "#define %s_TARGETS %ldL\n"
          "#define %s_NPARAMS %ldL\n"
+         "#define %s_NSTATS %ldL\n"
          "\n",
          up, cg->nodes[g->input].width, up, cg->nodes[g->output].width, up,
          g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, up,
-         cg->nparams);
+         cg->nparams, up, cg->nstats);
     emit(cg->e,
          "/* The descriptor the runtime drives the model through (bnn_model.h). */\n"
          "extern const bnn_model %s_model;\n"
@@ -447,7 +467,8 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
          " * of bnn_pass as arguments, in order, the workspace in doubles. */\n"
          "double %s_pass_f64(const double *w, const double *x, const double *y, long batch,\n"
          "                   double *ws, double *out, double *grad, double *sqgrad,\n"
-         "                   bnn_rng *rng, const double *sigma, double *grad_sigma);\n"
+         "                   bnn_rng *rng, const double *sigma, double *grad_sigma,\n"
+         "                   double *stats, int train);\n"
          "#endif\n"
          "\n"
          "#ifdef __cplusplus\n"
@@ -498,7 +519,8 @@ static void cg_write_pass(struct cg *cg)
          ". */\n"
          "static double %s_run(const bnn_real *w, const bnn_real *x, const bnn_real *y, long B,\n"
          "                     bnn_real *ws, bnn_real *out, bnn_real *grad, bnn_real *sqgrad,\n"
-         "                     bnn_rng *rng, const bnn_real *sigma, bnn_real *grad_sigma)\n"
+         "                     bnn_rng *rng, const bnn_real *sigma, bnn_real *grad_sigma,\n"
+         "                     bnn_real *stats, int train)\n"
          "{\n"
          "\tconst bnn_real *const a_%s = x;\n",
          g->name, g->nodes[g->input].name);
@@ -526,9 +548,14 @@ static void cg_write_pass(struct cg *cg)
          "\tdouble loss;\n"
          "\n"
          "\t(void)w; (void)grad; (void)sqgrad; (void)sq_x; (void)sq_g;\n"
-         "\t(void)rng; (void)sigma; (void)grad_sigma;\n"
+         "\t(void)rng; (void)sigma; (void)grad_sigma; (void)stats; (void)train;\n"
          "\n",
          cg->scratch_x, cg->scratch_g);
+    if (cg->nstats > 0)
+        emit(cg->e,
+             "\t/* batchnorm: the batch's statistics in training or without stats */\n"
+             "\tconst int bn_batch = !stats || train;\n"
+             "\n");
     cg_write_noise(cg);
     emit(cg->e, "\t/* forward */\n");
     for (i = 0; i < g->nnodes; i++)
@@ -557,22 +584,20 @@ static void cg_write_pass(struct cg *cg)
     emit(cg->e, "\treturn loss;\n}\n\n");
 }
 
-static void cg_write_tables(struct cg *cg, const struct codegen_options *o, const char *canonical)
+/* The bnn_tensor rows of V (N of them) as the array NAME_WHAT. */
+static void cg_write_tensor_table(struct cg *cg, const char *what, const struct cg_tensor *v, int n)
 {
-    static const char *const roles[] = { "BNN_ROLE_WEIGHT", "BNN_ROLE_BIAS", "BNN_ROLE_LOG_SIGMA" };
+    static const char *const roles[] = { "BNN_ROLE_WEIGHT",       "BNN_ROLE_BIAS",
+                                         "BNN_ROLE_LOG_SIGMA",    "BNN_ROLE_SCALE",
+                                         "BNN_ROLE_SHIFT",        "BNN_ROLE_RUNNING_MEAN",
+                                         "BNN_ROLE_RUNNING_VAR" };
     static const char *const inits[] = { "BNN_INIT_ZERO", "BNN_INIT_GLOROT_UNIFORM",
-                                         "BNN_INIT_HE_NORMAL" };
-    static const char *const liks[] = { "BNN_LIKELIHOOD_CATEGORICAL", "BNN_LIKELIHOOD_GAUSSIAN",
-                                        "BNN_LIKELIHOOD_BERNOULLI" };
-    const struct graph *g = cg->g;
-    const struct graph_node *in = &g->nodes[g->input];
-    const char *m = g->name;
-    char num[40], num2[40];
+                                         "BNN_INIT_HE_NORMAL", "BNN_INIT_ONE" };
     int i;
 
-    emit(cg->e, "static const bnn_tensor %s_tensors[] = {\n", m);
-    for (i = 0; i < cg->ntensors; i++) {
-        const struct cg_tensor *t = &cg->tensors[i];
+    emit(cg->e, "static const bnn_tensor %s_%s[] = {\n", cg->g->name, what);
+    for (i = 0; i < n; i++) {
+        const struct cg_tensor *t = &v[i];
         emit(cg->e, "\t{ ");
         emit_c_string(cg->e, t->name);
         emit(cg->e,
@@ -581,9 +606,24 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
              t->rank, t->shape[0], t->shape[1], t->shape[2], t->shape[3], t->fan_in, t->fan_out,
              inits[t->init]);
     }
-    if (cg->ntensors == 0)
+    if (n == 0)
         emit(cg->e, "\t{ \"\", -1, 0, 0L, 0L, 0, { 0, 0, 0, 0 }, 0L, 0L, 0 } /* none */\n");
-    emit(cg->e, "};\n\nstatic const bnn_layer %s_layers[] = {\n", m);
+    emit(cg->e, "};\n\n");
+}
+
+static void cg_write_tables(struct cg *cg, const struct codegen_options *o, const char *canonical)
+{
+    static const char *const liks[] = { "BNN_LIKELIHOOD_CATEGORICAL", "BNN_LIKELIHOOD_GAUSSIAN",
+                                        "BNN_LIKELIHOOD_BERNOULLI" };
+    const struct graph *g = cg->g;
+    const struct graph_node *in = &g->nodes[g->input];
+    const char *m = g->name;
+    char num[40], num2[40];
+    int i;
+
+    cg_write_tensor_table(cg, "tensors", cg->tensors, cg->ntensors);
+    cg_write_tensor_table(cg, "stat_tensors", cg->stats, cg->nstat_tensors);
+    emit(cg->e, "static const bnn_layer %s_layers[] = {\n", m);
     for (i = 0; i < g->nnodes; i++) {
         const struct graph_node *n = &g->nodes[i];
         const struct cg_node *c = &cg->nodes[i];
@@ -607,7 +647,7 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
          "double %s_pass(const bnn_pass *p)\n"
          "{\n"
          "\treturn %s_run(p->w, p->x, p->y, p->batch, p->ws, p->out, p->grad, p->sqgrad,\n"
-         "\t               p->rng, p->sigma, p->grad_sigma);\n"
+         "\t               p->rng, p->sigma, p->grad_sigma, p->stats, p->train);\n"
          "}\n\n",
          m, m);
     emit(cg->e, "const bnn_model %s_model = {\n\tBNN_MODEL_ABI,\n\t", m);
@@ -627,9 +667,11 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
     emit_double_str(g->prior_precision, num2, sizeof num2);
     emit(cg->e,
          ",\n\t%ldL,\n\t%s, %d,\n\t%s,\n\t%ldL,\n\t%d, %s_tensors,\n\t%d, %s_layers,\n"
+         "\t%ldL, %d, %s_stat_tensors,\n"
          "\t%s_workspace_floats,\n\t%s_pass\n};\n",
          g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, num,
-         g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, m, m);
+         g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, cg->nstats,
+         cg->nstat_tensors, m, m, m);
 }
 
 static void cg_write_c(struct cg *cg, const struct codegen_options *o, const char *canonical)
@@ -658,9 +700,11 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
          "#ifdef BNN_GEN_DOUBLE\n"
          "double %s_pass_f64(const double *w, const double *x, const double *y, long batch,\n"
          "                   double *ws, double *out, double *grad, double *sqgrad,\n"
-         "                   bnn_rng *rng, const double *sigma, double *grad_sigma)\n"
+         "                   bnn_rng *rng, const double *sigma, double *grad_sigma,\n"
+         "                   double *stats, int train)\n"
          "{\n"
-         "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma, grad_sigma);\n"
+         "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma, grad_sigma, stats,\n"
+         "\t               train);\n"
          "}\n"
          "#else\n",
          m, m);
@@ -787,5 +831,6 @@ done:
     free(canonical);
     free(cg.nodes);
     free(cg.tensors);
+    free(cg.stats);
     return status;
 }

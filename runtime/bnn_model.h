@@ -31,7 +31,7 @@ extern "C" {
 
 /* The descriptor layout; generated code stores the value it was built for
  * and the runtime refuses any other. */
-#define BNN_MODEL_ABI 2
+#define BNN_MODEL_ABI 3
 
 /* Likelihoods, posterior families and ops: the same lists, in the same
  * order, as the compiler's likelihoods.def, families.def and ops.def
@@ -56,23 +56,29 @@ enum bnn_family {
 enum bnn_role {
 	BNN_ROLE_WEIGHT,     /* a layer's weight matrix or kernel */
 	BNN_ROLE_BIAS,       /* a layer's bias */
-	BNN_ROLE_LOG_SIGMA   /* gaussian likelihood: log σ per output (learned) */
+	BNN_ROLE_LOG_SIGMA,  /* gaussian likelihood: log σ per output (learned) */
+	BNN_ROLE_SCALE,      /* batchnorm: γ, a scale per channel */
+	BNN_ROLE_SHIFT,      /* batchnorm: β, a shift per channel */
+	BNN_ROLE_RUNNING_MEAN, /* batchnorm statistics (stat_tensors): the */
+	BNN_ROLE_RUNNING_VAR   /*   running mean and variance per channel */
 };
 
 /* How a tensor is initialised (bnn_params_init). */
 enum bnn_init {
 	BNN_INIT_ZERO,           /* 0 */
 	BNN_INIT_GLOROT_UNIFORM, /* U(±sqrt(6/(fan_in + fan_out))) */
-	BNN_INIT_HE_NORMAL       /* N(0, 2/fan_in): layers feeding a ReLU-like unit */
+	BNN_INIT_HE_NORMAL,      /* N(0, 2/fan_in): layers feeding a ReLU-like unit */
+	BNN_INIT_ONE             /* 1: batchnorm's γ and running variance */
 };
 
 typedef struct bnn_tensor {
-	const char *name;   /* "h1.weight", "h1.bias", "y.log_sigma" */
+	const char *name;   /* "h1.weight", "h1.bias", "y.log_sigma", "b.scale" */
 	int layer;          /* index into layers[], or -1 (likelihood) */
 	int role;           /* enum bnn_role */
 	long offset;        /* first element in the flat parameter vector */
 	long size;          /* number of elements */
-	int rank;           /* 1 or 2 (dense weight: [out, in], row-major) */
+	int rank;           /* 1, 2 (dense weight: [out, in], row-major) or 4
+	                       (conv2d weight: [F, C, KH, KW]) */
 	long shape[4];
 	long fan_in, fan_out;
 	int init;           /* enum bnn_init */
@@ -124,6 +130,18 @@ typedef struct bnn_layer {
  *   grad_sigma  with sigma, rng and grad: receives the gradient of the
  *           mean loss with respect to sigma for the tensors of meanfield
  *           dense layers; its other entries are not touched.
+ * Batch normalisation (models whose nstats is not 0):
+ *   stats   the running statistics (model->nstats floats, laid out by
+ *           stat_tensors: each batchnorm layer's running mean and running
+ *           variance per channel), or NULL.
+ *   train   with stats: non-zero normalises every batchnorm layer by the
+ *           statistics of the batch and folds them into stats (running ←
+ *           (1 − momentum)·running + momentum·batch, the variance unbiased,
+ *           as PyTorch does); zero normalises by stats, which are not
+ *           changed (prediction).  Without stats, batchnorm layers always
+ *           use the batch's statistics and nothing is stored (gradient
+ *           checks).  The gradient is that of the loss as computed: with
+ *           batch statistics it flows through the mean and variance.
  * The pass returns Σ_i ℓ_i, the summed negative log-likelihood of the
  * batch (0 when y is NULL).  It cannot fail: the runtime validates sizes.
  */
@@ -139,6 +157,8 @@ typedef struct bnn_pass {
 	bnn_rng *rng;
 	const float *sigma;
 	float *grad_sigma;
+	float *stats;
+	int train;
 } bnn_pass;
 
 typedef struct bnn_model {
@@ -165,6 +185,11 @@ typedef struct bnn_model {
 	const bnn_tensor *tensors;
 	int nlayers;
 	const bnn_layer *layers;
+	long nstats;             /* floats of batchnorm running statistics */
+	int nstat_tensors;       /* their tensors (role RUNNING_MEAN or
+	                            RUNNING_VAR, offsets into the statistics),
+	                            in order, tiling nstats */
+	const bnn_tensor *stat_tensors;
 	/* Workspace floats needed by a pass of up to `batch` examples. */
 	size_t (*workspace_floats)(long batch);
 	/* The generated pass (see struct bnn_pass). */

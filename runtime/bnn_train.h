@@ -142,6 +142,10 @@ typedef struct bnn_state {
 	const bnn_model *model;   /* borrowed */
 	float *params;            /* model->nparams, owned: the parameters, or
 	                             the mean of the posterior */
+	float *stats;             /* model->nstats, owned (NULL when 0): the
+	                             running statistics of batchnorm layers,
+	                             updated by every training pass and used
+	                             by prediction */
 	float *sigma;             /* model->nparams, owned, or NULL: the
 	                             posterior standard deviation of each
 	                             parameter (0 for deterministic ones); NULL
@@ -170,13 +174,18 @@ int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
                    bnn_err *err);
 void bnn_state_free(bnn_state *st);
 
-/** Initialise params by the tensors' rules (He, Glorot, zero). */
+/** Initialise params by the tensors' rules (He, Glorot, zero, one). */
 void bnn_params_init(const bnn_model *m, float *params, bnn_rng *rng);
+
+/** Initialise the running statistics of a model's batchnorm layers
+ *  (model->nstats floats): means 0, variances 1. */
+void bnn_stats_init(const bnn_model *m, float *stats);
 
 /**
  * Save to a checkpoint (atomically replacing path).  Sections: params,
- * sigma, opt.a .. opt.e (the slots in use), meta (text: optimizer, step,
- * epoch), options, standardize.mean, standardize.std.
+ * stats (with batchnorm layers), sigma, opt.a .. opt.e (the slots in use),
+ * meta (text: optimizer, step, epoch), options, standardize.mean,
+ * standardize.std.
  */
 int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
 

@@ -59,7 +59,8 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 	    m->outputs < 1 || m->targets < 1 || m->nparams < 0 ||
 	    m->likelihood < 0 || m->likelihood >= BNN_LIKELIHOOD_COUNT ||
 	    m->ntensors < 0 || (m->ntensors > 0 && !m->tensors) ||
-	    m->nlayers < 0 || (m->nlayers > 0 && !m->layers))
+	    m->nlayers < 0 || (m->nlayers > 0 && !m->layers) || m->nstats < 0 ||
+	    m->nstat_tensors < 0 || (m->nstat_tensors > 0 && !m->stat_tensors))
 		return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor",
 		                m->name ? m->name : "?");
 	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL && m->outputs < 2)
@@ -86,5 +87,18 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 		return bnn_fail(err, BNN_EINVAL,
 		                "model '%s': the tensors cover %ld of the %ld parameters", m->name,
 		                covered, m->nparams);
+	for (i = 0, covered = 0; i < m->nstat_tensors; i++) {
+		const bnn_tensor *t = &m->stat_tensors[i];
+		if (t->offset != covered || t->size < 0)
+			return bnn_fail(err, BNN_EINVAL,
+			                "model '%s': statistics tensor '%s' starts at %ld, not at %ld "
+			                "where the one before it ends",
+			                m->name, t->name ? t->name : "?", t->offset, covered);
+		covered += t->size;
+	}
+	if (covered != m->nstats)
+		return bnn_fail(err, BNN_EINVAL,
+		                "model '%s': the statistics tensors cover %ld of the %ld statistics",
+		                m->name, covered, m->nstats);
 	return BNN_OK;
 }

@@ -5,22 +5,26 @@
  *                   (He et al. 2015);
  *   Glorot uniform  U(−a, a) with a = sqrt(6/(fan_in + fan_out)) (Glorot
  *                   and Bengio 2010), for every other weight;
- *   zero            biases and the learned log σ of a Gaussian likelihood.
+ *   zero            biases, batchnorm's shift β and the learned log σ of
+ *                   a Gaussian likelihood;
+ *   one             batchnorm's scale γ.
  * The tensors are visited in order and draw from one generator, so a seed
- * fixes the whole initialisation.
+ * fixes the whole initialisation.  The running statistics of batchnorm
+ * layers start at mean 0 and variance 1 (bnn_stats_init), by the same
+ * rules.
  */
 #include <math.h>
 
 #include "bnn.h"
 
-void bnn_params_init(const bnn_model *m, float *params, bnn_rng *rng)
+/* Every tensor of the table T (n rows) in V, by its rule. */
+static void tensors_init(const bnn_tensor *t, int n, float *v, bnn_rng *rng)
 {
 	int i;
 	long j;
 
-	for (i = 0; i < m->ntensors; i++) {
-		const bnn_tensor *t = &m->tensors[i];
-		float *p = params + t->offset;
+	for (i = 0; i < n; i++, t++) {
+		float *p = v + t->offset;
 		switch (t->init) {
 		case BNN_INIT_HE_NORMAL: {
 			float s = (float)sqrt(2.0 / (double)(t->fan_in > 0 ? t->fan_in : 1));
@@ -36,10 +40,27 @@ void bnn_params_init(const bnn_model *m, float *params, bnn_rng *rng)
 				p[j] = (float)((2 * bnn_rng_uniform(rng) - 1) * a);
 			break;
 		}
+		case BNN_INIT_ONE:
+			for (j = 0; j < t->size; j++)
+				p[j] = 1;
+			break;
 		default:
 			for (j = 0; j < t->size; j++)
 				p[j] = 0;
 			break;
 		}
 	}
+}
+
+void bnn_params_init(const bnn_model *m, float *params, bnn_rng *rng)
+{
+	tensors_init(m->tensors, m->ntensors, params, rng);
+}
+
+void bnn_stats_init(const bnn_model *m, float *stats)
+{
+	bnn_rng unused;
+
+	bnn_rng_seed(&unused, 0); /* the statistics' rules draw nothing */
+	tensors_init(m->stat_tensors, m->nstat_tensors, stats, &unused);
 }

@@ -36,10 +36,11 @@ int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
 	return BNN_OK;
 }
 
-/* bnn_model_outputs() for parameters w, with the pass's noise (dropout
+/* bnn_model_outputs() for parameters w and running statistics stats (NULL
+ * when the model has no batchnorm layer), with the pass's noise (dropout
  * masks) drawn from rng when it is not NULL: the one loop that runs a
  * model over a data set, for validation and for every prediction. */
-static int model_outputs(const bnn_model *m, const float *w, bnn_rng *rng,
+static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_rng *rng,
                          const bnn_dataset *ds, const long *idx, long n, long batch,
                          float *out, double *nll, bnn_err *err)
 {
@@ -80,6 +81,7 @@ static int model_outputs(const bnn_model *m, const float *w, bnn_rng *rng,
 			p.y = nll ? ds->y + i * m->targets : NULL;
 		}
 		p.w = w;
+		p.stats = stats; /* train = 0: batchnorm by the running statistics */
 		p.rng = rng;
 		p.batch = b;
 		p.ws = ws;
@@ -99,7 +101,8 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
                       const long *idx, long n, long batch, float *out,
                       double *nll, bnn_err *err)
 {
-	return model_outputs(st->model, st->params, NULL, ds, idx, n, batch, out, nll, err);
+	return model_outputs(st->model, st->params, st->stats, NULL, ds, idx, n, batch, out, nll,
+	                     err);
 }
 
 /* ½·log(2π) (M_PI is not ISO C). */
@@ -257,8 +260,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &rng);
 			w = theta;
 		}
-		if ((rc = model_outputs(m, w, mc > 0 ? &rng : NULL, ds, NULL, n, 256, acc.z, NULL,
-		                        err)))
+		if ((rc = model_outputs(m, w, st->stats, mc > 0 ? &rng : NULL, ds, NULL, n, 256, acc.z,
+		                        NULL, err)))
 			goto done;
 		if (gaussian)
 			predict_variance(st, w, acc.var);

@@ -7,6 +7,8 @@
  * travels through the generic checkpoint format (checkpoint.c) as these
  * sections:
  *   params               f32, model->nparams values (the posterior mean)
+ *   stats                f32, model->nstats values: the running statistics
+ *                        of batchnorm layers (only when there are some)
  *   sigma                f32, the posterior standard deviations, when the
  *                        state has a posterior
  *   opt.a .. opt.e       f32, the optimizer's arrays in use (the slots of
@@ -67,6 +69,16 @@ int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
 		                m->nparams);
 	bnn_rng_seed(&rng, seed);
 	bnn_params_init(m, st->params, &rng);
+	if (m->nstats > 0) {
+		st->stats = malloc((size_t)m->nstats * sizeof *st->stats);
+		if (!st->stats) {
+			free(st->params);
+			st->params = NULL;
+			return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld running statistics",
+			                m->nstats);
+		}
+		bnn_stats_init(m, st->stats);
+	}
 	return BNN_OK;
 }
 
@@ -77,6 +89,7 @@ void bnn_state_free(bnn_state *st)
 	if (!st)
 		return;
 	free(st->params);
+	free(st->stats);
 	free(st->sigma);
 	for (i = 0; i < BNN_OPT_SLOTS; i++)
 		free(st->opt[i]);
@@ -97,6 +110,8 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 	snprintf(meta, sizeof meta, "optimizer=%s\nstep=%ld\nepoch=%ld\n",
 	         bnn_optimizer_name(st->optimizer), st->step, st->epoch);
 	rc = bnn_ckpt_add_f32(ck, "params", st->params, m->nparams);
+	if (!rc && m->nstats > 0)
+		rc = bnn_ckpt_add_f32(ck, "stats", st->stats, m->nstats);
 	if (!rc && st->sigma)
 		rc = bnn_ckpt_add_f32(ck, "sigma", st->sigma, m->nparams);
 	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
@@ -215,6 +230,12 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 	rc = state_take(ck, path, "params", m->nparams, &s.params, err);
 	if (!rc && !s.params)
 		rc = bnn_fail(err, BNN_EFORMAT, "%s: the checkpoint has no parameters", path);
+	if (!rc && m->nstats > 0)
+		rc = state_take(ck, path, "stats", m->nstats, &s.stats, err);
+	if (!rc && m->nstats > 0 && !s.stats)
+		rc = bnn_fail(err, BNN_EFORMAT,
+		              "%s: the checkpoint has no running statistics for the batchnorm layers",
+		              path);
 	if (!rc)
 		rc = state_take(ck, path, "sigma", m->nparams, &s.sigma, err);
 	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)

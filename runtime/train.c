@@ -32,20 +32,27 @@ static double train_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The arrays of the state a snapshot copies: params, sigma, opt[]. */
+/* The arrays of the state a snapshot copies: params, sigma, stats, opt[]. */
 static float **state_array(bnn_state *st, int i)
 {
-	return i == 0 ? &st->params : i == 1 ? &st->sigma : &st->opt[i - 2];
+	return i == 0 ? &st->params : i == 1 ? &st->sigma : i == 2 ? &st->stats : &st->opt[i - 3];
+}
+
+/* The bytes of state_array(st, i): nstats floats for the statistics, else
+ * nparams. */
+static size_t state_array_bytes(const bnn_model *m, int i)
+{
+	return (size_t)(i == 2 ? m->nstats : m->nparams) * sizeof(float);
 }
 
 /* Allocates a snapshot for the arrays the state has now. */
 static int snapshot_alloc(struct trainer *t, struct train_snapshot *s)
 {
-	size_t bytes = (size_t)(t->m->nparams > 0 ? t->m->nparams : 1) * sizeof(float);
 	int i;
 
-	for (i = 0; i < 2 + BNN_OPT_SLOTS; i++)
-		if (*state_array(t->st, i) && !(s->arrays[i] = malloc(bytes)))
+	for (i = 0; i < TRAIN_SNAPSHOT_ARRAYS; i++)
+		if (*state_array(t->st, i) &&
+		    !(s->arrays[i] = malloc(state_array_bytes(t->m, i) + sizeof(float))))
 			return 0;
 	return 1;
 }
@@ -54,25 +61,24 @@ static void snapshot_free(struct train_snapshot *s)
 {
 	int i;
 
-	for (i = 0; i < 2 + BNN_OPT_SLOTS; i++)
+	for (i = 0; i < TRAIN_SNAPSHOT_ARRAYS; i++)
 		free(s->arrays[i]);
 }
 
 /* Copies the state into s (take = 1) or s back into the state (take = 0). */
 static void snapshot_copy(struct trainer *t, struct train_snapshot *s, int take)
 {
-	size_t bytes = (size_t)t->m->nparams * sizeof(float);
 	bnn_state *st = t->st;
 	int i;
 
-	for (i = 0; i < 2 + BNN_OPT_SLOTS; i++) {
+	for (i = 0; i < TRAIN_SNAPSHOT_ARRAYS; i++) {
 		float *a = *state_array(st, i);
 		if (!a || !s->arrays[i])
 			continue;
 		if (take)
-			memcpy(s->arrays[i], a, bytes);
+			memcpy(s->arrays[i], a, state_array_bytes(t->m, i));
 		else
-			memcpy(a, s->arrays[i], bytes);
+			memcpy(a, s->arrays[i], state_array_bytes(t->m, i));
 	}
 	if (take) {
 		s->step = st->step;

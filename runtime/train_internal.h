@@ -14,8 +14,10 @@
 
 /* A copy of the trainable state (parameters, σ, optimizer arrays,
  * counters), for rollback and for the best epoch. */
+#define TRAIN_SNAPSHOT_ARRAYS (3 + BNN_OPT_SLOTS)
 struct train_snapshot {
-	float *arrays[2 + BNN_OPT_SLOTS]; /* params, sigma, opt[] (NULL: unused) */
+	float *arrays[TRAIN_SNAPSHOT_ARRAYS]; /* params, sigma, stats, opt[]
+	                                          (NULL: unused) */
 	long step, epoch;
 };
 
@@ -23,6 +25,8 @@ struct train_snapshot {
 struct train_tensor {
 	long offset, size;
 	int stochastic;   /* has a posterior (a meanfield layer's tensor) */
+	int decays;       /* takes weight decay or the prior's L2 term (not a
+	                     point batchnorm's γ and β) */
 	double delta;     /* the optimizer's δ for it (prior precision, or
 	                     IVON's weight decay) */
 };

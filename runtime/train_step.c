@@ -135,7 +135,12 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 		tt->offset = bt->offset;
 		tt->size = bt->size;
 		tt->stochastic = l && l->family == BNN_FAMILY_MEANFIELD;
-		tt->delta = tensor_delta(t, l ? l->prior_precision : m->prior_precision);
+		/* VOGN, section 3: no L2 regularisation or weight decay on a
+		 * batchnorm's γ and β, unless the model gives them a posterior */
+		tt->decays = !((bt->role == BNN_ROLE_SCALE || bt->role == BNN_ROLE_SHIFT) &&
+		               !tt->stochastic);
+		tt->delta = tt->decays ? tensor_delta(t, l ? l->prior_precision : m->prior_precision)
+		                       : 0.0;
 	}
 	return BNN_OK;
 }
@@ -301,6 +306,8 @@ static double step_pass(struct trainer *t, long b, const float *w, const float *
 	p.rng = &t->noise;
 	p.sigma = sigma;
 	p.grad_sigma = grad_sigma;
+	p.stats = t->st->stats; /* batchnorm: batch statistics, folded in */
+	p.train = 1;
 	return t->m->pass(&p);
 }
 
@@ -318,7 +325,8 @@ static void mc_average(long n, float *acc, const float *x, int k, int first)
 			acc[i] += w * x[i];
 }
 
-/* sgd, adam, adamw and badam: one pass at the parameters. */
+/* sgd, adam, adamw and badam: one pass at the parameters, then each
+ * tensor's update (weight decay only where the tensor decays). */
 static double step_point(struct trainer *t, long b, float lr)
 {
 	bnn_state *st = t->st;
@@ -330,20 +338,25 @@ static double step_point(struct trainer *t, long b, float lr)
 	if (o->clip > 0)
 		bnn_clip_grad_norm(n, t->grad, o->clip);
 	st->step++;
-	if (o->optimizer == BNN_OPT_SGD) {
-		bnn_sgd_step(n, st->params, t->grad, st->opt[0], lr, st->step, &o->sgd);
-	} else if (o->optimizer != BNN_OPT_BADAM) {
-		bnn_adam_step(n, st->params, t->grad, st->opt[0], st->opt[1], lr, st->step, &o->adam);
-	} else {
-		/* BADAM: Adam on the MAP objective, mean loss + (δ/2N)|θ|² per
-		 * tensor (the Gaussian prior of eq. 8). */
-		for (i = 0; i < t->ntensors; i++) {
-			const struct train_tensor *tt = &t->tensors[i];
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		float *w = st->params + tt->offset, *g = t->grad + tt->offset;
+		if (o->optimizer == BNN_OPT_SGD) {
+			bnn_sgd_params p = o->sgd;
+			p.weight_decay = tt->decays ? p.weight_decay : 0;
+			bnn_sgd_step(tt->size, w, g, st->opt[0] + tt->offset, lr, st->step, &p);
+		} else {
 			bnn_adam_params p = o->adam;
-			p.weight_decay = (float)(tt->delta / t->n_data);
-			p.decoupled = 0;
-			bnn_adam_step(tt->size, st->params + tt->offset, t->grad + tt->offset,
-			              st->opt[0] + tt->offset, st->opt[1] + tt->offset, lr, st->step, &p);
+			if (o->optimizer == BNN_OPT_BADAM) {
+				/* BADAM: Adam on the MAP objective, mean loss + (δ/2N)|θ|²
+				 * per tensor (the Gaussian prior of eq. 8). */
+				p.weight_decay = (float)(tt->delta / t->n_data);
+				p.decoupled = 0;
+			} else if (!tt->decays) {
+				p.weight_decay = 0;
+			}
+			bnn_adam_step(tt->size, w, g, st->opt[0] + tt->offset, st->opt[1] + tt->offset, lr,
+			              st->step, &p);
 		}
 	}
 	return loss;

@@ -10,8 +10,13 @@
  * posterior (its accuracy is reported, not checked); the same seed trains to
  * the same bits; a checkpoint of the CNN round-trips; bbb with the local
  * reparameterisation, which is not generated for conv2d layers, is
- * refused with a message that says what to do instead.  Gradients of the
- * conv and pooling code are checked in t/gen_gradcheck.c.
+ * refused with a message that says what to do instead.  A small ResNet
+ * with batchnorm (t/models/rt_resnet.bnn, and rt_resnet_mf.bnn with a
+ * posterior) goes through the same with Adam, IVON and VOGN, its running
+ * statistics included in the determinism and round-trip checks, and its
+ * batchnorm parameters are checked to get no weight decay.  Gradients of
+ * the conv, pooling and batchnorm code are checked in t/gen_gradcheck.c
+ * and t/gen_batchnorm.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +28,8 @@
 #include "bnn.h"
 #include "rt_cnn.h"
 #include "rt_cnn_mf.h"
+#include "rt_resnet.h"
+#include "rt_resnet_mf.h"
 #include "tap.h"
 
 #define SIDE 10 /* images are 1 x SIDE x SIDE */
@@ -77,6 +84,23 @@ static void bars_make(bnn_dataset *ds, long n, uint64_t seed)
 	}
 }
 
+/* σ > 0 and finite for the tensors of meanfield layers, 0 for the others
+ * (batchnorm layers without a posterior are trained without noise). */
+static int sigma_by_family(const bnn_state *st)
+{
+	const bnn_model *m = st->model;
+	long j;
+	int i, good = st->sigma != NULL;
+
+	for (i = 0; good && i < m->ntensors; i++) {
+		const bnn_tensor *t = &m->tensors[i];
+		int mf = t->layer >= 0 && m->layers[t->layer].family == BNN_FAMILY_MEANFIELD;
+		for (j = t->offset; j < t->offset + t->size; j++)
+			good &= mf ? st->sigma[j] > 0 && isfinite(st->sigma[j]) : st->sigma[j] == 0;
+	}
+	return good;
+}
+
 /*
  * Trains one model with one optimizer and checks accuracy (above 0.85,
  * chance being 1/3, when check_accuracy; the lowest seen over eight
@@ -110,9 +134,11 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 		   m->name, acc);
 	else
 		tap_diag("%s, %s: test accuracy at the mean %.3f (not checked)", name, m->name, acc);
-	if (m == &rt_cnn_mf_model) {
-		ok(blobs_sigma_positive(&a), "%s, %s: every parameter has a finite sigma > 0", name,
-		   m->name);
+	ok(m->nstats == 0 || (a.stats && a.stats[m->stat_tensors[1].offset] != 1.0f),
+	   "%s, %s: training moved the running statistics", name, m->name);
+	if (a.sigma) {
+		ok(sigma_by_family(&a), "%s, %s: every meanfield parameter has a finite sigma > 0, "
+		   "every other one sigma 0", name, m->name);
 		acc = blobs_accuracy(&a, test, 8);
 		if (check_accuracy)
 			ok(acc > 0.85, "%s, %s: test accuracy of 8 MC samples %.3f > 0.85", name,
@@ -121,7 +147,8 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 	bnn_state_init(&b, m, 3, &err);
 	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
 	same = blobs_same_floats(a.params, b.params, m->nparams) &&
-	       blobs_same_floats(a.sigma, b.sigma, m->nparams);
+	       blobs_same_floats(a.sigma, b.sigma, m->nparams) &&
+	       blobs_same_floats(a.stats, b.stats, m->nstats);
 	ok(same, "%s, %s: the same seed trains to identical bits", name, m->name);
 	bnn_state_free(&b);
 	if (ckpt) {
@@ -130,8 +157,11 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 		       rc ? ": " : "", rc ? err.message : "");
 		if (rc == BNN_OK) {
 			ok(blobs_same_floats(a.params, loaded.params, m->nparams) &&
-			   blobs_same_floats(a.sigma, loaded.sigma, m->nparams),
-			   "%s, %s: parameters and sigma survive the round trip", name, m->name);
+			   blobs_same_floats(a.sigma, loaded.sigma, m->nparams) &&
+			   blobs_same_floats(a.stats, loaded.stats, m->nstats) &&
+			   blobs_accuracy(&loaded, test, 0) == blobs_accuracy(&a, test, 0),
+			   "%s, %s: parameters, sigma and running statistics survive the round "
+			   "trip, and so do the predictions", name, m->name);
 			bnn_state_free(&loaded);
 		} else {
 			ok(0, "%s, %s: parameters and sigma survive the round trip", name, m->name);
@@ -157,6 +187,84 @@ static void test_lrt_refused(const bnn_dataset *train)
 	       "reparameterisation (lrt=1) is generated for dense layers only: train with "
 	       "--set lrt=0 (a weight sample per pass), or with vogn, ivon or badam",
 	       "and says what to do instead");
+	bnn_state_free(&st);
+}
+
+/* One SGD step on the whole training set (one batch) with and without
+ * weight decay, from the same start: the gradient is the same, so the
+ * parameters that decay differ and batchnorm's γ and β (point: VOGN,
+ * section 3) come out bit for bit the same. */
+static void test_bn_no_decay(const bnn_dataset *train)
+{
+	const bnn_model *m = &rt_resnet_model;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state a, b;
+	bnn_err err;
+	long j, bn_same = 1, bn_n = 0, other_diff = 0;
+	int i;
+
+	o.optimizer = BNN_OPT_SGD;
+	o.epochs = 1;
+	o.batch = train->n;
+	o.schedule.lr = 0.1;
+	o.sgd.momentum = 0;
+	bnn_state_init(&a, m, 3, &err);
+	bnn_state_init(&b, m, 3, &err);
+	bnn_train(&a, train, NULL, &o, NULL, NULL, NULL, &err);
+	o.sgd.weight_decay = 0.5f;
+	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
+	for (i = 0; i < m->ntensors; i++) {
+		const bnn_tensor *t = &m->tensors[i];
+		int bn = t->role == BNN_ROLE_SCALE || t->role == BNN_ROLE_SHIFT;
+		for (j = t->offset; j < t->offset + t->size; j++) {
+			if (bn) {
+				bn_n++;
+				bn_same &= a.params[j] == b.params[j];
+			} else {
+				other_diff += a.params[j] != b.params[j];
+			}
+		}
+	}
+	ok(bn_n == 24 && bn_same, "sgd's weight decay leaves rt_resnet's %ld batchnorm "
+	   "parameters alone", bn_n);
+	ok(other_diff > 300, "and decays the others (%ld of 339 moved)", other_diff);
+	bnn_state_free(&a);
+	bnn_state_free(&b);
+}
+
+/* A checkpoint of a batchnorm model must carry its running statistics. */
+static void test_stats_required(void)
+{
+	const bnn_model *m = &rt_resnet_model;
+	bnn_state st, loaded;
+	bnn_ckpt *ck;
+	bnn_err err;
+	char want[600];
+
+	bnn_state_init(&st, m, 3, &err);
+	ck = bnn_ckpt_new(m->fingerprint, m->name);
+	if (!ck || bnn_ckpt_add_f32(ck, "params", st.params, m->nparams) ||
+	    bnn_ckpt_save(ck, tmp_path("nostats.ckpt"), &err))
+		tap_bail_out("cannot write a checkpoint");
+	is_int(bnn_state_load(&loaded, m, tmp_path("nostats.ckpt"), &err), BNN_EFORMAT,
+	       "a checkpoint without running statistics is refused");
+	snprintf(want, sizeof want,
+	         "%s: the checkpoint has no running statistics for the batchnorm layers",
+	         tmp_path("nostats.ckpt"));
+	is_str(err.message, want, "and the message says what is missing");
+	bnn_ckpt_free(ck);
+	ck = bnn_ckpt_new(m->fingerprint, m->name);
+	if (!ck || bnn_ckpt_add_f32(ck, "params", st.params, m->nparams) ||
+	    bnn_ckpt_add_f32(ck, "stats", st.stats, m->nstats - 1) ||
+	    bnn_ckpt_save(ck, tmp_path("nostats.ckpt"), &err))
+		tap_bail_out("cannot write a checkpoint");
+	is_int(bnn_state_load(&loaded, m, tmp_path("nostats.ckpt"), &err), BNN_EMISMATCH,
+	       "running statistics of the wrong size are refused");
+	snprintf(want, sizeof want, "%s: section 'stats' has 23 values, the model needs 24",
+	         tmp_path("nostats.ckpt"));
+	is_str(err.message, want, "and the message gives both sizes");
+	bnn_ckpt_free(ck);
+	unlink(tmp_path("nostats.ckpt"));
 	bnn_state_free(&st);
 }
 
@@ -203,6 +311,12 @@ int main(void)
 	 * trains to a finite posterior is asserted. */
 	train_one(&rt_cnn_mf_model, BNN_OPT_VOGN, 0.003, 30, 1, &train, &test, NULL, 0);
 	test_lrt_refused(&train);
+	train_one(&rt_resnet_model, BNN_OPT_ADAM, 0.01, 10, 1, &train, &test, "resnet.ckpt", 1);
+	train_one(&rt_resnet_mf_model, BNN_OPT_IVON, 0.2, 10, 1, &train, &test, "resnet_ivon.ckpt",
+	          1);
+	train_one(&rt_resnet_mf_model, BNN_OPT_VOGN, 0.003, 10, 1, &train, &test, NULL, 0);
+	test_bn_no_decay(&train);
+	test_stats_required();
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
 	rmdir(tmpdir);

@@ -82,7 +82,7 @@ enum gc_lik {
 typedef double gc_pass_fn(const double *w, const double *x, const double *y,
                           long batch, double *ws, double *out, double *grad,
                           double *sqgrad, bnn_rng *rng, const double *sigma,
-                          double *grad_sigma);
+                          double *grad_sigma, double *stats, int train);
 
 /* How the checks drive the pass's noise. */
 struct gc_mode {
@@ -205,7 +205,7 @@ static double gc_run(const struct gc_model *m, const double *w,
 	if (grad_sigma)
 		gc_poison(grad_sigma, (size_t)m->nparams);
 	return m->pass(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma,
-	               grad_sigma);
+	               grad_sigma, NULL, 0);
 }
 
 /*
@@ -1283,7 +1283,7 @@ static void test_mf_switches(const struct gc_case *plain)
 	}
 	bnn_rng_seed(&r, GC_NOISE_SEED);
 	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
-	        NULL, gs);
+	        NULL, gs, NULL, 0);
 	pass = memcmp(out, plain->out, (size_t)nout * sizeof *out) == 0 &&
 	       memcmp(g, plain->grad, (size_t)n * sizeof *g) == 0;
 	untouched = 1;
@@ -1296,7 +1296,7 @@ static void test_mf_switches(const struct gc_case *plain)
 	   "gc_mf: rng without sigma draws nothing (no layer needs noise)");
 
 	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, NULL,
-	        plain->sigma, gs);
+	        plain->sigma, gs, NULL, 0);
 	pass = memcmp(out, plain->out, (size_t)nout * sizeof *out) == 0 &&
 	       memcmp(g, plain->grad, (size_t)n * sizeof *g) == 0;
 	untouched = 1;
@@ -1307,7 +1307,7 @@ static void test_mf_switches(const struct gc_case *plain)
 
 	bnn_rng_seed(&r, GC_NOISE_SEED);
 	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
-	        zero, gs);
+	        zero, gs, NULL, 0);
 	ok(gc_same(nout, out, plain->out) && gc_same(n, g, plain->grad),
 	   "gc_mf: rng with sigma = 0 gives the plain outputs and gradient");
 
@@ -1315,7 +1315,7 @@ static void test_mf_switches(const struct gc_case *plain)
 	for (j = 0; j < n; j++)
 		gs[j] = 12345;
 	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
-	        plain->sigma, gs);
+	        plain->sigma, gs, NULL, 0);
 	untouched = 1;
 	pass = 1;
 	for (j = 0; j < n; j++) {
