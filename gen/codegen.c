@@ -188,11 +188,11 @@ int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size
 /* ---- planning --------------------------------------------------------------- */
 
 /* Whether code generation supports posterior family F on op OP: point
- * everywhere, dropout on dense layers, meanfield on dense, conv2d and
- * batchnorm layers. */
+ * everywhere, dropout on dense and conv2d layers, meanfield on dense,
+ * conv2d and batchnorm layers. */
 static int cg_family_supported(enum family_id f, enum op_id op)
 {
-    return f == FAMILY_POINT || (op == OP_DENSE && f == FAMILY_DROPOUT) ||
+    return f == FAMILY_POINT || ((op == OP_DENSE || op == OP_CONV2D) && f == FAMILY_DROPOUT) ||
            ((op == OP_DENSE || op == OP_CONV2D || op == OP_BATCHNORM) && f == FAMILY_MEANFIELD);
 }
 
@@ -213,7 +213,7 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
             diag_error(d, n->family.loc,
                        "code generation does not support the '%s' posterior yet "
                        "(layer '%s'); this release generates point, meanfield and "
-                       "dropout dense layers and point and meanfield conv2d and "
+                       "dropout dense and conv2d layers and point and meanfield "
                        "batchnorm layers",
                        family_name(n->family.id), n->name);
             errors++;

@@ -1,6 +1,6 @@
 /* layer_conv.c: code for conv2d layers, a 2-D convolution of a
  * [C, H, W] map into [F, OH, OW] by im2col and one GEMM per example, with
- * a point or meanfield posterior.
+ * a point, meanfield or dropout(p) posterior.
  *
  * Parameters: NAME.weight [F, C, KH, KW] (row-major, like PyTorch's
  * Conv2d) and NAME.bias [F].  Forward is Y_i = W·col_i + b per example;
@@ -19,6 +19,13 @@
  * meanfield layers use when the pass gets sigma, is not generated for
  * conv2d: a conv2d layer ignores sigma and leaves its grad_sigma entries
  * alone, and the trainer refuses bbb with lrt = 1 on such a model.
+ *
+ * dropout(p): as for dense layers, when rng is given, X̃ = X∘M with M a
+ * mask per example and input value (C·H·W of them: 0, or 1/(1 − p) with
+ * probability 1 − p), drawn in the noise loop; the layer is then the
+ * convolution of X̃ (dW, db, sqgrad from X̃), and the input's delta is
+ * col2im(Wᵀ·G)∘M, computed into xt_NAME once dW is done with it.
+ * Workspace per example: m_NAME (the mask) and xt_NAME (X̃).
  */
 #include "bnn_model.h"
 #include "cg.h"
@@ -50,12 +57,22 @@ static void conv_sizes(const struct cg *cg, int node, long *k, long *p)
     *p = n->shape[1] * n->shape[2];
 }
 
+/* Values per example of the input: C·H·W. */
+static long conv_in_width(const struct cg *cg, int node)
+{
+    return cg->nodes[cg->g->nodes[node].inputs[0]].width;
+}
+
 /* The shared scratch: one example's columns (also its column gradient) and
  * one example's weight gradient. */
 static void conv_plan(struct cg *cg, int node)
 {
     long k, p, f = cg->g->nodes[node].attrs.channels;
     conv_sizes(cg, node, &k, &p);
+    if (cg_family(cg, node) == FAMILY_DROPOUT) {
+        cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
+        cg->noise_rng = 1;
+    }
     if (k * p > cg->conv_col_floats)
         cg->conv_col_floats = k * p;
     if (f * k > cg->conv_tmp_floats)
@@ -67,6 +84,13 @@ static void conv_declare(struct cg *cg, int node)
     const struct graph_node *n = &cg->g->nodes[node];
     const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
     const struct op_attrs *a = &n->attrs;
+    const char *name = cg_name(cg, node);
+    long k = conv_in_width(cg, node), off = cg->nodes[node].noise_off;
+    if (cg_family(cg, node) == FAMILY_DROPOUT)
+        emit(cg->e,
+             "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
+             "\tbnn_real *const xt_%s = ws + %ldL * B; /* [B, %ld] input times mask */\n",
+             name, off, k, name, off + k, k);
     emit(cg->e,
          "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
          "%ld, %ld };\n",
@@ -74,14 +98,39 @@ static void conv_declare(struct cg *cg, int node)
          a->kernel[1], a->stride[0], a->stride[1], a->pad[0], a->pad[1], n->shape[1], n->shape[2]);
 }
 
+static void conv_noise(struct cg *cg, int node)
+{
+    const char *name = cg_name(cg, node);
+    long k = conv_in_width(cg, node);
+    char p[40];
+    if (cg_family(cg, node) != FAMILY_DROPOUT)
+        return;
+    emit_double_str(cg->g->nodes[node].family.p, p, sizeof p);
+    emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p, name, k);
+}
+
+/* The layer's input as the convolution sees it: X̃ with a dropout mask. */
+static void conv_input(const struct cg *cg, int node, char *buf, size_t size)
+{
+    const char *name = cg_name(cg, node), *in = cg_name(cg, cg->g->nodes[node].inputs[0]);
+    if (cg_family(cg, node) == FAMILY_DROPOUT)
+        snprintf(buf, size, "rng ? xt_%s : a_%s", name, in);
+    else
+        snprintf(buf, size, "a_%s", in);
+}
+
 static void conv_forward(struct cg *cg, int node)
 {
     const struct graph_node *n = &cg->g->nodes[node];
     const char *name = cg_name(cg, node);
-    char w[64], b[64];
+    char w[64], b[64], x[400];
     cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
-    emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, a_%s, %s, %s, cv_col, a_%s);\n", name,
-         cg_name(cg, n->inputs[0]), w, b, name);
+    conv_input(cg, node, x, sizeof x);
+    if (cg_family(cg, node) == FAMILY_DROPOUT)
+        emit(cg->e, "\tif (rng)\n\t\tbnn_gen_dropout_apply(B * %ldL, a_%s, m_%s, xt_%s);\n",
+             conv_in_width(cg, node), cg_name(cg, n->inputs[0]), name, name);
+    emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, cv_col, a_%s);\n", name, x, w, b,
+         name);
 }
 
 static void conv_backward(struct cg *cg, int node)
@@ -89,24 +138,36 @@ static void conv_backward(struct cg *cg, int node)
     const struct graph_node *n = &cg->g->nodes[node];
     const char *name = cg_name(cg, node);
     int in = n->inputs[0];
-    char w[64], b[64], dw[64], db[64], qw[96], qb[96];
+    char w[64], b[64], dw[64], db[64], qw[96], qb[96], x[400];
+    int acc;
     cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
     cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
     cg_param_addr(cg, node, "sqgrad", 1, qw, qb, sizeof qw);
+    conv_input(cg, node, x, sizeof x);
     emit(cg->e,
-         "\tbnn_gen_conv_backward_params(&cv_%s, B, a_%s, d_%s, %s, %s,\n"
+         "\tbnn_gen_conv_backward_params(&cv_%s, B, %s, d_%s, %s, %s,\n"
          "\t                             %s,\n"
          "\t                             %s, cv_col, cv_tmp);\n",
-         name, cg_name(cg, in), name, dw, db, qw, qb);
-    if (cg->nodes[in].has_delta)
-        emit(cg->e, "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, %d);\n",
-             name, name, w, cg_name(cg, in), cg_delta_acc(cg, in));
+         name, x, name, dw, db, qw, qb);
+    if (!cg->nodes[in].has_delta)
+        return;
+    acc = cg_delta_acc(cg, in);
+    if (cg_family(cg, node) == FAMILY_DROPOUT)
+        emit(cg->e,
+             "\tif (rng) {\n"
+             "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, cv_col, 0);\n"
+             "\t\tbnn_gen_dropout_mask_into(B * %ldL, xt_%s, m_%s, d_%s, %d);\n"
+             "\t} else\n\t",
+             name, name, w, name, conv_in_width(cg, node), name, name, cg_name(cg, in), acc);
+    emit(cg->e, "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, %d);\n", name,
+         name, w, cg_name(cg, in), acc);
 }
 
 const struct cg_layer cg_layer_conv2d = {
     .params = conv_params,
     .plan = conv_plan,
     .declare = conv_declare,
+    .noise = conv_noise,
     .forward = conv_forward,
     .backward = conv_backward,
 };

@@ -252,6 +252,15 @@ static inline void bnn_gen_dropout_apply(long n, const bnn_real *restrict x,
 	BNN_GEN_EACH(n, 0, xt, x[i] * mask[i]);
 }
 
+/* dx (+)= d∘mask over n values: a dropout layer's input delta from the
+ * delta d of its masked input (conv2d). */
+static inline void bnn_gen_dropout_mask_into(long n, const bnn_real *restrict d,
+                                             const bnn_real *restrict mask,
+                                             bnn_real *restrict dx, int accumulate)
+{
+	BNN_GEN_EACH(n, accumulate, dx, d[i] * mask[i]);
+}
+
 /* Dropout backward to the input: dX (+)= (G·W)∘M; G is B×N, W N×K, M B×K.
  * scratch (B×K) is used only when accumulating. */
 static inline void bnn_gen_dropout_backward_input(long batch, long k, long n,

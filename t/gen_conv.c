@@ -10,7 +10,9 @@
  * posterior (its accuracy is reported, not checked); the same seed trains to
  * the same bits; a checkpoint of the CNN round-trips; bbb with the local
  * reparameterisation, which is not generated for conv2d layers, is
- * refused with a message that says what to do instead.  A small ResNet
+ * refused with a message that says what to do instead.  MC dropout on a
+ * conv2d layer's input (rt_cnn_drop.bnn) trains with Adam, its Monte-Carlo
+ * predictions differ from the mean network's and are as accurate.  A small ResNet
  * with batchnorm (t/models/rt_resnet.bnn, and rt_resnet_mf.bnn with a
  * posterior) goes through the same with Adam, IVON and VOGN, its running
  * statistics included in the determinism and round-trip checks, and its
@@ -27,6 +29,7 @@
 #include "blobs.h"
 #include "bnn.h"
 #include "rt_cnn.h"
+#include "rt_cnn_drop.h"
 #include "rt_cnn_mf.h"
 #include "rt_resnet.h"
 #include "rt_resnet_mf.h"
@@ -190,6 +193,44 @@ static void test_lrt_refused(const bnn_dataset *train)
 	bnn_state_free(&st);
 }
 
+/* MC dropout on a conv2d input: Adam trains it; averaging 8 masks
+ * predicts as well as the mean network, and differently from it. */
+static void test_conv_dropout(const bnn_dataset *train, const bnn_dataset *test)
+{
+	const bnn_model *m = &rt_cnn_drop_model;
+	bnn_train_options o = bnn_train_defaults();
+	float *p0, *p8;
+	bnn_state st;
+	bnn_err err;
+	long i, differ = 0;
+	int rc;
+
+	o.optimizer = BNN_OPT_ADAM;
+	o.epochs = 30;
+	o.batch = 32;
+	o.schedule.lr = 0.01;
+	o.seed = 5;
+	bnn_state_init(&st, m, 3, &err);
+	rc = bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
+	is_int(rc, BNN_OK, "adam trains rt_cnn_drop%s%s", rc ? ": " : "", rc ? err.message : "");
+	ok(bnn_state_is_stochastic(&st), "a model with a dropout conv2d layer predicts by MC");
+	ok(blobs_accuracy(&st, test, 8) > 0.85, "rt_cnn_drop: accuracy of 8 dropout masks %.3f > "
+	   "0.85", blobs_accuracy(&st, test, 8));
+	p0 = malloc((size_t)(test->n * 3) * sizeof *p0);
+	p8 = malloc((size_t)(test->n * 3) * sizeof *p8);
+	if (!p0 || !p8)
+		tap_bail_out("out of memory");
+	bnn_predict(&st, test, 0, 1, p0, NULL, NULL, &err);
+	bnn_predict(&st, test, 8, 1, p8, NULL, NULL, &err);
+	for (i = 0; i < test->n * 3; i++)
+		differ += p0[i] != p8[i];
+	ok(differ > test->n, "the masks change the predictions (%ld of %ld probabilities differ)",
+	   differ, test->n * 3);
+	free(p0);
+	free(p8);
+	bnn_state_free(&st);
+}
+
 /* One SGD step on the whole training set (one batch) with and without
  * weight decay, from the same start: the gradient is the same, so the
  * parameters that decay differ and batchnorm's γ and β (point: VOGN,
@@ -311,6 +352,7 @@ int main(void)
 	 * trains to a finite posterior is asserted. */
 	train_one(&rt_cnn_mf_model, BNN_OPT_VOGN, 0.003, 30, 1, &train, &test, NULL, 0);
 	test_lrt_refused(&train);
+	test_conv_dropout(&train, &test);
 	train_one(&rt_resnet_model, BNN_OPT_ADAM, 0.01, 10, 1, &train, &test, "resnet.ckpt", 1);
 	train_one(&rt_resnet_mf_model, BNN_OPT_IVON, 0.2, 10, 1, &train, &test, "resnet_ivon.ckpt",
 	          1);

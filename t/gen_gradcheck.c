@@ -9,7 +9,8 @@
  * consumers, dense with and without bias, the four likelihoods
  * (categorical, bernoulli, gaussian with a fixed and with a learned σ),
  * and the two posterior families the pass samples itself: dropout(p)
- * (gc_drop) and meanfield with the local reparameterisation trick (gc_mf).
+ * (gc_drop on dense layers, gc_cdrop on conv2d layers) and meanfield with
+ * the local reparameterisation trick (gc_mf).
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -57,6 +58,7 @@
 
 #include "gc_bern.h"
 #include "gc_cat.h"
+#include "gc_cdrop.h"
 #include "gc_conv.h"
 #include "gc_drop.h"
 #include "gc_gfix.h"
@@ -137,6 +139,10 @@ static const struct gc_model gc_models[] = {
 	{ "gc_lenet", GC_LENET_INPUTS, GC_LENET_OUTPUTS, GC_LENET_TARGETS,
 	  GC_LENET_NPARAMS, GC_CATEGORICAL, 88, gc_lenet_pass_f64,
 	  gc_lenet_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
+	/* dropout on conv2d inputs */
+	{ "gc_cdrop", GC_CDROP_INPUTS, GC_CDROP_OUTPUTS, GC_CDROP_TARGETS,
+	  GC_CDROP_NPARAMS, GC_CATEGORICAL, 99, gc_cdrop_pass_f64,
+	  gc_cdrop_workspace_floats, &gc_with_rng, { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
 #define GC_DROP_MODEL (&gc_models[4])
