@@ -27,6 +27,9 @@ struct train_tensor {
 	int stochastic;   /* has a posterior (a meanfield layer's tensor) */
 	int decays;       /* takes weight decay or the prior's L2 term (not a
 	                     point batchnorm's γ and β) */
+	int weight_sample;/* bbb with lrt: a meanfield tensor the pass does
+	                     not sample by the local reparameterisation
+	                     (conv2d, batchnorm), sampled by the trainer */
 	double delta;     /* the optimizer's δ for it (prior precision, or
 	                     IVON's weight decay) */
 };
@@ -51,6 +54,7 @@ struct trainer {
 	                                sample, drawn by the last update, and
 	                                st->sigma is derived at epoch ends only */
 	double tau;                  /* vogn's τ at the last step */
+	int mixed_lrt;               /* bbb with lrt: some tensor has weight_sample */
 	struct train_tensor *tensors;
 	int ntensors;
 	double n_data;               /* training examples (N) */

@@ -24,7 +24,10 @@
  *                      sample, and at the end of every epoch).
  *   bbb                K passes with the local reparameterisation trick in
  *                      the generated code (w = μ, sigma = σ), giving the
- *                      gradients with respect to μ and σ, or with lrt = 0
+ *                      gradients with respect to μ and σ (meanfield
+ *                      layers the code does not sample that way, conv2d
+ *                      and batchnorm, get a weight sample in w, as
+ *                      below), or with lrt = 0
  *                      K weight samples θ = μ + σ∘ε, g at θ and g_σ = g∘ε;
  *                      KL/N is added and Adam steps μ and ρ (σ = softplus
  *                      ρ).
@@ -71,16 +74,6 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 			                "layer '%s' of model '%s' has a %s posterior, which no optimizer "
 			                "trains yet",
 			                l->name, m->name, bnn_family_name(l->family));
-		/* the generated code samples only dense layers by the local
-		 * reparameterisation trick; a meanfield conv2d layer ignores sigma */
-		if (l->family == BNN_FAMILY_MEANFIELD && o->optimizer == BNN_OPT_BBB && o->lrt &&
-		    strcmp(l->op, "dense") != 0)
-			return bnn_fail(err, BNN_EUNSUPPORTED,
-			                "layer '%s' of model '%s' is a meanfield %s layer, and bbb's local "
-			                "reparameterisation (lrt=1) is generated for dense layers only: "
-			                "train with --set lrt=0 (a weight sample per pass), or with vogn, "
-			                "ivon or badam",
-			                l->name, m->name, l->op ? l->op : "?");
 		if (l->family == BNN_FAMILY_MEANFIELD && !optimizer_is_variational(o->optimizer))
 			return bnn_fail(err, BNN_EUNSUPPORTED,
 			                "layer '%s' of model '%s' has a meanfield posterior, but optimizer "
@@ -135,6 +128,12 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 		tt->offset = bt->offset;
 		tt->size = bt->size;
 		tt->stochastic = l && l->family == BNN_FAMILY_MEANFIELD;
+		/* the generated code samples only dense layers by the local
+		 * reparameterisation trick; bbb's lrt passes give the others a
+		 * weight sample */
+		tt->weight_sample = tt->stochastic && t->o->optimizer == BNN_OPT_BBB && t->o->lrt &&
+		                    strcmp(l->op, "dense") != 0;
+		t->mixed_lrt |= tt->weight_sample;
 		/* VOGN, section 3: no L2 regularisation or weight decay on a
 		 * batchnorm's γ and β, unless the model gives them a posterior */
 		tt->decays = !((bt->role == BNN_ROLE_SCALE || bt->role == BNN_ROLE_SHIFT) &&
@@ -263,7 +262,8 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 	}
 	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = zeros(n)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
-	if (o->optimizer == BNN_OPT_BBB && !o->lrt && (!(t->theta = floats(n)) || !(t->eps = floats(n))))
+	if (o->optimizer == BNN_OPT_BBB && (!o->lrt || t->mixed_lrt) &&
+	    (!(t->theta = floats(n)) || !(t->eps = floats(n))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->mc > 1 && optimizer_is_variational(o->optimizer)) {
 		t->gk = floats(n);
@@ -597,6 +597,37 @@ static double bbb_weight_sample(struct trainer *t, long b, float *g, float *gs)
 	return loss;
 }
 
+/* A bbb pass with the local reparameterisation trick (w = μ, sigma = σ):
+ * the NLL gradients with respect to μ in g and to σ in gs.  The tensors
+ * of meanfield layers that the generated code does not sample by the
+ * trick (conv2d, batchnorm: they ignore sigma) get a weight sample
+ * θ = μ + σ∘ε in w instead, and g_σ = g∘ε (Blundell et al., 3.2). */
+static double bbb_lrt_pass(struct trainer *t, long b, float *g, float *gs)
+{
+	bnn_state *st = t->st;
+	double loss;
+	long j;
+	int i;
+
+	if (!t->mixed_lrt)
+		return step_pass(t, b, st->params, st->sigma, g, NULL, gs);
+	memcpy(t->theta, st->params, (size_t)t->m->nparams * sizeof *t->theta);
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		if (tt->weight_sample)
+			bnn_posterior_sample(tt->size, st->params + tt->offset, st->sigma + tt->offset,
+			                     t->eps + tt->offset, t->theta + tt->offset, &t->noise);
+	}
+	loss = step_pass(t, b, t->theta, st->sigma, g, NULL, gs);
+	for (i = 0; i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		if (tt->weight_sample)
+			for (j = tt->offset; j < tt->offset + tt->size; j++)
+				gs[j] = g[j] * t->eps[j];
+	}
+	return loss;
+}
+
 /* Bayes-by-Backprop: K passes, with the local reparameterisation (lrt) or
  * a weight sample each, then Adam on μ and ρ; with one weight sample per
  * step, the update draws the next (bnn_bbb_step_sample). */
@@ -616,7 +647,7 @@ static double step_bbb(struct trainer *t, long b, float lr)
 		for (k = 0; k < K; k++) {
 			float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
 			if (o->lrt)
-				loss += step_pass(t, b, st->params, st->sigma, g, NULL, gs);
+				loss += bbb_lrt_pass(t, b, g, gs);
 			else
 				loss += bbb_weight_sample(t, b, g, gs);
 			if (K > 1) {
