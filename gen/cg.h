@@ -1,6 +1,7 @@
 /* cg.h: what the code generator's parts share (codegen.c drives; one file
  * per kind of layer emits its code: layer_dense.c, layer_conv.c,
  * layer_pool.c, layer_batchnorm.c, layer_elementwise.c, layer_merge.c;
+ * layer_patch.c wraps the layers with an emp or ecmp posterior;
  * likelihood_code.c
  * ends the forward pass).
  *
@@ -39,6 +40,7 @@ struct cg_tensor {
     long shape[4];    /* dense weight [out, in]; conv2d weight [F, C, KH, KW] */
     long fan_in, fan_out;
     int init;         /* BNN_INIT_* */
+    int components;   /* k for a patched layer's tensor (k copies), else 1 */
 };
 
 struct cg_node {
@@ -54,6 +56,7 @@ struct cg_node {
     long noise_off;   /* per-example offset of its noise blocks (plan hook) */
     long fixed_off;   /* offset of its fixed block after the per-example part */
     int first_stat;   /* batchnorm: its first tensor in cg.stats, or -1 */
+    long patch_off;   /* emp, ecmp: its 4 blocks of P floats (layer_patch.c) */
 };
 
 struct cg {
@@ -142,7 +145,9 @@ int cg_feeds_relu(const struct cg *cg, int node);
  * "grad"): "w + 16" into wbuf, and into bbuf the same for the bias or
  * "NULL" when the layer has none.  With GUARD, for an array that may be
  * NULL: "grad_sigma ? grad_sigma + 16 : NULL".  For layers whose tensors
- * are a weight and an optional bias (dense, conv2d). */
+ * are a weight and an optional bias (dense, conv2d; batchnorm's scale and
+ * shift).  For a patched layer (emp, ecmp), "w", "grad" and "sqgrad" are
+ * its blocks of this pass (pw_NAME + 0, ...; layer_patch.c). */
 void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
                    char *bbuf, size_t size);
 
@@ -158,6 +163,17 @@ extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
 extern const struct cg_layer cg_layer_conv2d;
 extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;
 extern const struct cg_layer cg_layer_batchnorm;
+
+/* Ensemble model patching (layer_patch.c): whether the node has an emp or
+ * ecmp posterior; the offset of its tensor i inside one component; and the
+ * plan, declarations, and the code before its forward and after its
+ * backward. */
+int cg_patched(const struct cg *cg, int node);
+long cg_patch_rel(const struct cg *cg, int node, int i);
+void cg_patch_plan(struct cg *cg, int node);
+void cg_patch_declare(struct cg *cg, int node);
+void cg_patch_forward(struct cg *cg, int node);
+void cg_patch_backward(struct cg *cg, int node);
 
 /* Emits the loss and output delta (likelihood_code.c). */
 void cg_emit_likelihood(struct cg *cg);

@@ -98,8 +98,26 @@ int cg_feeds_relu(const struct cg *cg, int node)
 void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
                    char *bbuf, size_t size)
 {
+    static const char *const blocks[][2] = { { "w", "pw" }, { "grad", "pg" }, { "sqgrad", "pq" } };
     const struct cg_node *c = &cg->nodes[node];
-    int i;
+    char patch[200];
+    int i, j;
+    if (cg_patched(cg, node))
+        for (j = 0; j < 3; j++)
+            if (strcmp(array, blocks[j][0]) == 0) {
+                snprintf(patch, sizeof patch, "%s_%s", blocks[j][1], cg_name(cg, node));
+                for (i = 0; i < 2; i++) {
+                    char *buf = i == 0 ? wbuf : bbuf;
+                    long rel = cg_patch_rel(cg, node, i);
+                    if (i >= c->ntensors)
+                        snprintf(buf, size, "NULL");
+                    else if (guard)
+                        snprintf(buf, size, "%s ? %s + %ld : NULL", array, patch, rel);
+                    else
+                        snprintf(buf, size, "%s + %ld", patch, rel);
+                }
+                return;
+            }
     for (i = 0; i < 2; i++) {
         char *buf = i == 0 ? wbuf : bbuf;
         long off;
@@ -167,6 +185,7 @@ static int cg_append_tensor(struct cg *cg, struct cg_tensor **v, int *n, int *ca
     t->fan_in = fan_in;
     t->fan_out = fan_out;
     t->init = init;
+    t->components = 1;
     *total += t->size;
     return (*n)++;
 }
@@ -174,8 +193,15 @@ static int cg_append_tensor(struct cg *cg, struct cg_tensor **v, int *n, int *ca
 int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
                   const long *shape, long fan_in, long fan_out, int init)
 {
-    return cg_append_tensor(cg, &cg->tensors, &cg->ntensors, &cg->cap_tensors, &cg->nparams,
-                            node, suffix, role, rank, shape, fan_in, fan_out, init);
+    int i = cg_append_tensor(cg, &cg->tensors, &cg->ntensors, &cg->cap_tensors, &cg->nparams,
+                             node, suffix, role, rank, shape, fan_in, fan_out, init);
+    if (i >= 0 && node >= 0 && cg_patched(cg, node)) { /* k copies of the tensor */
+        struct cg_tensor *t = &cg->tensors[i];
+        t->components = cg->g->nodes[node].family.k;
+        cg->nparams += (t->components - 1) * t->size;
+        t->size *= t->components;
+    }
+    return i;
 }
 
 int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size, int init)
@@ -188,12 +214,13 @@ int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size
 /* ---- planning --------------------------------------------------------------- */
 
 /* Whether code generation supports posterior family F on op OP: point
- * everywhere, dropout on dense and conv2d layers, meanfield on dense,
- * conv2d and batchnorm layers. */
+ * everywhere, dropout on dense and conv2d layers, meanfield, emp and ecmp
+ * on dense, conv2d and batchnorm layers. */
 static int cg_family_supported(enum family_id f, enum op_id op)
 {
+    int weights = op == OP_DENSE || op == OP_CONV2D || op == OP_BATCHNORM;
     return f == FAMILY_POINT || ((op == OP_DENSE || op == OP_CONV2D) && f == FAMILY_DROPOUT) ||
-           ((op == OP_DENSE || op == OP_CONV2D || op == OP_BATCHNORM) && f == FAMILY_MEANFIELD);
+           (weights && (f == FAMILY_MEANFIELD || f == FAMILY_EMP || f == FAMILY_ECMP));
 }
 
 /* Reports what code generation cannot do yet; returns the error count. */
@@ -212,9 +239,9 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
         } else if (n->has_family && !cg_family_supported(n->family.id, n->op)) {
             diag_error(d, n->family.loc,
                        "code generation does not support the '%s' posterior yet "
-                       "(layer '%s'); this release generates point, meanfield and "
-                       "dropout dense and conv2d layers and point and meanfield "
-                       "batchnorm layers",
+                       "(layer '%s'); this release generates point, meanfield, "
+                       "emp and ecmp dense, conv2d and batchnorm layers, and dropout "
+                       "dense and conv2d layers",
                        family_name(n->family.id), n->name);
             errors++;
         }
@@ -264,9 +291,12 @@ static int cg_plan(struct cg *cg)
     for (i = 0; i < g->nnodes; i++)
         if (cg->nodes[i].has_delta)
             cg->nodes[i].delta_off = cg_reserve(cg, cg->nodes[i].width);
-    for (i = 0; i < g->nnodes; i++)
+    for (i = 0; i < g->nnodes; i++) {
         if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->plan)
             cg_layer_of(g->nodes[i].op)->plan(cg, i);
+        if (cg->nodes[i].code && cg_patched(cg, i))
+            cg_patch_plan(cg, i);
+    }
     cg->scratch_x = cg_reserve(cg, max_in);
     cg->scratch_g = cg_reserve(cg, max_out);
     if (cg->conv_col_floats > 0)
@@ -532,9 +562,12 @@ static void cg_write_pass(struct cg *cg)
         if (cg->nodes[i].has_delta)
             emit(cg->e, "\tbnn_real *const d_%s = ws + %ldL * B;\n", cg_name(cg, i),
                  cg->nodes[i].delta_off);
-    for (i = 0; i < g->nnodes; i++)
+    for (i = 0; i < g->nnodes; i++) {
         if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->declare)
             cg_layer_of(g->nodes[i].op)->declare(cg, i);
+        if (cg->nodes[i].code && cg_patched(cg, i))
+            cg_patch_declare(cg, i);
+    }
     if (cg->conv_col >= 0)
         emit(cg->e, "\tbnn_real *const cv_col = ws + %ldL * B + %ldL; /* [%ld] im2col */\n",
              cg->per_example, cg->conv_col, cg->conv_col_floats);
@@ -563,6 +596,8 @@ static void cg_write_pass(struct cg *cg)
             char shape[64];
             graph_shape_str(&g->nodes[i], shape, sizeof shape);
             emit(cg->e, "\t/* %s = %s: %s */\n", cg_name(cg, i), op_name(g->nodes[i].op), shape);
+            if (cg_patched(cg, i))
+                cg_patch_forward(cg, i);
             cg_layer_of(g->nodes[i].op)->forward(cg, i);
         }
     emit(cg->e,
@@ -580,6 +615,8 @@ static void cg_write_pass(struct cg *cg)
         if (cg->nodes[i].code && cg->nodes[i].has_delta) {
             emit(cg->e, "\t/* d %s */\n", cg_name(cg, i));
             cg_layer_of(g->nodes[i].op)->backward(cg, i);
+            if (cg_patched(cg, i))
+                cg_patch_backward(cg, i);
         }
     emit(cg->e, "\treturn loss;\n}\n\n");
 }
@@ -601,13 +638,13 @@ static void cg_write_tensor_table(struct cg *cg, const char *what, const struct 
         emit(cg->e, "\t{ ");
         emit_c_string(cg->e, t->name);
         emit(cg->e,
-             ", %d, %s, %ldL, %ldL, %d, { %ldL, %ldL, %ldL, %ldL }, %ldL, %ldL, %s },\n",
+             ", %d, %s, %ldL, %ldL, %d, { %ldL, %ldL, %ldL, %ldL }, %ldL, %ldL, %s, %d },\n",
              t->node >= 0 ? cg->nodes[t->node].layer : -1, roles[t->role], t->offset, t->size,
              t->rank, t->shape[0], t->shape[1], t->shape[2], t->shape[3], t->fan_in, t->fan_out,
-             inits[t->init]);
+             inits[t->init], t->components);
     }
     if (n == 0)
-        emit(cg->e, "\t{ \"\", -1, 0, 0L, 0L, 0, { 0, 0, 0, 0 }, 0L, 0L, 0 } /* none */\n");
+        emit(cg->e, "\t{ \"\", -1, 0, 0L, 0L, 0, { 0, 0, 0, 0 }, 0L, 0L, 0, 0 } /* none */\n");
     emit(cg->e, "};\n\n");
 }
 

@@ -82,6 +82,9 @@ typedef struct bnn_tensor {
 	long shape[4];
 	long fan_in, fan_out;
 	int init;           /* enum bnn_init */
+	int components;     /* 1; k for a layer with an emp(k) or ecmp(k)
+	                       posterior: the tensor holds k copies of shape,
+	                       one after the other (size counts them all) */
 } bnn_tensor;
 
 typedef struct bnn_layer {

@@ -282,7 +282,9 @@ int bnn_state_is_stochastic(const bnn_state *st)
 	if (st->sigma)
 		return 1;
 	for (i = 0; i < st->model->nlayers; i++)
-		if (st->model->layers[i].family == BNN_FAMILY_DROPOUT)
+		if (st->model->layers[i].family == BNN_FAMILY_DROPOUT ||
+		    st->model->layers[i].family == BNN_FAMILY_EMP ||
+		    st->model->layers[i].family == BNN_FAMILY_ECMP)
 			return 1;
 	return 0;
 }

@@ -27,6 +27,9 @@ struct train_tensor {
 	int stochastic;   /* has a posterior (a meanfield layer's tensor) */
 	int decays;       /* takes weight decay or the prior's L2 term (not a
 	                     point batchnorm's γ and β) */
+	int patched;      /* the k components of an emp or ecmp layer */
+	double prior_l2;  /* patched, with sgd and adam: τ/(k·N), the L2
+	                     coefficient of eq. (7) of Chang et al. over N */
 	int weight_sample;/* bbb with lrt: a meanfield tensor the pass does
 	                     not sample by the local reparameterisation
 	                     (conv2d, batchnorm), sampled by the trainer */

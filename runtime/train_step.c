@@ -69,7 +69,8 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 		const bnn_layer *l = &m->layers[i];
 		if (l->family == BNN_FAMILY_MEANFIELD)
 			meanfield++;
-		else if (l->family != BNN_FAMILY_POINT && l->family != BNN_FAMILY_DROPOUT)
+		else if (l->family != BNN_FAMILY_POINT && l->family != BNN_FAMILY_DROPOUT &&
+		         l->family != BNN_FAMILY_EMP && l->family != BNN_FAMILY_ECMP)
 			return bnn_fail(err, BNN_EUNSUPPORTED,
 			                "layer '%s' of model '%s' has a %s posterior, which no optimizer "
 			                "trains yet",
@@ -137,9 +138,14 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 		/* VOGN, section 3: no L2 regularisation or weight decay on a
 		 * batchnorm's γ and β, unless the model gives them a posterior */
 		tt->decays = !((bt->role == BNN_ROLE_SCALE || bt->role == BNN_ROLE_SHIFT) &&
-		               !tt->stochastic);
-		tt->delta = tt->decays ? tensor_delta(t, l ? l->prior_precision : m->prior_precision)
-		                       : 0.0;
+		               !tt->stochastic && bt->components == 1);
+		/* EMP, ECMP: the KL of eq. (7) is an L2 term of precision
+		 * τ·p_k = τ/k on each of the k components */
+		tt->patched = bt->components > 1;
+		tt->delta = !tt->decays ? 0.0
+		            : tensor_delta(t, (l ? l->prior_precision : m->prior_precision) /
+		                                  (bt->components > 1 ? bt->components : 1));
+		tt->prior_l2 = tt->patched ? l->prior_precision / bt->components / t->n_data : 0;
 	}
 	return BNN_OK;
 }
@@ -343,7 +349,7 @@ static double step_point(struct trainer *t, long b, float lr)
 		float *w = st->params + tt->offset, *g = t->grad + tt->offset;
 		if (o->optimizer == BNN_OPT_SGD) {
 			bnn_sgd_params p = o->sgd;
-			p.weight_decay = tt->decays ? p.weight_decay : 0;
+			p.weight_decay = tt->patched ? (float)tt->prior_l2 : tt->decays ? p.weight_decay : 0;
 			bnn_sgd_step(tt->size, w, g, st->opt[0] + tt->offset, lr, st->step, &p);
 		} else {
 			bnn_adam_params p = o->adam;
@@ -351,6 +357,9 @@ static double step_point(struct trainer *t, long b, float lr)
 				/* BADAM: Adam on the MAP objective, mean loss + (δ/2N)|θ|²
 				 * per tensor (the Gaussian prior of eq. 8). */
 				p.weight_decay = (float)(tt->delta / t->n_data);
+				p.decoupled = 0;
+			} else if (tt->patched) { /* eq. (7) over N: an L2 term */
+				p.weight_decay = (float)tt->prior_l2;
 				p.decoupled = 0;
 			} else if (!tt->decays) {
 				p.weight_decay = 0;

@@ -16,7 +16,11 @@
  * with batchnorm (t/models/rt_resnet.bnn, and rt_resnet_mf.bnn with a
  * posterior) goes through the same with Adam, IVON and VOGN, its running
  * statistics included in the determinism and round-trip checks, and its
- * batchnorm parameters are checked to get no weight decay.  Gradients of
+ * batchnorm parameters are checked to get no weight decay.  The same
+ * ResNet with ensemble model patches (EMP on its batchnorm layers, ECMP on
+ * its output layer: t/models/rt_patch.bnn) trains with Adam and predicts
+ * by averaging the ensemble, and a component that a step did not draw
+ * moves by the L2 term of Chang et al.'s eq. (7) alone.  Gradients of
  * the conv, pooling and batchnorm code are checked in t/gen_gradcheck.c
  * and t/gen_batchnorm.c.
  */
@@ -31,6 +35,7 @@
 #include "rt_cnn.h"
 #include "rt_cnn_drop.h"
 #include "rt_cnn_mf.h"
+#include "rt_patch.h"
 #include "rt_resnet.h"
 #include "rt_resnet_mf.h"
 #include "tap.h"
@@ -215,6 +220,73 @@ static void test_conv_dropout(const bnn_dataset *train, const bnn_dataset *test)
 	bnn_state_free(&st);
 }
 
+/* EMP and ECMP patches: Adam trains rt_patch, whose Monte-Carlo
+ * predictions (an ensemble) are accurate and differ from the mixture
+ * mean's; one full-batch SGD step moves every value of the output layer's
+ * components either by its gradient or, where another component was drawn
+ * (gradient 0), by eq. (7)'s L2 term alone: w ← w − lr·(τ/(k·N))·w with
+ * τ = 1 (the default prior), k = 3, N = 1500. */
+static void test_patch(const bnn_dataset *train, const bnn_dataset *test)
+{
+	const bnn_model *m = &rt_patch_model;
+	const bnn_tensor *t = &m->tensors[m->ntensors - 2]; /* logits.weight */
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state st, before;
+	bnn_err err;
+	float *p0, *p8;
+	long i, differ = 0, decayed = 0, other = 0;
+	double acc;
+	int rc;
+
+	is_int(t->components, 3, "logits.weight holds 3 components");
+	is_int(t->size, 3 * 12, "of 3 x 4 values each");
+	o.optimizer = BNN_OPT_ADAM;
+	o.epochs = 10;
+	o.batch = 32;
+	o.schedule.lr = 0.01;
+	o.seed = 5;
+	bnn_state_init(&st, m, 3, &err);
+	rc = bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
+	is_int(rc, BNN_OK, "adam trains rt_patch%s%s", rc ? ": " : "", rc ? err.message : "");
+	ok(bnn_state_is_stochastic(&st), "a patched model predicts by MC");
+	acc = blobs_accuracy(&st, test, 8);
+	ok(acc > 0.85, "rt_patch: accuracy of an ensemble of 8 draws %.3f > 0.85", acc);
+	p0 = malloc((size_t)(test->n * 3) * sizeof *p0);
+	p8 = malloc((size_t)(test->n * 3) * sizeof *p8);
+	if (!p0 || !p8)
+		tap_bail_out("out of memory");
+	bnn_predict(&st, test, 0, 1, p0, NULL, NULL, &err);
+	bnn_predict(&st, test, 8, 1, p8, NULL, NULL, &err);
+	for (i = 0; i < test->n * 3; i++)
+		differ += p0[i] != p8[i];
+	ok(differ > test->n, "the draws change the predictions (%ld of %ld probabilities differ)",
+	   differ, test->n * 3);
+	free(p0);
+	free(p8);
+	bnn_state_free(&st);
+
+	o.optimizer = BNN_OPT_SGD;
+	o.epochs = 1;
+	o.batch = train->n;
+	o.schedule.lr = 0.5;
+	o.sgd.momentum = 0;
+	bnn_state_init(&st, m, 3, &err);
+	bnn_state_init(&before, m, 3, &err);
+	bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
+	for (i = t->offset; i < t->offset + t->size; i++) {
+		/* float: w·(1 − 0.5/(3·1500)), to within rounding */
+		double want = before.params[i] * (1 - 0.5 / (3.0 * 1500));
+		if (fabs(st.params[i] - want) <= 1e-7 * fabs(want))
+			decayed++;
+		else
+			other++;
+	}
+	ok(decayed > 6 && other > 6, "one sgd step: %ld values of logits' components moved by "
+	   "the prior's L2 term alone (not drawn), %ld by their gradient", decayed, other);
+	bnn_state_free(&st);
+	bnn_state_free(&before);
+}
+
 /* One SGD step on the whole training set (one batch) with and without
  * weight decay, from the same start: the gradient is the same, so the
  * parameters that decay differ and batchnorm's γ and β (point: VOGN,
@@ -344,6 +416,7 @@ int main(void)
 	          1);
 	train_one(&rt_resnet_mf_model, BNN_OPT_VOGN, 0.003, 10, 1, &train, &test, NULL, 0);
 	test_bn_no_decay(&train);
+	test_patch(&train, &test);
 	test_stats_required();
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
