@@ -206,6 +206,13 @@ m=$((stem + m1_m + down + $(bn 64) + m2_m + head + out))
 p=$((stem + m1_p + down + 4 * $(bn 64) + m2_p + head + 4 * out))
 is "$(total emp_patch)" "$m $p" "emp_patch: totals $m and $p"
 is "$(row emp_patch m2_row_c)" "$(conv 64 64 1 7 0) $(conv 64 64 1 7 0)" "emp_patch: 1x7 kernel"
+# Chang et al., section 3.3: a patch costs 2(K - 1)N2 more parameters on a
+# batchnorm of N2 channels, (K - 1)(I + 1)O on an output layer of I inputs
+# and O outputs
+set -- $(row emp_patch m2_wide_batchnorm)
+is "$(($2 - $1))" "$((2 * (4 - 1) * 64))" "emp_patch: emp(k = 4) on 64 channels adds 2(K-1)N2"
+set -- $(row emp_patch keypoints)
+is "$(($2 - $1))" "$(((4 - 1) * (128 + 1) * 30))" "emp_patch: emp(k = 4) on 128 -> 30 adds (K-1)(I+1)O"
 
 # whvi_pad_stack: padding and stacking
 h1=$(whvi 20 100 3)
