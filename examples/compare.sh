@@ -18,7 +18,11 @@
 # compare_lenet* instead of compare*.  `resnet`: the same for the small
 # ResNet with batchnorm of fashion_resnet.bnn and fashion_resnet_bayes.bnn,
 # 15 epochs with data augmentation (random crops of the image padded by 2
-# pixels, horizontal flips), files compare_resnet*.
+# pixels, horizontal flips), files compare_resnet*.  `patch`: the same
+# ResNet as a point network, with MC dropout (fashion_resnet_dropout.bnn),
+# and with EMP and ECMP patches on its batchnorm and output layers
+# (fashion_resnet_emp.bnn, fashion_resnet_ecmp.bnn), all trained by Adam
+# with the `resnet` protocol, files compare_patch*.
 #
 # Without a second argument, seven methods on the same 784-512-512-10 ReLU
 # MLP:
@@ -68,7 +72,7 @@ die() {
 }
 
 usage() {
-	echo "usage: sh examples/compare.sh OUTDIR [mlp|lenet|resnet] (run by 'make compare', 'make lenet' and 'make resnet')" >&2
+	echo "usage: sh examples/compare.sh OUTDIR [mlp|lenet|resnet|patch] (run by 'make compare', 'make lenet', 'make resnet' and 'make patch')" >&2
 	exit 2
 }
 
@@ -85,6 +89,9 @@ lenet)
 resnet)
 	epochs=15 prefix=compare_resnet title="small ResNet with batchnorm"
 	programs="fashion_resnet fashion_resnet_bayes" ;;
+patch)
+	epochs=15 prefix=compare_patch title="small ResNet with batchnorm"
+	programs="fashion_resnet fashion_resnet_dropout fashion_resnet_emp fashion_resnet_ecmp" ;;
 *)
 	usage ;;
 esac
@@ -95,7 +102,7 @@ OPENBLAS_NUM_THREADS=$threads
 export OPENBLAS_NUM_THREADS
 
 for p in $programs; do
-	[ -x "$out/$p" ] || die "$out/$p is not built: run 'make compare', 'make lenet' or 'make resnet'"
+	[ -x "$out/$p" ] || die "$out/$p is not built: run 'make compare', 'make lenet', 'make resnet' or 'make patch'"
 done
 [ -x "$datagen" ] || die "$datagen is not built: run 'make compare'"
 
@@ -128,7 +135,7 @@ epoch_seconds() {
 
 csv=$out/$prefix.csv
 md=$out/$prefix.md
-echo "method,model,optimizer,mc,accuracy,nll,ece,brier,ood_auroc,accuracy_mean,nll_mean,ece_mean,best_epoch,seconds_per_epoch" >"$csv.tmp" ||
+echo "method,model,optimizer,mc,accuracy,nll,ece,mce,brier,ood_auroc,accuracy_mean,nll_mean,ece_mean,best_epoch,seconds_per_epoch,parameters" >"$csv.tmp" ||
 	die "cannot write $csv.tmp"
 start=$(date +%s)
 
@@ -160,7 +167,8 @@ run() {
 	f=$out/${prefix}_${name}_mc.json
 	g=$out/${prefix}_${name}_mean.json
 	k=$(json_get mc "$f")
-	row="$name,$model,$opt,$k,$(json_get accuracy "$f"),$(json_get nll "$f"),$(json_get ece "$f"),$(json_get brier "$f"),$(json_get ood_auroc "$f"),$(json_get accuracy "$g"),$(json_get nll "$g"),$(json_get ece "$g"),$(json_get best_epoch "$out/${prefix}_${name}_train.json"),$(epoch_seconds "$log")"
+	params=$("$prog" info | sed -n 's/.*, parameters \([0-9]*\)$/\1/p')
+	row="$name,$model,$opt,$k,$(json_get accuracy "$f"),$(json_get nll "$f"),$(json_get ece "$f"),$(json_get mce "$f"),$(json_get brier "$f"),$(json_get ood_auroc "$f"),$(json_get accuracy "$g"),$(json_get nll "$g"),$(json_get ece "$g"),$(json_get best_epoch "$out/${prefix}_${name}_train.json"),$(epoch_seconds "$log"),$params"
 	echo "$row" >>"$csv.tmp" || die "cannot write $csv.tmp"
 	echo "$me: $name: trained in $((t1 - t0)) s, evaluated in $((t2 - t1)) s: $(cat "$f")" >&2
 }
@@ -196,7 +204,16 @@ run() {
 #     λ/N = 1, 10, ..., 10⁵, 10⁴ is the smallest on the plateau of the
 #     validation NLL; there σ is small and the MC predictive stays close to
 #     the mean's.
-if [ "$net" = resnet ]; then
+if [ "$net" = patch ]; then
+# Patches: the point ResNet, MC dropout, EMP and ECMP, all trained by Adam
+# as for `resnet` (one draw of the masks or components per step:
+# Algorithm 1 with S = 1), predicting with 32 samples.
+aug="--set crop_pad=2 --set flip=1"
+run point  fashion_resnet         adam --lr 1e-3 --set schedule=cosine $aug
+run mcdrop fashion_resnet_dropout adam --lr 1e-3 --set schedule=cosine $aug
+run emp    fashion_resnet_emp     adam --lr 1e-3 --set schedule=cosine $aug
+run ecmp   fashion_resnet_ecmp    adam --lr 1e-3 --set schedule=cosine $aug
+elif [ "$net" = resnet ]; then
 # ResNet: augmentation for all three; Adam as above; IVON with the MLP's
 # settings; VOGN at lr 1e-3 with a one-epoch warm-up, and rho = 100 (the
 # paper's rho counts augmented copies, 5 to 10 on CIFAR-10; here it also
@@ -233,13 +250,15 @@ NR == 2 {
 	printf "Test set of %s, %s, %s epochs, batch %s, " \
 	       "seconds per epoch on %s thread(s).\n", data, title, epochs, batch, threads
 	printf "MC: predictive averaged over that many samples (0: one network); " \
-	       "OOD AUROC: test images against the same turned 90 degrees, by entropy.\n\n"
-	print "| method | optimizer | MC | accuracy | NLL | ECE | Brier | OOD AUROC | accuracy @mean | NLL @mean | ECE @mean | best epoch | s/epoch |"
-	print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	       "OOD AUROC: test images against the same turned 90 degrees, by entropy; " \
+	       "parameters: the model'"'"'s parameter vector (a meanfield layer also " \
+	       "has a sigma per parameter).\n\n"
+	print "| method | optimizer | MC | accuracy | NLL | ECE | MCE | Brier | OOD AUROC | accuracy @mean | NLL @mean | ECE @mean | best epoch | s/epoch | parameters |"
+	print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 }
 {
-	printf "| %s | %s | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %d | %.2f |\n",
-	       $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+	printf "| %s | %s | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %d | %.2f | %d |\n",
+	       $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
 }' "$csv" >"$md.tmp" || die "cannot write $md.tmp"
 mv "$md.tmp" "$md" || die "cannot write $md"
 cat "$md" || die "cannot read $md"

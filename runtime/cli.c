@@ -251,9 +251,15 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 	printf("fingerprint %016llx\n", (unsigned long long)m->fingerprint);
 	printf("likelihood %s (target %s)\n", bnn_likelihood_name(m->likelihood), m->target_name);
 	printf("inputs %ld, outputs %ld, parameters %ld\n", m->inputs, m->outputs, m->nparams);
-	for (i = 0; i < m->ntensors; i++)
-		printf("  %-24s offset %-9ld size %ld\n", m->tensors[i].name, m->tensors[i].offset,
+	for (i = 0; i < m->ntensors; i++) {
+		printf("  %-24s offset %-9ld size %ld", m->tensors[i].name, m->tensors[i].offset,
 		       m->tensors[i].size);
+		if (m->tensors[i].components > 1)
+			printf(" (%d components)", m->tensors[i].components);
+		printf("\n");
+	}
+	if (m->nstats > 0)
+		printf("running statistics %ld (batchnorm)\n", m->nstats);
 	if (a->load) {
 		bnn_state st;
 		bnn_err err;
