@@ -40,7 +40,13 @@
  *   vi_kernels       the update kernels over all 669,706 parameters;
  *   posterior_sample bnn_posterior_sample over the same parameters, in ns
  *                    per weight, as the trainer calls it (with eps) and
- *                    without eps, and bnn_rng_normal alone.
+ *                    without eps, and bnn_rng_normal alone;
+ *   fwht             the fast Walsh-Hadamard transform (bnn_fwht_batch,
+ *                    orthonormal, as WHVI uses it) of a batch of 128
+ *                    vectors of length 1024, in µs per vector, against
+ *                    issue 6's target (<= 0.4 µs), and in the same run, each
+ *                    interleaved with it, a textbook radix-2 loop and the
+ *                    dense product with the same matrix (cblas_sgemm).
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -57,7 +63,7 @@
  *              [--train-steps N] [--only GROUP[,GROUP...]]
  * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
- * (vi_parts, vi_kernels and posterior_sample); by default all run.  The env line always comes first.
+ * (vi_parts, vi_kernels and posterior_sample), fwht; by default all run.  The env line always comes first.
  */
 #include <math.h>
 #include <stdio.h>
@@ -92,11 +98,12 @@ enum {
 	BENCH_GSTEP = 1u << 2,
 	BENCH_GTRAIN = 1u << 3,
 	BENCH_GVI = 1u << 4,
-	BENCH_GALL = (1u << 5) - 1
+	BENCH_GFWHT = 1u << 5,
+	BENCH_GALL = (1u << 6) - 1
 };
 
 static const char *const bench_group_names[] = { "peak", "gemm", "step",
-                                                 "train", "vi" };
+                                                 "train", "vi", "fwht" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -1060,11 +1067,113 @@ static void bench_convs(const bench_opts *o, double peak)
 	free(q.col);
 }
 
+/* ---- the fast Walsh-Hadamard transform ------------------------------------ */
+
+/* Issue 6's target: µs per vector of length 1024 in a batch of 128. */
+#define BENCH_FWHT_TARGET_US 0.4
+
+/* A batch of vectors to transform in place, and the dense matrix H/√n
+ * with an output batch for the GEMM doing the same product. */
+typedef struct bench_fwht {
+	long batch, n;
+	float *x;           /* batch × n, transformed in place */
+	float *h, *y;       /* n × n orthonormal Hadamard matrix; batch × n */
+} bench_fwht;
+
+/* The orthonormal transform, as a WHVI layer calls it (norm-preserving,
+ * so repeating it in place keeps the values in range). */
+static void bench_fwht_lib(void *ctx)
+{
+	bench_fwht *f = ctx;
+
+	if (bnn_fwht_batch(f->x, f->batch, f->n, BNN_FWHT_ORTHO, NULL)) {
+		fprintf(stderr, "bench: bnn_fwht_batch failed\n");
+		exit(1);
+	}
+}
+
+/* The textbook radix-2 loop and the same scaling, vector by vector. */
+static void bench_fwht_textbook(void *ctx)
+{
+	bench_fwht *f = ctx;
+	float c = (float)(1.0 / sqrt((double)f->n));
+	long b, h, i, j, n = f->n;
+
+	for (b = 0; b < f->batch; b++) {
+		float *x = f->x + b * n;
+
+		for (h = 1; h < n; h *= 2)
+			for (i = 0; i < n; i += 2 * h)
+				for (j = i; j < i + h; j++) {
+					float a = x[j], d = x[j + h];
+
+					x[j] = a + d;
+					x[j + h] = a - d;
+				}
+		for (i = 0; i < n; i++)
+			x[i] *= c;
+	}
+}
+
+/* Y = X·(H/√n)ᵀ: the dense product the transform replaces. */
+static void bench_fwht_gemm(void *ctx)
+{
+	bench_fwht *f = ctx;
+
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)f->batch,
+	            (int)f->n, (int)f->n, 1.0f, f->x, (int)f->n, f->h,
+	            (int)f->n, 0.0f, f->y, (int)f->n);
+}
+
+/* Time the transform against the target, the textbook loop and the GEMM
+ * (each pair's repeats interleaved); print the fwht line. */
+static void bench_fwhts(const bench_opts *o)
+{
+	bench_fwht f = { 128, 1024, NULL, NULL, NULL };
+	bench_op lib = { bench_fwht_lib, NULL, &f };
+	bench_op text = { bench_fwht_textbook, NULL, &f };
+	bench_op gemm = { bench_fwht_gemm, NULL, &f };
+	bench_result rl, rt, rl2, rg;
+	double over_text, gemm_ratio, us, flops;
+	bnn_rng rng;
+	long i;
+
+	f.x = bench_alloc((size_t)(f.batch * f.n));
+	f.y = bench_alloc((size_t)(f.batch * f.n));
+	f.h = bench_alloc((size_t)(f.n * f.n));
+	/* Row i of H/√n is the transform of e_i (H is symmetric). */
+	for (i = 0; i < f.n; i++) {
+		f.h[i * f.n + i] = 1.0f;
+		bnn_fwht_vector(f.h + i * f.n, f.n, BNN_FWHT_ORTHO, NULL);
+	}
+	bnn_rng_seed(&rng, 6);
+	bnn_rng_normal(&rng, f.x, (size_t)(f.batch * f.n));
+	bench_measure_pair(&lib, &text, o, &rl, &rt, &over_text);
+	bench_measure_pair(&lib, &gemm, o, &rl2, &rg, &gemm_ratio);
+	us = 1e6 * rl.seconds / (double)f.batch;
+	/* n log2 n additions and subtractions, and n multiplications. */
+	flops = (double)f.batch * (double)f.n * (log2((double)f.n) + 1);
+	printf("{\"bench\":\"fwht\",\"impl\":\"bnnc\",\"n\":%ld,"
+	       "\"batch\":%ld,\"norm\":\"ortho\",\"us_per_vector\":%.4f,"
+	       "\"gflops\":%.2f,\"target_us\":%.1f,\"met\":%s,"
+	       "\"textbook_us_per_vector\":%.4f,\"over_textbook\":%.2f,"
+	       "\"gemm_us_per_vector\":%.4f,\"gemm_over_fwht\":%.2f,"
+	       "\"repeats\":%d}\n",
+	       f.n, f.batch, us, 1e-9 * flops / rl.seconds,
+	       BENCH_FWHT_TARGET_US, us <= BENCH_FWHT_TARGET_US ? "true" : "false",
+	       1e6 * rt.seconds / (double)f.batch, over_text,
+	       1e6 * rg.seconds / (double)f.batch, gemm_ratio, o->repeats);
+	fflush(stdout);
+	free(f.x);
+	free(f.y);
+	free(f.h);
+}
+
 static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi[,...]]\n");
+	        "             [--only peak|gemm|step|train|vi|fwht[,...]]\n");
 	exit(2);
 }
 
@@ -1152,7 +1261,7 @@ int main(int argc, char **argv)
 	       o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall",
 	       o.train_steps);
 
-	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP))
+	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT))
 		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
 	if (o.groups & BENCH_GGEMM) {
 		bench_gemms(&o, pk.gflops);
@@ -1182,5 +1291,7 @@ int main(int argc, char **argv)
 		bench_vi_passes(128, &o);
 		bench_vi_kernels(&o);
 	}
+	if (o.groups & BENCH_GFWHT)
+		bench_fwhts(&o);
 	return 0;
 }

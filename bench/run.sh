@@ -16,6 +16,8 @@
 #   {"bench":"vi_target","optimizer":..,"batch":..,"over_adam":..,"target":..,"met":..}
 #   {"bench":"vi_ratio","optimizer":..,"batch":..,"bnnc_over_pytorch":..}
 #   {"bench":"sample_target","ns_per_weight":..,"target":1,"met":..}
+# and for the fast Walsh-Hadamard transform (issue 6: length 1024, batch 128)
+#   {"bench":"fwht_target","us_per_vector":..,"target":0.4,"met":..}
 # With BENCH_ROUNDS=N the two programs run N times, alternately, and every
 # figure is the median over the rounds of the figure of each round (a
 # ratio is taken within a round, then the median of the ratios).
@@ -182,6 +184,10 @@ FNR == 1 {
 		}
 	} else if (b == "posterior_sample") {
 		samp["ns", round] = field($0, "ns_per_weight")
+	} else if (b == "fwht") {
+		fw["us", round] = field($0, "us_per_vector")
+		fw["text", round] = field($0, "over_textbook")
+		fw["gemm", round] = field($0, "gemm_over_fwht")
 	} else if (b == "sqgrad_overhead") {
 		sq[key, round] = field($0, "ratio")
 		if (!(key in seensq)) {
@@ -328,6 +334,17 @@ END {
 		                "\"ns_per_weight\":%.3f,\"target\":1," \
 		                "\"met\":%s}", ns, ns <= 1 ? "true" : "false")
 	}
+	# issue 6: the fast Walsh-Hadamard transform
+	fu = median(fw, "us")
+	if (fu != "") {
+		printf "#\n# fast Walsh-Hadamard transform (bnn_fwht_batch, n = 1024," \
+		       " batch 128): %.3f us per vector (target <= 0.4) %s;" \
+		       " %.1fx a textbook loop, %.0fx the dense product\n", fu,
+		       verdict(fu <= 0.4), median(fw, "text"), median(fw, "gemm")
+		fline = sprintf("{\"bench\":\"fwht_target\"," \
+		                "\"us_per_vector\":%.4f,\"target\":0.4," \
+		                "\"met\":%s}", fu, fu <= 0.4 ? "true" : "false")
+	}
 	print "#"
 	for (i = 1; i <= nkeys; i++)
 		if (i in line)
@@ -345,5 +362,7 @@ END {
 	}
 	if (sline != "")
 		print sline
+	if (fline != "")
+		print fline
 	exit (strict == 1 && missed) ? 1 : 0
 }' "$tmp"/bnnc.*.json "$tmp"/torch.*.json

@@ -36,6 +36,7 @@
 
 #include "bnn_core.h"
 #include "bnn_rng.h"
+#include "bnn_fwht.h"
 #include "bnn_optim.h"
 #include "bnn_variational.h"
 #include "bnn_metrics.h"
