@@ -38,6 +38,7 @@
 
 #include "bn_grad.h"
 #include "bn_sq.h"
+#include "splitmix.h"
 #include "tap.h"
 
 #define BN_BATCH 6
@@ -57,31 +58,7 @@ struct bn_case {
 	double *w, *x, *y, *ws, *out, *grad, *sq, *stats;
 };
 
-/* splitmix64: weights and data do not depend on libbnn's RNG. */
-static uint64_t bn_next(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static double bn_uniform(uint64_t *s, double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(bn_next(s) >> 11) * 0x1p-53;
-}
-
-static double *bn_alloc(size_t n)
-{
-	double *p = calloc(n ? n : 1, sizeof *p);
-
-	if (!p)
-		tap_bail_out("out of memory");
-	return p;
-}
-
-/* Weights U(-0.8, 0.8) (scales U(0.5, 1.5)), inputs U(-1, 1) plus a
+/* Weights U(-0.8, 0.8), inputs U(-1, 1) plus a
  * per-channel offset so that the statistics are far from 0 and 1, labels
  * i mod classes, running statistics: means U(-0.5, 0.5), variances
  * U(0.5, 2). */
@@ -89,24 +66,24 @@ static void bn_case_init(struct bn_case *c, uint64_t seed)
 {
 	long i, j, at;
 
-	c->w = bn_alloc((size_t)c->nparams);
-	c->x = bn_alloc((size_t)(BN_BATCH * c->inputs));
-	c->y = bn_alloc(BN_BATCH);
-	c->ws = bn_alloc(c->workspace(BN_BATCH));
-	c->out = bn_alloc((size_t)(BN_BATCH * c->outputs));
-	c->grad = bn_alloc((size_t)c->nparams);
-	c->sq = bn_alloc((size_t)c->nparams);
-	c->stats = bn_alloc((size_t)c->nstats);
+	c->w = splitmix_doubles((size_t)c->nparams);
+	c->x = splitmix_doubles((size_t)(BN_BATCH * c->inputs));
+	c->y = splitmix_doubles(BN_BATCH);
+	c->ws = splitmix_doubles(c->workspace(BN_BATCH));
+	c->out = splitmix_doubles((size_t)(BN_BATCH * c->outputs));
+	c->grad = splitmix_doubles((size_t)c->nparams);
+	c->sq = splitmix_doubles((size_t)c->nparams);
+	c->stats = splitmix_doubles((size_t)c->nstats);
 	for (i = 0; i < c->nparams; i++)
-		c->w[i] = bn_uniform(&seed, -0.8, 0.8);
+		c->w[i] = splitmix_uniform(&seed, -0.8, 0.8);
 	for (i = 0; i < BN_BATCH * c->inputs; i++)
-		c->x[i] = bn_uniform(&seed, -1, 1) + (double)((i / 9) % 2) * 1.5;
+		c->x[i] = splitmix_uniform(&seed, -1, 1) + (double)((i / 9) % 2) * 1.5;
 	for (i = 0; i < BN_BATCH; i++)
 		c->y[i] = (double)(i % c->classes);
 	for (i = 0, at = 0; i < 4 && c->channels[i] > 0; i++) { /* [mean C][var C] per layer */
 		for (j = 0; j < c->channels[i]; j++) {
-			c->stats[at + j] = bn_uniform(&seed, -0.5, 0.5);
-			c->stats[at + c->channels[i] + j] = bn_uniform(&seed, 0.5, 2);
+			c->stats[at + j] = splitmix_uniform(&seed, -0.5, 0.5);
+			c->stats[at + c->channels[i] + j] = splitmix_uniform(&seed, 0.5, 2);
 		}
 		at += 2 * c->channels[i];
 	}
@@ -134,7 +111,7 @@ static double bn_loss(const struct bn_case *c, const double *w, long b, double *
  * with the batch's statistics (stats NULL) or fixed ones (train = 0). */
 static void test_finite_differences(struct bn_case *c, int running)
 {
-	double *wp = bn_alloc((size_t)c->nparams), *stats = running ? c->stats : NULL;
+	double *wp = splitmix_doubles((size_t)c->nparams), *stats = running ? c->stats : NULL;
 	long j, bad = -1;
 	double worst = 0;
 
@@ -271,8 +248,9 @@ static void test_sq_reference(struct bn_case *c)
 /* Check 4 on bn_sq, then bn_grad: train/eval consistency. */
 static void test_consistency(struct bn_case *c, const double *batch_stats)
 {
-	double *out_train = bn_alloc((size_t)(BN_BATCH * c->outputs));
-	double *one = bn_alloc((size_t)c->outputs), *keep = bn_alloc((size_t)c->nstats);
+	double *out_train = splitmix_doubles((size_t)(BN_BATCH * c->outputs));
+	double *one = splitmix_doubles((size_t)c->outputs);
+	double *keep = splitmix_doubles((size_t)c->nstats);
 	long i;
 	int same = 1;
 

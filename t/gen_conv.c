@@ -182,16 +182,36 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 	bnn_state_free(&a);
 }
 
+/* How many of the test set's class probabilities differ between
+ * prediction at the mean (--mc 0) and by 8 samples. */
+static long mc_changes(const bnn_state *st, const bnn_dataset *test)
+{
+	float *p0 = malloc((size_t)(test->n * 3) * sizeof *p0);
+	float *p8 = malloc((size_t)(test->n * 3) * sizeof *p8);
+	bnn_err err;
+	long i, differ = 0;
+
+	if (!p0 || !p8)
+		tap_bail_out("out of memory");
+	if (bnn_predict(st, test, 0, 1, p0, NULL, NULL, &err) ||
+	    bnn_predict(st, test, 8, 1, p8, NULL, NULL, &err))
+		tap_bail_out("prediction failed: %s", err.message);
+	for (i = 0; i < test->n * 3; i++)
+		differ += p0[i] != p8[i];
+	free(p0);
+	free(p8);
+	return differ;
+}
+
 /* MC dropout on a conv2d input: Adam trains it; averaging 8 masks
  * predicts as well as the mean network, and differently from it. */
 static void test_conv_dropout(const bnn_dataset *train, const bnn_dataset *test)
 {
 	const bnn_model *m = &rt_cnn_drop_model;
 	bnn_train_options o = bnn_train_defaults();
-	float *p0, *p8;
 	bnn_state st;
 	bnn_err err;
-	long i, differ = 0;
+	long differ;
 	int rc;
 
 	o.optimizer = BNN_OPT_ADAM;
@@ -205,18 +225,9 @@ static void test_conv_dropout(const bnn_dataset *train, const bnn_dataset *test)
 	ok(bnn_state_is_stochastic(&st), "a model with a dropout conv2d layer predicts by MC");
 	ok(blobs_accuracy(&st, test, 8) > 0.85, "rt_cnn_drop: accuracy of 8 dropout masks %.3f > "
 	   "0.85", blobs_accuracy(&st, test, 8));
-	p0 = malloc((size_t)(test->n * 3) * sizeof *p0);
-	p8 = malloc((size_t)(test->n * 3) * sizeof *p8);
-	if (!p0 || !p8)
-		tap_bail_out("out of memory");
-	bnn_predict(&st, test, 0, 1, p0, NULL, NULL, &err);
-	bnn_predict(&st, test, 8, 1, p8, NULL, NULL, &err);
-	for (i = 0; i < test->n * 3; i++)
-		differ += p0[i] != p8[i];
+	differ = mc_changes(&st, test);
 	ok(differ > test->n, "the masks change the predictions (%ld of %ld probabilities differ)",
 	   differ, test->n * 3);
-	free(p0);
-	free(p8);
 	bnn_state_free(&st);
 }
 
@@ -233,8 +244,7 @@ static void test_patch(const bnn_dataset *train, const bnn_dataset *test)
 	bnn_train_options o = bnn_train_defaults();
 	bnn_state st, before;
 	bnn_err err;
-	float *p0, *p8;
-	long i, differ = 0, decayed = 0, other = 0;
+	long i, differ, decayed = 0, other = 0;
 	double acc;
 	int rc;
 
@@ -251,18 +261,9 @@ static void test_patch(const bnn_dataset *train, const bnn_dataset *test)
 	ok(bnn_state_is_stochastic(&st), "a patched model predicts by MC");
 	acc = blobs_accuracy(&st, test, 8);
 	ok(acc > 0.85, "rt_patch: accuracy of an ensemble of 8 draws %.3f > 0.85", acc);
-	p0 = malloc((size_t)(test->n * 3) * sizeof *p0);
-	p8 = malloc((size_t)(test->n * 3) * sizeof *p8);
-	if (!p0 || !p8)
-		tap_bail_out("out of memory");
-	bnn_predict(&st, test, 0, 1, p0, NULL, NULL, &err);
-	bnn_predict(&st, test, 8, 1, p8, NULL, NULL, &err);
-	for (i = 0; i < test->n * 3; i++)
-		differ += p0[i] != p8[i];
+	differ = mc_changes(&st, test);
 	ok(differ > test->n, "the draws change the predictions (%ld of %ld probabilities differ)",
 	   differ, test->n * 3);
-	free(p0);
-	free(p8);
 	bnn_state_free(&st);
 
 	o.optimizer = BNN_OPT_SGD;

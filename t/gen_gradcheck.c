@@ -65,6 +65,7 @@
 #include "gc_glearn.h"
 #include "gc_lenet.h"
 #include "gc_mf.h"
+#include "splitmix.h"
 #include "tap.h"
 
 #define GC_BATCH 5          /* examples per batch pass */
@@ -149,23 +150,6 @@ static const struct gc_model gc_models[] = {
 #define GC_MF_MODEL (&gc_models[5])
 
 /* ---- helpers ------------------------------------------------------------ */
-
-/* splitmix64 (Steele, Lea and Flood 2014): one 64-bit state, advanced by
- * the golden-ratio increment and mixed. */
-static uint64_t gc_next(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-/* Uniform on [lo, hi) from the top 53 bits. */
-static double gc_uniform(uint64_t *state, double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(gc_next(state) >> 11) * 0x1p-53;
-}
 
 static double *gc_alloc(size_t n)
 {
@@ -740,20 +724,20 @@ static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 	c->sqgrad = gc_alloc((size_t)c->n);
 	c->gsig = gc_alloc((size_t)c->n);
 	for (i = 0; i < c->n; i++)
-		c->w[i] = gc_uniform(&rng, -0.8, 0.8);
+		c->w[i] = splitmix_uniform(&rng, -0.8, 0.8);
 	for (i = 0; i < B * m->inputs; i++)
-		c->x[i] = gc_uniform(&rng, -1.5, 1.5);
+		c->x[i] = splitmix_uniform(&rng, -1.5, 1.5);
 	for (i = 0; i < B * m->targets; i++) {
 		if (m->lik == GC_CATEGORICAL)
-			c->y[i] = (double)(gc_next(&rng) %
+			c->y[i] = (double)(splitmix_next(&rng) %
 			                   (uint64_t)m->outputs);
 		else if (m->lik == GC_BERNOULLI)
-			c->y[i] = (double)(gc_next(&rng) >> 63);
+			c->y[i] = (double)(splitmix_next(&rng) >> 63);
 		else
-			c->y[i] = gc_uniform(&rng, -1.5, 1.5);
+			c->y[i] = splitmix_uniform(&rng, -1.5, 1.5);
 	}
 	for (i = 0; i < c->n; i++)
-		c->sigma[i] = gc_uniform(&rng, 0.05, 0.4);
+		c->sigma[i] = splitmix_uniform(&rng, 0.05, 0.4);
 }
 
 /* The full pass of the case in mode MD. */
@@ -1181,17 +1165,17 @@ static void test_drop_masks(void)
 	for (i = 0; i < m->nparams; i++)
 		w[i] = 0;
 	for (j = 0; j < 5; j++)
-		w[25 + j] = gc_uniform(&seed, -1, 1);            /* b1 */
+		w[25 + j] = splitmix_uniform(&seed, -1, 1);            /* b1 */
 	for (j = 0; j < 20; j++)
-		w[30 + j] = gc_uniform(&seed, -0.2, 0.2);        /* W2 */
+		w[30 + j] = splitmix_uniform(&seed, -0.2, 0.2);        /* W2 */
 	for (j = 0; j < 4; j++) {
 		w[50 + j] = 1;                                   /* b2 */
 		w[54 + j * 4 + j] = 1;                           /* drop: I */
 	}
 	for (i = 0; i < B * 5; i++)
-		x[i] = gc_uniform(&seed, 0.5, 1.5);
+		x[i] = splitmix_uniform(&seed, 0.5, 1.5);
 	for (i = 0; i < B; i++)
-		y[i] = (double)(gc_next(&seed) % 4);
+		y[i] = (double)(splitmix_next(&seed) % 4);
 
 	gc_run(m, w, x, NULL, B, ws, plain, NULL, NULL, NULL, NULL, NULL);
 	for (i = 0; i < B * 4; i++)
@@ -1374,8 +1358,8 @@ static void test_mf_moments(void)
 	int j, k, pass;
 
 	for (i = 0; i < m->nparams; i++) {
-		w[i] = gc_uniform(&seed, -0.8, 0.8);
-		s[i] = gc_uniform(&seed, 0.05, 0.4);
+		w[i] = splitmix_uniform(&seed, -0.8, 0.8);
+		s[i] = splitmix_uniform(&seed, 0.05, 0.4);
 	}
 	for (j = 0; j < 2; j++) {
 		for (k = 0; k < 10; k++) {

@@ -39,6 +39,7 @@
 
 #include "pt_grad.h"
 #include "pt_point.h"
+#include "splitmix.h"
 #include "tap.h"
 
 #define B 5
@@ -72,29 +73,6 @@ static const struct {
 static double w[PT_GRAD_NPARAMS], x[B * PT_GRAD_INPUTS], y[B];
 static double stats[PT_GRAD_NSTATS] = { 0.1, -0.2, 0.3, 1.5, 0.7, 1.1 };
 
-static uint64_t pt_next(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static double pt_uniform(uint64_t *s, double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(pt_next(s) >> 11) * 0x1p-53;
-}
-
-static double *pt_alloc(size_t n)
-{
-	double *p = calloc(n ? n : 1, sizeof *p);
-
-	if (!p)
-		tap_bail_out("out of memory");
-	return p;
-}
-
 static double pt_max_rel(long n, const double *a, const double *b)
 {
 	double worst = 0;
@@ -127,7 +105,7 @@ static double pt_pass(const double *wt, const double *x0, const double *y0, long
 /* Check 1. */
 static void test_finite_differences(int with_rng)
 {
-	double *g = pt_alloc(PT_GRAD_NPARAMS), wp[PT_GRAD_NPARAMS];
+	double *g = splitmix_doubles(PT_GRAD_NPARAMS), wp[PT_GRAD_NPARAMS];
 	double worst = 0;
 	long j, zero = 0;
 
@@ -296,11 +274,11 @@ int main(void)
 	long i;
 
 	for (i = 0; i < PT_GRAD_NPARAMS; i++)
-		w[i] = pt_uniform(&s, -0.7, 0.7);
+		w[i] = splitmix_uniform(&s, -0.7, 0.7);
 	for (i = 171; i < 183; i++) /* batchnorm scales near 1 */
-		w[i] = pt_uniform(&s, 0.6, 1.4);
+		w[i] = splitmix_uniform(&s, 0.6, 1.4);
 	for (i = 0; i < B * PT_GRAD_INPUTS; i++)
-		x[i] = pt_uniform(&s, -1, 1);
+		x[i] = splitmix_uniform(&s, -1, 1);
 	for (i = 0; i < B; i++)
 		y[i] = (double)(i % 3);
 	is_int(PT_GRAD_NPARAMS, 3 * 57 + 4 * 6 + 2 * 366 + 2 * 21,

@@ -1,0 +1,30 @@
+/*
+ * splitmix.c: splitmix64 and the tests' uniform numbers (splitmix.h).
+ */
+#include <stdlib.h>
+
+#include "splitmix.h"
+#include "tap.h"
+
+uint64_t splitmix_next(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+double splitmix_uniform(uint64_t *state, double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(splitmix_next(state) >> 11) * 0x1p-53;
+}
+
+double *splitmix_doubles(size_t n)
+{
+	double *p = calloc(n ? n : 1, sizeof *p);
+
+	if (!p)
+		tap_bail_out("out of memory (%zu doubles)", n);
+	return p;
+}
