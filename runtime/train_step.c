@@ -113,6 +113,33 @@ static double tensor_delta(const struct trainer *t, double p)
 	return p;
 }
 
+/* How the optimizers treat tensor bt of layer l (NULL: the likelihood's). */
+static void tensor_setup(const struct trainer *t, const bnn_tensor *bt, const bnn_layer *l,
+                         struct train_tensor *tt)
+{
+	double prior = l ? l->prior_precision : t->m->prior_precision;
+	int batchnorm = bt->role == BNN_ROLE_SCALE || bt->role == BNN_ROLE_SHIFT;
+
+	tt->offset = bt->offset;
+	tt->size = bt->size;
+	tt->stochastic = l && l->family == BNN_FAMILY_MEANFIELD;
+	/* the generated code samples only dense layers by the local
+	 * reparameterisation trick; bbb's lrt passes give the others a
+	 * weight sample */
+	tt->weight_sample = tt->stochastic && t->o->optimizer == BNN_OPT_BBB && t->o->lrt &&
+	                    strcmp(l->op, "dense") != 0;
+	/* VOGN, section 3: no L2 regularisation or weight decay on a
+	 * batchnorm's γ and β, unless the model gives them a posterior */
+	tt->decays = !(batchnorm && l && l->family == BNN_FAMILY_POINT);
+	/* EMP, ECMP: the KL of eq. (7) is an L2 term of precision τ·p_k = τ/k
+	 * on each of the k components */
+	tt->patched = bt->components > 1;
+	if (tt->patched)
+		prior /= bt->components;
+	tt->delta = tt->decays ? tensor_delta(t, prior) : 0.0;
+	tt->prior_l2 = tt->patched ? prior / t->n_data : 0.0;
+}
+
 static int tensors_setup(struct trainer *t, bnn_err *err)
 {
 	const bnn_model *m = t->m;
@@ -124,28 +151,8 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory");
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *bt = &m->tensors[i];
-		const bnn_layer *l = bt->layer >= 0 ? &m->layers[bt->layer] : NULL;
-		struct train_tensor *tt = &t->tensors[i];
-		tt->offset = bt->offset;
-		tt->size = bt->size;
-		tt->stochastic = l && l->family == BNN_FAMILY_MEANFIELD;
-		/* the generated code samples only dense layers by the local
-		 * reparameterisation trick; bbb's lrt passes give the others a
-		 * weight sample */
-		tt->weight_sample = tt->stochastic && t->o->optimizer == BNN_OPT_BBB && t->o->lrt &&
-		                    strcmp(l->op, "dense") != 0;
-		t->mixed_lrt |= tt->weight_sample;
-		/* VOGN, section 3: no L2 regularisation or weight decay on a
-		 * batchnorm's γ and β, unless the model gives them a posterior */
-		tt->decays = !((bt->role == BNN_ROLE_SCALE || bt->role == BNN_ROLE_SHIFT) &&
-		               !tt->stochastic && bt->components == 1);
-		/* EMP, ECMP: the KL of eq. (7) is an L2 term of precision
-		 * τ·p_k = τ/k on each of the k components */
-		tt->patched = bt->components > 1;
-		tt->delta = !tt->decays ? 0.0
-		            : tensor_delta(t, (l ? l->prior_precision : m->prior_precision) /
-		                                  (bt->components > 1 ? bt->components : 1));
-		tt->prior_l2 = tt->patched ? l->prior_precision / bt->components / t->n_data : 0;
+		tensor_setup(t, bt, bt->layer >= 0 ? &m->layers[bt->layer] : NULL, &t->tensors[i]);
+		t->mixed_lrt |= t->tensors[i].weight_sample;
 	}
 	return BNN_OK;
 }
