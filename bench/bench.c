@@ -46,7 +46,15 @@
  *                    vectors of length 1024, in µs per vector, against
  *                    issue 6's target (<= 0.4 µs), and in the same run, each
  *                    interleaved with it, a textbook radix-2 loop and the
- *                    dense product with the same matrix (cblas_sgemm).
+ *                    dense product with the same matrix (cblas_sgemm);
+ *   whvi_step        a WHVI layer's step (the generated pass of a one-layer
+ *                    model, D -> D ~ whvi: g sampled per example, forward,
+ *                    loss, backward with every parameter's gradient) against
+ *                    the same layer ~ meanfield (the local
+ *                    reparameterisation of layer_dense.c, with the gradient
+ *                    of σ), D = 128, 256, 512, 1024, batch 128, their
+ *                    repeats interleaved, against issue 6's targets (>= 10x
+ *                    at 1024, no slower from 128 up).
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -63,7 +71,8 @@
  *              [--train-steps N] [--only GROUP[,GROUP...]]
  * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
- * (vi_parts, vi_kernels and posterior_sample), fwht; by default all run.  The env line always comes first.
+ * (vi_parts, vi_kernels and posterior_sample), fwht, whvi; by default all
+ * run.  The env line always comes first.
  */
 #include <math.h>
 #include <stdio.h>
@@ -76,8 +85,16 @@
 #include "bnn_gen.h"
 #include "fashion_mf.h"
 #include "fashion_point.h"
+#include "mf_1024.h"
+#include "mf_128.h"
+#include "mf_256.h"
+#include "mf_512.h"
 #include "mlp13.h"
 #include "peak.h"
+#include "wv_1024.h"
+#include "wv_128.h"
+#include "wv_256.h"
+#include "wv_512.h"
 
 #define BENCH_MAX_REPEATS 64
 
@@ -99,11 +116,12 @@ enum {
 	BENCH_GTRAIN = 1u << 3,
 	BENCH_GVI = 1u << 4,
 	BENCH_GFWHT = 1u << 5,
-	BENCH_GALL = (1u << 6) - 1
+	BENCH_GWHVI = 1u << 6,
+	BENCH_GALL = (1u << 7) - 1
 };
 
 static const char *const bench_group_names[] = { "peak", "gemm", "step",
-                                                 "train", "vi", "fwht" };
+                                                 "train", "vi", "fwht", "whvi" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -1169,11 +1187,112 @@ static void bench_fwhts(const bench_opts *o)
 	free(f.h);
 }
 
+/* ---- whvi: a WHVI layer step against a mean-field one ------------------- */
+
+/* One-layer model's step: the generated pass with sampling and every
+ * gradient, on a fixed random batch. */
+typedef struct bench_layer {
+	const bnn_model *m;
+	long batch;
+	float *w, *sigma, *x, *y, *ws, *grad, *gsig;
+	bnn_rng rng;
+} bench_layer;
+
+static void bench_layer_step(void *ctx)
+{
+	bench_layer *l = ctx;
+	bnn_pass p;
+
+	memset(&p, 0, sizeof p);
+	p.w = l->w;
+	p.x = l->x;
+	p.y = l->y;
+	p.batch = l->batch;
+	p.ws = l->ws;
+	p.grad = l->grad;
+	p.rng = &l->rng;
+	p.sigma = l->sigma;
+	p.grad_sigma = l->gsig;
+	l->m->pass(&p);
+}
+
+/* meanfield: σ = 0.001 everywhere (bbb's start), and its gradient. */
+static void bench_layer_init(bench_layer *l, const bnn_model *m, long batch, int meanfield)
+{
+	long n = m->nparams, i;
+
+	l->m = m;
+	l->batch = batch;
+	l->w = bench_alloc((size_t)n);
+	l->grad = bench_alloc((size_t)n);
+	l->sigma = meanfield ? bench_alloc((size_t)n) : NULL;
+	l->gsig = meanfield ? bench_alloc((size_t)n) : NULL;
+	l->x = bench_alloc((size_t)(batch * m->inputs));
+	l->y = bench_alloc((size_t)(batch * m->targets));
+	l->ws = bench_alloc(m->workspace_floats(batch));
+	bnn_rng_seed(&l->rng, 8);
+	bnn_params_init(m, l->w, &l->rng);
+	for (i = 0; meanfield && i < n; i++)
+		l->sigma[i] = 0.001f;
+	bnn_rng_normal(&l->rng, l->x, (size_t)(batch * m->inputs));
+	bnn_rng_normal(&l->rng, l->y, (size_t)(batch * m->targets));
+}
+
+static void bench_layer_free(bench_layer *l)
+{
+	free(l->w);
+	free(l->grad);
+	free(l->sigma);
+	free(l->gsig);
+	free(l->x);
+	free(l->y);
+	free(l->ws);
+}
+
+/* Time the WHVI step against the mean-field step at each D (repeats
+ * interleaved); print a whvi_step line per D. */
+static void bench_whvis(const bench_opts *o)
+{
+	static const struct {
+		long d;
+		const bnn_model *wv, *mf;
+		double target; /* speedup */
+	} sizes[] = {
+		{ 128, &wv_128_model, &mf_128_model, 1 },
+		{ 256, &wv_256_model, &mf_256_model, 1 },
+		{ 512, &wv_512_model, &mf_512_model, 1 },
+		{ 1024, &wv_1024_model, &mf_1024_model, 10 },
+	};
+	const long batch = 128;
+	size_t i;
+
+	for (i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		bench_layer wv, mf;
+		bench_op a = { bench_layer_step, NULL, &wv }, b = { bench_layer_step, NULL, &mf };
+		bench_result ra, rb;
+		double speedup;
+
+		bench_layer_init(&wv, sizes[i].wv, batch, 0);
+		bench_layer_init(&mf, sizes[i].mf, batch, 1);
+		bench_measure_pair(&a, &b, o, &ra, &rb, &speedup);
+		printf("{\"bench\":\"whvi_step\",\"impl\":\"bnnc\",\"d\":%ld,"
+		       "\"batch\":%ld,\"whvi_ms\":%.4f,\"meanfield_ms\":%.4f,"
+		       "\"whvi_params\":%ld,\"meanfield_params\":%ld,"
+		       "\"speedup\":%.2f,\"target\":%g,\"met\":%s,\"repeats\":%d}\n",
+		       sizes[i].d, batch, 1e3 * ra.seconds, 1e3 * rb.seconds,
+		       sizes[i].wv->nparams, sizes[i].mf->nparams, speedup, sizes[i].target,
+		       speedup >= sizes[i].target ? "true" : "false", o->repeats);
+		fflush(stdout);
+		bench_layer_free(&wv);
+		bench_layer_free(&mf);
+	}
+}
+
 static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht[,...]]\n");
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi[,...]]\n");
 	exit(2);
 }
 
@@ -1293,5 +1412,7 @@ int main(int argc, char **argv)
 	}
 	if (o.groups & BENCH_GFWHT)
 		bench_fwhts(&o);
+	if (o.groups & BENCH_GWHVI)
+		bench_whvis(&o);
 	return 0;
 }

@@ -18,6 +18,9 @@
 #   {"bench":"sample_target","ns_per_weight":..,"target":1,"met":..}
 # and for the fast Walsh-Hadamard transform (issue 6: length 1024, batch 128)
 #   {"bench":"fwht_target","us_per_vector":..,"target":0.4,"met":..}
+# and for a WHVI layer's step against a mean-field one (issue 6: D -> D,
+# batch 128; >= 10x at D = 1024, no slower from D = 128 up)
+#   {"bench":"whvi_target","d":..,"speedup":..,"target":..,"met":..}
 # With BENCH_ROUNDS=N the two programs run N times, alternately, and every
 # figure is the median over the rounds of the figure of each round (a
 # ratio is taken within a round, then the median of the ratios).
@@ -188,6 +191,16 @@ FNR == 1 {
 		fw["us", round] = field($0, "us_per_vector")
 		fw["text", round] = field($0, "over_textbook")
 		fw["gemm", round] = field($0, "gemm_over_fwht")
+	} else if (b == "whvi_step") {
+		wd = field($0, "d")
+		wv["whvi", wd, round] = field($0, "whvi_ms")
+		wv["mf", wd, round] = field($0, "meanfield_ms")
+		wv["x", wd, round] = field($0, "speedup")
+		wvt[wd] = field($0, "target")
+		if (!(wd in seenwd)) {
+			seenwd[wd] = 1
+			wdorder[++nwd] = wd
+		}
 	} else if (b == "sqgrad_overhead") {
 		sq[key, round] = field($0, "ratio")
 		if (!(key in seensq)) {
@@ -345,6 +358,23 @@ END {
 		                "\"us_per_vector\":%.4f,\"target\":0.4," \
 		                "\"met\":%s}", fu, fu <= 0.4 ? "true" : "false")
 	}
+	# issue 6: a WHVI layer step against a mean-field one
+	if (nwd)
+		printf "#\n# WHVI layer step (D -> D, batch 128, g sampled per example," \
+		       " forward and backward)\n# against the mean-field step" \
+		       " (local reparameterisation):\n#   %5s %10s %13s %8s %7s\n",
+		       "D", "whvi ms", "meanfield ms", "speedup", "target"
+	for (i = 1; i <= nwd; i++) {
+		wd = wdorder[i]
+		x = median(wv, "x" SUBSEP wd)
+		t = wvt[wd] + 0
+		printf "#   %5s %10.4f %13.4f %7.2fx %6s %s\n", wd,
+		       median(wv, "whvi" SUBSEP wd), median(wv, "mf" SUBSEP wd), x,
+		       ">=" t "x", verdict(x >= t)
+		wline[i] = sprintf("{\"bench\":\"whvi_target\",\"d\":%s," \
+		                   "\"speedup\":%.3f,\"target\":%s,\"met\":%s}", \
+		                   wd, x, t, x >= t ? "true" : "false")
+	}
 	print "#"
 	for (i = 1; i <= nkeys; i++)
 		if (i in line)
@@ -364,5 +394,7 @@ END {
 		print sline
 	if (fline != "")
 		print fline
+	for (i = 1; i <= nwd; i++)
+		print wline[i]
 	exit (strict == 1 && missed) ? 1 : 0
 }' "$tmp"/bnnc.*.json "$tmp"/torch.*.json

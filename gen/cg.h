@@ -2,6 +2,7 @@
  * per kind of layer emits its code: layer_dense.c, layer_conv.c,
  * layer_pool.c, layer_batchnorm.c, layer_elementwise.c, layer_merge.c;
  * layer_patch.c wraps the layers with an emp or ecmp posterior;
+ * layer_whvi.c replaces a dense layer with a whvi posterior;
  * likelihood_code.c
  * ends the forward pass).
  *
@@ -37,7 +38,8 @@ struct cg_tensor {
     int role;         /* BNN_ROLE_* */
     long offset, size; /* in the parameters, or in the statistics */
     int rank;
-    long shape[4];    /* dense weight [out, in]; conv2d weight [F, C, KH, KW] */
+    long shape[4];    /* dense weight [out, in]; conv2d weight [F, C, KH, KW];
+                         whvi [stack, D] and flows [stack, F, D] */
     long fan_in, fan_out;
     int init;         /* BNN_INIT_* */
     int components;   /* k for a patched layer's tensor (k copies), else 1 */
@@ -112,6 +114,10 @@ struct cg_layer {
 /* The hooks of an op, or NULL when code generation does not support it. */
 const struct cg_layer *cg_layer_of(enum op_id op);
 
+/* The hooks of a node: its op's, or those of a family that replaces the
+ * layer (whvi dense layers). */
+const struct cg_layer *cg_node_layer(const struct cg *cg, int node);
+
 /* Adds a tensor; returns its index or -1 when out of memory. */
 int cg_add_tensor(struct cg *cg, int node, const char *suffix, int role, int rank,
                   const long *shape, long fan_in, long fan_out, int init);
@@ -163,6 +169,7 @@ extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
 extern const struct cg_layer cg_layer_conv2d;
 extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;
 extern const struct cg_layer cg_layer_batchnorm;
+extern const struct cg_layer cg_layer_whvi;
 
 /* Ensemble model patching (layer_patch.c): whether the node has an emp or
  * ecmp posterior; the offset of its tensor i inside one component; and the

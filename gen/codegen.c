@@ -63,6 +63,17 @@ const struct cg_layer *cg_layer_of(enum op_id op)
     return op >= 0 && op < OP_COUNT ? cg_layers[op] : NULL;
 }
 
+/* Layers whose posterior family changes the layer itself: a whvi dense
+ * layer is not a dense layer with noise but a product with
+ * S1·H·diag(g)·H·S2 (layer_whvi.c). */
+const struct cg_layer *cg_node_layer(const struct cg *cg, int node)
+{
+    enum op_id op = cg->g->nodes[node].op;
+    if (op == OP_DENSE && cg_family(cg, node) == FAMILY_WHVI)
+        return &cg_layer_whvi;
+    return cg_layer_of(op);
+}
+
 const char *cg_name(const struct cg *cg, int node)
 {
     return cg->g->nodes[node].name;
@@ -215,12 +226,13 @@ int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size
 
 /* Whether code generation supports posterior family F on op OP: point
  * everywhere, dropout on dense and conv2d layers, meanfield, emp and ecmp
- * on dense, conv2d and batchnorm layers. */
+ * on dense, conv2d and batchnorm layers, whvi on dense layers. */
 static int cg_family_supported(enum family_id f, enum op_id op)
 {
     int weights = op == OP_DENSE || op == OP_CONV2D || op == OP_BATCHNORM;
     return f == FAMILY_POINT || ((op == OP_DENSE || op == OP_CONV2D) && f == FAMILY_DROPOUT) ||
-           (weights && (f == FAMILY_MEANFIELD || f == FAMILY_EMP || f == FAMILY_ECMP));
+           (weights && (f == FAMILY_MEANFIELD || f == FAMILY_EMP || f == FAMILY_ECMP)) ||
+           (op == OP_DENSE && f == FAMILY_WHVI);
 }
 
 /* Reports what code generation cannot do yet; returns the error count. */
@@ -240,8 +252,8 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
             diag_error(d, n->family.loc,
                        "code generation does not support the '%s' posterior yet "
                        "(layer '%s'); this release generates point, meanfield, "
-                       "emp and ecmp dense, conv2d and batchnorm layers, and dropout "
-                       "dense and conv2d layers",
+                       "emp and ecmp dense, conv2d and batchnorm layers, dropout "
+                       "dense and conv2d layers, and whvi dense layers",
                        family_name(n->family.id), n->name);
             errors++;
         }
@@ -276,9 +288,9 @@ static int cg_plan(struct cg *cg)
         for (j = 0; j < n->ninputs; j++)
             c->has_delta |= cg->nodes[n->inputs[j]].has_delta;
         c->act_off = cg_reserve(cg, c->width);
-        if (cg_layer_of(n->op)->params) {
+        if (cg_node_layer(cg, i)->params) {
             c->first_tensor = cg->ntensors;
-            if (cg_layer_of(n->op)->params(cg, i) < 0)
+            if (cg_node_layer(cg, i)->params(cg, i) < 0)
                 return -1;
             c->ntensors = cg->ntensors - c->first_tensor;
             c->layer = cg->nlayers++;
@@ -292,8 +304,8 @@ static int cg_plan(struct cg *cg)
         if (cg->nodes[i].has_delta)
             cg->nodes[i].delta_off = cg_reserve(cg, cg->nodes[i].width);
     for (i = 0; i < g->nnodes; i++) {
-        if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->plan)
-            cg_layer_of(g->nodes[i].op)->plan(cg, i);
+        if (cg->nodes[i].code && cg_node_layer(cg, i)->plan)
+            cg_node_layer(cg, i)->plan(cg, i);
         if (cg->nodes[i].code && cg_patched(cg, i))
             cg_patch_plan(cg, i);
     }
@@ -530,8 +542,8 @@ static void cg_write_noise(struct cg *cg)
          "\t\tfor (e = 0; e < B; e++) {\n",
          cg->noise_rng ? "rng" : "rng && sigma");
     for (i = 0; i < g->nnodes; i++)
-        if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->noise)
-            cg_layer_of(g->nodes[i].op)->noise(cg, i);
+        if (cg->nodes[i].code && cg_node_layer(cg, i)->noise)
+            cg_node_layer(cg, i)->noise(cg, i);
     emit(cg->e, "\t\t}\n\t}\n");
 }
 
@@ -563,8 +575,8 @@ static void cg_write_pass(struct cg *cg)
             emit(cg->e, "\tbnn_real *const d_%s = ws + %ldL * B;\n", cg_name(cg, i),
                  cg->nodes[i].delta_off);
     for (i = 0; i < g->nnodes; i++) {
-        if (cg->nodes[i].code && cg_layer_of(g->nodes[i].op)->declare)
-            cg_layer_of(g->nodes[i].op)->declare(cg, i);
+        if (cg->nodes[i].code && cg_node_layer(cg, i)->declare)
+            cg_node_layer(cg, i)->declare(cg, i);
         if (cg->nodes[i].code && cg_patched(cg, i))
             cg_patch_declare(cg, i);
     }
@@ -598,7 +610,7 @@ static void cg_write_pass(struct cg *cg)
             emit(cg->e, "\t/* %s = %s: %s */\n", cg_name(cg, i), op_name(g->nodes[i].op), shape);
             if (cg_patched(cg, i))
                 cg_patch_forward(cg, i);
-            cg_layer_of(g->nodes[i].op)->forward(cg, i);
+            cg_node_layer(cg, i)->forward(cg, i);
         }
     emit(cg->e,
          "\tif (out)\n"
@@ -614,7 +626,7 @@ static void cg_write_pass(struct cg *cg)
     for (i = g->nnodes - 1; i >= 0; i--)
         if (cg->nodes[i].code && cg->nodes[i].has_delta) {
             emit(cg->e, "\t/* d %s */\n", cg_name(cg, i));
-            cg_layer_of(g->nodes[i].op)->backward(cg, i);
+            cg_node_layer(cg, i)->backward(cg, i);
             if (cg_patched(cg, i))
                 cg_patch_backward(cg, i);
         }
@@ -627,9 +639,13 @@ static void cg_write_tensor_table(struct cg *cg, const char *what, const struct 
     static const char *const roles[] = { "BNN_ROLE_WEIGHT",       "BNN_ROLE_BIAS",
                                          "BNN_ROLE_LOG_SIGMA",    "BNN_ROLE_SCALE",
                                          "BNN_ROLE_SHIFT",        "BNN_ROLE_RUNNING_MEAN",
-                                         "BNN_ROLE_RUNNING_VAR" };
+                                         "BNN_ROLE_RUNNING_VAR",  "BNN_ROLE_WHVI_S1",
+                                         "BNN_ROLE_WHVI_S2",      "BNN_ROLE_WHVI_G_MEAN",
+                                         "BNN_ROLE_WHVI_G_RHO",   "BNN_ROLE_WHVI_FLOW_U",
+                                         "BNN_ROLE_WHVI_FLOW_W",  "BNN_ROLE_WHVI_FLOW_B",
+                                         "BNN_ROLE_WHVI_BIAS_RHO" };
     static const char *const inits[] = { "BNN_INIT_ZERO", "BNN_INIT_GLOROT_UNIFORM",
-                                         "BNN_INIT_HE_NORMAL", "BNN_INIT_ONE" };
+                                         "BNN_INIT_HE_NORMAL", "BNN_INIT_ONE", "BNN_INIT_RHO" };
     int i;
 
     emit(cg->e, "static const bnn_tensor %s_%s[] = {\n", cg->g->name, what);

@@ -60,7 +60,18 @@ enum bnn_role {
 	BNN_ROLE_SCALE,      /* batchnorm: γ, a scale per channel */
 	BNN_ROLE_SHIFT,      /* batchnorm: β, a shift per channel */
 	BNN_ROLE_RUNNING_MEAN, /* batchnorm statistics (stat_tensors): the */
-	BNN_ROLE_RUNNING_VAR   /*   running mean and variance per channel */
+	BNN_ROLE_RUNNING_VAR,  /*   running mean and variance per channel */
+	/* whvi layers (W = S1·H·diag(g)·H·S2 per block; docs/whvi.md), each
+	 * tensor [stack, D] or, for the flows, [stack, flows, D] and
+	 * [stack, flows]; the bias's mean has role BIAS */
+	BNN_ROLE_WHVI_S1,      /* the diagonal S1 of every block (optimised) */
+	BNN_ROLE_WHVI_S2,      /* the diagonal S2 of every block (optimised) */
+	BNN_ROLE_WHVI_G_MEAN,  /* μ of q(g) = N(μ, diag(σ²)) */
+	BNN_ROLE_WHVI_G_RHO,   /* ρ of q(g): σ = softplus(ρ) */
+	BNN_ROLE_WHVI_FLOW_U,  /* planar flows (appendix C, eq. 20): u */
+	BNN_ROLE_WHVI_FLOW_W,  /*   w */
+	BNN_ROLE_WHVI_FLOW_B,  /*   b, one per flow */
+	BNN_ROLE_WHVI_BIAS_RHO /* the bias's ρ: σ_b = softplus(ρ_b) */
 };
 
 /* How a tensor is initialised (bnn_params_init). */
@@ -68,8 +79,13 @@ enum bnn_init {
 	BNN_INIT_ZERO,           /* 0 */
 	BNN_INIT_GLOROT_UNIFORM, /* U(±sqrt(6/(fan_in + fan_out))) */
 	BNN_INIT_HE_NORMAL,      /* N(0, 2/fan_in): layers feeding a ReLU-like unit */
-	BNN_INIT_ONE             /* 1: batchnorm's γ and running variance */
+	BNN_INIT_ONE,            /* 1: batchnorm's γ and running variance */
+	BNN_INIT_RHO             /* softplus⁻¹(0.01) = −4.600: the ρ of whvi
+	                            layers, σ = 0.01 at the start */
 };
+
+/* The σ that BNN_INIT_RHO starts from. */
+#define BNN_INIT_RHO_SIGMA 0.01
 
 typedef struct bnn_tensor {
 	const char *name;   /* "h1.weight", "h1.bias", "y.log_sigma", "b.scale" */
@@ -77,7 +93,8 @@ typedef struct bnn_tensor {
 	int role;           /* enum bnn_role */
 	long offset;        /* first element in the flat parameter vector */
 	long size;          /* number of elements */
-	int rank;           /* 1, 2 (dense weight: [out, in], row-major) or 4
+	int rank;           /* 1, 2 (dense weight: [out, in], row-major; whvi:
+	                       [stack, D]), 3 (whvi flows: [stack, F, D]) or 4
 	                       (conv2d weight: [F, C, KH, KW]) */
 	long shape[4];
 	long fan_in, fan_out;
@@ -121,7 +138,8 @@ typedef struct bnn_layer {
  *           posterior draw a Bernoulli mask per example and input unit
  *           (kept with probability 1 − p, scaled by 1/(1 − p)); meanfield
  *           dense layers use the local reparameterisation trick when sigma
- *           is given.  The pass draws from rng in a fixed order, so the
+ *           is given; whvi layers draw their g = μ + σ∘ε per example (their
+ *           posterior is in w: they use neither sigma nor grad_sigma).  The pass draws from rng in a fixed order, so the
  *           same rng state gives the same pass.  NULL: deterministic (no
  *           masks: the mean network of MC dropout; no weight noise).
  *   sigma   if not NULL (with rng): the posterior standard deviation of

@@ -260,7 +260,7 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
                       double *nll, bnn_err *err);
 
 /** Whether predictions from st are random: it has a posterior (sigma) or
- *  the model has dropout layers.  Then Monte-Carlo prediction means
+ *  the model has dropout, emp, ecmp or whvi layers.  Then Monte-Carlo prediction means
  *  something; otherwise every sample is the same network. */
 int bnn_state_is_stochastic(const bnn_state *st);
 
@@ -284,6 +284,28 @@ int bnn_state_is_stochastic(const bnn_state *st);
 int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc,
                 uint64_t seed, float *probs, float *var, double *nll,
                 bnn_err *err);
+
+/**
+ * The KL term of the ELBO for the whvi layers of m (whvi_kl.c, docs/whvi.md):
+ * KL(q(g) ‖ p(g)) with p(g) = N(0, I/δ) for each layer's g, in closed form,
+ * or with planar flows the entropy of q0 in closed form plus a one-sample
+ * estimate of −log p(z_F) − Σ_k log|det ∂f_k/∂z| (WHVI paper, appendix C,
+ * eq. 19-21), ε drawn from rng (NULL: ε = 0); plus the closed-form KL of
+ * each whvi layer's meanfield bias.  δ is `delta` when finite, else each
+ * layer's prior precision.
+ * @param grad     if not NULL, scale·∂KL/∂params is added to it (the
+ *                 tensors of whvi layers only).
+ * @param scratch  bnn_whvi_kl_scratch(m) doubles (NULL when that is 0).
+ * @return the KL (not scaled).
+ */
+double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double scale,
+                   float *grad, bnn_rng *rng, double *scratch);
+
+/** The doubles of scratch bnn_whvi_kl needs for m (0 without flows). */
+long bnn_whvi_kl_scratch(const bnn_model *m);
+
+/** Whether m has a layer with a whvi posterior. */
+int bnn_model_has_whvi(const bnn_model *m);
 
 /**
  * Write the posterior of st (or its parameters, for a point estimate) as

@@ -7,7 +7,8 @@
  *                   and Bengio 2010), for every other weight;
  *   zero            biases, batchnorm's shift β and the learned log σ of
  *                   a Gaussian likelihood;
- *   one             batchnorm's scale γ.
+ *   one             batchnorm's scale γ and a whvi layer's S1 and S2;
+ *   rho             softplus⁻¹(0.01): the ρ of a whvi layer's scales.
  * The tensors are visited in order and draw from one generator, so a seed
  * fixes the whole initialisation.  The running statistics of batchnorm
  * layers start at mean 0 and variance 1 (bnn_stats_init), by the same
@@ -44,6 +45,12 @@ static void tensors_init(const bnn_tensor *t, int n, float *v, bnn_rng *rng)
 			for (j = 0; j < t->size; j++)
 				p[j] = 1;
 			break;
+		case BNN_INIT_RHO: {
+			float r = (float)bnn_softplus_inverse(BNN_INIT_RHO_SIGMA);
+			for (j = 0; j < t->size; j++)
+				p[j] = r;
+			break;
+		}
 		default:
 			for (j = 0; j < t->size; j++)
 				p[j] = 0;

@@ -284,7 +284,8 @@ int bnn_state_is_stochastic(const bnn_state *st)
 	for (i = 0; i < st->model->nlayers; i++)
 		if (st->model->layers[i].family == BNN_FAMILY_DROPOUT ||
 		    st->model->layers[i].family == BNN_FAMILY_EMP ||
-		    st->model->layers[i].family == BNN_FAMILY_ECMP)
+		    st->model->layers[i].family == BNN_FAMILY_ECMP ||
+		    st->model->layers[i].family == BNN_FAMILY_WHVI)
 			return 1;
 	return 0;
 }

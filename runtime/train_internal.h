@@ -35,6 +35,7 @@ struct train_tensor {
 	                     (conv2d, batchnorm), sampled by the trainer */
 	double delta;     /* the optimizer's δ for it (prior precision, or
 	                     IVON's weight decay) */
+	int whvi;         /* a whvi layer's tensor: no decay, KL/N added */
 };
 
 /* Everything one call of bnn_train works with. */
@@ -58,6 +59,9 @@ struct trainer {
 	                                st->sigma is derived at epoch ends only */
 	double tau;                  /* vogn's τ at the last step */
 	int mixed_lrt;               /* bbb with lrt: some tensor has weight_sample */
+	int whvi;                    /* the model has whvi layers (KL/N added) */
+	double kl;                   /* their KL at the last step */
+	double *whvi_scratch;        /* bnn_whvi_kl's scratch (flows), or NULL */
 	struct train_tensor *tensors;
 	int ntensors;
 	double n_data;               /* training examples (N) */

@@ -88,7 +88,7 @@ static const struct opt_def opt_defs[] = {
 	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, "adam, vogn, ivon: second-moment / Hessian decay" },
 	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, "adam: denominator constant (> 0)" },
 	{ "mc", OPT_INT, OFF(mc), 1, 100000, "vogn, ivon, bbb: Monte-Carlo samples per step" },
-	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, "vogn, badam, bbb: prior precision; ivon: weight decay" },
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
 	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, "vogn: tempering at the end of its schedule" },
 	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, "vogn: tempering at the start" },
 	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, "vogn: epochs from tau_start to tau" },

@@ -31,6 +31,9 @@
  *                      K weight samples θ = μ + σ∘ε, g at θ and g_σ = g∘ε;
  *                      KL/N is added and Adam steps μ and ρ (σ = softplus
  *                      ρ).
+ * whvi layers (sgd, adam, adamw, bbb) sample g inside every pass, and
+ * their KL/N and its gradient (whvi_kl.c) are added to the pass's
+ * gradient before the update: the loss is the negative ELBO over N.
  * Dropout masks are drawn inside every pass from the trainer's noise
  * stream, for every optimizer.  Only the tensors of meanfield layers are
  * stochastic; the others (point and dropout layers, a learned σ of the
@@ -63,12 +66,14 @@ static int optimizer_is_variational(int optimizer)
 
 int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
 {
-	int i, meanfield = 0;
+	int i, meanfield = 0, whvi = 0;
 
 	for (i = 0; i < m->nlayers; i++) {
 		const bnn_layer *l = &m->layers[i];
 		if (l->family == BNN_FAMILY_MEANFIELD)
 			meanfield++;
+		else if (l->family == BNN_FAMILY_WHVI)
+			whvi++;
 		else if (l->family != BNN_FAMILY_POINT && l->family != BNN_FAMILY_DROPOUT &&
 		         l->family != BNN_FAMILY_EMP && l->family != BNN_FAMILY_ECMP)
 			return bnn_fail(err, BNN_EUNSUPPORTED,
@@ -80,7 +85,20 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 			                "layer '%s' of model '%s' has a meanfield posterior, but optimizer "
 			                "'%s' trains point estimates: use vogn, ivon, bbb or badam",
 			                l->name, m->name, bnn_optimizer_name(o->optimizer));
+		/* VOGN, IVON and BADAM fit a Gaussian over the parameters from
+		 * their gradients' second moments; WHVI's q(g) lives in the
+		 * parameters themselves (μ, ρ, S1, S2, flows) and is fitted by
+		 * gradient descent on the ELBO */
+		if (l->family == BNN_FAMILY_WHVI && optimizer_is_variational(o->optimizer) &&
+		    o->optimizer != BNN_OPT_BBB)
+			return bnn_fail(err, BNN_EUNSUPPORTED,
+			                "layer '%s' of model '%s' has a whvi posterior, which optimizer "
+			                "'%s' cannot train (its q(g) is fitted on the ELBO by gradient "
+			                "descent): use adam, adamw, sgd or bbb",
+			                l->name, m->name, bnn_optimizer_name(o->optimizer));
 	}
+	if (o->optimizer == BNN_OPT_BBB && meanfield == 0 && whvi > 0)
+		meanfield = whvi; /* bbb: Adam on the ELBO of the whvi layers */
 	if (optimizer_is_variational(o->optimizer) && meanfield == 0)
 		return bnn_fail(err, BNN_EUNSUPPORTED,
 		                "optimizer '%s' learns the posterior of meanfield layers, and model '%s' "
@@ -129,8 +147,11 @@ static void tensor_setup(const struct trainer *t, const bnn_tensor *bt, const bn
 	tt->weight_sample = tt->stochastic && t->o->optimizer == BNN_OPT_BBB && t->o->lrt &&
 	                    strcmp(l->op, "dense") != 0;
 	/* VOGN, section 3: no L2 regularisation or weight decay on a
-	 * batchnorm's γ and β, unless the model gives them a posterior */
-	tt->decays = !(batchnorm && l && l->family == BNN_FAMILY_POINT);
+	 * batchnorm's γ and β, unless the model gives them a posterior; none
+	 * on a whvi layer's tensors either: their regulariser is the KL term
+	 * (whvi_kl.c), and S1, S2 have no prior (WHVI, D.1) */
+	tt->whvi = l && l->family == BNN_FAMILY_WHVI;
+	tt->decays = !(batchnorm && l && l->family == BNN_FAMILY_POINT) && !tt->whvi;
 	/* EMP, ECMP: the KL of eq. (7) is an L2 term of precision τ·p_k = τ/k
 	 * on each of the k components */
 	tt->patched = bt->components > 1;
@@ -153,6 +174,7 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 		const bnn_tensor *bt = &m->tensors[i];
 		tensor_setup(t, bt, bt->layer >= 0 ? &m->layers[bt->layer] : NULL, &t->tensors[i]);
 		t->mixed_lrt |= t->tensors[i].weight_sample;
+		t->whvi |= t->tensors[i].whvi;
 	}
 	return BNN_OK;
 }
@@ -278,6 +300,9 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 	if (o->optimizer == BNN_OPT_BBB && (!o->lrt || t->mixed_lrt) &&
 	    (!(t->theta = floats(n)) || !(t->eps = floats(n))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
+	if (t->whvi && bnn_whvi_kl_scratch(t->m) > 0 &&
+	    !(t->whvi_scratch = malloc((size_t)bnn_whvi_kl_scratch(t->m) * sizeof(double))))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->mc > 1 && optimizer_is_variational(o->optimizer)) {
 		t->gk = floats(n);
 		t->hk = o->optimizer == BNN_OPT_VOGN ? floats(n) : NULL;
@@ -300,6 +325,16 @@ void train_step_free(struct trainer *t)
 	free(t->gsigk);
 	free(t->theta);
 	free(t->eps);
+	free(t->whvi_scratch);
+}
+
+/* WHVI: the gradient of KL/N, the rest of the negative ELBO over N, added
+ * to the pass's gradient of the whvi layers' tensors (whvi_kl.c). */
+static void whvi_kl_grad(struct trainer *t)
+{
+	if (t->whvi)
+		t->kl = bnn_whvi_kl(t->m, t->st->params, t->o->delta, 1.0 / t->n_data, t->grad,
+		                    &t->noise, t->whvi_scratch);
 }
 
 /* One pass of the generated code over the minibatch. */
@@ -348,6 +383,7 @@ static double step_point(struct trainer *t, long b, float lr)
 	double loss = step_pass(t, b, st->params, NULL, t->grad, NULL, NULL);
 	int i;
 
+	whvi_kl_grad(t);
 	if (o->clip > 0)
 		bnn_clip_grad_norm(n, t->grad, o->clip);
 	st->step++;
@@ -672,6 +708,7 @@ static double step_bbb(struct trainer *t, long b, float lr)
 			}
 		}
 	}
+	whvi_kl_grad(t);
 	if (o->clip > 0)
 		bnn_clip_grad_norm(n, t->grad, o->clip);
 	st->step++;
