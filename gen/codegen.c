@@ -224,39 +224,19 @@ int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size
 
 /* ---- planning --------------------------------------------------------------- */
 
-/* Whether code generation supports posterior family F on op OP: point
- * everywhere, dropout on dense and conv2d layers, meanfield, emp and ecmp
- * on dense, conv2d and batchnorm layers, whvi on dense layers. */
-static int cg_family_supported(enum family_id f, enum op_id op)
-{
-    int weights = op == OP_DENSE || op == OP_CONV2D || op == OP_BATCHNORM;
-    return f == FAMILY_POINT || ((op == OP_DENSE || op == OP_CONV2D) && f == FAMILY_DROPOUT) ||
-           (weights && (f == FAMILY_MEANFIELD || f == FAMILY_EMP || f == FAMILY_ECMP)) ||
-           (op == OP_DENSE && f == FAMILY_WHVI);
-}
-
-/* Reports what code generation cannot do yet; returns the error count. */
+/* Every op has its hooks in cg_layers, and every posterior family the
+ * language allows on an op is generated; a node without hooks would be a
+ * bnnc bug, reported as such.  Returns the error count. */
 static int cg_check_supported(const struct graph *g, struct diag *d)
 {
     int i, errors = 0;
     for (i = 0; i < g->nnodes; i++) {
         const struct graph_node *n = &g->nodes[i];
-        if (!n->live || n->op == OP_INPUT)
+        if (!n->live || n->op == OP_INPUT || cg_layer_of(n->op))
             continue;
-        if (!cg_layer_of(n->op)) {
-            diag_error(d, n->loc,
-                       "code generation does not support '%s' yet (node '%s')",
-                       op_name(n->op), n->name);
-            errors++;
-        } else if (n->has_family && !cg_family_supported(n->family.id, n->op)) {
-            diag_error(d, n->family.loc,
-                       "code generation does not support the '%s' posterior yet "
-                       "(layer '%s'); this release generates point, meanfield, "
-                       "emp and ecmp dense, conv2d and batchnorm layers, dropout "
-                       "dense and conv2d layers, and whvi dense layers",
-                       family_name(n->family.id), n->name);
-            errors++;
-        }
+        diag_error(d, n->loc, "internal error: bnnc has no code for op '%s' (node '%s')",
+                   op_name(n->op), n->name);
+        errors++;
     }
     return errors;
 }
