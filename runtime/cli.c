@@ -243,6 +243,21 @@ static int cli_need(const struct bnn_cli_args *a, const char *value, const char 
 	return cli_usage_error(a, "'%s' needs %s", a->command, name);
 }
 
+/* The parameters of the model's posterior: the parameter vector, plus a
+ * standard deviation for every parameter of a meanfield layer (the
+ * count bnnc --summary prints). */
+static long cli_posterior_params(const bnn_model *m)
+{
+	long n = m->nparams;
+	int i;
+
+	for (i = 0; i < m->ntensors; i++)
+		if (m->tensors[i].layer >= 0 &&
+		    m->layers[m->tensors[i].layer].family == BNN_FAMILY_MEANFIELD)
+			n += m->tensors[i].size;
+	return n;
+}
+
 static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 {
 	int i;
@@ -260,6 +275,7 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 	}
 	if (m->nstats > 0)
 		printf("running statistics %ld (batchnorm)\n", m->nstats);
+	printf("posterior parameters %ld\n", cli_posterior_params(m));
 	if (a->load) {
 		bnn_state st;
 		bnn_err err;
