@@ -14,8 +14,9 @@
  *                    through cblas_sgemm exactly as bnn_gen.h calls it;
  *   conv3x3          a 3x3 convolution of 32 to 32 channels on 28x28 maps
  *                    (stride 1, padding 1) at batch 128 through the
- *                    generated code's kernels (bnn_gen_conv_*: im2col and a
- *                    GEMM per example): forward, dW with db, the same with
+ *                    generated code's kernels (bnn_gen_conv_*: im2col over
+ *                    groups of 4 examples, a GEMM per group for forward and
+ *                    dX, per example for dW): forward, dW with db, the same with
  *                    the squared per-example gradients, dX, and all three;
  *   adam_step        one training step: the generated pass with the
  *                    gradient, then bnn_adam_step over all parameters, on a
@@ -54,7 +55,15 @@
  *                    reparameterisation of layer_dense.c, with the gradient
  *                    of σ), D = 128, 256, 512, 1024, batch 128, their
  *                    repeats interleaved, against issue 6's targets (>= 10x
- *                    at 1024, no slower from 128 up).
+ *                    at 1024, no slower from 128 up);
+ *   lenet            the LeNet-5-style CNN of examples/fashion_lenet.bnn at
+ *                    `make lenet`'s batch (128): its adam_step and
+ *                    step_parts lines (net "lenet", a fixed batch, as for
+ *                    the MLPs, so PyTorch's figure compares), then the
+ *                    trainer's step (bnn_train, one MC sample) with adam on
+ *                    fashion_lenet and ivon and vogn on
+ *                    examples/fashion_lenet_bayes.bnn, as lenet_step lines
+ *                    with each one's ratio to Adam's and examples/s.
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -71,8 +80,9 @@
  *              [--train-steps N] [--only GROUP[,GROUP...]]
  * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
- * (vi_parts, vi_kernels and posterior_sample), fwht, whvi; by default all
- * run.  The env line always comes first.
+ * (vi_parts, vi_kernels and posterior_sample), fwht, whvi, lenet
+ * (adam_step, step_parts and lenet_step of the CNN); by default all run.
+ * The env line always comes first.
  */
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +93,8 @@
 
 #include "bnn.h"
 #include "bnn_gen.h"
+#include "fashion_lenet.h"
+#include "fashion_lenet_bayes.h"
 #include "fashion_mf.h"
 #include "fashion_point.h"
 #include "mf_1024.h"
@@ -117,11 +129,13 @@ enum {
 	BENCH_GVI = 1u << 4,
 	BENCH_GFWHT = 1u << 5,
 	BENCH_GWHVI = 1u << 6,
-	BENCH_GALL = (1u << 7) - 1
+	BENCH_GLENET = 1u << 7,
+	BENCH_GALL = (1u << 8) - 1
 };
 
 static const char *const bench_group_names[] = { "peak", "gemm", "step",
-                                                 "train", "vi", "fwht", "whvi" };
+                                                 "train", "vi", "fwht", "whvi",
+                                                 "lenet" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -385,7 +399,8 @@ static void bench_net_free(bench_net *b)
  * step: per dense layer 2·B·in·out for the forward product and as many for
  * dW; dX as well except for a layer reading the model's input (the
  * generated code skips the input's delta).  These networks are chains, so
- * that is the first layer.
+ * that is the first layer.  A conv2d layer counts 2·B·F·K·P per product
+ * (its weight is [F][C][KH][KW], K = C·KH·KW, and P = out_features / F).
  */
 static double bench_net_gemm_flops(const bench_net *b)
 {
@@ -396,6 +411,11 @@ static double bench_net_gemm_flops(const bench_net *b)
 		const bnn_layer *ly = &b->m->layers[l];
 		double mn = 2.0 * (double)b->batch * (double)ly->in_features *
 		            (double)ly->out_features;
+		if (!strcmp(ly->op, "conv2d")) {
+			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
+			mn = 2.0 * (double)b->batch * (double)ly->out_features *
+			     (double)(t->shape[1] * t->shape[2] * t->shape[3]);
+		}
 		f += (l == 0 ? 2 : 3) * mn;
 	}
 	return f;
@@ -472,12 +492,13 @@ static void bench_sqgrad(bench_net *b, const bench_opts *o)
  */
 
 /* The optimizers timed through bnn_train; the first is the reference. */
-static const struct bench_optim {
+struct bench_optim {
 	const char *name;
 	int optimizer;      /* enum bnn_optimizer */
-	int meanfield;      /* trains fashion_mf (else fashion_point) */
+	int meanfield;      /* trains the suite's meanfield model (else its point one) */
 	int lrt;            /* bbb: the local reparameterisation (option lrt) */
-} bench_optims[] = {
+};
+static const struct bench_optim bench_optims[] = {
 	{ "adam", BNN_OPT_ADAM, 0, 1 },
 	{ "ivon", BNN_OPT_IVON, 1, 1 },
 	{ "vogn", BNN_OPT_VOGN, 1, 1 },
@@ -485,7 +506,30 @@ static const struct bench_optim {
 	{ "bbb_w", BNN_OPT_BBB, 1, 0 }, /* --set lrt=0: weight samples */
 	{ "badam", BNN_OPT_BADAM, 1, 1 },
 };
+static const struct bench_optim bench_lenet_optims[] = {
+	{ "adam", BNN_OPT_ADAM, 0, 1 },
+	{ "ivon", BNN_OPT_IVON, 1, 1 },
+	{ "vogn", BNN_OPT_VOGN, 1, 1 },
+};
 #define BENCH_NOPTIMS ((int)(sizeof bench_optims / sizeof bench_optims[0]))
+
+/* A network the trainer's step is timed on, and with which optimizers. */
+typedef struct bench_suite {
+	const char *bench;  /* the JSON lines' "bench": "train_step" */
+	const char *net;    /* their "net": "784-512-512-10" */
+	const bnn_model *point, *mf; /* the point and the meanfield model */
+	const struct bench_optim *optims; /* the first is Adam, the reference */
+	int noptims;        /* at most BENCH_NOPTIMS */
+} bench_suite;
+
+static const bench_suite bench_mlp_suite = {
+	"train_step", "784-512-512-10", &fashion_point_model, &fashion_mf_model,
+	bench_optims, BENCH_NOPTIMS
+};
+static const bench_suite bench_lenet_suite = {
+	"lenet_step", "lenet", &fashion_lenet_model, &fashion_lenet_bayes_model,
+	bench_lenet_optims, (int)(sizeof bench_lenet_optims / sizeof bench_lenet_optims[0])
+};
 
 /* The clock at the end of each of the two epochs of a run. */
 typedef struct bench_epochs {
@@ -528,12 +572,12 @@ static void bench_data_init(bnn_dataset *ds, const bnn_model *m, long n,
 
 /* One run of two epochs from a fresh state; the seconds of the second.
  * Exits on failure (a diverging benchmark times nothing useful). */
-static double bench_train_once(const struct bench_optim *op,
+static double bench_train_once(const bench_suite *su,
+                               const struct bench_optim *op,
                                const bnn_dataset *ds,
                                const bnn_train_options *to, int clock)
 {
-	const bnn_model *m = op->meanfield ? &fashion_mf_model
-	                                   : &fashion_point_model;
+	const bnn_model *m = op->meanfield ? su->mf : su->point;
 	bench_epochs e = { clock, 0, { 0, 0 } };
 	bnn_state st;
 	bnn_err err;
@@ -553,8 +597,10 @@ static double bench_train_once(const struct bench_optim *op,
 	return e.end[1] - e.end[0];
 }
 
-/* Time every optimizer's step at this batch; print the train_step lines. */
-static void bench_train(long batch, long steps, const bench_opts *o)
+/* Time every optimizer of the suite at this batch; print its lines
+ * (train_step for the MLP). */
+static void bench_train(const bench_suite *su, long batch, long steps,
+                        const bench_opts *o)
 {
 	double sec[BENCH_NOPTIMS][BENCH_MAX_REPEATS];
 	double q[BENCH_NOPTIMS][BENCH_MAX_REPEATS];
@@ -562,20 +608,20 @@ static void bench_train(long batch, long steps, const bench_opts *o)
 	bnn_dataset ds;
 	int i, r;
 
-	bench_data_init(&ds, &fashion_point_model, batch * steps, 5);
+	bench_data_init(&ds, su->point, batch * steps, 5);
 	for (r = 0; r < o->repeats; r++)
-		for (i = 0; i < BENCH_NOPTIMS; i++) {
+		for (i = 0; i < su->noptims; i++) {
 			to = bnn_train_defaults();
-			to.optimizer = bench_optims[i].optimizer;
+			to.optimizer = su->optims[i].optimizer;
 			to.epochs = 2;
 			to.batch = batch;
 			to.mc = 1;
-			to.lrt = bench_optims[i].lrt;
+			to.lrt = su->optims[i].lrt;
 			to.threads = 1;
-			sec[i][r] = bench_train_once(&bench_optims[i], &ds, &to,
+			sec[i][r] = bench_train_once(su, &su->optims[i], &ds, &to,
 			                             o->clock) / (double)steps;
 		}
-	for (i = 0; i < BENCH_NOPTIMS; i++) {
+	for (i = 0; i < su->noptims; i++) {
 		double ms, lo, hi, ratio;
 		for (r = 0; r < o->repeats; r++)
 			q[i][r] = sec[i][r] / sec[0][r];
@@ -583,15 +629,17 @@ static void bench_train(long batch, long steps, const bench_opts *o)
 		ratio = bench_median(q[i], o->repeats); /* sorts q[i] */
 		lo = q[i][0];
 		hi = q[i][o->repeats - 1];
-		printf("{\"bench\":\"train_step\",\"impl\":\"bnnc\","
-		       "\"net\":\"784-512-512-10\",\"batch\":%ld,"
+		printf("{\"bench\":\"%s\",\"impl\":\"bnnc\","
+		       "\"net\":\"%s\",\"batch\":%ld,"
 		       "\"optimizer\":\"%s\",\"model\":\"%s\",\"mc\":1,"
 		       "\"ms_per_step\":%.4f,\"over_adam\":%.3f,"
 		       "\"over_adam_min\":%.3f,\"over_adam_max\":%.3f,"
+		       "\"examples_per_s\":%.0f,"
 		       "\"steps_per_epoch\":%ld,\"repeats\":%d}\n",
-		       batch, bench_optims[i].name,
-		       bench_optims[i].meanfield ? "fashion_mf" : "fashion_point",
-		       ms, ratio, lo, hi, steps, o->repeats);
+		       su->bench, su->net, batch, su->optims[i].name,
+		       (su->optims[i].meanfield ? su->mf : su->point)->name,
+		       ms, ratio, lo, hi, 1e3 * (double)batch / ms, steps,
+		       o->repeats);
 	}
 	fflush(stdout);
 	free(ds.x);
@@ -969,10 +1017,16 @@ static bnn_bench_peak bench_peak(const bench_opts *o)
 
 /* ---- a 3x3 convolution ---------------------------------------------------- */
 
-/* The conv3x3 layer: its shape and arrays (batch × maps, weights, the
- * generated code's two scratch blocks). */
+/* The conv3x3 layer's shape, a static const as generated code declares
+ * it (so that the inlined kernels see constants), with the group of
+ * examples bnnc picks for it (gen/layer_conv.c: 4, the most whose columns,
+ * K·g·P = 288·4·784 floats, stay within its 2^20). */
+static const bnn_gen_conv bench_conv_shape = { 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 28, 28, 4 };
+
+/* The conv3x3 layer: its arrays (batch × maps, weights, the generated
+ * code's two scratch blocks); s is bench_conv_shape. */
 typedef struct bench_conv {
-	bnn_gen_conv s;
+	const bnn_gen_conv *s;
 	long b;
 	float *x, *w, *bias, *g, *y, *dx, *dw, *db, *sw, *sb, *col, *tmp;
 } bench_conv;
@@ -981,14 +1035,14 @@ static void bench_conv_forward(void *ctx)
 {
 	bench_conv *q = ctx;
 
-	bnn_gen_conv_forward(&q->s, q->b, q->x, q->w, q->bias, q->col, q->y);
+	bnn_gen_conv_forward(&bench_conv_shape, q->b, q->x, q->w, q->bias, q->col, q->tmp, q->y);
 }
 
 static void bench_conv_dw(void *ctx)
 {
 	bench_conv *q = ctx;
 
-	bnn_gen_conv_backward_params(&q->s, q->b, q->x, q->g, q->dw, q->db, NULL, NULL,
+	bnn_gen_conv_backward_params(&bench_conv_shape, q->b, q->x, q->g, q->dw, q->db, NULL, NULL,
 	                             q->col, q->tmp);
 }
 
@@ -996,7 +1050,7 @@ static void bench_conv_dw_sq(void *ctx)
 {
 	bench_conv *q = ctx;
 
-	bnn_gen_conv_backward_params(&q->s, q->b, q->x, q->g, q->dw, q->db, q->sw, q->sb,
+	bnn_gen_conv_backward_params(&bench_conv_shape, q->b, q->x, q->g, q->dw, q->db, q->sw, q->sb,
 	                             q->col, q->tmp);
 }
 
@@ -1004,7 +1058,7 @@ static void bench_conv_dx(void *ctx)
 {
 	bench_conv *q = ctx;
 
-	bnn_gen_conv_backward_input(&q->s, q->b, q->g, q->w, q->dx, q->col, 0);
+	bnn_gen_conv_backward_input(&bench_conv_shape, q->b, q->g, q->w, q->dx, q->col, q->tmp, 0);
 }
 
 static void bench_conv_all(void *ctx)
@@ -1034,36 +1088,33 @@ static void bench_convs(const bench_opts *o, double peak)
 	size_t i;
 
 	memset(&q, 0, sizeof q);
-	q.s.c = q.s.f = 32;
-	q.s.h = q.s.w = q.s.oh = q.s.ow = 28;
-	q.s.kh = q.s.kw = 3;
-	q.s.sh = q.s.sw = q.s.ph = q.s.pw = 1;
+	q.s = &bench_conv_shape;
 	q.b = 128;
-	k = q.s.c * q.s.kh * q.s.kw;
-	p = q.s.oh * q.s.ow;
-	in = q.s.c * q.s.h * q.s.w;
-	out = q.s.f * p;
+	k = q.s->c * q.s->kh * q.s->kw;
+	p = q.s->oh * q.s->ow;
+	in = q.s->c * q.s->h * q.s->w;
+	out = q.s->f * p;
 	q.x = bench_alloc((size_t)(q.b * in));
 	q.dx = bench_alloc((size_t)(q.b * in));
 	q.g = bench_alloc((size_t)(q.b * out));
 	q.y = bench_alloc((size_t)(q.b * out));
-	q.w = bench_alloc((size_t)(q.s.f * k));
-	q.dw = bench_alloc((size_t)(q.s.f * k));
-	q.sw = bench_alloc((size_t)(q.s.f * k));
-	q.tmp = bench_alloc((size_t)(q.s.f * k));
-	q.bias = bench_alloc((size_t)q.s.f);
-	q.db = bench_alloc((size_t)q.s.f);
-	q.sb = bench_alloc((size_t)q.s.f);
-	q.col = bench_alloc((size_t)(k * p));
+	q.w = bench_alloc((size_t)(q.s->f * k));
+	q.dw = bench_alloc((size_t)(q.s->f * k));
+	q.sw = bench_alloc((size_t)(q.s->f * k));
+	q.tmp = bench_alloc((size_t)(q.s->f * q.s->g * p)); /* >= F·K here */
+	q.bias = bench_alloc((size_t)q.s->f);
+	q.db = bench_alloc((size_t)q.s->f);
+	q.sb = bench_alloc((size_t)q.s->f);
+	q.col = bench_alloc((size_t)bnn_gen_conv_col_floats(q.s));
 	bnn_rng_seed(&rng, 4);
 	bnn_rng_normal(&rng, q.x, (size_t)(q.b * in));
 	bnn_rng_normal(&rng, q.g, (size_t)(q.b * out));
-	bnn_rng_normal(&rng, q.w, (size_t)(q.s.f * k));
-	bnn_rng_normal(&rng, q.bias, (size_t)q.s.f);
+	bnn_rng_normal(&rng, q.w, (size_t)(q.s->f * k));
+	bnn_rng_normal(&rng, q.bias, (size_t)q.s->f);
 	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		bench_op op = { ops[i].run, NULL, &q };
 		bench_result r = bench_measure(&op, o);
-		double gf = 2e-9 * ops[i].products * (double)(q.s.f * k * p * q.b);
+		double gf = 2e-9 * ops[i].products * (double)(q.s->f * k * p * q.b);
 
 		printf("{\"bench\":\"conv3x3\",\"impl\":\"bnnc\",\"op\":\"%s\","
 		       "\"channels\":32,\"size\":28,\"batch\":%ld,\"ms\":%.4f,"
@@ -1292,7 +1343,7 @@ static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht|whvi[,...]]\n");
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet[,...]]\n");
 	exit(2);
 }
 
@@ -1359,13 +1410,15 @@ int main(int argc, char **argv)
 	bench_opts o = { 7, 0.2, BNN_BENCH_CPU, 0, BENCH_GALL };
 	bnn_bench_peak pk = { 0 };
 	bench_net net;
-	double adam32 = 0, adam128 = 0; /* 0: not measured */
+	double adam32 = 0, adam128 = 0, adam_lenet = 0; /* 0: not measured */
 	bnn_err err;
 
 	bench_args(argc, argv, &o);
 	if (bnn_model_check(&fashion_point_model, &err) ||
 	    bnn_model_check(&fashion_mf_model, &err) ||
-	    bnn_model_check(&mlp13_model, &err)) {
+	    bnn_model_check(&mlp13_model, &err) ||
+	    bnn_model_check(&fashion_lenet_model, &err) ||
+	    bnn_model_check(&fashion_lenet_bayes_model, &err)) {
 		fprintf(stderr, "bench: %s\n", err.message);
 		return 1;
 	}
@@ -1380,7 +1433,7 @@ int main(int argc, char **argv)
 	       o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall",
 	       o.train_steps);
 
-	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT))
+	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT | BENCH_GLENET))
 		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
 	if (o.groups & BENCH_GGEMM) {
 		bench_gemms(&o, pk.gflops);
@@ -1402,8 +1455,8 @@ int main(int argc, char **argv)
 		bench_net_free(&net);
 	}
 	if (o.groups & BENCH_GTRAIN) {
-		bench_train(32, bench_train_steps(&o, adam32), &o);
-		bench_train(128, bench_train_steps(&o, adam128), &o);
+		bench_train(&bench_mlp_suite, 32, bench_train_steps(&o, adam32), &o);
+		bench_train(&bench_mlp_suite, 128, bench_train_steps(&o, adam128), &o);
 	}
 	if (o.groups & BENCH_GVI) {
 		bench_vi_passes(32, &o);
@@ -1414,5 +1467,13 @@ int main(int argc, char **argv)
 		bench_fwhts(&o);
 	if (o.groups & BENCH_GWHVI)
 		bench_whvis(&o);
+	if (o.groups & BENCH_GLENET) {
+		/* make lenet's batch (examples/compare.sh) */
+		bench_net_init(&net, &fashion_lenet_model, "lenet", 128, 1);
+		adam_lenet = bench_adam(&net, &o, pk.gflops);
+		bench_net_free(&net);
+		bench_train(&bench_lenet_suite, 128,
+		            bench_train_steps(&o, adam_lenet), &o);
+	}
 	return 0;
 }

@@ -21,6 +21,11 @@
 # and for a WHVI layer's step against a mean-field one (issue 6: D -> D,
 # batch 128; >= 10x at D = 1024, no slower from D = 128 up)
 #   {"bench":"whvi_target","d":..,"speedup":..,"target":..,"met":..}
+# and for the LeNet-5-style CNN (issue 5: bench's lenet group, the
+# trainer's step with VOGN and IVON against Adam's, and Adam's step on a
+# fixed batch against PyTorch's; the ratio line above has it as net "lenet")
+#   {"bench":"lenet_target","optimizer":..,"batch":..,"over_adam":..,"target":..,"met":..}
+#   {"bench":"lenet_target","optimizer":"adam","batch":..,"bnnc_over_pytorch":..,"target":1,"met":..}
 # With BENCH_ROUNDS=N the two programs run N times, alternately, and every
 # figure is the median over the rounds of the figure of each round (a
 # ratio is taken within a round, then the median of the ratios).
@@ -185,6 +190,15 @@ FNR == 1 {
 			tms[vk, round] = field($0, "ms_per_step")
 			tq[vk, round] = field($0, "over_adam")
 		}
+	} else if (b == "lenet_step") {
+		lk = field($0, "optimizer") SUBSEP field($0, "batch")
+		lms[lk, round] = field($0, "ms_per_step")
+		lq[lk, round] = field($0, "over_adam")
+		lex[lk, round] = field($0, "examples_per_s")
+		if (!(lk in seenl)) {
+			seenl[lk] = 1
+			lorder[++nl] = lk
+		}
 	} else if (b == "posterior_sample") {
 		samp["ns", round] = field($0, "ns_per_weight")
 	} else if (b == "fwht") {
@@ -213,6 +227,7 @@ END {
 	target["784-512-512-10 32"] = 2.5
 	target["784-512-512-10 128"] = 1.3
 	target["13-50-50-1 32"] = 30
+	target["lenet 128"] = 1 # issue 5: the CNN with Adam at least as fast as PyTorch
 	for (i = 1; i <= nkeys; i++) {
 		key = order[i]
 		kb_ = "bnnc" SUBSEP key
@@ -375,6 +390,47 @@ END {
 		                   "\"speedup\":%.3f,\"target\":%s,\"met\":%s}", \
 		                   wd, x, t, x >= t ? "true" : "false")
 	}
+	# issue 5: the LeNet-5-style CNN, the step of the trainer against Adam
+	lt["vogn"] = 1.6
+	lt["ivon"] = 1.2
+	if (nl)
+		printf "#\n# LeNet-5-style CNN (examples/fashion_lenet*.bnn), one MC" \
+		       " sample: the trainer'"'"'s step / Adam'"'"'s\n# %-9s %5s %9s %10s %7s %8s\n",
+		       "optimizer", "batch", "ms", "examples/s", "/adam", "target"
+	for (i = 1; i <= nl; i++) {
+		lk = lorder[i]
+		split(lk, kb, SUBSEP)
+		q = median(lq, lk)
+		t = (kb[1] in lt) ? lt[kb[1]] : 0
+		printf "# %-9s %5s %9.3f %10.0f %7.3f %8s %s\n", kb[1], kb[2],
+		       median(lms, lk), median(lex, lk), q, t ? "<=" t : "",
+		       t ? verdict(q <= t) : ""
+		if (t)
+			lline[i] = sprintf("{\"bench\":\"lenet_target\"," \
+			                   "\"optimizer\":\"%s\",\"batch\":%s," \
+			                   "\"over_adam\":%.3f,\"target\":%s," \
+			                   "\"met\":%s}", kb[1], kb[2], q, t, \
+			                   q <= t ? "true" : "false")
+	}
+	for (i = 1; i <= nkeys; i++) {
+		split(order[i], kb, " ")
+		if (kb[1] != "lenet")
+			continue
+		rr = median(ratio, order[i])
+		if (rr == "") {
+			printf "#\n# CNN Adam throughput vs PyTorch: no PyTorch figure\n"
+			continue
+		}
+		printf "#\n# CNN Adam throughput vs PyTorch (LeNet, batch %s," \
+		       " fixed batch): %.2fx (%.0f against %.0f examples/s;" \
+		       " target >= 1.0) %s\n", kb[2], rr,
+		       kb[2] * 1000 / median(ms, "bnnc" SUBSEP order[i]),
+		       kb[2] * 1000 / median(ms, "pytorch" SUBSEP order[i]), verdict(rr >= 1)
+		ltline = sprintf("{\"bench\":\"lenet_target\",\"optimizer\":" \
+		                 "\"adam\",\"batch\":%s,\"bnnc_over_pytorch\":%.3f," \
+		                 "\"target\":1,\"met\":%s}", kb[2], rr, \
+		                 rr >= 1 ? "true" : "false")
+	}
 	print "#"
 	for (i = 1; i <= nkeys; i++)
 		if (i in line)
@@ -396,5 +452,10 @@ END {
 		print fline
 	for (i = 1; i <= nwd; i++)
 		print wline[i]
+	for (i = 1; i <= nl; i++)
+		if (i in lline)
+			print lline[i]
+	if (ltline != "")
+		print ltline
 	exit (strict == 1 && missed) ? 1 : 0
 }' "$tmp"/bnnc.*.json "$tmp"/torch.*.json

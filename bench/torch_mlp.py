@@ -10,7 +10,11 @@ code, on one CPU thread, and prints the same JSON lines with
                   examples/fashion_point.bnn), batch 32 and 128;
   13-50-50-1      ReLU MLP, Gaussian negative log-likelihood with sigma = 1,
                   i.e. 0.5 * squared error (+ a constant that changes no
-                  gradient; bench/mlp13.bnn), batch 32.
+                  gradient; bench/mlp13.bnn), batch 32;
+  lenet           the LeNet-5-style CNN of examples/fashion_lenet.bnn
+                  (Conv2d 1->6 5x5 pad 2, tanh, AvgPool2d 2, Conv2d 6->16
+                  5x5, tanh, AvgPool2d 2, Linear 400-120-84-10 with tanh),
+                  cross-entropy, batch 128 (`make lenet`'s).
 
 As in bench.c: a fixed random batch reused at every step, torch.optim.Adam
 with lr 1e-3 and its defaults, a warm-up of at least MIN_TIME seconds, then
@@ -51,7 +55,11 @@ cores and the figures mean nothing, so the script refuses to run (use
 
 Usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_mlp.py
            [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
-           [--allow-threads] [--train-steps N]
+           [--allow-threads] [--train-steps N] [--only GROUP[,GROUP...]]
+--only takes bench.c's group names: step (the adam_step lines of the
+MLPs), train (the train_step lines) and lenet (the CNN's adam_step line)
+run here; the others (peak, gemm, vi, fwht, whvi) have no PyTorch side and are
+accepted and ignored.
 """
 
 import argparse
@@ -62,6 +70,10 @@ import os
 import statistics
 import sys
 import time
+
+
+# bench.c's groups, in its order.
+GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet")
 
 
 def parse_args():
@@ -78,9 +90,16 @@ def parse_args():
     ap.add_argument("--train-steps", type=int, default=0,
                     help="accepted for bench.c's sake and ignored: the "
                          "steps here reuse one batch")
+    ap.add_argument("--only", default=",".join(GROUPS),
+                    help="the groups to run, as bench.c's (step, train and "
+                         "lenet have a PyTorch side)")
     a = ap.parse_args()
     if a.repeats < 1 or not a.min_time > 0:
         ap.error("--repeats must be >= 1 and --min-time > 0")
+    a.only = a.only.split(",")
+    for g in a.only:
+        if g not in GROUPS:
+            ap.error("--only: unknown group %r" % g)
     return a
 
 
@@ -138,13 +157,28 @@ def mlp(torch, widths):
     return nn.Sequential(*layers)
 
 
-def bench_net(torch, widths, batch, classifier, a, seed):
+def lenet(torch):
+    """examples/fashion_lenet.bnn's network on [1, 28, 28] images."""
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.Tanh(), nn.AvgPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.Tanh(), nn.AvgPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.Tanh(), nn.Linear(120, 84), nn.Tanh(),
+        nn.Linear(84, 10))
+
+
+def bench_net(torch, widths, batch, classifier, a, seed, net=None):
     """Time the Adam step of a ReLU MLP with these layer widths and print
-    its adam_step line: cross-entropy if classifier, else Gaussian NLL."""
+    its adam_step line: cross-entropy if classifier, else Gaussian NLL.
+    With net="lenet", the CNN instead (widths: its input and output)."""
     nn = torch.nn
     torch.manual_seed(seed)
-    model = mlp(torch, widths)
-    x = torch.randn(batch, widths[0])
+    if net == "lenet":
+        model = lenet(torch)
+        x = torch.randn(batch, 1, 28, 28)
+    else:
+        model = mlp(torch, widths)
+        x = torch.randn(batch, widths[0])
     if classifier:
         y = torch.randint(0, widths[-1], (batch,))
         lossf = nn.CrossEntropyLoss()
@@ -174,7 +208,7 @@ def bench_net(torch, widths, batch, classifier, a, seed):
     sec, units = measure(step, reset, a.repeats, a.min_time, now)
     print(json.dumps({
         "bench": "adam_step", "impl": "pytorch",
-        "net": "-".join(str(w) for w in widths), "batch": batch,
+        "net": net or "-".join(str(w) for w in widths), "batch": batch,
         "ms_per_step": round(1e3 * sec, 4),
         "steps_per_s": round(1 / sec, 1),
         "examples_per_s": round(batch / sec),
@@ -414,11 +448,15 @@ def main():
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "repeats": a.repeats, "min_time_s": a.min_time, "clock": a.clock,
     }, separators=(",", ":")), flush=True)
-    bench_net(torch, [784, 512, 512, 10], 32, True, a, 1)
-    bench_net(torch, [784, 512, 512, 10], 128, True, a, 1)
-    bench_net(torch, [13, 50, 50, 1], 32, False, a, 1)
-    bench_vi(torch, 32, a, 1)
-    bench_vi(torch, 128, a, 1)
+    if "step" in a.only:
+        bench_net(torch, [784, 512, 512, 10], 32, True, a, 1)
+        bench_net(torch, [784, 512, 512, 10], 128, True, a, 1)
+        bench_net(torch, [13, 50, 50, 1], 32, False, a, 1)
+    if "train" in a.only:
+        bench_vi(torch, 32, a, 1)
+        bench_vi(torch, 128, a, 1)
+    if "lenet" in a.only:
+        bench_net(torch, [784, 10], 128, True, a, 1, net="lenet")
     return 0
 
 

@@ -1,17 +1,21 @@
 /* layer_conv.c: code for conv2d layers, a 2-D convolution of a
- * [C, H, W] map into [F, OH, OW] by im2col and one GEMM per example, with
- * a point, meanfield or dropout(p) posterior.
+ * [C, H, W] map into [F, OH, OW] by im2col and one GEMM per group of
+ * examples, with a point, meanfield or dropout(p) posterior.
  *
  * Parameters: NAME.weight [F, C, KH, KW] (row-major, like PyTorch's
- * Conv2d) and NAME.bias [F].  Forward is Y_i = W·col_i + b per example;
- * backward is dW = Σ_i G_i·col_iᵀ, db = Σ_i Σ_p G_i, and dX_i =
- * col2im(Wᵀ·G_i) when the input has a delta; the mean of squared
- * per-example gradients is accumulated example by example (see
+ * Conv2d) and NAME.bias [F].  Forward is Y_i = W·col_i + b, one GEMM for
+ * a group of g examples' columns; backward is dW = Σ_i G_i·col_iᵀ (a GEMM
+ * per example), db = Σ_i Σ_p G_i, and dX_i = col2im(Wᵀ·G_i) (a GEMM per
+ * group) when the input has a delta; the mean of squared per-example
+ * gradients is accumulated example by example (see
  * bnn_gen_conv_backward_params), so it needs one F × K block, not B of
- * them.  The layer shape is a static const bnn_gen_conv (cv_NAME), and
- * every conv2d layer shares two scratch blocks that do not grow with the
- * batch: cv_col (the largest K·P, one example's columns) and cv_tmp (the
- * largest F·K, one example's weight gradient).
+ * them.  g is a constant of the layer (conv_group below), not the batch.
+ * The layer shape is a static const bnn_gen_conv (cv_NAME), and every
+ * conv2d layer shares two scratch blocks that do not grow with the batch:
+ * cv_col (the largest K·g·P, one group's columns, plus its padded input
+ * maps for a stride-1 layer with padding) and cv_tmp (the largest F·g·P
+ * or F·K: one group's outputs or gathered deltas, or one example's weight
+ * gradient).
  *
  * meanfield: the pass computes the layer on the weights in w, as the
  * runtime's samplers give them (VOGN, IVON, BADAM, and Bayes-by-Backprop
@@ -63,18 +67,52 @@ static long conv_in_width(const struct cg *cg, int node)
     return cg->nodes[cg->g->nodes[node].inputs[0]].width;
 }
 
-/* The shared scratch: one example's columns (also its column gradient) and
+/* Examples per im2col group: enough for a group's columns to number about
+ * CONV_GROUP_COLUMNS (the GEMMs' n·P; OpenBLAS runs products of a few
+ * hundred columns, and of LeNet's 6 or 16 rows, well below its best), at
+ * most CONV_GROUP_MAX examples and CONV_GROUP_FLOATS floats of columns
+ * (K·g·P), and 1 for a pointwise layer, which has no columns.  A constant
+ * of the layer: memory does not grow with the batch. */
+#define CONV_GROUP_COLUMNS 8192
+#define CONV_GROUP_MAX 32
+#define CONV_GROUP_FLOATS (1L << 20)
+static long conv_group(const struct cg *cg, int node)
+{
+    const struct op_attrs *a = &cg->g->nodes[node].attrs;
+    long k, p, g;
+    conv_sizes(cg, node, &k, &p);
+    if (a->kernel[0] == 1 && a->kernel[1] == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
+        a->pad[0] == 0 && a->pad[1] == 0)
+        return 1; /* bnn_gen_conv_is_pointwise */
+    g = (CONV_GROUP_COLUMNS + p - 1) / p;
+    if (g > CONV_GROUP_MAX)
+        g = CONV_GROUP_MAX;
+    while (g > 1 && k * p * g > CONV_GROUP_FLOATS)
+        g--;
+    return g;
+}
+
+/* The shared scratch: one group's columns (also their gradient) and, for
+ * a stride-1 layer with padding, its padded input maps (as
+ * bnn_gen_conv_col_floats); and one group's outputs or gathered deltas, or
  * one example's weight gradient. */
 static void conv_plan(struct cg *cg, int node)
 {
-    long k, p, f = cg->g->nodes[node].attrs.channels;
+    const struct op_attrs *a = &cg->g->nodes[node].attrs;
+    const struct graph_node *in = &cg->g->nodes[cg->g->nodes[node].inputs[0]];
+    long k, p, f = a->channels, g = conv_group(cg, node), col;
     conv_sizes(cg, node, &k, &p);
     if (cg_family(cg, node) == FAMILY_DROPOUT) {
         cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
         cg->noise_rng = 1;
     }
-    if (k * p > cg->conv_col_floats)
-        cg->conv_col_floats = k * p;
+    col = k * g * p;
+    if (a->stride[0] == 1 && a->stride[1] == 1 && (a->pad[0] || a->pad[1]))
+        col += g * in->shape[0] * (in->shape[1] + 2 * a->pad[0]) * (in->shape[2] + 2 * a->pad[1]);
+    if (col > cg->conv_col_floats)
+        cg->conv_col_floats = col;
+    if (f * g * p > cg->conv_tmp_floats)
+        cg->conv_tmp_floats = f * g * p;
     if (f * k > cg->conv_tmp_floats)
         cg->conv_tmp_floats = f * k;
 }
@@ -93,9 +131,10 @@ static void conv_declare(struct cg *cg, int node)
              name, off, k, name, off + k, k);
     emit(cg->e,
          "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
-         "%ld, %ld };\n",
+         "%ld, %ld, %ld };\n",
          cg_name(cg, node), in->shape[0], in->shape[1], in->shape[2], a->channels, a->kernel[0],
-         a->kernel[1], a->stride[0], a->stride[1], a->pad[0], a->pad[1], n->shape[1], n->shape[2]);
+         a->kernel[1], a->stride[0], a->stride[1], a->pad[0], a->pad[1], n->shape[1], n->shape[2],
+         conv_group(cg, node));
 }
 
 static void conv_noise(struct cg *cg, int node)
@@ -129,8 +168,8 @@ static void conv_forward(struct cg *cg, int node)
     if (cg_family(cg, node) == FAMILY_DROPOUT)
         emit(cg->e, "\tif (rng)\n\t\tbnn_gen_dropout_apply(B * %ldL, a_%s, m_%s, xt_%s);\n",
              conv_in_width(cg, node), cg_name(cg, n->inputs[0]), name, name);
-    emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, cv_col, a_%s);\n", name, x, w, b,
-         name);
+    emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, cv_col, cv_tmp, a_%s);\n", name,
+         x, w, b, name);
 }
 
 static void conv_backward(struct cg *cg, int node)
@@ -155,11 +194,12 @@ static void conv_backward(struct cg *cg, int node)
     if (cg_family(cg, node) == FAMILY_DROPOUT)
         emit(cg->e,
              "\tif (rng) {\n"
-             "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, cv_col, 0);\n"
+             "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, cv_col, cv_tmp, 0);\n"
              "\t\tbnn_gen_dropout_mask_into(B * %ldL, xt_%s, m_%s, d_%s, %d);\n"
              "\t} else\n\t",
              name, name, w, name, conv_in_width(cg, node), name, name, cg_name(cg, in), acc);
-    emit(cg->e, "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, %d);\n", name,
+    emit(cg->e,
+         "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, cv_tmp, %d);\n", name,
          name, w, cg_name(cg, in), acc);
 }
 

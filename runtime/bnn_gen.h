@@ -380,11 +380,28 @@ static inline void bnn_gen_lrt_backward_input(long batch, long k, long n,
  * batch × (C·H·W) block, channel-major.  A conv2d layer's weight is
  * [F][C][KH][KW] (PyTorch's layout), so it is also the F × K matrix, with
  * K = C·KH·KW, that multiplies the columns of im2col; its bias has F
- * entries.  Each example is one GEMM, Y_i = W·col_i + b with col_i the
- * K × P matrix (P = OH·OW) of its input windows (zero where a window lies
- * in the padding), written into a scratch block of K·P floats that does
- * not grow with the batch: memory holds one example's columns at a time.
- * Backward builds col_i again rather than keep B of them. */
+ * entries.
+ *
+ * The batch is taken in groups of s->g examples (the generator picks g, a
+ * constant, so that a group's columns are wide enough for the GEMMs to run
+ * near their best; the last group may be smaller).  A group of n examples
+ * is one K × (n·P) matrix of columns (P = OH·OW; example j's windows are
+ * its columns j·P .. j·P + P − 1), zero where a window lies in the
+ * padding, in a scratch block of K·g·P floats (and, for a stride-1
+ * layer with padding, the group's padded input: bnn_gen_conv_col_floats),
+ * so that
+ *     forward   Y_grp = W·col_grp                   (F × n·P, one GEMM)
+ *     dX    dcol_grp = Wᵀ·G_grp, then col2im         (K × n·P, one GEMM)
+ * where G_grp (F × n·P) is the group's deltas gathered from the batch's
+ * [e][F][P] layout, and Y_grp is scattered back into it with the bias
+ * added on the way; dW is one GEMM per example, on its columns within the
+ * group's.  The group's outputs or gathered deltas live in a second
+ * scratch block of F·g·P floats (also used as the F·K block of one
+ * example's weight gradient).  Memory holds one group's columns at a time,
+ * never B of them: it does not grow with the batch.  A pointwise layer (1x1 kernel, stride 1, no padding) needs no
+ * columns: its input is already the K × P matrix of each example, and it
+ * runs one GEMM per example straight from x (g is 1 for it).
+ * Backward builds the columns again rather than keep B of them. */
 
 /* The shape of a conv2d layer; generated code declares one as a static
  * const, so every field is a constant where the kernels are inlined. */
@@ -395,11 +412,23 @@ typedef struct bnn_gen_conv {
 	long sh, sw;        /* stride */
 	long ph, pw;        /* zero padding on each side */
 	long oh, ow;        /* output height and width */
+	long g;             /* examples per im2col group, >= 1 (1: pointwise) */
 } bnn_gen_conv;
+
+/* The conv2d kernels are always inlined (GCC and Clang): the generated
+ * code's shape (a static const) is then a constant in them, so a row of a
+ * few floats in im2col is a few moves rather than a call of memcpy
+ * (192,000 such calls a step took more time than the GEMM of LeNet's
+ * second convolution). */
+#if defined(__GNUC__)
+#define BNN_GEN_CONV_INLINE static inline __attribute__((always_inline))
+#else
+#define BNN_GEN_CONV_INLINE static inline
+#endif
 
 /* Whether the layer's columns are its input itself (a 1x1 kernel, stride 1,
  * no padding): then no im2col is needed. */
-static inline int bnn_gen_conv_is_pointwise(const bnn_gen_conv *s)
+BNN_GEN_CONV_INLINE int bnn_gen_conv_is_pointwise(const bnn_gen_conv *s)
 {
 	return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 &&
 	       s->pw == 0;
@@ -407,7 +436,7 @@ static inline int bnn_gen_conv_is_pointwise(const bnn_gen_conv *s)
 
 /* The range [*lo, *hi) of output columns ox whose input column
  * ox·sw − pw + kj lies inside [0, w). */
-static inline void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long *lo, long *hi)
+BNN_GEN_CONV_INLINE void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long *lo, long *hi)
 {
 	long a = s->pw - kj, b;
 
@@ -420,109 +449,188 @@ static inline void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long *lo, l
 		*lo = *hi;
 }
 
-/*
- * im2col of one example: col[(ci·KH + ki)·KW + kj][oy·OW + ox] =
- * x[ci][oy·sh − ph + ki][ox·sw − pw + kj], or 0 in the padding.  Returns
- * the columns: col, or x itself for a pointwise layer (col untouched).
- */
-static inline const bnn_real *bnn_gen_im2col(const bnn_gen_conv *s, const bnn_real *restrict x,
-                                             bnn_real *restrict col)
+/* The floats of the im2col scratch a layer needs: a group's columns,
+ * K·g·P, and for a stride-1 layer with padding, after them, the group's
+ * input maps with their padding, g·C·(H + 2·ph)·(W + 2·pw) (see
+ * bnn_gen_im2col).  layer_conv.c reserves the same. */
+static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
 {
-	const long p = s->oh * s->ow;
-	long ci, ki, kj, oy, ox, lo, hi;
+	long floats = s->c * s->kh * s->kw * s->g * s->oh * s->ow;
 
-	if (bnn_gen_conv_is_pointwise(s))
-		return x;
+	if (s->sh == 1 && s->sw == 1 && (s->ph || s->pw))
+		floats += s->g * s->c * (s->h + 2 * s->ph) * (s->w + 2 * s->pw);
+	return floats;
+}
+
+/*
+ * im2col of n consecutive examples x (each C·H·W floats) into the
+ * K × (n·P) matrix col with rows ld = n·P apart:
+ * col[(ci·KH + ki)·KW + kj][j·P + oy·OW + ox] =
+ * x_j[ci][oy·sh − ph + ki][ox·sw − pw + kj], or 0 in the padding.
+ * With stride 1, every row of a window is then a copy of OW floats, a
+ * constant where the kernel is inlined (a few vector moves, not a call of
+ * memcpy): from x itself without padding, else from a copy of the group's
+ * maps with their zero padding, written after the columns in col (see
+ * bnn_gen_conv_col_floats).
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
+                                        bnn_real *restrict col)
+{
+	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
+	long ci, ki, kj, oy, ox, lo, hi, j;
+
+	if (s->sh == 1 && s->sw == 1) {
+		const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw, plane = hp * wp;
+		const bnn_real *src = x;
+
+		if (s->ph || s->pw) {
+			bnn_real *restrict pad = col + s->c * s->kh * s->kw * s->g * p;
+
+			memset(pad, 0, (size_t)(n * s->c * plane) * sizeof *pad);
+			for (j = 0; j < n * s->c; j++)
+				for (oy = 0; oy < s->h; oy++)
+					memcpy(pad + j * plane + (oy + s->ph) * wp + s->pw,
+					       x + (j * s->h + oy) * s->w, (size_t)s->w * sizeof *pad);
+			src = pad;
+		}
+		for (ci = 0; ci < s->c; ci++)
+			for (ki = 0; ki < s->kh; ki++)
+				for (kj = 0; kj < s->kw; kj++) {
+					bnn_real *row = col + ((ci * s->kh + ki) * s->kw + kj) * ld;
+
+					for (j = 0; j < n; j++)
+						for (oy = 0; oy < s->oh; oy++)
+							memcpy(row + j * p + oy * s->ow,
+							       src + (j * s->c + ci) * plane + (oy + ki) * wp + kj,
+							       (size_t)s->ow * sizeof *row);
+				}
+		return;
+	}
 	for (ci = 0; ci < s->c; ci++)
 		for (ki = 0; ki < s->kh; ki++)
 			for (kj = 0; kj < s->kw; kj++) {
-				bnn_real *row = col + ((ci * s->kh + ki) * s->kw + kj) * p;
+				bnn_real *row = col + ((ci * s->kh + ki) * s->kw + kj) * ld;
 
 				bnn_gen_conv_span(s, kj, &lo, &hi);
-				for (oy = 0; oy < s->oh; oy++) {
-					long iy = oy * s->sh - s->ph + ki;
-					bnn_real *r = row + oy * s->ow;
-					const bnn_real *xr;
+				for (j = 0; j < n; j++)
+					for (oy = 0; oy < s->oh; oy++) {
+						long iy = oy * s->sh - s->ph + ki;
+						bnn_real *r = row + j * p + oy * s->ow;
+						const bnn_real *xr;
 
-					if (iy < 0 || iy >= s->h) {
-						memset(r, 0, (size_t)s->ow * sizeof *r);
-						continue;
+						if (iy < 0 || iy >= s->h) {
+							memset(r, 0, (size_t)s->ow * sizeof *r);
+							continue;
+						}
+						xr = x + j * in + (ci * s->h + iy) * s->w;
+						for (ox = 0; ox < lo; ox++)
+							r[ox] = 0;
+						if (s->sw == 1)
+							memcpy(r + lo, xr + (lo - s->pw + kj),
+							       (size_t)(hi - lo) * sizeof *r);
+						else
+							for (ox = lo; ox < hi; ox++)
+								r[ox] = xr[ox * s->sw - s->pw + kj];
+						for (ox = hi; ox < s->ow; ox++)
+							r[ox] = 0;
 					}
-					xr = x + (ci * s->h + iy) * s->w;
-					for (ox = 0; ox < lo; ox++)
-						r[ox] = 0;
-					if (s->sw == 1)
-						memcpy(r + lo, xr + (lo - s->pw + kj),
-						       (size_t)(hi - lo) * sizeof *r);
-					else
-						for (ox = lo; ox < hi; ox++)
-							r[ox] = xr[ox * s->sw - s->pw + kj];
-					for (ox = hi; ox < s->ow; ox++)
-						r[ox] = 0;
-				}
 			}
-	return col;
 }
 
-/* col2im of one example, the adjoint of im2col: dx (+)= the sum, over the
- * windows, of the entries of dcol that im2col took from each element
- * (padding entries are dropped).  dx is zeroed first unless accumulate. */
-static inline void bnn_gen_col2im(const bnn_gen_conv *s, const bnn_real *restrict dcol,
-                                  bnn_real *restrict dx, int accumulate)
+/* col2im of n examples, the adjoint of bnn_gen_im2col: dx_j (+)= the sum,
+ * over the windows, of the entries of dcol (K × n·P) that im2col took from
+ * each element (padding entries are dropped).  The n maps are zeroed first
+ * unless accumulate. */
+BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
+                                        const bnn_real *restrict dcol, bnn_real *restrict dx,
+                                        int accumulate)
 {
-	const long p = s->oh * s->ow;
-	long ci, ki, kj, oy, ox, lo, hi;
+	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
+	long ci, ki, kj, oy, ox, lo, hi, j;
 
 	if (!accumulate)
-		memset(dx, 0, (size_t)(s->c * s->h * s->w) * sizeof *dx);
+		memset(dx, 0, (size_t)(n * in) * sizeof *dx);
 	for (ci = 0; ci < s->c; ci++)
 		for (ki = 0; ki < s->kh; ki++)
 			for (kj = 0; kj < s->kw; kj++) {
-				const bnn_real *row = dcol + ((ci * s->kh + ki) * s->kw + kj) * p;
+				const bnn_real *row = dcol + ((ci * s->kh + ki) * s->kw + kj) * ld;
 
 				bnn_gen_conv_span(s, kj, &lo, &hi);
-				for (oy = 0; oy < s->oh; oy++) {
-					long iy = oy * s->sh - s->ph + ki;
-					const bnn_real *r = row + oy * s->ow;
-					bnn_real *xr;
+				for (j = 0; j < n; j++)
+					for (oy = 0; oy < s->oh; oy++) {
+						long iy = oy * s->sh - s->ph + ki;
+						const bnn_real *r = row + j * p + oy * s->ow;
+						bnn_real *xr;
 
-					if (iy < 0 || iy >= s->h)
-						continue;
-					xr = dx + (ci * s->h + iy) * s->w;
-					if (s->sw == 1) {
-						bnn_real *restrict xo = xr + (lo - s->pw + kj);
-						const bnn_real *restrict ro = r + lo;
-						BNN_GEN_EACH(hi - lo, 1, xo, ro[i]);
-					} else {
-						for (ox = lo; ox < hi; ox++)
-							xr[ox * s->sw - s->pw + kj] += r[ox];
+						if (iy < 0 || iy >= s->h)
+							continue;
+						xr = dx + j * in + (ci * s->h + iy) * s->w;
+						if (s->sw == 1) {
+							bnn_real *restrict xo = xr + (lo - s->pw + kj);
+							const bnn_real *restrict ro = r + lo;
+							BNN_GEN_EACH(hi - lo, 1, xo, ro[i]);
+						} else {
+							for (ox = lo; ox < hi; ox++)
+								xr[ox * s->sw - s->pw + kj] += r[ox];
+						}
 					}
-				}
 			}
 }
 
-/* Y_i = W·col_i + b for every example: x is B × (C·H·W), y B × (F·P), b
- * NULL for no bias; col is K·P scratch. */
-static inline void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
-                                        const bnn_real *restrict x, const bnn_real *restrict w,
-                                        const bnn_real *restrict b, bnn_real *restrict col,
-                                        bnn_real *restrict y)
+/* Gather the deltas of n examples, g (n × F·P, [e][F][P]), into the
+ * F × (n·P) matrix t ([F][e][P]) that the group's GEMMs take. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_gather(const bnn_gen_conv *s, long n,
+                                             const bnn_real *restrict g, bnn_real *restrict t)
+{
+	const long p = s->oh * s->ow;
+	long j, f;
+
+	for (f = 0; f < s->f; f++)
+		for (j = 0; j < n; j++)
+			memcpy(t + (f * n + j) * p, g + (j * s->f + f) * p, (size_t)p * sizeof *t);
+}
+
+/* Y_grp = W·col_grp + b for every group of examples: x is B × (C·H·W),
+ * y B × (F·P), b NULL for no bias; col is K·g·P scratch and t F·g·P
+ * (the group's product before it is scattered into y, with the bias). */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
+                                              const bnn_real *restrict x,
+                                              const bnn_real *restrict w,
+                                              const bnn_real *restrict b, bnn_real *restrict col,
+                                              bnn_real *restrict t, bnn_real *restrict y)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
-	long e, f;
+	long e, f, j, n;
 
-	for (e = 0; e < batch; e++) {
-		const bnn_real *cols = bnn_gen_im2col(s, x + e * in, col);
-		bnn_real *yi = y + e * out;
+	if (bnn_gen_conv_is_pointwise(s)) {
+		for (e = 0; e < batch; e++) {
+			bnn_real *yi = y + e * out;
 
-		if (b)
-			for (f = 0; f < s->f; f++) {
-				const bnn_real bf = b[f];
-				bnn_real *yf = yi + f * p;
-				BNN_GEN_EACH(p, 0, yf, bf);
+			if (b)
+				for (f = 0; f < s->f; f++) {
+					const bnn_real bf = b[f];
+					bnn_real *yf = yi + f * p;
+					BNN_GEN_EACH(p, 0, yf, bf);
+				}
+			bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * in, p, b ? 1.0 : 0.0,
+			             yi, p);
+		}
+		return;
+	}
+	for (e = 0; e < batch; e += n) {
+		n = batch - e < s->g ? batch - e : s->g;
+		bnn_gen_im2col(s, n, x + e * in, col);
+		bnn_gen_gemm(0, 0, s->f, n * p, k, 1.0, w, k, col, n * p, 0.0, t, n * p);
+		for (f = 0; f < s->f; f++) {
+			const bnn_real bf = b ? b[f] : 0;
+
+			for (j = 0; j < n; j++) {
+				const bnn_real *restrict tf = t + (f * n + j) * p;
+				bnn_real *restrict yf = y + (e + j) * out + f * p;
+				BNN_GEN_EACH(p, 0, yf, tf[i] + bf);
 			}
-		bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, cols, p, b ? 1.0 : 0.0, yi, p);
+		}
 	}
 }
 
@@ -535,87 +643,108 @@ static inline void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
  * is its own delta: see bnn_gen_dense_sqgrad), so
  *     sw = (1/B)·Σ_i (B·G_i·col_iᵀ)² = B·Σ_i (G_i·col_iᵀ)²,
  *     sb = B·Σ_i (Σ_p G_i[·, p])²                            (overwritten),
- * one example at a time through the K × F scratch t, which receives the
- * transpose col_i·G_iᵀ (the faster product of the two, as OpenBLAS's
- * kernels go: K is the long side), so memory does not grow with batch ×
- * parameters.  dW is summed the same way with or without sw, so the
- * gradient does not depend on whether sqgrad is asked for.  db and sb are
- * NULL without a bias; col is K·P scratch.
+ * one example at a time (its columns taken from its group's) through the
+ * K × F scratch t, which receives the transpose col_i·G_iᵀ (the faster
+ * product of the two, as OpenBLAS's kernels go: K is the long side), so
+ * memory does not grow with batch × parameters.  dW is summed the same
+ * way with or without sw, so the gradient does not depend on whether
+ * sqgrad is asked for.  (One GEMM per group for dW, G_grp·col_grpᵀ, was
+ * no faster on LeNet's and the 3x3 benchmark's shapes, and the squares
+ * would need the per-example products anyway.)  db and sb are NULL
+ * without a bias; col is K·g·P scratch, t F·K.
  */
-static inline void bnn_gen_conv_backward_params(const bnn_gen_conv *s, long batch,
-                                                const bnn_real *restrict x,
-                                                const bnn_real *restrict g,
-                                                bnn_real *restrict dw, bnn_real *restrict db,
-                                                bnn_real *restrict sw, bnn_real *restrict sb,
-                                                bnn_real *restrict col, bnn_real *restrict t)
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, long batch,
+                                                      const bnn_real *restrict x,
+                                                      const bnn_real *restrict g,
+                                                      bnn_real *restrict dw, bnn_real *restrict db,
+                                                      bnn_real *restrict sw, bnn_real *restrict sb,
+                                                      bnn_real *restrict col, bnn_real *restrict t)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
+	const int pointwise = bnn_gen_conv_is_pointwise(s);
 	const bnn_real bsz = (bnn_real)batch;
-	long e, f, r;
+	long e, f, r, j, n;
 
-	for (e = 0; e < batch; e++) {
-		const bnn_real *cols = bnn_gen_im2col(s, x + e * in, col);
-		const bnn_real *gi = g + e * out;
+	for (e = 0; e < batch; e += n) {
+		const bnn_real *cols = x + e * in;
 
-		bnn_gen_gemm(0, 1, k, nf, p, 1.0, cols, p, gi, p, 0.0, t, nf);
-		for (f = 0; f < nf; f++) {
-			bnn_real *restrict dwf = dw + f * k;
-			const bnn_real *restrict tf = t + f;
+		n = pointwise ? 1 : batch - e < s->g ? batch - e : s->g;
+		if (!pointwise) {
+			bnn_gen_im2col(s, n, x + e * in, col);
+			cols = col;
+		}
+		for (j = 0; j < n; j++) {
+			const bnn_real *gi = g + (e + j) * out;
+			const long ei = e + j;
 
-			if (e == 0)
-				for (r = 0; r < k; r++)
-					dwf[r] = tf[r * nf];
-			else
-				for (r = 0; r < k; r++)
-					dwf[r] += tf[r * nf];
-			if (sw) {
-				bnn_real *restrict swf = sw + f * k;
+			bnn_gen_gemm(0, 1, k, nf, p, 1.0, cols + j * p, n * p, gi, p, 0.0, t, nf);
+			for (f = 0; f < nf; f++) {
+				bnn_real *restrict dwf = dw + f * k;
+				const bnn_real *restrict tf = t + f;
 
-				if (e == 0)
+				if (ei == 0)
 					for (r = 0; r < k; r++)
-						swf[r] = bsz * tf[r * nf] * tf[r * nf];
+						dwf[r] = tf[r * nf];
 				else
 					for (r = 0; r < k; r++)
-						swf[r] += bsz * tf[r * nf] * tf[r * nf];
-			}
-		}
-		if (!db)
-			continue;
-		for (f = 0; f < nf; f++) {
-			const bnn_real *gf = gi + f * p;
-			bnn_real sum = 0;
-			long q;
+						dwf[r] += tf[r * nf];
+				if (sw) {
+					bnn_real *restrict swf = sw + f * k;
 
-			for (q = 0; q < p; q++)
-				sum += gf[q];
-			db[f] = e > 0 ? db[f] + sum : sum;
-			if (sb)
-				sb[f] = e > 0 ? sb[f] + bsz * sum * sum : bsz * sum * sum;
+					if (ei == 0)
+						for (r = 0; r < k; r++)
+							swf[r] = bsz * tf[r * nf] * tf[r * nf];
+					else
+						for (r = 0; r < k; r++)
+							swf[r] += bsz * tf[r * nf] * tf[r * nf];
+				}
+			}
+			if (!db)
+				continue;
+			for (f = 0; f < nf; f++) {
+				const bnn_real *gf = gi + f * p;
+				bnn_real sum = 0;
+				long q;
+
+				for (q = 0; q < p; q++)
+					sum += gf[q];
+				db[f] = ei > 0 ? db[f] + sum : sum;
+				if (sb)
+					sb[f] = ei > 0 ? sb[f] + bsz * sum * sum : bsz * sum * sum;
+			}
 		}
 	}
 }
 
-/* dX (+)= col2im(Wᵀ·G_i) for every example; dcol is K·P scratch. */
-static inline void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
-                                               const bnn_real *restrict g,
-                                               const bnn_real *restrict w,
-                                               bnn_real *restrict dx, bnn_real *restrict dcol,
-                                               int accumulate)
+/* dX (+)= col2im(Wᵀ·G_grp) for every group of examples (a pointwise layer:
+ * dX_i (+)= Wᵀ·G_i, no columns); dcol is K·g·P scratch, t F·g·P. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
+                                                     const bnn_real *restrict g,
+                                                     const bnn_real *restrict w,
+                                                     bnn_real *restrict dx, bnn_real *restrict dcol,
+                                                     bnn_real *restrict t, int accumulate)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
-	const int pointwise = bnn_gen_conv_is_pointwise(s);
-	long e;
+	long e, n;
 
-	for (e = 0; e < batch; e++) {
-		if (pointwise) {
+	if (bnn_gen_conv_is_pointwise(s)) {
+		for (e = 0; e < batch; e++)
 			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
 			             accumulate ? 1.0 : 0.0, dx + e * in, p);
-			continue;
+		return;
+	}
+	for (e = 0; e < batch; e += n) {
+		const bnn_real *gg = g + e * out;
+
+		n = batch - e < s->g ? batch - e : s->g;
+		if (n > 1) {
+			bnn_gen_conv_gather(s, n, gg, t);
+			gg = t;
 		}
-		bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p, 0.0, dcol, p);
-		bnn_gen_col2im(s, dcol, dx + e * in, accumulate);
+		bnn_gen_gemm(1, 0, k, n * p, s->f, 1.0, w, k, gg, n * p, 0.0, dcol, n * p);
+		bnn_gen_col2im(s, n, dcol, dx + e * in, accumulate);
 	}
 }
 
@@ -695,6 +824,19 @@ static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long siz
 	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
 	long c, oy, ox, u, v;
 
+	if (size == 2 && stride == 2) {
+		/* 2x2 windows (LeNet's): one output row from two input rows */
+		for (c = 0; c < planes; c++)
+			for (oy = 0; oy < oh; oy++) {
+				const bnn_real *restrict r0 = x + c * h * w + 2 * oy * w, *restrict r1 = r0 + w;
+				bnn_real *restrict yr = y + (c * oh + oy) * ow;
+
+				for (ox = 0; ox < ow; ox++)
+					yr[ox] = (r0[2 * ox] + r0[2 * ox + 1] + r1[2 * ox] + r1[2 * ox + 1]) *
+					         scale; /* the general loop's order */
+			}
+		return;
+	}
 	for (c = 0; c < planes; c++) {
 		const bnn_real *xc = x + c * h * w;
 		bnn_real *yc = y + c * oh * ow;
@@ -721,6 +863,24 @@ static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long si
 	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
 	long c, oy, ox, u, v;
 
+	if (size == 2 && stride == 2 && h == 2 * oh && w == 2 * ow && !accumulate) {
+		/* 2x2 windows that tile the plane (LeNet's): each element of dx
+		 * is written once, without zeroing dx first */
+		for (c = 0; c < planes * oh; c++) {
+			const bnn_real *restrict dyr = dy + c * ow;
+			bnn_real *restrict r0 = dx + 2 * c * w, *restrict r1 = r0 + w;
+
+			for (ox = 0; ox < ow; ox++) {
+				const bnn_real d = dyr[ox] * scale;
+
+				r0[2 * ox] = d;
+				r0[2 * ox + 1] = d;
+				r1[2 * ox] = d;
+				r1[2 * ox + 1] = d;
+			}
+		}
+		return;
+	}
 	if (!accumulate)
 		memset(dx, 0, (size_t)(planes * h * w) * sizeof *dx);
 	for (c = 0; c < planes; c++) {

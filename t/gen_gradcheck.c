@@ -65,6 +65,7 @@
 #include "gc_glearn.h"
 #include "gc_lenet.h"
 #include "gc_mf.h"
+#include "bnn_gen.h"
 #include "splitmix.h"
 #include "tap.h"
 
@@ -333,14 +334,18 @@ static void test_sizes(void)
 	is_int(GC_LENET_INPUTS, 144, "gc_lenet: 1*12*12 = 144 inputs");
 	is_int(GC_LENET_NPARAMS, 489, "gc_lenet: 40+222+200+27 = 489 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
-	 * the largest K·P (c1: 9·144 = 1296; c2: 36·16 = 576) and the largest
-	 * F·K (c1: 4·9 = 36; c2: 6·36 = 216). */
-	is_int(gc_lenet_workspace_floats(0), 1296 + 216,
-	       "gc_lenet: workspace for no example = im2col 1296 + dW 216");
-	/* gc_conv: K·P: a 12·16 = 192, b 18·10 = 180, p pointwise 2·42 = 84,
-	 * g 12·2 = 24; F·K: a 36, b 54, p 6, g 48. */
-	is_int(gc_conv_workspace_floats(0), 192 + 54,
-	       "gc_conv: workspace for no example = im2col 192 + dW 54");
+	 * the largest K·g·P, one group of g examples' columns (groups of 32
+	 * here, the most bnnc takes: c1: 9·32·144 = 41472; c2: 36·32·16 =
+	 * 18432), plus the group's padded input for a stride-1 layer with
+	 * padding (c1: 32·1·14·14 = 6272), and the largest F·g·P or F·K (c1:
+	 * 4·32·144 = 18432). */
+	is_int(gc_lenet_workspace_floats(0), 41472 + 6272 + 18432,
+	       "gc_lenet: workspace for no example = im2col 41472 + 6272 + 18432");
+	/* gc_conv: K·g·P: a 12·32·16 = 6144, b 18·32·10 = 5760, p pointwise
+	 * (g = 1) 2·42 = 84, g 12·32·2 = 768 (none has stride 1 and padding);
+	 * F·g·P: a 3·32·16 = 1536. */
+	is_int(gc_conv_workspace_floats(0), 6144 + 1536,
+	       "gc_conv: workspace for no example = im2col 6144 + 1536");
 }
 
 /*
@@ -564,6 +569,10 @@ static double gc_gaussian_learned_nll(const double *mu, const double *y,
 }
 
 /* ---- plain-loop convolution and pooling, for gc_conv's reference ------- */
+
+static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w,
+                       const double *b, int f, int kh, int kw, int sh,
+                       int sw, int ph, int pw, double *y);
 
 /* One example's conv2d by its definition: y[f][oy][ox] = b[f] +
  * Σ_c Σ_u Σ_v w[f][c][u][v]·x[c][oy·sh − ph + u][ox·sw − pw + v], terms
@@ -1010,6 +1019,102 @@ static void test_optional(const struct gc_case *c)
 	free(g0);
 }
 
+/*
+ * The conv2d kernels on a batch of 7 in groups of 3 (two full groups and a
+ * partial one) against groups of 1, and the forward pass against the plain
+ * loops: the generated models' batches of GC_BATCH fit in one group, so
+ * this is where the group bookkeeping (columns j·P of a group, the
+ * gathered deltas, the scatter with the bias) is checked.  Shapes with
+ * stride, padding, a non-square kernel, a pointwise one, and stride 1 with
+ * and without padding (im2col's copies of whole rows).
+ */
+static void test_conv_groups(void)
+{
+	static const bnn_gen_conv shapes[] = {
+		/* c, h, w, f, kh, kw, sh, sw, ph, pw, oh, ow, g */
+		{ 2, 7, 6, 3, 3, 2, 2, 2, 1, 1, 4, 4, 3 },
+		{ 3, 5, 4, 2, 2, 3, 1, 2, 1, 1, 6, 2, 3 },
+		{ 2, 4, 3, 3, 1, 1, 1, 1, 0, 0, 4, 3, 1 },
+		{ 2, 5, 4, 3, 3, 2, 1, 1, 1, 2, 5, 7, 3 },
+		{ 2, 6, 5, 2, 2, 3, 1, 1, 0, 0, 5, 3, 3 },
+	};
+	const long B = 7;
+	size_t si;
+
+	for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		bnn_gen_conv s = shapes[si], s1 = shapes[si];
+		const long k = s.c * s.kh * s.kw, p = s.oh * s.ow;
+		const long in = s.c * s.h * s.w, out = s.f * p, fk = s.f * k;
+		const long ncol = bnn_gen_conv_col_floats(&s), ntmp = s.f * 3 * p > fk ? s.f * 3 * p : fk;
+		double *x = gc_alloc((size_t)(B * in)), *g = gc_alloc((size_t)(B * out));
+		double *w = gc_alloc((size_t)fk), *b = gc_alloc((size_t)s.f);
+		double *col = gc_alloc((size_t)ncol), *tmp = gc_alloc((size_t)ntmp);
+		double *y[2], *dw[2], *db[2], *sw[2], *sb[2], *dx[2], *ref;
+		double err = 0, big = 0;
+		long i, e;
+		int v;
+		uint64_t seed = 77 + si;
+
+		s1.g = 1;
+		for (i = 0; i < B * in; i++)
+			x[i] = splitmix_uniform(&seed, -1, 1);
+		for (i = 0; i < B * out; i++)
+			g[i] = splitmix_uniform(&seed, -1, 1);
+		for (i = 0; i < fk; i++)
+			w[i] = splitmix_uniform(&seed, -1, 1);
+		for (i = 0; i < s.f; i++)
+			b[i] = splitmix_uniform(&seed, -1, 1);
+		for (v = 0; v < 2; v++) {
+			const bnn_gen_conv *sv = v ? &s : &s1;
+
+			y[v] = gc_alloc((size_t)(B * out));
+			dw[v] = gc_alloc((size_t)fk);
+			sw[v] = gc_alloc((size_t)fk);
+			db[v] = gc_alloc((size_t)s.f);
+			sb[v] = gc_alloc((size_t)s.f);
+			dx[v] = gc_alloc((size_t)(B * in));
+			bnn_gen_conv_forward(sv, B, x, w, b, col, tmp, y[v]);
+			bnn_gen_conv_backward_params(sv, B, x, g, dw[v], db[v], sw[v], sb[v],
+			                             col, tmp);
+			bnn_gen_conv_backward_input(sv, B, g, w, dx[v], col, tmp, 0);
+		}
+		ref = gc_alloc((size_t)(B * out));
+		for (e = 0; e < B; e++)
+			gc_ref_conv(x + e * in, (int)s.c, (int)s.h, (int)s.w, w, b, (int)s.f,
+			            (int)s.kh, (int)s.kw, (int)s.sh, (int)s.sw, (int)s.ph,
+			            (int)s.pw, ref + e * out);
+		for (i = 0; i < B * out; i++) {
+			err = fmax(err, fabs(y[1][i] - y[0][i]));
+			big = fmax(big, fabs(y[1][i] - ref[i]));
+		}
+		for (i = 0; i < fk; i++)
+			err = fmax(err, fmax(fabs(dw[1][i] - dw[0][i]), fabs(sw[1][i] - sw[0][i])));
+		for (i = 0; i < s.f; i++)
+			err = fmax(err, fmax(fabs(db[1][i] - db[0][i]), fabs(sb[1][i] - sb[0][i])));
+		for (i = 0; i < B * in; i++)
+			err = fmax(err, fabs(dx[1][i] - dx[0][i]));
+		ok(err < 1e-12 && big < 1e-12,
+		   "conv kernels, shape %zu, batch 7 in groups of %ld: y, dW, db, sqgrad "
+		   "and dX as in groups of 1 (max diff %.3g), y as the plain loops (%.3g)",
+		   si, s.g, err, big);
+		for (v = 0; v < 2; v++) {
+			free(y[v]);
+			free(dw[v]);
+			free(sw[v]);
+			free(db[v]);
+			free(sb[v]);
+			free(dx[v]);
+		}
+		free(ref);
+		free(x);
+		free(g);
+		free(w);
+		free(b);
+		free(col);
+		free(tmp);
+	}
+}
+
 /* Check 6: the same seed gives the same pass bit for bit; another seed
  * other outputs. */
 static void test_determinism(const struct gc_case *c)
@@ -1437,5 +1542,6 @@ int main(void)
 	}
 	test_drop_masks();
 	test_mf_moments();
+	test_conv_groups();
 	return tap_done();
 }
