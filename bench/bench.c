@@ -304,7 +304,7 @@ static void bench_net_pass(void *ctx)
 {
 	bench_net *b = ctx;
 	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g,
-	               b->with_sqgrad ? b->sq : NULL, NULL, NULL, NULL };
+	               b->with_sqgrad ? b->sq : NULL, NULL, NULL, NULL, NULL, 0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -653,7 +653,7 @@ static void bench_vi_pass(void *ctx)
 {
 	bench_net *b = ctx;
 	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, NULL,
-	               &b->rng, NULL, NULL };
+	               &b->rng, NULL, NULL, NULL, 0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -663,7 +663,7 @@ static void bench_vi_pass_sqgrad(void *ctx)
 {
 	bench_net *b = ctx;
 	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, b->sq,
-	               &b->rng, NULL, NULL };
+	               &b->rng, NULL, NULL, NULL, 0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -673,7 +673,7 @@ static void bench_vi_pass_lrt(void *ctx)
 {
 	bench_net *b = ctx;
 	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, NULL,
-	               &b->rng, b->sigma, b->gs };
+	               &b->rng, b->sigma, b->gs, NULL, 0 };
 
 	bench_sink = b->m->pass(&p);
 }
