@@ -38,7 +38,7 @@
 
 #include "bn_grad.h"
 #include "bn_sq.h"
-#include "splitmix.h"
+#include "fixtures.h"
 #include "tap.h"
 
 #define BN_BATCH 6
@@ -209,18 +209,6 @@ static void bn_sq_reference(const struct bn_case *c, double *loss, double *grad,
 	}
 }
 
-static double bn_max_rel(long n, const double *a, const double *b)
-{
-	double worst = 0;
-	long i;
-
-	for (i = 0; i < n; i++) {
-		double d = fabs(a[i] - b[i]) / fmax(1e-3, fmax(fabs(a[i]), fabs(b[i])));
-		worst = isnan(d) || d > worst ? (isnan(d) ? INFINITY : d) : worst;
-	}
-	return worst;
-}
-
 static void test_sq_reference(struct bn_case *c)
 {
 	double rgrad[61], rsq[61], mean[2], var[2], rloss, loss, stats[4] = { 0, 0, 1, 1 };
@@ -230,12 +218,12 @@ static void test_sq_reference(struct bn_case *c)
 	loss = c->pass(c->w, c->x, c->y, BN_BATCH, c->ws, c->out, c->grad, c->sq, NULL, NULL, NULL,
 	               stats, 1);
 	is_rel(loss, rloss, 1e-12, "bn_sq: the loss is the plain loops' loss");
-	ok(bn_max_rel(61, c->grad, rgrad) < 1e-10, "bn_sq: the gradient is the mean of the "
-	   "per-example gradients (worst relative difference %.2g)", bn_max_rel(61, c->grad, rgrad));
-	ok(bn_max_rel(4, c->sq, rsq) < 1e-10, "bn_sq: sqgrad of γ and β is the mean of the squared "
-	   "per-example gradients (worst %.2g)", bn_max_rel(4, c->sq, rsq));
-	ok(bn_max_rel(57, c->sq + 4, rsq + 4) < 1e-10, "bn_sq: and so is the dense layer's after "
-	   "the batchnorm (worst %.2g)", bn_max_rel(57, c->sq + 4, rsq + 4));
+	ok(fixture_max_rel(61, c->grad, rgrad) < 1e-10, "bn_sq: the gradient is the mean of the "
+	   "per-example gradients (worst relative difference %.2g)", fixture_max_rel(61, c->grad, rgrad));
+	ok(fixture_max_rel(4, c->sq, rsq) < 1e-10, "bn_sq: sqgrad of γ and β is the mean of the squared "
+	   "per-example gradients (worst %.2g)", fixture_max_rel(4, c->sq, rsq));
+	ok(fixture_max_rel(57, c->sq + 4, rsq + 4) < 1e-10, "bn_sq: and so is the dense layer's after "
+	   "the batchnorm (worst %.2g)", fixture_max_rel(57, c->sq + 4, rsq + 4));
 	/* check 3: momentum 0.25 from mean 0, variance 1; M = 9·6 = 54 values */
 	for (ch = 0; ch < 2; ch++) {
 		is_rel(stats[ch], 0.25 * mean[ch], 1e-12,
@@ -262,7 +250,7 @@ static void test_consistency(struct bn_case *c, const double *batch_stats)
 		memcpy(keep, batch_stats, (size_t)c->nstats * sizeof *keep);
 		c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, c->out, NULL, NULL, NULL, NULL, NULL, keep,
 		        0);
-		ok(bn_max_rel(BN_BATCH * c->outputs, c->out, out_train) < 1e-12,
+		ok(fixture_max_rel(BN_BATCH * c->outputs, c->out, out_train) < 1e-12,
 		   "%s: running statistics equal to the batch's give the training outputs", c->name);
 	}
 	memcpy(keep, c->stats, (size_t)c->nstats * sizeof *keep);
@@ -272,7 +260,7 @@ static void test_consistency(struct bn_case *c, const double *batch_stats)
 	for (i = 0; i < BN_BATCH; i++) {
 		c->pass(c->w, c->x + i * c->inputs, NULL, 1, c->ws, one, NULL, NULL, NULL, NULL, NULL,
 		        c->stats, 0);
-		same &= bn_max_rel(c->outputs, one, c->out + i * c->outputs) < 1e-13;
+		same &= fixture_max_rel(c->outputs, one, c->out + i * c->outputs) < 1e-13;
 	}
 	ok(same, "%s: with running statistics each example's output is its own", c->name);
 	c->pass(c->w, c->x, c->y, BN_BATCH, c->ws, NULL, c->grad, NULL, NULL, NULL, NULL, keep, 1);

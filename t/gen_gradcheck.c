@@ -66,7 +66,7 @@
 #include "gc_lenet.h"
 #include "gc_mf.h"
 #include "bnn_gen.h"
-#include "splitmix.h"
+#include "fixtures.h"
 #include "tap.h"
 
 #define GC_BATCH 5          /* examples per batch pass */

@@ -39,7 +39,7 @@
 
 #include "pt_grad.h"
 #include "pt_point.h"
-#include "splitmix.h"
+#include "fixtures.h"
 #include "tap.h"
 
 #define B 5
@@ -72,19 +72,6 @@ static const struct {
 
 static double w[PT_GRAD_NPARAMS], x[B * PT_GRAD_INPUTS], y[B];
 static double stats[PT_GRAD_NSTATS] = { 0.1, -0.2, 0.3, 1.5, 0.7, 1.1 };
-
-static double pt_max_rel(long n, const double *a, const double *b)
-{
-	double worst = 0;
-	long i;
-
-	for (i = 0; i < n; i++) {
-		double d = fabs(a[i] - b[i]) / fmax(1e-3, fmax(fabs(a[i]), fabs(b[i])));
-		if (isnan(d) || d > worst)
-			worst = isnan(d) ? INFINITY : d;
-	}
-	return worst;
-}
 
 /* One pt_grad pass over the first b examples from x0, its rng seeded with
  * SEED (with_rng) or none; st: the running statistics (train = 0) or NULL
@@ -193,7 +180,7 @@ static void test_point_equivalence(void)
 	}
 	pt_pass(w, x, y, B, out, g, NULL, 0, NULL);
 	pt_point_pass_f64(wpoint, x, y, B, ws, outp, gpoint, NULL, NULL, NULL, NULL, NULL, 0);
-	ok(pt_max_rel(B * 3, out, outp) < 1e-13,
+	ok(fixture_max_rel(B * 3, out, outp) < 1e-13,
 	   "pt_grad [mean]: without rng the parameters are the components' mean");
 	for (t = 0; t < PT_NTENSORS; t++) {
 		const struct pt_tensor *pt = &pt_tensors[t];
@@ -201,7 +188,7 @@ static void test_point_equivalence(void)
 			for (i = 0; i < pt->n; i++)
 				want[pt->off + c * pt->n + i] = gpoint[pt->point_off + i] / pt->k;
 	}
-	ok(pt_max_rel(PT_GRAD_NPARAMS, g, want) < 1e-12,
+	ok(fixture_max_rel(PT_GRAD_NPARAMS, g, want) < 1e-12,
 	   "pt_grad [mean]: each component gets 1/k of the gradient");
 }
 
@@ -221,10 +208,10 @@ static void test_sqgrad(int with_rng)
 			wantg[j] += gi[j] / B;
 		}
 	}
-	ok(pt_max_rel(PT_GRAD_NPARAMS, g, wantg) < 1e-10 && pt_max_rel(PT_GRAD_NPARAMS, sq, want) < 1e-10,
+	ok(fixture_max_rel(PT_GRAD_NPARAMS, g, wantg) < 1e-10 && fixture_max_rel(PT_GRAD_NPARAMS, sq, want) < 1e-10,
 	   "pt_grad%s: grad and sqgrad are the mean gradient and squared gradient of per-example "
 	   "passes (worst %.2g)", with_rng ? " [rng]" : " [mean]",
-	   pt_max_rel(PT_GRAD_NPARAMS, sq, want));
+	   fixture_max_rel(PT_GRAD_NPARAMS, sq, want));
 }
 
 /* Check 4. */

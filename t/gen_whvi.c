@@ -49,7 +49,7 @@
 #include <bnn_gen.h>
 
 #include "blobs.h"
-#include "splitmix.h"
+#include "fixtures.h"
 #include "tap.h"
 #include "wv_cls.h"
 #include "wv_big.h"
@@ -105,19 +105,6 @@ static const struct wv_model models[] = {
 
 static double w[MAXP], x[B * MAXX], y[B * MAXX];
 static double ws[1 << 16];
-
-static double wv_max_rel(long n, const double *a, const double *b)
-{
-	double worst = 0;
-	long i;
-
-	for (i = 0; i < n; i++) {
-		double d = fabs(a[i] - b[i]) / fmax(1e-3, fmax(fabs(a[i]), fabs(b[i])));
-		if (isnan(d) || d > worst)
-			worst = isnan(d) ? INFINITY : d;
-	}
-	return worst;
-}
 
 /* Parameters, inputs and targets for model m: everything in (−1, 1)
  * (ρ there gives σ from 0.31 to 1.31), targets a class or a value. */
@@ -176,7 +163,7 @@ static void check_gradient(const struct wv_model *m, int with_rng)
 		wp[i] = w[i];
 		fd[i] = (lp - lm) / (2 * H);
 	}
-	double rel = wv_max_rel(m->nparams, g, fd);
+	double rel = fixture_max_rel(m->nparams, g, fd);
 	if (getenv("WV_DEBUG"))
 		for (i = 0; i < m->nparams; i++)
 			tap_diag("%ld %.10g %.10g", i, g[i], fd[i]);
@@ -261,7 +248,7 @@ static void check_explicit(const struct wv_model *m, int with_rng)
 			}
 		}
 	}
-	double rel = wv_max_rel(B * dout, out, want);
+	double rel = fixture_max_rel(B * dout, out, want);
 	ok(rel < 1e-12, "%s, %s: the output is W·x + b with W = S1·H·diag(g)·H·S2 assembled from "
 	   "an explicit Hadamard matrix (D = %ld, %ld block%s; worst relative error %.2g)",
 	   m->name, with_rng ? "sampled g" : "g = μ", d, m->stack, m->stack > 1 ? "s" : "", rel);
@@ -287,7 +274,7 @@ static void check_sqgrad(const struct wv_model *m, int with_rng)
 			want_g[j] += gi[j] / B;
 		}
 	}
-	double rs = wv_max_rel(m->nparams, sq, want_sq), rg = wv_max_rel(m->nparams, g, want_g);
+	double rs = fixture_max_rel(m->nparams, sq, want_sq), rg = fixture_max_rel(m->nparams, g, want_g);
 	ok(rs < 1e-10 && rg < 1e-10,
 	   "%s, %s: sqgrad is the mean of the squared per-example gradients, and the gradient "
 	   "their mean (worst relative errors %.2g, %.2g)",

@@ -1,9 +1,11 @@
 /*
- * splitmix.c: splitmix64 and the tests' uniform numbers (splitmix.h).
+ * fixtures.c: the generated-code tests' random numbers, buffers and
+ * comparisons (fixtures.h).
  */
+#include <math.h>
 #include <stdlib.h>
 
-#include "splitmix.h"
+#include "fixtures.h"
 #include "tap.h"
 
 uint64_t splitmix_next(uint64_t *state)
@@ -27,4 +29,17 @@ double *splitmix_doubles(size_t n)
 	if (!p)
 		tap_bail_out("out of memory (%zu doubles)", n);
 	return p;
+}
+
+double fixture_max_rel(long n, const double *a, const double *b)
+{
+	double worst = 0;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		double d = fabs(a[i] - b[i]) / fmax(1e-3, fmax(fabs(a[i]), fabs(b[i])));
+		if (isnan(d) || d > worst)
+			worst = isnan(d) ? INFINITY : d;
+	}
+	return worst;
 }
