@@ -20,7 +20,9 @@
  * ResNet with ensemble model patches (EMP on its batchnorm layers, ECMP on
  * its output layer: t/models/rt_patch.bnn) trains with Adam and predicts
  * by averaging the ensemble, and a component that a step did not draw
- * moves by the L2 term of Chang et al.'s eq. (7) alone.  Gradients of
+ * moves by the L2 term of Chang et al.'s eq. (7) alone; IVON trains the
+ * same network with meanfield convolutions and the batchnorm patches
+ * (rt_patch_mf.bnn), the components without noise.  Gradients of
  * the conv, pooling and batchnorm code are checked in t/gen_gradcheck.c
  * and t/gen_batchnorm.c.
  */
@@ -36,6 +38,7 @@
 #include "rt_cnn_drop.h"
 #include "rt_cnn_mf.h"
 #include "rt_patch.h"
+#include "rt_patch_mf.h"
 #include "rt_resnet.h"
 #include "rt_resnet_mf.h"
 #include "tap.h"
@@ -418,6 +421,8 @@ int main(void)
 	train_one(&rt_resnet_mf_model, BNN_OPT_VOGN, 0.003, 10, 1, &train, &test, NULL, 0);
 	test_bn_no_decay(&train);
 	test_patch(&train, &test);
+	/* IVON on meanfield convolutions with EMP batchnorm patches */
+	train_one(&rt_patch_mf_model, BNN_OPT_IVON, 0.2, 10, 1, &train, &test, NULL, 1);
 	test_stats_required();
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
