@@ -111,24 +111,16 @@ void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, 
 {
     static const char *const blocks[][2] = { { "w", "pw" }, { "grad", "pg" }, { "sqgrad", "pq" } };
     const struct cg_node *c = &cg->nodes[node];
-    char patch[200];
-    int i, j;
-    if (cg_patched(cg, node))
-        for (j = 0; j < 3; j++)
-            if (strcmp(array, blocks[j][0]) == 0) {
-                snprintf(patch, sizeof patch, "%s_%s", blocks[j][1], cg_name(cg, node));
-                for (i = 0; i < 2; i++) {
-                    char *buf = i == 0 ? wbuf : bbuf;
-                    long rel = cg_patch_rel(cg, node, i);
-                    if (i >= c->ntensors)
-                        snprintf(buf, size, "NULL");
-                    else if (guard)
-                        snprintf(buf, size, "%s ? %s + %ld : NULL", array, patch, rel);
-                    else
-                        snprintf(buf, size, "%s + %ld", patch, rel);
-                }
-                return;
-            }
+    char base[200];
+    int i, patch = -1;
+    /* a patched layer reads and writes this pass's block (layer_patch.c) */
+    for (i = 0; i < 3 && cg_patched(cg, node); i++)
+        if (strcmp(array, blocks[i][0]) == 0)
+            patch = i;
+    if (patch >= 0)
+        snprintf(base, sizeof base, "%s_%s", blocks[patch][1], cg_name(cg, node));
+    else
+        snprintf(base, sizeof base, "%s", array);
     for (i = 0; i < 2; i++) {
         char *buf = i == 0 ? wbuf : bbuf;
         long off;
@@ -136,11 +128,11 @@ void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, 
             snprintf(buf, size, "NULL");
             continue;
         }
-        off = cg->tensors[c->first_tensor + i].offset;
+        off = patch >= 0 ? cg_patch_rel(cg, node, i) : cg->tensors[c->first_tensor + i].offset;
         if (guard)
-            snprintf(buf, size, "%s ? %s + %ld : NULL", array, array, off);
+            snprintf(buf, size, "%s ? %s + %ld : NULL", array, base, off);
         else
-            snprintf(buf, size, "%s + %ld", array, off);
+            snprintf(buf, size, "%s + %ld", base, off);
     }
 }
 

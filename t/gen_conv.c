@@ -112,6 +112,20 @@ static int sigma_by_family(const bnn_state *st)
 	return good;
 }
 
+/* The tests' training options: OPTIMIZER at learning rate LR for EPOCHS
+ * epochs of minibatches of 32, seed 5. */
+static bnn_train_options bars_options(int optimizer, double lr, long epochs)
+{
+	bnn_train_options o = bnn_train_defaults();
+
+	o.optimizer = optimizer;
+	o.epochs = epochs;
+	o.batch = 32;
+	o.schedule.lr = lr;
+	o.seed = 5;
+	return o;
+}
+
 /*
  * Trains one model with one optimizer and checks accuracy (above 0.85,
  * chance being 1/3, when check_accuracy; the lowest seen over eight
@@ -122,7 +136,7 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
                       const bnn_dataset *train, const bnn_dataset *test, const char *ckpt,
                       int check_accuracy)
 {
-	bnn_train_options o = bnn_train_defaults();
+	bnn_train_options o = bars_options(optimizer, lr, epochs);
 	char name[32];
 	bnn_state a, b, loaded;
 	bnn_err err;
@@ -131,12 +145,7 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 
 	snprintf(name, sizeof name, "%s%s", bnn_optimizer_name(optimizer),
 	         optimizer == BNN_OPT_BBB && !lrt ? " lrt=0" : "");
-	o.optimizer = optimizer;
-	o.epochs = epochs;
-	o.batch = 32;
-	o.schedule.lr = lr;
 	o.lrt = lrt;
-	o.seed = 5;
 	bnn_state_init(&a, m, 3, &err);
 	rc = bnn_train(&a, train, NULL, &o, ckpt ? tmp_path(ckpt) : NULL, NULL, NULL, &err);
 	is_int(rc, BNN_OK, "%s trains %s%s%s", name, m->name, rc ? ": " : "",
@@ -206,32 +215,38 @@ static long mc_changes(const bnn_state *st, const bnn_dataset *test)
 	return differ;
 }
 
+/* A model that predicts by Monte Carlo (dropout masks, ensemble draws,
+ * named by NOISE): Adam trains it for EPOCHS; averaging 8 samples predicts
+ * past the margin, and differently from the mean network. */
+static void test_mc_model(const bnn_model *m, long epochs, const char *what,
+                          const char *noise, const bnn_dataset *train,
+                          const bnn_dataset *test)
+{
+	bnn_train_options o = bars_options(BNN_OPT_ADAM, 0.01, epochs);
+	bnn_state st;
+	bnn_err err;
+	double acc;
+	long differ;
+	int rc;
+
+	bnn_state_init(&st, m, 3, &err);
+	rc = bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
+	is_int(rc, BNN_OK, "adam trains %s%s%s", m->name, rc ? ": " : "", rc ? err.message : "");
+	ok(bnn_state_is_stochastic(&st), "%s predicts by MC", what);
+	acc = blobs_accuracy(&st, test, 8);
+	ok(acc > 0.85, "%s: accuracy of 8 %s %.3f > 0.85", m->name, noise, acc);
+	differ = mc_changes(&st, test);
+	ok(differ > test->n, "the %s change the predictions (%ld of %ld probabilities differ)", noise,
+	   differ, test->n * 3);
+	bnn_state_free(&st);
+}
+
 /* MC dropout on a conv2d input: Adam trains it; averaging 8 masks
  * predicts as well as the mean network, and differently from it. */
 static void test_conv_dropout(const bnn_dataset *train, const bnn_dataset *test)
 {
-	const bnn_model *m = &rt_cnn_drop_model;
-	bnn_train_options o = bnn_train_defaults();
-	bnn_state st;
-	bnn_err err;
-	long differ;
-	int rc;
-
-	o.optimizer = BNN_OPT_ADAM;
-	o.epochs = 30;
-	o.batch = 32;
-	o.schedule.lr = 0.01;
-	o.seed = 5;
-	bnn_state_init(&st, m, 3, &err);
-	rc = bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
-	is_int(rc, BNN_OK, "adam trains rt_cnn_drop%s%s", rc ? ": " : "", rc ? err.message : "");
-	ok(bnn_state_is_stochastic(&st), "a model with a dropout conv2d layer predicts by MC");
-	ok(blobs_accuracy(&st, test, 8) > 0.85, "rt_cnn_drop: accuracy of 8 dropout masks %.3f > "
-	   "0.85", blobs_accuracy(&st, test, 8));
-	differ = mc_changes(&st, test);
-	ok(differ > test->n, "the masks change the predictions (%ld of %ld probabilities differ)",
-	   differ, test->n * 3);
-	bnn_state_free(&st);
+	test_mc_model(&rt_cnn_drop_model, 30, "a model with a dropout conv2d layer", "dropout masks",
+	              train, test);
 }
 
 /* EMP and ECMP patches: Adam trains rt_patch, whose Monte-Carlo
@@ -244,35 +259,16 @@ static void test_patch(const bnn_dataset *train, const bnn_dataset *test)
 {
 	const bnn_model *m = &rt_patch_model;
 	const bnn_tensor *t = &m->tensors[m->ntensors - 2]; /* logits.weight */
-	bnn_train_options o = bnn_train_defaults();
+	bnn_train_options o = bars_options(BNN_OPT_SGD, 0.5, 1);
 	bnn_state st, before;
 	bnn_err err;
-	long i, differ, decayed = 0, other = 0;
-	double acc;
-	int rc;
+	long i, decayed = 0, other = 0;
 
 	is_int(t->components, 3, "logits.weight holds 3 components");
 	is_int(t->size, 3 * 12, "of 3 x 4 values each");
-	o.optimizer = BNN_OPT_ADAM;
-	o.epochs = 10;
-	o.batch = 32;
-	o.schedule.lr = 0.01;
-	o.seed = 5;
-	bnn_state_init(&st, m, 3, &err);
-	rc = bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
-	is_int(rc, BNN_OK, "adam trains rt_patch%s%s", rc ? ": " : "", rc ? err.message : "");
-	ok(bnn_state_is_stochastic(&st), "a patched model predicts by MC");
-	acc = blobs_accuracy(&st, test, 8);
-	ok(acc > 0.85, "rt_patch: accuracy of an ensemble of 8 draws %.3f > 0.85", acc);
-	differ = mc_changes(&st, test);
-	ok(differ > test->n, "the draws change the predictions (%ld of %ld probabilities differ)",
-	   differ, test->n * 3);
-	bnn_state_free(&st);
+	test_mc_model(m, 10, "a patched model", "ensemble draws", train, test);
 
-	o.optimizer = BNN_OPT_SGD;
-	o.epochs = 1;
 	o.batch = train->n;
-	o.schedule.lr = 0.5;
 	o.sgd.momentum = 0;
 	bnn_state_init(&st, m, 3, &err);
 	bnn_state_init(&before, m, 3, &err);
