@@ -1384,6 +1384,15 @@ static inline void bnn_gen_concat_backward(long batch, long k, long n,
  * Walsh-Hadamard transform, two per example and block forward, two
  * backward: O(d log d) instead of O(d²). */
 
+/* Zeroes n values of a gradient g and, when q is not NULL, of its
+ * squared per-example gradients. */
+static inline void bnn_gen_whvi_zero(long n, bnn_real *restrict g, bnn_real *restrict q)
+{
+	memset(g, 0, (size_t)n * sizeof *g);
+	if (q)
+		memset(q, 0, (size_t)n * sizeof *q);
+}
+
 /* x ← H·x for `count` vectors of length d (a power of two) stored one after
  * another, H orthonormal.  Float: the runtime's bnn_fwht_batch
  * (runtime/fwht.c); double (tests): the textbook radix-2 loop, then the
@@ -1563,11 +1572,8 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
 	long e, j;
 
 	/* S1 and the bias, from v before it is overwritten */
-	if (dout < sd) {
-		memset(ds1 + dout, 0, (size_t)(sd - dout) * sizeof *ds1);
-		if (qs1)
-			memset(qs1 + dout, 0, (size_t)(sd - dout) * sizeof *qs1);
-	}
+	if (dout < sd)
+		bnn_gen_whvi_zero(sd - dout, ds1 + dout, qs1 ? qs1 + dout : NULL);
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict ve = v + e * sd, *restrict de = dy + e * dout;
 		BNN_GEN_WHVI_ACC(dout, e == 0, ds1, qs1, batch, de[i] * ve[i]);
@@ -1578,11 +1584,8 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
 			BNN_GEN_WHVI_ACC(dout, e == 0, dbrho, qbrho, batch, de[i] * be[i] * bsg[i]);
 		}
 	}
-	if (dbrho && !beps) {
-		memset(dbrho, 0, (size_t)dout * sizeof *dbrho);
-		if (qbrho)
-			memset(qbrho, 0, (size_t)dout * sizeof *qbrho);
-	}
+	if (dbrho && !beps)
+		bnn_gen_whvi_zero(dout, dbrho, qbrho);
 	/* du = H·(S1∘dy) */
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict de = dy + e * dout;
@@ -1593,11 +1596,8 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
 	}
 	bnn_gen_whvi_fwht(batch * s->stack, d, v);
 	/* dg = du∘t, then du∘g into v */
-	if (!dgex && !eps) {
-		memset(dgrho, 0, (size_t)sd * sizeof *dgrho);
-		if (qgrho)
-			memset(qgrho, 0, (size_t)sd * sizeof *qgrho);
-	}
+	if (!dgex && !eps)
+		bnn_gen_whvi_zero(sd, dgrho, qgrho);
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict te = t + e * sd;
 		bnn_real *restrict ve = v + e * sd;
@@ -1620,11 +1620,8 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
 	bnn_gen_whvi_fwht(batch * s->stack, d, v);
 	/* S2 and the input */
 	if (d > din)
-		for (j = 0; j < s->stack; j++) {
-			memset(ds2 + j * d + din, 0, (size_t)(d - din) * sizeof *ds2);
-			if (qs2)
-				memset(qs2 + j * d + din, 0, (size_t)(d - din) * sizeof *qs2);
-		}
+		for (j = 0; j < s->stack; j++)
+			bnn_gen_whvi_zero(d - din, ds2 + j * d + din, qs2 ? qs2 + j * d + din : NULL);
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict xe = x + e * din;
 		for (j = 0; j < s->stack; j++) {
@@ -1750,11 +1747,8 @@ static inline void bnn_gen_whvi_flows_backward(const bnn_gen_whvi *s, long batch
 			BNN_GEN_WHVI_ACC(sd, e == 0, dgrho, qgrho, batch, dz[i] * ee[i] * gsg[i]);
 		}
 	}
-	if (!eps) {
-		memset(dgrho, 0, (size_t)sd * sizeof *dgrho);
-		if (qgrho)
-			memset(qgrho, 0, (size_t)sd * sizeof *qgrho);
-	}
+	if (!eps)
+		bnn_gen_whvi_zero(sd, dgrho, qgrho);
 }
 
 /* ---- likelihoods ------------------------------------------------------------
