@@ -419,17 +419,23 @@ static void test_normal_sizes(void)
 	       "n = 1001: the last 489 come from the caller's stream");
 
 	/* Pair p of a block comes from lane p % 16, draw p / 16; lane l is
-	 * seeded by bnn_rng_seed() from the caller's l-th draw. */
+	 * seeded by bnn_rng_seed() from the caller's l-th draw.  The block's
+	 * variates (the AVX-512 block where the CPU has it) are the narrow
+	 * sampler's on each lane's stream, bit for bit: all 16 pairs of each
+	 * lane, the narrow sampler's transform of a full chunk. */
 	bnn_rng_seed(&r2, 9);
 	for (i = 0; i < 16; i++) {
 		bnn_rng lane;
-		float z[4];
+		float z[32];
+		int t;
 
 		bnn_rng_seed(&lane, bnn_rng_next(&r2));
-		bnn_rng_normal(&lane, z, 4);
-		same = z[0] == a[2 * i] && z[1] == a[2 * i + 1] &&
-		       z[2] == a[2 * (i + 16)] && z[3] == a[2 * (i + 16) + 1];
-		ok(same, "pairs %d and %d come from lane %d", i, i + 16, i);
+		bnn_rng_normal(&lane, z, 32);
+		for (same = 1, t = 0; t < 16; t++)
+			same = same && z[2 * t] == a[2 * (16 * t + i)] &&
+			       z[2 * t + 1] == a[2 * (16 * t + i) + 1];
+		ok(same, "pairs %d, %d, ..., %d come from lane %d, bit for bit", i, i + 16,
+		   i + 240, i);
 	}
 
 	bnn_rng_seed(&r, 9);
