@@ -4,18 +4,20 @@
  *
  * Parameters: NAME.weight [F, C, KH, KW] (row-major, like PyTorch's
  * Conv2d) and NAME.bias [F].  Forward is Y_i = W·col_i + b, one GEMM for
- * a group of g examples' columns; backward is dW = Σ_i G_i·col_iᵀ (a GEMM
- * per example), db = Σ_i Σ_p G_i, and dX_i = col2im(Wᵀ·G_i) (a GEMM per
- * group) when the input has a delta; the mean of squared per-example
+ * a group of g examples' columns; backward is dW = Σ_i G_i·rows_i (a GEMM
+ * per example on its windows as rows), db = Σ_i Σ_p G_i, and, when the
+ * input has a delta, dX (a GEMM per kernel offset and example for stride
+ * 1, else col2im(Wᵀ·G) per group; see bnn_gen.h); the mean of squared per-example
  * gradients is accumulated example by example (see
  * bnn_gen_conv_backward_params), so it needs one F × K block, not B of
  * them.  g is a constant of the layer (conv_group below), not the batch.
  * The layer shape is a static const bnn_gen_conv (cv_NAME), and every
  * conv2d layer shares two scratch blocks that do not grow with the batch:
- * cv_col (the largest K·g·P, one group's columns, plus its padded input
- * maps for a stride-1 layer with padding) and cv_tmp (the largest F·g·P
- * or F·K: one group's outputs or gathered deltas, or one example's weight
- * gradient).
+ * cv_col (conv_col_floats: the most of one group's columns with its
+ * padded input maps, one example's rows for dW, one example's padded
+ * deltas and input gradient for dX) and cv_tmp (the largest F·g·P or F·K:
+ * one group's outputs or gathered deltas, one example's weight gradient,
+ * or the weights reordered).
  *
  * meanfield: the pass computes the layer on the weights in w, as the
  * runtime's samplers give them (VOGN, IVON, BADAM, and Bayes-by-Backprop
@@ -92,23 +94,46 @@ static long conv_group(const struct cg *cg, int node)
     return g;
 }
 
-/* The shared scratch: one group's columns (also their gradient) and, for
- * a stride-1 layer with padding, its padded input maps (as
- * bnn_gen_conv_col_floats); and one group's outputs or gathered deltas, or
- * one example's weight gradient. */
+/* The floats of im2col scratch a layer needs, as bnn_gen_conv_col_floats
+ * (bnn_gen.h) computes them from the layer's bnn_gen_conv: the most of one
+ * group's columns (plus, for a stride-1 layer with padding, its padded
+ * input maps), one example's padded HWC image and its P × K rows (dW),
+ * and for a stride-1 layer one example's padded deltas and input
+ * gradient (dX). */
+static long conv_col_floats(const struct cg *cg, int node, long k, long p, long g)
+{
+    const struct graph_node *n = &cg->g->nodes[node];
+    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+    const struct op_attrs *a = &n->attrs;
+    const long c = in->shape[0], hp = in->shape[1] + 2 * a->pad[0];
+    const long wp = in->shape[2] + 2 * a->pad[1], oh = n->shape[1];
+    const int unit_stride = a->stride[0] == 1 && a->stride[1] == 1;
+    long floats = k * g * p, need;
+
+    if (unit_stride && (a->pad[0] || a->pad[1]))
+        floats += g * c * hp * wp;
+    need = c * hp * wp + p * k;
+    if (need > floats)
+        floats = need;
+    need = a->channels * oh * wp + c * (hp + 1) * wp;
+    if (unit_stride && need > floats)
+        floats = need;
+    return floats;
+}
+
+/* The shared scratch: the im2col block (conv_col_floats); and one group's
+ * outputs or gathered deltas, or one example's weight gradient or the
+ * weights reordered (F·K). */
 static void conv_plan(struct cg *cg, int node)
 {
     const struct op_attrs *a = &cg->g->nodes[node].attrs;
-    const struct graph_node *in = &cg->g->nodes[cg->g->nodes[node].inputs[0]];
     long k, p, f = a->channels, g = conv_group(cg, node), col;
     conv_sizes(cg, node, &k, &p);
     if (cg_family(cg, node) == FAMILY_DROPOUT) {
         cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
         cg->noise_rng = 1;
     }
-    col = k * g * p;
-    if (a->stride[0] == 1 && a->stride[1] == 1 && (a->pad[0] || a->pad[1]))
-        col += g * in->shape[0] * (in->shape[1] + 2 * a->pad[0]) * (in->shape[2] + 2 * a->pad[1]);
+    col = conv_col_floats(cg, node, k, p, g);
     if (col > cg->conv_col_floats)
         cg->conv_col_floats = col;
     if (f * g * p > cg->conv_tmp_floats)

@@ -97,6 +97,41 @@ typedef float bnn_real;
 			BNN_GEN_LOOP(n, (dst)[i] = (expr));                      \
 	} while (0)
 
+/* Σ x[i] for i in [0, n), in BNN_GEN_CHUNK interleaved partial sums
+ * added pairwise at the end: a loop gcc vectorises, where one running sum
+ * is a serial chain of additions (a fixed order: the same n and x give the
+ * same bits). */
+static inline bnn_real bnn_gen_sum(long n, const bnn_real *restrict x)
+{
+	bnn_real part[BNN_GEN_CHUNK] = { 0 };
+	long c, chunks = n / BNN_GEN_CHUNK, q;
+	int k, half;
+
+	for (c = 0; c < chunks; c++)
+		for (k = 0; k < BNN_GEN_CHUNK; k++)
+			part[k] += x[c * BNN_GEN_CHUNK + k];
+	for (q = chunks * BNN_GEN_CHUNK; q < n; q++)
+		part[q - chunks * BNN_GEN_CHUNK] += x[q];
+	for (half = BNN_GEN_CHUNK / 2; half > 0; half /= 2)
+		for (k = 0; k < half; k++)
+			part[k] += part[k + half];
+	return part[0];
+}
+
+/* dst[0..n) = src[0..n) for a short n known where the kernel is inlined:
+ * in copies of one BNN_GEN_CHUNK each, which compilers expand into a few
+ * vector moves (a copy loop, or one memcpy of n floats, becomes a call of
+ * memmove once n passes a few dozen floats: thousands of calls a layer). */
+static inline void bnn_gen_copy(long n, bnn_real *restrict dst, const bnn_real *restrict src)
+{
+	long c, chunks = n / BNN_GEN_CHUNK, q;
+
+	for (c = 0; c < chunks; c++)
+		memcpy(dst + c * BNN_GEN_CHUNK, src + c * BNN_GEN_CHUNK, BNN_GEN_CHUNK * sizeof *dst);
+	for (q = chunks * BNN_GEN_CHUNK; q < n; q++)
+		dst[q] = src[q];
+}
+
 /* c ? a : b with both operands evaluated first, so that a loop of it is a
  * vector select rather than a branch (gcc does not if-convert a load that
  * only one branch makes). */
@@ -391,26 +426,32 @@ static inline void bnn_gen_lrt_backward_input(long batch, long k, long n,
  * K = C·KH·KW, that multiplies the columns of im2col; its bias has F
  * entries.
  *
- * The batch is taken in groups of s->g examples (the generator picks g, a
- * constant, so that a group's columns are wide enough for the GEMMs to run
- * near their best; the last group may be smaller).  A group of n examples
- * is one K × (n·P) matrix of columns (P = OH·OW; example j's windows are
- * its columns j·P .. j·P + P − 1), zero where a window lies in the
- * padding, in a scratch block of K·g·P floats (and, for a stride-1
+ * Forward takes the batch in groups of s->g examples (the generator picks
+ * g, a constant, so that a group's columns are wide enough for the GEMM
+ * to run near its best; the last group may be smaller).  A group of n
+ * examples is one K × (n·P) matrix of columns (P = OH·OW; example j's
+ * windows are its columns j·P .. j·P + P − 1), zero where a window lies in
+ * the padding, in a scratch block of K·g·P floats (and, for a stride-1
  * layer with padding, the group's padded input: bnn_gen_conv_col_floats),
- * so that
- *     forward   Y_grp = W·col_grp                   (F × n·P, one GEMM)
- *     dX    dcol_grp = Wᵀ·G_grp, then col2im         (K × n·P, one GEMM)
- * where G_grp (F × n·P) is the group's deltas gathered from the batch's
- * [e][F][P] layout, and Y_grp is scattered back into it with the bias
- * added on the way; dW is one GEMM per example, on its columns within the
- * group's.  The group's outputs or gathered deltas live in a second
- * scratch block of F·g·P floats (also used as the F·K block of one
- * example's weight gradient).  Memory holds one group's columns at a time,
- * never B of them: it does not grow with the batch.  A pointwise layer (1x1 kernel, stride 1, no padding) needs no
- * columns: its input is already the K × P matrix of each example, and it
- * runs one GEMM per example straight from x (g is 1 for it).
- * Backward builds the columns again rather than keep B of them. */
+ * so that Y_grp = W·col_grp (F × n·P, one GEMM), scattered back into the
+ * batch's [e][F][P] layout with the bias added on the way.
+ *
+ * Backward goes example by example, with operands that the GEMM reads in
+ * place rather than copies into its own panels:
+ *     dW   example i's windows as the rows of a P × K matrix (im2row, from
+ *          its image in HWC order), G_i·rows_i (F × K, one GEMM);
+ *     dX   for a stride-1 layer, one GEMM per kernel offset between the
+ *          deltas and a shifted view of the padded input gradient
+ *          (bnn_gen_conv_backward_input_s1); otherwise, per group,
+ *          dcol_grp = Wᵀ·G_grp (G_grp the group's deltas gathered into
+ *          F × n·P) and col2im.
+ * The group's outputs or gathered deltas live in a second scratch block
+ * of F·g·P floats (also used as the F·K block of one example's weight
+ * gradient, or the reordered weights).  Memory holds one group's columns
+ * or one example's rows at a time, never B of them: it does not grow with
+ * the batch.  A pointwise layer (1x1 kernel, stride 1, no padding) needs
+ * no columns: its input is already the K × P matrix of each example, and
+ * it runs one GEMM per example straight from x (g is 1 for it). */
 
 /* The shape of a conv2d layer; generated code declares one as a static
  * const, so every field is a constant where the kernels are inlined. */
@@ -458,16 +499,28 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long 
 		*lo = *hi;
 }
 
-/* The floats of the im2col scratch a layer needs: a group's columns,
- * K·g·P, and for a stride-1 layer with padding, after them, the group's
- * input maps with their padding, g·C·(H + 2·ph)·(W + 2·pw) (see
- * bnn_gen_im2col).  layer_conv.c reserves the same. */
+/* The floats of the im2col scratch a layer needs, the most of: a group's
+ * columns, K·g·P, and for a stride-1 layer with padding, after them, the
+ * group's input maps with their padding, g·C·(H + 2·ph)·(W + 2·pw) (see
+ * bnn_gen_im2col); one example's padded HWC image and its P × K rows
+ * (bnn_gen_conv_backward_params); for a stride-1 layer, one example's
+ * padded deltas and input gradient (bnn_gen_conv_backward_input_s1).
+ * layer_conv.c reserves the same (conv_col_floats). */
 static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
 {
-	long floats = s->c * s->kh * s->kw * s->g * s->oh * s->ow;
+	const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw;
+	long floats = s->c * s->kh * s->kw * s->g * s->oh * s->ow, need;
 
 	if (s->sh == 1 && s->sw == 1 && (s->ph || s->pw))
-		floats += s->g * s->c * (s->h + 2 * s->ph) * (s->w + 2 * s->pw);
+		floats += s->g * s->c * hp * wp;
+	/* dW: one example's padded HWC image and its P × K rows */
+	need = s->c * hp * wp + s->oh * s->ow * s->c * s->kh * s->kw;
+	if (need > floats)
+		floats = need;
+	/* stride-1 dX: the padded deltas and input gradient */
+	need = s->f * s->oh * wp + s->c * (hp + 1) * wp;
+	if (s->sh == 1 && s->sw == 1 && need > floats)
+		floats = need;
 	return floats;
 }
 
@@ -644,30 +697,159 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 }
 
 /*
+ * Example j's input as the rows of an HWC image with its zero padding:
+ * xh[(y·WP + x)·C + c] = x[c][y − ph][x − pw] (0 outside), y < H + 2·ph,
+ * x < WP = W + 2·pw.  A window's values for one kernel row are then
+ * KW·C consecutive floats.
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_pad_hwc(const bnn_gen_conv *s, const bnn_real *restrict x,
+                                              bnn_real *restrict xh)
+{
+	const long wp = s->w + 2 * s->pw, hp = s->h + 2 * s->ph;
+	long c, y, q;
+
+	if (s->ph || s->pw)
+		memset(xh, 0, (size_t)(hp * wp * s->c) * sizeof *xh);
+	for (y = 0; y < s->h; y++)
+		for (q = 0; q < s->w; q++) {
+			bnn_real *restrict d = xh + ((y + s->ph) * wp + q + s->pw) * s->c;
+
+			for (c = 0; c < s->c; c++)
+				d[c] = x[(c * s->h + y) * s->w + q];
+		}
+}
+
+/*
+ * im2row of one example from its padded HWC image xh: the P × K matrix
+ * rows[p][(ki·KW + kj)·C + c] = xh[((oy·sh + ki)·WP + ox·sw + kj)·C + c],
+ * each output position's window as a row, in kernel-offset-major order
+ * (the weight's K order is channel-major: bnn_gen_conv_backward_params
+ * permutes at the end).  One copy of KW·C floats per position and kernel
+ * row.
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_im2row(const bnn_gen_conv *s, const bnn_real *restrict xh,
+                                        bnn_real *restrict rows)
+{
+	const long wp = s->w + 2 * s->pw, k = s->c * s->kh * s->kw, seg = s->kw * s->c;
+	long oy, ox, ki;
+
+	for (oy = 0; oy < s->oh; oy++)
+		for (ox = 0; ox < s->ow; ox++) {
+			bnn_real *restrict r = rows + (oy * s->ow + ox) * k;
+
+			for (ki = 0; ki < s->kh; ki++)
+				bnn_gen_copy(seg, r + ki * seg,
+				             xh + ((oy * s->sh + ki) * wp + ox * s->sw) * s->c);
+		}
+}
+
+/* The K-vectors of the F rows of a in kernel-offset-major order (K index
+ * (ki·KW + kj)·C + c) put back in the weight's channel-major order
+ * (c·KH·KW + ki·KW + kj), through the F·K scratch t. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_unpermute(const bnn_gen_conv *s, bnn_real *restrict a,
+                                                bnn_real *restrict t)
+{
+	const long kk = s->kh * s->kw, k = s->c * kk, n = s->f * k;
+	long f, c, o;
+
+	BNN_GEN_EACH(n, 0, t, a[i]);
+	for (f = 0; f < s->f; f++)
+		for (o = 0; o < kk; o++)
+			for (c = 0; c < s->c; c++)
+				a[f * k + c * kk + o] = t[f * k + o * s->c + c];
+}
+
+/*
  * The parameter gradients of a conv2d layer, example by example: with
- * G_i = ∂L/∂Y_i (F × P, deltas of the mean loss),
- *     dW = Σ_i G_i·col_iᵀ,   db = Σ_i Σ_p G_i[·, p]        (overwritten)
+ * G_i = ∂L/∂Y_i (F × P, deltas of the mean loss) and col_i example i's
+ * K × P columns (its windows),
+ *     dW = Σ_i G_i·col_iᵀ,   db = Σ_i Σ_p G_i[·, p]          (overwritten)
  * and, when sw is not NULL, the mean of squared per-example gradients.
  * Example i's own gradient is B·G_i·col_iᵀ (as for a dense layer, B·G_i
  * is its own delta: see bnn_gen_dense_sqgrad), so
  *     sw = (1/B)·Σ_i (B·G_i·col_iᵀ)² = B·Σ_i (G_i·col_iᵀ)²,
  *     sb = B·Σ_i (Σ_p G_i[·, p])²                            (overwritten),
- * one example at a time (its columns taken from its group's) through the
- * K × F scratch t, which receives the transpose col_i·G_iᵀ (the faster
- * product of the two, as OpenBLAS's kernels go: K is the long side), so
- * memory does not grow with batch × parameters.  dW is summed the same
- * way with or without sw, so the gradient does not depend on whether
- * sqgrad is asked for.  (One GEMM per group for dW, G_grp·col_grpᵀ, was
- * no faster on LeNet's and the 3x3 benchmark's shapes, and the squares
- * would need the per-example products anyway.)  db and sb are NULL
- * without a bias; col is K·g·P scratch, t F·K.
+ * one example at a time through an F·K scratch block t, so memory does
+ * not grow with batch × parameters.  dW is summed the same way with or
+ * without sw, so the gradient does not depend on whether sqgrad is asked
+ * for.  db and sb are NULL without a bias; col is
+ * bnn_gen_conv_col_floats() scratch.
+ *
+ * Two ways, chosen by the layer's shape (a constant where the kernel is
+ * inlined, so only one is compiled in):
+ *   rows   (bnn_gen_conv_backward_params_rows) for layers whose window
+ *          rows are long, KW·C >= BNN_GEN_CONV_ROWS_MIN floats: the
+ *          windows as the rows of a P × K matrix, which the GEMM reads in
+ *          place (84% of the peak against 62% on the 3x3 benchmark's
+ *          products);
+ *   cols   (bnn_gen_conv_backward_params_cols) otherwise, e.g. LeNet's
+ *          one-channel first layer, whose rows would be copies of five
+ *          floats: im2col's columns of a group, one GEMM per example.
  */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, long batch,
-                                                      const bnn_real *restrict x,
-                                                      const bnn_real *restrict g,
-                                                      bnn_real *restrict dw, bnn_real *restrict db,
-                                                      bnn_real *restrict sw, bnn_real *restrict sb,
-                                                      bnn_real *restrict col, bnn_real *restrict t)
+#define BNN_GEN_CONV_ROWS_MIN 24
+
+/* Example e's share of db and sb: Σ_p G_e[f, p] and its square. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, long batch,
+                                                 const bnn_real *restrict ge,
+                                                 bnn_real *restrict db, bnn_real *restrict sb)
+{
+	const long p = s->oh * s->ow;
+	const bnn_real bsz = (bnn_real)batch;
+	long f;
+
+	for (f = 0; f < s->f; f++) {
+		const bnn_real sum = bnn_gen_sum(p, ge + f * p);
+
+		db[f] = e > 0 ? db[f] + sum : sum;
+		if (sb)
+			sb[f] = e > 0 ? sb[f] + bsz * sum * sum : bsz * sum * sum;
+	}
+}
+
+/* The rows way: example i's windows as rows (bnn_gen_im2row, from its
+ * padded HWC image), G_i·R_i (F × K) in t; the sums run in the rows'
+ * kernel-offset-major order of K and are permuted into the weight's order
+ * at the end. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_rows(
+	const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
+	bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw,
+	bnn_real *restrict sb, bnn_real *restrict col, bnn_real *restrict t)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
+	const long image = (s->h + 2 * s->ph) * (s->w + 2 * s->pw) * s->c;
+	bnn_real *restrict xh = col;
+	bnn_real *restrict rows = bnn_gen_conv_is_pointwise(s) ? col : col + image;
+	const bnn_real bsz = (bnn_real)batch;
+	long e;
+
+	for (e = 0; e < batch; e++) {
+		const bnn_real *ge = g + e * out;
+
+		bnn_gen_conv_pad_hwc(s, x + e * in, xh);
+		if (!bnn_gen_conv_is_pointwise(s)) /* a pointwise layer's image is its rows */
+			bnn_gen_im2row(s, xh, rows);
+		bnn_gen_gemm(0, 0, nf, k, p, 1.0, ge, p, rows, k, 0.0, t, k);
+		BNN_GEN_EACH(nf * k, e > 0, dw, t[i]);
+		if (sw)
+			BNN_GEN_EACH(nf * k, e > 0, sw, bsz * t[i] * t[i]);
+		if (db)
+			bnn_gen_conv_bias_grads(s, e, batch, ge, db, sb);
+	}
+	if (batch < 1)
+		return;
+	bnn_gen_conv_unpermute(s, dw, t);
+	if (sw)
+		bnn_gen_conv_unpermute(s, sw, t);
+}
+
+/* The cols way: a group's columns by im2col (a pointwise layer's input is
+ * its columns), then per example the K × F product col_i·G_iᵀ in t (the
+ * faster orientation for these thin layers) added into dW's rows. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_cols(
+	const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
+	bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw,
+	bnn_real *restrict sb, bnn_real *restrict col, bnn_real *restrict t)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
@@ -684,50 +866,106 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
 			cols = col;
 		}
 		for (j = 0; j < n; j++) {
-			const bnn_real *gi = g + (e + j) * out;
+			const bnn_real *ge = g + (e + j) * out;
 			const long ei = e + j;
 
-			bnn_gen_gemm(0, 1, k, nf, p, 1.0, cols + j * p, n * p, gi, p, 0.0, t, nf);
+			bnn_gen_gemm(0, 1, k, nf, p, 1.0, cols + j * p, n * p, ge, p, 0.0, t, nf);
 			for (f = 0; f < nf; f++) {
 				bnn_real *restrict dwf = dw + f * k;
+				bnn_real *restrict swf = sw ? sw + f * k : NULL;
 				const bnn_real *restrict tf = t + f;
 
-				if (ei == 0)
-					for (r = 0; r < k; r++)
-						dwf[r] = tf[r * nf];
-				else
-					for (r = 0; r < k; r++)
-						dwf[r] += tf[r * nf];
-				if (sw) {
-					bnn_real *restrict swf = sw + f * k;
+				for (r = 0; r < k; r++) {
+					const bnn_real v = tf[r * nf];
 
-					if (ei == 0)
-						for (r = 0; r < k; r++)
-							swf[r] = bsz * tf[r * nf] * tf[r * nf];
-					else
-						for (r = 0; r < k; r++)
-							swf[r] += bsz * tf[r * nf] * tf[r * nf];
+					dwf[r] = ei > 0 ? dwf[r] + v : v;
+					if (swf)
+						swf[r] = ei > 0 ? swf[r] + bsz * v * v : bsz * v * v;
 				}
 			}
-			if (!db)
-				continue;
-			for (f = 0; f < nf; f++) {
-				const bnn_real *gf = gi + f * p;
-				bnn_real sum = 0;
-				long q;
-
-				for (q = 0; q < p; q++)
-					sum += gf[q];
-				db[f] = ei > 0 ? db[f] + sum : sum;
-				if (sb)
-					sb[f] = ei > 0 ? sb[f] + bsz * sum * sum : bsz * sum * sum;
-			}
+			if (db)
+				bnn_gen_conv_bias_grads(s, ei, batch, ge, db, sb);
 		}
 	}
 }
 
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, long batch,
+                                                      const bnn_real *restrict x,
+                                                      const bnn_real *restrict g,
+                                                      bnn_real *restrict dw, bnn_real *restrict db,
+                                                      bnn_real *restrict sw, bnn_real *restrict sb,
+                                                      bnn_real *restrict col, bnn_real *restrict t)
+{
+	if (s->kw * s->c >= BNN_GEN_CONV_ROWS_MIN)
+		bnn_gen_conv_backward_params_rows(s, batch, x, g, dw, db, sw, sb, col, t);
+	else
+		bnn_gen_conv_backward_params_cols(s, batch, x, g, dw, db, sw, sb, col, t);
+}
+
+/*
+ * dX (+)= the input's gradient for a stride-1 layer, by shifted views
+ * rather than col2im: with the deltas of example j padded to rows of WP
+ * (Gp, F × OH·WP, zero in the WP − OW extra columns of each row) and the
+ * input's gradient kept padded as well (DXp, C planes of (H + 2·ph + 1)·WP:
+ * one spare row, so that no view runs past its plane), each kernel offset
+ * (ki, kj) is one GEMM,
+ *     DXp[c][ki·WP + kj + q] += Σ_f W[f][c][ki][kj]·Gp[f][q],
+ * q < OH·WP, C × OH·WP from W's slice (C × F, in t) and Gp; the extra
+ * columns add zeros.  Then the inside of DXp is dX.  Nothing is gathered
+ * or scattered element by element, and each GEMM's operand is read in
+ * place.  col holds Gp and DXp (bnn_gen_conv_col_floats), t the F·K
+ * weights reordered.
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(const bnn_gen_conv *s, long batch,
+                                                        const bnn_real *restrict g,
+                                                        const bnn_real *restrict w,
+                                                        bnn_real *restrict dx, bnn_real *restrict col,
+                                                        bnn_real *restrict t, int accumulate)
+{
+	const long kk = s->kh * s->kw, k = s->c * kk, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p;
+	const long wp = s->w + 2 * s->pw, pp = s->oh * wp, plane = (s->h + 2 * s->ph + 1) * wp;
+	bnn_real *restrict gp = col, *restrict dxp = col + s->f * pp;
+	long e, o, c, f, y, q;
+
+	for (o = 0; o < kk; o++) /* t[o][c][f] = W[f][c][o] */
+		for (c = 0; c < s->c; c++)
+			for (f = 0; f < s->f; f++)
+				t[(o * s->c + c) * s->f + f] = w[f * k + c * kk + o];
+	for (e = 0; e < batch; e++) {
+		const bnn_real *ge = g + e * out;
+		bnn_real *dxe = dx + e * in;
+
+		for (f = 0; f < s->f; f++)
+			for (y = 0; y < s->oh; y++) {
+				bnn_real *restrict d = gp + f * pp + y * wp;
+				const bnn_real *restrict src = ge + (f * s->oh + y) * s->ow;
+
+				for (q = 0; q < s->ow; q++)
+					d[q] = src[q];
+				for (; q < wp; q++)
+					d[q] = 0;
+			}
+		memset(dxp, 0, (size_t)(s->c * plane) * sizeof *dxp);
+		for (o = 0; o < kk; o++)
+			bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, t + o * s->c * s->f, s->f, gp, pp, 1.0,
+			             dxp + (o / s->kw) * wp + o % s->kw, plane);
+		for (c = 0; c < s->c; c++)
+			for (y = 0; y < s->h; y++) {
+				bnn_real *restrict d = dxe + (c * s->h + y) * s->w;
+				const bnn_real *restrict src = dxp + c * plane + (y + s->ph) * wp + s->pw;
+				BNN_GEN_EACH(s->w, accumulate, d, src[i]);
+			}
+	}
+}
+
 /* dX (+)= col2im(Wᵀ·G_grp) for every group of examples (a pointwise layer:
- * dX_i (+)= Wᵀ·G_i, no columns); dcol is K·g·P scratch, t F·g·P. */
+ * dX_i (+)= Wᵀ·G_i, no columns; a stride-1 layer with C·F of at least
+ * BNN_GEN_CONV_SHIFT_MIN: by shifted views, bnn_gen_conv_backward_input_s1,
+ * whose KH·KW products per example are too small to pay below that, as on
+ * LeNet's first layer); dcol is bnn_gen_conv_col_floats() scratch, t
+ * F·g·P. */
+#define BNN_GEN_CONV_SHIFT_MIN 64
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
                                                      const bnn_real *restrict g,
                                                      const bnn_real *restrict w,
@@ -742,6 +980,10 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long
 		for (e = 0; e < batch; e++)
 			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
 			             accumulate ? 1.0 : 0.0, dx + e * in, p);
+		return;
+	}
+	if (s->sh == 1 && s->sw == 1 && s->c * s->f >= BNN_GEN_CONV_SHIFT_MIN) {
+		bnn_gen_conv_backward_input_s1(s, batch, g, w, dx, dcol, t, accumulate);
 		return;
 	}
 	for (e = 0; e < batch; e += n) {
@@ -914,16 +1156,10 @@ static inline void bnn_gen_globalavgpool_forward(long planes, long hw, const bnn
                                                  bnn_real *restrict y)
 {
 	const bnn_real scale = (bnn_real)(1.0 / (double)hw);
-	long c, q;
+	long c;
 
-	for (c = 0; c < planes; c++) {
-		const bnn_real *xc = x + c * hw;
-		bnn_real sum = 0;
-
-		for (q = 0; q < hw; q++)
-			sum += xc[q];
-		y[c] = sum * scale;
-	}
+	for (c = 0; c < planes; c++)
+		y[c] = bnn_gen_sum(hw, x + c * hw) * scale;
 }
 
 /* dx (+)= dy[c]/hw over plane c. */

@@ -1019,6 +1019,35 @@ static void test_optional(const struct gc_case *c)
 	free(g0);
 }
 
+/* The adjoint of gc_ref_conv for one example: dw += Σ_p g[f][p]·x at the
+ * window's tap, dx += Σ_f g[f][p]·w at the tap (terms in the padding
+ * dropped). */
+static void gc_ref_conv_backward(const double *x, const double *g, const double *w,
+                                 const bnn_gen_conv *s, double *dw, double *dx)
+{
+	long o, oy, ox, ci, u, v;
+
+	for (o = 0; o < s->f; o++)
+		for (oy = 0; oy < s->oh; oy++)
+			for (ox = 0; ox < s->ow; ox++) {
+				const double go = g[(o * s->oh + oy) * s->ow + ox];
+
+				for (ci = 0; ci < s->c; ci++)
+					for (u = 0; u < s->kh; u++)
+						for (v = 0; v < s->kw; v++) {
+							long iy = oy * s->sh - s->ph + u;
+							long ix = ox * s->sw - s->pw + v;
+							long wi = ((o * s->c + ci) * s->kh + u) * s->kw + v;
+							long xi = (ci * s->h + iy) * s->w + ix;
+
+							if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+								continue;
+							dw[wi] += go * x[xi];
+							dx[xi] += go * w[wi];
+						}
+			}
+}
+
 /*
  * The conv2d kernels on a batch of 7 in groups of 3 (two full groups and a
  * partial one) against groups of 1, and the forward pass against the plain
@@ -1026,7 +1055,10 @@ static void test_optional(const struct gc_case *c)
  * this is where the group bookkeeping (columns j·P of a group, the
  * gathered deltas, the scatter with the bias) is checked.  Shapes with
  * stride, padding, a non-square kernel, a pointwise one, and stride 1 with
- * and without padding (im2col's copies of whole rows).
+ * and without padding (im2col's copies of whole rows), one input channel
+ * with a 5x5 kernel; then shapes wide enough (KW·C >= 24, C·F >= 64) for
+ * dW's rows and stride-1 dX's shifted views.  dW and dX are also checked
+ * against the plain loops of their definition.
  */
 static void test_conv_groups(void)
 {
@@ -1037,6 +1069,12 @@ static void test_conv_groups(void)
 		{ 2, 4, 3, 3, 1, 1, 1, 1, 0, 0, 4, 3, 1 },
 		{ 2, 5, 4, 3, 3, 2, 1, 1, 1, 2, 5, 7, 3 },
 		{ 2, 6, 5, 2, 2, 3, 1, 1, 0, 0, 5, 3, 3 },
+		{ 1, 9, 8, 4, 5, 5, 1, 1, 2, 2, 9, 8, 3 },
+		/* wide enough for dW's rows and, stride 1, dX's shifted views */
+		{ 8, 5, 6, 9, 3, 3, 1, 1, 1, 1, 5, 6, 3 },
+		{ 12, 7, 6, 4, 2, 3, 2, 1, 1, 0, 4, 4, 3 },
+		{ 24, 3, 4, 5, 1, 1, 1, 1, 0, 0, 3, 4, 1 },
+		{ 9, 6, 7, 8, 2, 3, 1, 1, 0, 1, 5, 7, 3 },
 	};
 	const long B = 7;
 	size_t si;
@@ -1049,7 +1087,7 @@ static void test_conv_groups(void)
 		double *x = gc_alloc((size_t)(B * in)), *g = gc_alloc((size_t)(B * out));
 		double *w = gc_alloc((size_t)fk), *b = gc_alloc((size_t)s.f);
 		double *col = gc_alloc((size_t)ncol), *tmp = gc_alloc((size_t)ntmp);
-		double *y[2], *dw[2], *db[2], *sw[2], *sb[2], *dx[2], *ref;
+		double *y[2], *dw[2], *db[2], *sw[2], *sb[2], *dx[2], *ref, *rdw, *rdx;
 		double err = 0, big = 0;
 		long i, e;
 		int v;
@@ -1079,14 +1117,22 @@ static void test_conv_groups(void)
 			bnn_gen_conv_backward_input(sv, B, g, w, dx[v], col, tmp, 0);
 		}
 		ref = gc_alloc((size_t)(B * out));
-		for (e = 0; e < B; e++)
+		rdw = splitmix_doubles((size_t)fk);
+		rdx = splitmix_doubles((size_t)(B * in));
+		for (e = 0; e < B; e++) {
 			gc_ref_conv(x + e * in, (int)s.c, (int)s.h, (int)s.w, w, b, (int)s.f,
 			            (int)s.kh, (int)s.kw, (int)s.sh, (int)s.sw, (int)s.ph,
 			            (int)s.pw, ref + e * out);
+			gc_ref_conv_backward(x + e * in, g + e * out, w, &s, rdw, rdx + e * in);
+		}
 		for (i = 0; i < B * out; i++) {
 			err = fmax(err, fabs(y[1][i] - y[0][i]));
 			big = fmax(big, fabs(y[1][i] - ref[i]));
 		}
+		for (i = 0; i < fk; i++)
+			big = fmax(big, fabs(dw[1][i] - rdw[i]));
+		for (i = 0; i < B * in; i++)
+			big = fmax(big, fabs(dx[1][i] - rdx[i]));
 		for (i = 0; i < fk; i++)
 			err = fmax(err, fmax(fabs(dw[1][i] - dw[0][i]), fabs(sw[1][i] - sw[0][i])));
 		for (i = 0; i < s.f; i++)
@@ -1095,7 +1141,8 @@ static void test_conv_groups(void)
 			err = fmax(err, fabs(dx[1][i] - dx[0][i]));
 		ok(err < 1e-12 && big < 1e-12,
 		   "conv kernels, shape %zu, batch 7 in groups of %ld: y, dW, db, sqgrad "
-		   "and dX as in groups of 1 (max diff %.3g), y as the plain loops (%.3g)",
+		   "and dX as in groups of 1 (max diff %.3g), y, dW and dX as the plain "
+		   "loops (%.3g)",
 		   si, s.g, err, big);
 		for (v = 0; v < 2; v++) {
 			free(y[v]);
@@ -1106,6 +1153,8 @@ static void test_conv_groups(void)
 			free(dx[v]);
 		}
 		free(ref);
+		free(rdw);
+		free(rdx);
 		free(x);
 		free(g);
 		free(w);
