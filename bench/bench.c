@@ -11,7 +11,9 @@
  *                    by, and the rates with narrower vectors;
  *   gemm_784x512     the three products of the 784->512 dense layer at
  *                    batch 128 (forward Y = X·Wᵀ, dW = Gᵀ·X, dX = G·W),
- *                    through cblas_sgemm exactly as bnn_gen.h calls it;
+ *                    through bnn_gen_gemm exactly as bnn_gen.h's dense
+ *                    kernels call it (impl "bnnc": bnn_sgemm), and through
+ *                    OpenBLAS's cblas_sgemm (impl "openblas");
  *   conv3x3          a 3x3 convolution of 32 to 32 channels on 28x28 maps
  *                    (stride 1, padding 1) at batch 128 through the
  *                    generated code's kernels (bnn_gen_conv_*: im2col over
@@ -172,6 +174,7 @@ typedef struct bench_net {
 
 /* The operands of the 784->512 layer's products. */
 typedef struct bench_gemm {
+	int openblas;       /* cblas_sgemm, not bnn_gen_gemm */
 	long b, k, n;       /* batch, in, out */
 	float *x, *w, *g;   /* B×K inputs, N×K weights, B×N deltas */
 	float *y, *dw, *dx; /* their products */
@@ -892,14 +895,25 @@ static long bench_train_steps(const bench_opts *o, double adam_seconds)
 
 /* ---- the 784->512 layer's products -------------------------------------- */
 
+/* One product, by bnn_gen_gemm (as the generated code) or cblas_sgemm. */
+static void bench_gemm_run(const bench_gemm *q, int ta, int tb, long m, long n, long k,
+                           const float *a, long lda, const float *b, long ldb, float *c,
+                           long ldc)
+{
+	if (q->openblas)
+		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+		            tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+		            (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+	else
+		bnn_gen_gemm(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
 /* Y = X·Wᵀ, as bnn_gen_dense_forward. */
 static void bench_gemm_forward(void *ctx)
 {
 	bench_gemm *q = ctx;
 
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)q->b,
-	            (int)q->n, (int)q->k, 1.0f, q->x, (int)q->k, q->w,
-	            (int)q->k, 0.0f, q->y, (int)q->n);
+	bench_gemm_run(q, 0, 1, q->b, q->n, q->k, q->x, q->k, q->w, q->k, q->y, q->n);
 }
 
 /* dW = Gᵀ·X, as bnn_gen_dense_backward_params. */
@@ -907,9 +921,7 @@ static void bench_gemm_dw(void *ctx)
 {
 	bench_gemm *q = ctx;
 
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)q->n,
-	            (int)q->k, (int)q->b, 1.0f, q->g, (int)q->n, q->x,
-	            (int)q->k, 0.0f, q->dw, (int)q->k);
+	bench_gemm_run(q, 1, 0, q->n, q->k, q->b, q->g, q->n, q->x, q->k, q->dw, q->k);
 }
 
 /* dX = G·W, as bnn_gen_dense_backward_input. */
@@ -917,9 +929,7 @@ static void bench_gemm_dx(void *ctx)
 {
 	bench_gemm *q = ctx;
 
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)q->b,
-	            (int)q->k, (int)q->n, 1.0f, q->g, (int)q->n, q->w,
-	            (int)q->k, 0.0f, q->dx, (int)q->k);
+	bench_gemm_run(q, 0, 0, q->b, q->k, q->n, q->g, q->n, q->w, q->k, q->dx, q->k);
 }
 
 /* The three, as one training step of the layer runs them. */
@@ -930,7 +940,8 @@ static void bench_gemm_all(void *ctx)
 	bench_gemm_dx(ctx);
 }
 
-/* Time the layer's products on random operands; print gemm_784x512. */
+/* Time the layer's products on random operands, through bnn_gen_gemm and
+ * through OpenBLAS; print gemm_784x512 lines. */
 static void bench_gemms(const bench_opts *o, double peak)
 {
 	static const struct {
@@ -943,9 +954,11 @@ static void bench_gemms(const bench_opts *o, double peak)
 		{ "dX", bench_gemm_dx, 1 },
 		{ "all3", bench_gemm_all, 3 },
 	};
-	bench_gemm q = { 128, 784, 512, NULL, NULL, NULL, NULL, NULL, NULL };
+	static const char *const impls[] = { "bnnc", "openblas" };
+	bench_gemm q = { 0, 128, 784, 512, NULL, NULL, NULL, NULL, NULL, NULL };
 	bnn_rng rng;
 	size_t i;
+	int impl;
 
 	q.x = bench_alloc((size_t)(q.b * q.k));
 	q.w = bench_alloc((size_t)(q.n * q.k));
@@ -957,18 +970,21 @@ static void bench_gemms(const bench_opts *o, double peak)
 	bnn_rng_normal(&rng, q.x, (size_t)(q.b * q.k));
 	bnn_rng_normal(&rng, q.w, (size_t)(q.n * q.k));
 	bnn_rng_normal(&rng, q.g, (size_t)(q.b * q.n));
-	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-		bench_op op = { ops[i].run, NULL, &q };
-		bench_result r = bench_measure(&op, o);
-		double gf = 2e-9 * ops[i].products * (double)(q.b * q.k * q.n);
+	for (impl = 0; impl < 2; impl++)
+		for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+			bench_op op = { ops[i].run, NULL, &q };
+			bench_result r;
+			double gf = 2e-9 * ops[i].products * (double)(q.b * q.k * q.n);
 
-		printf("{\"bench\":\"gemm_784x512\",\"impl\":\"openblas\","
-		       "\"op\":\"%s\",\"batch\":%ld,\"ms\":%.4f,\"gflops\":%.2f,"
-		       "\"fraction_of_peak\":%.3f}\n",
-		       ops[i].name, q.b, 1e3 * r.seconds, gf / r.seconds,
-		       gf / r.seconds / peak);
-		fflush(stdout);
-	}
+			q.openblas = impl;
+			r = bench_measure(&op, o);
+			printf("{\"bench\":\"gemm_784x512\",\"impl\":\"%s\","
+			       "\"op\":\"%s\",\"batch\":%ld,\"ms\":%.4f,\"gflops\":%.2f,"
+			       "\"fraction_of_peak\":%.3f}\n",
+			       impls[impl], ops[i].name, q.b, 1e3 * r.seconds, gf / r.seconds,
+			       gf / r.seconds / peak);
+			fflush(stdout);
+		}
 	free(q.x);
 	free(q.w);
 	free(q.g);

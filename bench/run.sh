@@ -10,7 +10,9 @@
 # where bnnc_over_pytorch is PyTorch's ms/step over ours (how many times
 # faster the generated code trains), and
 #   {"bench":"gemm_target","op":..,"fraction_of_peak":..,"target":0.8,"met":..}
-# for the 784->512 layer's products against the measured FMA peak, and for
+# for the 784->512 layer's products against the measured FMA peak (the
+# "bnnc" lines of gemm_784x512, bnn_sgemm as the generated code runs it;
+# the summary prints OpenBLAS's "openblas" lines beside them), and for
 # the variational optimizers (issue 4: the trainer's step of each against
 # Adam's on the same network and batch, and the Gaussian sampler)
 #   {"bench":"vi_target","optimizer":..,"batch":..,"over_adam":..,"target":..,"met":..}
@@ -155,6 +157,9 @@ FNR == 1 {
 		peak["512", round] = field($0, "gflops")
 		if (field($0, "gflops_256bit") != "")
 			peak["256", round] = field($0, "gflops_256bit")
+	} else if (b == "gemm_784x512" && field($0, "impl") == "openblas") {
+		op = field($0, "op")
+		obfrac[op, round] = field($0, "fraction_of_peak")
 	} else if (b == "gemm_784x512") {
 		op = field($0, "op")
 		gemm[op, round] = field($0, "gflops")
@@ -268,7 +273,8 @@ END {
 	if (nops) {
 		p512 = median(peak, "512")
 		p256 = median(peak, "256")
-		printf "#\n# 784->512 layer, batch 128, against the FMA peak" \
+		printf "#\n# 784->512 layer, batch 128 (bnn_sgemm, as the generated code" \
+		       " runs it), against the FMA peak" \
 		       " of %.1f GFLOP/s (target >= 80%%)", p512
 		if (p256 != "")
 			printf ";\n# the 256-bit FMA peak is %.1f GFLOP/s", p256
@@ -281,6 +287,8 @@ END {
 			       100 * f, verdict(f >= 0.8)
 			if (p256 != "")
 				printf " (%.0f%% of the 256-bit peak)", 100 * g / p256
+			if (median(obfrac, op) != "")
+				printf "; OpenBLAS %5.1f%%", 100 * median(obfrac, op)
 			printf "\n"
 			gline[i] = sprintf("{\"bench\":\"gemm_target\",\"op\":\"%s\"," \
 			                   "\"fraction_of_peak\":%.3f,\"target\":0.8," \

@@ -5,12 +5,12 @@
  * functions below, with every shape, offset and loop bound a constant, so
  * the C compiler specialises each call.  This header is the generated
  * code's only dependency besides bnn.h: it is the BLAS seam (every matrix
- * product goes through bnn_gen_gemm, hence OpenBLAS's cblas_sgemm) and it
+ * product goes through bnn_gen_gemm, hence bnn_sgemm: runtime/gemm.c) and it
  * holds the forward and backward rule of every op and likelihood once.
  *
  * Precision.  The kernels are written over bnn_real, which is float unless
  * BNN_GEN_DOUBLE is defined before this header is included; then every
- * kernel, the GEMM (cblas_dgemm) and the math functions are double.  The
+ * kernel, the GEMM (OpenBLAS's cblas_dgemm) and the math functions are double.  The
  * gradient tests compile generated models that way, so finite differences
  * can check gradients to many digits.  The library itself is float.
  *
@@ -52,7 +52,6 @@ typedef double bnn_real;
 #define BNN_GEN_SIN sin
 #define BNN_GEN_FABS fabs
 #define BNN_GEN_SQRT sqrt
-#define BNN_GEN_CBLAS_GEMM cblas_dgemm
 #else
 typedef float bnn_real;
 #define BNN_GEN_EXP expf
@@ -64,7 +63,6 @@ typedef float bnn_real;
 #define BNN_GEN_SIN sinf
 #define BNN_GEN_FABS fabsf
 #define BNN_GEN_SQRT sqrtf
-#define BNN_GEN_CBLAS_GEMM cblas_sgemm
 #endif
 
 /* 0.5·log(2π), the constant of the Gaussian log-density. */
@@ -142,16 +140,37 @@ static inline bnn_real bnn_gen_pick(int c, bnn_real a, bnn_real b)
 
 /* ---- the BLAS seam ------------------------------------------------------ */
 
-/* C = alpha·op(A)·op(B) + beta·C, row-major; op(A) is M×K, op(B) K×N. */
+/**
+ * The library's float matrix product (runtime/gemm.c), with exactly
+ * cblas_sgemm's row-major semantics: C = alpha·op(A)·op(B) + beta·C, op(A)
+ * M×K (A itself K×M when trans_a), op(B) K×N (B itself N×K when trans_b),
+ * C M×N; lda, ldb and ldc are the row strides of A, B and C as stored.
+ * beta == 0 means C is not read (NaN in it does not propagate); K == 0 or
+ * alpha == 0 scales C by beta; M or N == 0 does nothing.  On one thread,
+ * on a CPU with AVX-512F, it runs gemm.c's own kernel; elsewhere, with the
+ * environment variable BNN_GEMM=openblas (read once), or after
+ * bnn_set_threads asked for more than one thread, it calls cblas_sgemm.
+ * Borrows every array for the call; allocates nothing, cannot fail;
+ * threads may call it at once (each packs into its own thread-local
+ * buffers, 540 KB).
+ */
+void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
+               long lda, const float *b, long ldb, float beta, float *c, long ldc);
+
+/* C = alpha·op(A)·op(B) + beta·C, row-major; op(A) is M×K, op(B) K×N.
+ * Float: bnn_sgemm; double (the gradient tests): cblas_dgemm. */
 static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n,
                                 long k, double alpha, const bnn_real *restrict a,
                                 long lda, const bnn_real *restrict b, long ldb,
                                 double beta, bnn_real *restrict c, long ldc)
 {
-	BNN_GEN_CBLAS_GEMM(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-	                   trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-	                   (int)k, (bnn_real)alpha, a, (int)lda, b, (int)ldb,
-	                   (bnn_real)beta, c, (int)ldc);
+#ifdef BNN_GEN_DOUBLE
+	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
+	            (int)lda, b, (int)ldb, beta, c, (int)ldc);
+#else
+	bnn_sgemm(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+#endif
 }
 
 /* ---- dense ---------------------------------------------------------------- */

@@ -1,0 +1,643 @@
+/*
+ * gemm.c: bnn_sgemm, the library's single-precision matrix product, which
+ * every float product of the generated code goes through (bnn_gen_gemm in
+ * bnn_gen.h).
+ *
+ * Why our own.  Debian's OpenBLAS 0.3.21 takes AMD Zen 4 and Zen 5 cores,
+ * which have AVX-512, for Haswell and runs its 256-bit kernels there: half
+ * the core's FP32 peak at best (docs/benchmarks.md).  On a CPU with
+ * AVX-512F, bnn_sgemm runs the kernel below; anywhere else, and whenever
+ * it is told to (BNN_GEMM=openblas, more than one thread), it calls
+ * cblas_sgemm.  See docs/training.md, "Matrix products".
+ *
+ * The kernel is the usual Goto/BLIS scheme, in C with AVX-512 intrinsics:
+ *
+ *   for each block of NC columns of C                     (jc)
+ *     for each block of at most KC of the inner dimension (pc)
+ *       pack op(B)[pc.., jc..] into panels of NR = 32 columns, k-major
+ *       for each block of MC rows of C                    (ic)
+ *         pack op(A)[ic.., pc..] into panels of MR = 12 rows, k-major
+ *         for each panel of B (jr), for each panel of A (ir):
+ *           the micro-kernel: C[12 x 32] (+)= Apanel · Bpanel
+ *
+ * The micro-kernel keeps a 12 x 32 block of C in 24 zmm registers; per
+ * step of k it loads 32 floats of B (two zmm) and broadcasts 12 of A into
+ * 24 FMAs.  A B panel (KC x 32 floats, 24 KB) stays in L1 while the A
+ * panels of the block stream past it from L2 (MC x KC floats, 144 KB).
+ * The last panel of a block may be narrower: rows are a compile-time
+ * constant of each instance (1 to 12), columns are masked.  KC splits the
+ * inner dimension evenly (288 is two blocks of 144, not 256 + 32).
+ * Alpha is applied when a block of C is written, beta on the first block
+ * of the inner dimension only; beta == 0 never reads C.
+ *
+ * Packing is skipped where the layout allows: when op(B) is B, its rows
+ * are already k-major rows of 32 floats and the micro-kernel reads them
+ * in place (only a last, narrower panel is packed, padded with zeros);
+ * when op(A) is Aᵀ, the 12 values a step of k broadcasts are contiguous
+ * in A, read in place too.  Packing cost more than it saved on every
+ * shape measured (M = 10 to 512); it matters most where few rows or
+ * columns share a packed panel (the convolutions' M = 32, N = 32).  Only
+ * the transposes, op(A) = A and op(B) = Bᵀ, are packed, by 8 x 8 and
+ * 4 x 8 AVX transposes; a B panel's rows are short streams the hardware
+ * prefetcher misses, so the packing prefetches the next rows itself
+ * (7-9% faster on X·Wᵀ).  A·Bᵀ with at most 24 columns and K >= 32 (an output
+ * layer's forward product) takes dot products along K instead, with no
+ * packing at all (bnn_gemm_dot).
+ *
+ * Memory.  The packed blocks live in thread-local static storage,
+ * (MC·KC + KC·NC) floats = 540 KB per thread (part of each thread's
+ * static TLS block, which glibc takes from the thread's stack mapping),
+ * so nothing is allocated, and two threads can multiply at once.
+ * Nothing here fails, allocates or prints.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "bnn.h"
+#include "bnn_gen.h"
+#include "gemm_internal.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+	!defined(BNN_NO_AVX512_GEMM)
+#define BNN_GEMM_HAVE_AVX512 1
+#include <immintrin.h>
+#else
+#define BNN_GEMM_HAVE_AVX512 0
+#endif
+
+/* ---- dispatch --------------------------------------------------------- */
+
+/* The threads bnn_set_threads asked for (1 until it is called). */
+static atomic_int bnn_gemm_nthreads = 1;
+
+/* The path bnn_sgemm takes when the caller does not force one: 0 not yet
+ * decided, else a BNN_GEMM_PATH_*.  Decided once (BNN_GEMM, the CPU);
+ * two threads deciding at once decide the same. */
+static atomic_int bnn_gemm_auto_path = 0;
+
+void bnn_gemm_set_threads(int threads)
+{
+	atomic_store_explicit(&bnn_gemm_nthreads, threads >= 1 ? threads : 1,
+	                      memory_order_relaxed);
+}
+
+int bnn_gemm_avx512_available(void)
+{
+#if BNN_GEMM_HAVE_AVX512
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") ? 1 : 0;
+#else
+	return 0;
+#endif
+}
+
+int bnn_gemm_default_path(void)
+{
+	int path = atomic_load_explicit(&bnn_gemm_auto_path, memory_order_relaxed);
+
+	if (path == 0) {
+		const char *env = getenv("BNN_GEMM");
+
+		if (env && strcmp(env, "openblas") == 0)
+			path = BNN_GEMM_PATH_OPENBLAS;
+		else
+			path = bnn_gemm_avx512_available() ? BNN_GEMM_PATH_AVX512
+			                                   : BNN_GEMM_PATH_OPENBLAS;
+		atomic_store_explicit(&bnn_gemm_auto_path, path, memory_order_relaxed);
+	}
+	return path;
+}
+
+static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k,
+                              float alpha, const float *a, long lda, const float *b,
+                              long ldb, float beta, float *c, long ldc)
+{
+	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
+	            (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* C = beta·C for an M x N block (beta == 0: zeros, C not read). */
+static void bnn_gemm_scale(long m, long n, float beta, float *c, long ldc)
+{
+	long i, j;
+
+	for (i = 0; i < m; i++) {
+		float *ci = c + i * ldc;
+
+		if (beta == 0.0f)
+			memset(ci, 0, (size_t)n * sizeof *ci);
+		else if (beta != 1.0f)
+			for (j = 0; j < n; j++)
+				ci[j] *= beta;
+	}
+}
+
+/* ---- the AVX-512 kernel ----------------------------------------------- */
+
+#if BNN_GEMM_HAVE_AVX512
+
+/* The register tile, fixed by the micro-kernel, and the cache blocks
+ * (tuned on Zen 5: 48 KB L1d, 1 MB L2; -D overrides them for experiments,
+ * within the TLS bound above). */
+#define BNN_GEMM_MR 12  /* rows of a micro-tile (broadcasts of A) */
+#define BNN_GEMM_NR 32  /* columns of a micro-tile (two zmm of B) */
+#ifndef BNN_GEMM_KC
+#define BNN_GEMM_KC 192 /* most of the inner dimension per block */
+#endif
+#ifndef BNN_GEMM_MC
+#define BNN_GEMM_MC 192 /* rows of C per block (a multiple of MR) */
+#endif
+#ifndef BNN_GEMM_NC
+#define BNN_GEMM_NC 512 /* columns of C per block (a multiple of NR) */
+#endif
+
+#ifndef BNN_GEMM_DOT_MAXN
+#define BNN_GEMM_DOT_MAXN 24 /* A·Bᵀ with at most this many columns: dot products */
+#endif
+
+#define BNN_GEMM_TARGET __attribute__((target("avx512f,avx2,fma")))
+#define BNN_GEMM_INLINE static inline __attribute__((always_inline)) BNN_GEMM_TARGET
+
+/* The packed blocks of the calling thread. */
+static _Thread_local float bnn_gemm_apack[BNN_GEMM_MC * BNN_GEMM_KC]
+	__attribute__((aligned(64)));
+static _Thread_local float bnn_gemm_bpack[BNN_GEMM_KC * BNN_GEMM_NC]
+	__attribute__((aligned(64)));
+
+/* Transpose an 8 x 8 block: dst[j][i] = src[i][j]. */
+BNN_GEMM_INLINE void bnn_gemm_tr8(const float *src, long lds, float *dst, long ldd)
+{
+	__m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + lds);
+	__m256 r2 = _mm256_loadu_ps(src + 2 * lds), r3 = _mm256_loadu_ps(src + 3 * lds);
+	__m256 r4 = _mm256_loadu_ps(src + 4 * lds), r5 = _mm256_loadu_ps(src + 5 * lds);
+	__m256 r6 = _mm256_loadu_ps(src + 6 * lds), r7 = _mm256_loadu_ps(src + 7 * lds);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	__m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	__m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+
+	_mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+	_mm256_storeu_ps(dst + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+	_mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+	_mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+	_mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+	_mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+	_mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+	_mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* Transpose a 4 x 8 block: dst[j][i] = src[i][j], i < 4, j < 8. */
+BNN_GEMM_INLINE void bnn_gemm_tr4x8(const float *src, long lds, float *dst, long ldd)
+{
+	__m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + lds);
+	__m256 r2 = _mm256_loadu_ps(src + 2 * lds), r3 = _mm256_loadu_ps(src + 3 * lds);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+
+	_mm_storeu_ps(dst, _mm256_castps256_ps128(u0));
+	_mm_storeu_ps(dst + ldd, _mm256_castps256_ps128(u1));
+	_mm_storeu_ps(dst + 2 * ldd, _mm256_castps256_ps128(u2));
+	_mm_storeu_ps(dst + 3 * ldd, _mm256_castps256_ps128(u3));
+	_mm_storeu_ps(dst + 4 * ldd, _mm256_extractf128_ps(u0, 1));
+	_mm_storeu_ps(dst + 5 * ldd, _mm256_extractf128_ps(u1, 1));
+	_mm_storeu_ps(dst + 6 * ldd, _mm256_extractf128_ps(u2, 1));
+	_mm_storeu_ps(dst + 7 * ldd, _mm256_extractf128_ps(u3, 1));
+}
+
+/* Pack rows i0..i0+mr of op(A), inner indices p0..p0+kc, k-major:
+ * dst[p·mr + r] = op(A)[i0 + r][p0 + p]. */
+BNN_GEMM_INLINE void bnn_gemm_pack_a(int trans_a, const float *a, long lda, long i0,
+                                     long p0, long mr, long kc, float *restrict dst)
+{
+	long p, r;
+
+	if (trans_a) { /* op(A)[i][p] = a[p·lda + i]: rows of a are k-steps */
+		const float *src = a + p0 * lda + i0;
+
+		if (mr == BNN_GEMM_MR)
+			for (p = 0; p < kc; p++) {
+				_mm256_storeu_ps(dst + p * BNN_GEMM_MR, _mm256_loadu_ps(src + p * lda));
+				_mm_storeu_ps(dst + p * BNN_GEMM_MR + 8, _mm_loadu_ps(src + p * lda + 8));
+			}
+		else
+			for (p = 0; p < kc; p++)
+				for (r = 0; r < mr; r++)
+					dst[p * mr + r] = src[p * lda + r];
+		return;
+	}
+	/* op(A)[i][p] = a[i·lda + p]: transpose 8 x 8 blocks (rows 0-7) and
+	 * 4 x 8 ones (rows 8-11) of a full panel; 8 x 8 blocks of rows 0-7
+	 * and mr-8 to mr-1 (which overlap) of a panel of 9 to 11 rows; then
+	 * the rest */
+	{
+		const float *src = a + i0 * lda + p0;
+		const long k8 = mr >= 8 ? kc & ~7L : 0;
+
+		/* one pass per block of rows: fewer row pointers to keep */
+		for (p = 0; p < k8; p += 8)
+			bnn_gemm_tr8(src + p, lda, dst + p * mr, mr);
+		if (mr == 12)
+			for (p = 0; p < k8; p += 8)
+				bnn_gemm_tr4x8(src + 8 * lda + p, lda, dst + p * mr + 8, mr);
+		else if (mr > 8)
+			for (p = 0; p < k8; p += 8)
+				bnn_gemm_tr8(src + (mr - 8) * lda + p, lda, dst + p * mr + mr - 8, mr);
+		for (r = 0; r < mr; r++)
+			for (p = k8; p < kc; p++)
+				dst[p * mr + r] = src[r * lda + p];
+	}
+}
+
+/* Pack columns j0..j0+nr (nr <= NR) of op(B), inner indices p0..p0+kc,
+ * k-major and padded with zeros to NR columns:
+ * dst[p·NR + j] = op(B)[p0 + p][j0 + j]. */
+BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long p0,
+                                     long j0, long nr, long kc, float *restrict dst)
+{
+	long p, j;
+
+	if (!trans_b) { /* op(B)[p][j] = b[p·ldb + j] */
+		const float *src = b + p0 * ldb + j0;
+		__mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+		__mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+
+		for (p = 0; p < kc; p++) {
+			const float *s = src + p * ldb;
+
+			_mm512_store_ps(dst + p * BNN_GEMM_NR, _mm512_maskz_loadu_ps(m0, s));
+			_mm512_store_ps(dst + p * BNN_GEMM_NR + 16, _mm512_maskz_loadu_ps(m1, s + 16));
+		}
+		return;
+	}
+	/* op(B)[p][j] = b[j·ldb + p]: transpose 8 x 8 blocks, then the rest */
+	{
+		const float *src = b + j0 * ldb + p0;
+		long j8 = nr & ~7L, k8 = kc & ~7L;
+
+		for (j = 0; j < j8; j += 8)
+			for (p = 0; p < k8; p += 8) {
+				/* the next 8 rows (of this panel or the next), one line
+				 * of 16 floats at a time: each row is a short stream
+				 * that the hardware prefetcher does not pick up */
+				if ((p & 15) == 0) {
+					int r;
+
+					for (r = 0; r < 8; r++)
+						_mm_prefetch((const char *)(src + (j + 8 + r) * ldb + p),
+						             _MM_HINT_T0);
+				}
+				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
+			}
+		if (j8 < nr || k8 < kc || nr < BNN_GEMM_NR) {
+			/* the columns past nr are zeros (two masked stores a row) */
+			const __mmask16 z0 = (__mmask16)(nr >= 16 ? 0 : 0xffffu << nr);
+			const __mmask16 z1 = (__mmask16)(nr >= 32 ? 0 : nr <= 16 ? 0xffff
+			                                             : 0xffffu << (nr - 16));
+			const __m512 zero = _mm512_setzero_ps();
+
+			for (p = 0; p < kc; p++) {
+				float *d = dst + p * BNN_GEMM_NR;
+
+				for (j = p < k8 ? j8 : 0; j < nr; j++)
+					d[j] = src[j * ldb + p];
+				_mm512_mask_storeu_ps(d, z0, zero);
+				_mm512_mask_storeu_ps(d + 16, z1, zero);
+			}
+		}
+	}
+}
+
+/*
+ * The micro-kernel: C[mr x (16 or 32)] = alpha·Ap·Bp + beta·C, Ap an A panel
+ * (kc x mr, k-major), Bp a B panel (kc x NR, k-major).  mr (1..12) and
+ * wide (two zmm of columns, or one) are constants in each instance.  m0
+ * and m1 mask the columns written (m1 unused unless wide).  beta == 0:
+ * C is not read.
+ */
+BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc,
+                                    const float *restrict ap, long as,
+                                    const float *restrict bp, long bs,
+                                    float *c, long ldc, float alpha, float beta,
+                                    __mmask16 m0, __mmask16 m1)
+{
+	__m512 c0[BNN_GEMM_MR], c1[BNN_GEMM_MR];
+	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+	long p;
+	int i;
+
+#pragma GCC unroll 12
+	for (i = 0; i < mr; i++) {
+		c0[i] = _mm512_setzero_ps();
+		if (wide)
+			c1[i] = _mm512_setzero_ps();
+	}
+#pragma GCC unroll 2 /* a few percent faster than 1 or 4 */
+	for (p = 0; p < kc; p++) {
+		const __m512 b0 = _mm512_loadu_ps(bp);
+		const __m512 b1 = wide ? _mm512_loadu_ps(bp + 16) : b0;
+
+#pragma GCC unroll 12
+		for (i = 0; i < mr; i++) {
+			const __m512 av = _mm512_set1_ps(ap[i]);
+
+			c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+			if (wide)
+				c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+		}
+		ap += as;
+		bp += bs;
+	}
+	if (beta == 0.0f) {
+#pragma GCC unroll 12
+		for (i = 0; i < mr; i++) {
+			_mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_mul_ps(va, c0[i]));
+			if (wide)
+				_mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_mul_ps(va, c1[i]));
+		}
+	} else {
+#pragma GCC unroll 12
+		for (i = 0; i < mr; i++) {
+			float *ci = c + i * ldc;
+
+			_mm512_mask_storeu_ps(ci, m0,
+			                      _mm512_fmadd_ps(va, c0[i],
+			                                      _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, ci))));
+			if (wide)
+				_mm512_mask_storeu_ps(
+					ci + 16, m1,
+					_mm512_fmadd_ps(va, c1[i],
+					                _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16))));
+		}
+	}
+}
+
+/* One instance per (mr, wide): the switch below picks it. */
+#define BNN_GEMM_MICRO_DEF(mr, w)                                                       \
+	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_micro_##mr##_##w(  \
+		long kc, const float *restrict ap, long as, const float *restrict bp, long bs,  \
+		float *c, long ldc, float alpha, float beta, __mmask16 m0, __mmask16 m1)      \
+	{                                                                                 \
+		bnn_gemm_micro(mr, w, kc, ap, as, bp, bs, c, ldc, alpha, beta, m0, m1);       \
+	}
+#define BNN_GEMM_MICRO_DEF2(mr) BNN_GEMM_MICRO_DEF(mr, 0) BNN_GEMM_MICRO_DEF(mr, 1)
+BNN_GEMM_MICRO_DEF2(1)
+BNN_GEMM_MICRO_DEF2(2)
+BNN_GEMM_MICRO_DEF2(3)
+BNN_GEMM_MICRO_DEF2(4)
+BNN_GEMM_MICRO_DEF2(5)
+BNN_GEMM_MICRO_DEF2(6)
+BNN_GEMM_MICRO_DEF2(7)
+BNN_GEMM_MICRO_DEF2(8)
+BNN_GEMM_MICRO_DEF2(9)
+BNN_GEMM_MICRO_DEF2(10)
+BNN_GEMM_MICRO_DEF2(11)
+BNN_GEMM_MICRO_DEF2(12)
+
+typedef void (*bnn_gemm_micro_fn)(long, const float *restrict, long, const float *restrict,
+                                  long, float *, long, float, float, __mmask16, __mmask16);
+
+/* [wide][mr - 1] */
+static const bnn_gemm_micro_fn bnn_gemm_micros[2][BNN_GEMM_MR] = {
+	{ bnn_gemm_micro_1_0, bnn_gemm_micro_2_0, bnn_gemm_micro_3_0, bnn_gemm_micro_4_0,
+	  bnn_gemm_micro_5_0, bnn_gemm_micro_6_0, bnn_gemm_micro_7_0, bnn_gemm_micro_8_0,
+	  bnn_gemm_micro_9_0, bnn_gemm_micro_10_0, bnn_gemm_micro_11_0, bnn_gemm_micro_12_0 },
+	{ bnn_gemm_micro_1_1, bnn_gemm_micro_2_1, bnn_gemm_micro_3_1, bnn_gemm_micro_4_1,
+	  bnn_gemm_micro_5_1, bnn_gemm_micro_6_1, bnn_gemm_micro_7_1, bnn_gemm_micro_8_1,
+	  bnn_gemm_micro_9_1, bnn_gemm_micro_10_1, bnn_gemm_micro_11_1, bnn_gemm_micro_12_1 },
+};
+
+/*
+ * The dot-product kernel, for C = alpha·A·Bᵀ + beta·C with few columns
+ * (an output layer's forward product: N is the number of classes or 1).
+ * Both operands are then rows along the inner dimension, so no packing:
+ * a tile of mr (<= 4) rows of A and nr (<= 4) rows of B keeps mr·nr
+ * accumulators of 16 partial sums, and sums each at the end.
+ */
+BNN_GEMM_INLINE void bnn_gemm_dot(const int mr, const int nr, long k, const float *a, long lda,
+                                  const float *b, long ldb, float *c, long ldc, float alpha,
+                                  float beta)
+{
+	__m512 acc[4][4];
+	const long k16 = k & ~15L;
+	const __mmask16 tail = (__mmask16)((1u << (k - k16)) - 1);
+	long p;
+	int i, j;
+
+#pragma GCC unroll 4
+	for (i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (j = 0; j < nr; j++)
+			acc[i][j] = _mm512_setzero_ps();
+	for (p = 0; p < k16; p += 16) {
+		__m512 bv[4];
+
+#pragma GCC unroll 4
+		for (j = 0; j < nr; j++)
+			bv[j] = _mm512_loadu_ps(b + j * ldb + p);
+#pragma GCC unroll 4
+		for (i = 0; i < mr; i++) {
+			const __m512 av = _mm512_loadu_ps(a + i * lda + p);
+
+#pragma GCC unroll 4
+			for (j = 0; j < nr; j++)
+				acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+		}
+	}
+	if (tail) {
+		__m512 bv[4];
+
+#pragma GCC unroll 4
+		for (j = 0; j < nr; j++)
+			bv[j] = _mm512_maskz_loadu_ps(tail, b + j * ldb + p);
+#pragma GCC unroll 4
+		for (i = 0; i < mr; i++) {
+			const __m512 av = _mm512_maskz_loadu_ps(tail, a + i * lda + p);
+
+#pragma GCC unroll 4
+			for (j = 0; j < nr; j++)
+				acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+		}
+	}
+#pragma GCC unroll 4
+	for (i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (j = 0; j < nr; j++) {
+			const float s = alpha * _mm512_reduce_add_ps(acc[i][j]);
+
+			c[i * ldc + j] = beta == 0.0f ? s : s + beta * c[i * ldc + j];
+		}
+}
+
+#define BNN_GEMM_DOT_DEF(mr, nr)                                                              \
+	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_dot_##mr##_##nr(         \
+		long k, const float *a, long lda, const float *b, long ldb, float *c, long ldc,    \
+		float alpha, float beta)                                                            \
+	{                                                                                       \
+		bnn_gemm_dot(mr, nr, k, a, lda, b, ldb, c, ldc, alpha, beta);                       \
+	}
+#define BNN_GEMM_DOT_DEF4(mr) \
+	BNN_GEMM_DOT_DEF(mr, 1) BNN_GEMM_DOT_DEF(mr, 2) BNN_GEMM_DOT_DEF(mr, 3) BNN_GEMM_DOT_DEF(mr, 4)
+BNN_GEMM_DOT_DEF4(1)
+BNN_GEMM_DOT_DEF4(2)
+BNN_GEMM_DOT_DEF4(3)
+BNN_GEMM_DOT_DEF4(4)
+
+typedef void (*bnn_gemm_dot_fn)(long, const float *, long, const float *, long, float *, long,
+                                float, float);
+
+/* [mr - 1][nr - 1] */
+static const bnn_gemm_dot_fn bnn_gemm_dots[4][4] = {
+	{ bnn_gemm_dot_1_1, bnn_gemm_dot_1_2, bnn_gemm_dot_1_3, bnn_gemm_dot_1_4 },
+	{ bnn_gemm_dot_2_1, bnn_gemm_dot_2_2, bnn_gemm_dot_2_3, bnn_gemm_dot_2_4 },
+	{ bnn_gemm_dot_3_1, bnn_gemm_dot_3_2, bnn_gemm_dot_3_3, bnn_gemm_dot_3_4 },
+	{ bnn_gemm_dot_4_1, bnn_gemm_dot_4_2, bnn_gemm_dot_4_3, bnn_gemm_dot_4_4 },
+};
+
+/* The dot-product path: C = alpha·A·Bᵀ + beta·C, A M×K, B N×K as stored. */
+static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a, long lda,
+                             const float *b, long ldb, float beta, float *c, long ldc)
+{
+	long i, j;
+
+	for (i = 0; i < m; i += 4) {
+		const long mr = m - i < 4 ? m - i : 4;
+
+		for (j = 0; j < n; j += 4) {
+			const long nr = n - j < 4 ? n - j : 4;
+
+			bnn_gemm_dots[mr - 1][nr - 1](k, a + i * lda, lda, b + j * ldb, ldb,
+			                              c + i * ldc + j, ldc, alpha, beta);
+		}
+	}
+}
+
+/* Split len into the fewest blocks of at most max, of equal size rounded
+ * up to a multiple of unit; the size of the first block. */
+static long bnn_gemm_split(long len, long max, long unit)
+{
+	long blocks = (len + max - 1) / max, size = (len + blocks - 1) / blocks;
+
+	return (size + unit - 1) / unit * unit;
+}
+
+static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, long n,
+                                            long k, float alpha, const float *a, long lda,
+                                            const float *b, long ldb, float beta, float *c,
+                                            long ldc)
+{
+	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
+	const long kcmax = bnn_gemm_split(k, BNN_GEMM_KC, 1);
+	const long mcmax = bnn_gemm_split(m, BNN_GEMM_MC, BNN_GEMM_MR);
+	const long ncmax = bnn_gemm_split(n, BNN_GEMM_NC, BNN_GEMM_NR);
+	/* B's rows are used in place, not packed, when they are rows of op(B)
+	 * (all but a last, narrower panel): packing them cost more than it
+	 * saved on every shape measured, M = 10 to 512 */
+	const int direct_b = !trans_b;
+	/* likewise A's rows when they are columns of op(A) */
+	const int direct_a = trans_a;
+	long jc, pc, ic, jr, ir;
+
+	if (!trans_a && trans_b && n <= BNN_GEMM_DOT_MAXN && k >= 32) {
+		bnn_gemm_dots_nt(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
+	for (jc = 0; jc < n; jc += ncmax) {
+		const long nc = n - jc < ncmax ? n - jc : ncmax;
+
+		for (pc = 0; pc < k; pc += kcmax) {
+			const long kc = k - pc < kcmax ? k - pc : kcmax;
+			const float bet = pc == 0 ? beta : 1.0f;
+
+			for (jr = 0; jr < nc; jr += BNN_GEMM_NR) {
+				const long nr = nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
+
+				if (!direct_b || nr < BNN_GEMM_NR)
+					bnn_gemm_pack_b(trans_b, b, ldb, pc, jc + jr, nr, kc, bpack + jr * kc);
+			}
+			for (ic = 0; ic < m; ic += mcmax) {
+				const long mc = m - ic < mcmax ? m - ic : mcmax;
+
+				if (!direct_a)
+					for (ir = 0; ir < mc; ir += BNN_GEMM_MR) {
+						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir : BNN_GEMM_MR;
+
+						bnn_gemm_pack_a(trans_a, a, lda, ic + ir, pc, mr, kc,
+						                apack + ir * kc);
+					}
+				for (jr = 0; jr < nc; jr += BNN_GEMM_NR) {
+					const long nr = nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
+					const int wide = nr > 16;
+					const __mmask16 m0 =
+						(__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+					const __mmask16 m1 =
+						(__mmask16)(nr >= 32 ? 0xffff
+						            : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+
+					const int direct = direct_b && nr == BNN_GEMM_NR;
+					const float *bp = direct ? b + pc * ldb + jc + jr : bpack + jr * kc;
+					const long bs = direct ? ldb : BNN_GEMM_NR;
+
+					for (ir = 0; ir < mc; ir += BNN_GEMM_MR) {
+						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir : BNN_GEMM_MR;
+
+						const float *ap = direct_a ? a + pc * lda + ic + ir
+						                           : apack + ir * kc;
+
+						bnn_gemm_micros[wide][mr - 1](kc, ap, direct_a ? lda : mr, bp, bs,
+						                              c + (ic + ir) * ldc + jc + jr, ldc,
+						                              alpha, bet, m0, m1);
+					}
+				}
+			}
+		}
+	}
+}
+
+#endif /* BNN_GEMM_HAVE_AVX512 */
+
+/* ---- the entry points --------------------------------------------------- */
+
+void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
+                    const float *a, long lda, const float *b, long ldb, float beta, float *c,
+                    long ldc)
+{
+	if (m <= 0 || n <= 0)
+		return;
+	if (path == BNN_GEMM_PATH_OPENBLAS) {
+		bnn_gemm_openblas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
+	if (k <= 0 || alpha == 0.0f) {
+		bnn_gemm_scale(m, n, beta, c, ldc);
+		return;
+	}
+#if BNN_GEMM_HAVE_AVX512
+	bnn_gemm_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#else
+	bnn_gemm_openblas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
+}
+
+void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
+               long lda, const float *b, long ldb, float beta, float *c, long ldc)
+{
+	int path = bnn_gemm_default_path();
+
+	if (atomic_load_explicit(&bnn_gemm_nthreads, memory_order_relaxed) > 1)
+		path = BNN_GEMM_PATH_OPENBLAS;
+	bnn_sgemm_path(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}

@@ -1,0 +1,392 @@
+/*
+ * runtime_gemm.c: TAP tests of bnn_sgemm, the library's float matrix
+ * product (runtime/gemm.c), on both of its paths: the AVX-512 kernel
+ * (skipped on a CPU without AVX-512F) and the OpenBLAS fallback.
+ *
+ * The truth is a plain triple loop in double.  Each product is checked
+ * entry by entry: |got − want| ≤ 1e-5·√k·(|alpha|·Σ_p |a_ip·b_pj| +
+ * |beta·c_ij|), a bound float rounding meets with a wide margin and a
+ * wrong index or a lost block misses by orders of magnitude.  Every
+ * transpose combination is run over
+ *
+ *  - all shapes with M, N, K in a set of small sizes around the kernel's
+ *    register tile (12 rows, 16 and 32 columns), with alpha in {1, −0.5}
+ *    and beta in {0 (C filled with NaN first), 1, 0.25} in turn and row
+ *    strides wider than the rows in turn;
+ *  - shapes on either side of every cache block (192 rows, 192 of the
+ *    inner dimension, 512 columns) and odd primes;
+ *  - the benchmark's shapes (the 784→512 layer at batch 128, the 3×3
+ *    convolution's GEMMs), checked on every 7th row to stay fast;
+ *  - K = 0 (C scaled by beta), alpha = 0, M or N = 0 (C untouched).
+ *
+ * C is surrounded by sentinels (the gap between N and ldc, a row after
+ * the last) that must come back unchanged.  Also: the dispatch (BNN_GEMM
+ * and the thread count).  Every seed is fixed; the whole test takes well
+ * under a second.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bnn.h"
+#include "bnn_gen.h"
+#include "gemm_internal.h"
+#include "tap.h"
+
+#define SENTINEL 12345.0f
+
+static uint64_t seed = 42;
+
+/* Uniform in [-1, 1). */
+static float uniform(void)
+{
+	seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (float)((double)(seed >> 40) / (double)(1ULL << 23) - 1.0);
+}
+
+/* One product and its check. */
+typedef struct gemm_case {
+	int ta, tb;
+	long m, n, k, lda, ldb, ldc;
+	float alpha, beta;
+	long row_step; /* check every row_step-th row */
+} gemm_case;
+
+/* The worst error over a group of products, as a fraction of its bound,
+ * and the product it happened in. */
+typedef struct gemm_worst {
+	double ratio;
+	gemm_case at;
+	int nan_leak, sentinel, count;
+} gemm_worst;
+
+static float *alloc_floats(long n)
+{
+	float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+
+	if (!p)
+		tap_bail_out("out of memory");
+	return p;
+}
+
+/* Run one product by path and fold its errors into w. */
+static void run_case(int path, const gemm_case *q, gemm_worst *w)
+{
+	const long arows = q->ta ? q->k : q->m, brows = q->tb ? q->n : q->k;
+	const long asz = arows * q->lda, bsz = brows * q->ldb, csz = (q->m + 1) * q->ldc;
+	float *a = alloc_floats(asz), *b = alloc_floats(bsz);
+	float *c = alloc_floats(csz), *c0 = alloc_floats(csz);
+	long i, j, p;
+
+	for (i = 0; i < asz; i++)
+		a[i] = uniform();
+	for (i = 0; i < bsz; i++)
+		b[i] = uniform();
+	for (i = 0; i < csz; i++)
+		c[i] = SENTINEL;
+	for (i = 0; i < q->m; i++)
+		for (j = 0; j < q->n; j++)
+			c[i * q->ldc + j] = q->beta == 0.0f ? NAN : uniform();
+	memcpy(c0, c, (size_t)csz * sizeof *c);
+
+	bnn_sgemm_path(path, q->ta, q->tb, q->m, q->n, q->k, q->alpha, a, q->lda, b, q->ldb,
+	               q->beta, c, q->ldc);
+
+	for (i = 0; i < q->m; i += q->row_step)
+		for (j = 0; j < q->n; j++) {
+			double s = 0, mag = 0, want, bound, err;
+			const double cij = c0[i * q->ldc + j], got = c[i * q->ldc + j];
+
+			for (p = 0; p < q->k; p++) {
+				double x = q->ta ? a[p * q->lda + i] : a[i * q->lda + p];
+				double y = q->tb ? b[j * q->ldb + p] : b[p * q->ldb + j];
+
+				s += x * y;
+				mag += fabs(x * y);
+			}
+			want = q->alpha * s;
+			mag *= fabs(q->alpha);
+			if (q->beta != 0.0f) {
+				want += q->beta * cij;
+				mag += fabs(q->beta * cij);
+			}
+			if (isnan(got)) {
+				w->nan_leak++;
+				w->at = *q;
+				continue;
+			}
+			bound = 1e-5 * sqrt((double)q->k + 1.0) * mag + 1e-30;
+			err = fabs(got - want) / bound;
+			if (err > w->ratio) {
+				w->ratio = err;
+				w->at = *q;
+			}
+		}
+	/* the gap between N and ldc, and the row after C */
+	for (i = 0; i <= q->m; i++)
+		for (j = i < q->m ? q->n : 0; j < q->ldc; j++)
+			if (c[i * q->ldc + j] != SENTINEL && !(i < q->m && j < q->n)) {
+				w->sentinel++;
+				w->at = *q;
+			}
+	w->count++;
+	free(a);
+	free(b);
+	free(c);
+	free(c0);
+}
+
+static void report(const gemm_worst *w, const char *what)
+{
+	ok(w->ratio <= 1.0 && !w->nan_leak && !w->sentinel && w->count > 0,
+	       "%s: %d products, worst error %.3g of the bound", what, w->count, w->ratio);
+	if (w->ratio > 1.0 || w->nan_leak || w->sentinel)
+		tap_diag("worst at ta=%d tb=%d m=%ld n=%ld k=%ld lda=%ld ldb=%ld ldc=%ld alpha=%g "
+		         "beta=%g (NaN leaks %d, sentinels overwritten %d)",
+		         w->at.ta, w->at.tb, w->at.m, w->at.n, w->at.k, w->at.lda, w->at.ldb,
+		         w->at.ldc, w->at.alpha, w->at.beta, w->nan_leak, w->sentinel);
+}
+
+static const float alphas[] = { 1.0f, -0.5f };
+static const float betas[] = { 0.0f, 1.0f, 0.25f };
+
+/* A case with the given shape; strides wider than the rows when pad. */
+static gemm_case make_case(int ta, int tb, long m, long n, long k, int variant, long pad)
+{
+	gemm_case q;
+
+	q.ta = ta;
+	q.tb = tb;
+	q.m = m;
+	q.n = n;
+	q.k = k;
+	q.lda = (ta ? m : k) + pad;
+	q.ldb = (tb ? k : n) + pad;
+	q.ldc = n + pad;
+	if (q.lda < 1)
+		q.lda = 1;
+	if (q.ldb < 1)
+		q.ldb = 1;
+	if (q.ldc < 1)
+		q.ldc = 1;
+	q.alpha = alphas[variant % 2];
+	q.beta = betas[(variant / 2) % 3];
+	q.row_step = 1;
+	return q;
+}
+
+static const char *const trans_names[4] = { "NN", "NT", "TN", "TT" };
+
+/* Small shapes: every M, N, K of the list, alpha, beta and padding in
+ * turn. */
+static void test_small(int path, const char *pname)
+{
+	static const long sizes[] = { 1, 2, 3, 7, 11, 12, 13, 16, 17, 31, 32, 33 };
+	const int ns = (int)(sizeof sizes / sizeof sizes[0]);
+	int t, im, in, ik, v = 0;
+	char what[128];
+
+	for (t = 0; t < 4; t++) {
+		gemm_worst w = { 0 };
+
+		for (im = 0; im < ns; im++)
+			for (in = 0; in < ns; in++)
+				for (ik = 0; ik < ns; ik++, v++) {
+					gemm_case q = make_case(t >> 1, t & 1, sizes[im], sizes[in],
+					                        sizes[ik], v % 6, (v / 6) % 3 == 2 ? 5 : 0);
+					run_case(path, &q, &w);
+				}
+		snprintf(what, sizeof what, "%s %s: small shapes", pname, trans_names[t]);
+		report(&w, what);
+	}
+}
+
+/* Shapes around the cache blocks, odd primes, and the benchmark's. */
+static void test_blocks(int path, const char *pname)
+{
+	static const long shapes[][3] = {
+		{ 191, 33, 193 }, { 192, 17, 192 }, { 193, 47, 191 }, { 385, 31, 13 },
+		{ 13, 511, 193 }, { 25, 512, 97 }, { 11, 513, 385 }, { 7, 1025, 31 },
+		{ 37, 41, 43 }, { 101, 103, 107 }, { 12, 32, 192 }, { 24, 64, 384 },
+		{ 97, 127, 577 },
+	};
+	const int ns = (int)(sizeof shapes / sizeof shapes[0]);
+	int t, s, v = 0;
+	char what[128];
+
+	for (t = 0; t < 4; t++) {
+		gemm_worst w = { 0 };
+
+		for (s = 0; s < ns; s++, v++) {
+			gemm_case q = make_case(t >> 1, t & 1, shapes[s][0], shapes[s][1], shapes[s][2],
+			                        v % 6, v % 2 ? 3 : 0);
+			run_case(path, &q, &w);
+		}
+		snprintf(what, sizeof what, "%s %s: block boundaries", pname, trans_names[t]);
+		report(&w, what);
+	}
+}
+
+static void test_bench_shapes(int path, const char *pname)
+{
+	/* ta, tb, m, n, k, lda, ldb, ldc */
+	static const long shapes[][8] = {
+		{ 0, 1, 128, 512, 784, 784, 784, 512 },   /* dense forward X·Wᵀ */
+		{ 1, 0, 512, 784, 128, 512, 784, 784 },   /* dense dW = Gᵀ·X */
+		{ 0, 0, 128, 784, 512, 512, 784, 784 },   /* dense dX = G·W */
+		{ 0, 0, 32, 3136, 288, 288, 3136, 3136 }, /* conv forward W·col */
+		{ 0, 1, 288, 32, 784, 3136, 784, 32 },    /* conv dW col_i·G_iᵀ */
+		{ 1, 0, 288, 3136, 32, 288, 3136, 3136 }, /* conv dX Wᵀ·G */
+		{ 0, 1, 32, 50, 13, 13, 13, 50 },         /* 13-50-50-1, batch 32 */
+		{ 1, 0, 50, 13, 32, 50, 13, 13 },
+		{ 0, 0, 32, 50, 50, 50, 50, 50 },
+		{ 0, 1, 128, 1, 50, 50, 50, 1 },
+		{ 0, 1, 128, 10, 512, 512, 512, 10 },     /* a 10-class output layer */
+		{ 1, 0, 10, 512, 128, 10, 512, 512 },
+		{ 0, 0, 128, 512, 10, 10, 512, 512 },
+	};
+	const int ns = (int)(sizeof shapes / sizeof shapes[0]);
+	gemm_worst w = { 0 };
+	char what[128];
+	int s;
+
+	for (s = 0; s < ns; s++) {
+		gemm_case q;
+
+		q.ta = (int)shapes[s][0];
+		q.tb = (int)shapes[s][1];
+		q.m = shapes[s][2];
+		q.n = shapes[s][3];
+		q.k = shapes[s][4];
+		q.lda = shapes[s][5];
+		q.ldb = shapes[s][6];
+		q.ldc = shapes[s][7];
+		q.alpha = s % 3 == 1 ? -0.5f : 1.0f;
+		q.beta = betas[s % 3];
+		q.row_step = q.m * q.n * q.k > 1000000 ? 7 : 1;
+		run_case(path, &q, &w);
+	}
+	snprintf(what, sizeof what, "%s: the benchmark's and the MLPs' shapes", pname);
+	report(&w, what);
+}
+
+/* K = 0, alpha = 0, M or N = 0. */
+static void test_degenerate(int path, const char *pname)
+{
+	float a[4] = { NAN, NAN, NAN, NAN }, b[4] = { NAN, NAN, NAN, NAN };
+	float c[6], want[6];
+	int i, t, ok = 1;
+
+	for (t = 0; t < 4; t++) {
+		/* k = 0: C = beta·C; beta = 0 clears NaN */
+		for (i = 0; i < 6; i++)
+			c[i] = (float)i;
+		bnn_sgemm_path(path, t >> 1, t & 1, 2, 3, 0, 1.0f, a, 2, b, 3, 0.25f, c, 3);
+		for (i = 0; i < 6; i++)
+			ok &= c[i] == 0.25f * (float)i;
+		for (i = 0; i < 6; i++)
+			c[i] = NAN;
+		bnn_sgemm_path(path, t >> 1, t & 1, 2, 3, 0, 1.0f, a, 2, b, 3, 0.0f, c, 3);
+		for (i = 0; i < 6; i++)
+			ok &= c[i] == 0.0f;
+		/* alpha = 0: A and B (NaN here) are not read */
+		for (i = 0; i < 6; i++)
+			c[i] = (float)i;
+		bnn_sgemm_path(path, t >> 1, t & 1, 2, 3, 1, 0.0f, a, 3, b, 3, 0.25f, c, 3);
+		for (i = 0; i < 6; i++)
+			ok &= c[i] == 0.25f * (float)i;
+		/* m = 0 or n = 0: nothing touched */
+		for (i = 0; i < 6; i++)
+			c[i] = want[i] = (float)i;
+		bnn_sgemm_path(path, t >> 1, t & 1, 0, 3, 2, 1.0f, a, 2, b, 3, 0.0f, c, 3);
+		bnn_sgemm_path(path, t >> 1, t & 1, 2, 0, 2, 1.0f, a, 2, b, 2, 0.0f, c, 3);
+		ok &= memcmp(c, want, sizeof c) == 0;
+	}
+	ok(ok, "%s: K = 0 or alpha = 0 scales C by beta (beta = 0 clears NaN), M or N = 0 "
+	       "leaves C alone",
+	       pname);
+}
+
+/* BNN_GEMM=openblas, read in a child so this process's choice stays. */
+static int child_default_path(const char *env)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (env)
+			setenv("BNN_GEMM", env, 1);
+		else
+			unsetenv("BNN_GEMM");
+		_exit(bnn_gemm_default_path());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void test_dispatch(void)
+{
+	const int avx = bnn_gemm_avx512_available();
+	float a[6], b[6], c[4], want[4];
+	int i, t;
+
+	is_int(child_default_path("openblas"), BNN_GEMM_PATH_OPENBLAS,
+	           "BNN_GEMM=openblas chooses OpenBLAS");
+	is_int(child_default_path(NULL), avx ? BNN_GEMM_PATH_AVX512 : BNN_GEMM_PATH_OPENBLAS,
+	           "without BNN_GEMM: the AVX-512 kernel if the CPU has it (%s)",
+	           avx ? "it has" : "it has not");
+	is_int(child_default_path("other"), avx ? BNN_GEMM_PATH_AVX512 : BNN_GEMM_PATH_OPENBLAS,
+	           "BNN_GEMM set to anything else: the same");
+	/* bnn_sgemm itself, on one thread and on two (OpenBLAS) */
+	for (i = 0; i < 6; i++) {
+		a[i] = (float)(i + 1);
+		b[i] = (float)(2 * i - 3);
+	}
+	/* C (2x2) = A (2x3) · B (3x2) */
+	want[0] = 1 * -3 + 2 * 1 + 3 * 5;
+	want[1] = 1 * -1 + 2 * 3 + 3 * 7;
+	want[2] = 4 * -3 + 5 * 1 + 6 * 5;
+	want[3] = 4 * -1 + 5 * 3 + 6 * 7;
+	for (t = 1; t <= 2; t++) {
+		bnn_set_threads(t);
+		for (i = 0; i < 4; i++)
+			c[i] = NAN;
+		bnn_sgemm(0, 0, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, c, 2);
+		ok(memcmp(c, want, sizeof c) == 0, "bnn_sgemm with %d thread%s: exact on integers",
+		       t, t > 1 ? "s" : "");
+	}
+	bnn_set_threads(1);
+}
+
+int main(void)
+{
+	const int avx = bnn_gemm_avx512_available();
+
+	tap_plan(2 * 10 + 5);
+	if (avx) {
+		test_small(BNN_GEMM_PATH_AVX512, "avx512");
+		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
+		test_bench_shapes(BNN_GEMM_PATH_AVX512, "avx512");
+		test_degenerate(BNN_GEMM_PATH_AVX512, "avx512");
+	} else {
+		tap_skip(10, "this CPU (or build) has no AVX-512 kernel");
+	}
+	test_small(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_blocks(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_bench_shapes(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_degenerate(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_dispatch();
+	return tap_done();
+}
