@@ -62,6 +62,15 @@ OPENBLAS_NUM_THREADS=1
 OMP_NUM_THREADS=1
 export OPENBLAS_NUM_THREADS OMP_NUM_THREADS
 
+# OPENBLAS_CORETYPE overrides OpenBLAS's own choice of kernels, for
+# PyTorch's products and for ours under BNN_GEMM=openblas; a machine may
+# set it without anyone noticing (the development machine sets Haswell).
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+	echo "# note: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE is set: OpenBLAS (PyTorch's" \
+		"products) runs those kernels, not the ones it would pick;" \
+		"env -u OPENBLAS_CORETYPE compares with its own choice"
+fi
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bnn-bench.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' 0
 trap 'exit 1' HUP INT TERM

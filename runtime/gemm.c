@@ -3,9 +3,14 @@
  * every float product of the generated code goes through (bnn_gen_gemm in
  * bnn_gen.h).
  *
- * Why our own.  Debian's OpenBLAS 0.3.21 takes AMD Zen 4 and Zen 5 cores,
- * which have AVX-512, for Haswell and runs its 256-bit kernels there: half
- * the core's FP32 peak at best (docs/benchmarks.md).  On a CPU with
+ * Why our own.  How fast OpenBLAS runs depends on which of its kernel
+ * sets it picks, by CPU detection or by the environment variable
+ * OPENBLAS_CORETYPE: on our AMD Zen 5 machine, Debian's 0.3.21 picks its
+ * AVX-512 Cooperlake kernels (80-90% of the peak on the 784->512 layer's
+ * products), but that machine's environment sets OPENBLAS_CORETYPE=Haswell,
+ * and the 256-bit Haswell kernels stay under half of the peak
+ * (docs/benchmarks.md).  Our kernel gives the generated code the same
+ * speed wherever it runs, and a little more (84-98%).  On a CPU with
  * AVX-512F, bnn_sgemm runs the kernel below; anywhere else, and whenever
  * it is told to (BNN_GEMM=openblas, more than one thread), it calls
  * cblas_sgemm.  See docs/training.md, "Matrix products".
@@ -37,12 +42,12 @@
  * in A, read in place too.  Packing cost more than it saved on every
  * shape measured (M = 10 to 512); it matters most where few rows or
  * columns share a packed panel (the convolutions' M = 32, N = 32).  Only
- * the transposes, op(A) = A and op(B) = Bᵀ, are packed, by 8 x 8 and
- * 4 x 8 AVX transposes; a B panel's rows are short streams the hardware
- * prefetcher misses, so the packing prefetches the next rows itself
- * (7-9% faster on X·Wᵀ).  A·Bᵀ with at most 24 columns and K >= 32 (an output
- * layer's forward product) takes dot products along K instead, with no
- * packing at all (bnn_gemm_dot).
+ * the transposes, op(A) = A and op(B) = Bᵀ, are packed, by 16 x 16
+ * AVX-512 and 8 x 8 and 4 x 8 AVX transposes; a B panel's rows are short
+ * streams the hardware prefetcher misses, so the packing prefetches the
+ * next rows itself (7-9% faster on X·Wᵀ).  A·Bᵀ with at most 24 columns
+ * and K >= 32 (an output layer's forward product) takes dot products
+ * along K instead, with no packing at all (bnn_gemm_dot).
  *
  * Memory.  The packed blocks live in thread-local static storage,
  * (MC·KC + KC·NC) floats = 540 KB per thread (part of each thread's
@@ -198,6 +203,43 @@ BNN_GEMM_INLINE void bnn_gemm_tr8(const float *src, long lds, float *dst, long l
 	_mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
+/* Transpose a 16 x 16 block: dst[j][i] = src[i][j].  After the first two
+ * stages, u[4g + c] holds in its 128-bit lane L the rows 4g..4g+3 of
+ * column 4L + c; the last two gather the four groups of each column. */
+BNN_GEMM_INLINE void bnn_gemm_tr16(const float *src, long lds, float *dst, long ldd)
+{
+	__m512 r[16], u[16];
+	int i, c;
+
+#pragma GCC unroll 16
+	for (i = 0; i < 16; i++)
+		r[i] = _mm512_loadu_ps(src + i * lds);
+#pragma GCC unroll 4
+	for (i = 0; i < 4; i++) {
+		const __m512 t0 = _mm512_unpacklo_ps(r[4 * i], r[4 * i + 1]);
+		const __m512 t1 = _mm512_unpackhi_ps(r[4 * i], r[4 * i + 1]);
+		const __m512 t2 = _mm512_unpacklo_ps(r[4 * i + 2], r[4 * i + 3]);
+		const __m512 t3 = _mm512_unpackhi_ps(r[4 * i + 2], r[4 * i + 3]);
+
+		u[4 * i] = _mm512_shuffle_ps(t0, t2, 0x44);
+		u[4 * i + 1] = _mm512_shuffle_ps(t0, t2, 0xee);
+		u[4 * i + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
+		u[4 * i + 3] = _mm512_shuffle_ps(t1, t3, 0xee);
+	}
+#pragma GCC unroll 4
+	for (c = 0; c < 4; c++) {
+		const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+		const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
+		const __m512 w0 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+		const __m512 w1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
+
+		_mm512_storeu_ps(dst + c * ldd, _mm512_shuffle_f32x4(v0, w0, 0x88));
+		_mm512_storeu_ps(dst + (4 + c) * ldd, _mm512_shuffle_f32x4(v1, w1, 0x88));
+		_mm512_storeu_ps(dst + (8 + c) * ldd, _mm512_shuffle_f32x4(v0, w0, 0xdd));
+		_mm512_storeu_ps(dst + (12 + c) * ldd, _mm512_shuffle_f32x4(v1, w1, 0xdd));
+	}
+}
+
 /* Transpose a 4 x 8 block: dst[j][i] = src[i][j], i < 4, j < 8. */
 BNN_GEMM_INLINE void bnn_gemm_tr4x8(const float *src, long lds, float *dst, long ldd)
 {
@@ -286,22 +328,29 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
 	/* op(B)[p][j] = b[j·ldb + p]: transpose 8 x 8 blocks, then the rest */
 	{
 		const float *src = b + j0 * ldb + p0;
-		long j8 = nr & ~7L, k8 = kc & ~7L;
+		const long j8 = nr & ~7L, k8 = kc & ~7L, j16 = nr & ~15L, k16 = kc & ~15L;
 
-		for (j = 0; j < j8; j += 8)
-			for (p = 0; p < k8; p += 8) {
-				/* the next 8 rows (of this panel or the next), one line
-				 * of 16 floats at a time: each row is a short stream
-				 * that the hardware prefetcher does not pick up */
-				if ((p & 15) == 0) {
-					int r;
+		/* 16 x 16 blocks, then 8 x 8 ones, then the rest */
+		for (j = 0; j < j16; j += 16) {
+			for (p = 0; p < k16; p += 16) {
+				/* the next 16 rows (of this panel or the next), a line
+				 * at a time: each row is a short stream that the
+				 * hardware prefetcher does not pick up */
+				int r;
 
-					for (r = 0; r < 8; r++)
-						_mm_prefetch((const char *)(src + (j + 8 + r) * ldb + p),
-						             _MM_HINT_T0);
-				}
-				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
+				for (r = 0; r < 16; r++)
+					_mm_prefetch((const char *)(src + (j + 16 + r) * ldb + p), _MM_HINT_T0);
+				bnn_gemm_tr16(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
 			}
+			for (p = k16; p < k8; p += 8) {
+				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
+				bnn_gemm_tr8(src + (j + 8) * ldb + p, ldb, dst + p * BNN_GEMM_NR + j + 8,
+				             BNN_GEMM_NR);
+			}
+		}
+		for (j = j16; j < j8; j += 8)
+			for (p = 0; p < k8; p += 8)
+				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
 		if (j8 < nr || k8 < kc || nr < BNN_GEMM_NR) {
 			/* the columns past nr are zeros (two masked stores a row) */
 			const __mmask16 z0 = (__mmask16)(nr >= 16 ? 0 : 0xffffu << nr);
@@ -540,7 +589,9 @@ static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, lo
                                             long ldc)
 {
 	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
-	const long kcmax = bnn_gemm_split(k, BNN_GEMM_KC, 1);
+	/* blocks of the inner dimension in 16s when B is transposed (16 x 16
+	 * transposes) */
+	const long kcmax = bnn_gemm_split(k, BNN_GEMM_KC, trans_b ? 16 : 1);
 	const long mcmax = bnn_gemm_split(m, BNN_GEMM_MC, BNN_GEMM_MR);
 	const long ncmax = bnn_gemm_split(n, BNN_GEMM_NC, BNN_GEMM_NR);
 	/* B's rows are used in place, not packed, when they are rows of op(B)
