@@ -795,7 +795,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_unpermute(const bnn_gen_conv *s, bnn_real 
  * bnn_gen_conv_col_floats() scratch.
  *
  * Two ways, chosen by the layer's shape (a constant where the kernel is
- * inlined, so only one is compiled in):
+ * inlined, so only one is compiled in; measured on 3x3 and 5x5 layers of
+ * 1 to 64 channels):
  *   rows   (bnn_gen_conv_backward_params_rows) for layers whose window
  *          rows are long, KW·C >= BNN_GEN_CONV_ROWS_MIN floats: the
  *          windows as the rows of a P × K matrix, which the GEMM reads in
@@ -978,33 +979,20 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(const bnn_gen_conv *s, l
 	}
 }
 
-/* dX (+)= col2im(Wᵀ·G_grp) for every group of examples (a pointwise layer:
- * dX_i (+)= Wᵀ·G_i, no columns; a stride-1 layer with C·F of at least
- * BNN_GEN_CONV_SHIFT_MIN: by shifted views, bnn_gen_conv_backward_input_s1,
- * whose KH·KW products per example are too small to pay below that, as on
- * LeNet's first layer); dcol is bnn_gen_conv_col_floats() scratch, t
- * F·g·P. */
-#define BNN_GEN_CONV_SHIFT_MIN 64
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
-                                                     const bnn_real *restrict g,
-                                                     const bnn_real *restrict w,
-                                                     bnn_real *restrict dx, bnn_real *restrict dcol,
-                                                     bnn_real *restrict t, int accumulate)
+/* dX (+)= col2im(Wᵀ·G_grp) for every group of examples: G_grp the
+ * group's deltas gathered into F × n·P (in t, F·g·P), Wᵀ·G_grp its columns'
+ * gradient (in dcol, K·g·P). */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_cols(const bnn_gen_conv *s, long batch,
+                                                          const bnn_real *restrict g,
+                                                          const bnn_real *restrict w,
+                                                          bnn_real *restrict dx,
+                                                          bnn_real *restrict dcol,
+                                                          bnn_real *restrict t, int accumulate)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
 	long e, n;
 
-	if (bnn_gen_conv_is_pointwise(s)) {
-		for (e = 0; e < batch; e++)
-			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
-			             accumulate ? 1.0 : 0.0, dx + e * in, p);
-		return;
-	}
-	if (s->sh == 1 && s->sw == 1 && s->c * s->f >= BNN_GEN_CONV_SHIFT_MIN) {
-		bnn_gen_conv_backward_input_s1(s, batch, g, w, dx, dcol, t, accumulate);
-		return;
-	}
 	for (e = 0; e < batch; e += n) {
 		const bnn_real *gg = g + e * out;
 
@@ -1015,6 +1003,38 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long
 		}
 		bnn_gen_gemm(1, 0, k, n * p, s->f, 1.0, w, k, gg, n * p, 0.0, dcol, n * p);
 		bnn_gen_col2im(s, n, dcol, dx + e * in, accumulate);
+	}
+}
+
+/* dX (+)= the gradient of the layer's input: for a pointwise layer,
+ * dX_i (+)= Wᵀ·G_i (no columns); for a stride-1 layer whose products by
+ * shifted views are large enough to pay for being KH·KW per example
+ * (C·F >= BNN_GEN_CONV_SHIFT_CF and OH·(W + 2·pw) >= BNN_GEN_CONV_SHIFT_P),
+ * by bnn_gen_conv_backward_input_s1; otherwise by col2im
+ * (bnn_gen_conv_backward_input_cols: LeNet's layers, 7x7 maps).  Measured
+ * on 3x3 and 5x5 layers of 1 to 64 channels and 7x7 to 32x32 maps.  dcol
+ * is bnn_gen_conv_col_floats() scratch, t F·g·P. */
+#define BNN_GEN_CONV_SHIFT_CF 32
+#define BNN_GEN_CONV_SHIFT_P 256
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
+                                                     const bnn_real *restrict g,
+                                                     const bnn_real *restrict w,
+                                                     bnn_real *restrict dx, bnn_real *restrict dcol,
+                                                     bnn_real *restrict t, int accumulate)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p;
+	long e;
+
+	if (bnn_gen_conv_is_pointwise(s)) {
+		for (e = 0; e < batch; e++)
+			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
+			             accumulate ? 1.0 : 0.0, dx + e * in, p);
+	} else if (s->sh == 1 && s->sw == 1 && s->c * s->f >= BNN_GEN_CONV_SHIFT_CF &&
+	           s->oh * (s->w + 2 * s->pw) >= BNN_GEN_CONV_SHIFT_P) {
+		bnn_gen_conv_backward_input_s1(s, batch, g, w, dx, dcol, t, accumulate);
+	} else {
+		bnn_gen_conv_backward_input_cols(s, batch, g, w, dx, dcol, t, accumulate);
 	}
 }
 

@@ -1056,9 +1056,10 @@ static void gc_ref_conv_backward(const double *x, const double *g, const double 
  * gathered deltas, the scatter with the bias) is checked.  Shapes with
  * stride, padding, a non-square kernel, a pointwise one, and stride 1 with
  * and without padding (im2col's copies of whole rows), one input channel
- * with a 5x5 kernel; then shapes wide enough (KW·C >= 24, C·F >= 64) for
- * dW's rows and stride-1 dX's shifted views.  dW and dX are also checked
- * against the plain loops of their definition.
+ * with a 5x5 kernel; then shapes wide enough for dW's rows (KW·C >= 24)
+ * and, the last two, for stride-1 dX's shifted views (C·F >= 32,
+ * OH·(W + 2·pw) >= 256).  dW and dX are also checked against the plain
+ * loops of their definition.
  */
 static void test_conv_groups(void)
 {
@@ -1075,6 +1076,8 @@ static void test_conv_groups(void)
 		{ 12, 7, 6, 4, 2, 3, 2, 1, 1, 0, 4, 4, 3 },
 		{ 24, 3, 4, 5, 1, 1, 1, 1, 0, 0, 3, 4, 1 },
 		{ 9, 6, 7, 8, 2, 3, 1, 1, 0, 1, 5, 7, 3 },
+		{ 5, 17, 15, 7, 2, 3, 1, 1, 0, 1, 16, 15, 2 },
+		{ 8, 16, 14, 6, 3, 3, 1, 1, 1, 1, 16, 14, 2 },
 	};
 	const long B = 7;
 	size_t si;
