@@ -1071,11 +1071,12 @@ static void test_conv_groups(void)
 		{ 2, 5, 4, 3, 3, 2, 1, 1, 1, 2, 5, 7, 3 },
 		{ 2, 6, 5, 2, 2, 3, 1, 1, 0, 0, 5, 3, 3 },
 		{ 1, 9, 8, 4, 5, 5, 1, 1, 2, 2, 9, 8, 3 },
-		/* wide enough for dW's rows and, stride 1, dX's shifted views */
+		/* wide enough for dW's rows */
 		{ 8, 5, 6, 9, 3, 3, 1, 1, 1, 1, 5, 6, 3 },
 		{ 12, 7, 6, 4, 2, 3, 2, 1, 1, 0, 4, 4, 3 },
 		{ 24, 3, 4, 5, 1, 1, 1, 1, 0, 0, 3, 4, 1 },
 		{ 9, 6, 7, 8, 2, 3, 1, 1, 0, 1, 5, 7, 3 },
+		/* large enough for dX's shifted views; the second with rows too */
 		{ 5, 17, 15, 7, 2, 3, 1, 1, 0, 1, 16, 15, 2 },
 		{ 8, 16, 14, 6, 3, 3, 1, 1, 1, 1, 16, 14, 2 },
 	};
