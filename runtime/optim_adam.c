@@ -26,8 +26,11 @@
 #include "bnn.h"
 #include "simd_clones.h"
 
-/* Elements per vectorised chunk. */
-#define OPT_CHUNK 8
+/* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors whose
+ * square roots and divisions overlap (with 8, one AVX2-wide vector, the
+ * AVX-512 clone ran at half the speed: 178 against 99 µs on 670k
+ * parameters, 0.87 against 0.44 µs on 3,301). */
+#define OPT_CHUNK 32
 
 bnn_adam_params bnn_adam_defaults(void)
 {

@@ -34,7 +34,7 @@
 #include "bnn_variational.h"
 #include "simd_clones.h"
 
-/* Elements per vectorised chunk: 32, not optim_adam.c's 8, so that each
+/* Elements per vectorised chunk: 32, as in optim_adam.c, so that each
  * iteration holds two AVX-512 (four AVX2) vectors whose long dependency
  * chains overlap; on 670k parameters this halves the step's time. */
 #define OPT_CHUNK 32

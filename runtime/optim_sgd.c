@@ -15,8 +15,9 @@
 #include "bnn.h"
 #include "simd_clones.h"
 
-/* Elements per vectorised chunk. */
-#define OPT_CHUNK 8
+/* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors,
+ * as optim_adam.c's. */
+#define OPT_CHUNK 32
 
 bnn_sgd_params bnn_sgd_defaults(void)
 {
