@@ -225,10 +225,11 @@ static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
  * one GEMM on squared operands; for the bias, B·Σ_i G_i∘G_i.  x2 (B×K) and
  * g2 (B×N) are scratch.  In float, on CPUs with AVX512-BF16, the product
  * runs on bfloat16 squares with float sums (sqgrad_bf16.c; within 0.8%,
- * at twice the speed); the bias's squares stay in float.
+ * at twice the speed, packing the squares into x2 and g2); the bias's
+ * squares are summed here, in float, either way.
  */
 int bnn_sqgrad_bf16(long batch, long k, long n, const float *x, const float *g, float *sw,
-                    float *sb, float *x2, float *g2);
+                    float *x2, float *g2);
 
 static inline void bnn_gen_dense_sqgrad(long batch, long k, long n,
                                         const bnn_real *restrict x, const bnn_real *restrict g,
@@ -237,21 +238,21 @@ static inline void bnn_gen_dense_sqgrad(long batch, long k, long n,
 {
 	long r;
 
+	BNN_GEN_EACH(batch * n, 0, g2, g[i] * g[i]);
+	if (sb) {
+		BNN_GEN_EACH(n, 0, sb, g2[i]);
+		for (r = 1; r < batch; r++) {
+			const bnn_real *gr = g2 + r * n;
+			BNN_GEN_EACH(n, 1, sb, gr[i]);
+		}
+		BNN_GEN_EACH(n, 0, sb, sb[i] * (bnn_real)batch);
+	}
 #ifndef BNN_GEN_DOUBLE
-	if (bnn_sqgrad_bf16(batch, k, n, x, g, sw, sb, x2, g2))
+	if (bnn_sqgrad_bf16(batch, k, n, x, g, sw, x2, g2))
 		return;
 #endif
 	BNN_GEN_EACH(batch * k, 0, x2, x[i] * x[i]);
-	BNN_GEN_EACH(batch * n, 0, g2, g[i] * g[i]);
 	bnn_gen_gemm(1, 0, n, k, batch, (double)batch, g2, n, x2, k, 0.0, sw, k);
-	if (!sb)
-		return;
-	BNN_GEN_EACH(n, 0, sb, g2[i]);
-	for (r = 1; r < batch; r++) {
-		const bnn_real *gr = g2 + r * n;
-		BNN_GEN_EACH(n, 1, sb, gr[i]);
-	}
-	BNN_GEN_EACH(n, 0, sb, sb[i] * (bnn_real)batch);
 }
 
 /* ---- posterior noise: dropout(p) and meanfield ---------------------------
@@ -1678,27 +1679,16 @@ static inline void bnn_gen_whvi_zero(long n, bnn_real *restrict g, bnn_real *res
 }
 
 /* x ← H·x for `count` vectors of length d (a power of two) stored one after
- * another, H orthonormal.  Float: the runtime's bnn_fwht_batch
- * (runtime/fwht.c); double (tests): the textbook radix-2 loop, then the
- * scale 1/√d. */
+ * another, H orthonormal.  Float: the runtime's bnn_fwht_batch; double
+ * (tests): its double reference, bnn_fwht_ref, vector by vector
+ * (runtime/fwht.c). */
 static inline void bnn_gen_whvi_fwht(long count, long d, bnn_real *restrict x)
 {
 #ifdef BNN_GEN_DOUBLE
-	const double c = 1 / sqrt((double)d);
-	long v, h, i, j;
+	long v;
 
-	for (v = 0; v < count; v++) {
-		double *xv = x + v * d;
-		for (h = 1; h < d; h *= 2)
-			for (i = 0; i < d; i += 2 * h)
-				for (j = i; j < i + h; j++) {
-					double a = xv[j], b = xv[j + h];
-					xv[j] = a + b;
-					xv[j + h] = a - b;
-				}
-		for (j = 0; j < d; j++)
-			xv[j] *= c;
-	}
+	for (v = 0; v < count; v++)
+		(void)bnn_fwht_ref(x + v * d, d, BNN_FWHT_ORTHO, NULL); /* d is valid */
 #else
 	(void)bnn_fwht_batch(x, count, d, BNN_FWHT_ORTHO, NULL); /* d is valid */
 #endif

@@ -14,8 +14,8 @@
  * bits (relative error at most 2^-8) and each product therefore by at
  * most 2^-7, with sums of non-negative terms in float, changes it by
  * less than 0.8%, far below its sampling noise.  The weight gradient
- * itself, and everything else, stays in float.  The bias's squares,
- * B·Σ_i G_i∘G_i, are summed in float exactly as the float path sums them.
+ * itself, and everything else, stays in float (the bias's squares are
+ * bnn_gen_dense_sqgrad's own float loop, either way).
  *
  * How.  The reduction runs over the batch, in pairs of examples: a
  * 32-bit word holds the bfloat16 squares of one value for examples b and
@@ -178,20 +178,6 @@ SQ_TARGET static void sq_edge_tile(long pairs, long n, long k, const uint32_t *g
 	sq_tile(pairs, n, k, gp, xb, cw, o0, mr, scale, sw, c);
 }
 
-/* B·Σ_i G_i∘G_i in float, in the float path's order of additions. */
-static void sq_bias(long batch, long n, const float *g, float *sb)
-{
-	long r, o;
-
-	for (o = 0; o < n; o++)
-		sb[o] = g[o] * g[o];
-	for (r = 1; r < batch; r++)
-		for (o = 0; o < n; o++)
-			sb[o] += g[r * n + o] * g[r * n + o];
-	for (o = 0; o < n; o++)
-		sb[o] *= (float)batch;
-}
-
 SQ_TARGET static void sq_run(long batch, long k, long n, const float *x, const float *g,
                              float *sw, float *x2, float *g2)
 {
@@ -233,17 +219,15 @@ static int sq_enabled(void)
 #endif /* SQ_HAVE_BF16 */
 
 int bnn_sqgrad_bf16(long batch, long k, long n, const float *x, const float *g, float *sw,
-                    float *sb, float *x2, float *g2)
+                    float *x2, float *g2)
 {
 #if SQ_HAVE_BF16
 	if (batch < 1 || !sq_enabled())
 		return 0;
-	if (sb)
-		sq_bias(batch, n, g, sb);
 	sq_run(batch, k, n, x, g, sw, x2, g2);
 	return 1;
 #else
-	(void)batch, (void)k, (void)n, (void)x, (void)g, (void)sw, (void)sb, (void)x2, (void)g2;
+	(void)batch, (void)k, (void)n, (void)x, (void)g, (void)sw, (void)x2, (void)g2;
 	return 0;
 #endif
 }
