@@ -8,7 +8,7 @@
  * advances by 2^128 steps to split off independent streams.
  *
  * The Gaussian sampler fills float arrays with standard normal variates by
- * the Box-Muller transform in float, one 64-bit draw per pair, written so
+ * the Box-Muller transform in float, 64 random bits per pair, written so
  * that the compiler vectorises it (its own polynomial logarithm, sine,
  * cosine and square root, each within 4e-7 relative error); it is the
  * sampler used for weight noise (millions of values per training step).
@@ -56,9 +56,12 @@ uint64_t bnn_rng_below(bnn_rng *rng, uint64_t n);
  * on a grid of 2^30 cell midpoints; P(|z| > 6.56) is 5e-11 for an exact
  * normal).  For n < 512, (n + 1) / 2 draws of rng give the pairs, and a
  * call gives a prefix of what a larger n (below 512) would give.  From
- * n = 512 on, sixteen auxiliary streams, seeded as by bnn_rng_seed() from
- * sixteen draws of rng, give the first 512 * floor(n / 512) variates and
- * rng itself the rest; rng advances by 16 + (n % 512 + 1) / 2 draws.
+ * n = 512 on, sixteen auxiliary xoshiro256++ streams, seeded as by
+ * bnn_rng_seed() from sixteen draws of rng, give the first
+ * 512 * floor(n / 512) variates and rng itself the rest; rng advances by
+ * 16 + (n % 512 + 1) / 2 draws.  The variates do not depend on the CPU:
+ * the environment variable BNN_RNG=generic (read once) runs the compiled
+ * code instead of the AVX-512 intrinsics, with the same results.
  */
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n);
 

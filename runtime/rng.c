@@ -11,7 +11,8 @@
  * The Gaussian sampler is the hot one: it draws the weight noise of every
  * training step, millions of values.  It is the Box-Muller transform
  * (Box and Muller, 1958) computed in float, one 64-bit draw per pair of
- * variates: a loop fills a block of raw draws, then a branch-free loop of
+ * variates (64 random bits: 32 for the radius, 32 for the angle): a loop
+ * fills a block of raw draws, then a branch-free loop of
  * plain float arithmetic turns them into normals.  That loop calls no libm
  * function but sqrtf (gcc vectorises logf and sinf only under
  * -ffast-math, sqrtf under the library's -fno-math-errno): the logarithm,
@@ -19,11 +20,13 @@
  * relative error (see the functions and docs/optimizers.md), so gcc
  * vectorises it at -O2.  One stream is
  * inherently serial (about 1 ns a draw), so from NORMAL_WIDE_MIN variates
- * on, sixteen streams seeded from the caller's run side by side as vector
- * lanes (two AVX-512 vectors per state word, whose dependency chains
- * overlap: 0.36 ns per variate in blocks of 4096, against 0.48 with
- * eight lanes; 0.27 with the intrinsics of rng_normal_block_avx512,
- * which keep the lanes in registers).  Measured on a 2-vCPU AMD EPYC
+ * on, sixteen xoshiro256++ streams seeded from the caller's run side by
+ * side as vector lanes (two AVX-512 vectors per state word, whose
+ * dependency chains overlap: 0.36 ns per variate in blocks of 4096,
+ * against 0.48 with eight lanes; 0.27 with the intrinsics of
+ * rng_normal_block_avx512, which keep the lanes in registers, and 0.19
+ * since a block's pairs take their bits so that no value crosses a
+ * vector, see rng_normal_block).  Measured on a 2-vCPU AMD EPYC
  * (family 26), one thread,
  * n = 670k, before that change and the sqrtf:
  * 0.56 ns per variate with the AVX-512 clone below, 1.1 ns with AVX2,
@@ -31,6 +34,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bnn.h"
@@ -61,14 +65,21 @@ static inline uint64_t rng_rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
-/* splitmix64 (Steele, Lea and Flood, OOPSLA 2014): one output per call. */
-static uint64_t rng_splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+/* splitmix64 (Steele, Lea and Flood, OOPSLA 2014): its counter increment,
+ * 2^64 over the golden ratio, and its mixing function. */
+#define RNG_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 
+static inline uint64_t rng_mix64(uint64_t z)
+{
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return z ^ (z >> 31);
+}
+
+/* splitmix64: one output per call. */
+static uint64_t rng_splitmix64(uint64_t *x)
+{
+	return rng_mix64(*x += RNG_GOLDEN);
 }
 
 void bnn_rng_seed(bnn_rng *rng, uint64_t seed)
@@ -244,59 +255,99 @@ static inline float rng_neg_log(float x)
 }
 
 /*
- * Turn draws a[0..npairs) into the pairs out[2i], out[2i + 1].  Box and
- * Muller (1958): with u uniform in (0, 1] and θ uniform on the circle,
- * (r cos θ, r sin θ) with r = √(−2 ln u) are two independent N(0, 1).
+ * One pair of variates from 64 random bits: rbits gives the radius, abits
+ * the angle.  Box and Muller (1958): with u uniform in (0, 1] and θ
+ * uniform on the circle, (r cos θ, r sin θ) with r = √(−2 ln u) are two
+ * independent N(0, 1).
  *
- * Radius, from bits 32..63: j = (top 31 bits) | 1, an odd integer, so
- * u = j 2^-31 is the midpoint of one of 2^30 equal cells of (0, 1): never
- * 0, hence r <= √(62 ln 2) = 6.56 and always finite.
+ * Radius: j = (top 31 bits of rbits) | 1, an odd integer, so u = j 2^-31
+ * is the midpoint of one of 2^30 equal cells of (0, 1): never 0, hence
+ * r <= √(62 ln 2) = 6.56 and always finite.
  *
- * Angle, from bits 0..31: the top two bits reflect (x, y) across the axes,
- * mapping the first quadrant onto the other three; the remaining 30 bits,
- * as a signed integer, give φ uniform in [−π/4, π/4), and θ = π/4 + φ is
+ * Angle: the top two bits of abits reflect (x, y) across the axes, mapping
+ * the first quadrant onto the other three; the remaining 30 bits, as a
+ * signed integer, give φ uniform in [−π/4, π/4), and θ = π/4 + φ is
  * uniform in the first quadrant.  cos θ = (cos φ − sin φ)/√2 and
  * sin θ = (cos φ + sin φ)/√2; the 1/√2 goes into the radius, computed as
  * √(−ln u).  sin φ = φ P(φ²) and cos φ = C(φ²) with P and C our minimax
  * (Remez) cubics on [0, π²/16], relative errors 3.3e-9 and 3.3e-8.
  */
+static inline void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
+                                   float *y)
+{
+	float j = (float)(int32_t)((rbits >> 1) | 1);
+	/* sqrtf is one correctly rounded instruction in every clone (the
+	 * library is built with -fno-math-errno, so it vectorises) */
+	float r = sqrtf(rng_neg_log(j));
+	/* (π/4) 2^-31 per unit of the signed 32-bit abits << 2. */
+	float phi = (float)(int32_t)(abits << 2) * 0x1.921fb6p-32f;
+	float u = phi * phi;
+	float sn = phi * (0.999999997f + u * (-0.166666502f +
+	           u * (0.00833201645f + u * -0.00019501822f)));
+	float cs = 0.999999967f + u * (-0.499998424f +
+	           u * (0.0416544196f + u * -0.00135794041f));
+	uint32_t sx = abits & UINT32_C(0x80000000);
+	uint32_t sy = (abits << 1) & UINT32_C(0x80000000);
+
+	*x = rng_bits_float(rng_float_bits(r * (cs - sn)) ^ sx);
+	*y = rng_bits_float(rng_float_bits(r * (cs + sn)) ^ sy);
+}
+
+/* The narrow sampler's transform: draw a[i] gives the pair out[2i],
+ * out[2i + 1], its high half the radius and its low half the angle. */
 static inline void rng_normal_transform(const uint64_t *a, float *out,
                                         int npairs)
 {
 	int i;
 
-	for (i = 0; i < npairs; i++) {
-		uint32_t hi = (uint32_t)(a[i] >> 32);
-		uint32_t lo = (uint32_t)a[i];
-		float j = (float)(int32_t)((hi >> 1) | 1);
-		/* sqrtf is one correctly rounded instruction in every clone
-		 * (the library is built with -fno-math-errno, so it vectorises) */
-		float r = sqrtf(rng_neg_log(j));
-		/* (π/4) 2^-31 per unit of the signed 32-bit lo << 2. */
-		float phi = (float)(int32_t)(lo << 2) * 0x1.921fb6p-32f;
-		float u = phi * phi;
-		float sn = phi * (0.999999997f + u * (-0.166666502f +
-		           u * (0.00833201645f + u * -0.00019501822f)));
-		float cs = 0.999999967f + u * (-0.499998424f +
-		           u * (0.0416544196f + u * -0.00135794041f));
-		uint32_t sx = lo & UINT32_C(0x80000000);
-		uint32_t sy = (lo << 1) & UINT32_C(0x80000000);
-
-		out[2 * i] = rng_bits_float(rng_float_bits(r * (cs - sn)) ^ sx);
-		out[2 * i + 1] = rng_bits_float(rng_float_bits(r * (cs + sn)) ^
-		                                sy);
-	}
+	for (i = 0; i < npairs; i++)
+		rng_normal_pair((uint32_t)(a[i] >> 32), (uint32_t)a[i],
+		                out + 2 * i, out + 2 * i + 1);
 }
 
-/* One block of the wide sampler: NORMAL_LANES streams step side by side
- * (lane l gives draws l, l + NORMAL_LANES, ...), then the transform. */
+/* xoshiro256++'s output, rotl(s0 + s3, 23) + s0: the wide sampler's lanes
+ * use this scrambler (see rng_normal_block). */
+static inline uint64_t rng_plusplus(uint64_t s0, uint64_t s3)
+{
+	return rng_rotl(s0 + s3, 23) + s0;
+}
+
+/*
+ * One block of the wide sampler, 2·NORMAL_PAIRS variates: NORMAL_LANES
+ * streams step side by side, each step giving one 64-bit draw per lane,
+ * d[0..15], and 32 variates.  The draws are read as 32-bit words, word w
+ * of d[0..7] being the low (w even) or high (w odd) half of d[w / 2]:
+ * pair p of step t (p < 16) takes its radius from word p of d[0..7] and
+ * its angle from word p of d[8..15], and gives out[32t + p] and
+ * out[32t + 16 + p].  So an AVX-512 vector of eight lanes' draws is the
+ * sixteen radii, the other the sixteen angles, and the results are two
+ * vector stores: no lane crosses a vector.  The lanes use xoshiro256++
+ * (the same linear engine as rng_step, the authors' all-purpose
+ * scrambler, every output bit sound): it is cheaper than ** in vectors,
+ * and each 32-bit half is used whole.
+ */
+/* The 32-bit words of d[0..NORMAL_LANES/2), low half first: w[p] is half
+ * p & 1 of d[p / 2] (on a little-endian machine, the bytes as they lie). */
+static inline void rng_words(const uint64_t *d, uint32_t *w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(w, d, NORMAL_LANES / 2 * sizeof *d);
+#else
+	int p;
+
+	for (p = 0; p < NORMAL_LANES; p++)
+		w[p] = (uint32_t)(d[p >> 1] >> (32 * (p & 1)));
+#endif
+}
+
 RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
                                         float *out)
 {
-	uint64_t a[NORMAL_PAIRS];
+	uint32_t rbits[NORMAL_PAIRS], abits[NORMAL_PAIRS];
 	uint64_t s0[NORMAL_LANES], s1[NORMAL_LANES];
 	uint64_t s2[NORMAL_LANES], s3[NORMAL_LANES];
-	int i, l;
+	uint64_t d[NORMAL_LANES];
+	int i, l, p;
 
 	for (l = 0; l < NORMAL_LANES; l++) {
 		s0[l] = lane[0][l];
@@ -304,13 +355,13 @@ RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
 		s2[l] = lane[2][l];
 		s3[l] = lane[3][l];
 	}
-	/* rng_step() on each lane, spelled out on separate arrays so that
-	 * the lanes become vector elements. */
+	/* rng_step()'s state update on each lane, spelled out on separate
+	 * arrays so that the lanes become vector elements. */
 	for (i = 0; i < NORMAL_PAIRS; i += NORMAL_LANES) {
 		for (l = 0; l < NORMAL_LANES; l++) {
 			uint64_t t = s1[l] << 17;
 
-			a[i + l] = rng_rotl(s1[l] * 5, 7) * 9;
+			d[l] = rng_plusplus(s0[l], s3[l]);
 			s2[l] ^= s0[l];
 			s3[l] ^= s1[l];
 			s1[l] ^= s2[l];
@@ -318,6 +369,8 @@ RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
 			s2[l] ^= t;
 			s3[l] = rng_rotl(s3[l], 45);
 		}
+		rng_words(d, rbits + i);
+		rng_words(d + NORMAL_LANES / 2, abits + i);
 	}
 	for (l = 0; l < NORMAL_LANES; l++) {
 		lane[0][l] = s0[l];
@@ -325,17 +378,24 @@ RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
 		lane[2][l] = s2[l];
 		lane[3][l] = s3[l];
 	}
-	rng_normal_transform(a, out, NORMAL_PAIRS);
+	for (i = 0; i < NORMAL_PAIRS; i += NORMAL_LANES)
+		for (p = 0; p < NORMAL_LANES; p++)
+			rng_normal_pair(rbits[i + p], abits[i + p], out + 2 * i + p,
+			                out + 2 * i + NORMAL_LANES + p);
 }
 
 /*
  * The same block with AVX-512 intrinsics, for CPUs that have AVX-512F:
  * the sixteen lanes' states stay in eight registers (two per state word),
- * and each step's sixteen draws go straight into the transform, with the
- * same IEEE single operations in the same order as rng_normal_transform,
- * so it gives the same bits (t/runtime_rng checks every pair of a block
- * against the narrow sampler).  1.27x the generic AVX-512 clone: gcc
- * keeps that one's lane states in memory.
+ * and each step's two vectors of draws are the transform's radii and
+ * angles as they stand, with the same IEEE single operations in the same
+ * order as rng_normal_pair, so it gives the same bits (t/runtime_rng
+ * compares it with the compiled block, run under BNN_RNG=generic).  1.27x
+ * the generic AVX-512 clone when both paired the halves of one draw (gcc
+ * keeps the clone's lane states in memory); 0.19 instead of 0.27 ns per
+ * variate since each vector is used as it stands (the shuffles that
+ * paired the halves of each draw, and interleaved x and y, had cost a
+ * quarter of the time) and the lanes use xoshiro256++.
  */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(BNN_NO_SIMD_CLONES) && \
 	!defined(BNN_RNG_NO_CLONES)
@@ -366,7 +426,7 @@ RNG_AVX512 static inline __m512 rng_v_neg_log(__m512 x)
 	                                   _mm512_mul_ps(f, g)));
 }
 
-/* c0 + u·(c1 + u·(c2 + u·c3)), as rng_normal_transform spells it. */
+/* c0 + u·(c1 + u·(c2 + u·c3)), as rng_normal_pair spells it. */
 RNG_AVX512 static inline __m512 rng_v_cubic(__m512 u, float c0, float c1, float c2, float c3)
 {
 	__m512 q = _mm512_add_ps(_mm512_set1_ps(c2), _mm512_mul_ps(u, _mm512_set1_ps(c3)));
@@ -375,49 +435,34 @@ RNG_AVX512 static inline __m512 rng_v_cubic(__m512 u, float c0, float c1, float 
 	return _mm512_add_ps(_mm512_set1_ps(c0), _mm512_mul_ps(u, q));
 }
 
-/* rng_normal_transform of the draws of lanes 0..7 (a0) and 8..15 (a1):
- * 32 variates, pair l at out[2l], out[2l + 1]. */
-RNG_AVX512 static inline void rng_v_transform(__m512i a0, __m512i a1, float *out)
+/* rng_normal_pair on sixteen pairs: radius bits rb, angle bits ab; the
+ * x's go to out[0..16), the y's to out[16..32). */
+RNG_AVX512 static inline void rng_v_pairs(__m512i rb, __m512i ab, float *out)
 {
-	const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
-	                                      29, 31);
-	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
-	                                       26, 28, 30);
-	const __m512i lo_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
-	                                          22, 7, 23);
-	const __m512i hi_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
-	                                          14, 30, 15, 31);
 	const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-	__m512i hi = _mm512_permutex2var_epi32(a0, odd, a1);
-	__m512i lo = _mm512_permutex2var_epi32(a0, even, a1);
-	__m512 j = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(hi, 1),
+	__m512 j = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(rb, 1),
 	                                              _mm512_set1_epi32(1)));
 	__m512 r = _mm512_sqrt_ps(rng_v_neg_log(j));
-	__m512 phi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_slli_epi32(lo, 2)),
+	__m512 phi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_slli_epi32(ab, 2)),
 	                           _mm512_set1_ps(0x1.921fb6p-32f));
 	__m512 u = _mm512_mul_ps(phi, phi);
 	__m512 sn = _mm512_mul_ps(phi, rng_v_cubic(u, 0.999999997f, -0.166666502f,
 	                                           0.00833201645f, -0.00019501822f));
 	__m512 cs = rng_v_cubic(u, 0.999999967f, -0.499998424f, 0.0416544196f,
 	                        -0.00135794041f);
-	__m512i sx = _mm512_and_si512(lo, sign);
-	__m512i sy = _mm512_and_si512(_mm512_slli_epi32(lo, 1), sign);
-	__m512 x = _mm512_castsi512_ps(
-		_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(r, _mm512_sub_ps(cs, sn))), sx));
-	__m512 y = _mm512_castsi512_ps(
-		_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(r, _mm512_add_ps(cs, sn))), sy));
+	__m512i sx = _mm512_and_si512(ab, sign);
+	__m512i sy = _mm512_and_si512(_mm512_slli_epi32(ab, 1), sign);
 
-	_mm512_storeu_ps(out, _mm512_permutex2var_ps(x, lo_half, y));
-	_mm512_storeu_ps(out + 16, _mm512_permutex2var_ps(x, hi_half, y));
+	_mm512_storeu_ps(out, _mm512_castsi512_ps(_mm512_xor_si512(
+		_mm512_castps_si512(_mm512_mul_ps(r, _mm512_sub_ps(cs, sn))), sx)));
+	_mm512_storeu_ps(out + 16, _mm512_castsi512_ps(_mm512_xor_si512(
+		_mm512_castps_si512(_mm512_mul_ps(r, _mm512_add_ps(cs, sn))), sy)));
 }
 
-/* xoshiro256**'s output, rotl(s1·5, 7)·9, with the products as shifts
- * and adds (the same value modulo 2^64). */
-RNG_AVX512 static inline __m512i rng_v_star(__m512i s1)
+/* rng_plusplus on eight lanes. */
+RNG_AVX512 static inline __m512i rng_v_plusplus(__m512i s0, __m512i s3)
 {
-	__m512i t = _mm512_rol_epi64(_mm512_add_epi64(_mm512_slli_epi64(s1, 2), s1), 7);
-
-	return _mm512_add_epi64(_mm512_slli_epi64(t, 3), t);
+	return _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);
 }
 
 /* rng_step's state update on eight lanes. */
@@ -441,11 +486,11 @@ RNG_AVX512 static void rng_normal_block_avx512(uint64_t lane[4][NORMAL_LANES], f
 	int i;
 
 	for (i = 0; i < NORMAL_PAIRS; i += NORMAL_LANES) {
-		__m512i a0 = rng_v_star(s1a), a1 = rng_v_star(s1b);
+		__m512i da = rng_v_plusplus(s0a, s3a), db = rng_v_plusplus(s0b, s3b);
 
 		RNG_V_STEP(s0a, s1a, s2a, s3a);
 		RNG_V_STEP(s0b, s1b, s2b, s3b);
-		rng_v_transform(a0, a1, out + 2 * i);
+		rng_v_pairs(da, db, out + 2 * i);
 	}
 	_mm512_storeu_si512(lane[0], s0a);
 	_mm512_storeu_si512(lane[0] + 8, s0b);
@@ -457,7 +502,9 @@ RNG_AVX512 static void rng_normal_block_avx512(uint64_t lane[4][NORMAL_LANES], f
 	_mm512_storeu_si512(lane[3] + 8, s3b);
 }
 
-/* 1 when the CPU has AVX-512F, -1 when not, 0 before the first look. */
+/* 1 when the CPU has AVX-512F and the environment variable BNN_RNG is not
+ * "generic" (read once: that forces the compiled block, for the test that
+ * compares the two), -1 otherwise, 0 before the first look. */
 static int rng_avx512_state;
 
 static int rng_avx512(void)
@@ -466,7 +513,10 @@ static int rng_avx512(void)
 
 	if (state == 0) {
 		__builtin_cpu_init();
-		state = __builtin_cpu_supports("avx512f") ? 1 : -1;
+		const char *env = getenv("BNN_RNG");
+
+		state = __builtin_cpu_supports("avx512f") &&
+		        !(env && strcmp(env, "generic") == 0) ? 1 : -1;
 		__atomic_store_n(&rng_avx512_state, state, __ATOMIC_RELAXED);
 	}
 	return state > 0;
@@ -510,24 +560,33 @@ static void rng_normal_narrow(uint64_t s[4], float *out, size_t n)
 	}
 }
 
+/* The lanes' states of one wide call: lane l is seeded, as by
+ * bnn_rng_seed(), from the l-th of NORMAL_LANES draws of the caller's
+ * stream, its state word k being splitmix64's (k + 1)-th output from that
+ * seed.  Written lane-wise so that the clones vectorise it: a call's 64
+ * splitmix64 outputs one after the other had cost about 80 ns, a tenth of
+ * a call of 4096 variates. */
+RNG_CLONES static void rng_seed_lanes(bnn_rng *rng, uint64_t lane[4][NORMAL_LANES])
+{
+	uint64_t seed[NORMAL_LANES];
+	int k, l;
+
+	for (l = 0; l < NORMAL_LANES; l++)
+		seed[l] = bnn_rng_next(rng);
+	for (k = 0; k < 4; k++)
+		for (l = 0; l < NORMAL_LANES; l++)
+			lane[k][l] = rng_mix64(seed[l] + (uint64_t)(k + 1) * RNG_GOLDEN);
+}
+
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 {
 	uint64_t lane[4][NORMAL_LANES];
-	int k, l;
 
 	if (n < NORMAL_WIDE_MIN) {
 		rng_normal_narrow(rng->s, out, n);
 		return;
 	}
-	/* Lane l is seeded, as by bnn_rng_seed(), from the l-th of
-	 * NORMAL_LANES draws of the caller's stream. */
-	for (l = 0; l < NORMAL_LANES; l++) {
-		bnn_rng seeded;
-
-		bnn_rng_seed(&seeded, bnn_rng_next(rng));
-		for (k = 0; k < 4; k++)
-			lane[k][l] = seeded.s[k];
-	}
+	rng_seed_lanes(rng, lane);
 	for (; n >= 2 * NORMAL_PAIRS; n -= 2 * NORMAL_PAIRS) {
 #if RNG_HAVE_AVX512
 		if (rng_avx512())

@@ -148,7 +148,7 @@ static void test_training(void)
 	o.schedule.lr = 0.01;
 	bnn_state_init(&a, &rt_blobs_model, o.seed, &err);
 	acc = blobs_accuracy(&a, &test, 0);
-	ok(acc < 0.6, "before training, accuracy is near chance (%.3f)", acc);
+	ok(acc < 0.7, "before training, accuracy is well below the 0.9 required after (%.3f)", acc);
 	is_int(bnn_train(&a, &train, NULL, &o, tmp_path("a.ckpt"), count_reports, &last, &err), BNN_OK,
 	       "adam trains");
 	acc = blobs_accuracy(&a, &test, 0);
