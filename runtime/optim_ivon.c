@@ -83,6 +83,14 @@ BNN_SIMD_CLONES void bnn_ivon_hess_acc(long n, const float *restrict g,
 	}
 }
 
+/* σ = 1/√(λ(h + δ)) (Alg. 1 line 8) from r = 1/(h + δ), which line 7
+ * divides by: √(r/λ), so that the two share one division (and every
+ * caller derives σ from h the same way, as ĥ = ĝ·(θ − m)/σ² assumes). */
+static inline float ivon_sigma_of(float r, float inv_ess)
+{
+	return sqrtf(r * inv_ess);
+}
+
 /* The per-call constants of the update. */
 struct ivon_coef {
 	float b1, rho1;  /* β1, 1 − β1 */
@@ -91,6 +99,7 @@ struct ivon_coef {
 	float bc1;       /* 1 / (1 − β1^t) */
 	float delta;     /* δ */
 	float ess;       /* λ */
+	float inv_ess;   /* 1/λ */
 	float xi;        /* ξ, or +inf when clipping is off */
 	float lr;        /* α */
 };
@@ -109,6 +118,7 @@ static void ivon_coef_init(struct ivon_coef *c, const bnn_ivon_params *p,
 	c->bc1 = (float)(1.0 / (1.0 - pow(p->beta1, t)));
 	c->delta = (float)p->delta;
 	c->ess = (float)p->ess;
+	c->inv_ess = (float)(1.0 / p->ess);
 	c->xi = p->clip_radius > 0 ? (float)p->clip_radius : INFINITY;
 	c->lr = lr;
 }
@@ -131,7 +141,7 @@ static inline void ivon_one(long i, float *restrict mu,
 {
 	float gi = c->b1 * g[i] + c->rho1 * ghat[i];       /* line 4 */
 	float hi = h[i], mi = mu[i];
-	float gbar, d, si = 0.0f;
+	float gbar, d, r, si = 0.0f;
 
 	if (with_sigma) {                                  /* line 5 */
 		float hh = !sampling ? hhat[i] : ghat[i] * (theta[i] - mi) *
@@ -143,14 +153,15 @@ static inline void ivon_one(long i, float *restrict mu,
 		h[i] = hi;
 	}
 	g[i] = gi;
+	r = 1.0f / (hi + c->delta);
 	gbar = gi * c->bc1;                                /* line 6 */
-	d = (gbar + c->delta * mi) / (hi + c->delta);      /* line 7 */
+	d = (gbar + c->delta * mi) * r;                    /* line 7 */
 	d = d > c->xi ? c->xi : d;                         /* clip, sec. 3 */
 	d = d < -c->xi ? -c->xi : d;                       /* trick 4 */
 	mi -= c->lr * d;
 	mu[i] = mi;
 	if (with_sigma) {                                  /* line 8 */
-		si = 1.0f / sqrtf(c->ess * (hi + c->delta));
+		si = ivon_sigma_of(r, c->inv_ess);
 		if (!sampling) /* else derived when needed: a store saved */
 			sigma[i] = si;
 	}
@@ -217,14 +228,14 @@ BNN_SIMD_CLONES void bnn_ivon_sigma(long n, const float *restrict h,
                                     float *restrict sigma,
                                     const bnn_ivon_params *p)
 {
-	float ess = (float)p->ess, delta = (float)p->delta;
+	float inv_ess = (float)(1.0 / p->ess), delta = (float)p->delta;
 	long i;
 	int k;
 
 	/* Alg. 1 Init and line 8: σ = 1/√(λ(h + δ)) */
 	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 		for (k = 0; k < OPT_CHUNK; k++)
-			sigma[i + k] = 1.0f / sqrtf(ess * (h[i + k] + delta));
+			sigma[i + k] = ivon_sigma_of(1.0f / (h[i + k] + delta), inv_ess);
 	for (; i < n; i++)
-		sigma[i] = 1.0f / sqrtf(ess * (h[i] + delta));
+		sigma[i] = ivon_sigma_of(1.0f / (h[i] + delta), inv_ess);
 }

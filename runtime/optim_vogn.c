@@ -45,9 +45,17 @@ struct vogn_coef {
 	float decay;   /* 1 − τβ2 */
 	float b2;      /* β2 */
 	float dt;      /* δ̃ = τδ/N (Alg. 1 line 2) */
-	float nd;      /* N */
+	float inv_nd;  /* 1/N */
 	float lr;      /* α */
 };
+
+/* σ = (1/(N(s + δ̃)))^½ (Alg. 1 line 9) from r = 1/(s + δ̃), which line 21
+ * divides by: √(r/N), so that the two share one division (and every
+ * caller derives σ from s the same way). */
+static inline float vogn_sigma_of(float r, float inv_nd)
+{
+	return sqrtf(r * inv_nd);
+}
 
 static void vogn_coef_init(struct vogn_coef *c, const bnn_vogn_params *p,
                            float lr)
@@ -56,7 +64,7 @@ static void vogn_coef_init(struct vogn_coef *c, const bnn_vogn_params *p,
 	c->decay = (float)(1.0 - p->tau * p->beta2);
 	c->b2 = (float)p->beta2;
 	c->dt = (float)(p->tau * p->delta / p->n_data);
-	c->nd = (float)p->n_data;
+	c->inv_nd = (float)(1.0 / p->n_data);
 	c->lr = lr;
 }
 
@@ -75,14 +83,15 @@ static inline void vogn_one(long i, float *restrict mu,
 {
 	float mi = c->b1 * m[i] + (ghat[i] + c->dt * mu[i]); /* line 19 */
 	float si = c->decay * s[i] + c->b2 * hhat[i];        /* line 20 */
-	float mui = mu[i] - c->lr * mi / (si + c->dt);       /* line 21 */
+	float r = 1.0f / (si + c->dt);
+	float mui = mu[i] - c->lr * mi * r;                  /* line 21 */
 	float sg = 0.0f;
 
 	m[i] = mi;
 	s[i] = si;
 	mu[i] = mui;
 	if (with_sigma) {                                    /* line 9 */
-		sg = 1.0f / sqrtf(c->nd * (si + c->dt));
+		sg = vogn_sigma_of(r, c->inv_nd);
 		if (!sampling) /* else derived when needed: a store saved */
 			sigma[i] = sg;
 	}
@@ -158,7 +167,7 @@ BNN_SIMD_CLONES void bnn_vogn_sigma(long n, const float *restrict s,
 	/* Alg. 1 line 9: σ = (1/(N(s + δ̃)))^½ */
 	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 		for (k = 0; k < OPT_CHUNK; k++)
-			sigma[i + k] = 1.0f / sqrtf(c.nd * (s[i + k] + c.dt));
+			sigma[i + k] = vogn_sigma_of(1.0f / (s[i + k] + c.dt), c.inv_nd);
 	for (; i < n; i++)
-		sigma[i] = 1.0f / sqrtf(c.nd * (s[i] + c.dt));
+		sigma[i] = vogn_sigma_of(1.0f / (s[i] + c.dt), c.inv_nd);
 }
