@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "floats.h"
 
 /* Checks that ds fits model m (and has targets when needed). */
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
@@ -55,8 +56,8 @@ static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_r
 		return bnn_fail(err, BNN_EINVAL, "the batch size must be at least 1");
 	if (batch > n)
 		batch = n;
-	ws = malloc(m->workspace_floats(batch) * sizeof *ws + sizeof *ws);
-	xb = idx ? malloc((size_t)(batch * m->inputs) * sizeof *xb) : NULL;
+	ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
+	xb = idx ? bnn_floats_alloc(batch * m->inputs) : NULL;
 	yb = idx && nll ? malloc((size_t)(batch * m->targets) * sizeof *yb) : NULL;
 	if (!ws || (idx && !xb) || (idx && nll && !yb)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for a batch of %ld", batch);
@@ -247,7 +248,7 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 	acc.var = malloc((size_t)k * sizeof *acc.var);
 	acc.z = malloc((size_t)(n * k) * sizeof *acc.z);
 	if (mc > 0 && st->sigma)
-		theta = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *theta);
+		theta = bnn_floats_alloc(m->nparams);
 	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (nll && !acc.lse) || !acc.var ||
 	    !acc.z || (mc > 0 && st->sigma && !theta)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "floats.h"
 
 static const char *const optimizer_names[BNN_OPT_COUNT] = { "sgd", "adam", "adamw", "vogn",
                                                              "ivon", "badam", "bbb" };
@@ -63,7 +64,7 @@ int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
 	if (rc)
 		return rc;
 	st->model = m;
-	st->params = malloc((size_t)(m->nparams > 0 ? m->nparams : 1) * sizeof *st->params);
+	st->params = bnn_floats_alloc(m->nparams);
 	if (!st->params)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld parameters",
 		                m->nparams);
@@ -152,7 +153,7 @@ static int state_take(const bnn_ckpt *ck, const char *path, const char *name,
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: section '%s' has %ld values, the model needs %ld",
 		                path, name, got, n);
-	*out = malloc((size_t)(n > 0 ? n : 1) * sizeof **out);
+	*out = bnn_floats_alloc(n);
 	if (!*out)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
 	memcpy(*out, data, (size_t)n * sizeof **out);

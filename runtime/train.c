@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "floats.h"
 #include "train_internal.h"
 
 /* Seconds between the checkpoints written during training. */
@@ -167,8 +168,8 @@ static int train_alloc(struct trainer *t, bnn_err *err)
 	const bnn_model *m = t->m;
 	long b = t->o->batch < t->ntrain ? t->o->batch : t->ntrain;
 
-	t->ws = malloc(m->workspace_floats(b) * sizeof(float) + sizeof(float));
-	t->xb = malloc((size_t)(b * m->inputs) * sizeof(float));
+	t->ws = bnn_floats_alloc((long)m->workspace_floats(b) + 1);
+	t->xb = bnn_floats_alloc(b * m->inputs);
 	t->yb = malloc((size_t)(b * m->targets) * sizeof(float));
 	if (!t->ws || !t->xb || !t->yb || !snapshot_alloc(t, &t->start) ||
 	    (t->nvalid > 0 && !snapshot_alloc(t, &t->best)) ||

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floats.h"
 #include "train_internal.h"
 
 int train_optimizer_slots(int optimizer)
@@ -180,15 +181,6 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 }
 
 /* A zeroed array of nparams floats. */
-static float *zeros(long n)
-{
-	return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
-}
-
-static float *floats(long n)
-{
-	return malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-}
 
 static void vogn_params(const struct trainer *t, const struct train_tensor *tt, double tau,
                         bnn_vogn_params *p)
@@ -239,12 +231,12 @@ static int state_fresh(struct trainer *t, bnn_err *err)
 
 	for (i = 0; i < BNN_OPT_SLOTS; i++) {
 		free(st->opt[i]);
-		st->opt[i] = i < slots ? zeros(n) : NULL;
+		st->opt[i] = i < slots ? bnn_floats_zeroed(n) : NULL;
 		if (i < slots && !st->opt[i])
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for the optimizer state");
 	}
 	free(st->sigma);
-	st->sigma = optimizer_is_variational(t->o->optimizer) ? zeros(n) : NULL;
+	st->sigma = optimizer_is_variational(t->o->optimizer) ? bnn_floats_zeroed(n) : NULL;
 	if (optimizer_is_variational(t->o->optimizer) && !st->sigma)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for the posterior");
 	st->optimizer = t->o->optimizer;
@@ -284,29 +276,29 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 		have = have && st->sigma;
 	if (!(st->optimizer == o->optimizer && have) && (rc = state_fresh(t, err)))
 		return rc;
-	t->grad = floats(n);
+	t->grad = bnn_floats_alloc(n);
 	if (!t->grad)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->optimizer == BNN_OPT_VOGN || o->optimizer == BNN_OPT_IVON) {
-		t->hess = zeros(n); /* IVON reads no entry of deterministic tensors */
-		t->theta = floats(n);
+		t->hess = bnn_floats_zeroed(n); /* IVON reads no entry of deterministic tensors */
+		t->theta = bnn_floats_alloc(n);
 		/* only IVON's ĥ reads ε, and with one sample it uses θ − μ */
-		t->eps = o->optimizer == BNN_OPT_IVON && o->mc > 1 ? floats(n) : NULL;
+		t->eps = o->optimizer == BNN_OPT_IVON && o->mc > 1 ? bnn_floats_alloc(n) : NULL;
 		if (!t->hess || !t->theta || (o->optimizer == BNN_OPT_IVON && o->mc > 1 && !t->eps))
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	}
-	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = zeros(n)))
+	if (o->optimizer == BNN_OPT_BBB && !(t->gsig = bnn_floats_zeroed(n)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->optimizer == BNN_OPT_BBB && (!o->lrt || t->mixed_lrt) &&
-	    (!(t->theta = floats(n)) || !(t->eps = floats(n))))
+	    (!(t->theta = bnn_floats_alloc(n)) || !(t->eps = bnn_floats_alloc(n))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (t->whvi && bnn_whvi_kl_scratch(t->m) > 0 &&
 	    !(t->whvi_scratch = malloc((size_t)bnn_whvi_kl_scratch(t->m) * sizeof(double))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->mc > 1 && optimizer_is_variational(o->optimizer)) {
-		t->gk = floats(n);
-		t->hk = o->optimizer == BNN_OPT_VOGN ? floats(n) : NULL;
-		t->gsigk = o->optimizer == BNN_OPT_BBB ? zeros(n) : NULL;
+		t->gk = bnn_floats_alloc(n);
+		t->hk = o->optimizer == BNN_OPT_VOGN ? bnn_floats_alloc(n) : NULL;
+		t->gsigk = o->optimizer == BNN_OPT_BBB ? bnn_floats_zeroed(n) : NULL;
 		if (!t->gk || (o->optimizer == BNN_OPT_VOGN && !t->hk) ||
 		    (o->optimizer == BNN_OPT_BBB && !t->gsigk))
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
