@@ -40,7 +40,10 @@
  *   vi_parts         the passes a variational step is made of: plain, with
  *                    sqgrad (VOGN), with the local reparameterisation and
  *                    the gradient of sigma (BBB);
- *   vi_kernels       the update kernels over all 669,706 parameters;
+ *   vi_kernels       the update kernels over all 669,706 parameters, and
+ *                    BBB's with the next sample (bnn_bbb_step_sample,
+ *                    bbb_sample) in blocks of BNN_SAMPLE_BLOCK as the
+ *                    trainer calls it;
  *   posterior_sample bnn_posterior_sample over the same parameters, in ns
  *                    per weight, as the trainer calls it (with eps) and
  *                    without eps, and bnn_rng_normal alone;
@@ -709,6 +712,7 @@ typedef struct bench_vi {
 	float *mu0, *mu;    /* initial and current means */
 	float *sigma, *rho; /* posterior sd, and BBB's rho = softplus^-1(sd) */
 	float *eps, *theta; /* a sample's noise and the sample */
+	float *noise;       /* standard normal variates: the next sample's */
 	float *g, *gs, *hh; /* gradients of mu and sigma, VOGN's h-hat */
 	float *a, *b, *c, *d; /* optimizer state (m, v / g, h / m, s ...) */
 	bnn_rng rng;
@@ -792,6 +796,24 @@ static void bench_vi_bbb(void *ctx)
 	             v->c, v->d, 1e-3f, ++v->step, &v->bbb);
 }
 
+/* BBB with one weight sample per step (lrt = 0): the update and the next
+ * sample, block by block as the trainer's update_and_sample calls it
+ * (the noise drawn beforehand, not timed). */
+static void bench_vi_bbb_sample(void *ctx)
+{
+	bench_vi *v = ctx;
+	long i, len;
+
+	++v->step;
+	for (i = 0; i < v->n; i += BNN_SAMPLE_BLOCK) {
+		len = v->n - i < BNN_SAMPLE_BLOCK ? v->n - i : BNN_SAMPLE_BLOCK;
+		bnn_bbb_step_sample(len, v->mu + i, v->rho + i, v->g + i,
+		                    v->eps + i, v->a + i, v->b + i, v->c + i,
+		                    v->d + i, v->theta + i, v->noise + i, 1e-3f,
+		                    v->step, &v->bbb);
+	}
+}
+
 /*
  * Time the sampler and the update kernels over all of fashion_mf's
  * parameters in one call each (the trainer calls them once per tensor,
@@ -810,6 +832,7 @@ static void bench_vi_kernels(const bench_opts *o)
 		{ "ivon", bench_vi_ivon },
 		{ "vogn", bench_vi_vogn },
 		{ "bbb", bench_vi_bbb },
+		{ "bbb_sample", bench_vi_bbb_sample },
 	};
 	double sec[sizeof ops / sizeof ops[0]];
 	double nsw;
@@ -824,6 +847,7 @@ static void bench_vi_kernels(const bench_opts *o)
 	v.rho = bench_alloc(n);
 	v.eps = bench_alloc(n);
 	v.theta = bench_alloc(n);
+	v.noise = bench_alloc(n);
 	v.g = bench_alloc(n);
 	v.gs = bench_alloc(n);
 	v.hh = bench_alloc(n);
@@ -838,6 +862,7 @@ static void bench_vi_kernels(const bench_opts *o)
 		v.g[i] *= 1e-3f;
 		v.gs[i] = v.g[i] * v.g[i]; /* VOGN's h-hat: >= 0 */
 	}
+	bnn_rng_normal(&v.rng, v.noise, n); /* after g: the others' inputs kept */
 	v.adam = bnn_adam_defaults();
 	v.ivon = bnn_ivon_defaults();
 	v.ivon.delta = 25.0 / 60000;
@@ -869,6 +894,7 @@ static void bench_vi_kernels(const bench_opts *o)
 	free(v.rho);
 	free(v.eps);
 	free(v.theta);
+	free(v.noise);
 	free(v.g);
 	free(v.gs);
 	free(v.hh);
