@@ -23,6 +23,7 @@
  */
 #include <math.h>
 
+#include "bias_correction.h"
 #include "bnn.h"
 #include "simd_clones.h"
 
@@ -82,8 +83,8 @@ BNN_SIMD_CLONES void bnn_adam_step(long n, float *restrict w, const float *restr
 	c.l2 = p->decoupled ? 0.0f : p->weight_decay;
 	c.decay = p->decoupled ? (float)(1.0 - (double)lr * p->weight_decay)
 	                       : 1.0f;
-	c.step = (float)(lr / (1.0 - pow(p->beta1, t)));
-	c.rbc2 = (float)(1.0 / sqrt(1.0 - pow(p->beta2, t)));
+	c.step = (float)(lr / bnn_bias_correction(p->beta1, t));
+	c.rbc2 = (float)(1.0 / sqrt(bnn_bias_correction(p->beta2, t)));
 	c.eps = p->eps;
 	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 		for (k = 0; k < OPT_CHUNK; k++)

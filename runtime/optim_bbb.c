@@ -63,6 +63,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bias_correction.h"
 #include "bnn.h"
 #include "bnn_variational.h"
 #include "simd_clones.h"
@@ -255,8 +256,8 @@ static void bbb_coef_init(struct bbb_coef *c, const bnn_bbb_params *p,
 	c->rho1 = (float)(1.0 - p->beta1);
 	c->b2 = (float)p->beta2;
 	c->rho2 = (float)(1.0 - p->beta2);
-	c->step = (float)(lr / (1.0 - pow(p->beta1, t)));
-	c->rbc2 = (float)(1.0 / sqrt(1.0 - pow(p->beta2, t)));
+	c->step = (float)(lr / bnn_bias_correction(p->beta1, t));
+	c->rbc2 = (float)(1.0 / sqrt(bnn_bias_correction(p->beta2, t)));
 	c->eps = (float)p->eps;
 	c->dn = (float)(p->prior_precision / p->n_data);
 	c->in = (float)(1.0 / p->n_data);

@@ -24,6 +24,7 @@
  */
 #include <math.h>
 
+#include "bias_correction.h"
 #include "bnn.h"
 #include "bnn_variational.h"
 #include "simd_clones.h"
@@ -115,7 +116,7 @@ static void ivon_coef_init(struct ivon_coef *c, const bnn_ivon_params *p,
 	c->b2 = (float)p->beta2;
 	c->rho2 = (float)rho2;
 	c->half_rho2sq = (float)(0.5 * rho2 * rho2);
-	c->bc1 = (float)(1.0 / (1.0 - pow(p->beta1, t)));
+	c->bc1 = (float)(1.0 / bnn_bias_correction(p->beta1, t));
 	c->delta = (float)p->delta;
 	c->ess = (float)p->ess;
 	c->inv_ess = (float)(1.0 / p->ess);

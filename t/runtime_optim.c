@@ -6,7 +6,8 @@
  * 3-element vector, each expected value worked out by hand next to the
  * check; the same updates on 19 elements, which go through the vectorised
  * chunks as well as the scalar tail; clipping; the three schedules with
- * warm-up and their degenerate cases.
+ * warm-up and their degenerate cases; the remembered bias correction
+ * 1 − β^t.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -15,6 +16,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "bias_correction.h"
 #include "bnn.h"
 #include "tap.h"
 
@@ -356,6 +358,22 @@ static void test_schedule(void)
 	         "total < warmup: after it, lr_min");
 }
 
+/* bnn_bias_correction() remembers its last four (β, t): whatever the
+ * order of the calls, hits, misses and evictions give 1 - pow(β, t) to
+ * the bit. */
+static void test_bias_correction(void)
+{
+	static const double betas[5] = { 0.9, 0.999, 0.99999, 0.5, 0.0 };
+	int i, bad = 0;
+
+	for (i = 0; i < 200; i++) {
+		double beta = betas[(i * 7 + i / 3) % 5], t = 1 + (i / 10) % 6;
+
+		bad += bnn_bias_correction(beta, t) != 1.0 - pow(beta, t);
+	}
+	is_int(bad, 0, "bias correction: 200 calls over 5 betas and 6 steps give 1 - beta^t exactly");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -364,5 +382,6 @@ int main(void)
 	test_long_vectors();
 	test_clip();
 	test_schedule();
+	test_bias_correction();
 	return tap_done();
 }
