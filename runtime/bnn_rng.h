@@ -14,8 +14,9 @@
  * sampler used for weight noise (millions of values per training step).
  * The variates are the same bit for bit on every machine and build of the
  * same source, as long as float arithmetic is IEEE single precision
- * (FLT_EVAL_METHOD 0, as on x86-64 and ARM64) and the compiler does not
- * fuse multiply-adds (gcc in ISO C mode, -std=c11, does not).
+ * (FLT_EVAL_METHOD 0, as on x86-64 and ARM64) and the compiler fuses no
+ * multiply-adds of its own (gcc in ISO C mode, -std=c11, does not; the
+ * sampler's own are fmaf() calls, exact everywhere).
  *
  * None of these functions can fail; none allocate.
  */
@@ -64,6 +65,36 @@ uint64_t bnn_rng_below(bnn_rng *rng, uint64_t n);
  * code instead of the AVX-512 intrinsics, with the same results.
  */
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n);
+
+/* The wide sampler's shape: its number of streams and the variates of one
+ * block of theirs (also the n from which it is used). */
+#define BNN_RNG_NORMAL_LANES 16
+#define BNN_RNG_NORMAL_BLOCK 512
+
+/* One call of bnn_rng_normal() drawn in pieces (see
+ * bnn_rng_normal_begin()); its fields are private. */
+typedef struct bnn_rng_normal_stream {
+	bnn_rng *rng;
+	uint64_t lane[4][BNN_RNG_NORMAL_LANES];
+	size_t blocks, tail;      /* wide blocks and narrow variates to come */
+	size_t buf_pos, buf_len;  /* buf[buf_pos..buf_len) not yet given */
+	float buf[BNN_RNG_NORMAL_BLOCK];
+} bnn_rng_normal_stream;
+
+/**
+ * Draw the n variates of bnn_rng_normal(rng, out, n) in pieces, for a
+ * caller that uses each piece while it is in cache: after
+ * bnn_rng_normal_begin(s, rng, n), calls of bnn_rng_normal_next() on
+ * consecutive pieces of any sizes give those n variates in order, and rng
+ * ends where that call leaves it, provided nothing else draws from rng
+ * until the last piece.  Pieces of multiples of BNN_RNG_NORMAL_BLOCK are
+ * written in place; others pass through s's buffer.  No allocation.
+ */
+void bnn_rng_normal_begin(bnn_rng_normal_stream *s, bnn_rng *rng, size_t n);
+
+/** The next k variates of s into out[0..k); returns how many there were:
+ *  k, or fewer once the n of bnn_rng_normal_begin() are all given. */
+size_t bnn_rng_normal_next(bnn_rng_normal_stream *s, float *out, size_t k);
 
 /** Fill out[0..n) with uniform floats in [0, 1): multiples of 2^-24, two
  *  per draw of rng (the top 24 bits of each half). */

@@ -296,17 +296,17 @@ double bnn_softplus_inverse(double sigma);
 
 /* ------------------------------------------------------------ posterior */
 
-/* Block size of bnn_posterior_sample(): the variates are those of
- * bnn_rng_normal() called on consecutive blocks of this many floats (the
- * last one shorter).  Changing it changes what a seed gives. */
+/* Block size of bnn_posterior_sample() and of the trainer's fused
+ * updates: the work per piece only; the variates are always those of one
+ * bnn_rng_normal(rng, ε, n) call over the whole parameter vector. */
 #define BNN_SAMPLE_BLOCK 4096
 
 /**
- * Draw θ = μ + σ∘ε with ε ~ N(0, I), fused block by block: for each block
- * of BNN_SAMPLE_BLOCK entries (the last one n % BNN_SAMPLE_BLOCK),
- * bnn_rng_normal() fills ε, then θ = μ + σ·ε is computed while ε is still
- * in cache.  A given rng state gives the same ε and θ on every machine
- * (bnn_rng.h).
+ * Draw θ = μ + σ∘ε with ε ~ N(0, I), fused block by block: ε is
+ * bnn_rng_normal(rng, ε, n), drawn in pieces of BNN_SAMPLE_BLOCK
+ * (bnn_rng_normal_next()), and θ = μ + σ·ε is computed on each piece while
+ * it is still in cache.  A given rng state gives the same ε and θ on every
+ * machine (bnn_rng.h).
  * @param eps    receives ε (IVON needs it for ĥ); NULL when not wanted
  * @param theta  receives θ
  */

@@ -8,8 +8,9 @@
  * |w| as the score, magnitude pruning).
  *
  * The sampler is fused block by block: the Gaussian variates of a block
- * of BNN_SAMPLE_BLOCK floats (16 KiB, in L1) come from bnn_rng_normal()
- * and are turned into θ while still in cache, so the noise costs one
+ * of BNN_SAMPLE_BLOCK floats (16 KiB, in L1) come from one
+ * bnn_rng_normal() call over all n drawn in pieces
+ * (bnn_rng_normal_next()) and are turned into θ while still in cache, so the noise costs one
  * write (ε, when wanted) instead of a write and a read from memory.  The
  * KL sums its terms in double with a logarithm of our own that gcc
  * vectorises (see kl_log).  Pruning selects the k lowest scores exactly by
@@ -53,14 +54,16 @@ BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,
                                           bnn_rng *rng)
 {
 	float buf[BNN_SAMPLE_BLOCK];
+	bnn_rng_normal_stream noise;
 	long i;
 
 	/* VOGN Alg. 1 lines 8-9, IVON Alg. 1 line 2: θ = μ + σε, ε ~ N(0, I) */
+	bnn_rng_normal_begin(&noise, rng, n > 0 ? (size_t)n : 0);
 	for (i = 0; i < n; i += BNN_SAMPLE_BLOCK) {
 		long len = n - i < BNN_SAMPLE_BLOCK ? n - i : BNN_SAMPLE_BLOCK;
 		float *e = eps ? eps + i : buf;
 
-		bnn_rng_normal(rng, e, (size_t)len);
+		bnn_rng_normal_next(&noise, e, (size_t)len);
 		sample_block(len, mu + i, sigma + i, e, theta + i);
 	}
 }

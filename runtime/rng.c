@@ -10,27 +10,31 @@
  *
  * The Gaussian sampler is the hot one: it draws the weight noise of every
  * training step, millions of values.  It is the Box-Muller transform
- * (Box and Muller, 1958) computed in float, one 64-bit draw per pair of
- * variates (64 random bits: 32 for the radius, 32 for the angle): a loop
- * fills a block of raw draws, then a branch-free loop of
- * plain float arithmetic turns them into normals.  That loop calls no libm
- * function but sqrtf (gcc vectorises logf and sinf only under
- * -ffast-math, sqrtf under the library's -fno-math-errno): the logarithm,
- * sine and cosine are our own short approximations, each within 4e-7
- * relative error (see the functions and docs/optimizers.md), so gcc
- * vectorises it at -O2.  One stream is
+ * (Box and Muller, 1958) computed in float, 64 random bits per pair of
+ * variates (32 for the radius, 32 for the angle): a loop fills a block of
+ * raw draws, then a branch-free loop of plain float arithmetic turns them
+ * into normals.  That loop calls no libm function but sqrtf and fmaf
+ * (gcc vectorises logf and sinf only under -ffast-math, sqrtf under the
+ * library's -fno-math-errno, fmaf where the target has FMA): the
+ * logarithm, sine and cosine are our own short polynomial approximations,
+ * each within 4e-7 relative error (see the functions and
+ * docs/optimizers.md), so gcc vectorises it at -O2.  One stream is
  * inherently serial (about 1 ns a draw), so from NORMAL_WIDE_MIN variates
  * on, sixteen xoshiro256++ streams seeded from the caller's run side by
  * side as vector lanes (two AVX-512 vectors per state word, whose
- * dependency chains overlap: 0.36 ns per variate in blocks of 4096,
- * against 0.48 with eight lanes; 0.27 with the intrinsics of
- * rng_normal_block_avx512, which keep the lanes in registers, and 0.19
- * since a block's pairs take their bits so that no value crosses a
- * vector, see rng_normal_block).  Measured on a 2-vCPU AMD EPYC
- * (family 26), one thread,
- * n = 670k, before that change and the sqrtf:
- * 0.56 ns per variate with the AVX-512 clone below, 1.1 ns with AVX2,
- * 1.7 ns with baseline SSE2, against 14 ns for scalar double Box-Muller.
+ * dependency chains overlap).  Measured on a 2-vCPU AMD EPYC (family 26),
+ * one thread, in calls of 4096 (ns per variate): 0.48 with eight lanes,
+ * 0.36 with sixteen, 0.27 with the intrinsics of rng_normal_block_avx512,
+ * which keep the lanes in registers, 0.20 since a block's pairs take
+ * their bits so that no value crosses a vector (see rng_normal_block),
+ * and 0.17 since the polynomials are fused multiply-adds (0.193 against
+ * 0.160 in a loop of blocks alone).  Before the square root became
+ * sqrtf: 0.56 with the AVX-512 clone, 1.1 with AVX2, 1.7 with baseline
+ * SSE2, against 14 for scalar double Box-Muller.
+ *
+ * bnn_rng_normal_begin/next hand out one call's variates in pieces, for
+ * callers that use each piece while it is in cache (the trainer's noise,
+ * posterior.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -52,15 +56,28 @@
 #define NARROW_PAIRS 32
 
 /* On x86-64 with gcc and glibc, the block sampler is compiled three times
- * (AVX-512, AVX2, baseline SSE2) and the loader picks the best the CPU
- * runs (an ifunc).  The clones compute bit-identical results, the same
- * IEEE single operations in the same order, as long as gcc does not fuse
- * a*b + c into an FMA: so clones are made only in ISO C mode (-std=c11,
- * where gcc's default is -ffp-contract=off), not in GNU mode.  Define
+ * (x86-64 levels 4 and 3, AVX-512 and AVX2 with FMA, and the baseline)
+ * and the loader picks the best the CPU runs (an ifunc).  The clones
+ * compute bit-identical results, the same IEEE single operations in the
+ * same order: the polynomials' multiply-adds are explicit fmaf() calls
+ * (one rounding each, an instruction where the target has FMA, the C
+ * library's exact software otherwise), and gcc fuses no other a*b + c as
+ * long as it is in ISO C mode (-std=c11, where its default is
+ * -ffp-contract=off), the only mode that makes clones.  Define
  * BNN_NO_SIMD_CLONES (or BNN_RNG_NO_CLONES) to build the baseline only. */
-#define RNG_CLONES BNN_SIMD_CLONES /* simd_clones.h */
+#define RNG_CLONES BNN_SIMD_CLONES_FMA /* simd_clones.h */
 
-static inline uint64_t rng_rotl(uint64_t x, int k)
+/* The helpers of the cloned functions are always inlined: gcc does not
+ * inline a plain inline function into a clone built for another -march
+ * (x86-64-v4 or v3), and a call per pair, with fmaf() a call of its own,
+ * made the narrow sampler several times slower. */
+#if defined(__GNUC__)
+#define RNG_INLINE static inline __attribute__((always_inline))
+#else
+#define RNG_INLINE static inline
+#endif
+
+RNG_INLINE uint64_t rng_rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));
 }
@@ -69,7 +86,7 @@ static inline uint64_t rng_rotl(uint64_t x, int k)
  * 2^64 over the golden ratio, and its mixing function. */
 #define RNG_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 
-static inline uint64_t rng_mix64(uint64_t z)
+RNG_INLINE uint64_t rng_mix64(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
@@ -94,7 +111,7 @@ void bnn_rng_seed(bnn_rng *rng, uint64_t seed)
 }
 
 /* One xoshiro256** step on a state held in s[0..3]. */
-static inline uint64_t rng_step(uint64_t s[4])
+RNG_INLINE uint64_t rng_step(uint64_t s[4])
 {
 	uint64_t result = rng_rotl(s[1] * 5, 7) * 9;
 	uint64_t t = s[1] << 17;
@@ -209,7 +226,7 @@ void bnn_rng_uniform_fill(bnn_rng *rng, float *out, size_t n)
 
 /* ---- the Gaussian sampler ----------------------------------------------- */
 
-static inline uint32_t rng_float_bits(float x)
+RNG_INLINE uint32_t rng_float_bits(float x)
 {
 	uint32_t u;
 
@@ -217,7 +234,7 @@ static inline uint32_t rng_float_bits(float x)
 	return u;
 }
 
-static inline float rng_bits_float(uint32_t u)
+RNG_INLINE float rng_bits_float(uint32_t u)
 {
 	float x;
 
@@ -236,7 +253,7 @@ static inline float rng_bits_float(uint32_t u)
  * negated and doubled below.  m − 1 is exact (Sterbenz), so the result
  * keeps its relative accuracy near x = 2^31 (result 0).
  */
-static inline float rng_neg_log(float x)
+RNG_INLINE float rng_neg_log(float x)
 {
 	/* 0x3f3504f3 is the float just above √2/2. */
 	uint32_t ix = rng_float_bits(x) + (UINT32_C(0x3f800000) -
@@ -247,11 +264,17 @@ static inline float rng_neg_log(float x)
 	                         UINT32_C(0x3f3504f3));
 	float f = (m - 1.0f) / (m + 1.0f);
 	float w = f * f;
-	float g = -2.00000024f + w * (-0.666522238f + w * -0.412963728f);
+	float g = fmaf(w, fmaf(w, -0.412963728f, -0.666522238f), -2.00000024f);
 
 	/* ln 2 = 0x1.62e4p-1 + 1.4286068e-6: −k times the first part is
 	 * exact for |k| < 512. */
-	return nk * 0x1.62e4p-1f + (nk * 1.4286068e-6f + f * g);
+	return fmaf(nk, 0x1.62e4p-1f, fmaf(nk, 1.4286068e-6f, f * g));
+}
+
+/* c0 + u·(c1 + u·(c2 + u·c3)), by Horner's rule in fused multiply-adds. */
+RNG_INLINE float rng_cubic(float u, float c0, float c1, float c2, float c3)
+{
+	return fmaf(u, fmaf(u, fmaf(u, c3, c2), c1), c0);
 }
 
 /*
@@ -272,7 +295,7 @@ static inline float rng_neg_log(float x)
  * √(−ln u).  sin φ = φ P(φ²) and cos φ = C(φ²) with P and C our minimax
  * (Remez) cubics on [0, π²/16], relative errors 3.3e-9 and 3.3e-8.
  */
-static inline void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
+RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
                                    float *y)
 {
 	float j = (float)(int32_t)((rbits >> 1) | 1);
@@ -282,10 +305,10 @@ static inline void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 	/* (π/4) 2^-31 per unit of the signed 32-bit abits << 2. */
 	float phi = (float)(int32_t)(abits << 2) * 0x1.921fb6p-32f;
 	float u = phi * phi;
-	float sn = phi * (0.999999997f + u * (-0.166666502f +
-	           u * (0.00833201645f + u * -0.00019501822f)));
-	float cs = 0.999999967f + u * (-0.499998424f +
-	           u * (0.0416544196f + u * -0.00135794041f));
+	float sn = phi * rng_cubic(u, 0.999999997f, -0.166666502f,
+	                           0.00833201645f, -0.00019501822f);
+	float cs = rng_cubic(u, 0.999999967f, -0.499998424f, 0.0416544196f,
+	                     -0.00135794041f);
 	uint32_t sx = abits & UINT32_C(0x80000000);
 	uint32_t sy = (abits << 1) & UINT32_C(0x80000000);
 
@@ -295,7 +318,7 @@ static inline void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 
 /* The narrow sampler's transform: draw a[i] gives the pair out[2i],
  * out[2i + 1], its high half the radius and its low half the angle. */
-static inline void rng_normal_transform(const uint64_t *a, float *out,
+RNG_INLINE void rng_normal_transform(const uint64_t *a, float *out,
                                         int npairs)
 {
 	int i;
@@ -307,7 +330,7 @@ static inline void rng_normal_transform(const uint64_t *a, float *out,
 
 /* xoshiro256++'s output, rotl(s0 + s3, 23) + s0: the wide sampler's lanes
  * use this scrambler (see rng_normal_block). */
-static inline uint64_t rng_plusplus(uint64_t s0, uint64_t s3)
+RNG_INLINE uint64_t rng_plusplus(uint64_t s0, uint64_t s3)
 {
 	return rng_rotl(s0 + s3, 23) + s0;
 }
@@ -328,7 +351,7 @@ static inline uint64_t rng_plusplus(uint64_t s0, uint64_t s3)
  */
 /* The 32-bit words of d[0..NORMAL_LANES/2), low half first: w[p] is half
  * p & 1 of d[p / 2] (on a little-endian machine, the bytes as they lie). */
-static inline void rng_words(const uint64_t *d, uint32_t *w)
+RNG_INLINE void rng_words(const uint64_t *d, uint32_t *w)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	memcpy(w, d, NORMAL_LANES / 2 * sizeof *d);
@@ -402,7 +425,7 @@ RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
 #define RNG_HAVE_AVX512 1
 #include <immintrin.h>
 
-#define RNG_AVX512 __attribute__((target("avx512f")))
+#define RNG_AVX512 __attribute__((target("avx512f,fma")))
 
 /* rng_neg_log on sixteen floats. */
 RNG_AVX512 static inline __m512 rng_v_neg_log(__m512 x)
@@ -416,23 +439,22 @@ RNG_AVX512 static inline __m512 rng_v_neg_log(__m512 x)
 		_mm512_and_si512(ix, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x3f3504f3)));
 	__m512 f = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one));
 	__m512 w = _mm512_mul_ps(f, f);
-	__m512 g = _mm512_add_ps(
-		_mm512_set1_ps(-2.00000024f),
-		_mm512_mul_ps(w, _mm512_add_ps(_mm512_set1_ps(-0.666522238f),
-		                               _mm512_mul_ps(w, _mm512_set1_ps(-0.412963728f)))));
+	__m512 g = _mm512_fmadd_ps(w, _mm512_fmadd_ps(w, _mm512_set1_ps(-0.412963728f),
+	                                              _mm512_set1_ps(-0.666522238f)),
+	                           _mm512_set1_ps(-2.00000024f));
 
-	return _mm512_add_ps(_mm512_mul_ps(nk, _mm512_set1_ps(0x1.62e4p-1f)),
-	                     _mm512_add_ps(_mm512_mul_ps(nk, _mm512_set1_ps(1.4286068e-6f)),
-	                                   _mm512_mul_ps(f, g)));
+	return _mm512_fmadd_ps(nk, _mm512_set1_ps(0x1.62e4p-1f),
+	                       _mm512_fmadd_ps(nk, _mm512_set1_ps(1.4286068e-6f),
+	                                       _mm512_mul_ps(f, g)));
 }
 
-/* c0 + u·(c1 + u·(c2 + u·c3)), as rng_normal_pair spells it. */
+/* rng_cubic on sixteen floats. */
 RNG_AVX512 static inline __m512 rng_v_cubic(__m512 u, float c0, float c1, float c2, float c3)
 {
-	__m512 q = _mm512_add_ps(_mm512_set1_ps(c2), _mm512_mul_ps(u, _mm512_set1_ps(c3)));
+	__m512 q = _mm512_fmadd_ps(u, _mm512_set1_ps(c3), _mm512_set1_ps(c2));
 
-	q = _mm512_add_ps(_mm512_set1_ps(c1), _mm512_mul_ps(u, q));
-	return _mm512_add_ps(_mm512_set1_ps(c0), _mm512_mul_ps(u, q));
+	q = _mm512_fmadd_ps(u, q, _mm512_set1_ps(c1));
+	return _mm512_fmadd_ps(u, q, _mm512_set1_ps(c0));
 }
 
 /* rng_normal_pair on sixteen pairs: radius bits rb, angle bits ab; the
@@ -516,6 +538,7 @@ static int rng_avx512(void)
 		const char *env = getenv("BNN_RNG");
 
 		state = __builtin_cpu_supports("avx512f") &&
+		        __builtin_cpu_supports("fma") &&
 		        !(env && strcmp(env, "generic") == 0) ? 1 : -1;
 		__atomic_store_n(&rng_avx512_state, state, __ATOMIC_RELAXED);
 	}
@@ -578,6 +601,19 @@ RNG_CLONES static void rng_seed_lanes(bnn_rng *rng, uint64_t lane[4][NORMAL_LANE
 			lane[k][l] = rng_mix64(seed[l] + (uint64_t)(k + 1) * RNG_GOLDEN);
 }
 
+/* One block of the wide sampler, by the intrinsics where the CPU has
+ * them. */
+static void rng_normal_wide_block(uint64_t lane[4][NORMAL_LANES], float *out)
+{
+#if RNG_HAVE_AVX512
+	if (rng_avx512()) {
+		rng_normal_block_avx512(lane, out);
+		return;
+	}
+#endif
+	rng_normal_block(lane, out);
+}
+
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 {
 	uint64_t lane[4][NORMAL_LANES];
@@ -588,13 +624,64 @@ void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 	}
 	rng_seed_lanes(rng, lane);
 	for (; n >= 2 * NORMAL_PAIRS; n -= 2 * NORMAL_PAIRS) {
-#if RNG_HAVE_AVX512
-		if (rng_avx512())
-			rng_normal_block_avx512(lane, out);
-		else
-#endif
-			rng_normal_block(lane, out);
+		rng_normal_wide_block(lane, out);
 		out += 2 * NORMAL_PAIRS;
 	}
 	rng_normal_narrow(rng->s, out, n);
+}
+
+/* ---- one call in pieces ------------------------------------------------- */
+
+_Static_assert(BNN_RNG_NORMAL_LANES == NORMAL_LANES &&
+               BNN_RNG_NORMAL_BLOCK == 2 * NORMAL_PAIRS &&
+               BNN_RNG_NORMAL_BLOCK == NORMAL_WIDE_MIN,
+               "bnn_rng.h's sizes are the sampler's");
+
+void bnn_rng_normal_begin(bnn_rng_normal_stream *s, bnn_rng *rng, size_t n)
+{
+	s->rng = rng;
+	s->buf_pos = s->buf_len = 0;
+	if (n < NORMAL_WIDE_MIN) {
+		s->blocks = 0;
+		s->tail = n;
+		return;
+	}
+	rng_seed_lanes(rng, s->lane); /* as bnn_rng_normal() does first */
+	s->blocks = n / (2 * NORMAL_PAIRS);
+	s->tail = n % (2 * NORMAL_PAIRS);
+}
+
+size_t bnn_rng_normal_next(bnn_rng_normal_stream *s, float *out, size_t k)
+{
+	size_t done = 0;
+
+	while (done < k) {
+		if (s->buf_pos < s->buf_len) { /* the rest of a block or the tail */
+			size_t m = s->buf_len - s->buf_pos;
+
+			m = m < k - done ? m : k - done;
+			memcpy(out + done, s->buf + s->buf_pos, m * sizeof *out);
+			s->buf_pos += m;
+			done += m;
+		} else if (s->blocks > 0) { /* a whole block in place, or buffered */
+			int whole = k - done >= 2 * NORMAL_PAIRS;
+
+			rng_normal_wide_block(s->lane, whole ? out + done : s->buf);
+			s->blocks--;
+			if (whole) {
+				done += 2 * NORMAL_PAIRS;
+			} else {
+				s->buf_pos = 0;
+				s->buf_len = 2 * NORMAL_PAIRS;
+			}
+		} else if (s->tail > 0) { /* rng's own variates, after the blocks */
+			rng_normal_narrow(s->rng->s, s->buf, s->tail);
+			s->buf_pos = 0;
+			s->buf_len = s->tail;
+			s->tail = 0;
+		} else {
+			break; /* all n given */
+		}
+	}
+	return done;
 }

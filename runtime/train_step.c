@@ -526,19 +526,21 @@ static void update_tensors(struct trainer *t, float lr, double tau)
 		tensor_update(t, i, t->tensors[i].offset, t->tensors[i].size, NULL, lr, tau);
 }
 
-/* The update with the next step's sample, block by block of
- * bnn_posterior_sample's noise, each block split at the tensors' borders
- * (the tensors tile the parameters in order, as bnn_model_check()
- * requires). */
+/* The update with the next step's sample, whose noise is
+ * bnn_posterior_sample's (one bnn_rng_normal() call over all parameters),
+ * drawn block by block, each block split at the tensors' borders (the
+ * tensors tile the parameters in order, as bnn_model_check() requires). */
 static void update_and_sample(struct trainer *t, float lr, double tau)
 {
 	float noise[BNN_SAMPLE_BLOCK];
+	bnn_rng_normal_stream stream;
 	long n = t->m->nparams, start;
 	int i = 0;
 
+	bnn_rng_normal_begin(&stream, &t->noise, (size_t)n);
 	for (start = 0; start < n; start += BNN_SAMPLE_BLOCK) {
 		long end = n - start < BNN_SAMPLE_BLOCK ? n : start + BNN_SAMPLE_BLOCK;
-		bnn_rng_normal(&t->noise, noise, (size_t)(end - start));
+		bnn_rng_normal_next(&stream, noise, (size_t)(end - start));
 		for (; i < t->ntensors; i++) {
 			const struct train_tensor *tt = &t->tensors[i];
 			long a = tt->offset > start ? tt->offset : start;

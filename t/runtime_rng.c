@@ -392,7 +392,9 @@ static void box_muller(uint32_t rb, uint32_t ab, double *x, double *y)
 
 /* In a child with BNN_RNG=generic (the compiled block instead of the
  * intrinsics): does seed 9's n = 1001 give a[0..1001) bit for bit? */
-static int generic_block_same(const float *a)
+/* Whether a[0..n) is what seed gives with BNN_RNG=generic (in a child,
+ * since the variable is read once). */
+static int generic_block_same(const float *a, size_t n, uint64_t seed)
 {
 	pid_t pid = fork();
 	int status;
@@ -400,13 +402,15 @@ static int generic_block_same(const float *a)
 	if (pid < 0)
 		tap_bail_out("fork failed");
 	if (pid == 0) {
-		static float b[1001];
+		float *b = malloc(n * sizeof *b);
 		bnn_rng r;
 
 		setenv("BNN_RNG", "generic", 1);
-		bnn_rng_seed(&r, 9);
-		bnn_rng_normal(&r, b, 1001);
-		_exit(memcmp(a, b, sizeof b) == 0 ? 0 : 1);
+		bnn_rng_seed(&r, seed);
+		if (!b)
+			_exit(2);
+		bnn_rng_normal(&r, b, n);
+		_exit(memcmp(a, b, n * sizeof *b) == 0 ? 0 : 1);
 	}
 	if (waitpid(pid, &status, 0) != pid)
 		tap_bail_out("waitpid failed");
@@ -501,8 +505,8 @@ static void test_normal_sizes(void)
 	}
 	ok(worst < 2e-5, "n = 1001: the 512 block variates follow the layout (worst %.2g)",
 	   worst);
-	ok(generic_block_same(a), "the AVX-512 block and the compiled one (BNN_RNG=generic) "
-	   "give the same bits");
+	ok(generic_block_same(a, 1001, 9), "the AVX-512 block and the compiled one "
+	   "(BNN_RNG=generic) give the same bits");
 
 	bnn_rng_seed(&r, 9);
 	ref = r;
@@ -510,6 +514,69 @@ static void test_normal_sizes(void)
 	for (i = 0; i < 16; i++)
 		bnn_rng_next(&ref);
 	ok(same_state(&r, &ref), "n = 1024 uses the sixteen lane seeds only");
+}
+
+/*
+ * bnn_rng_normal_begin/next: one call of bnn_rng_normal() in pieces.  For
+ * n on both sides of the wide sampler's threshold and of its blocks, and
+ * pieces smaller than, equal to and larger than a block, the pieces give
+ * the call's variates bit for bit and leave rng where the call does; the
+ * last piece is cut short at n, and later ones give nothing.
+ */
+static void test_normal_stream(void)
+{
+	static const size_t sizes[] = { 0, 1, 7, 511, 512, 513, 1001, 1536, 4396 };
+	static const size_t pieces[] = { 1, 3, 100, 512, 700, 1024, 5000 };
+	enum { NMAX = 4396 };
+	float *a = malloc(NMAX * sizeof *a), *b = malloc((NMAX + 5000) * sizeof *b);
+	size_t si, pi;
+	int bad_vals = 0, bad_state = 0, bad_count = 0;
+
+	if (!a || !b)
+		tap_bail_out("out of memory");
+	for (si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+		size_t n = sizes[si];
+		bnn_rng r, ref;
+
+		bnn_rng_seed(&ref, 31 + n);
+		bnn_rng_normal(&ref, a, n);
+		for (pi = 0; pi < sizeof pieces / sizeof *pieces; pi++) {
+			bnn_rng_normal_stream st;
+			size_t got = 0, k;
+
+			bnn_rng_seed(&r, 31 + n);
+			bnn_rng_normal_begin(&st, &r, n);
+			while ((k = bnn_rng_normal_next(&st, b + got, pieces[pi])) > 0) {
+				got += k;
+				if (k != pieces[pi] && got != n)
+					bad_count++; /* a short piece before the end */
+			}
+			bad_count += got != n;
+			bad_vals += memcmp(a, b, n * sizeof *a) != 0;
+			bad_state += !same_state(&r, &ref);
+		}
+	}
+	is_int(bad_vals, 0, "normal stream: pieces of 1 to 5000 give bnn_rng_normal's "
+	       "variates for n = 0 to 4396");
+	is_int(bad_state, 0, "normal stream: ... and leave rng where the call does");
+	is_int(bad_count, 0, "normal stream: pieces are whole until the last, which is cut at n");
+
+	/* Many blocks: the AVX-512 and compiled blocks agree here too. */
+	{
+		enum { NBIG = 3 * 4096 + 77 };
+		float *c = malloc(NBIG * sizeof *c);
+		bnn_rng r;
+
+		if (!c)
+			tap_bail_out("out of memory");
+		bnn_rng_seed(&r, 77);
+		bnn_rng_normal(&r, c, NBIG);
+		ok(generic_block_same(c, NBIG, 77), "n = %d: the AVX-512 blocks and the "
+		   "compiled ones give the same bits", NBIG);
+		free(c);
+	}
+	free(a);
+	free(b);
 }
 
 int main(void)
@@ -523,5 +590,6 @@ int main(void)
 	test_normal_exact();
 	test_normal_moments();
 	test_normal_sizes();
+	test_normal_stream();
 	return tap_done();
 }

@@ -671,7 +671,7 @@ static void test_sample(void)
 	static const float ssig[NS] = { 1.0f, 2.0f, 0.1f, 0.5f, 10.0f };
 	double sum[NS] = { 0 }, sq[NS] = { 0 };
 	bnn_rng rng, rng2;
-	long i, off;
+	long i;
 	int k, exact = 1, mom = 1, smom = 1;
 
 	if (!mu || !sig || !eps || !th || !ref || !th2)
@@ -681,19 +681,15 @@ static void test_sample(void)
 		sig[i] = gsig[i % NG];
 	}
 
-	/* θ = μ + σ ε exactly, ε as bnn_rng_normal() gives it on blocks of
-	 * BNN_SAMPLE_BLOCK, and the same θ when ε is not wanted. */
+	/* θ = μ + σ ε exactly, ε as one bnn_rng_normal() call over all NB
+	 * gives it, and the same θ when ε is not wanted. */
 	bnn_rng_seed(&rng, 2024);
 	rng2 = rng;
 	bnn_posterior_sample(NB, mu, sig, eps, th, &rng);
-	for (off = 0; off < NB; off += BNN_SAMPLE_BLOCK)
-		bnn_rng_normal(&rng2, ref + off,
-		               (size_t)(NB - off < BNN_SAMPLE_BLOCK ?
-		                        NB - off : BNN_SAMPLE_BLOCK));
+	bnn_rng_normal(&rng2, ref, NB);
 	ok(memcmp(ref, eps, NB * sizeof *eps) == 0 &&
 	   memcmp(&rng, &rng2, sizeof rng) == 0,
-	   "sample: eps is bnn_rng_normal on blocks of %d, rng advanced alike",
-	   BNN_SAMPLE_BLOCK);
+	   "sample: eps is one bnn_rng_normal call over all %d, rng advanced alike", NB);
 	for (i = 0; i < NB; i++) {
 		float want = mu[i] + sig[i] * eps[i];
 
