@@ -7,14 +7,14 @@
  * (BADAM section 4: the weights with the lowest SNR are set to zero; with
  * |w| as the score, magnitude pruning).
  *
- * The sampler is fused block by block: the Gaussian variates of a block
- * of BNN_SAMPLE_BLOCK floats (16 KiB, in L1) come from one
- * bnn_rng_normal() call over all n drawn in pieces
- * (bnn_rng_normal_next()) and are turned into θ while still in cache, so the noise costs one
- * write (ε, when wanted) instead of a write and a read from memory.  The
- * KL sums its terms in double with a logarithm of our own that gcc
- * vectorises (see kl_log).  Pruning selects the k lowest scores exactly by
- * a radix selection on the scores' bits, without sorting or allocating.
+ * The sampler is fused block by block: ε is one bnn_rng_normal() call
+ * over all n, drawn in pieces of BNN_SAMPLE_BLOCK floats (16 KiB, in L1;
+ * bnn_rng_normal_next()), each turned into θ while still in cache, so the
+ * noise costs one write (ε, when wanted) instead of a write and a read
+ * from memory.  The KL sums its terms in double with a logarithm of our
+ * own that gcc vectorises (see kl_log).  Pruning selects the k lowest
+ * scores exactly by a radix selection on the scores' bits, without
+ * sorting or allocating.
  */
 #include <math.h>
 #include <stdint.h>

@@ -296,7 +296,7 @@ RNG_INLINE float rng_cubic(float u, float c0, float c1, float c2, float c3)
  * (Remez) cubics on [0, π²/16], relative errors 3.3e-9 and 3.3e-8.
  */
 RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
-                                   float *y)
+                                float *y)
 {
 	float j = (float)(int32_t)((rbits >> 1) | 1);
 	/* sqrtf is one correctly rounded instruction in every clone (the
@@ -319,7 +319,7 @@ RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 /* The narrow sampler's transform: draw a[i] gives the pair out[2i],
  * out[2i + 1], its high half the radius and its low half the angle. */
 RNG_INLINE void rng_normal_transform(const uint64_t *a, float *out,
-                                        int npairs)
+                                     int npairs)
 {
 	int i;
 
@@ -333,6 +333,20 @@ RNG_INLINE void rng_normal_transform(const uint64_t *a, float *out,
 RNG_INLINE uint64_t rng_plusplus(uint64_t s0, uint64_t s3)
 {
 	return rng_rotl(s0 + s3, 23) + s0;
+}
+
+/* The 32-bit words of d[0..NORMAL_LANES/2), low half first: w[p] is half
+ * p & 1 of d[p / 2] (on a little-endian machine, the bytes as they lie). */
+RNG_INLINE void rng_words(const uint64_t *d, uint32_t *w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(w, d, NORMAL_LANES / 2 * sizeof *d);
+#else
+	int p;
+
+	for (p = 0; p < NORMAL_LANES; p++)
+		w[p] = (uint32_t)(d[p >> 1] >> (32 * (p & 1)));
+#endif
 }
 
 /*
@@ -349,20 +363,6 @@ RNG_INLINE uint64_t rng_plusplus(uint64_t s0, uint64_t s3)
  * scrambler, every output bit sound): it is cheaper than ** in vectors,
  * and each 32-bit half is used whole.
  */
-/* The 32-bit words of d[0..NORMAL_LANES/2), low half first: w[p] is half
- * p & 1 of d[p / 2] (on a little-endian machine, the bytes as they lie). */
-RNG_INLINE void rng_words(const uint64_t *d, uint32_t *w)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(w, d, NORMAL_LANES / 2 * sizeof *d);
-#else
-	int p;
-
-	for (p = 0; p < NORMAL_LANES; p++)
-		w[p] = (uint32_t)(d[p >> 1] >> (32 * (p & 1)));
-#endif
-}
-
 RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
                                         float *out)
 {
@@ -616,18 +616,10 @@ static void rng_normal_wide_block(uint64_t lane[4][NORMAL_LANES], float *out)
 
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 {
-	uint64_t lane[4][NORMAL_LANES];
+	bnn_rng_normal_stream s;
 
-	if (n < NORMAL_WIDE_MIN) {
-		rng_normal_narrow(rng->s, out, n);
-		return;
-	}
-	rng_seed_lanes(rng, lane);
-	for (; n >= 2 * NORMAL_PAIRS; n -= 2 * NORMAL_PAIRS) {
-		rng_normal_wide_block(lane, out);
-		out += 2 * NORMAL_PAIRS;
-	}
-	rng_normal_narrow(rng->s, out, n);
+	bnn_rng_normal_begin(&s, rng, n);
+	bnn_rng_normal_next(&s, out, n);
 }
 
 /* ---- one call in pieces ------------------------------------------------- */
@@ -651,37 +643,49 @@ void bnn_rng_normal_begin(bnn_rng_normal_stream *s, bnn_rng *rng, size_t n)
 	s->tail = n % (2 * NORMAL_PAIRS);
 }
 
+/* Where the next len variates go: straight into out when its room holds
+ * them all, else into s's buffer, from which the next calls copy them. */
+static float *rng_stream_target(bnn_rng_normal_stream *s, float *out, size_t room,
+                                size_t len)
+{
+	if (room >= len)
+		return out;
+	s->buf_pos = 0;
+	s->buf_len = len;
+	return s->buf;
+}
+
 size_t bnn_rng_normal_next(bnn_rng_normal_stream *s, float *out, size_t k)
 {
 	size_t done = 0;
 
 	while (done < k) {
+		float *dst;
+		size_t len;
+
 		if (s->buf_pos < s->buf_len) { /* the rest of a block or the tail */
-			size_t m = s->buf_len - s->buf_pos;
-
-			m = m < k - done ? m : k - done;
-			memcpy(out + done, s->buf + s->buf_pos, m * sizeof *out);
-			s->buf_pos += m;
-			done += m;
-		} else if (s->blocks > 0) { /* a whole block in place, or buffered */
-			int whole = k - done >= 2 * NORMAL_PAIRS;
-
-			rng_normal_wide_block(s->lane, whole ? out + done : s->buf);
+			len = s->buf_len - s->buf_pos;
+			len = len < k - done ? len : k - done;
+			memcpy(out + done, s->buf + s->buf_pos, len * sizeof *out);
+			s->buf_pos += len;
+			done += len;
+			continue;
+		}
+		if (s->blocks > 0) { /* the lanes' next block */
+			len = 2 * NORMAL_PAIRS;
+			dst = rng_stream_target(s, out + done, k - done, len);
+			rng_normal_wide_block(s->lane, dst);
 			s->blocks--;
-			if (whole) {
-				done += 2 * NORMAL_PAIRS;
-			} else {
-				s->buf_pos = 0;
-				s->buf_len = 2 * NORMAL_PAIRS;
-			}
 		} else if (s->tail > 0) { /* rng's own variates, after the blocks */
-			rng_normal_narrow(s->rng->s, s->buf, s->tail);
-			s->buf_pos = 0;
-			s->buf_len = s->tail;
+			len = s->tail;
+			dst = rng_stream_target(s, out + done, k - done, len);
+			rng_normal_narrow(s->rng->s, dst, len);
 			s->tail = 0;
 		} else {
 			break; /* all n given */
 		}
+		if (dst != s->buf)
+			done += len;
 	}
 	return done;
 }

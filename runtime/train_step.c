@@ -180,8 +180,6 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 	return BNN_OK;
 }
 
-/* A zeroed array of nparams floats. */
-
 static void vogn_params(const struct trainer *t, const struct train_tensor *tt, double tau,
                         bnn_vogn_params *p)
 {

@@ -390,10 +390,9 @@ static void box_muller(uint32_t rb, uint32_t ab, double *x, double *y)
 	*y = (ab & 0x40000000u) ? -r * sin(th) : r * sin(th);
 }
 
-/* In a child with BNN_RNG=generic (the compiled block instead of the
- * intrinsics): does seed 9's n = 1001 give a[0..1001) bit for bit? */
-/* Whether a[0..n) is what seed gives with BNN_RNG=generic (in a child,
- * since the variable is read once). */
+/* Whether a[0..n) is what seed gives with BNN_RNG=generic, the compiled
+ * block instead of the intrinsics (in a child, since the variable is
+ * read once). */
 static int generic_block_same(const float *a, size_t n, uint64_t seed)
 {
 	pid_t pid = fork();
