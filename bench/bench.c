@@ -31,9 +31,9 @@
  *                    (their repeats interleaved: the median of the ratios
  *                    of neighbouring repeats);
  *   train_step       the trainer's real step (bnn_train) with adam on
- *                    fashion_point and with ivon, vogn, bbb (with the
- *                    local reparameterisation, and as bbb_w with weight
- *                    samples, lrt=0) and badam on fashion_mf (the same
+ *                    fashion_point and with ivon, vogn, bbb (weight
+ *                    samples, the default lrt=0, and as bbb_lrt with the
+ *                    local reparameterisation) and badam on fashion_mf (the same
  *                    network with `posterior meanfield;`), batch 32 and
  *                    128, and each one's ratio to Adam's (see bench_train
  *                    below for the method);
@@ -505,17 +505,17 @@ struct bench_optim {
 	int lrt;            /* bbb: the local reparameterisation (option lrt) */
 };
 static const struct bench_optim bench_optims[] = {
-	{ "adam", BNN_OPT_ADAM, 0, 1 },
-	{ "ivon", BNN_OPT_IVON, 1, 1 },
-	{ "vogn", BNN_OPT_VOGN, 1, 1 },
-	{ "bbb", BNN_OPT_BBB, 1, 1 },
-	{ "bbb_w", BNN_OPT_BBB, 1, 0 }, /* --set lrt=0: weight samples */
-	{ "badam", BNN_OPT_BADAM, 1, 1 },
+	{ "adam", BNN_OPT_ADAM, 0, 0 },
+	{ "ivon", BNN_OPT_IVON, 1, 0 },
+	{ "vogn", BNN_OPT_VOGN, 1, 0 },
+	{ "bbb", BNN_OPT_BBB, 1, 0 },     /* weight samples, the default */
+	{ "bbb_lrt", BNN_OPT_BBB, 1, 1 }, /* --set lrt=1 */
+	{ "badam", BNN_OPT_BADAM, 1, 0 },
 };
 static const struct bench_optim bench_lenet_optims[] = {
-	{ "adam", BNN_OPT_ADAM, 0, 1 },
-	{ "ivon", BNN_OPT_IVON, 1, 1 },
-	{ "vogn", BNN_OPT_VOGN, 1, 1 },
+	{ "adam", BNN_OPT_ADAM, 0, 0 },
+	{ "ivon", BNN_OPT_IVON, 1, 0 },
+	{ "vogn", BNN_OPT_VOGN, 1, 0 },
 };
 #define BENCH_NOPTIMS ((int)(sizeof bench_optims / sizeof bench_optims[0]))
 

@@ -334,8 +334,7 @@ END {
 	vt["vogn" SUBSEP 128] = 1.45
 	vt["vogn" SUBSEP 32] = 1.7
 	vt["bbb" SUBSEP 128] = 1.6
-	vt["bbb_w" SUBSEP 128] = 1.6
-	if (nv) {
+		if (nv) {
 		printf "#\n# variational optimizers, 784-512-512-10, one MC sample:" \
 		       " the trainer'"'"'s step / Adam'"'"'s\n"
 		printf "# %-9s %5s %9s %7s %11s %7s %-6s %10s %7s %8s\n",

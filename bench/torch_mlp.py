@@ -40,10 +40,12 @@ for Fashion-MNIST and bench/fashion_mf.bnn):
          respect to the layer's output and X its input (the same GEMM
          trick as the generated code; functorch's vmap would form all B
          per-example gradients, about 80x an Adam step);
-  bbb    Bayes-by-Backprop with the local reparameterisation trick:
-         mean X W^T + b, variance (X*X)(sigma_W^2)^T + sigma_b^2, sigma =
+  bbb    Bayes-by-Backprop as Blundell et al. (bnn_train's default,
+         lrt=0): one weight sample W = mu + sigma*eps per step, sigma =
          softplus(rho), loss mean NLL + KL/N by autograd, torch.optim.Adam
          on mu and rho;
+  bbb_lrt  the same with the local reparameterisation trick (lrt=1):
+         mean X W^T + b, variance (X*X)(sigma_W^2)^T + sigma_b^2;
   badam  torch.optim.Adam with L2 weight decay delta/N (BADAM's training;
          its posterior is read off v once per epoch, not per step).
 
@@ -332,9 +334,10 @@ def make_vogn(torch, model, x, y):
     return step
 
 
-def make_bbb(torch, widths, x, y, seed):
-    """Bayes-by-Backprop with the local reparameterisation trick, sigma0
-    1e-3 as bnn_train's default, Adam (lr 1e-3) on mu and rho."""
+def make_bbb(torch, widths, x, y, seed, lrt):
+    """Bayes-by-Backprop, sigma0 1e-3 as bnn_train's default, Adam (lr
+    1e-3) on mu and rho: with lrt, the local reparameterisation trick;
+    without, one weight sample per step."""
     nn, F = torch.nn, torch.nn.functional
     torch.manual_seed(seed)
     ref = mlp(torch, widths)
@@ -350,6 +353,10 @@ def make_bbb(torch, widths, x, y, seed):
 
         def forward(self, a):
             self.sw, self.sb = F.softplus(self.rw), F.softplus(self.rb)
+            if not lrt:
+                w = self.mw + self.sw * torch.randn_like(self.mw)
+                b = self.mb + self.sb * torch.randn_like(self.mb)
+                return F.linear(a, w, b)
             mean = F.linear(a, self.mw, self.mb)
             var = F.linear(a * a, self.sw * self.sw, self.sb * self.sb)
             return mean + var.sqrt() * torch.randn_like(mean)
@@ -413,7 +420,8 @@ def bench_vi(torch, batch, a, seed):
         ("adam", point(0.0)),
         ("ivon", seeded(make_ivon)),
         ("vogn", seeded(make_vogn)),
-        ("bbb", lambda: make_bbb(torch, widths, x, y, seed)),
+        ("bbb", lambda: make_bbb(torch, widths, x, y, seed, False)),
+        ("bbb_lrt", lambda: make_bbb(torch, widths, x, y, seed, True)),
         ("badam", point(PRIOR / N_DATA)),
     ]
     now = time.process_time if a.clock == "cpu" else time.perf_counter

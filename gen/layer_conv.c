@@ -24,7 +24,8 @@
  * with lrt = 0).  The local reparameterisation trick, which dense
  * meanfield layers use when the pass gets sigma, is not generated for
  * conv2d: a conv2d layer ignores sigma and leaves its grad_sigma entries
- * alone, and the trainer refuses bbb with lrt = 1 on such a model.
+ * alone, and Bayes-by-Backprop with lrt = 1 gives its weights a sample
+ * θ = μ + σε in w (the trainer's weight_sample tensors).
  *
  * dropout(p): as for dense layers, when rng is given, X̃ = X∘M with M a
  * mask per example and input value (C·H·W of them: 0, or 1/(1 − p) with

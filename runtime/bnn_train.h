@@ -81,10 +81,11 @@ typedef struct bnn_train_options {
 	                           hyperparameter); 0: N, the number of
 	                           training examples [0] [ess] */
 	double sigma0;          /* bbb: initial posterior σ [1e-3] [sigma0] */
-	int lrt;                /* bbb: 1, the local reparameterisation trick
-	                           in dense layers (a Gaussian draw per
-	                           example and unit); 0, one weight sample
-	                           θ = μ + σε per step and g_σ = g·ε [1] [lrt] */
+	int lrt;                /* bbb: 0, one weight sample θ = μ + σε per
+	                           pass and g_σ = g·ε (Blundell et al.); 1,
+	                           the local reparameterisation trick in dense
+	                           layers (a Gaussian draw per example and
+	                           unit) [0] [lrt] */
 	double clip;            /* gradient-norm clipping; 0: off [clip] */
 	long epochs;            /* [epochs] */
 	long batch;             /* [batch] */

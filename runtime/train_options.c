@@ -40,7 +40,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.mc = 1;
 	o.delta = NAN;
 	o.sigma0 = 1e-3;
-	o.lrt = 1;
+	o.lrt = 0;
 	o.epochs = 10;
 	o.batch = 128;
 	o.seed = 1;
@@ -98,7 +98,7 @@ static const struct opt_def opt_defs[] = {
 	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, "ivon: element-wise step clipping (0: off)" },
 	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, "ivon: scale lr by h0 + delta (0 or 1)" },
 	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, "bbb: initial posterior standard deviation" },
-	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, "bbb: local reparameterisation (1) or a weight sample per step (0)" },
+	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
 	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, "gradient-norm clipping (0: off)" },
 	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, "passes over the training data" },
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, "examples per step" },

@@ -221,6 +221,17 @@ is "$run_status" 0 "ivon with 2 MC samples per step trains it"
 run ./bayes info --load b.ckpt
 case $run_out in *"optimizer ivon"*"with a posterior"*"mc=2"*) st=0 ;; *) st=1 ;; esac
 ok $st "info shows the optimizer, the posterior and the options"
+# bbb: weight samples unless lrt=1 asks for the local reparameterisation.
+run ./bayes train --data train.csv --optimizer bbb --epochs 2 --batch 16 --save bbb.ckpt --quiet
+is "$run_status" 0 "bbb trains it"
+run ./bayes info --load bbb.ckpt
+case $run_out in *"optimizer bbb"*" lrt=0"*) st=0 ;; *) st=1 ;; esac
+ok $st "bbb's default is one weight sample per pass (lrt=0)"
+run ./bayes train --data train.csv --optimizer bbb --set lrt=1 --epochs 2 --batch 16 --save bbb.ckpt --quiet
+is "$run_status" 0 "bbb trains it with the local reparameterisation"
+run ./bayes info --load bbb.ckpt
+case $run_out in *"optimizer bbb"*" lrt=1"*) st=0 ;; *) st=1 ;; esac
+ok $st "info shows lrt=1"
 run ./bayes eval --load b.ckpt --data test.csv
 case $run_out in '{"n": 150, "mc": 32, "accuracy": '*'"entropy": '*) st=0 ;; *) st=1 ;; esac
 ok $st "eval averages 32 samples by default: $run_out"

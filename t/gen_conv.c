@@ -407,7 +407,7 @@ int main(void)
 	 * lr 0.01; tempering, rho and delta did not cure it), so only that it
 	 * trains to a finite posterior is asserted. */
 	train_one(&rt_cnn_mf_model, BNN_OPT_VOGN, 0.003, 30, 1, &train, &test, NULL, 0);
-	/* bbb's default, lrt = 1: the dense layer by the local
+	/* bbb with lrt = 1: the dense layer by the local
 	 * reparameterisation trick, the conv2d layers by weight samples */
 	train_one(&rt_cnn_mf_model, BNN_OPT_BBB, 0.01, 30, 1, &train, &test, NULL, 1);
 	test_conv_dropout(&train, &test);
