@@ -227,8 +227,11 @@ typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
  * the epoch with the lowest validation NLL, and training stops early after
  * o->patience epochs without improvement (when patience > 0).
  * A non-finite loss stops training with BNN_ERANGE; st then holds the state
- * at the start of the failed epoch, and the checkpoint file keeps its last
- * good contents.  checkpoint, if not NULL, is saved (atomically) at the end
+ * at the start of the failed epoch (with validation data, the best epoch's),
+ * and if an epoch of this run completed it is saved to checkpoint as at the
+ * end of a run (a failed save returns its own code, the message saying
+ * both); after a divergence in the first epoch the file is left as it was.
+ * checkpoint, if not NULL, is saved (atomically) at the end
  * (the best epoch's state with validation data), and during training after
  * an epoch that improved the validation NLL (or any epoch without
  * validation) when 30 seconds have passed since the last save.

@@ -52,6 +52,20 @@ done:
 	return 0;
 }
 
+/* After a divergence: what the checkpoint holds (bnn_train saved the run's
+ * last good epoch, or the best with validation data, if one completed). */
+static void cli_report_divergence(const struct bnn_cli_args *a, const struct cli_progress *p)
+{
+	if (p->epochs_done == 0)
+		fprintf(stderr, "%s: %s was not written: no epoch completed\n", a->prog, a->save);
+	else if (p->best.epoch > 0)
+		fprintf(stderr, "%s: %s holds epoch %ld, the best on the validation data\n", a->prog,
+		        a->save, p->best.epoch);
+	else
+		fprintf(stderr, "%s: %s holds epoch %ld, the last good one\n", a->prog, a->save,
+		        p->epochs_done);
+}
+
 /* Loads one data set for training, reporting errors; 0 or BNN_CLI_FAIL. */
 static int cli_train_load(const bnn_model *m, struct bnn_cli_args *a, const char *data,
                           const char *labels, bnn_dataset *ds)
@@ -98,9 +112,8 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 		if (progress.tty && !a->quiet)
 			fputc('\n', stderr);
 		bnn_cli_error(a, "%s", err.message);
-		if (code == BNN_ERANGE && progress.epochs_done > 0)
-			fprintf(stderr, "%s: %s keeps the model of the last good epoch\n", a->prog,
-			        a->save);
+		if (code == BNN_ERANGE)
+			cli_report_divergence(a, &progress);
 		goto done;
 	}
 	printf("{\"epochs\": %ld, \"train_loss\": %.6g", progress.epochs_done,

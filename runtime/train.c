@@ -12,8 +12,10 @@
  * TRAIN_SAVE_SECONDS when the epoch improved, and always at the end.
  *
  * Safety: the state at the start of each epoch is kept, so a non-finite
- * loss rolls back to it and returns BNN_ERANGE; the checkpoint on disk is
- * only ever replaced atomically by a good state.
+ * loss rolls back to it and returns BNN_ERANGE, after saving the last good
+ * epoch (the best one with validation data) when an epoch of the run
+ * completed; the checkpoint on disk is only ever replaced atomically by a
+ * good state.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -309,6 +311,28 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 	return BNN_OK;
 }
 
+/*
+ * After a divergence in epoch e > 1 of the run (the state rolled back to
+ * the end of epoch e − 1): the state a run ends with (the best epoch's
+ * with validation data), saved as at the end of a run.  err keeps the
+ * divergence; a failed save returns its own code and says both.
+ */
+static int train_save_after_divergence(struct trainer *t, int have_best, const char *checkpoint,
+                                       bnn_err *err)
+{
+	bnn_err save_err, diverged;
+
+	if (have_best)
+		snapshot_copy(t, &t->best, 0);
+	if (!checkpoint || !bnn_state_save(t->st, checkpoint, &save_err))
+		return BNN_ERANGE;
+	if (!err)
+		return save_err.code;
+	diverged = *err;
+	return bnn_fail(err, save_err.code, "%s; the last good epoch could not be saved: %s",
+	                diverged.message, save_err.message);
+}
+
 int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
               const bnn_train_options *o, const char *checkpoint, bnn_epoch_fn on_epoch,
               void *ctx, bnn_err *err)
@@ -359,6 +383,8 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 		rc = train_epoch(&t, &r, on_epoch, ctx, err);
 		if (rc) {
 			snapshot_copy(&t, &t.start, 0);
+			if (rc == BNN_ERANGE && e > 1)
+				rc = train_save_after_divergence(&t, have_best, checkpoint, err);
 			goto done;
 		}
 		st->epoch++;

@@ -130,6 +130,60 @@ static int count_reports(const bnn_epoch_report *r, void *ctx)
 	return 0;
 }
 
+/* Poisons the training inputs (4 features) when epoch `after` ends, and
+ * remembers the best epoch reported. */
+struct poison {
+	bnn_dataset *ds;
+	long after, best;
+};
+
+static int poison_after(const bnn_epoch_report *r, void *ctx)
+{
+	struct poison *p = ctx;
+	long i;
+	if (r->final && r->improved)
+		p->best = r->epoch;
+	if (r->final && r->epoch == p->after)
+		for (i = 0; i < p->ds->n * 4; i++)
+			p->ds->x[i] = NAN;
+	return 0;
+}
+
+/* Training diverges in epoch `after` + 1 (with validation data or not):
+ * the checkpoint is the state, at the run's last good epoch or its best. */
+static void test_divergence_saves(bnn_dataset *valid, long after)
+{
+	bnn_dataset train;
+	bnn_state d, loaded;
+	bnn_train_options o = bnn_train_defaults();
+	struct poison p = { &train, after, 0 };
+	char expect[160];
+	bnn_err err;
+
+	blobs_make(&train, 300, 11);
+	o.epochs = after + 3;
+	o.batch = 16;
+	o.schedule.lr = valid ? 0.05 : 0.01; /* overfits the validation NLL */
+	bnn_state_init(&d, &rt_blobs_model, 7, &err);
+	unlink(tmp_path("d.ckpt"));
+	is_int(bnn_train(&d, &train, valid, &o, tmp_path("d.ckpt"), poison_after, &p, &err),
+	       BNN_ERANGE, "%s: divergence in epoch %ld", valid ? "validation" : "no validation",
+	       after + 1);
+	snprintf(expect, sizeof expect, "training diverged in epoch %ld at step 1: the loss is not "
+	         "finite (try a smaller learning rate, or --set clip=1)", after + 1);
+	is_str(err.message, expect, "the message is the divergence's");
+	is_int(d.epoch, valid ? p.best : after, "the state is the %s epoch's (%ld)",
+	       valid ? "best" : "last good", valid ? p.best : after);
+	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("d.ckpt"), &err), BNN_OK,
+	       "the checkpoint was written");
+	is_int(loaded.epoch, d.epoch, "with that epoch");
+	ok(blobs_same_floats(loaded.params, d.params, d.model->nparams), "and its parameters");
+	bnn_state_free(&loaded);
+	bnn_state_free(&d);
+	bnn_dataset_free(&train);
+	unlink(tmp_path("d.ckpt"));
+}
+
 static void test_training(void)
 {
 	bnn_dataset train, test;
@@ -215,7 +269,11 @@ static void test_training(void)
 	is_int(b.step, 2 * 15, "240 training examples make 15 steps per epoch");
 	bnn_state_free(&b);
 
-	/* divergence: the state rolls back, the checkpoint stays */
+	/* divergence after good epochs: they are saved */
+	test_divergence_saves(NULL, 2);
+	test_divergence_saves(&test, 6);
+	/* divergence in the first epoch: the state rolls back, the checkpoint
+	 * stays as it was */
 	{
 		long len0, len1;
 		char *before = slurp(tmp_path("a.ckpt"), &len0), *after;
