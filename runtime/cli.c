@@ -9,7 +9,9 @@
  *                 [--set NAME=VALUE ...] [--quiet] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
- *   MODEL predict --load CKPT --data FILE [--mc S] [--seed S] [--out FILE.csv]
+ *                 [--batch B] [--threads T]
+ *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
+ *                 [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL info    [--load CKPT]
  *
@@ -34,9 +36,7 @@ int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
 	return BNN_CLI_FAIL;
 }
 
-static int cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
+int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 {
 	va_list ap;
 	fprintf(stderr, "%s: ", a->prog);
@@ -55,7 +55,9 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "                 [--set NAME=VALUE ...] [--quiet] --save CKPT\n"
 	       "       %s eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	       "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
-	       "       %s predict --load CKPT --data FILE [--mc S] [--seed S] [--out FILE.csv]\n"
+	       "                 [--batch B] [--threads T]\n"
+	       "       %s predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
+	       "                 [--mc S] [--seed S] [--batch B] [--threads T]\n"
 	       "       %s posterior --load CKPT [--out FILE.csv]\n"
 	       "       %s info    [--load CKPT]\n"
 	       "Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
@@ -166,19 +168,19 @@ static int cli_apply(struct bnn_cli_args *a, const char *name, const char *value
 		char *end;
 		a->mc = strtol(value, &end, 10);
 		if (end == value || *end || a->mc < 0 || a->mc > 100000)
-			return cli_usage_error(a, "--mc: '%s' is not a number of samples in [0, 100000]",
+			return bnn_cli_usage_error(a, "--mc: '%s' is not a number of samples in [0, 100000]",
 			                       value);
 	}
 	else if (strcmp(name, "--bins") == 0) {
 		char *end;
 		a->bins = strtol(value, &end, 10);
 		if (end == value || *end || a->bins < 1 || a->bins > 100000)
-			return cli_usage_error(a, "--bins: '%s' is not a number of bins in [1, 100000]",
+			return bnn_cli_usage_error(a, "--bins: '%s' is not a number of bins in [1, 100000]",
 			                       value);
 	} else if (strcmp(name, "--set") == 0) {
 		const char *eq = strchr(value, '=');
 		if (!eq || eq == value || eq - value >= (long)sizeof buf)
-			return cli_usage_error(a, "--set takes NAME=VALUE, not '%s'", value);
+			return bnn_cli_usage_error(a, "--set takes NAME=VALUE, not '%s'", value);
 		memcpy(buf, value, (size_t)(eq - value));
 		buf[eq - value] = '\0';
 		set_name = buf;
@@ -188,7 +190,7 @@ static int cli_apply(struct bnn_cli_args *a, const char *name, const char *value
 	}
 	if (set_name) {
 		if (bnn_train_set(&a->train, set_name, value, &err))
-			return cli_usage_error(a, "%s", err.message);
+			return bnn_cli_usage_error(a, "%s", err.message);
 		if (strcmp(set_name, "threads") == 0)
 			a->threads_given = 1;
 	}
@@ -208,25 +210,25 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 			return -1; /* done: exit 0 */
 		}
 		if (strncmp(arg, "--", 2) != 0)
-			return cli_usage_error(a, "unexpected argument '%s' (options start with --)", arg);
+			return bnn_cli_usage_error(a, "unexpected argument '%s' (options start with --)", arg);
 		eq = strchr(arg, '=');
 		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		for (j = 0; j < NCLI_OPTS; j++)
 			if (strcmp(cli_opts[j].name, name) == 0)
 				o = &cli_opts[j];
 		if (!o)
-			return cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
+			return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
 		if (!(o->where & where))
-			return cli_usage_error(a, "option '%s' does not go with '%s'", name, a->command);
+			return bnn_cli_usage_error(a, "option '%s' does not go with '%s'", name, a->command);
 		if (o->takes_value) {
 			if (eq)
 				value = eq + 1;
 			else if (i + 1 < argc)
 				value = argv[++i];
 			else
-				return cli_usage_error(a, "option '%s' needs a value", name);
+				return bnn_cli_usage_error(a, "option '%s' needs a value", name);
 		} else if (eq) {
-			return cli_usage_error(a, "option '%s' takes no value", name);
+			return bnn_cli_usage_error(a, "option '%s' takes no value", name);
 		}
 		rc = cli_apply(a, name, value);
 		if (rc)
@@ -240,7 +242,7 @@ static int cli_need(const struct bnn_cli_args *a, const char *value, const char 
 {
 	if (value && *value)
 		return BNN_CLI_OK;
-	return cli_usage_error(a, "'%s' needs %s", a->command, name);
+	return bnn_cli_usage_error(a, "'%s' needs %s", a->command, name);
 }
 
 /* The parameters of the model's posterior: the parameter vector, plus a
@@ -306,7 +308,7 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	if (bnn_model_check(m, &err))
 		return bnn_cli_error(&a, "%s", err.message);
 	if (argc < 2)
-		return cli_usage_error(&a, "no command given: use train, eval, predict, posterior or "
+		return bnn_cli_usage_error(&a, "no command given: use train, eval, predict, posterior or "
 		                           "info");
 	a.command = argv[1];
 	if (strcmp(a.command, "--help") == 0 || strcmp(a.command, "-h") == 0 ||
@@ -330,7 +332,7 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	else if (strcmp(a.command, "posterior") == 0)
 		where = IN_POSTERIOR;
 	else
-		return cli_usage_error(&a, "unknown command '%s': use train, eval, predict, posterior "
+		return bnn_cli_usage_error(&a, "unknown command '%s': use train, eval, predict, posterior "
 		                           "or info", a.command);
 	a.model = m;
 	rc = cli_parse(&a, where, argc, argv);
@@ -338,6 +340,8 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 		return rc < 0 ? BNN_CLI_OK : rc;
 	if (where == IN_INFO)
 		return cli_info(m, &a);
+	if ((rc = bnn_cli_check_outputs(&a)))
+		return rc;
 	if (where == IN_POSTERIOR) {
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))
 			return rc;
@@ -349,13 +353,13 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 		if ((rc = cli_need(&a, a.save, "--save CKPT")))
 			return rc;
 		if (a.valid_labels && !a.valid)
-			return cli_usage_error(&a, "--valid-labels goes with --valid");
+			return bnn_cli_usage_error(&a, "--valid-labels goes with --valid");
 		return bnn_cli_train(m, &a);
 	}
 	if ((rc = cli_need(&a, a.load, "--load CKPT")))
 		return rc;
 	if (a.ood_labels && !a.ood)
-		return cli_usage_error(&a, "--ood-labels goes with --ood");
+		return bnn_cli_usage_error(&a, "--ood-labels goes with --ood");
 	bnn_set_threads(a.train.threads);
 	return where == IN_EVAL ? bnn_cli_eval(m, &a) : bnn_cli_predict(m, &a);
 }

@@ -36,6 +36,17 @@ enum { BNN_CLI_OK = 0, BNN_CLI_FAIL = 1, BNN_CLI_USAGE = 2 };
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Prints "PROG: MESSAGE" and a pointer to --help on stderr and returns
+ * BNN_CLI_USAGE. */
+int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Checks the files the command will write (--save, --out) before any work:
+ * none may be one of its inputs (a usage error), and each must be writable
+ * (its directory exists and can be written; a file error).  0 when they
+ * pass, else the exit status after a message. */
+int bnn_cli_check_outputs(const struct bnn_cli_args *a);
+
 /* Loads a data set for model m: CSV by extension, else IDX (plain or
  * gzip) with optional labels; checks that it fits the model, labels in
  * range.  need_targets: targets are required (train, eval); otherwise a

@@ -182,6 +182,44 @@ case $run_err in *"training diverged in epoch 1 at step "*": the loss is not fin
 ok $st "and says so: $run_err"
 cmp -s lin.ckpt keep.ckpt
 ok $? "the last good checkpoint is intact"
+is "$(printf '%s\n' "$run_err" | sed -n 2p)" "./lin: lin.ckpt was not written: no epoch completed" \
+	"and says the checkpoint was not written"
+# A slower divergence (in epoch 3): the last good epoch is saved.
+run ./lin train --data reg.csv --optimizer sgd --set momentum=0 --lr 7e-3 --epochs 6 --batch 10 --save slow.ckpt --quiet
+is "$run_status" 1 "a run that diverges in epoch 3 fails"
+is "$run_err" "./lin: training diverged in epoch 3 at step 16: the loss is not finite (try a smaller learning rate, or --set clip=1)
+./lin: slow.ckpt holds epoch 2, the last good one" "and says which epoch the checkpoint holds"
+run ./lin info --load slow.ckpt
+case $run_out in *"checkpoint slow.ckpt: optimizer sgd, 2 epochs, 40 steps"*) st=0 ;; *) st=1 ;; esac
+ok $st "the checkpoint holds epoch 2"
+
+# ---- the files a command writes --------------------------------------------------
+cp reg.csv reg.copy
+run ./lin train --data reg.csv --epochs 1 --save reg.csv
+is "$run_status" 2 "--save naming the --data file is a usage error"
+is "$(printf '%s\n' "$run_err" | head -1)" "./lin: --save 'reg.csv' is the file given to --data: writing it would destroy that input" \
+	"and says which"
+ln -s reg.csv reg.link
+run ./lin predict --load keep.ckpt --data reg.link --out ./reg.csv
+is "$(printf '%s\n' "$run_err" | head -1)" "./lin: --out './reg.csv' is the file given to --data: writing it would destroy that input" \
+	"the same file under another name"
+run ./lin posterior --load keep.ckpt --out keep.ckpt
+is "$(printf '%s\n' "$run_err" | head -1)" "./lin: --out 'keep.ckpt' is the file given to --load: writing it would destroy that input" \
+	"posterior --out naming its --load"
+run ./lin info --load keep.ckpt
+is "$run_status" 0 "and the checkpoint is intact"
+cmp -s reg.csv reg.copy
+ok $? "so is the data"
+run ./lin train --data reg.csv --epochs 1 --save nodir/x.ckpt
+is "$run_status" 1 "--save into a missing directory fails before training"
+is "$run_err" "./lin: cannot write --save 'nodir/x.ckpt': directory 'nodir': No such file or directory" \
+	"and says why"
+mkdir adir
+run ./lin train --data reg.csv --epochs 1 --save adir
+is "$run_err" "./lin: cannot write --save 'adir': it is a directory" "--save naming a directory"
+run ./lin predict --load keep.ckpt --data reg.csv --out reg.csv/p.csv
+is "$run_err" "./lin: cannot write --out 'reg.csv/p.csv': 'reg.csv' is not a directory" \
+	"--out under a file"
 
 # ---- usage -----------------------------------------------------------------------
 run ./blobs

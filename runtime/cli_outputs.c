@@ -1,0 +1,101 @@
+/*
+ * cli_outputs.c: the driver's checks of the files a command will write,
+ * made before it reads or trains anything, so that a mistake costs nothing:
+ * an output (train's --save, predict's and posterior's --out) that is one
+ * of the command's input files is a usage error (writing it would destroy
+ * the input), and an output whose directory does not exist or cannot be
+ * written, or that is a directory, is a file error named before a long
+ * training run instead of after it.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_internal.h"
+
+/* An input option and its value (NULL: not given). */
+struct cli_input {
+	const char *option, *path;
+};
+
+/* The directory part of path into dir ("." when there is none); 0 if it
+ * does not fit. */
+static int cli_dirname(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len;
+
+	if (!slash) {
+		strcpy(dir, ".");
+		return 1;
+	}
+	len = slash == path ? 1 : (size_t)(slash - path); /* "/x": "/" */
+	if (len >= size)
+		return 0;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	return 1;
+}
+
+/* Whether path can be created or replaced: 0, or an exit status after a
+ * message naming option. */
+static int cli_check_writable(const struct bnn_cli_args *a, const char *option, const char *path)
+{
+	char dir[4096];
+	struct stat s;
+
+	if (stat(path, &s) == 0 && S_ISDIR(s.st_mode))
+		return bnn_cli_error(a, "cannot write %s '%s': it is a directory", option, path);
+	if (!cli_dirname(path, dir, sizeof dir))
+		return bnn_cli_error(a, "cannot write %s '%s': the path is too long", option, path);
+	if (stat(dir, &s) != 0)
+		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path, dir,
+		                     strerror(errno));
+	if (!S_ISDIR(s.st_mode))
+		return bnn_cli_error(a, "cannot write %s '%s': '%s' is not a directory", option, path,
+		                     dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path, dir,
+		                     strerror(errno));
+	return BNN_CLI_OK;
+}
+
+/* 0 unless the output `path` (of `option`) is one of the inputs. */
+static int cli_check_distinct(const struct bnn_cli_args *a, const char *option, const char *path,
+                              const struct cli_input *in, int nin)
+{
+	struct stat out, s;
+	int i;
+
+	if (stat(path, &out) != 0)
+		return BNN_CLI_OK; /* a new file is no input */
+	for (i = 0; i < nin; i++)
+		if (in[i].path && stat(in[i].path, &s) == 0 && s.st_dev == out.st_dev &&
+		    s.st_ino == out.st_ino)
+			return bnn_cli_usage_error(a, "%s '%s' is the file given to %s: writing it would "
+			                              "destroy that input", option, path, in[i].option);
+	return BNN_CLI_OK;
+}
+
+int bnn_cli_check_outputs(const struct bnn_cli_args *a)
+{
+	const struct cli_input in[] = {
+		{ "--data", a->data },   { "--labels", a->labels },
+		{ "--valid", a->valid }, { "--valid-labels", a->valid_labels },
+		{ "--load", a->load },   { "--ood", a->ood },
+		{ "--ood-labels", a->ood_labels },
+	};
+	const struct cli_input out[] = { { "--save", a->save }, { "--out", a->out } };
+	int i, rc;
+
+	for (i = 0; i < (int)(sizeof out / sizeof out[0]); i++) {
+		if (!out[i].path || strcmp(out[i].path, "-") == 0)
+			continue;
+		if ((rc = cli_check_distinct(a, out[i].option, out[i].path, in,
+		                             (int)(sizeof in / sizeof in[0]))) ||
+		    (rc = cli_check_writable(a, out[i].option, out[i].path)))
+			return rc;
+	}
+	return BNN_CLI_OK;
+}
