@@ -24,14 +24,69 @@ static void cli_input_shape(const bnn_model *m, char *buf, size_t size)
 		snprintf(buf, size, "%s[%ld]", m->input_name, m->input_shape[0]);
 }
 
+/* An example's stored dimensions, "28 x 28". */
+static void cli_data_dims(const bnn_dataset *ds, char *buf, size_t size)
+{
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < ds->rank; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%ld", i ? " x " : "", ds->shape[i]);
+}
+
+/*
+ * Whether the stored examples have the model's input shape: the same
+ * dimensions once the 1s are dropped from both (28 x 28 images fit
+ * img[1, 28, 28]: the values lie in the same order).  Examples stored as
+ * flat vectors (rank 1), and any data for a vector input, fit on their
+ * number of values alone.
+ */
+static int cli_shape_fits(const bnn_model *m, const bnn_dataset *ds)
+{
+	int i = 0, j = 0;
+
+	if (m->input_rank == 1 || ds->rank <= 1)
+		return 1;
+	for (;;) {
+		while (i < ds->rank && ds->shape[i] == 1)
+			i++;
+		while (j < m->input_rank && m->input_shape[j] == 1)
+			j++;
+		if (i == ds->rank || j == m->input_rank)
+			return i == ds->rank && j == m->input_rank;
+		if (ds->shape[i++] != m->input_shape[j++])
+			return 0;
+	}
+}
+
+/* Checks IDX examples against the model's input: their number of values,
+ * then their shape. */
+static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_dataset *ds,
+                               bnn_err *err)
+{
+	char shape[128], dims[128];
+
+	cli_input_shape(m, shape, sizeof shape);
+	cli_data_dims(ds, dims, sizeof dims);
+	if (ds->features != m->inputs)
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "%s: each example has %ld values%s%s%s, but model '%s' takes %ld "
+		                "(input %s)", data, ds->features, ds->rank > 1 ? " (" : "",
+		                ds->rank > 1 ? dims : "", ds->rank > 1 ? ")" : "", m->name, m->inputs,
+		                shape);
+	if (!cli_shape_fits(m, ds))
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "%s: each example is %s, but model '%s' takes input %s (channels, "
+		                "height, width)", data, dims, m->name, shape);
+	return BNN_OK;
+}
+
 int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
                  int need_targets, bnn_dataset *ds, bnn_err *err)
 {
-	char shape[128], dims[128] = "";
-	int rc, i;
+	int rc;
 
 	memset(ds, 0, sizeof *ds);
-	cli_input_shape(m, shape, sizeof shape);
 	if (cli_is_csv(data)) {
 		bnn_csv_options opt;
 		if (labels)
@@ -56,17 +111,7 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		rc = bnn_data_load_idx(data, labels, ds, err);
 		if (rc)
 			return rc;
-		if (ds->features != m->inputs) {
-			for (i = 0; i < ds->rank; i++)
-				snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%ld",
-				         i ? " x " : " (", ds->shape[i]);
-			if (ds->rank > 1)
-				strcat(dims, ")");
-			else
-				dims[0] = '\0';
-			rc = bnn_fail(err, BNN_EMISMATCH,
-			              "%s: each example has %ld values%s, but model '%s' takes %ld (input %s)",
-			              data, ds->features, dims, m->name, m->inputs, shape);
+		if ((rc = cli_check_idx_shape(m, data, ds, err))) {
 			bnn_dataset_free(ds);
 			return rc;
 		}

@@ -193,6 +193,39 @@ run ./lin info --load slow.ckpt
 case $run_out in *"checkpoint slow.ckpt: optimizer sgd, 2 epochs, 40 steps"*) st=0 ;; *) st=1 ;; esac
 ok $st "the checkpoint holds epoch 2"
 
+# ---- IDX images against a map input ---------------------------------------------
+# idx FILE RANK DIM...: an IDX file of unsigned bytes, all zero.
+idx() {
+	f=$1 r=$2
+	shift 2
+	printf "\000\000\010\\$(printf %03o "$r")" >"$f"
+	n=1
+	for d in "$@"; do
+		printf "\\$(printf %03o $((d >> 24 & 255)))\\$(printf %03o $((d >> 16 & 255)))\\$(printf %03o $((d >> 8 & 255)))\\$(printf %03o $((d & 255)))" >>"$f"
+		n=$((n * d))
+	done
+	head -c "$n" /dev/zero >>"$f"
+}
+"$BNNC" --main -o cnn.c "$top_srcdir/t/models/rt_cnn.bnn" && $CC $BNN_CFLAGS -o cnn cnn.c $BNN_LIBS
+ok $? "the CNN (input img[1, 10, 10]) builds"
+idx lab.idx 1 6
+idx hw.idx 3 6 10 10
+idx chw.idx 4 6 1 10 10
+idx hwc.idx 4 6 10 10 1
+idx flat.idx 2 6 100
+idx wide.idx 3 6 5 20
+idx big.idx 3 6 10 11
+for f in hw chw hwc flat; do
+	run ./cnn train --data $f.idx --labels lab.idx --epochs 1 --batch 3 --save $f.ckpt --quiet
+	is "$run_status" 0 "$f.idx fits img[1, 10, 10]"
+done
+run ./cnn train --data wide.idx --labels lab.idx --epochs 1 --batch 3 --save w.ckpt --quiet
+is "$run_err" "./cnn: wide.idx: each example is 5 x 20, but model 'rt_cnn' takes input img[1, 10, 10] (channels, height, width)" \
+	"images of another shape with as many values are refused"
+run ./cnn eval --load hw.ckpt --data big.idx --labels lab.idx
+is "$run_err" "./cnn: big.idx: each example has 110 values (10 x 11), but model 'rt_cnn' takes 100 (input img[1, 10, 10])" \
+	"and images with another number of values"
+
 # ---- the files a command writes --------------------------------------------------
 cp reg.csv reg.copy
 run ./lin train --data reg.csv --epochs 1 --save reg.csv
