@@ -97,6 +97,19 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 	return rc;
 }
 
+/* 0, or the index of the first example whose prediction (probabilities,
+ * or mean and variance) is not finite, plus 1. */
+static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
+{
+	long i, k = m->outputs;
+
+	for (i = 0; i < p->ds.n * k; i++)
+		if (!isfinite(p->probs[i]) ||
+		    (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN && !isfinite(p->var[i])))
+			return i / k + 1;
+	return 0;
+}
+
 /* Predicts data set (path, labels) with st: mc samples, targets when
  * need_targets, and the scores when want_scores.  Prints errors. */
 static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
@@ -116,8 +129,13 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	if (!p->probs || !p->var)
 		return bnn_cli_error(a, "out of memory");
 	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed, p->probs, p->var,
-	                need_targets ? &p->nll : NULL, &err) ||
-	    (want_scores && cli_scores(m, p, &err)))
+	                need_targets ? &p->nll : NULL, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	if ((n = cli_first_nonfinite(m, p)) > 0)
+		return bnn_cli_error(a, "%s: example %ld: the prediction is not finite (the network "
+		                        "overflows: are the inputs on the scale of the training data?)",
+		                     path, n);
+	if (want_scores && cli_scores(m, p, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }

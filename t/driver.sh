@@ -193,6 +193,19 @@ run ./lin info --load slow.ckpt
 case $run_out in *"checkpoint slow.ckpt: optimizer sgd, 2 epochs, 40 steps"*) st=0 ;; *) st=1 ;; esac
 ok $st "the checkpoint holds epoch 2"
 
+# ---- predictions that overflow ---------------------------------------------------
+printf 'model deep;\ninput x[4];\nh = relu(dense(x, 16));\nmu = dense(h, 2);\ny ~ gaussian(mu, sigma = 1.0);\n' >deep.bnn
+"$BNNC" --main -o deep.c deep.bnn && $CC $BNN_CFLAGS -o deep deep.c $BNN_LIBS &&
+	./deep train --data reg.csv --epochs 2 --lr 1e-3 --save deep.ckpt --quiet >/dev/null
+ok $? "a model with a hidden layer trains"
+printf 'a,b,c,d,y1,y2\n1,0,0,0,1,0\n3e38,3e38,3e38,3e38,0,0\n' >huge.csv
+for cmd in eval predict; do
+	run ./deep $cmd --load deep.ckpt --data huge.csv
+	is "$run_status" 1 "$cmd fails when a prediction is not finite"
+	is "$run_err" "./deep: huge.csv: example 2: the prediction is not finite (the network overflows: are the inputs on the scale of the training data?)" \
+		"and names the example"
+done
+
 # ---- IDX images against a map input ---------------------------------------------
 # idx FILE RANK DIM...: an IDX file of unsigned bytes, all zero.
 idx() {
