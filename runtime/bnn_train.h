@@ -128,6 +128,18 @@ bnn_train_options bnn_train_defaults(void);
 int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
                   bnn_err *err);
 
+/**
+ * Check that every option set away from its default is read: by the
+ * optimizer chosen (h0 is IVON's, mc is read by vogn, ivon and bbb only,
+ * ...), by the schedule chosen (gamma and milestones by step, lr_min by
+ * cosine), and with the validation there is (patience needs validation
+ * data; valid_fraction is not read when valid_set is given).  bnn_train
+ * calls it, so an option is never ignored silently.
+ * @param valid_set  1 when training will get a validation data set.
+ * @return BNN_OK; BNN_EINVAL with a message naming the option and why.
+ */
+int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err);
+
 /** Print the option names with a line of help each (for --help). */
 void bnn_train_options_help(FILE *out);
 

@@ -354,6 +354,8 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 			return rc;
 		if (a.valid_labels && !a.valid)
 			return bnn_cli_usage_error(&a, "--valid-labels goes with --valid");
+		if (bnn_train_options_check(&a.train, a.valid != NULL, &err))
+			return bnn_cli_usage_error(&a, "%s", err.message);
 		return bnn_cli_train(m, &a);
 	}
 	if ((rc = cli_need(&a, a.load, "--load CKPT")))

@@ -349,6 +349,7 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	t.valid = valid;
 	t.o = o;
 	if ((rc = bnn_model_check(t.m, err)) || (rc = train_check_options(o, err)) ||
+	    (rc = bnn_train_options_check(o, valid != NULL, err)) ||
 	    (rc = train_check_model(t.m, o, err)) ||
 	    (rc = train_check_targets(t.m, train, "the training data", err)) ||
 	    (valid && (rc = train_check_targets(t.m, valid, "the validation data", err))))

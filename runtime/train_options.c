@@ -64,50 +64,60 @@ enum opt_kind { OPT_DOUBLE, OPT_FLOAT, OPT_LONG, OPT_U64, OPT_INT, OPT_BOOL,
                 OPT_OPTIMIZER, OPT_SCHEDULE, OPT_MILESTONES, OPT_WEIGHT_DECAY,
                 OPT_BETA1, OPT_BETA2 };
 
+/* What else an option needs to be read, besides an optimizer that uses it. */
+enum opt_need { NEED_NOTHING, NEED_STEP, NEED_COSINE, NEED_VALIDATION, NEED_NO_VALID_SET };
+
 struct opt_def {
 	const char *name;
 	enum opt_kind kind;
 	size_t offset;      /* of the field in bnn_train_options */
 	double min, max;    /* accepted range (inclusive) */
+	unsigned users;     /* the optimizers that read it (U_ALL: every one) */
+	enum opt_need need;
 	const char *help;
 };
 
+/* Optimizer masks for opt_def.users. */
+#define U(name) (1u << BNN_OPT_##name)
+#define U_ALL ((1u << BNN_OPT_COUNT) - 1)
+#define U_ADAM_BASED (U(ADAM) | U(ADAMW) | U(BADAM) | U(BBB))
+
 #define OFF(field) offsetof(bnn_train_options, field)
 static const struct opt_def opt_defs[] = {
-	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, "sgd, adam, adamw, vogn, ivon, badam or bbb" },
-	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, "base learning rate (0: the optimizer's default)" },
-	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, "constant, step or cosine" },
-	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, "step: factor at each milestone" },
-	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, "step: epochs, e.g. 30,60" },
-	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, "epochs of linear warm-up" },
-	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, "cosine: final learning rate" },
-	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, "sgd: momentum" },
-	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, "sgd: Nesterov momentum (0 or 1)" },
-	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, "L2 (sgd, adam) or decoupled (adamw) decay" },
-	{ "beta1", OPT_BETA1, 0, 0, 0.999999, "adam, vogn, ivon: momentum / first-moment decay" },
-	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, "adam, vogn, ivon: second-moment / Hessian decay" },
-	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, "adam: denominator constant (> 0)" },
-	{ "mc", OPT_INT, OFF(mc), 1, 100000, "vogn, ivon, bbb: Monte-Carlo samples per step" },
-	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
-	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, "vogn: tempering at the end of its schedule" },
-	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, "vogn: tempering at the start" },
-	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, "vogn: epochs from tau_start to tau" },
-	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, "vogn: data-augmentation factor (N <- rho N)" },
-	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, "ivon: Hessian initialisation" },
-	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
-	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, "ivon: element-wise step clipping (0: off)" },
-	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, "ivon: scale lr by h0 + delta (0 or 1)" },
-	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, "bbb: initial posterior standard deviation" },
-	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
-	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, "gradient-norm clipping (0: off)" },
-	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, "passes over the training data" },
-	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, "examples per step" },
-	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, "random seed" },
-	{ "threads", OPT_INT, OFF(threads), 1, 1024, "BLAS threads" },
-	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, "held-out share of the training data" },
-	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, "early stopping: epochs without improvement (0: off)" },
-	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, "augmentation: random crop with this zero padding (0: off)" },
-	{ "flip", OPT_BOOL, OFF(flip), 0, 1, "augmentation: random horizontal flip (0 or 1)" },
+	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, U_ALL, NEED_NOTHING, "sgd, adam, adamw, vogn, ivon, badam or bbb" },
+	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, U_ALL, NEED_NOTHING, "base learning rate (0: the optimizer's default)" },
+	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, U_ALL, NEED_NOTHING, "constant, step or cosine" },
+	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, U_ALL, NEED_STEP, "step: factor at each milestone" },
+	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, U_ALL, NEED_STEP, "step: epochs, e.g. 30,60" },
+	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, U_ALL, NEED_NOTHING, "epochs of linear warm-up" },
+	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, U_ALL, NEED_COSINE, "cosine: final learning rate" },
+	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, U(SGD), NEED_NOTHING, "sgd: momentum" },
+	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, U(SGD), NEED_NOTHING, "sgd: Nesterov momentum (0 or 1)" },
+	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, U(SGD) | U(ADAM) | U(ADAMW), NEED_NOTHING, "L2 (sgd, adam) or decoupled (adamw) decay" },
+	{ "beta1", OPT_BETA1, 0, 0, 0.999999, U_ADAM_BASED | U(VOGN) | U(IVON), NEED_NOTHING, "adam, vogn, ivon: momentum / first-moment decay" },
+	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, U_ADAM_BASED | U(VOGN) | U(IVON), NEED_NOTHING, "adam, vogn, ivon: second-moment / Hessian decay" },
+	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, U_ADAM_BASED, NEED_NOTHING, "adam: denominator constant (> 0)" },
+	{ "mc", OPT_INT, OFF(mc), 1, 100000, U(VOGN) | U(IVON) | U(BBB), NEED_NOTHING, "vogn, ivon, bbb: Monte-Carlo samples per step" },
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, U_ALL, NEED_NOTHING, "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
+	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, U(VOGN), NEED_NOTHING, "vogn: tempering at the end of its schedule" },
+	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, U(VOGN), NEED_NOTHING, "vogn: tempering at the start" },
+	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, U(VOGN), NEED_NOTHING, "vogn: epochs from tau_start to tau" },
+	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, U(VOGN), NEED_NOTHING, "vogn: data-augmentation factor (N <- rho N)" },
+	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, U(IVON), NEED_NOTHING, "ivon: Hessian initialisation" },
+	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, U(IVON) | U(BADAM), NEED_NOTHING, "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
+	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, U(IVON), NEED_NOTHING, "ivon: element-wise step clipping (0: off)" },
+	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, U(IVON), NEED_NOTHING, "ivon: scale lr by h0 + delta (0 or 1)" },
+	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, U(BBB), NEED_NOTHING, "bbb: initial posterior standard deviation" },
+	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, U(BBB), NEED_NOTHING, "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
+	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, U_ALL, NEED_NOTHING, "gradient-norm clipping (0: off)" },
+	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, U_ALL, NEED_NOTHING, "passes over the training data" },
+	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, U_ALL, NEED_NOTHING, "examples per step" },
+	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, U_ALL, NEED_NOTHING, "random seed" },
+	{ "threads", OPT_INT, OFF(threads), 1, 1024, U_ALL, NEED_NOTHING, "BLAS threads" },
+	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, U_ALL, NEED_NO_VALID_SET, "held-out share of the training data" },
+	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, U_ALL, NEED_VALIDATION, "early stopping: epochs without improvement (0: off)" },
+	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, U_ALL, NEED_NOTHING, "augmentation: random crop with this zero padding (0: off)" },
+	{ "flip", OPT_BOOL, OFF(flip), 0, 1, U_ALL, NEED_NOTHING, "augmentation: random horizontal flip (0 or 1)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
@@ -138,6 +148,9 @@ static int opt_number(const char *name, const char *value, double min,
 	char *end;
 	double v;
 
+	/* decimal only: strtod would also take "0x10", " 1" and "infinity" */
+	if (strspn(value, "0123456789+-.eE") != strlen(value))
+		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
 	errno = 0;
 	v = strtod(value, &end);
 	if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
@@ -168,6 +181,8 @@ static int opt_milestones(bnn_schedule *s, const char *value, bnn_err *err)
 
 	if (strlen(value) >= sizeof buf)
 		return bnn_fail(err, BNN_EINVAL, "option 'milestones': the list is too long");
+	if (value[0] == ',' || strstr(value, ",,") || (*value && value[strlen(value) - 1] == ','))
+		return bnn_fail(err, BNN_EINVAL, "option 'milestones': '%s' has an empty entry", value);
 	strcpy(buf, value);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == BNN_SCHEDULE_MAX_MILESTONES)
@@ -277,6 +292,110 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 		return BNN_OK;
 	}
 	return bnn_fail(err, BNN_EINVAL, "option '%s' cannot be set", name);
+}
+
+/* Whether o sets option d away from its value in the defaults. */
+static int opt_is_set(const bnn_train_options *o, const bnn_train_options *def,
+                      const struct opt_def *d)
+{
+	const char *a = (const char *)o + d->offset, *b = (const char *)def + d->offset;
+
+	switch (d->kind) {
+	case OPT_OPTIMIZER:
+	case OPT_SCHEDULE:
+		return 0; /* always read */
+	case OPT_MILESTONES:
+		return o->schedule.nmilestones != def->schedule.nmilestones;
+	case OPT_WEIGHT_DECAY:
+		return o->sgd.weight_decay != def->sgd.weight_decay ||
+		       o->adam.weight_decay != def->adam.weight_decay;
+	case OPT_BETA1:
+		return o->adam.beta1 != def->adam.beta1 || o->vogn.beta1 != def->vogn.beta1 ||
+		       o->ivon.beta1 != def->ivon.beta1;
+	case OPT_BETA2:
+		return o->adam.beta2 != def->adam.beta2 || o->vogn.beta2 != def->vogn.beta2 ||
+		       o->ivon.beta2 != def->ivon.beta2;
+	case OPT_DOUBLE:
+		return memcmp(a, b, sizeof(double)) != 0; /* bits: NaN defaults compare */
+	case OPT_FLOAT:
+		return memcmp(a, b, sizeof(float)) != 0;
+	case OPT_LONG:
+		return memcmp(a, b, sizeof(long)) != 0;
+	case OPT_U64:
+		return memcmp(a, b, sizeof(uint64_t)) != 0;
+	case OPT_INT:
+	case OPT_BOOL:
+		return memcmp(a, b, sizeof(int)) != 0;
+	}
+	return 0;
+}
+
+/* The optimizers of a mask as text: "vogn, ivon and bbb". */
+static void opt_users_text(unsigned users, char *buf, size_t size)
+{
+	int i, n = 0, count = 0;
+
+	for (i = 0; i < BNN_OPT_COUNT; i++)
+		count += (users >> i) & 1;
+	buf[0] = '\0';
+	for (i = 0; i < BNN_OPT_COUNT; i++)
+		if ((users >> i) & 1) {
+			n++;
+			snprintf(buf + strlen(buf), size - strlen(buf), "%s%s",
+			         n == 1 ? "" : n == count ? " and " : ", ", bnn_optimizer_name(i));
+		}
+}
+
+/* 0 if option d, set in o, is read; else BNN_EINVAL with the reason. */
+static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, int valid_set,
+                          bnn_err *err)
+{
+	const char *opt = bnn_optimizer_name(o->optimizer);
+	char users[96];
+
+	if (!((d->users >> o->optimizer) & 1)) {
+		if (d->kind == OPT_WEIGHT_DECAY)
+			return bnn_fail(err, BNN_EINVAL,
+			                "optimizer '%s' takes its regularisation from the prior: set "
+			                "'delta' (or the model's prior precision) instead of "
+			                "'weight_decay'", opt);
+		opt_users_text(d->users, users, sizeof users);
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s' is not used by optimizer '%s', only by %s: leave it "
+		                "out or choose one of those", d->name, opt, users);
+	}
+	if (d->need == NEED_STEP && o->schedule.kind != BNN_SCHEDULE_STEP)
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s' belongs to the step schedule: set schedule=step too",
+		                d->name);
+	if (d->need == NEED_COSINE && o->schedule.kind != BNN_SCHEDULE_COSINE)
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s' belongs to the cosine schedule: set schedule=cosine too",
+		                d->name);
+	if (d->need == NEED_VALIDATION && !valid_set && !(o->valid_fraction > 0))
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s' stops training on the validation NLL, and there is no "
+		                "validation data: give some (--valid FILE) or set valid_fraction",
+		                d->name);
+	if (d->need == NEED_NO_VALID_SET && valid_set)
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s' holds out part of the training data for validation, but "
+		                "validation data is given (--valid): use one or the other", d->name);
+	return BNN_OK;
+}
+
+int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err)
+{
+	bnn_train_options def = bnn_train_defaults();
+	int i, rc;
+
+	if (o->optimizer < 0 || o->optimizer >= BNN_OPT_COUNT)
+		return bnn_fail(err, BNN_EINVAL, "unknown optimizer %d", o->optimizer);
+	for (i = 0; i < NOPTS; i++)
+		if (opt_is_set(o, &def, &opt_defs[i]) &&
+		    (rc = opt_check_read(o, &opt_defs[i], valid_set, err)))
+			return rc;
+	return BNN_OK;
 }
 
 void bnn_train_options_help(FILE *out)

@@ -106,13 +106,7 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 		                "has none: declare 'posterior meanfield;' (or '~ meanfield' on layers), "
 		                "or train with sgd, adam or adamw",
 		                bnn_optimizer_name(o->optimizer), m->name);
-	if (optimizer_is_variational(o->optimizer) &&
-	    (o->adam.weight_decay != 0 || o->sgd.weight_decay != 0))
-		return bnn_fail(err, BNN_EINVAL,
-		                "optimizer '%s' takes its regularisation from the prior: set 'delta' "
-		                "(or the model's prior precision) instead of 'weight_decay'",
-		                bnn_optimizer_name(o->optimizer));
-	return BNN_OK;
+	return BNN_OK; /* options it does not read: bnn_train_options_check */
 }
 
 /* IVON's λ and BADAM's N of the posterior: the effective sample size, the

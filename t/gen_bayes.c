@@ -82,7 +82,8 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	o.batch = 16;
 	o.schedule.lr = lr;
 	o.mc = mc;
-	o.lrt = lrt;
+	if (optimizer == BNN_OPT_BBB)
+		o.lrt = lrt; /* bnn_train refuses options the optimizer does not read */
 	bnn_state_init(&a, &rt_bayes_model, 1, &err);
 	rc = bnn_train(&a, train, NULL, &o, tmp_path("bayes.ckpt"), NULL, NULL, &err);
 	is_int(rc, BNN_OK, "%s, mc %d%s, trains rt_bayes%s%s", name, mc,
@@ -179,7 +180,7 @@ static void test_optimizers(void)
 	train_one(BNN_OPT_VOGN, &train, &test, 0.01, 20, 2, 1);
 	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 1, 1);
 	train_one(BNN_OPT_IVON, &train, &test, 0.2, 20, 2, 1);
-	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 2, 1);
+	train_one(BNN_OPT_BADAM, &train, &test, 0.01, 20, 1, 1); /* one pass: Adam's */
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 1);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 0);

@@ -8,6 +8,7 @@
  * intact, early stopping, prediction, and the options parser's messages.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,74 @@ static void test_training(void)
 	bnn_dataset_free(&test);
 }
 
+/* One option set (NAME=VALUE pairs, then NULL) on the defaults, checked
+ * by bnn_train_options_check with or without a validation set. */
+static int check_set(int valid_set, bnn_err *err, ...)
+{
+	bnn_train_options o = bnn_train_defaults();
+	const char *name;
+	va_list ap;
+	int rc = BNN_OK;
+
+	va_start(ap, err);
+	while (!rc && (name = va_arg(ap, const char *)))
+		rc = bnn_train_set(&o, name, va_arg(ap, const char *), err);
+	va_end(ap);
+	return rc ? rc : bnn_train_options_check(&o, valid_set, err);
+}
+
+/* Options that the optimizer, the schedule or the validation would not
+ * read are refused, with the reason; the ones read pass. */
+static void test_options_read(void)
+{
+	static const struct {
+		const char *opt, *name, *value, *message;
+	} refused[] = {
+		{ "badam", "mc", "8", "option 'mc' is not used by optimizer 'badam', only by vogn, ivon "
+		  "and bbb: leave it out or choose one of those" },
+		{ "adam", "h0", "0.3", "option 'h0' is not used by optimizer 'adam', only by ivon: "
+		  "leave it out or choose one of those" },
+		{ "ivon", "eps", "1e-6", "option 'eps' is not used by optimizer 'ivon', only by adam, "
+		  "adamw, badam and bbb: leave it out or choose one of those" },
+		{ "sgd", "beta1", "0.8", "option 'beta1' is not used by optimizer 'sgd', only by adam, "
+		  "adamw, vogn, ivon, badam and bbb: leave it out or choose one of those" },
+		{ "vogn", "weight_decay", "0.1", "optimizer 'vogn' takes its regularisation from the "
+		  "prior: set 'delta' (or the model's prior precision) instead of 'weight_decay'" },
+		{ "adam", "milestones", "3", "option 'milestones' belongs to the step schedule: set "
+		  "schedule=step too" },
+		{ "adam", "lr_min", "1e-5", "option 'lr_min' belongs to the cosine schedule: set "
+		  "schedule=cosine too" },
+		{ "adam", "patience", "3", "option 'patience' stops training on the validation NLL, and "
+		  "there is no validation data: give some (--valid FILE) or set valid_fraction" },
+	};
+	bnn_err err;
+	size_t i;
+
+	for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		is_int(check_set(0, &err, "optimizer", refused[i].opt, refused[i].name, refused[i].value,
+		                 (const char *)NULL),
+		       BNN_EINVAL, "%s with %s=%s is refused", refused[i].opt, refused[i].name,
+		       refused[i].value);
+		is_str(err.message, refused[i].message, "and says why");
+	}
+	is_int(check_set(1, &err, "valid_fraction", "0.1", (const char *)NULL), BNN_EINVAL,
+	       "valid_fraction with a validation set is refused");
+	is_str(err.message, "option 'valid_fraction' holds out part of the training data for "
+	       "validation, but validation data is given (--valid): use one or the other",
+	       "and says why");
+	is_int(check_set(0, &err, "optimizer", "bbb", "mc", "4", "lrt", "1", "sigma0", "0.01",
+	                 "beta2", "0.99", "eps", "1e-6", (const char *)NULL), BNN_OK,
+	       "bbb reads mc, lrt, sigma0, beta2 and eps");
+	is_int(check_set(0, &err, "schedule", "step", "milestones", "3,6", "gamma", "0.5",
+	                 "patience", "2", "valid_fraction", "0.1", (const char *)NULL), BNN_OK,
+	       "step reads milestones and gamma; patience reads valid_fraction's hold-out");
+	is_int(check_set(1, &err, "optimizer", "sgd", "momentum", "0.5", "nesterov", "1",
+	                 "weight_decay", "1e-4", "patience", "2", "delta", "3", (const char *)NULL),
+	       BNN_OK, "sgd reads momentum, nesterov and weight_decay; delta is always accepted");
+	is_int(check_set(0, &err, "optimizer", "adam", "mc", "1", (const char *)NULL), BNN_OK,
+	       "an option set to its default passes");
+}
+
 static void test_refusals(void)
 {
 	bnn_state st;
@@ -364,6 +433,13 @@ static void test_refusals(void)
 	ok(o.optimizer == BNN_OPT_ADAMW && o.adam.decoupled, "adamw means decoupled decay");
 	is_int(bnn_train_set(&o, "weight_decay", "0.01", &err), BNN_OK, "weight_decay");
 	ok(o.adam.weight_decay == 0.01f && o.sgd.weight_decay == 0.01f, "applies to both optimizers");
+	is_int(bnn_train_set(&o, "lr", "0x10", &err), BNN_EINVAL, "a hexadecimal number is refused");
+	is_str(err.message, "option 'lr': '0x10' is not a number", "as not a number");
+	is_int(bnn_train_set(&o, "lr", " 1", &err), BNN_EINVAL, "so is a leading space");
+	is_int(bnn_train_set(&o, "milestones", "2,,3", &err), BNN_EINVAL, "an empty milestone is refused");
+	is_str(err.message, "option 'milestones': '2,,3' has an empty entry", "and named");
+	is_int(bnn_train_set(&o, "milestones", "2,3,", &err), BNN_EINVAL, "so is a trailing comma");
+	test_options_read();
 }
 
 /* crop_pad and flip: refused for data that are not images; on the blobs
