@@ -260,7 +260,39 @@ static double train_accuracy(const bnn_model *m, const bnn_dataset *ds, const lo
 	return (double)right / (double)total;
 }
 
-/* One pass over the training data; returns BNN_ERANGE on a non-finite loss. */
+/*
+ * Batch normalisation in training normalises each channel over the
+ * minibatch: a batchnorm layer over vectors (one value per channel and
+ * example) needs at least two examples, or its output is its shift alone
+ * and its running variance decays to 0.  Sets t->min_batch; refuses a
+ * batch (or a training set) of one for such a model.
+ */
+static int train_check_batchnorm(struct trainer *t, bnn_err *err)
+{
+	const bnn_model *m = t->m;
+	long batch = t->o->batch < t->ntrain ? t->o->batch : t->ntrain;
+	int i;
+
+	t->min_batch = 1;
+	for (i = 0; i < m->nlayers; i++) {
+		const bnn_layer *l = &m->layers[i];
+		if (strcmp(l->op, "batchnorm") != 0 ||
+		    l->in_features != m->tensors[l->first_tensor].size)
+			continue;
+		t->min_batch = 2;
+		if (batch < 2)
+			return bnn_fail(err, BNN_EINVAL,
+			                "layer '%s' normalises each of its %ld features over the "
+			                "minibatch, and a minibatch of %ld example%s gives it one value: "
+			                "train with a batch of at least 2", l->name, l->in_features,
+			                batch, batch == 1 ? "" : "s");
+	}
+	return BNN_OK;
+}
+
+/* One pass over the training data; returns BNN_ERANGE on a non-finite loss.
+ * A last minibatch smaller than t->min_batch is left out (the shuffle puts
+ * another example last in the next epoch). */
 static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_epoch, void *ctx,
                        bnn_err *err)
 {
@@ -268,6 +300,9 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 	const bnn_train_options *o = t->o;
 	long batch = o->batch, steps = (t->ntrain + batch - 1) / batch, s, j, seen = 0;
 	double total = 0, t0 = train_now(), last = t0;
+
+	if (t->ntrain % batch != 0 && t->ntrain % batch < t->min_batch)
+		steps--;
 
 	bnn_rng_shuffle(&t->rng, t->train_idx, t->ntrain);
 	r->steps = steps;
@@ -354,7 +389,7 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	    (rc = train_check_targets(t.m, train, "the training data", err)) ||
 	    (valid && (rc = train_check_targets(t.m, valid, "the validation data", err))))
 		return rc;
-	if ((rc = train_split(&t, err)))
+	if ((rc = train_split(&t, err)) || (rc = train_check_batchnorm(&t, err)))
 		goto done;
 	t.n_data = (double)t.ntrain;
 	/* the data's checks first: a refusal leaves st as it was */

@@ -45,6 +45,9 @@ struct trainer {
 	const bnn_dataset *train, *valid;
 	const bnn_train_options *o;
 	long *train_idx, ntrain;     /* the training examples (indices into train) */
+	long min_batch;              /* the smallest minibatch trained on: 2 with a
+	                                batchnorm layer over vectors (one value per
+	                                channel and example), else 1 */
 	long *valid_idx, nvalid;     /* held-out examples (into valid, or train) */
 	const bnn_dataset *valid_ds; /* where valid_idx points */
 	float *ws, *xb, *yb, *out;

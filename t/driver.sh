@@ -206,6 +206,20 @@ for cmd in eval predict; do
 		"and names the example"
 done
 
+# ---- batchnorm over vectors needs two examples per minibatch ----------------------
+printf 'model bnvec;\ninput x[4];\nh = relu(batchnorm(dense(x, 8)));\ny ~ categorical(dense(h, 3));\n' >bnvec.bnn
+"$BNNC" --main -o bnvec.c bnvec.bnn && $CC $BNN_CFLAGS -o bnvec bnvec.c $BNN_LIBS
+ok $? "a model with batchnorm after a dense layer builds"
+run ./bnvec train --data train.csv --batch 1 --save bnvec.ckpt
+is "$run_status" 1 "a batch of 1 is refused for it"
+is "$run_err" "./bnvec: layer 'h_batchnorm' normalises each of its 8 features over the minibatch, and a minibatch of 1 example gives it one value: train with a batch of at least 2" \
+	"and says why"
+run ./bnvec train --data train.csv --batch 299 --epochs 2 --save bnvec.ckpt --quiet
+is "$run_status" 0 "300 examples in minibatches of 299 train"
+run ./bnvec info --load bnvec.ckpt
+case $run_out in *"2 epochs, 2 steps"*) st=0 ;; *) st=1 ;; esac
+ok $st "leaving out the last minibatch of one example (2 steps in 2 epochs)"
+
 # ---- IDX images against a map input ---------------------------------------------
 # idx FILE RANK DIM...: an IDX file of unsigned bytes, all zero.
 idx() {
