@@ -206,6 +206,28 @@ for cmd in eval predict; do
 		"and names the example"
 done
 
+# ---- a multi-label (bernoulli) model: nll and entropy per example ---------------
+printf 'model ml;\ninput x[4];\nlabels ~ bernoulli(dense(x, 2));\n' >ml.bnn
+"$BNNC" --main -o ml.c ml.bnn && $CC $BNN_CFLAGS -o ml ml.c $BNN_LIBS
+ok $? "a bernoulli model builds"
+awk -F, -v OFS=, 'NR == 1 { print "a,b,c,d,y1,y2"; next } { print $1, $2, $3, $4, $5 == 0, $5 == 2 }' \
+	train.csv >ml.csv
+./ml train --data ml.csv --epochs 3 --batch 16 --lr 0.01 --save ml.ckpt --quiet >/dev/null &&
+	./ml eval --load ml.ckpt --data ml.csv >ml.json && ./ml predict --load ml.ckpt --data ml.csv >ml_pred.csv
+ok $? "it trains, evaluates and predicts"
+# nll and entropy by hand from predict's P(y = 1) per label, summed over the
+# two labels of an example and averaged over the examples
+want=$(paste -d, ml.csv ml_pred.csv | awk -F, 'NR > 1 {
+	for (j = 0; j < 2; j++) {
+		p = $(7 + j); y = $(5 + j)
+		nll -= y ? log(p) : log(1 - p)
+		ent -= p * log(p) + (1 - p) * log(1 - p)
+	}
+	n++
+} END { printf "%.5f %.5f", nll / n, ent / n }')
+got=$(sed 's/.*"nll": \([^,]*\),.*"entropy": \([^,]*\),.*/\1 \2/' ml.json | awk '{ printf "%.5f %.5f", $1, $2 }')
+is "$got" "$want" "eval's nll and entropy are sums over an example's labels, averaged over examples"
+
 # ---- batchnorm over vectors needs two examples per minibatch ----------------------
 printf 'model bnvec;\ninput x[4];\nh = relu(batchnorm(dense(x, 8)));\ny ~ categorical(dense(h, 3));\n' >bnvec.bnn
 "$BNNC" --main -o bnvec.c bnvec.bnn && $CC $BNN_CFLAGS -o bnvec bnvec.c $BNN_LIBS
