@@ -347,6 +347,25 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 }
 
 /*
+ * The loss is computed before each step's update, so the epoch's last
+ * update can leave a parameter (or a σ) infinite behind a finite loss:
+ * that is a divergence too.
+ */
+static int train_check_finite(const struct trainer *t, long epoch, bnn_err *err)
+{
+	const bnn_state *st = t->st;
+	long i, n = t->m->nparams;
+
+	for (i = 0; i < n; i++)
+		if (!isfinite(st->params[i]) || (st->sigma && !isfinite(st->sigma[i])))
+			return bnn_fail(err, BNN_ERANGE,
+			                "training diverged in epoch %ld: parameter %ld is not finite "
+			                "after the epoch's last step (try a smaller learning rate, or "
+			                "--set clip=1)", epoch, i);
+	return BNN_OK;
+}
+
+/*
  * After a divergence in epoch e > 1 of the run (the state rolled back to
  * the end of epoch e − 1): the state a run ends with (the best epoch's
  * with validation data), saved as at the end of a run.  err keeps the
@@ -417,6 +436,10 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 		r.valid_nll = r.valid_accuracy = NAN;
 		snapshot_copy(&t, &t.start, 1);
 		rc = train_epoch(&t, &r, on_epoch, ctx, err);
+		if (!rc) {
+			train_step_finish_epoch(&t);
+			rc = train_check_finite(&t, e, err);
+		}
 		if (rc) {
 			snapshot_copy(&t, &t.start, 0);
 			if (rc == BNN_ERANGE && e > 1)
@@ -424,7 +447,6 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 			goto done;
 		}
 		st->epoch++;
-		train_step_finish_epoch(&t);
 		r.improved = 1;
 		if (t.nvalid > 0) {
 			double nll;

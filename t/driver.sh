@@ -275,6 +275,21 @@ run ./cnn eval --load hw.ckpt --data big.idx --labels lab.idx
 is "$run_err" "./cnn: big.idx: each example has 110 values (10 x 11), but model 'rt_cnn' takes 100 (input img[1, 10, 10])" \
 	"and images with another number of values"
 
+# ---- a last step that leaves a parameter infinite --------------------------------
+# With a prior precision of 1e30 the ECMP L2 term overshoots: the loss of
+# epoch 2's last step is finite, the weights after it are not.
+printf 'model inf;\nprior gaussian(precision = 1e30);\ninput x[3];\ny ~ bernoulli(dense(x, 1) ~ ecmp(2));\n' >inf.bnn
+printf 'a,b,c,y\n0.5,-1,0.25,1\n-0.5,1,0.75,0\n1,0.5,-0.25,1\n' >d3.csv
+"$BNNC" --main -o inf.c inf.bnn && $CC $BNN_CFLAGS -o inf inf.c $BNN_LIBS
+ok $? "the ECMP model builds"
+run ./inf train --data d3.csv --optimizer sgd --epochs 2 --save inf.ckpt --quiet
+is "$run_status" 1 "infinite parameters after the last step are a divergence"
+is "$run_err" "./inf: training diverged in epoch 2: parameter 0 is not finite after the epoch's last step (try a smaller learning rate, or --set clip=1)
+./inf: inf.ckpt holds epoch 1, the last good one" "the message says so, and epoch 1 is kept"
+run ./inf posterior --load inf.ckpt
+case $run_out in *inf*|*nan*) st=1 ;; *) st=0 ;; esac
+ok $st "the checkpoint's parameters are finite"
+
 # ---- the files a command writes --------------------------------------------------
 cp reg.csv reg.copy
 run ./lin train --data reg.csv --epochs 1 --save reg.csv
