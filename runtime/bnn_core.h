@@ -80,7 +80,8 @@ void bnn_err_clear(bnn_err *err);
  * Replace the file at path atomically: fill(f, ctx) writes the new
  * contents into a temporary file in path's directory, which is flushed,
  * fsynced and renamed over path only when everything succeeded.  The file
- * keeps the mode of the one it replaces (0644 when new).
+ * keeps the mode of the one it replaces (0644 when new).  An existing path
+ * that is not a regular file (a device, a pipe, a directory) is refused.
  * @param what  words put before the path in messages ("checkpoint "), or "".
  * @param fill  returns 0 on success, else an errno value (or -1: use errno).
  * @return BNN_OK; BNN_EIO ("cannot write WHATPATH: reason") with the

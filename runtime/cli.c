@@ -18,6 +18,7 @@
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
  * Exit status: 0 success, 1 data/model/file error, 2 usage error.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,7 +295,26 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 	return BNN_CLI_OK;
 }
 
+static int cli_run(const bnn_model *m, int argc, char **argv);
+
+/* Every command's results go to stdout: a failed write (a full disk, a
+ * closed pipe) is an error of the command.  A command that failed has
+ * said why already (predict and posterior name a failed write to "-"). */
 int bnn_cli_main(const bnn_model *m, int argc, char **argv)
+{
+	const char *prog = argc > 0 && argv[0] ? argv[0] : m->name;
+	int rc = cli_run(m, argc, argv);
+
+	errno = 0;
+	if (rc == BNN_CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+		fprintf(stderr, "%s: error writing standard output%s%s\n", prog, errno ? ": " : "",
+		        errno ? strerror(errno) : "");
+		return BNN_CLI_FAIL;
+	}
+	return rc;
+}
+
+static int cli_run(const bnn_model *m, int argc, char **argv)
 {
 	struct bnn_cli_args a;
 	bnn_err err;

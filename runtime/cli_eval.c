@@ -314,7 +314,7 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 	if (!gaussian)
 		printf(", \"bins\": %ld", a->bins);
 	printf("}\n");
-	rc = fflush(stdout) == 0 ? BNN_CLI_OK : BNN_CLI_FAIL;
+	rc = BNN_CLI_OK; /* bnn_cli_main checks that stdout was written */
 done:
 	free(p2);
 	free(labels);
@@ -365,11 +365,32 @@ static int cli_write_rows(FILE *f, void *ctx)
 	return ferror(f) ? -1 : 0;
 }
 
+/* Writes straight into a device or a pipe (/dev/null, /dev/stdout, a
+ * FIFO), which cannot be replaced atomically. */
+static int cli_write_stream(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
+                            bnn_err *err)
+{
+	FILE *f = fopen(path, "w");
+	int bad;
+
+	if (!f)
+		return bnn_fail(err, BNN_EIO, "cannot write %s: %s", path, strerror(errno));
+	bad = fill(f, ctx) != 0 || fflush(f) != 0;
+	if (fclose(f) != 0 || bad)
+		return bnn_fail(err, BNN_EIO, "error writing %s", path);
+	return BNN_OK;
+}
+
 int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
                        bnn_err *err)
 {
-	if (path && strcmp(path, "-") != 0)
+	struct stat s;
+
+	if (path && strcmp(path, "-") != 0) {
+		if (stat(path, &s) == 0 && !S_ISREG(s.st_mode) && !S_ISDIR(s.st_mode))
+			return cli_write_stream(path, fill, ctx, err);
 		return bnn_file_replace(path, "", fill, ctx, err);
+	}
 	if (fill(stdout, ctx) != 0 || fflush(stdout) != 0)
 		return bnn_fail(err, BNN_EIO, "error writing standard output");
 	return BNN_OK;

@@ -61,7 +61,7 @@ int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
 
 /* Writes a file atomically: fill() writes into a temporary file next to
  * path, which is renamed over path only when complete.  path "-" writes
- * to stdout. */
+ * to stdout; a path that is a device or a pipe is written directly. */
 int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
                        bnn_err *err);
 

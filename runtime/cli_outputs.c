@@ -5,7 +5,9 @@
  * of the command's input files is a usage error (writing it would destroy
  * the input), and an output whose directory does not exist or cannot be
  * written, or that is a directory, is a file error named before a long
- * training run instead of after it.
+ * training run instead of after it.  A checkpoint (--save) must be a
+ * regular file, since it is replaced by renaming a new file over it; --out
+ * may name a device or a pipe (/dev/null), which is written directly.
  */
 #include <errno.h>
 #include <string.h>
@@ -38,15 +40,28 @@ static int cli_dirname(const char *path, char *dir, size_t size)
 	return 1;
 }
 
+/* The characters bnn_file_replace adds to a name for its temporary file. */
+#define CLI_TMP_SUFFIX ((long)sizeof ".tmp.XXXXXX" - 1)
+
 /* Whether path can be created or replaced: 0, or an exit status after a
- * message naming option. */
-static int cli_check_writable(const struct bnn_cli_args *a, const char *option, const char *path)
+ * message naming option.  streams: a device or a pipe is acceptable. */
+static int cli_check_writable(const struct bnn_cli_args *a, const char *option, const char *path,
+                              int streams)
 {
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	char dir[4096];
 	struct stat s;
+	long name_max;
 
-	if (stat(path, &s) == 0 && S_ISDIR(s.st_mode))
-		return bnn_cli_error(a, "cannot write %s '%s': it is a directory", option, path);
+	if (stat(path, &s) == 0) {
+		if (S_ISDIR(s.st_mode))
+			return bnn_cli_error(a, "cannot write %s '%s': it is a directory", option, path);
+		if (!S_ISREG(s.st_mode))
+			return streams ? BNN_CLI_OK :
+			                 bnn_cli_error(a, "cannot write %s '%s': it is not a regular file "
+			                                  "(a checkpoint is replaced by renaming a new file "
+			                                  "over it)", option, path);
+	}
 	if (!cli_dirname(path, dir, sizeof dir))
 		return bnn_cli_error(a, "cannot write %s '%s': the path is too long", option, path);
 	if (stat(dir, &s) != 0)
@@ -58,6 +73,11 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 	if (access(dir, W_OK | X_OK) != 0)
 		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path, dir,
 		                     strerror(errno));
+	name_max = pathconf(dir, _PC_NAME_MAX);
+	if (name_max > 0 && (long)strlen(base) + CLI_TMP_SUFFIX > name_max)
+		return bnn_cli_error(a, "cannot write %s '%s': the name is too long (its temporary "
+		                        "file adds %ld characters to it, and names may have %ld)",
+		                     option, path, CLI_TMP_SUFFIX, name_max);
 	return BNN_CLI_OK;
 }
 
@@ -94,7 +114,7 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 			continue;
 		if ((rc = cli_check_distinct(a, out[i].option, out[i].path, in,
 		                             (int)(sizeof in / sizeof in[0]))) ||
-		    (rc = cli_check_writable(a, out[i].option, out[i].path)))
+		    (rc = cli_check_writable(a, out[i].option, out[i].path, out[i].path == a->out)))
 			return rc;
 	}
 	return BNN_CLI_OK;

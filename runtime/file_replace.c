@@ -6,6 +6,9 @@
  * over PATH, followed by a best-effort fsync of the directory.  A failure
  * at any step removes the temporary file and leaves PATH as it was; a
  * crash leaves either the old file or the new one, never half of one.
+ * PATH must be a regular file or not exist: renaming over a device or a
+ * pipe would replace the node itself (as root, /dev/null would become a
+ * plain file).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +59,11 @@ int bnn_file_replace(const char *path, const char *what,
 	FILE *f = NULL;
 	int fd, errnum = 0, rc;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		free(tmp);
+		return bnn_fail(err, BNN_EIO, "cannot write %s%s: %s", what, path,
+		                S_ISDIR(st.st_mode) ? strerror(EISDIR) : "it is not a regular file");
+	}
 	if (!tmp)
 		return bnn_fail(err, BNN_ENOMEM, "cannot write %s%s: out of memory", what,
 		                path);

@@ -317,6 +317,28 @@ is "$run_err" "./lin: cannot write --save 'adir': it is a directory" "--save nam
 run ./lin predict --load keep.ckpt --data reg.csv --out reg.csv/p.csv
 is "$run_err" "./lin: cannot write --out 'reg.csv/p.csv': 'reg.csv' is not a directory" \
 	"--out under a file"
+run ./lin predict --load keep.ckpt --data reg.csv --out /dev/null
+is "$run_status" 0 "--out may name a device"
+ok "$(test -c /dev/null; echo $?)" "which is written, not replaced"
+run ./lin train --data reg.csv --epochs 1 --save /dev/null
+is "$run_err" "./lin: cannot write --save '/dev/null': it is not a regular file (a checkpoint is replaced by renaming a new file over it)" \
+	"--save may not"
+long=$(printf '%0250d' 0).ckpt
+run ./lin train --data reg.csv --epochs 1 --save "$long"
+is "$run_err" "./lin: cannot write --save '$long': the name is too long (its temporary file adds 11 characters to it, and names may have 255)" \
+	"a name too long for its temporary file is refused before training"
+
+# ---- a standard output that cannot be written ------------------------------------
+if [ -w /dev/full ]; then
+	for cmd in "info" "--help" "eval --load m.ckpt --data test.csv"; do
+		# shellcheck disable=SC2086
+		./blobs $cmd >/dev/full 2>full.err
+		is "$?:$(sed 's/: No space left on device$//' full.err)" "1:./blobs: error writing standard output" \
+			"$cmd to a full device fails and says so"
+	done
+else
+	skip 3 "no /dev/full"
+fi
 
 # ---- usage -----------------------------------------------------------------------
 run ./blobs train --data train.csv --optimizer adam --mc 4 --save x.ckpt

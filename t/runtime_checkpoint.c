@@ -934,7 +934,7 @@ static void test_save(void)
 	         strerror(ENOENT));
 	is_str(err.message, want, "... cannot write: no such file");
 
-	/* a directory in the way: the rename fails after the writing */
+	/* a directory in the way: refused before anything is written */
 	in_dir(sub, "adir");
 	if (mkdir(sub, 0755) != 0)
 		tap_bail_out("cannot create %s", sub);
@@ -948,6 +948,11 @@ static void test_save(void)
 	ok(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) &&
 	   file_is(path, tiny, sizeof tiny), "... the directory is intact");
 	is_int(count_temps(dir), 0, "... and the temporary file was removed");
+	/* a device: renaming over it would replace the node */
+	is_int(save_rc(ck, "/dev/null"), BNN_EIO, "save over a device");
+	is_str(err.message, "cannot write checkpoint /dev/null: it is not a regular file",
+	       "... is refused");
+	ok(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "... and the device is intact");
 
 	/* an unwritable directory */
 	if (geteuid() == 0) {
