@@ -173,6 +173,23 @@ static int opt_integer(const struct opt_def *d, const char *value, double *out,
 	return rc;
 }
 
+/* A 64-bit unsigned option (the seed): decimal digits only, so that the
+ * value kept is the value given (strtod's 1e3 or 1.5e19 would not be). */
+static int opt_u64(const char *name, const char *value, uint64_t *out, bnn_err *err)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (!*value || strspn(value, "0123456789") != strlen(value) || errno == ERANGE)
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s': '%s' is not a whole number in [0, 18446744073709551615]",
+		                name, value);
+	*out = (uint64_t)v;
+	return BNN_OK;
+}
+
 static int opt_milestones(bnn_schedule *s, const char *value, bnn_err *err)
 {
 	char buf[512], *tok, *save = NULL;
@@ -277,18 +294,17 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 		else
 			o->sgd.weight_decay = o->adam.weight_decay = (float)v;
 		return BNN_OK;
+	case OPT_U64:
+		return opt_u64(d->name, value, (uint64_t *)(base + d->offset), err);
 	case OPT_LONG:
 	case OPT_INT:
-	case OPT_U64:
 		rc = opt_integer(d, value, &v, err);
 		if (rc)
 			return rc;
 		if (d->kind == OPT_LONG)
 			*(long *)(base + d->offset) = (long)v;
-		else if (d->kind == OPT_INT)
-			*(int *)(base + d->offset) = (int)v;
 		else
-			*(uint64_t *)(base + d->offset) = strtoull(value, NULL, 10);
+			*(int *)(base + d->offset) = (int)v;
 		return BNN_OK;
 	}
 	return bnn_fail(err, BNN_EINVAL, "option '%s' cannot be set", name);

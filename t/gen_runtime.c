@@ -439,6 +439,14 @@ static void test_refusals(void)
 	is_int(bnn_train_set(&o, "milestones", "2,,3", &err), BNN_EINVAL, "an empty milestone is refused");
 	is_str(err.message, "option 'milestones': '2,,3' has an empty entry", "and named");
 	is_int(bnn_train_set(&o, "milestones", "2,3,", &err), BNN_EINVAL, "so is a trailing comma");
+	is_int(bnn_train_set(&o, "seed", "1e3", &err), BNN_EINVAL, "a seed in exponent form is refused");
+	is_str(err.message, "option 'seed': '1e3' is not a whole number in [0, 18446744073709551615]",
+	       "as not a whole number (it was kept as 1)");
+	is_int(bnn_train_set(&o, "seed", "18446744073709551616", &err), BNN_EINVAL,
+	       "a seed of 2^64 is refused (it was kept as 2^64 - 1)");
+	is_int(bnn_train_set(&o, "seed", "-1", &err), BNN_EINVAL, "so is a negative one");
+	is_int(bnn_train_set(&o, "seed", "18446744073709551615", &err), BNN_OK, "2^64 - 1 is taken");
+	ok(o.seed == UINT64_MAX, "exactly");
 	test_options_read();
 }
 
