@@ -22,6 +22,7 @@
  * fit.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,101 @@ static int state_meta_optimizer(const char *meta)
 	return bnn_optimizer_from_name(name);
 }
 
+/* ---- the values a loaded state must hold ---------------------------------- */
+/*
+ * A checkpoint whose CRC holds can still carry values no training writes
+ * (edited, or made by another program): they are refused at load time,
+ * naming the section, instead of surfacing later as a NaN metric, a
+ * silent switch to sampling or uniform predictions.
+ */
+
+/* The first of n values that is not finite (or negative, when nonneg);
+ * -1 when all are fine. */
+static long state_first_bad(const float *v, long n, int nonneg)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (!isfinite(v[i]) || (nonneg && v[i] < 0))
+			return i;
+	return -1;
+}
+
+static int state_bad_value(const char *path, const char *section, long i, float v,
+                           const char *want, bnn_err *err)
+{
+	return bnn_fail(err, BNN_EFORMAT, "%s: section '%s': value %ld is %g, not %s", path,
+	                section, i, (double)v, want);
+}
+
+/* sigma: finite, ≥ 0, and 0 outside meanfield layers (every optimizer
+ * keeps their σ at 0; a σ there would make predictions random). */
+static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
+{
+	const bnn_model *m = s->model;
+	long i, bad;
+	int t;
+
+	if ((bad = state_first_bad(s->sigma, m->nparams, 1)) >= 0)
+		return state_bad_value(path, "sigma", bad, s->sigma[bad], "a finite value >= 0", err);
+	for (t = 0; t < m->ntensors; t++) {
+		const bnn_tensor *bt = &m->tensors[t];
+		if (bt->layer >= 0 && m->layers[bt->layer].family == BNN_FAMILY_MEANFIELD)
+			continue;
+		for (i = bt->offset; i < bt->offset + bt->size; i++)
+			if (s->sigma[i] != 0)
+				return bnn_fail(err, BNN_EFORMAT,
+				                "%s: section 'sigma': value %ld (tensor '%s') is %g, but only "
+				                "the tensors of meanfield layers have a posterior (0 expected)",
+				                path, i, bt->name, (double)s->sigma[i]);
+	}
+	return BNN_OK;
+}
+
+/* stats: finite running means, finite running variances ≥ 0. */
+static int state_check_stats(const bnn_state *s, const char *path, bnn_err *err)
+{
+	const bnn_model *m = s->model;
+	long bad;
+	int t;
+
+	for (t = 0; t < m->nstat_tensors; t++) {
+		const bnn_tensor *bt = &m->stat_tensors[t];
+		int var = bt->role == BNN_ROLE_RUNNING_VAR;
+		if ((bad = state_first_bad(s->stats + bt->offset, bt->size, var)) >= 0)
+			return state_bad_value(path, "stats", bt->offset + bad,
+			                       s->stats[bt->offset + bad],
+			                       var ? "a finite variance >= 0" : "finite", err);
+	}
+	return BNN_OK;
+}
+
+static int state_check_values(const bnn_state *s, const char *path, bnn_err *err)
+{
+	const bnn_model *m = s->model;
+	long bad, i;
+	int k, rc;
+
+	if ((bad = state_first_bad(s->params, m->nparams, 0)) >= 0)
+		return state_bad_value(path, "params", bad, s->params[bad], "finite", err);
+	if (s->sigma && (rc = state_check_sigma(s, path, err)))
+		return rc;
+	if (s->stats && (rc = state_check_stats(s, path, err)))
+		return rc;
+	for (k = 0; k < BNN_OPT_SLOTS; k++)
+		if (s->opt[k] && (bad = state_first_bad(s->opt[k], m->nparams, 0)) >= 0)
+			return state_bad_value(path, slot_names[k], bad, s->opt[k][bad], "finite", err);
+	for (i = 0; i < s->standardize.features; i++) {
+		if (!isfinite(s->standardize.mean[i]))
+			return state_bad_value(path, "standardize.mean", i, s->standardize.mean[i],
+			                       "finite", err);
+		if (!(s->standardize.std[i] > 0) || !isfinite(s->standardize.std[i]))
+			return state_bad_value(path, "standardize.std", i, s->standardize.std[i],
+			                       "a finite standard deviation > 0", err);
+	}
+	return BNN_OK;
+}
+
 int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
                    bnn_err *err)
 {
@@ -267,6 +363,8 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 		memcpy(s.standardize.mean, mean, (size_t)m->inputs * sizeof(float));
 		memcpy(s.standardize.std, sd, (size_t)m->inputs * sizeof(float));
 	}
+	if ((rc = state_check_values(&s, path, err)))
+		goto fail;
 	bnn_ckpt_free(ck);
 	*st = s;
 	return BNN_OK;

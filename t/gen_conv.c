@@ -338,6 +338,8 @@ static void test_stats_required(void)
 	bnn_ckpt *ck;
 	bnn_err err;
 	char want[600];
+	long var;
+	int i;
 
 	bnn_state_init(&st, m, 3, &err);
 	ck = bnn_ckpt_new(m->fingerprint, m->name);
@@ -362,6 +364,18 @@ static void test_stats_required(void)
 	         tmp_path("nostats.ckpt"));
 	is_str(err.message, want, "and the message gives both sizes");
 	bnn_ckpt_free(ck);
+	/* a negative running variance: the first variance entry */
+	for (i = 0; m->stat_tensors[i].role != BNN_ROLE_RUNNING_VAR; i++)
+		;
+	var = m->stat_tensors[i].offset;
+	st.stats[var] = -1;
+	if (bnn_state_save(&st, tmp_path("nostats.ckpt"), &err))
+		tap_bail_out("cannot write a checkpoint");
+	is_int(bnn_state_load(&loaded, m, tmp_path("nostats.ckpt"), &err), BNN_EFORMAT,
+	       "a negative running variance is refused");
+	snprintf(want, sizeof want, "%s: section 'stats': value %ld is -1, not a finite variance "
+	         ">= 0", tmp_path("nostats.ckpt"), var);
+	is_str(err.message, want, "and the message names the value");
 	unlink(tmp_path("nostats.ckpt"));
 	bnn_state_free(&st);
 }

@@ -372,6 +372,59 @@ static void test_options_read(void)
 	       "an option set to its default passes");
 }
 
+/* Saves st, loads it back, and checks that the load fails with message. */
+static void load_refused(const bnn_state *st, const char *message, const char *what)
+{
+	bnn_state back;
+	bnn_err err;
+	char want[512];
+
+	if (bnn_state_save(st, tmp_path("bad.ckpt"), &err))
+		tap_bail_out("cannot save %s: %s", tmp_path("bad.ckpt"), err.message);
+	is_int(bnn_state_load(&back, &rt_blobs_model, tmp_path("bad.ckpt"), &err), BNN_EFORMAT,
+	       "a checkpoint with %s is refused", what);
+	snprintf(want, sizeof want, "%s: %s", tmp_path("bad.ckpt"), message);
+	is_str(err.message, want, "and the message names the section and the value");
+	unlink(tmp_path("bad.ckpt"));
+}
+
+/* Values no training writes, in a checkpoint whose CRC holds. */
+static void test_bad_values(void)
+{
+	bnn_state st;
+	bnn_err err;
+	long n = rt_blobs_model.nparams, i;
+
+	bnn_state_init(&st, &rt_blobs_model, 1, &err);
+	st.params[5] = NAN;
+	load_refused(&st, "section 'params': value 5 is nan, not finite", "a NaN parameter");
+	st.params[5] = 0;
+	st.sigma = calloc((size_t)n, sizeof *st.sigma);
+	st.sigma[3] = 0.5f;
+	load_refused(&st, "section 'sigma': value 3 (tensor 'h_dense.weight') is 0.5, but only the "
+	             "tensors of meanfield layers have a posterior (0 expected)",
+	             "a sigma in a point model");
+	st.sigma[3] = -1;
+	load_refused(&st, "section 'sigma': value 3 is -1, not a finite value >= 0",
+	             "a negative sigma");
+	free(st.sigma);
+	st.sigma = NULL;
+	st.opt[1] = calloc((size_t)n, sizeof *st.opt[1]);
+	st.opt[1][n - 1] = INFINITY;
+	load_refused(&st, "section 'opt.b': value 66 is inf, not finite", "an infinite optimizer value");
+	free(st.opt[1]);
+	st.opt[1] = NULL;
+	st.standardize.features = rt_blobs_model.inputs;
+	st.standardize.mean = calloc(4, sizeof(float));
+	st.standardize.std = malloc(4 * sizeof(float));
+	for (i = 0; i < 4; i++)
+		st.standardize.std[i] = 1;
+	st.standardize.std[2] = 0;
+	load_refused(&st, "section 'standardize.std': value 2 is 0, not a finite standard "
+	             "deviation > 0", "a standard deviation of 0");
+	bnn_state_free(&st);
+}
+
 static void test_refusals(void)
 {
 	bnn_state st;
@@ -506,6 +559,7 @@ int main(void)
 	test_descriptor();
 	test_training();
 	test_refusals();
+	test_bad_values();
 	test_augmentation();
 	unlink(tmp_path("a.ckpt"));
 	unlink(tmp_path("old.ckpt"));
