@@ -844,6 +844,11 @@ static int ckpt_read_file(const char *path, unsigned char **buf,
 		errno = 0;
 		got = fread(b + n, 1, want, f);
 		n += got;
+		/* Stop at bytes that cannot begin a checkpoint: the parser then
+		 * says "not a bnn checkpoint" for /dev/zero or an endless pipe
+		 * instead of reading it into memory. */
+		if (memcmp(b, ckpt_magic, n < sizeof ckpt_magic ? n : sizeof ckpt_magic) != 0)
+			break;
 		if (got < want) {
 			if (ferror(f)) {
 				e = ckpt_errno();

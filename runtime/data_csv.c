@@ -1,8 +1,9 @@
 /*
  * data_csv.c: the CSV reader, bnn_data_load_csv().
  *
- * The file is read in one pass, a line at a time with getline() (so a line
- * may have any length), into arrays that double in size as rows arrive.
+ * The file is read in one pass, a line at a time (csv_getline, in chunks
+ * of 64 KiB: a line may be up to 256 MiB long, and a NUL byte stops the
+ * reading at once), into arrays that double in size as rows arrive.
  * Line 1 is the header of column names; it decides which columns are
  * targets (named by opt->target, or the last opt->targets columns) and
  * maps every column to its place in a row of x or of y.  Each following
@@ -38,6 +39,8 @@
 #define CSV_QUOTE_MAX 40    /* field text quoted in a message, in bytes */
 #define CSV_EXCERPT_SIZE (4 * CSV_QUOTE_MAX + 4) /* room for it, escaped */
 #define CSV_LIST_MAX 20     /* column names listed in a message */
+#define CSV_CHUNK 65536     /* bytes per fread() */
+#define CSV_LINE_MAX ((size_t)1 << 28) /* the longest line read: 256 MiB */
 
 /* One field of the current line. */
 struct csv_field {
@@ -50,8 +53,10 @@ struct csv_field {
 struct csv_reader {
 	const char *path;         /* for messages */
 	FILE *f;
-	char *line;               /* the current line, from getline() */
-	size_t linecap;           /* getline()'s allocation */
+	char chunk[CSV_CHUNK];    /* bytes read ahead: chunk[cpos .. cend) */
+	size_t cpos, cend;
+	char *line;               /* the current line */
+	size_t linecap;           /* its allocation */
 	size_t len;               /* its length without the line break */
 	long lineno;              /* 1-based number of the current line */
 	char *buf;                /* the fields' text, NUL-separated */
@@ -97,27 +102,71 @@ static int csv_same_nocase(const char *a, const char *b, size_t n)
 	return 1;
 }
 
-/* Read the next line into r->line without its "\n" or "\r\n".
+/* Appends n bytes to r->line (which holds len), growing it. */
+static int csv_append(struct csv_reader *r, size_t len, const char *s, size_t n, bnn_err *err)
+{
+	if (len + n + 1 > r->linecap) {
+		size_t cap = r->linecap ? r->linecap : 256;
+		char *l;
+		while (cap < len + n + 1)
+			cap *= 2;
+		if (!(l = realloc(r->line, cap)))
+			return -bnn_fail(err, BNN_ENOMEM, "%s:%ld: out of memory for a line of %zu bytes",
+			                 r->path, r->lineno + 1, len + n);
+		r->line = l;
+		r->linecap = cap;
+	}
+	memcpy(r->line + len, s, n);
+	return 0;
+}
+
+/*
+ * Read the next line into r->line without its "\n" or "\r\n".
  * Returns 1 for a line, 0 at end of file, or minus an error code (with
- * err filled). */
+ * err filled).  A NUL byte is an error as soon as it is read, and so is a
+ * line longer than CSV_LINE_MAX, so that a binary or endless input
+ * (/dev/zero, /dev/urandom) is refused at once instead of being read
+ * into memory whole.
+ */
 static int csv_getline(struct csv_reader *r, bnn_err *err)
 {
-	ssize_t n;
+	size_t len = 0;
+	int rc;
 
-	errno = 0;
-	n = getline(&r->line, &r->linecap, r->f);
-	if (n < 0) {
-		/* getline() fails without setting the error flag when it
-		 * runs out of memory: only a clean end of file is one. */
-		if (feof(r->f) && !ferror(r->f))
-			return 0;
-		return -bnn_fail(err, errno == ENOMEM ? BNN_ENOMEM : BNN_EIO,
-		                 "%s:%ld: read error: %s", r->path,
-		                 r->lineno + 1,
-		                 errno ? strerror(errno) : "unknown error");
+	for (;;) {
+		const char *s, *nl, *nul;
+		size_t take;
+		if (r->cpos == r->cend) {
+			errno = 0;
+			r->cend = fread(r->chunk, 1, sizeof r->chunk, r->f);
+			r->cpos = 0;
+			if (r->cend == 0 && ferror(r->f))
+				return -bnn_fail(err, BNN_EIO, "%s:%ld: read error: %s", r->path,
+				                 r->lineno + 1, errno ? strerror(errno) : "unknown error");
+			if (r->cend == 0) {
+				if (len == 0)
+					return 0;
+				break; /* a last line without a line break */
+			}
+		}
+		s = r->chunk + r->cpos;
+		nl = memchr(s, '\n', r->cend - r->cpos);
+		take = nl ? (size_t)(nl - s) + 1 : r->cend - r->cpos;
+		if ((nul = memchr(s, '\0', take)))
+			return -bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: NUL byte (is this a text file?)",
+			                 r->path, r->lineno + 1, (long)(len + (size_t)(nul - s)) + 1);
+		if (len + take > CSV_LINE_MAX)
+			return -bnn_fail(err, BNN_EFORMAT, "%s:%ld: line longer than %zu MiB (is this a "
+			                 "text file?)", r->path, r->lineno + 1, CSV_LINE_MAX >> 20);
+		if ((rc = csv_append(r, len, s, take, err)))
+			return rc;
+		len += take;
+		r->cpos += take;
+		if (nl)
+			break;
 	}
 	r->lineno++;
-	r->len = (size_t)n;
+	r->len = len;
 	if (r->len > 0 && r->line[r->len - 1] == '\n')
 		r->len--;
 	if (r->len > 0 && r->line[r->len - 1] == '\r')
@@ -196,20 +245,14 @@ static int csv_quoted(struct csv_reader *r, size_t start, size_t *p,
 /*
  * Split the current line (from byte `start`, past a byte order mark) into
  * r->fields, their text copied to r->buf without quotes and surrounding
- * blanks.  A NUL byte, a quote left open, or text after a closing quote
- * is an error.
+ * blanks.  A quote left open, or text after a closing quote is an error.
  */
 static int csv_split(struct csv_reader *r, size_t start, bnn_err *err)
 {
-	const char *s = r->line;
+	const char *s = r->line; /* csv_getline refused NUL bytes */
 	size_t p = start, o = 0, len = r->len;
-	const char *nul = memchr(s, '\0', len);
 	int rc;
 
-	if (nul)
-		return bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: NUL byte (is "
-		                "this a text file?)", r->path, r->lineno,
-		                (long)((size_t)(nul - s) - start) + 1);
 	/* The text plus one NUL per field (at most len + 1 fields). */
 	if (r->bufcap < 2 * len + 2) {
 		char *b = realloc(r->buf, 2 * len + 2);

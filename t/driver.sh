@@ -340,6 +340,15 @@ else
 	skip 3 "no /dev/full"
 fi
 
+# ---- endless inputs are refused at their first bytes -----------------------------
+ln -s /dev/zero zero.csv
+run timeout 20 ./blobs eval --load m.ckpt --data zero.csv
+is "$run_status:$run_err" "1:./blobs: zero.csv:1:1: NUL byte (is this a text file?)" \
+	"CSV data from /dev/zero stops at its first byte"
+run timeout 20 ./blobs info --load /dev/zero
+is "$run_status:$run_err" "1:./blobs: /dev/zero: not a bnn checkpoint" \
+	"and a checkpoint from /dev/zero at its magic"
+
 # ---- usage -----------------------------------------------------------------------
 run ./blobs train --data train.csv --optimizer adam --mc 4 --save x.ckpt
 is "$run_status" 2 "an option the optimizer does not read is a usage error"
