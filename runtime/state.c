@@ -221,16 +221,18 @@ static int state_bad_value(const char *path, const char *section, long i, float 
 	                section, i, (double)v, want);
 }
 
-/* sigma: finite, ≥ 0, and 0 outside meanfield layers (every optimizer
- * keeps their σ at 0; a σ there would make predictions random). */
+/* sigma: ≥ 0 (+inf included: BADAM's σ of a weight no gradient reached,
+ * with δ = 0), and 0 outside meanfield layers (every optimizer keeps
+ * their σ at 0; a σ there would make predictions random). */
 static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 {
 	const bnn_model *m = s->model;
-	long i, bad;
+	long i;
 	int t;
 
-	if ((bad = state_first_bad(s->sigma, m->nparams, 1)) >= 0)
-		return state_bad_value(path, "sigma", bad, s->sigma[bad], "a finite value >= 0", err);
+	for (i = 0; i < m->nparams; i++)
+		if (!(s->sigma[i] >= 0)) /* NaN too */
+			return state_bad_value(path, "sigma", i, s->sigma[i], "a value >= 0", err);
 	for (t = 0; t < m->ntensors; t++) {
 		const bnn_tensor *bt = &m->tensors[t];
 		if (bt->layer >= 0 && m->layers[bt->layer].family == BNN_FAMILY_MEANFIELD)

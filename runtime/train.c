@@ -348,8 +348,9 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 
 /*
  * The loss is computed before each step's update, so the epoch's last
- * update can leave a parameter (or a σ) infinite behind a finite loss:
- * that is a divergence too.
+ * update can leave a parameter infinite (or a σ NaN) behind a finite loss:
+ * that is a divergence too.  σ = +inf is not: BADAM gives it to a weight
+ * that no gradient reached when δ = 0 (docs/optimizers/badam.md).
  */
 static int train_check_finite(const struct trainer *t, long epoch, bnn_err *err)
 {
@@ -357,7 +358,7 @@ static int train_check_finite(const struct trainer *t, long epoch, bnn_err *err)
 	long i, n = t->m->nparams;
 
 	for (i = 0; i < n; i++)
-		if (!isfinite(st->params[i]) || (st->sigma && !isfinite(st->sigma[i])))
+		if (!isfinite(st->params[i]) || (st->sigma && isnan(st->sigma[i])))
 			return bnn_fail(err, BNN_ERANGE,
 			                "training diverged in epoch %ld: parameter %ld is not finite "
 			                "after the epoch's last step (try a smaller learning rate, or "

@@ -128,6 +128,17 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	ok(same, "%s: μ, σ and every optimizer slot survive the round trip", name);
 	is_int(loaded.optimizer, optimizer, "%s: the optimizer survives", name);
 	bnn_state_free(&loaded);
+	if (optimizer == BNN_OPT_BADAM) {
+		/* with δ = 0, a weight no gradient reached has σ = +inf
+		 * (docs/optimizers/badam.md): a checkpoint may hold it */
+		for (i = 0; a.sigma[i] == 0; i++)
+			;
+		a.sigma[i] = INFINITY;
+		bnn_state_save(&a, tmp_path("bayes.ckpt"), &err);
+		is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err), BNN_OK,
+		       "badam: a checkpoint with σ = +inf loads");
+		bnn_state_free(&loaded);
+	}
 	bnn_state_free(&a);
 }
 

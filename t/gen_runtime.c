@@ -405,7 +405,7 @@ static void test_bad_values(void)
 	             "tensors of meanfield layers have a posterior (0 expected)",
 	             "a sigma in a point model");
 	st.sigma[3] = -1;
-	load_refused(&st, "section 'sigma': value 3 is -1, not a finite value >= 0",
+	load_refused(&st, "section 'sigma': value 3 is -1, not a value >= 0",
 	             "a negative sigma");
 	free(st.sigma);
 	st.sigma = NULL;
