@@ -13,6 +13,10 @@
  *
  * Block arguments are evaluated once, in the caller's scope, when the block
  * is expanded: node arguments become node indices, constants stay values.
+ * A block that calls another one twice doubles its size, so a short file can
+ * ask for 2^30 nodes: expansions may make SEMA_MAX_EXPANDED nodes in all.
+ * The first block call that starts or ends with more reports it, and the
+ * analysis gives up.
  *
  * Failures propagate silently: an expression that refers to a definition
  * that already failed yields SEMA_QUIET instead of another error, so one
@@ -32,6 +36,7 @@
 
 enum { SEMA_FAILED = -1, SEMA_QUIET = -2 };   /* results of building a node */
 enum { SEMA_MAX_BLOCK_DEPTH = 32, SEMA_MAX_DIMS = 3 };
+enum { SEMA_MAX_EXPANDED = 100000 };          /* nodes made by block expansions, in all */
 enum def_state { DEF_NEW, DEF_OPEN, DEF_DONE, DEF_FAILED };
 
 /* A name defined in a scope by an assignment (or the input declaration). */
@@ -75,6 +80,8 @@ struct sema {
     struct ast_stmt *model, *input, *prior, *posterior, *likelihood;
     struct sema_scope *cur;       /* the scope being built, for context notes */
     int depth;                    /* block expansions open */
+    int expanded;                 /* nodes made inside block expansions */
+    int too_big;                  /* more than SEMA_MAX_EXPANDED of them: give up */
     int oom;                      /* out of memory: give up */
 };
 
@@ -311,6 +318,8 @@ static int sema_new_node(struct sema *s, enum op_id op, const char *name, bnn_lo
         sema_oom(s);
         return SEMA_FAILED;
     }
+    if (s->depth > 0)
+        s->expanded++;
     n = &s->g->nodes[i];
     n->op = op;
     n->name = name;
@@ -766,6 +775,19 @@ static int sema_block_open(const struct sema_scope *sc, const struct ast_stmt *b
     return 0;
 }
 
+/* Past SEMA_MAX_EXPANDED expanded nodes, reports it once, at the block call
+ * E, and returns -1 (the analysis then gives up); else returns 0. */
+static int sema_expansion_limit(struct sema *s, const struct ast_expr *e)
+{
+    if (s->expanded <= SEMA_MAX_EXPANDED)
+        return 0;
+    if (!s->too_big)
+        diag_error(s->d, e->name_loc, "blocks expand into too many nodes (the limit is %d in all)",
+                   SEMA_MAX_EXPANDED);
+    s->too_big = 1;
+    return -1;
+}
+
 static int sema_block_call(struct sema *s, struct sema_scope *caller, struct ast_expr *e,
                            struct ast_stmt *b, const char *name, bnn_loc name_loc, const char *hint)
 {
@@ -795,6 +817,8 @@ static int sema_block_call(struct sema *s, struct sema_scope *caller, struct ast
                    SEMA_MAX_BLOCK_DEPTH);
         return SEMA_FAILED;
     }
+    if (sema_expansion_limit(s, e) != 0)
+        return SEMA_FAILED;
     if (!name && !(name = sema_derive(s, hint, b->name, e->loc)))
         return SEMA_FAILED;
     memset(&sc, 0, sizeof sc);
@@ -830,6 +854,8 @@ static int sema_block_call(struct sema *s, struct sema_scope *caller, struct ast
     }
     s->cur = caller;
     s->depth--;
+    if (r >= 0 && sema_expansion_limit(s, e) != 0)
+        r = SEMA_FAILED;
     for (p = sc.params, i = 0; p && r >= 0; p = p->next, i++)
         if (!sc.param_used[i] && !b->warned) {
             diag_warning(s->d, p->loc, "parameter '%s' of block '%s' is never used", p->name,
@@ -849,7 +875,7 @@ static int sema_expr(struct sema *s, struct sema_scope *sc, struct ast_expr *e,
 {
     const struct op_info *op;
     struct ast_stmt *b;
-    if (s->oom || diag_should_stop(s->d))
+    if (s->oom || s->too_big || diag_should_stop(s->d))
         return SEMA_QUIET;
     switch (e->kind) {
     case AST_NAME:

@@ -32,6 +32,8 @@ struct bnnc_options {
     int with_main;       /* --main: generate a main() too */
     char **files;        /* borrowed from argv */
     int nfiles;
+    char *c_path;        /* code generation: the C file to write (owned) */
+    char *h_path;        /* code generation: its header (owned) */
 };
 
 static void bnnc_help(FILE *out)
@@ -90,28 +92,82 @@ static int bnnc_set_mode(struct bnnc_options *o, enum bnnc_mode m, const char *a
     return 0;
 }
 
-/* Standard input can be read once; the output must not be an input. */
-static int bnnc_check_files(const struct bnnc_options *o)
+/* Is PATH one of the input files: the same file (device and inode) under
+ * whatever name? */
+static int bnnc_is_input(const struct bnnc_options *o, const char *path)
 {
     struct stat out, in;
-    int i, stdin_uses = 0;
+    int i;
+    if (stat(path, &out) != 0)
+        return 0;
+    for (i = 0; i < o->nfiles; i++)
+        if (strcmp(o->files[i], "-") != 0 && stat(o->files[i], &in) == 0 &&
+            in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return 1;
+    return 0;
+}
+
+/* Standard input can be read once; no file bnnc writes (the C file and the
+ * header, or the summary) may be an input. */
+static int bnnc_check_files(const struct bnnc_options *o)
+{
+    const char *outputs[2];
+    int i, n = 0, stdin_uses = 0;
     for (i = 0; i < o->nfiles; i++)
         stdin_uses += strcmp(o->files[i], "-") == 0;
     if (stdin_uses > 1)
         return bnnc_usage_error("%s", "standard input ('-') can be read only once");
-    if (!o->output || stat(o->output, &out) != 0)
-        return -1;
-    for (i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") != 0 && stat(o->files[i], &in) == 0 &&
-            in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-            return bnnc_usage_error("the output '%s' is one of the input files", o->output);
+    if (o->mode == MODE_GENERATE) {
+        outputs[n++] = o->c_path;
+        outputs[n++] = o->h_path;
+    } else if (o->output) {
+        outputs[n++] = o->output;
+    }
+    for (i = 0; i < n; i++)
+        if (bnnc_is_input(o, outputs[i]))
+            return bnnc_usage_error("the output '%s' is one of the input files", outputs[i]);
+    return -1;
+}
+
+/* Derives the output names of code generation into O: "OUT.c" and "OUT.h"
+ * from -o, or from the model file's base name.  The header's name must fit
+ * in the C file's #include line.  Returns -1 to go on, or an exit status. */
+static int bnnc_output_names(struct bnnc_options *o)
+{
+    const char *src = o->files[0], *base = strrchr(src, '/'), *problem;
+    size_t n;
+    if (o->output) {
+        n = strlen(o->output);
+        if (n < 3 || strcmp(o->output + n - 2, ".c") != 0 || o->output[n - 3] == '/')
+            return bnnc_usage_error("-o '%s' must name a C file ending in .c", o->output);
+        o->c_path = strdup(o->output);
+    } else {
+        base = base ? base + 1 : src;
+        n = strlen(base);
+        if (n > 4 && strcmp(base + n - 4, ".bnn") == 0)
+            n -= 4;
+        o->c_path = malloc(n + 3);
+        if (o->c_path)
+            snprintf(o->c_path, n + 3, "%.*s.c", (int)n, base);
+    }
+    if (o->c_path)
+        o->h_path = strdup(o->c_path);
+    if (!o->c_path || !o->h_path) {
+        fputs("bnnc: out of memory\n", stderr);
+        return 1;
+    }
+    o->h_path[strlen(o->h_path) - 1] = 'h';
+    if ((problem = codegen_include_problem(o->h_path)))
+        return bnnc_usage_error("the header '%s' cannot be named in an #include line "
+                                "(its name contains %s); choose another name with -o",
+                                o->h_path, problem);
     return -1;
 }
 
 /* Parses argv into O.  Returns -1 to go on, or an exit status. */
 static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
 {
-    int i, only_files = 0;
+    int i, r, only_files = 0;
     memset(o, 0, sizeof *o);
     o->files = calloc((size_t)argc, sizeof *o->files);
     if (!o->files) {
@@ -120,7 +176,7 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
     }
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = 0;
+        r = 0;
         if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
             o->files[o->nfiles++] = argv[i];
         } else if (strcmp(a, "--") == 0) {
@@ -165,58 +221,21 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
         return bnnc_usage_error("%s", "code generation takes one model file (use --check for several)");
     if (o->mode == MODE_GENERATE && !o->output && strcmp(o->files[0], "-") == 0)
         return bnnc_usage_error("%s", "-o is needed to name the output when the model comes from standard input");
+    if (o->mode == MODE_GENERATE && (r = bnnc_output_names(o)) >= 0)
+        return r;
     return bnnc_check_files(o);
-}
-
-/* Derives the output names: "OUT.c" and "OUT.h" from -o, or from the
- * model file's base name.  Returns 0, or a usage error. */
-static int bnnc_output_names(const struct bnnc_options *o, char **c_path, char **h_path)
-{
-    const char *src = o->files[0], *base = strrchr(src, '/');
-    size_t n;
-    *c_path = *h_path = NULL;
-    if (o->output) {
-        n = strlen(o->output);
-        if (n < 3 || strcmp(o->output + n - 2, ".c") != 0 || o->output[n - 3] == '/')
-            return bnnc_usage_error("-o '%s' must name a C file ending in .c", o->output);
-        *c_path = strdup(o->output);
-    } else {
-        base = base ? base + 1 : src;
-        n = strlen(base);
-        if (n > 4 && strcmp(base + n - 4, ".bnn") == 0)
-            n -= 4;
-        *c_path = malloc(n + 3);
-        if (*c_path)
-            snprintf(*c_path, n + 3, "%.*s.c", (int)n, base);
-    }
-    if (*c_path)
-        *h_path = strdup(*c_path);
-    if (!*c_path || !*h_path) {
-        free(*c_path);
-        fputs("bnnc: out of memory\n", stderr);
-        return 1;
-    }
-    (*h_path)[strlen(*h_path) - 1] = 'h';
-    return -1;
 }
 
 /* Compiles the one model file into C. */
 static int bnnc_generate(const struct bnnc_options *o, struct front *f)
 {
     struct codegen_options co;
-    char *c_path, *h_path;
-    int status = bnnc_output_names(o, &c_path, &h_path);
-    if (status >= 0)
-        return status;
     memset(&co, 0, sizeof co);
     co.source = f->src.name;
-    co.c_path = c_path;
-    co.h_path = h_path;
+    co.c_path = o->c_path;
+    co.h_path = o->h_path;
     co.with_main = o->with_main;
-    status = codegen_write(&f->graph, &co, &f->diag);
-    free(c_path);
-    free(h_path);
-    return status;
+    return codegen_write(&f->graph, &co, &f->diag);
 }
 
 /* Writes every summary to OUTPUT only once all models are valid, so a
@@ -263,5 +282,7 @@ int main(int argc, char **argv)
     if (status < 0)
         status = bnnc_run(&o);
     free(o.files);
+    free(o.c_path);
+    free(o.h_path);
     return status;
 }

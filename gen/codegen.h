@@ -13,15 +13,22 @@
 #include "graph.h"
 
 struct codegen_options {
-    const char *source;   /* the .bnn file, for the provenance comment */
+    const char *source;   /* the .bnn file, for the provenance comment and the
+                           * descriptor (any bytes: both are escaped) */
     const char *c_path;   /* the C file to write */
     const char *h_path;   /* the header to write */
     int with_main;        /* also emit main() (bnnc --main) */
 };
 
 /* Reports unsupported constructs through D (errors at their source
- * locations) and I/O failures on stderr.  Returns 0 on success. */
+ * locations) and I/O failures on stderr.  Returns 0 on success.  The file
+ * name of O->h_path must pass codegen_include_problem(). */
 int codegen_write(const struct graph *g, const struct codegen_options *o, struct diag *d);
+
+/* Why the file name of H_PATH (its last component) cannot be written in the
+ * C file's #include "..." line: a static description ("a double quote", "a
+ * newline", ...), or NULL when it can. */
+const char *codegen_include_problem(const char *h_path);
 
 /* The canonical text of a model (what its fingerprint hashes); the caller
  * frees it.  NULL when out of memory. */

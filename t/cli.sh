@@ -1,6 +1,8 @@
 #!/bin/sh
 # cli.sh: bnnc's command line: help, version, actions and their errors,
-# standard input, -o, several files, unreadable files and exit statuses.
+# standard input, -o, several files, unreadable files and exit statuses;
+# outputs that would overwrite an input, header names that an #include
+# cannot hold, and model paths that the generated C must survive.
 . "$TAP_SH"
 
 cd "$TAP_TMP" || exit 1
@@ -153,5 +155,82 @@ ok $? "and the input is left alone"
 
 run "$BNNC" --check - - < good.bnn
 is "$run_status" 2 "standard input twice is refused"
+
+# Every file code generation writes is checked against the inputs, the
+# header as well as the C file, and whatever their names come from.
+cp good.bnn net.h
+run "$BNNC" -o net.c net.h
+is "$run_status" 2 "a header that would overwrite the input is refused"
+is "$run_err" "bnnc: the output 'net.h' is one of the input files
+Try 'bnnc --help' for more information." "and names the header"
+cmp -s good.bnn net.h && test ! -e net.c
+ok $? "and nothing is written"
+cp good.bnn net.c
+run "$BNNC" -o net.c net.c
+is "$run_status" 2 "a C file that would overwrite the input is refused"
+is "$run_err" "bnnc: the output 'net.c' is one of the input files
+Try 'bnnc --help' for more information." "and names the C file"
+mkdir same && cp good.bnn same/m.bnn && ln same/m.bnn m.h
+run "$BNNC" same/m.bnn
+is "$run_status" 2 "a derived output name that is a link to the input is refused"
+is "$run_err" "bnnc: the output 'm.h' is one of the input files
+Try 'bnnc --help' for more information." "and names it"
+cmp -s good.bnn same/m.bnn && test ! -e m.c
+ok $? "and the input is left alone"
+
+# The generated C compiles whatever bytes the model's path holds: "*/" and
+# "/*" must not end or open a comment, a quote, a backslash before a line
+# break or "??/" must not break the descriptor's string or the comments.
+odd=$(printf 'a*/*b"\\\n??')
+mkdir -p "$odd" && cp good.bnn "$odd/m.bnn"
+run "$BNNC" -o odd.c "$odd/m.bnn"
+is "$run_status" 0 "a model path with */, /*, a quote, a backslash and a newline"
+# shellcheck disable=SC2086  # the flags are words
+run $CC $BNN_CFLAGS -c -o odd.o odd.c
+is "$run_status$run_err" 0 "gives C that compiles without a warning"
+cat > print_source.c <<'C'
+#include <stdio.h>
+#include "odd.h"
+int main(void) { return fputs(tiny_model.source, stdout) == EOF; }
+C
+# shellcheck disable=SC2086  # the flags are words
+run $CC $BNN_CFLAGS -o print_source print_source.c odd.c $BNN_LIBS
+is "$run_status$run_err" 0 "and links"
+run ./print_source
+is "$run_out" "$odd/m.bnn" "and whose descriptor holds the path, byte for byte"
+case $(sed -n 2p odd.h) in *' from a*\057*b\"\\\012\077\077/m.bnn.') r=0 ;; *) r=1 ;; esac
+ok $r "the header's opening comment shows the path escaped: $(sed -n 2p odd.h)"
+
+# The header's name goes into the C file's #include "...": names that
+# cannot be written there are refused, whether from -o or the model's name.
+run "$BNNC" -o 'q"x.c' good.bnn
+is "$run_status" 2 "an output name with a double quote is refused"
+is "$run_err" "bnnc: the header 'q\"x.h' cannot be named in an #include line (its name contains a double quote); choose another name with -o
+Try 'bnnc --help' for more information." "and says why"
+ok "$(test ! -e 'q"x.c' && test ! -e 'q"x.h'; echo $?)" "and nothing is written"
+run "$BNNC" -o 'back\slash.c' good.bnn
+is "$run_err" "bnnc: the header 'back\\slash.h' cannot be named in an #include line (its name contains a backslash); choose another name with -o
+Try 'bnnc --help' for more information." "a backslash is refused"
+run "$BNNC" -o "$(printf 'new\nline.c')" good.bnn
+is "$run_err" "bnnc: the header 'new
+line.h' cannot be named in an #include line (its name contains a newline); choose another name with -o
+Try 'bnnc --help' for more information." "a newline is refused"
+run "$BNNC" -o "it's.c" good.bnn
+is "$run_err" "bnnc: the header 'it's.h' cannot be named in an #include line (its name contains an apostrophe); choose another name with -o
+Try 'bnnc --help' for more information." "an apostrophe is refused"
+run "$BNNC" -o 'what??.c' good.bnn
+is "$run_err" "bnnc: the header 'what??.h' cannot be named in an #include line (its name contains '??'); choose another name with -o
+Try 'bnnc --help' for more information." "'??' (a trigraph's start) is refused"
+cp good.bnn 'say"hi.bnn'
+run "$BNNC" 'say"hi.bnn'
+is "$run_status" 2 "so is a name derived from the model file"
+is "$run_err" "bnnc: the header 'say\"hi.h' cannot be named in an #include line (its name contains a double quote); choose another name with -o
+Try 'bnnc --help' for more information." "with the same message"
+mkdir 'q"dir'
+run "$BNNC" -o 'q"dir/ok.c' good.bnn
+is "$run_status" 0 "a quote in the directory of -o is no trouble"
+# shellcheck disable=SC2086  # the flags are words
+run $CC $BNN_CFLAGS -c -o ok.o 'q"dir/ok.c'
+is "$run_status$run_err" 0 "as the #include names the header alone"
 
 done_testing
