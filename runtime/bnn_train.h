@@ -129,14 +129,17 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
                   bnn_err *err);
 
 /**
- * Check that every option set away from its default is read: by the
+ * Check that every option set away from its default is in the range
+ * bnn_train_set accepts (for fields set in the struct directly) and is
+ * read: by the
  * optimizer chosen (h0 is IVON's, mc is read by vogn, ivon and bbb only,
  * ...), by the schedule chosen (gamma and milestones by step, lr_min by
  * cosine), and with the validation there is (patience needs validation
  * data; valid_fraction is not read when valid_set is given).  bnn_train
  * calls it, so an option is never ignored silently.
  * @param valid_set  1 when training will get a validation data set.
- * @return BNN_OK; BNN_EINVAL with a message naming the option and why.
+ * @return BNN_OK; BNN_ERANGE (out of range) or BNN_EINVAL (not read), with
+ *         a message naming the option and why.
  */
 int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err);
 
@@ -226,7 +229,12 @@ typedef struct bnn_epoch_report {
 	int improved;             /* best validation NLL so far (or no validation) */
 	double lr;                /* final: the learning rate at the epoch's end */
 } bnn_epoch_report;
-/* Return non-zero to stop training after this report. */
+/* Return non-zero to stop training after this report: after a final one,
+ * training ends with that epoch; after a progress report (final = 0, about
+ * every half second within an epoch) it ends at once, and the partial
+ * epoch is not counted in st->epoch (st->step has its steps).  Either way
+ * bnn_train then ends as a run does (the best epoch's state with
+ * validation data, the checkpoint saved) and returns BNN_OK. */
 typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
 
 /**
@@ -327,7 +335,7 @@ int bnn_model_has_whvi(const bnn_model *m);
  * Write the posterior of st (or its parameters, for a point estimate) as
  * CSV text to f: a header "tensor,index,mean,std" and one row per
  * parameter (std 0 for deterministic parameters and point estimates).
- * @return 0, or -1 when writing failed.
+ * @return 0, or -1 when writing failed (or st or f is NULL).
  */
 int bnn_posterior_write_csv(const bnn_state *st, FILE *f);
 

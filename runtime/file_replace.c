@@ -54,8 +54,12 @@ int bnn_file_replace(const char *path, const char *what,
 	static const char suffix[] = ".tmp.XXXXXX";
 	struct stat st;
 	mode_t mode = 0644;
-	size_t len = strlen(path);
-	char *tmp = malloc(len + sizeof suffix);
+	size_t len = path ? strlen(path) : 0;
+	char *tmp;
+
+	if (!path || !fill)
+		return bnn_fail(err, BNN_EINVAL, "bnn_file_replace: no %s given", !path ? "path" : "fill");
+	tmp = malloc(len + sizeof suffix);
 	FILE *f = NULL;
 	int fd, errnum = 0, rc;
 

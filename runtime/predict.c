@@ -20,6 +20,8 @@
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
                   bnn_err *err)
 {
+	if (!m || !ds || !ds->x)
+		return bnn_fail(err, BNN_EINVAL, "no %s given", !m ? "model" : "data");
 	if (ds->features != m->inputs)
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "the data has %ld values per example but model '%s' takes %ld (input '%s')",
@@ -54,6 +56,12 @@ static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_r
 		return rc;
 	if (batch < 1)
 		return bnn_fail(err, BNN_EINVAL, "the batch size must be at least 1");
+	if (n < 1 || (!idx && n > ds->n))
+		return bnn_fail(err, BNN_EINVAL, "%ld examples asked of a data set of %ld", n, ds->n);
+	for (i = 0; idx && i < n; i++)
+		if (idx[i] < 0 || idx[i] >= ds->n)
+			return bnn_fail(err, BNN_EINVAL, "index %ld (entry %ld) is outside the data set "
+			                "of %ld examples", idx[i], i, ds->n);
 	if (batch > n)
 		batch = n;
 	ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
@@ -102,6 +110,8 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
                       const long *idx, long n, long batch, float *out,
                       double *nll, bnn_err *err)
 {
+	if (!st || !st->model)
+		return bnn_fail(err, BNN_EINVAL, "no state given");
 	return model_outputs(st->model, st->params, st->stats, NULL, ds, idx, n, batch, out, nll,
 	                     err);
 }
@@ -224,9 +234,9 @@ static int predict_check_sigma(const bnn_state *st, bnn_err *err)
 int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
                 float *probs, float *var, double *nll, bnn_err *err)
 {
-	const bnn_model *m = st->model;
-	long n = ds->n, k = m->outputs, i, s, samples = mc > 0 ? mc : 1;
-	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	const bnn_model *m = st && st->model ? st->model : NULL;
+	long n = ds ? ds->n : 0, k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1;
+	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
 	struct predict_acc acc;
 	float *theta = NULL;
 	bnn_rng rng;
@@ -234,6 +244,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 
 	if (rc)
 		return rc;
+	if (!probs)
+		return bnn_fail(err, BNN_EINVAL, "no array given for the predictions");
 	if (mc < 0)
 		return bnn_fail(err, BNN_EINVAL, "the number of Monte-Carlo samples must be 0 or more");
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))

@@ -47,7 +47,7 @@ const char *bnn_optimizer_name(int optimizer)
 int bnn_optimizer_from_name(const char *name)
 {
 	int i;
-	for (i = 0; i < BNN_OPT_COUNT; i++)
+	for (i = 0; name && i < BNN_OPT_COUNT; i++)
 		if (strcmp(name, optimizer_names[i]) == 0)
 			return i;
 	return -1;
@@ -59,6 +59,8 @@ int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
 	bnn_rng rng;
 	int rc;
 
+	if (!st)
+		return bnn_fail(err, BNN_EINVAL, "no state given");
 	memset(st, 0, sizeof *st);
 	st->optimizer = -1;
 	rc = bnn_model_check(m, err);
@@ -102,11 +104,14 @@ void bnn_state_free(bnn_state *st)
 
 int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 {
-	const bnn_model *m = st->model;
-	bnn_ckpt *ck = bnn_ckpt_new(m->fingerprint, m->name);
+	const bnn_model *m = st ? st->model : NULL;
+	bnn_ckpt *ck;
 	char meta[256];
 	int rc = BNN_OK, i;
 
+	if (!m || !st->params || !path)
+		return bnn_fail(err, BNN_EINVAL, "bnn_state_save: no %s given", !path ? "path" : "state");
+	ck = bnn_ckpt_new(m->fingerprint, m->name);
 	if (!ck)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory building a checkpoint");
 	snprintf(meta, sizeof meta, "optimizer=%s\nstep=%ld\nepoch=%ld\n",
@@ -302,6 +307,8 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 	int rc, i;
 
 	memset(&s, 0, sizeof s);
+	if (!st || !path)
+		return bnn_fail(err, BNN_EINVAL, "bnn_state_load: no %s given", !st ? "state" : "path");
 	rc = bnn_model_check(m, err);
 	if (rc)
 		return rc;
@@ -393,10 +400,12 @@ int bnn_state_is_stochastic(const bnn_state *st)
 
 int bnn_posterior_write_csv(const bnn_state *st, FILE *f)
 {
-	const bnn_model *m = st->model;
+	const bnn_model *m = st ? st->model : NULL;
 	int i;
 	long j;
 
+	if (!m || !f)
+		return -1;
 	fprintf(f, "tensor,index,mean,std\n");
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];

@@ -334,8 +334,10 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 			r->train_loss = total / (double)seen;
 			r->seconds = last - t0;
 			r->examples_per_second = (double)seen / r->seconds;
-			if (on_epoch(r, ctx))
-				break;
+			if (on_epoch(r, ctx)) {
+				t->stopped = 1; /* stop now: the epoch is not complete */
+				return BNN_OK;
+			}
 		}
 	}
 	r->final = 1;
@@ -397,6 +399,10 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 	long since_best = 0, e;
 	int rc, have_best = 0;
 
+	if (!st || !st->model || !st->params || !train || !o)
+		return bnn_fail(err, BNN_EINVAL, "bnn_train: no %s given",
+		                !st || !st->model || !st->params ? "state" : !train ? "training data" :
+		                "options");
 	memset(&t, 0, sizeof t);
 	t.st = st;
 	t.m = st->model;
@@ -438,7 +444,7 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 		snapshot_copy(&t, &t.start, 1);
 		rc = train_epoch(&t, &r, on_epoch, ctx, err);
 		if (!rc) {
-			train_step_finish_epoch(&t);
+			train_step_finish_epoch(&t); /* σ of the state as it is, even mid-epoch */
 			rc = train_check_finite(&t, e, err);
 		}
 		if (rc) {
@@ -447,6 +453,8 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 				rc = train_save_after_divergence(&t, have_best, checkpoint, err);
 			goto done;
 		}
+		if (t.stopped)
+			break; /* by the callback, within the epoch: not counted */
 		st->epoch++;
 		r.improved = 1;
 		if (t.nvalid > 0) {

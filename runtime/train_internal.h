@@ -45,6 +45,7 @@ struct trainer {
 	const bnn_dataset *train, *valid;
 	const bnn_train_options *o;
 	long *train_idx, ntrain;     /* the training examples (indices into train) */
+	int stopped;                 /* the callback stopped training within an epoch */
 	long min_batch;              /* the smallest minibatch trained on: 2 with a
 	                                batchnorm layer over vectors (one value per
 	                                channel and example), else 1 */

@@ -227,6 +227,9 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 	double v;
 	int i, rc, best = -1, best_d = 3;
 
+	if (!o || !name || !value)
+		return bnn_fail(err, BNN_EINVAL, "bnn_train_set: no %s given",
+		                !o ? "options" : !name ? "name" : "value");
 	for (i = 0; i < NOPTS; i++)
 		if (strcmp(opt_defs[i].name, name) == 0)
 			d = &opt_defs[i];
@@ -346,6 +349,60 @@ static int opt_is_set(const bnn_train_options *o, const bnn_train_options *def,
 	return 0;
 }
 
+/* 0 if v is in d's range, else BNN_ERANGE with bnn_train_set's message. */
+static int opt_range(const struct opt_def *d, double v, bnn_err *err)
+{
+	if (v >= d->min && v <= d->max)
+		return BNN_OK;
+	return bnn_fail(err, BNN_ERANGE, "option '%s': %g is outside [%g, %g]", d->name, v, d->min,
+	                d->max);
+}
+
+/* The range check of bnn_train_set, for an option set in the struct
+ * directly (NaN is outside every range). */
+static int opt_check_range(const bnn_train_options *o, const struct opt_def *d, bnn_err *err)
+{
+	const char *a = (const char *)o + d->offset;
+	int rc;
+
+	switch (d->kind) {
+	case OPT_DOUBLE:
+		return opt_range(d, *(const double *)a, err);
+	case OPT_FLOAT:
+		return opt_range(d, *(const float *)a, err);
+	case OPT_LONG:
+		return opt_range(d, (double)*(const long *)a, err);
+	case OPT_INT:
+	case OPT_BOOL:
+		return opt_range(d, *(const int *)a, err);
+	case OPT_WEIGHT_DECAY:
+		if ((rc = opt_range(d, o->sgd.weight_decay, err)))
+			return rc;
+		return opt_range(d, o->adam.weight_decay, err);
+	case OPT_BETA1:
+		if ((rc = opt_range(d, o->adam.beta1, err)) || (rc = opt_range(d, o->vogn.beta1, err)))
+			return rc;
+		return opt_range(d, o->ivon.beta1, err);
+	case OPT_BETA2:
+		if ((rc = opt_range(d, o->adam.beta2, err)) || (rc = opt_range(d, o->vogn.beta2, err)))
+			return rc;
+		return opt_range(d, o->ivon.beta2, err);
+	case OPT_SCHEDULE:
+		if (o->schedule.kind < BNN_SCHEDULE_CONSTANT || o->schedule.kind > BNN_SCHEDULE_COSINE)
+			return bnn_fail(err, BNN_EINVAL, "unknown schedule %d", (int)o->schedule.kind);
+		return BNN_OK;
+	case OPT_MILESTONES:
+		if (o->schedule.nmilestones < 0 || o->schedule.nmilestones > BNN_SCHEDULE_MAX_MILESTONES)
+			return bnn_fail(err, BNN_EINVAL, "option 'milestones': %d milestones (at most %d)",
+			                o->schedule.nmilestones, BNN_SCHEDULE_MAX_MILESTONES);
+		return BNN_OK;
+	case OPT_OPTIMIZER:
+	case OPT_U64:
+		return BNN_OK; /* checked by the caller; any 64-bit seed */
+	}
+	return BNN_OK;
+}
+
 /* The optimizers of a mask as text: "vogn, ivon and bbb". */
 static void opt_users_text(unsigned users, char *buf, size_t size)
 {
@@ -405,12 +462,18 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 	bnn_train_options def = bnn_train_defaults();
 	int i, rc;
 
+	if (!o)
+		return bnn_fail(err, BNN_EINVAL, "bnn_train_options_check: no options given");
 	if (o->optimizer < 0 || o->optimizer >= BNN_OPT_COUNT)
 		return bnn_fail(err, BNN_EINVAL, "unknown optimizer %d", o->optimizer);
-	for (i = 0; i < NOPTS; i++)
-		if (opt_is_set(o, &def, &opt_defs[i]) &&
-		    (rc = opt_check_read(o, &opt_defs[i], valid_set, err)))
+	for (i = 0; i < NOPTS; i++) {
+		if (opt_defs[i].kind == OPT_SCHEDULE && (rc = opt_check_range(o, &opt_defs[i], err)))
 			return rc;
+		if (opt_is_set(o, &def, &opt_defs[i]) &&
+		    ((rc = opt_check_range(o, &opt_defs[i], err)) ||
+		     (rc = opt_check_read(o, &opt_defs[i], valid_set, err))))
+			return rc;
+	}
 	return BNN_OK;
 }
 

@@ -506,6 +506,112 @@ static void test_refusals(void)
 /* crop_pad and flip: refused for data that are not images; on the blobs
  * seen as 2x2 images, training runs, a seed repeats it bit for bit, and
  * the augmented run differs from the plain one. */
+/* Missing arguments and out-of-range requests get an error, not a crash. */
+static void test_api_arguments(void)
+{
+	bnn_state st;
+	bnn_dataset ds;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_err err;
+	float out[3 * 40];
+	long idx[2] = { 0, 5000000 };
+
+	blobs_make(&ds, 30, 2);
+	bnn_state_init(&st, &rt_blobs_model, 1, &err);
+	is_int(bnn_state_init(NULL, &rt_blobs_model, 1, &err), BNN_EINVAL, "bnn_state_init(NULL)");
+	is_int(bnn_state_save(NULL, tmp_path("x.ckpt"), &err), BNN_EINVAL, "bnn_state_save(NULL)");
+	is_int(bnn_state_load(&st, &rt_blobs_model, NULL, &err), BNN_EINVAL,
+	       "bnn_state_load without a path");
+	is_int(bnn_predict(&st, &ds, 0, 1, NULL, NULL, NULL, &err), BNN_EINVAL,
+	       "bnn_predict without an output array");
+	is_int(bnn_predict(&st, NULL, 0, 1, out, NULL, NULL, &err), BNN_EINVAL,
+	       "bnn_predict without data");
+	is_int(bnn_train(NULL, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL, "bnn_train(NULL)");
+	is_int(bnn_train(&st, &ds, NULL, NULL, NULL, NULL, NULL, &err), BNN_EINVAL,
+	       "bnn_train without options");
+	is_int(bnn_train_set(&o, "lr", NULL, &err), BNN_EINVAL, "bnn_train_set without a value");
+	is_int(bnn_train_options_check(NULL, 0, &err), BNN_EINVAL, "bnn_train_options_check(NULL)");
+	is_int(bnn_data_fits(&rt_blobs_model, NULL, 0, &err), BNN_EINVAL, "bnn_data_fits(m, NULL)");
+	is_int(bnn_optimizer_from_name(NULL), -1, "bnn_optimizer_from_name(NULL)");
+	is_int(bnn_posterior_write_csv(&st, NULL), -1, "bnn_posterior_write_csv(st, NULL)");
+	is_int(bnn_file_replace(NULL, "", NULL, NULL, &err), BNN_EINVAL, "bnn_file_replace(NULL)");
+
+	is_int(bnn_model_outputs(&st, &ds, NULL, 31, 8, out, NULL, &err), BNN_EINVAL,
+	       "bnn_model_outputs of more examples than the data has");
+	is_str(err.message, "31 examples asked of a data set of 30", "says so");
+	is_int(bnn_model_outputs(&st, &ds, idx, 2, 8, out, NULL, &err), BNN_EINVAL,
+	       "an index outside the data set");
+	is_str(err.message, "index 5000000 (entry 1) is outside the data set of 30 examples",
+	       "names it");
+	is_int(bnn_model_outputs(&st, &ds, NULL, -1, 8, out, NULL, &err), BNN_EINVAL,
+	       "a negative count");
+
+	/* options set in the struct directly get bnn_train_set's range checks */
+	o.threads = 0;
+	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_ERANGE, "threads = 0");
+	is_str(err.message, "option 'threads': 0 is outside [1, 1024]", "is out of range");
+	o = bnn_train_defaults();
+	o.delta = -1;
+	is_int(bnn_train_options_check(&o, 0, &err), BNN_ERANGE, "delta = -1");
+	is_str(err.message, "option 'delta': -1 is outside [0, 1e+30]", "is out of range");
+	o = bnn_train_defaults();
+	o.optimizer = BNN_OPT_VOGN;
+	o.vogn.beta1 = 1.5f;
+	is_int(bnn_train_options_check(&o, 0, &err), BNN_ERANGE, "vogn's beta1 = 1.5");
+	o = bnn_train_defaults();
+	o.valid_fraction = NAN;
+	is_int(bnn_train_options_check(&o, 0, &err), BNN_ERANGE, "valid_fraction = NaN");
+	is_str(err.message, "option 'valid_fraction': nan is outside [0, 0.9]", "is out of range");
+	bnn_state_free(&st);
+	bnn_dataset_free(&ds);
+}
+
+/* Stops at the first progress report within an epoch. */
+static int stop_mid_epoch(const bnn_epoch_report *r, void *ctx)
+{
+	bnn_epoch_report *seen = ctx;
+	if (seen->final == 2)
+		seen->final = 3; /* a report after the stop */
+	if (!r->final && seen->final == 0) {
+		*seen = *r;
+		seen->final = 2;
+		return 1;
+	}
+	return 0;
+}
+
+/* A callback that stops training within an epoch stops it there: no
+ * further report, the partial epoch not counted.  Progress reports come
+ * about every half second, so the epoch is made long enough (three
+ * million steps of one example; the first report comes after about half
+ * a second); on a machine fast enough to finish it sooner the checks are
+ * skipped. */
+static void test_stop_mid_epoch(void)
+{
+	bnn_state st;
+	bnn_dataset ds;
+	bnn_train_options o = bnn_train_defaults();
+	bnn_epoch_report seen;
+	bnn_err err;
+
+	memset(&seen, 0, sizeof seen);
+	blobs_make(&ds, 3000000, 3);
+	bnn_state_init(&st, &rt_blobs_model, 1, &err);
+	o.epochs = 3;
+	o.batch = 1;
+	is_int(bnn_train(&st, &ds, NULL, &o, NULL, stop_mid_epoch, &seen, &err), BNN_OK,
+	       "training stopped by the callback returns BNN_OK");
+	if (seen.final == 0) {
+		tap_skip(3, "no progress report within an epoch of three million steps");
+	} else {
+		is_int(seen.final, 2, "no report comes after the callback stops training");
+		is_int(st.epoch, 0, "the partial epoch is not counted");
+		is_int(st.step, seen.step, "the state has the steps done (%ld)", seen.step);
+	}
+	bnn_state_free(&st);
+	bnn_dataset_free(&ds);
+}
+
 static void test_augmentation(void)
 {
 	bnn_train_options o = bnn_train_defaults();
@@ -560,6 +666,8 @@ int main(void)
 	test_training();
 	test_refusals();
 	test_bad_values();
+	test_api_arguments();
+	test_stop_mid_epoch();
 	test_augmentation();
 	unlink(tmp_path("a.ckpt"));
 	unlink(tmp_path("old.ckpt"));
