@@ -82,11 +82,14 @@ void bnn_err_clear(bnn_err *err);
  * fsynced and renamed over path only when everything succeeded.  The file
  * keeps the mode of the one it replaces (0644 when new).  An existing path
  * that is not a regular file (a device, a pipe, a directory) is refused.
+ * The temporary file is named path followed by BNN_FILE_REPLACE_SUFFIX
+ * (mkstemp's template), so the name needs room for that many more bytes.
  * @param what  words put before the path in messages ("checkpoint "), or "".
  * @param fill  returns 0 on success, else an errno value (or -1: use errno).
  * @return BNN_OK; BNN_EIO ("cannot write WHATPATH: reason") with the
  *         temporary file removed and path untouched; BNN_ENOMEM.
  */
+#define BNN_FILE_REPLACE_SUFFIX ".tmp.XXXXXX"
 int bnn_file_replace(const char *path, const char *what,
                      int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err);
 

@@ -16,9 +16,11 @@
 
 #include "cli_internal.h"
 
-/* An input option and its value (NULL: not given). */
-struct cli_input {
+/* An option naming a file and its value (NULL: not given); for an
+ * output, whether it may be a device or a pipe. */
+struct cli_file {
 	const char *option, *path;
+	int streams;
 };
 
 /* The directory part of path into dir ("." when there is none); 0 if it
@@ -41,7 +43,7 @@ static int cli_dirname(const char *path, char *dir, size_t size)
 }
 
 /* The characters bnn_file_replace adds to a name for its temporary file. */
-#define CLI_TMP_SUFFIX ((long)sizeof ".tmp.XXXXXX" - 1)
+#define CLI_TMP_SUFFIX ((long)sizeof BNN_FILE_REPLACE_SUFFIX - 1)
 
 /* Whether path can be created or replaced: 0, or an exit status after a
  * message naming option.  streams: a device or a pipe is acceptable. */
@@ -83,7 +85,7 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 
 /* 0 unless the output `path` (of `option`) is one of the inputs. */
 static int cli_check_distinct(const struct bnn_cli_args *a, const char *option, const char *path,
-                              const struct cli_input *in, int nin)
+                              const struct cli_file *in, int nin)
 {
 	struct stat out, s;
 	int i;
@@ -100,13 +102,13 @@ static int cli_check_distinct(const struct bnn_cli_args *a, const char *option, 
 
 int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 {
-	const struct cli_input in[] = {
-		{ "--data", a->data },   { "--labels", a->labels },
-		{ "--valid", a->valid }, { "--valid-labels", a->valid_labels },
-		{ "--load", a->load },   { "--ood", a->ood },
-		{ "--ood-labels", a->ood_labels },
+	const struct cli_file in[] = {
+		{ "--data", a->data, 0 },   { "--labels", a->labels, 0 },
+		{ "--valid", a->valid, 0 }, { "--valid-labels", a->valid_labels, 0 },
+		{ "--load", a->load, 0 },   { "--ood", a->ood, 0 },
+		{ "--ood-labels", a->ood_labels, 0 },
 	};
-	const struct cli_input out[] = { { "--save", a->save }, { "--out", a->out } };
+	const struct cli_file out[] = { { "--save", a->save, 0 }, { "--out", a->out, 1 } };
 	int i, rc;
 
 	for (i = 0; i < (int)(sizeof out / sizeof out[0]); i++) {
@@ -114,7 +116,7 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 			continue;
 		if ((rc = cli_check_distinct(a, out[i].option, out[i].path, in,
 		                             (int)(sizeof in / sizeof in[0]))) ||
-		    (rc = cli_check_writable(a, out[i].option, out[i].path, out[i].path == a->out)))
+		    (rc = cli_check_writable(a, out[i].option, out[i].path, out[i].streams)))
 			return rc;
 	}
 	return BNN_CLI_OK;

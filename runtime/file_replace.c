@@ -51,7 +51,7 @@ static void replace_sync_dir(const char *path)
 int bnn_file_replace(const char *path, const char *what,
                      int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err)
 {
-	static const char suffix[] = ".tmp.XXXXXX";
+	static const char suffix[] = BNN_FILE_REPLACE_SUFFIX;
 	struct stat st;
 	mode_t mode = 0644;
 	size_t len = path ? strlen(path) : 0;

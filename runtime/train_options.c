@@ -322,7 +322,7 @@ static int opt_is_set(const bnn_train_options *o, const bnn_train_options *def,
 	switch (d->kind) {
 	case OPT_OPTIMIZER:
 	case OPT_SCHEDULE:
-		return 0; /* always read */
+		return memcmp(a, b, sizeof(int)) != 0; /* enums: read by every optimizer */
 	case OPT_MILESTONES:
 		return o->schedule.nmilestones != def->schedule.nmilestones;
 	case OPT_WEIGHT_DECAY:
@@ -398,7 +398,7 @@ static int opt_check_range(const bnn_train_options *o, const struct opt_def *d, 
 		return BNN_OK;
 	case OPT_OPTIMIZER:
 	case OPT_U64:
-		return BNN_OK; /* checked by the caller; any 64-bit seed */
+		return BNN_OK; /* checked first by the caller; any 64-bit seed */
 	}
 	return BNN_OK;
 }
@@ -467,8 +467,6 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 	if (o->optimizer < 0 || o->optimizer >= BNN_OPT_COUNT)
 		return bnn_fail(err, BNN_EINVAL, "unknown optimizer %d", o->optimizer);
 	for (i = 0; i < NOPTS; i++) {
-		if (opt_defs[i].kind == OPT_SCHEDULE && (rc = opt_check_range(o, &opt_defs[i], err)))
-			return rc;
 		if (opt_is_set(o, &def, &opt_defs[i]) &&
 		    ((rc = opt_check_range(o, &opt_defs[i], err)) ||
 		     (rc = opt_check_read(o, &opt_defs[i], valid_set, err))))
