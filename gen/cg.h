@@ -16,7 +16,7 @@
  * reserve more workspace in their plan hook: per-example blocks
  * (cg_reserve) and blocks independent of the batch (cg_reserve_fixed),
  * which follow all per-example ones, at ws + per_example·B + offset.  A
- * layer's hooks then emit calls to the kernels of runtime/bnn_gen.h with
+ * layer's hooks then emit calls to the kernels of runtime/include/bnn_gen.h with
  * every size and offset a constant.
  *
  * Adding a layer kind: write its hooks in a layer_*.c file (a params hook

@@ -3,8 +3,8 @@
  *
  * The models of t/models/gc_*.bnn are compiled by the just-built bnnc and
  * their C files built with -DBNN_GEN_DOUBLE, so each exports a double
- * precision pass NAME_pass_f64 (runtime/bnn_gen.h, struct bnn_pass in
- * runtime/bnn_model.h).  Together the models use every activation, flatten,
+ * precision pass NAME_pass_f64 (runtime/include/bnn_gen.h, struct bnn_pass in
+ * runtime/include/bnn_model.h).  Together the models use every activation, flatten,
  * concat, add, a node read twice by the same op, a node with several
  * consumers, dense with and without bias, the four likelihoods
  * (categorical, bernoulli, gaussian with a fixed and with a learned σ),

@@ -1,6 +1,6 @@
 /*
  * gen_tanh.c: TAP tests of bnn_gen_tanhf, the vectorisable float tanh of
- * the generated code's tanh layers (runtime/bnn_gen.h), against libm's
+ * the generated code's tanh layers (runtime/include/bnn_gen.h), against libm's
  * tanh in double: within 3e-7 relatively (3e-44 absolutely for the
  * denormals) on every 509th float bit pattern of both signs and on the
  * edges of its branches (|x| = 0.3, 9), odd (tanh(−x) = −tanh(x)), exact

@@ -22,7 +22,7 @@
  *      gradient against the mean of theirs;
  *   4. the same layer in the float build (wv_bigf: the runtime's
  *      bnn_fwht_batch, D = 64) against the double one (wv_big);
- *   5. the KL of runtime/whvi_kl.c against hand values and its gradient
+ *   5. the KL of runtime/train/whvi_kl.c against hand values and its gradient
  *      against finite differences (closed form, and with a flow);
  *   6. the descriptor: parameter counts as bnnc --summary's, and the
  *      initialisation;

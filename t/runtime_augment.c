@@ -1,5 +1,5 @@
 /*
- * runtime_augment.c: tests of the image augmentation (runtime/augment.c):
+ * runtime_augment.c: tests of the image augmentation (runtime/train/augment.c):
  * the crop with zero padding and the flip against hand-computed images,
  * and the distribution of the drawn offsets and flips.
  */

@@ -1,6 +1,6 @@
 /*
  * runtime_basics.c: TAP tests of libbnn's version and error-code basics
- * (runtime/bnn.h, version.c, error.c): the version macros, bnn_version()
+ * (runtime/include/bnn.h, version.c, error.c): the version macros, bnn_version()
  * and configure's version agree; BNN_OK is 0 and every other code is
  * positive and distinct; every code has its own non-empty message; codes
  * outside the list give "unknown error".  It also exercises the passing

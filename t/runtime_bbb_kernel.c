@@ -1,6 +1,6 @@
 /*
  * runtime_bbb_kernel.c: TAP tests of Bayes-by-Backprop's fused update
- * kernels (runtime/optim_bbb.c: bnn_bbb_step, bnn_bbb_step_sample,
+ * kernels (runtime/optim/optim_bbb.c: bnn_bbb_step, bnn_bbb_step_sample,
  * bnn_bbb_sigma) on a few thousand elements, against a double-precision
  * evaluation of the same equations (docs/optimizers/bbb.md, "The
  * update"):

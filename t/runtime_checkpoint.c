@@ -1,6 +1,6 @@
 /*
  * runtime_checkpoint.c: TAP tests of libbnn's checkpoint file format
- * (runtime/bnn_checkpoint.h, checkpoint.c, crc32.c; docs/checkpoint.md).
+ * (runtime/include/bnn_checkpoint.h, checkpoint.c, crc32.c; docs/checkpoint.md).
  *
  * bnn_crc32 is checked against its definition (every table entry against
  * the bitwise loop), against the published check value and against zlib,

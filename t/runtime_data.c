@@ -1,6 +1,6 @@
 /*
  * runtime_data.c: TAP tests of libbnn's data sets and readers
- * (runtime/bnn_data.h: dataset.c, data_idx.c, data_csv.c,
+ * (runtime/include/bnn_data.h: dataset.c, data_idx.c, data_csv.c,
  * data_standardize.c).
  *
  * The IDX files are written by the test itself into a fresh temporary

@@ -1,6 +1,6 @@
 /*
  * runtime_fwht.c: TAP tests of libbnn's fast Walsh-Hadamard transform
- * (runtime/fwht.c, bnn_fwht.h).
+ * (runtime/kernels/fwht.c, bnn_fwht.h).
  *
  * The truth is the explicit Hadamard matrix, built here in double by
  * Sylvester's construction (H_2n = [H H; H -H]) up to n = 2^10, whose

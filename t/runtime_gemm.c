@@ -1,6 +1,6 @@
 /*
  * runtime_gemm.c: TAP tests of bnn_sgemm, the library's float matrix
- * product (runtime/gemm.c), on both of its paths: the AVX-512 kernel
+ * product (runtime/kernels/gemm.c), on both of its paths: the AVX-512 kernel
  * (skipped on a CPU without AVX-512F) and the OpenBLAS fallback.
  *
  * The truth is a plain triple loop in double.  Each product is checked
@@ -39,7 +39,7 @@
 
 #include "bnn.h"
 #include "bnn_gen.h"
-#include "gemm_internal.h"
+#include "kernels/gemm_internal.h"
 #include "tap.h"
 
 #define SENTINEL 12345.0f

@@ -1,6 +1,6 @@
 /*
  * runtime_metrics.c: TAP tests of libbnn's evaluation metrics
- * (runtime/bnn_metrics.h; metrics_classification.c, metrics_auroc.c,
+ * (runtime/include/bnn_metrics.h; metrics_classification.c, metrics_auroc.c,
  * metrics_regression.c).  Every expected value is worked out by hand in
  * the comment next to its check: one 4-example, 3-class case through every
  * classification metric, argmax ties, confidences on bin edges and float

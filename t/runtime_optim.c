@@ -1,6 +1,6 @@
 /*
  * runtime_optim.c: TAP tests of libbnn's optimizers, learning-rate
- * schedules and gradient clipping (runtime/optim_sgd.c, optim_adam.c,
+ * schedules and gradient clipping (runtime/optim/optim_sgd.c, optim_adam.c,
  * optim_clip.c, schedule.c; bnn_optim.h).  One and two steps of SGD
  * (plain, weight decay, momentum, Nesterov) and of Adam and AdamW on a
  * 3-element vector, each expected value worked out by hand next to the
@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "bias_correction.h"
+#include "optim/bias_correction.h"
 #include "bnn.h"
 #include "tap.h"
 

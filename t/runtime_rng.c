@@ -1,5 +1,5 @@
 /*
- * runtime_rng.c: TAP tests of libbnn's random numbers (runtime/rng.c,
+ * runtime_rng.c: TAP tests of libbnn's random numbers (runtime/kernels/rng.c,
  * bnn_rng.h).  The raw generator against the published xoshiro256**
  * outputs for a set state, splitmix64 seeding, the jump against a state
  * computed independently (the transition matrix raised to 2^128 over

@@ -1,6 +1,6 @@
 /*
  * runtime_sqgrad.c: TAP tests of the bfloat16 kernel of VOGN's squared
- * per-example gradients of a dense layer (runtime/sqgrad_bf16.c), behind
+ * per-example gradients of a dense layer (runtime/kernels/sqgrad_bf16.c), behind
  * bnn_gen_dense_sqgrad.
  *
  * The truth is B·Σ_b g[b][o]²·x[b][i] in double.  The weight entries must

@@ -1,6 +1,6 @@
 /*
  * runtime_variational.c: TAP tests of libbnn's variational optimizers and
- * posterior utilities (runtime/optim_vogn.c, optim_ivon.c, optim_badam.c,
+ * posterior utilities (runtime/optim/optim_vogn.c, optim_ivon.c, optim_badam.c,
  * optim_bbb.c, posterior.c; bnn_variational.h).  One or two steps of VOGN,
  * IVON, BADAM's σ and Bayes-by-Backprop on 3 parameters, each expected
  * value worked out by hand from the paper's equations next to the check

@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floats.h"
+#include "base/floats.h"
 #include "train_internal.h"
 
 int train_optimizer_slots(int optimizer)

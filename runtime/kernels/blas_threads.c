@@ -2,7 +2,7 @@
  * blas_threads.c: the number of threads the generated code's matrix
  * products use.  One thread is the default for every program the driver
  * builds: small products get slower with more (docs/driver.md).  On one
- * thread bnn_sgemm runs its own kernel (runtime/gemm.c); with more it
+ * thread bnn_sgemm runs its own kernel (runtime/kernels/gemm.c); with more it
  * hands every product to OpenBLAS, which runs it on that many threads.
  */
 #include <cblas.h>

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "bnn.h"
-#include "floats.h"
+#include "base/floats.h"
 
 static const char *const optimizer_names[BNN_OPT_COUNT] = { "sgd", "adam", "adamw", "vogn",
                                                              "ivon", "badam", "bbb" };

@@ -66,7 +66,7 @@
 #include "bias_correction.h"
 #include "bnn.h"
 #include "bnn_variational.h"
-#include "simd_clones.h"
+#include "kernels/simd_clones.h"
 
 /* Elements per vectorised chunk of the deterministic parameters' update
  * (Adam alone): 32, as in optim_adam.c, so that each iteration holds two

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bnn.h"
-#include "floats.h"
+#include "base/floats.h"
 
 /* Checks that ds fits model m (and has targets when needed). */
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,

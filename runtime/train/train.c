@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "floats.h"
+#include "base/floats.h"
 #include "train_internal.h"
 
 /* Seconds between the checkpoints written during training. */

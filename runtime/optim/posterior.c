@@ -22,7 +22,7 @@
 
 #include "bnn.h"
 #include "bnn_variational.h"
-#include "simd_clones.h"
+#include "kernels/simd_clones.h"
 
 /* Elements per vectorised chunk (32: several vectors per iteration, whose
  * dependency chains overlap; see optim_vogn.c).  Also the number of

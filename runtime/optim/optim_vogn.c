@@ -20,7 +20,7 @@
 
 #include "bnn.h"
 #include "bnn_variational.h"
-#include "simd_clones.h"
+#include "kernels/simd_clones.h"
 
 /* Elements per vectorised chunk: 32, as in optim_adam.c, so that each
  * iteration holds two AVX-512 (four AVX2) vectors whose long dependency

@@ -5,7 +5,7 @@
  * functions below, with every shape, offset and loop bound a constant, so
  * the C compiler specialises each call.  This header is the generated
  * code's only dependency besides bnn.h: it is the BLAS seam (every matrix
- * product goes through bnn_gen_gemm, hence bnn_sgemm: runtime/gemm.c) and it
+ * product goes through bnn_gen_gemm, hence bnn_sgemm: runtime/kernels/gemm.c) and it
  * holds the forward and backward rule of every op and likelihood once.
  *
  * Precision.  The kernels are written over bnn_real, which is float unless
@@ -141,7 +141,7 @@ static inline bnn_real bnn_gen_pick(int c, bnn_real a, bnn_real b)
 /* ---- the BLAS seam ------------------------------------------------------ */
 
 /**
- * The library's float matrix product (runtime/gemm.c), with exactly
+ * The library's float matrix product (runtime/kernels/gemm.c), with exactly
  * cblas_sgemm's row-major semantics: C = alpha·op(A)·op(B) + beta·C, op(A)
  * M×K (A itself K×M when trans_a), op(B) K×N (B itself N×K when trans_b),
  * C M×N; lda, ldb and ldc are the row strides of A, B and C as stored.
@@ -1681,7 +1681,7 @@ static inline void bnn_gen_whvi_zero(long n, bnn_real *restrict g, bnn_real *res
 /* x ← H·x for `count` vectors of length d (a power of two) stored one after
  * another, H orthonormal.  Float: the runtime's bnn_fwht_batch; double
  * (tests): its double reference, bnn_fwht_ref, vector by vector
- * (runtime/fwht.c). */
+ * (runtime/kernels/fwht.c). */
 static inline void bnn_gen_whvi_fwht(long count, long d, bnn_real *restrict x)
 {
 #ifdef BNN_GEN_DOUBLE

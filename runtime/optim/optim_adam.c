@@ -25,7 +25,7 @@
 
 #include "bias_correction.h"
 #include "bnn.h"
-#include "simd_clones.h"
+#include "kernels/simd_clones.h"
 
 /* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors whose
  * square roots and divisions overlap (with 8, one AVX2-wide vector, the

@@ -27,7 +27,7 @@
 #include "bias_correction.h"
 #include "bnn.h"
 #include "bnn_variational.h"
-#include "simd_clones.h"
+#include "kernels/simd_clones.h"
 
 /* Elements per vectorised chunk: 32, so that each iteration holds two
  * AVX-512 (four AVX2) vectors whose long dependency chains overlap; on

@@ -13,7 +13,7 @@
  * epilogues); a scalar loop finishes the last n % OPT_CHUNK elements.
  */
 #include "bnn.h"
-#include "simd_clones.h"
+#include "kernels/simd_clones.h"
 
 /* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors,
  * as optim_adam.c's. */
