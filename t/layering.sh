@@ -4,9 +4,14 @@
 #
 # Every quoted #include of the compiler and the library is resolved the
 # way the build resolves it, and must point down or sideways, never up:
+#   common/              common/ only: the few utilities that the compiler
+#                        and the library share ("common/x.h" from dsl/,
+#                        gen/ and the runtime's layers, never from the
+#                        public headers);
 #   dsl/                 dsl/ only (and its generated parser.h);
 #   gen/                 gen/, dsl/ and the public headers runtime/include/;
-#   runtime/include/     the public headers only;
+#   runtime/include/     the public headers only (a header in a subfolder
+#                        may also name its neighbours);
 #   runtime/LAYER/       its own folder, the public headers, and the
 #                        internal headers of lower layers written with
 #                        their folder ("base/floats.h"); the layers, lowest
@@ -52,7 +57,23 @@ check_file() {
 				continue
 				;;
 			esac
+			case $inc in
+			common/*)
+				case $dir in
+				dsl | gen | runtime/base | runtime/kernels | runtime/optim | runtime/metrics | \
+					runtime/train | runtime/io | runtime/plot | runtime/cli)
+					[ -f "$root/$inc" ] && continue
+					;;
+				esac
+				echo "$where: \"$inc\" is not a header of common/ that $dir/ may use"
+				continue
+				;;
+			esac
 			case $dir in
+			common)
+				[ -f "$root/common/$inc" ] && continue
+				echo "$where: common/ may include only common/, not \"$inc\""
+				;;
 			dsl)
 				if [ -f "$root/dsl/$inc" ] || [ "$inc" = parser.h ]; then
 					continue
@@ -66,8 +87,8 @@ check_file() {
 				fi
 				echo "$where: gen/ may include gen/, dsl/ and runtime/include/, not \"$inc\""
 				;;
-			runtime/include)
-				if [ -f "$root/runtime/include/$inc" ]; then
+			runtime/include | runtime/include/*)
+				if [ -f "$root/$dir/$inc" ] || [ -f "$root/runtime/include/$inc" ]; then
 					continue
 				fi
 				echo "$where: a public header may include only public headers, not \"$inc\""
@@ -103,30 +124,34 @@ check_file() {
 # check_tree ROOT: check_file on every C source and header of the
 # compiler and the library under ROOT.
 check_tree() {
-	(cd "$1" && find dsl gen runtime -type f \( -name '*.c' -o -name '*.h' -o -name '*.y' \
-		-o -name '*.l' \) | LC_ALL=C sort)
+	(cd "$1" && find common dsl gen runtime -type f \( -name '*.c' -o -name '*.h' -o -name '*.y' \
+		-o -name '*.l' \) 2>/dev/null | LC_ALL=C sort)
 }
 
 # 1. The checker catches each kind of violation, with its message.
 fake=$TAP_TMP/fake
-mkdir -p "$fake/dsl" "$fake/gen" "$fake/runtime/include" "$fake/runtime/base" \
+mkdir -p "$fake/common" "$fake/dsl" "$fake/gen" "$fake/runtime/include" "$fake/runtime/base" \
 	"$fake/runtime/train" "$fake/runtime/cli"
-touch "$fake/dsl/ast.h" "$fake/gen/emit.h" "$fake/runtime/include/bnn.h" \
+touch "$fake/common/text.h" "$fake/dsl/ast.h" "$fake/gen/emit.h" "$fake/runtime/include/bnn.h" \
 	"$fake/runtime/base/floats.h" "$fake/runtime/train/train_internal.h" \
 	"$fake/runtime/cli/cli_internal.h"
-printf '#include "ast.h"\n#include "emit.h"\n' >"$fake/dsl/a.c"
+printf '#include "text.h"\n#include "ast.h"\n' >"$fake/common/text.c"
+printf '#include "ast.h"\n#include "emit.h"\n#include "common/text.h"\n' >"$fake/dsl/a.c"
 printf '#include "bnn.h"\n#include "train/train_internal.h"\n' >"$fake/gen/b.c"
-printf '#include "bnn.h"\n#include "base/floats.h"\n' >"$fake/runtime/include/bnn_x.h"
+printf '#include "bnn.h"\n#include "base/floats.h"\n#include "common/text.h"\n' \
+	>"$fake/runtime/include/bnn_x.h"
 printf '#include "bnn.h"\n#include "train/train_internal.h"\n' >"$fake/runtime/base/c.c"
 printf '#include "base/floats.h"\n#include "cli_internal.h"\n' >"$fake/runtime/cli/d.c"
 printf '#include "ast.h"\n#include "../base/floats.h"\n#include "base/floats.h"\n' \
 	>"$fake/runtime/train/e.c"
 got=$(for f in $(check_tree "$fake"); do check_file "$fake" "$f"; done)
-want='dsl/a.c:2: dsl/ may include only dsl/, not "emit.h"
+want='common/text.c:2: common/ may include only common/, not "ast.h"
+dsl/a.c:2: dsl/ may include only dsl/, not "emit.h"
 gen/b.c:2: gen/ may include gen/, dsl/ and runtime/include/, not "train/train_internal.h"
 runtime/base/c.c:2: base/ may not include "train/train_internal.h" from a layer that is not below it
 runtime/cli/d.c:1: cli/ uses the public headers only, not "base/floats.h"
 runtime/include/bnn_x.h:2: a public header may include only public headers, not "base/floats.h"
+runtime/include/bnn_x.h:3: "common/text.h" is not a header of common/ that runtime/include/ may use
 runtime/train/e.c:1: "ast.h" is neither in runtime/train/ nor a public header (internal headers of a lower layer are included with their folder)
 runtime/train/e.c:2: "../base/floats.h" climbs out of its folder'
 is "$got" "$want" "the checker reports each kind of forbidden include"
