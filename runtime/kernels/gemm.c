@@ -1,7 +1,9 @@
 /*
  * gemm.c: bnn_sgemm, the library's single-precision matrix product, which
  * every float product of the generated code goes through (bnn_gen_gemm in
- * bnn_gen.h).
+ * bnn_gen/gemm.h), and bnn_dgemm, the double one of the kernels' double
+ * build (the gradient tests), which is cblas_dgemm: generated code calls
+ * the BLAS only through these two, and never includes its header.
  *
  * Why our own.  How fast OpenBLAS runs depends on which of its kernel
  * sets it picks, by CPU detection or by the environment variable
@@ -66,7 +68,7 @@
 #include <cblas.h>
 
 #include "bnn.h"
-#include "bnn_gen.h"
+#include "bnn_gen/gemm.h"
 #include "gemm_internal.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
@@ -691,4 +693,12 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
 	if (atomic_load_explicit(&bnn_gemm_nthreads, memory_order_relaxed) > 1)
 		path = BNN_GEMM_PATH_OPENBLAS;
 	bnn_sgemm_path(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
+               long lda, const double *b, long ldb, double beta, double *c, long ldc)
+{
+	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
+	            (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }

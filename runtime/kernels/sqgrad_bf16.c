@@ -1,6 +1,6 @@
 /*
  * sqgrad_bf16.c: VOGN's squared per-example gradients of a dense layer,
- * B·(G∘G)ᵀ·(X∘X) (bnn_gen_dense_sqgrad in bnn_gen.h), as a product of
+ * B·(G∘G)ᵀ·(X∘X) (bnn_gen_dense_sqgrad in bnn_gen/dense.h), as a product of
  * bfloat16 squares accumulated in float, on CPUs with AVX512-BF16 (AMD
  * Zen 4 and later, Intel Cooper Lake and Sapphire Rapids and later).
  *
@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bnn_gen.h"
+#include "bnn_gen/dense.h"
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(BNN_NO_SIMD_CLONES)
 #define SQ_HAVE_BF16 1
