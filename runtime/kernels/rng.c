@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "bnn_bits.h"
 #include "simd_clones.h"
 
 /* The Gaussian sampler's layout: NORMAL_LANES streams side by side in
@@ -226,22 +227,6 @@ void bnn_rng_uniform_fill(bnn_rng *rng, float *out, size_t n)
 
 /* ---- the Gaussian sampler ----------------------------------------------- */
 
-RNG_INLINE uint32_t rng_float_bits(float x)
-{
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-RNG_INLINE float rng_bits_float(uint32_t u)
-{
-	float x;
-
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 /*
  * −ln(x · 2^-31) for x = (float)j, j an odd integer in [1, 2^31): the
  * scale 2^-31 folds into the exponent.  x = 2^k · m with m in [√2/2, √2),
@@ -256,11 +241,11 @@ RNG_INLINE float rng_bits_float(uint32_t u)
 RNG_INLINE float rng_neg_log(float x)
 {
 	/* 0x3f3504f3 is the float just above √2/2. */
-	uint32_t ix = rng_float_bits(x) + (UINT32_C(0x3f800000) -
+	uint32_t ix = bnn_float_bits(x) + (UINT32_C(0x3f800000) -
 	                                   UINT32_C(0x3f3504f3));
 	/* −k = 127 + 31 − (biased exponent of the offset bits). */
 	float nk = (float)(158 - (int32_t)(ix >> 23));
-	float m = rng_bits_float((ix & UINT32_C(0x007fffff)) +
+	float m = bnn_bits_float((ix & UINT32_C(0x007fffff)) +
 	                         UINT32_C(0x3f3504f3));
 	float f = (m - 1.0f) / (m + 1.0f);
 	float w = f * f;
@@ -312,8 +297,8 @@ RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 	uint32_t sx = abits & UINT32_C(0x80000000);
 	uint32_t sy = (abits << 1) & UINT32_C(0x80000000);
 
-	*x = rng_bits_float(rng_float_bits(r * (cs - sn)) ^ sx);
-	*y = rng_bits_float(rng_float_bits(r * (cs + sn)) ^ sy);
+	*x = bnn_bits_float(bnn_float_bits(r * (cs - sn)) ^ sx);
+	*y = bnn_bits_float(bnn_float_bits(r * (cs + sn)) ^ sy);
 }
 
 /* The narrow sampler's transform: draw a[i] gives the pair out[2i],
