@@ -101,7 +101,9 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long 
  * bnn_gen_im2col); one example's padded HWC image and its P × K rows
  * (bnn_gen_conv_backward_params); for a stride-1 layer, one example's
  * padded deltas and input gradient (bnn_gen_conv_backward_input_s1).
- * layer_conv.c reserves the same (conv_col_floats). */
+ * The one definition of this size: the compiler reserves what this
+ * function says (gen/layer_conv.c calls it), t/gen_conv_scratch.c checks
+ * the figure emitted into generated code against it. */
 static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
 {
 	const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw;
