@@ -7,12 +7,12 @@
  *
  * Why our own.  How fast OpenBLAS runs depends on which of its kernel
  * sets it picks, by CPU detection or by the environment variable
- * OPENBLAS_CORETYPE: on our AMD Zen 5 machine, Debian's 0.3.21 picks its
- * AVX-512 Cooperlake kernels (80-90% of the peak on the 784->512 layer's
- * products), but that machine's environment sets OPENBLAS_CORETYPE=Haswell,
- * and the 256-bit Haswell kernels stay under half of the peak
- * (docs/benchmarks.md).  Our kernel gives the generated code the same
- * speed wherever it runs, and a little more (84-98%).  On a CPU with
+ * OPENBLAS_CORETYPE: the same OpenBLAS on the same machine runs the
+ * layers' products near the peak with its AVX-512 kernels and at a
+ * fraction of it with the 256-bit Haswell ones, which an environment may
+ * force.  Our kernel gives the generated code the same speed wherever it
+ * runs, and measured a little faster than OpenBLAS's best (the figures:
+ * docs/benchmarks.md, "Measurements behind the kernels").  On a CPU with
  * AVX-512F, bnn_sgemm runs the kernel below; anywhere else, and whenever
  * it is told to (BNN_GEMM=openblas, more than one thread), it calls
  * cblas_sgemm.  See docs/training.md, "Matrix products".
@@ -47,7 +47,7 @@
  * the transposes, op(A) = A and op(B) = Bᵀ, are packed, by 16 x 16
  * AVX-512 and 8 x 8 and 4 x 8 AVX transposes; a B panel's rows are short
  * streams the hardware prefetcher misses, so the packing prefetches the
- * next rows itself (7-9% faster on X·Wᵀ).  A·Bᵀ with at most 24 columns
+ * next rows itself (measured faster on X·Wᵀ).  A·Bᵀ with at most 24 columns
  * and K >= 32 (an output layer's forward product) takes dot products
  * along K instead, with no packing at all (bnn_gemm_dot).
  *

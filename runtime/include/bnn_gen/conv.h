@@ -64,8 +64,8 @@ typedef struct bnn_gen_conv {
 /* The conv2d kernels are always inlined (GCC and Clang): the generated
  * code's shape (a static const) is then a constant in them, so a row of a
  * few floats in im2col is a few moves rather than a call of memcpy
- * (192,000 such calls a step took more time than the GEMM of LeNet's
- * second convolution). */
+ * (those calls had cost more than the GEMM of LeNet's second
+ * convolution: docs/benchmarks.md). */
 #if defined(__GNUC__)
 #define BNN_GEN_CONV_INLINE static inline __attribute__((always_inline))
 #else
@@ -379,8 +379,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_unpermute(const bnn_gen_conv *s, bnn_real 
  *   rows   (bnn_gen_conv_backward_params_rows) for layers whose window
  *          rows are long, KW·C >= BNN_GEN_CONV_ROWS_MIN floats: the
  *          windows as the rows of a P × K matrix, which the GEMM reads in
- *          place (84% of the peak against 62% on the 3x3 benchmark's
- *          products);
+ *          place (measured faster on the 3x3 benchmark's products:
+ *          docs/benchmarks.md);
  *   cols   (bnn_gen_conv_backward_params_cols) otherwise, e.g. LeNet's
  *          one-channel first layer, whose rows would be copies of five
  *          floats: im2col's columns of a group, one GEMM per example.

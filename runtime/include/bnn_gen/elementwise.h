@@ -48,17 +48,17 @@ static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict 
 #ifndef BNN_GEN_DOUBLE
 /*
  * tanh of a float in straight-line arithmetic, so that a loop of it
- * vectorises (glibc's tanhf is a scalar call of about 10 ns: it was half
- * of a LeNet training step).  For |x| < 0.3, its Taylor series to x¹¹ (the
- * next term is below 6e-10 there); else (1 − e)/(1 + e) with e =
- * exp(−2|x|), by Cody and Waite's reduction to r = −2|x| − n·ln 2 with
- * |r| <= ln 2 / 2, a degree-6 Taylor polynomial of e^r and 2^n from the
- * exponent bits; |x| is clamped to 9 (tanh(9) rounds to 1).  Both
+ * vectorises (glibc's tanhf is a scalar call, which made up a large part of
+ * a LeNet training step: docs/benchmarks.md).  For |x| < 0.3, its Taylor
+ * series to x¹¹ (the next term is below 6e-10 there); else (1 − e)/(1 + e)
+ * with e = exp(−2|x|), by Cody and Waite's reduction to r = −2|x| − n·ln 2
+ * with |r| <= ln 2 / 2, a degree-6 Taylor polynomial of e^r and 2^n from
+ * the exponent bits; |x| is clamped to 9 (tanh(9) rounds to 1).  Both
  * branches are computed, and every choice is an integer min or a mask on
  * the bits (a float ?: with arithmetic in an arm, or a comparison's value,
- * becomes a branch that keeps gcc -O2 from vectorising the loop); NaN
- * stays NaN.  Within 3e-7 of tanh, relatively, over all floats (checked
- * outside the test suite against tanh in double, every 7th float).
+ * becomes a branch that keeps gcc -O2 from vectorising the loop); NaN stays
+ * NaN.  Within 3e-7 of tanh, relatively, over all floats (checked outside
+ * the test suite against tanh in double, every 7th float).
  */
 static inline float bnn_gen_tanhf(float x)
 {
@@ -100,8 +100,9 @@ static inline float bnn_gen_tanhf(float x)
  * and the dynamic loader picks the best the CPU has (GCC's target_clones,
  * as the library's BNN_SIMD_CLONES, under the same conditions: in ISO C
  * mode GCC does not contract a*b + c into an FMA, so every version gives
- * the same floats).  About 0.65 ns a value with AVX-512 against 1.85 with
- * SSE2 and 9 for glibc's tanhf. */
+ * the same floats).  The AVX-512 clone measured several times faster than
+ * SSE2's, and both far faster than glibc's tanhf (docs/benchmarks.md,
+ * "Measurements behind the kernels"). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
 	defined(__GLIBC__) && defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) && \
 	!defined(BNN_GEN_DOUBLE)
