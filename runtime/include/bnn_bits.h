@@ -3,15 +3,16 @@
  * back.
  *
  * The fast math of the kernels (the Gaussian sampler's logarithm,
- * Bayes-by-Backprop's exp and log1p, the KL's logarithm, the pruning's
- * sort keys, the generated code's tanh) works on a float's sign, exponent
- * and mantissa as integer bits.  memcpy is the one defined way to read an
+ * Bayes-by-Backprop's exp, the KL's logarithm, the pruning's sort keys,
+ * the generated code's tanh) works on a float's sign, exponent and
+ * mantissa as integer bits.  memcpy is the one defined way to read an
  * object's bytes as another type in C; compilers turn these fixed-size
  * copies into a register move, so the helpers cost nothing in a hot loop.
  *
- * A header of its own, not part of bnn.h's interface: the library's
- * kernels and the generated code's kernels (bnn_gen/elementwise.h) include
- * it where they need it.
+ * A header of its own, installed but not included by bnn.h: it is not
+ * part of the library's interface, only a tool of the library's kernels
+ * (runtime/kernels, runtime/optim) and of the generated code's
+ * (bnn_gen/elementwise.h), which include it where they need it.
  */
 #ifndef BNN_BITS_H
 #define BNN_BITS_H
