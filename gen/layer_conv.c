@@ -7,14 +7,14 @@
  * a group of g examples' columns; backward is dW = Σ_i G_i·rows_i (a GEMM
  * per example on its windows as rows), db = Σ_i Σ_p G_i, and, when the
  * input has a delta, dX (a GEMM per kernel offset and example for stride
- * 1, else col2im(Wᵀ·G) per group; see bnn_gen.h); the mean of squared per-example
- * gradients is accumulated example by example (see
+ * 1, else col2im(Wᵀ·G) per group; see bnn_gen/conv.h); the mean of
+ * squared per-example gradients is accumulated example by example (see
  * bnn_gen_conv_backward_params), so it needs one F × K block, not B of
  * them.  g is a constant of the layer (conv_group below), not the batch.
  * The layer shape is a static const bnn_gen_conv (cv_NAME), and every
  * conv2d layer shares two scratch blocks that do not grow with the batch:
- * cv_col (conv_col_floats: the most of one group's columns with its
- * padded input maps, one example's rows for dW, one example's padded
+ * cv_col (bnn_gen_conv_col_floats: the most of one group's columns with
+ * its padded input maps, one example's rows for dW, one example's padded
  * deltas and input gradient for dX) and cv_tmp (the largest F·g·P or F·K:
  * one group's outputs or gathered deltas, one example's weight gradient,
  * or the weights reordered).
@@ -34,6 +34,7 @@
  * col2im(Wᵀ·G)∘M, computed into xt_NAME once dW is done with it.
  * Workspace per example: m_NAME (the mask) and xt_NAME (X̃).
  */
+#include "bnn_gen/conv.h"
 #include "bnn_model.h"
 #include "cg.h"
 
@@ -95,46 +96,37 @@ static long conv_group(const struct cg *cg, int node)
     return g;
 }
 
-/* The floats of im2col scratch a layer needs, as bnn_gen_conv_col_floats
- * (bnn_gen.h) computes them from the layer's bnn_gen_conv: the most of one
- * group's columns (plus, for a stride-1 layer with padding, its padded
- * input maps), one example's padded HWC image and its P × K rows (dW),
- * and for a stride-1 layer one example's padded deltas and input
- * gradient (dX). */
-static long conv_col_floats(const struct cg *cg, int node, long k, long p, long g)
+/* The layer's shape as the kernels see it: the bnn_gen_conv that
+ * conv_declare emits as cv_NAME. */
+static bnn_gen_conv conv_shape(const struct cg *cg, int node)
 {
     const struct graph_node *n = &cg->g->nodes[node];
     const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
     const struct op_attrs *a = &n->attrs;
-    const long c = in->shape[0], hp = in->shape[1] + 2 * a->pad[0];
-    const long wp = in->shape[2] + 2 * a->pad[1], oh = n->shape[1];
-    const int unit_stride = a->stride[0] == 1 && a->stride[1] == 1;
-    long floats = k * g * p, need;
-
-    if (unit_stride && (a->pad[0] || a->pad[1]))
-        floats += g * c * hp * wp;
-    need = c * hp * wp + p * k;
-    if (need > floats)
-        floats = need;
-    need = a->channels * oh * wp + c * (hp + 1) * wp;
-    if (unit_stride && need > floats)
-        floats = need;
-    return floats;
+    bnn_gen_conv s = { in->shape[0], in->shape[1], in->shape[2], a->channels,
+                       a->kernel[0], a->kernel[1], a->stride[0], a->stride[1],
+                       a->pad[0], a->pad[1], n->shape[1], n->shape[2],
+                       conv_group(cg, node) };
+    return s;
 }
 
-/* The shared scratch: the im2col block (conv_col_floats); and one group's
- * outputs or gathered deltas, or one example's weight gradient or the
- * weights reordered (F·K). */
+/* The shared scratch: the im2col block (bnn_gen_conv_col_floats of
+ * bnn_gen/conv.h, the kernels' own figure: the most of one group's columns
+ * with its padded input maps, one example's rows for dW, one example's
+ * padded deltas and input gradient for dX); and one group's outputs or
+ * gathered deltas, or one example's weight gradient or the weights
+ * reordered (F·K). */
 static void conv_plan(struct cg *cg, int node)
 {
     const struct op_attrs *a = &cg->g->nodes[node].attrs;
-    long k, p, f = a->channels, g = conv_group(cg, node), col;
+    const bnn_gen_conv shape = conv_shape(cg, node);
+    long k, p, f = a->channels, g = shape.g, col;
     conv_sizes(cg, node, &k, &p);
     if (cg_family(cg, node) == FAMILY_DROPOUT) {
         cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
         cg->noise_rng = 1;
     }
-    col = conv_col_floats(cg, node, k, p, g);
+    col = bnn_gen_conv_col_floats(&shape);
     if (col > cg->conv_col_floats)
         cg->conv_col_floats = col;
     if (f * g * p > cg->conv_tmp_floats)
@@ -145,9 +137,7 @@ static void conv_plan(struct cg *cg, int node)
 
 static void conv_declare(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
-    const struct op_attrs *a = &n->attrs;
+    const bnn_gen_conv s = conv_shape(cg, node);
     const char *name = cg_name(cg, node);
     long k = conv_in_width(cg, node), off = cg->nodes[node].noise_off;
     if (cg_family(cg, node) == FAMILY_DROPOUT)
@@ -158,9 +148,8 @@ static void conv_declare(struct cg *cg, int node)
     emit(cg->e,
          "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
          "%ld, %ld, %ld };\n",
-         cg_name(cg, node), in->shape[0], in->shape[1], in->shape[2], a->channels, a->kernel[0],
-         a->kernel[1], a->stride[0], a->stride[1], a->pad[0], a->pad[1], n->shape[1], n->shape[2],
-         conv_group(cg, node));
+         cg_name(cg, node), s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow,
+         s.g);
 }
 
 static void conv_noise(struct cg *cg, int node)

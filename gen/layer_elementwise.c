@@ -9,7 +9,8 @@
  */
 #include "cg.h"
 
-/* The kernel family of an op in bnn_gen.h ("relu" -> bnn_gen_relu_*). */
+/* The kernel family of an op in bnn_gen/elementwise.h
+ * ("relu" -> bnn_gen_relu_*). */
 static const char *elementwise_kernel(enum op_id op)
 {
     switch (op) {

@@ -3,7 +3,7 @@
  * channel, no padding: the language has none for pools) and
  * globalavgpool ([C, H, W] to [C], the mean of each channel).
  *
- * Each kernel of bnn_gen.h works on the B·C channel planes of the batch
+ * Each kernel of bnn_gen/pool.h works on the B·C channel planes of the batch
  * (NCHW: example i's channel c is plane i·C + c).  Backward writes the
  * input's delta when it has one: maxpool routes each window's delta to its
  * (first) maximum, found again from the input rather than stored;

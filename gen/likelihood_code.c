@@ -1,9 +1,9 @@
 /* likelihood_code.c: the end of the generated pass, where the model's
- * output meets its targets.  One kernel per likelihood (bnn_gen.h) returns
- * the summed negative log-likelihood and writes the delta of the output
- * node; a learned Gaussian σ also gets its gradient (and mean squared
- * per-example gradient) here, since it is a parameter of the likelihood,
- * not of a layer.
+ * output meets its targets.  One kernel per likelihood
+ * (bnn_gen/likelihood.h) returns the summed negative log-likelihood and
+ * writes the delta of the output node; a learned Gaussian σ also gets its
+ * gradient (and mean squared per-example gradient) here, since it is a
+ * parameter of the likelihood, not of a layer.
  */
 #include "cg.h"
 

@@ -21,7 +21,7 @@
  *
  * C is surrounded by sentinels (the gap between N and ldc, a row after
  * the last) that must come back unchanged.  Also: the dispatch (BNN_GEMM
- * and the thread count).  Every seed is fixed; the whole test takes well
+ * and the thread count), and bnn_dgemm, the double product.  Every seed is fixed; the whole test takes well
  * under a second.
  */
 #ifdef HAVE_CONFIG_H
@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "bnn.h"
-#include "bnn_gen.h"
+#include "bnn_gen/gemm.h"
 #include "kernels/gemm_internal.h"
 #include "tap.h"
 
@@ -370,11 +370,82 @@ static void test_dispatch(void)
 	bnn_set_threads(1);
 }
 
+/* bnn_dgemm, the double product of the kernels' double build (the
+ * gradient tests), for each transpose combination on shapes that are not
+ * multiples of anything, with row strides wider than the rows, alpha −0.5
+ * and beta 0 (C filled with NaN first) or 0.25: every entry of C within
+ * 1e-13·√K of the magnitude of its terms of a triple loop, and the gap
+ * between N and ldc untouched. */
+static void test_dgemm(void)
+{
+	static const long sizes[] = { 1, 5, 13, 40 };
+	int t;
+
+	for (t = 0; t < 4; t++) {
+		const int ta = t >> 1, tb = t & 1;
+		long bad = 0, count = 0, si, sj, sk, i, j, p;
+		int bi;
+
+		for (si = 0; si < 4; si++)
+			for (sj = 0; sj < 4; sj++)
+				for (sk = 0; sk < 4; sk++)
+					for (bi = 0; bi < 2; bi++) {
+						const long m = sizes[si], n = sizes[sj], k = sizes[sk];
+						const long lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2;
+						const long ldc = n + 1;
+						const double alpha = -0.5, beta = bi ? 0.25 : 0.0;
+						double *a = malloc((size_t)((ta ? k : m) * lda) * sizeof *a);
+						double *b = malloc((size_t)((tb ? n : k) * ldb) * sizeof *b);
+						double *c = malloc((size_t)(m * ldc) * sizeof *c);
+						double *c0 = malloc((size_t)(m * ldc) * sizeof *c0);
+
+						if (!a || !b || !c || !c0)
+							tap_bail_out("out of memory");
+						for (i = 0; i < (ta ? k : m) * lda; i++)
+							a[i] = uniform();
+						for (i = 0; i < (tb ? n : k) * ldb; i++)
+							b[i] = uniform();
+						for (i = 0; i < m * ldc; i++)
+							c[i] = i % ldc < n ? (bi ? uniform() : NAN) : SENTINEL;
+						memcpy(c0, c, (size_t)(m * ldc) * sizeof *c);
+						bnn_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+						for (i = 0; i < m; i++)
+							for (j = 0; j < ldc; j++) {
+								double s = 0, mag = 0, want;
+
+								if (j >= n) {
+									bad += c[i * ldc + j] != SENTINEL;
+									continue;
+								}
+								for (p = 0; p < k; p++) {
+									double x = ta ? a[p * lda + i] : a[i * lda + p];
+									double y = tb ? b[j * ldb + p] : b[p * ldb + j];
+
+									s += x * y;
+									mag += fabs(x * y);
+								}
+								want = alpha * s + (bi ? beta * c0[i * ldc + j] : 0);
+								mag = fabs(alpha) * mag +
+								      (bi ? fabs(beta * c0[i * ldc + j]) : 0);
+								bad += !(fabs(c[i * ldc + j] - want) <=
+								         1e-13 * sqrt((double)k) * mag + 1e-300);
+								count++;
+							}
+						free(a);
+						free(b);
+						free(c);
+						free(c0);
+					}
+		ok(bad == 0 && count > 0, "bnn_dgemm %s: %ld entries within 1e-13 of a triple loop",
+		   trans_names[t], count);
+	}
+}
+
 int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 10 + 5);
+	tap_plan(2 * 10 + 5 + 4);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
@@ -388,5 +459,6 @@ int main(void)
 	test_bench_shapes(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_degenerate(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_dispatch();
+	test_dgemm();
 	return tap_done();
 }

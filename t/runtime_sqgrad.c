@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bnn_gen.h"
+#include "bnn_gen/dense.h"
 #include "fixtures.h"
 #include "tap.h"
 

@@ -4,10 +4,9 @@
  * allocated on 64-byte boundaries.  malloc() puts large blocks 16 bytes
  * past a page boundary, so every 64-byte vector load or store of such an
  * array straddles two cache lines; aligned, the optimizers' fused loops
- * run 10-17% faster (Adam over 669,706 parameters: 0.091 against
- * 0.102-0.109 ms; IVON's update with its noise drawn block by block:
- * 0.29-0.30 against 0.32-0.33 ms), and the matrix products' operands
- * start on a cache line.  The arrays are released with free().
+ * measured faster (Adam's and IVON's: docs/benchmarks.md, "Measurements
+ * behind the kernels"), and the matrix products' operands start on a
+ * cache line.  The arrays are released with free().
  */
 #include <stdlib.h>
 #include <string.h>

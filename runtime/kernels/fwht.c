@@ -34,10 +34,11 @@
  * x86-64 (BNN_SIMD_CLONES, simd_clones.h); all three give the same floats
  * (additions, subtractions and multiplications by ±1 and by c only).
  *
- * Measured (bench/bench --only fwht, 2-vCPU AMD EPYC with AVX-512, one
- * thread): 0.12 µs per vector of 1024 in a batch of 128, 21x faster than
- * the textbook loop and 150x faster than the dense product (cblas_sgemm);
- * the baseline SSE2 build alone, 0.43 µs.  See docs/whvi.md.
+ * Measured (bench/bench --only fwht) many times faster than the textbook
+ * loop and than the dense product (cblas_sgemm), and the AVX-512 clone
+ * several times faster than the baseline SSE2 build alone: the figures
+ * are in docs/benchmarks.md, "Measurements behind the kernels".  See
+ * docs/whvi.md.
  */
 #include <math.h>
 #include <string.h>

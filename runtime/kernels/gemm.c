@@ -1,16 +1,18 @@
 /*
  * gemm.c: bnn_sgemm, the library's single-precision matrix product, which
  * every float product of the generated code goes through (bnn_gen_gemm in
- * bnn_gen.h).
+ * bnn_gen/gemm.h), and bnn_dgemm, the double one of the kernels' double
+ * build (the gradient tests), which is cblas_dgemm: generated code calls
+ * the BLAS only through these two, and never includes its header.
  *
  * Why our own.  How fast OpenBLAS runs depends on which of its kernel
  * sets it picks, by CPU detection or by the environment variable
- * OPENBLAS_CORETYPE: on our AMD Zen 5 machine, Debian's 0.3.21 picks its
- * AVX-512 Cooperlake kernels (80-90% of the peak on the 784->512 layer's
- * products), but that machine's environment sets OPENBLAS_CORETYPE=Haswell,
- * and the 256-bit Haswell kernels stay under half of the peak
- * (docs/benchmarks.md).  Our kernel gives the generated code the same
- * speed wherever it runs, and a little more (84-98%).  On a CPU with
+ * OPENBLAS_CORETYPE: the same OpenBLAS on the same machine runs the
+ * layers' products near the peak with its AVX-512 kernels and at a
+ * fraction of it with the 256-bit Haswell ones, which an environment may
+ * force.  Our kernel gives the generated code the same speed wherever it
+ * runs, and measured a little faster than OpenBLAS's best (the figures:
+ * docs/benchmarks.md, "Measurements behind the kernels").  On a CPU with
  * AVX-512F, bnn_sgemm runs the kernel below; anywhere else, and whenever
  * it is told to (BNN_GEMM=openblas, more than one thread), it calls
  * cblas_sgemm.  See docs/training.md, "Matrix products".
@@ -45,7 +47,7 @@
  * the transposes, op(A) = A and op(B) = Bᵀ, are packed, by 16 x 16
  * AVX-512 and 8 x 8 and 4 x 8 AVX transposes; a B panel's rows are short
  * streams the hardware prefetcher misses, so the packing prefetches the
- * next rows itself (7-9% faster on X·Wᵀ).  A·Bᵀ with at most 24 columns
+ * next rows itself (measured faster on X·Wᵀ).  A·Bᵀ with at most 24 columns
  * and K >= 32 (an output layer's forward product) takes dot products
  * along K instead, with no packing at all (bnn_gemm_dot).
  *
@@ -66,7 +68,7 @@
 #include <cblas.h>
 
 #include "bnn.h"
-#include "bnn_gen.h"
+#include "bnn_gen/gemm.h"
 #include "gemm_internal.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
@@ -691,4 +693,12 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
 	if (atomic_load_explicit(&bnn_gemm_nthreads, memory_order_relaxed) > 1)
 		path = BNN_GEMM_PATH_OPENBLAS;
 	bnn_sgemm_path(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
+               long lda, const double *b, long ldb, double beta, double *c, long ldc)
+{
+	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
+	            (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }

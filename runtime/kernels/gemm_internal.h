@@ -1,7 +1,7 @@
 /*
  * gemm_internal.h: the parts of gemm.c that the library's own code and
- * its tests use, not installed.  bnn_sgemm itself is declared in
- * bnn_gen.h.
+ * its tests use, not installed.  bnn_sgemm and bnn_dgemm themselves are
+ * declared in bnn_gen/gemm.h.
  */
 #ifndef BNN_GEMM_INTERNAL_H
 #define BNN_GEMM_INTERNAL_H

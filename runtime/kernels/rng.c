@@ -19,18 +19,17 @@
  * logarithm, sine and cosine are our own short polynomial approximations,
  * each within 4e-7 relative error (see the functions and
  * docs/optimizers.md), so gcc vectorises it at -O2.  One stream is
- * inherently serial (about 1 ns a draw), so from NORMAL_WIDE_MIN variates
- * on, sixteen xoshiro256++ streams seeded from the caller's run side by
- * side as vector lanes (two AVX-512 vectors per state word, whose
- * dependency chains overlap).  Measured on a 2-vCPU AMD EPYC (family 26),
- * one thread, in calls of 4096 (ns per variate): 0.48 with eight lanes,
- * 0.36 with sixteen, 0.27 with the intrinsics of rng_normal_block_avx512,
- * which keep the lanes in registers, 0.20 since a block's pairs take
- * their bits so that no value crosses a vector (see rng_normal_block),
- * and 0.17 since the polynomials are fused multiply-adds (0.193 against
- * 0.160 in a loop of blocks alone).  Before the square root became
- * sqrtf: 0.56 with the AVX-512 clone, 1.1 with AVX2, 1.7 with baseline
- * SSE2, against 14 for scalar double Box-Muller.
+ * inherently serial, so from NORMAL_WIDE_MIN variates on, sixteen
+ * xoshiro256++ streams seeded from the caller's run side by side as
+ * vector lanes (two AVX-512 vectors per state word, whose dependency
+ * chains overlap).  Each step of this design was measured
+ * faster than the one before it: sixteen lanes rather than eight, the
+ * intrinsics of rng_normal_block_avx512, which keep the lanes in
+ * registers, a block's pairs taking their bits so that no value crosses a
+ * vector (see rng_normal_block), the polynomials as fused multiply-adds,
+ * and sqrtf for the square root; every clone is many times faster than
+ * scalar double Box-Muller (the figures: docs/benchmarks.md,
+ * "Measurements behind the kernels").
  *
  * bnn_rng_normal_begin/next hand out one call's variates in pieces, for
  * callers that use each piece while it is in cache (the trainer's noise,
@@ -42,6 +41,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "bnn_bits.h"
 #include "simd_clones.h"
 
 /* The Gaussian sampler's layout: NORMAL_LANES streams side by side in
@@ -226,22 +226,6 @@ void bnn_rng_uniform_fill(bnn_rng *rng, float *out, size_t n)
 
 /* ---- the Gaussian sampler ----------------------------------------------- */
 
-RNG_INLINE uint32_t rng_float_bits(float x)
-{
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-RNG_INLINE float rng_bits_float(uint32_t u)
-{
-	float x;
-
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 /*
  * −ln(x · 2^-31) for x = (float)j, j an odd integer in [1, 2^31): the
  * scale 2^-31 folds into the exponent.  x = 2^k · m with m in [√2/2, √2),
@@ -256,11 +240,11 @@ RNG_INLINE float rng_bits_float(uint32_t u)
 RNG_INLINE float rng_neg_log(float x)
 {
 	/* 0x3f3504f3 is the float just above √2/2. */
-	uint32_t ix = rng_float_bits(x) + (UINT32_C(0x3f800000) -
+	uint32_t ix = bnn_float_bits(x) + (UINT32_C(0x3f800000) -
 	                                   UINT32_C(0x3f3504f3));
 	/* −k = 127 + 31 − (biased exponent of the offset bits). */
 	float nk = (float)(158 - (int32_t)(ix >> 23));
-	float m = rng_bits_float((ix & UINT32_C(0x007fffff)) +
+	float m = bnn_bits_float((ix & UINT32_C(0x007fffff)) +
 	                         UINT32_C(0x3f3504f3));
 	float f = (m - 1.0f) / (m + 1.0f);
 	float w = f * f;
@@ -312,8 +296,8 @@ RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 	uint32_t sx = abits & UINT32_C(0x80000000);
 	uint32_t sy = (abits << 1) & UINT32_C(0x80000000);
 
-	*x = rng_bits_float(rng_float_bits(r * (cs - sn)) ^ sx);
-	*y = rng_bits_float(rng_float_bits(r * (cs + sn)) ^ sy);
+	*x = bnn_bits_float(bnn_float_bits(r * (cs - sn)) ^ sx);
+	*y = bnn_bits_float(bnn_float_bits(r * (cs + sn)) ^ sy);
 }
 
 /* The narrow sampler's transform: draw a[i] gives the pair out[2i],
@@ -413,12 +397,13 @@ RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
  * and each step's two vectors of draws are the transform's radii and
  * angles as they stand, with the same IEEE single operations in the same
  * order as rng_normal_pair, so it gives the same bits (t/runtime_rng
- * compares it with the compiled block, run under BNN_RNG=generic).  1.27x
- * the generic AVX-512 clone when both paired the halves of one draw (gcc
- * keeps the clone's lane states in memory); 0.19 instead of 0.27 ns per
- * variate since each vector is used as it stands (the shuffles that
- * paired the halves of each draw, and interleaved x and y, had cost a
- * quarter of the time) and the lanes use xoshiro256++.
+ * compares it with the compiled block, run under BNN_RNG=generic).
+ * Measured faster than the generic AVX-512 clone (gcc keeps the clone's
+ * lane states in memory), and faster again since each vector is used as
+ * it stands (the shuffles that paired the halves of each draw, and
+ * interleaved x and y, had cost a good part of the time) and the lanes
+ * use xoshiro256++ (docs/benchmarks.md, "Measurements behind the
+ * kernels").
  */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(BNN_NO_SIMD_CLONES) && \
 	!defined(BNN_RNG_NO_CLONES)
@@ -587,8 +572,8 @@ static void rng_normal_narrow(uint64_t s[4], float *out, size_t n)
  * bnn_rng_seed(), from the l-th of NORMAL_LANES draws of the caller's
  * stream, its state word k being splitmix64's (k + 1)-th output from that
  * seed.  Written lane-wise so that the clones vectorise it: a call's 64
- * splitmix64 outputs one after the other had cost about 80 ns, a tenth of
- * a call of 4096 variates. */
+ * splitmix64 outputs one after the other had cost a measurable share of a
+ * call of 4096 variates (docs/benchmarks.md). */
 RNG_CLONES static void rng_seed_lanes(bnn_rng *rng, uint64_t lane[4][NORMAL_LANES])
 {
 	uint64_t seed[NORMAL_LANES];

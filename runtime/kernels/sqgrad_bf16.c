@@ -1,14 +1,15 @@
 /*
  * sqgrad_bf16.c: VOGN's squared per-example gradients of a dense layer,
- * B·(G∘G)ᵀ·(X∘X) (bnn_gen_dense_sqgrad in bnn_gen.h), as a product of
+ * B·(G∘G)ᵀ·(X∘X) (bnn_gen_dense_sqgrad in bnn_gen/dense.h), as a product of
  * bfloat16 squares accumulated in float, on CPUs with AVX512-BF16 (AMD
  * Zen 4 and later, Intel Cooper Lake and Sapphire Rapids and later).
  *
  * Why.  The product has as many multiply-adds as the layer's weight
- * gradient, so in float it adds about 40% to a VOGN step on a
+ * gradient, so in float it adds a large share to a VOGN step on a
  * 784-512-512-10 network (VOGN, appendix B).  VDPBF16PS does twice the
- * multiply-adds of a float FMA per instruction (measured: 1.87x the float
- * FMA rate of one core here).  The squares only feed the curvature
+ * multiply-adds of a float FMA per instruction (and measured close to
+ * twice the float FMA rate: docs/benchmarks.md, "Measurements behind the
+ * kernels").  The squares only feed the curvature
  * estimate s (VOGN, Alg. 1 line 20), a Monte-Carlo estimate from one
  * weight sample and one minibatch: rounding each square to 8 significant
  * bits (relative error at most 2^-8) and each product therefore by at
@@ -34,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bnn_gen.h"
+#include "bnn_gen/dense.h"
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(BNN_NO_SIMD_CLONES)
 #define SQ_HAVE_BF16 1

@@ -65,6 +65,7 @@
 
 #include "bias_correction.h"
 #include "bnn.h"
+#include "bnn_bits.h"
 #include "bnn_variational.h"
 #include "kernels/simd_clones.h"
 
@@ -124,22 +125,6 @@ double bnn_softplus_inverse(double sigma)
 	return log(expm1(sigma));
 }
 
-static inline uint32_t bbb_float_bits(float x)
-{
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-static inline float bbb_bits_float(uint32_t u)
-{
-	float x;
-
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 /*
  * e^−|r| in two stages (bnn_bbb_sigma runs them as two loops, the update
  * as one): bbb_exp_reduce gives x = −min(|r|, 87) − k·ln 2 and k,
@@ -157,14 +142,14 @@ static inline float bbb_bits_float(uint32_t u)
  */
 BBB_INLINE float bbb_exp_reduce(float r, uint32_t *kb)
 {
-	uint32_t a = bbb_float_bits(r) | UINT32_C(0x80000000);
+	uint32_t a = bnn_float_bits(r) | UINT32_C(0x80000000);
 	float x, y, fk;
 
 	a = a < UINT32_C(0xc2ae0000) ? a : UINT32_C(0xc2ae0000); /* −87.0f */
-	x = bbb_bits_float(a);                  /* −min(|r|, 87) */
+	x = bnn_bits_float(a);                  /* −min(|r|, 87) */
 	y = x * 1.44269504f + 12582912.0f;      /* 1.5·2^23 + k */
 	fk = y - 12582912.0f;
-	*kb = bbb_float_bits(y) << 23;
+	*kb = bnn_float_bits(y) << 23;
 	return (x - fk * 0.693359375f) + fk * 2.12194440e-4f;
 }
 
@@ -183,7 +168,7 @@ BBB_INLINE float bbb_exp_poly(float x, uint32_t kb)
 	float q = (4.16665540e-2f + 8.36325938e-3f * x) + x2 * 1.39262839e-3f;
 
 	p = (1.0f + x) + x2 * (p + x2 * q);
-	return bbb_bits_float(bbb_float_bits(p) + kb);
+	return bnn_bits_float(bnn_float_bits(p) + kb);
 }
 
 /*

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "bnn_bits.h"
 #include "bnn_variational.h"
 #include "kernels/simd_clones.h"
 
@@ -70,30 +71,6 @@ BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,
 
 /* ---- KL divergence ------------------------------------------------------- */
 
-static inline uint32_t post_float_bits(float x)
-{
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-static inline uint64_t post_double_bits(double x)
-{
-	uint64_t u;
-
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-static inline double post_bits_double(uint64_t u)
-{
-	double x;
-
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 /*
  * ln x for x > 0 a float widened to double (so every float, subnormal
  * ones included, is a normal double).  x = 2^k·m with m in [√2/2, √2),
@@ -108,11 +85,11 @@ static inline double post_bits_double(uint64_t u)
 static inline double kl_log(double x)
 {
 	/* 0x3fe6a09e667f3bcd is √2/2 rounded to double. */
-	uint64_t ix = post_double_bits(x) + (UINT64_C(0x3ff0000000000000) -
-	                                     UINT64_C(0x3fe6a09e667f3bcd));
+	uint64_t ix = bnn_double_bits(x) + (UINT64_C(0x3ff0000000000000) -
+	                                    UINT64_C(0x3fe6a09e667f3bcd));
 	double k = (double)((int32_t)(ix >> 52) - 1023);
-	double m = post_bits_double((ix & UINT64_C(0x000fffffffffffff)) +
-	                            UINT64_C(0x3fe6a09e667f3bcd));
+	double m = bnn_bits_double((ix & UINT64_C(0x000fffffffffffff)) +
+	                           UINT64_C(0x3fe6a09e667f3bcd));
 	double f = (m - 1.0) / (m + 1.0);
 	double w = f * f;
 	double q = 1.0 / 21;
@@ -199,7 +176,7 @@ static uint32_t prune_key(const float *w, const float *score, long i)
 		return 0;
 	if (x == 0.0f)
 		x = 0.0f;               /* −0 and +0 are one key */
-	u = post_float_bits(x);
+	u = bnn_float_bits(x);
 	return (u & UINT32_C(0x80000000)) ? ~u : u | UINT32_C(0x80000000);
 }
 

@@ -1,0 +1,218 @@
+/*
+ * bnn_gen/elementwise.h: the kernels of element-wise activations
+ * (gen/layer_elementwise.c: relu, leaky_relu, tanh, sigmoid, gelu,
+ * softplus, cos, and the identity's copy).  The likelihoods and whvi use
+ * its scalar sigmoid and softplus too.
+ */
+#ifndef BNN_GEN_ELEMENTWISE_H
+#define BNN_GEN_ELEMENTWISE_H
+
+#include <stdint.h>
+
+#include "bnn_bits.h"
+#include "loop.h"
+#include "real.h"
+
+/* ---- elementwise activations ----------------------------------------------
+ * Forward: y = f(x) over n values.  Backward: dx (+)= dy·f'(x), where the
+ * derivative is written with whichever of x and y is cheaper. */
+
+
+static inline void bnn_gen_relu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+{
+	BNN_GEN_EACH(n, 0, y, x[i] > 0 ? x[i] : 0);
+}
+static inline void bnn_gen_relu_backward(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict y, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
+{
+	(void)y;
+	BNN_GEN_EACH(n, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], 0));
+}
+
+static inline void bnn_gen_leaky_relu_forward(long n, const bnn_real *restrict x,
+                                              bnn_real *restrict y, bnn_real slope)
+{
+	BNN_GEN_EACH(n, 0, y, x[i] > 0 ? x[i] : slope * x[i]);
+}
+static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict x,
+                                               const bnn_real *restrict y,
+                                               const bnn_real *restrict dy,
+                                               bnn_real *restrict dx, int acc,
+                                               bnn_real slope)
+{
+	(void)y;
+	BNN_GEN_EACH(n, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], slope * dy[i]));
+}
+
+#ifndef BNN_GEN_DOUBLE
+/*
+ * tanh of a float in straight-line arithmetic, so that a loop of it
+ * vectorises (glibc's tanhf is a scalar call, which made up a large part of
+ * a LeNet training step: docs/benchmarks.md).  For |x| < 0.3, its Taylor
+ * series to x¹¹ (the next term is below 6e-10 there); else (1 − e)/(1 + e)
+ * with e = exp(−2|x|), by Cody and Waite's reduction to r = −2|x| − n·ln 2
+ * with |r| <= ln 2 / 2, a degree-6 Taylor polynomial of e^r and 2^n from
+ * the exponent bits; |x| is clamped to 9 (tanh(9) rounds to 1).  Both
+ * branches are computed, and every choice is an integer min or a mask on
+ * the bits (a float ?: with arithmetic in an arm, or a comparison's value,
+ * becomes a branch that keeps gcc -O2 from vectorising the loop); NaN stays
+ * NaN.  Within 3e-7 of tanh, relatively, over all floats (checked outside
+ * the test suite against tanh in double, every 7th float).
+ */
+static inline float bnn_gen_tanhf(float x)
+{
+	int32_t xi, ai, ci, zi, ei, ri, mi, nan;
+	float c, y, z, nf, r, er, c2, small, two_n, e, big, m, res;
+
+	xi = (int32_t)bnn_float_bits(x);
+	ai = xi & 0x7FFFFFFF;                       /* |x| */
+	ci = ai < 0x41100000 ? ai : 0x41100000;     /* min(|x|, 9) */
+	c = bnn_bits_float((uint32_t)ci);
+	y = -2.0f * c;
+	z = y * 1.44269504088896341f + 12582912.0f; /* n + 1.5·2²³, n = round(y/ln 2) */
+	nf = z - 12582912.0f;
+	r = (y - nf * 0.693145751953125f) - nf * 1.42860682030941723e-06f;
+	er = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666666666666667e-1f +
+	     r * (4.16666666666666667e-2f + r * (8.33333333333333333e-3f +
+	     r * 1.38888888888888889e-3f)))));
+	zi = (int32_t)bnn_float_bits(z);
+	ei = (zi - 0x4B400000 + 127) * (1 << 23);  /* the bits of 2^n, n in [-26, 0] */
+	two_n = bnn_bits_float((uint32_t)ei);
+	e = er * two_n;
+	big = (1.0f - e) / (1.0f + e);
+	c2 = c * c;
+	small = c * (1.0f + c2 * (-3.33333333333333333e-1f + c2 * (1.33333333333333333e-1f +
+	        c2 * (-5.39682539682539683e-2f + c2 * (2.18694885361552028e-2f +
+	        c2 * -8.86323552990219657e-3f)))));
+	mi = ((ci - 0x3E99999A) >> 31) & 0x3F800000; /* 1.0f if |x| < 0.3, else 0 */
+	m = bnn_bits_float((uint32_t)mi);
+	res = big + m * (small - big);
+	ri = (int32_t)bnn_float_bits(res);
+	nan = (0x7F800000 - ai) >> 31;               /* all ones if x is NaN */
+	ri = (xi & nan) | ((ri | (xi & INT32_MIN)) & ~nan); /* the sign */
+	res = bnn_bits_float((uint32_t)ri);
+	return res;
+}
+#endif
+
+/* The float tanh loop is built for AVX-512, AVX2 and baseline x86-64,
+ * and the dynamic loader picks the best the CPU has (GCC's target_clones,
+ * as the library's BNN_SIMD_CLONES, under the same conditions: in ISO C
+ * mode GCC does not contract a*b + c into an FMA, so every version gives
+ * the same floats).  The AVX-512 clone measured several times faster than
+ * SSE2's, and both far faster than glibc's tanhf (docs/benchmarks.md,
+ * "Measurements behind the kernels"). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+	defined(__GLIBC__) && defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) && \
+	!defined(BNN_GEN_DOUBLE)
+#define BNN_GEN_TANH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define BNN_GEN_TANH_CLONES
+#endif
+
+BNN_GEN_TANH_CLONES
+static inline void bnn_gen_tanh_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+{
+#ifdef BNN_GEN_DOUBLE
+	BNN_GEN_EACH(n, 0, y, BNN_GEN_TANH(x[i]));
+#else
+	BNN_GEN_EACH(n, 0, y, bnn_gen_tanhf(x[i]));
+#endif
+}
+static inline void bnn_gen_tanh_backward(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict y, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
+{
+	(void)x;
+	BNN_GEN_EACH(n, acc, dx, dy[i] * (1 - y[i] * y[i]));
+}
+
+/* σ(x) = 1/(1 + e^−x), written so that neither branch overflows. */
+static inline bnn_real bnn_gen_sigmoid1(bnn_real x)
+{
+	if (x >= 0)
+		return 1 / (1 + BNN_GEN_EXP(-x));
+	bnn_real e = BNN_GEN_EXP(x);
+	return e / (1 + e);
+}
+static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x,
+                                           bnn_real *restrict y)
+{
+	BNN_GEN_EACH(n, 0, y, bnn_gen_sigmoid1(x[i]));
+}
+static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
+                                            const bnn_real *restrict y,
+                                            const bnn_real *restrict dy, bnn_real *restrict dx,
+                                            int acc)
+{
+	(void)x;
+	BNN_GEN_EACH(n, acc, dx, dy[i] * y[i] * (1 - y[i]));
+}
+
+/* GELU, exact: y = x·Φ(x) with Φ the standard normal CDF;
+ * y' = Φ(x) + x·φ(x). */
+static inline void bnn_gen_gelu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+{
+	BNN_GEN_EACH(n, 0, y, (bnn_real)0.5 * x[i] *
+	              (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440)));
+}
+/* Φ'(x)·x + Φ(x), the derivative of x·Φ(x). */
+static inline bnn_real bnn_gen_gelu_slope1(bnn_real x)
+{
+	bnn_real cdf = (bnn_real)0.5 * (1 + BNN_GEN_ERF(x * (bnn_real)0.70710678118654752440));
+	bnn_real pdf = (bnn_real)0.39894228040143267794 * BNN_GEN_EXP((bnn_real)-0.5 * x * x);
+	return cdf + x * pdf;
+}
+static inline void bnn_gen_gelu_backward(long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict y, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
+{
+	(void)y;
+	BNN_GEN_EACH(n, acc, dx, dy[i] * bnn_gen_gelu_slope1(x[i]));
+}
+
+/* softplus(x) = log(1 + e^x) = max(x, 0) + log1p(e^−|x|); its derivative
+ * is σ(x). */
+static inline bnn_real bnn_gen_softplus1(bnn_real x)
+{
+	return (x > 0 ? x : 0) + BNN_GEN_LOG1P(BNN_GEN_EXP(-BNN_GEN_FABS(x)));
+}
+static inline void bnn_gen_softplus_forward(long n, const bnn_real *restrict x,
+                                            bnn_real *restrict y)
+{
+	BNN_GEN_EACH(n, 0, y, bnn_gen_softplus1(x[i]));
+}
+static inline void bnn_gen_softplus_backward(long n, const bnn_real *restrict x,
+                                             const bnn_real *restrict y,
+                                             const bnn_real *restrict dy, bnn_real *restrict dx,
+                                             int acc)
+{
+	(void)y;
+	BNN_GEN_EACH(n, acc, dx, dy[i] * bnn_gen_sigmoid1(x[i]));
+}
+
+static inline void bnn_gen_cos_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+{
+	BNN_GEN_EACH(n, 0, y, BNN_GEN_COS(x[i]));
+}
+static inline void bnn_gen_cos_backward(long n, const bnn_real *restrict x,
+                                        const bnn_real *restrict y, const bnn_real *restrict dy,
+                                        bnn_real *restrict dx, int acc)
+{
+	(void)y;
+	BNN_GEN_EACH(n, acc, dx, -dy[i] * BNN_GEN_SIN(x[i]));
+}
+
+/* identity and flatten: a copy (the layout of [C, H, W] is already flat). */
+static inline void bnn_gen_copy_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+{
+	memcpy(y, x, (size_t)n * sizeof *y);
+}
+static inline void bnn_gen_copy_backward(long n, const bnn_real *restrict dy,
+                                         bnn_real *restrict dx, int acc)
+{
+	BNN_GEN_EACH(n, acc, dx, dy[i]);
+}
+
+#endif /* BNN_GEN_ELEMENTWISE_H */

@@ -1,0 +1,56 @@
+/*
+ * bnn_gen/gemm.h: the BLAS seam of the generated code.
+ *
+ * Every matrix product of a kernel goes through bnn_gen_gemm, hence the
+ * library's compiled bnn_sgemm (float) or bnn_dgemm (double, the gradient
+ * tests), both in runtime/kernels/gemm.c: generated code never sees the
+ * BLAS's own header.
+ */
+#ifndef BNN_GEN_GEMM_H
+#define BNN_GEN_GEMM_H
+
+#include "real.h"
+
+/* ---- the BLAS seam ------------------------------------------------------ */
+
+/**
+ * The library's float matrix product (runtime/kernels/gemm.c), with exactly
+ * cblas_sgemm's row-major semantics: C = alpha·op(A)·op(B) + beta·C, op(A)
+ * M×K (A itself K×M when trans_a), op(B) K×N (B itself N×K when trans_b),
+ * C M×N; lda, ldb and ldc are the row strides of A, B and C as stored.
+ * beta == 0 means C is not read (NaN in it does not propagate); K == 0 or
+ * alpha == 0 scales C by beta; M or N == 0 does nothing.  On one thread,
+ * on a CPU with AVX-512F, it runs gemm.c's own kernel; elsewhere, with the
+ * environment variable BNN_GEMM=openblas (read once), or after
+ * bnn_set_threads asked for more than one thread, it calls cblas_sgemm.
+ * Borrows every array for the call; allocates nothing, cannot fail;
+ * threads may call it at once (each packs into its own thread-local
+ * buffers, 540 KB).
+ */
+void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
+               long lda, const float *b, long ldb, float beta, float *c, long ldc);
+
+/**
+ * The library's double matrix product (runtime/kernels/gemm.c), for the
+ * double build of the kernels (BNN_GEN_DOUBLE, the gradient tests): the
+ * arguments of bnn_sgemm in double, and cblas_dgemm's row-major semantics,
+ * which it calls.  Borrows every array for the call; allocates nothing.
+ */
+void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
+               long lda, const double *b, long ldb, double beta, double *c, long ldc);
+
+/* C = alpha·op(A)·op(B) + beta·C, row-major; op(A) is M×K, op(B) K×N.
+ * Float: bnn_sgemm; double (the gradient tests): bnn_dgemm. */
+static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n,
+                                long k, double alpha, const bnn_real *restrict a,
+                                long lda, const bnn_real *restrict b, long ldb,
+                                double beta, bnn_real *restrict c, long ldc)
+{
+#ifdef BNN_GEN_DOUBLE
+	bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#else
+	bnn_sgemm(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+#endif
+}
+
+#endif /* BNN_GEN_GEMM_H */
