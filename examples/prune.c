@@ -132,7 +132,7 @@ static int pr_weights_gather(const bnn_state *st, struct pr_weights *pw)
 		for (i = 0, k = 0; i < m->ntensors; i++) {
 			const bnn_tensor *t = &m->tensors[i];
 			if (t->role != BNN_ROLE_WEIGHT || t->layer < 0 ||
-			    m->layers[t->layer].family != BNN_FAMILY_MEANFIELD)
+			    !(m->layers[t->layer].caps & BNN_CAP_SIGMA))
 				continue;
 			for (j = 0; j < t->size; j++, k++)
 				if (pass == 1)

@@ -53,7 +53,7 @@ static int sigma_from_state(const bnn_state *st, double n)
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		const bnn_layer *l = &m->layers[t->layer];
-		if (l->family != BNN_FAMILY_MEANFIELD)
+		if (!(l->caps & BNN_CAP_SIGMA))
 			continue;
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			double s = st->sigma[j];
@@ -168,7 +168,7 @@ static void test_badam_ess(const bnn_dataset *train)
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		double p = m->layers[t->layer].prior_precision;
-		if (m->layers[t->layer].family != BNN_FAMILY_MEANFIELD)
+		if (!(m->layers[t->layer].caps & BNN_CAP_SIGMA))
 			continue;
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			double s = st.sigma[j], vh = st.opt[1][j] / bc;
@@ -263,6 +263,31 @@ static void test_refusals(void)
 	       "model's prior precision) instead of 'weight_decay'",
 	       "and names delta");
 	bnn_state_free(&st);
+	/* The descriptor: each layer's family by name, and the capabilities
+	 * the runtime acts on; a bit this library does not know is refused. */
+	{
+		bnn_model m = rt_bayes_model;
+		bnn_layer layers[16];
+		const bnn_layer *h = &rt_bayes_model.layers[0];
+		is_str(h->family, "meanfield", "the descriptor names the family");
+		is_int((int)h->caps, BNN_CAP_SIGMA | BNN_CAP_SIGMA_LRT,
+		       "a meanfield dense layer has a sigma, sampled by local reparameterisation");
+		ok(rt_bayes_model.nlayers <= 16, "rt_bayes has at most 16 layers");
+		memcpy(layers, m.layers, (size_t)m.nlayers * sizeof *layers);
+		layers[0].caps |= 1u << 20;
+		layers[0].family = "newfam";
+		m.layers = layers;
+		bnn_state_init(&st, &m, 1, &err);
+		o.optimizer = BNN_OPT_BBB;
+		o.adam.weight_decay = 0;
+		is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
+		       "a capability the library does not know is refused");
+		is_str(err.message,
+		       "layer 'h_dense' of model 'rt_bayes' has a newfam posterior, which no optimizer "
+		       "trains yet",
+		       "naming the family by its descriptor name");
+		bnn_state_free(&st);
+	}
 	bnn_state_init(&st, &rt_drop_model, 1, &err);
 	o.adam.weight_decay = 0;
 	o.optimizer = BNN_OPT_VOGN;
@@ -301,7 +326,7 @@ static void breg_state(bnn_state *st)
 	bnn_state_init(st, m, 3, &err);
 	st->sigma = calloc((size_t)m->nparams, sizeof *st->sigma);
 	for (i = 0; i < m->ntensors; i++)
-		if (m->layers[m->tensors[i].layer].family == BNN_FAMILY_MEANFIELD)
+		if (m->layers[m->tensors[i].layer].caps & BNN_CAP_SIGMA)
 			for (j = 0; j < m->tensors[i].size; j++)
 				st->sigma[m->tensors[i].offset + j] = 0.1f;
 }

@@ -105,7 +105,7 @@ static int sigma_by_family(const bnn_state *st)
 
 	for (i = 0; good && i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
-		int mf = t->layer >= 0 && m->layers[t->layer].family == BNN_FAMILY_MEANFIELD;
+		int mf = t->layer >= 0 && (m->layers[t->layer].caps & BNN_CAP_SIGMA);
 		for (j = t->offset; j < t->offset + t->size; j++)
 			good &= mf ? st->sigma[j] > 0 && isfinite(st->sigma[j]) : st->sigma[j] == 0;
 	}
