@@ -69,9 +69,9 @@ static inline void adam_one(long i, float *restrict w,
 	       (sqrtf(vi) * c->rbc2 + c->eps);
 }
 
-BNN_SIMD_CLONES void bnn_adam_step(long n, float *restrict w, const float *restrict g,
-                   float *restrict m, float *restrict v, float lr, long step,
-                   const bnn_adam_params *p)
+BNN_SIMD_CLONES static void adam_step_kernel(long n, float *restrict w, const float *restrict g,
+                             float *restrict m, float *restrict v, float lr, long step,
+                             const bnn_adam_params *p)
 {
 	struct adam_coef c;
 	double t = step < 1 ? 1.0 : (double)step;
@@ -91,4 +91,11 @@ BNN_SIMD_CLONES void bnn_adam_step(long n, float *restrict w, const float *restr
 			adam_one(i + k, w, g, m, v, &c);
 	for (; i < n; i++)
 		adam_one(i, w, g, m, v, &c);
+}
+
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_adam_step(const bnn_adam_arrays *a, float lr, long step, const bnn_adam_params *p)
+{
+	adam_step_kernel(a->n, a->w, a->g, a->m, a->v, lr, step, p);
 }

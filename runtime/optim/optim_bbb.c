@@ -429,14 +429,14 @@ BBB_INLINE void bbb_loop(long n, float *restrict mu, float *restrict rho,
 		         noise, i, c, sampling);
 }
 
-BNN_SIMD_CLONES void bnn_bbb_step(long n, float *restrict mu,
-                                  float *restrict rho, float *restrict sigma,
-                                  const float *restrict g_mu,
-                                  const float *restrict g_sigma,
-                                  float *restrict m_mu, float *restrict v_mu,
-                                  float *restrict m_rho,
-                                  float *restrict v_rho, float lr, long step,
-                                  const bnn_bbb_params *p)
+BNN_SIMD_CLONES static void bbb_step_kernel(long n, float *restrict mu,
+                                            float *restrict rho, float *restrict sigma,
+                                            const float *restrict g_mu,
+                                            const float *restrict g_sigma,
+                                            float *restrict m_mu, float *restrict v_mu,
+                                            float *restrict m_rho,
+                                            float *restrict v_rho, float lr, long step,
+                                            const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
 
@@ -445,24 +445,41 @@ BNN_SIMD_CLONES void bnn_bbb_step(long n, float *restrict mu,
 	         NULL, NULL, NULL, &c, 0);
 }
 
-BNN_SIMD_CLONES void bnn_bbb_step_sample(long n, float *restrict mu,
-                                         float *restrict rho,
-                                         const float *restrict g,
-                                         float *restrict eps,
-                                         float *restrict m_mu,
-                                         float *restrict v_mu,
-                                         float *restrict m_rho,
-                                         float *restrict v_rho,
-                                         float *restrict theta,
-                                         const float *restrict noise,
-                                         float lr, long step,
-                                         const bnn_bbb_params *p)
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_bbb_step(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_params *p)
+{
+	bbb_step_kernel(a->n, a->mu, a->rho, a->sigma, a->g_mu, a->g_sigma, a->m_mu, a->v_mu,
+	                a->m_rho, a->v_rho, lr, step, p);
+}
+
+BNN_SIMD_CLONES static void bbb_step_sample_kernel(long n, float *restrict mu,
+                                                   float *restrict rho,
+                                                   const float *restrict g,
+                                                   float *restrict eps,
+                                                   float *restrict m_mu,
+                                                   float *restrict v_mu,
+                                                   float *restrict m_rho,
+                                                   float *restrict v_rho,
+                                                   float *restrict theta,
+                                                   const float *restrict noise,
+                                                   float lr, long step,
+                                                   const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
 
 	bbb_coef_init(&c, p, lr, step);
 	bbb_loop(n, mu, rho, NULL, g, NULL, m_mu, v_mu, m_rho, v_rho, eps,
 	         theta, noise, &c, 1);
+}
+
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step,
+                         const bnn_bbb_params *p)
+{
+	bbb_step_sample_kernel(a->n, a->mu, a->rho, a->g_mu, a->eps, a->m_mu, a->v_mu, a->m_rho,
+	                       a->v_rho, a->theta, a->noise, lr, step, p);
 }
 
 /* σ = softplus(ρ) block by block: the update's arithmetic, in four

@@ -87,18 +87,22 @@ void train_bbb_update(struct trainer *t, const struct train_piece *p)
 	bnn_state *st = t->st;
 	const struct train_tensor *tt = p->tt;
 	long a = p->a;
+	bnn_bbb_arrays arr = {
+		.n = p->len, .mu = st->params + a, .rho = tt->stochastic ? st->opt[2] + a : NULL,
+		.sigma = st->sigma + a, .g_mu = t->grad + a, .g_sigma = t->gsig + a,
+		.m_mu = st->opt[0] + a, .v_mu = st->opt[1] + a, .m_rho = st->opt[3] + a,
+		.v_rho = st->opt[4] + a,
+		/* the sample's arrays exist when the update draws it */
+		.eps = p->noise ? t->eps + a : NULL, .theta = p->noise ? t->theta + a : NULL,
+		.noise = p->noise
+	};
 	bnn_bbb_params bp;
 
 	bbb_params(t, tt, &bp);
 	if (p->noise)
-		bnn_bbb_step_sample(p->len, st->params + a, tt->stochastic ? st->opt[2] + a : NULL,
-		                    t->grad + a, t->eps + a, st->opt[0] + a, st->opt[1] + a,
-		                    st->opt[3] + a, st->opt[4] + a, t->theta + a, p->noise, p->lr,
-		                    st->step, &bp);
+		bnn_bbb_step_sample(&arr, p->lr, st->step, &bp);
 	else
-		bnn_bbb_step(p->len, st->params + a, tt->stochastic ? st->opt[2] + a : NULL,
-		             st->sigma + a, t->grad + a, t->gsig + a, st->opt[0] + a, st->opt[1] + a,
-		             st->opt[3] + a, st->opt[4] + a, p->lr, st->step, &bp);
+		bnn_bbb_step(&arr, p->lr, st->step, &bp);
 }
 
 int train_bbb_text(const bnn_train_options *o, char *buf, int n)

@@ -101,17 +101,19 @@ void train_vogn_update(struct trainer *t, const struct train_piece *p)
 {
 	bnn_state *st = t->st;
 	long a = p->a;
-	float *sigma = p->tt->stochastic ? st->sigma + a : NULL;
+	bnn_vogn_arrays arr = {
+		.n = p->len, .mu = st->params + a, .ghat = t->grad + a, .hhat = t->hess + a,
+		.m = st->opt[0] + a, .s = st->opt[1] + a,
+		.sigma = p->tt->stochastic ? st->sigma + a : NULL, .stochastic = p->tt->stochastic,
+		.theta = t->theta + a, .noise = p->noise
+	};
 	bnn_vogn_params vp;
 
 	vogn_params(t, p->tt, p->tau, &vp);
 	if (p->noise)
-		bnn_vogn_step_sample(p->len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
-		                     st->opt[1] + a, sigma != NULL, t->theta + a, p->noise, p->lr,
-		                     &vp);
+		bnn_vogn_step_sample(&arr, p->lr, &vp);
 	else
-		bnn_vogn_step(p->len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
-		              st->opt[1] + a, sigma, p->lr, &vp);
+		bnn_vogn_step(&arr, p->lr, &vp);
 }
 
 int train_vogn_text(const bnn_train_options *o, char *buf, int n)
@@ -173,17 +175,19 @@ void train_ivon_update(struct trainer *t, const struct train_piece *p)
 {
 	bnn_state *st = t->st;
 	long a = p->a;
-	float *sigma = p->tt->stochastic ? st->sigma + a : NULL;
+	bnn_ivon_arrays arr = {
+		.n = p->len, .mu = st->params + a, .ghat = t->grad + a, .hhat = t->hess + a,
+		.g = st->opt[0] + a, .h = st->opt[1] + a,
+		.sigma = p->tt->stochastic ? st->sigma + a : NULL, .stochastic = p->tt->stochastic,
+		.theta = t->theta + a, .noise = p->noise
+	};
 	bnn_ivon_params ip;
 
 	ivon_params(t, p->tt, &ip);
 	if (p->noise)
-		bnn_ivon_step_sample(p->len, st->params + a, t->grad + a, st->opt[0] + a,
-		                     st->opt[1] + a, sigma != NULL, t->theta + a, p->noise,
-		                     ivon_alpha(t, &ip, p->lr), st->step, &ip);
+		bnn_ivon_step_sample(&arr, ivon_alpha(t, &ip, p->lr), st->step, &ip);
 	else
-		bnn_ivon_step(p->len, st->params + a, t->grad + a, t->hess + a, st->opt[0] + a,
-		              st->opt[1] + a, sigma, ivon_alpha(t, &ip, p->lr), st->step, &ip);
+		bnn_ivon_step(&arr, ivon_alpha(t, &ip, p->lr), st->step, &ip);
 }
 
 int train_ivon_text(const bnn_train_options *o, char *buf, int n)

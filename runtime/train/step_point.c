@@ -42,9 +42,10 @@ void train_sgd_update(struct trainer *t, const struct train_piece *p)
 static void adam_update(struct trainer *t, const struct train_piece *p, const bnn_adam_params *ap)
 {
 	bnn_state *st = t->st;
+	bnn_adam_arrays arr = { p->len, st->params + p->a, t->grad + p->a, st->opt[0] + p->a,
+		                st->opt[1] + p->a };
 
-	bnn_adam_step(p->len, st->params + p->a, t->grad + p->a, st->opt[0] + p->a,
-	              st->opt[1] + p->a, p->lr, st->step, ap);
+	bnn_adam_step(&arr, p->lr, st->step, ap);
 }
 
 void train_adam_update(struct trainer *t, const struct train_piece *p)
