@@ -353,7 +353,7 @@ void bnn_posterior_sample(long n, const float *mu, const float *sigma,
  * each term evaluated and summed in double.  σ = 0 is not allowed (a point
  * mass has infinite KL): such an entry makes the result +inf, so a
  * deterministic tensor passed by mistake shows; NaN in, NaN out.  δ must
- * be > 0.  About 1 ns per entry (a vectorised logarithm of our own); the
+ * be > 0.  Vectorised (a logarithm of our own); the
  * trainer needs it for reporting the ELBO only: bnn_bbb_step() has the
  * KL's gradients in closed form.
  */

@@ -18,8 +18,9 @@
  * restrict-qualified arrays (see optim_sgd.c), and sqrtf(), which becomes
  * one vector instruction because the runtime is compiled with
  * -fno-math-errno (Makefile.am); BNN_SIMD_CLONES (simd_clones.h) adds
- * AVX2 and AVX-512 versions.  On 670k parameters the step takes about
- * 0.2 ms (one thread, AVX-512; the scalar loop takes 1.5 ms).
+ * AVX2 and AVX-512 versions, several times faster than the scalar loop
+ * (docs/benchmarks.md, "Measurements behind the optimizers and the
+ * trainer").
  */
 #include <math.h>
 
@@ -29,8 +30,7 @@
 
 /* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors whose
  * square roots and divisions overlap (with 8, one AVX2-wide vector, the
- * AVX-512 clone ran at half the speed: 178 against 99 µs on 670k
- * parameters, 0.87 against 0.44 µs on 3,301). */
+ * AVX-512 clone ran at about half the speed: docs/benchmarks.md). */
 #define OPT_CHUNK 32
 
 bnn_adam_params bnn_adam_defaults(void)
