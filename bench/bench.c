@@ -590,7 +590,8 @@ static double bench_train_once(const bench_suite *su,
 	bnn_err err;
 
 	if (bnn_state_init(&st, m, 1, &err) ||
-	    bnn_train(&st, ds, NULL, to, NULL, bench_on_epoch, &e, &err)) {
+	    bnn_train(&st, &(bnn_train_io){ .train = ds, .on_epoch = bench_on_epoch, .ctx = &e },
+	              to, &err)) {
 		fprintf(stderr, "bench: training %s with %s: %s\n", m->name,
 		        op->name, err.message);
 		exit(1);

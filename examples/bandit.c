@@ -305,7 +305,7 @@ static int bd_train(struct bd_agent *ag, const struct bd_config *cfg, uint64_t s
 	o.epochs = (cfg->steps + per_epoch - 1) / per_epoch;
 	o.seed = seed + (uint64_t)ag->trainings++;
 	o.verbose = 0;
-	if ((rc = bnn_train(&ag->st, &ds, NULL, &o, NULL, NULL, NULL, err)))
+	if ((rc = bnn_train(&ag->st, &(bnn_train_io){ .train = &ds }, &o, err)))
 		return rc;
 	if (o.optimizer == BNN_OPT_BADAM && cfg->n_rounds_batch)
 		bd_badam_sigma(ag, &o, (double)ag->n * (double)cfg->batch);

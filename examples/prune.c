@@ -189,7 +189,7 @@ static int pr_evaluate(const bnn_state *st, const struct pr_weights *pw, const f
 	for (k = 0; k < pw->n; k++)
 		params[pw->index[k]] = w[k];
 	tmp.params = params;
-	if ((rc = bnn_predict(&tmp, ds, 0, 0, probs, NULL, NULL, err)))
+	if ((rc = bnn_predict(&tmp, ds, 0, 0, &(bnn_prediction){ .probs = probs }, err)))
 		return rc;
 	return bnn_metrics_classification(probs, labels, ds->n, (int)m->outputs,
 	                                  BNN_DEFAULT_BINS, cm, err);
