@@ -55,7 +55,8 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 		                m->name ? m->name : "?");
 	for (i = 0; i < m->nlayers; i++)
 		if (!m->layers[i].name || !m->layers[i].op || !m->layers[i].family)
-			return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor", m->name);
+			return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor",
+			                m->name);
 	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL && m->outputs < 2)
 		return bnn_fail(err, BNN_EINVAL,
 		                "model '%s': a categorical likelihood needs at least 2 outputs",

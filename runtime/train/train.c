@@ -461,9 +461,8 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		r.improved = 1;
 		if (t.nvalid > 0) {
 			double nll;
-			rc = bnn_model_outputs(st, t.valid_ds,
-			                       &(bnn_example_range){ t.valid_idx, t.nvalid, 256 }, t.out,
-			                       &nll, err);
+			bnn_example_range held_out = { t.valid_idx, t.nvalid, 256 };
+			rc = bnn_model_outputs(st, t.valid_ds, &held_out, t.out, &nll, err);
 			if (rc)
 				goto done;
 			r.valid_nll = nll / (double)t.nvalid;

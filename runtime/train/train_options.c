@@ -523,17 +523,19 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	if (!buf)
 		return NULL;
 	n = train_text_append(buf, 0,
-	               "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
-	               "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
-	               "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
-	               bnn_optimizer_name(o->optimizer),
-	               o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
-	               schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
-	               o->schedule.lr_min, o->clip, o->epochs, o->batch,
-	               (unsigned long long)o->seed, o->threads, o->valid_fraction, o->patience,
-	               o->crop_pad, o->flip);
-	n = train_optimizers[o->optimizer].options_text(o, buf, n);
+	                      "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
+	                      "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
+	                      "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
+	                      bnn_optimizer_name(o->optimizer),
+	                      o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
+	                      schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
+	                      o->schedule.lr_min, o->clip, o->epochs, o->batch,
+	                      (unsigned long long)o->seed, o->threads, o->valid_fraction,
+	                      o->patience, o->crop_pad, o->flip);
+	if (train_optimizer_of(o->optimizer))
+		n = train_optimizers[o->optimizer].options_text(o, buf, n);
 	for (i = 0; i < o->schedule.nmilestones; i++)
-		n = train_text_append(buf, n, "%s%.9g", i ? "," : " milestones=", o->schedule.milestones[i]);
+		n = train_text_append(buf, n, "%s%.9g", i ? "," : " milestones=",
+		                      o->schedule.milestones[i]);
 	return buf;
 }
