@@ -619,11 +619,9 @@ static void cg_emit_caps(struct emit *e, unsigned caps)
         unsigned bit;
         const char *name;
     } names[] = {
-        { BNN_CAP_SIGMA, "BNN_CAP_SIGMA" },
-        { BNN_CAP_SIGMA_LRT, "BNN_CAP_SIGMA_LRT" },
-        { BNN_CAP_PASS_NOISE, "BNN_CAP_PASS_NOISE" },
-        { BNN_CAP_COMPONENTS, "BNN_CAP_COMPONENTS" },
-        { BNN_CAP_WHVI, "BNN_CAP_WHVI" },
+#define CG_CAP_NAME(name, bit) { BNN_CAP_##name, "BNN_CAP_" #name },
+        BNN_CAPABILITIES(CG_CAP_NAME)
+#undef CG_CAP_NAME
     };
     size_t i;
     int n = 0;

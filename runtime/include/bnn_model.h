@@ -50,28 +50,37 @@ enum bnn_likelihood {
  * bit set).  The compiler writes each family's bits (the last column of its
  * families.def); the runtime acts on the bits only, so a new family made of
  * known capabilities needs no change here.  A layer without bits is a point
- * estimate.
+ * estimate.  X(NAME, bit) per capability, expanded into enum
+ * bnn_capability (BNN_CAP_NAME = 1 << bit) and into bnnc's writer of the
+ * descriptor:
+ *   SIGMA       a σ per parameter (meanfield): the variational optimizers
+ *               learn it, the state's sigma is non-zero only here
+ *   SIGMA_LRT   with SIGMA: the pass samples the layer from sigma by the
+ *               local reparameterisation trick (dense); a SIGMA layer
+ *               without it ignores sigma and needs a weight sample instead
+ *   PASS_NOISE  the pass draws the layer's noise itself from rng (dropout
+ *               masks, whvi's g, emp and ecmp components): its predictions
+ *               are random without σ
+ *   COMPONENTS  k components (emp, ecmp): its tensors hold k copies
+ *               (bnn_tensor.components), each with the prior's precision / k
+ *   WHVI        a WHVI block: its q(g) lives in the parameters, with its own
+ *               KL term (bnn_whvi_kl) and no weight decay
  */
+#define BNN_CAPABILITIES(X) \
+	X(SIGMA, 0)         \
+	X(SIGMA_LRT, 1)     \
+	X(PASS_NOISE, 2)    \
+	X(COMPONENTS, 3)    \
+	X(WHVI, 4)
+
 enum bnn_capability {
-	BNN_CAP_SIGMA = 1u << 0,      /* a σ per parameter (meanfield): the
-	                                 variational optimizers learn it, the
-	                                 state's sigma is non-zero only here */
-	BNN_CAP_SIGMA_LRT = 1u << 1,  /* with SIGMA: the pass samples the layer
-	                                 from sigma by the local
-	                                 reparameterisation trick (dense); a
-	                                 SIGMA layer without it ignores sigma
-	                                 and needs a weight sample instead */
-	BNN_CAP_PASS_NOISE = 1u << 2, /* the pass draws the layer's noise
-	                                 itself from rng (dropout masks, whvi's
-	                                 g, emp and ecmp components): its
-	                                 predictions are random without σ */
-	BNN_CAP_COMPONENTS = 1u << 3, /* k components (emp, ecmp): its tensors
-	                                 hold k copies (bnn_tensor.components),
-	                                 each with the prior's precision / k */
-	BNN_CAP_WHVI = 1u << 4,       /* a WHVI block: its q(g) lives in the
-	                                 parameters, with its own KL term
-	                                 (bnn_whvi_kl) and no weight decay */
-	BNN_CAP_ALL = (1u << 5) - 1   /* every capability this library knows */
+#define BNN_CAP_ENUM(name, bit) BNN_CAP_##name = 1u << (bit),
+	BNN_CAPABILITIES(BNN_CAP_ENUM)
+#undef BNN_CAP_ENUM
+#define BNN_CAP_BIT(name, bit) | BNN_CAP_##name
+	BNN_CAP_ALL = 0 BNN_CAPABILITIES(BNN_CAP_BIT) /* every capability this
+	                                                  library knows */
+#undef BNN_CAP_BIT
 };
 
 /* What a parameter tensor is for. */
