@@ -321,8 +321,9 @@ static void bench_net_adam(void *ctx)
 	bench_net *b = ctx;
 
 	b->step++;
-	bnn_adam_step(b->m->nparams, b->w, b->g, b->am, b->av, 1e-3f, b->step,
-	              &b->adam);
+	bnn_adam_step(&(bnn_adam_arrays){
+		.n = b->m->nparams, .w = b->w, .g = b->g, .m = b->am, .v = b->av
+	}, 1e-3f, b->step, &b->adam);
 }
 
 /* One training step: the pass, then Adam. */
@@ -589,7 +590,8 @@ static double bench_train_once(const bench_suite *su,
 	bnn_err err;
 
 	if (bnn_state_init(&st, m, 1, &err) ||
-	    bnn_train(&st, ds, NULL, to, NULL, bench_on_epoch, &e, &err)) {
+	    bnn_train(&st, &(bnn_train_io){ .train = ds, .on_epoch = bench_on_epoch, .ctx = &e },
+	              to, &err)) {
 		fprintf(stderr, "bench: training %s with %s: %s\n", m->name,
 		        op->name, err.message);
 		exit(1);
@@ -766,8 +768,9 @@ static void bench_vi_adam(void *ctx)
 {
 	bench_vi *v = ctx;
 
-	bnn_adam_step(v->n, v->mu, v->g, v->a, v->b, 1e-3f, ++v->step,
-	              &v->adam);
+	bnn_adam_step(&(bnn_adam_arrays){
+		.n = v->n, .w = v->mu, .g = v->g, .m = v->a, .v = v->b
+	}, 1e-3f, ++v->step, &v->adam);
 }
 
 /* IVON's work after the pass: h-hat (Alg. 1 line 3), then lines 4-8. */
@@ -776,24 +779,30 @@ static void bench_vi_ivon(void *ctx)
 	bench_vi *v = ctx;
 
 	bnn_ivon_hess_acc(v->n, v->g, v->eps, v->sigma, v->hh, 1.0f, 0);
-	bnn_ivon_step(v->n, v->mu, v->g, v->hh, v->a, v->b, v->sigma, 0.01f,
-	              ++v->step, &v->ivon);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = v->n, .mu = v->mu, .ghat = v->g, .hhat = v->hh, .g = v->a, .h = v->b,
+		.sigma = v->sigma
+	}, 0.01f, ++v->step, &v->ivon);
 }
 
 static void bench_vi_vogn(void *ctx)
 {
 	bench_vi *v = ctx;
 
-	bnn_vogn_step(v->n, v->mu, v->g, v->gs, v->a, v->b, v->sigma, 1e-3f,
-	              &v->vogn);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = v->n, .mu = v->mu, .ghat = v->g, .hhat = v->gs, .m = v->a, .s = v->b,
+		.sigma = v->sigma
+	}, 1e-3f, &v->vogn);
 }
 
 static void bench_vi_bbb(void *ctx)
 {
 	bench_vi *v = ctx;
 
-	bnn_bbb_step(v->n, v->mu, v->rho, v->sigma, v->g, v->gs, v->a, v->b,
-	             v->c, v->d, 1e-3f, ++v->step, &v->bbb);
+	bnn_bbb_step(&(bnn_bbb_arrays){
+		.n = v->n, .mu = v->mu, .rho = v->rho, .sigma = v->sigma, .g_mu = v->g,
+		.g_sigma = v->gs, .m_mu = v->a, .v_mu = v->b, .m_rho = v->c, .v_rho = v->d
+	}, 1e-3f, ++v->step, &v->bbb);
 }
 
 /* BBB with one weight sample per step (lrt = 0): the update and the next
@@ -807,10 +816,12 @@ static void bench_vi_bbb_sample(void *ctx)
 	++v->step;
 	for (i = 0; i < v->n; i += BNN_SAMPLE_BLOCK) {
 		len = v->n - i < BNN_SAMPLE_BLOCK ? v->n - i : BNN_SAMPLE_BLOCK;
-		bnn_bbb_step_sample(len, v->mu + i, v->rho + i, v->g + i,
-		                    v->eps + i, v->a + i, v->b + i, v->c + i,
-		                    v->d + i, v->theta + i, v->noise + i, 1e-3f,
-		                    v->step, &v->bbb);
+		bnn_bbb_step_sample(&(bnn_bbb_arrays){
+			.n = len, .mu = v->mu + i, .rho = v->rho + i, .g_mu = v->g + i,
+			.eps = v->eps + i, .m_mu = v->a + i, .v_mu = v->b + i,
+			.m_rho = v->c + i, .v_rho = v->d + i, .theta = v->theta + i,
+			.noise = v->noise + i
+		}, 1e-3f, v->step, &v->bbb);
 	}
 }
 

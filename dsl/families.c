@@ -34,7 +34,7 @@ static const struct arg_spec ensemble_args[] = {
 };
 
 static const struct family_info family_table[FAMILY_COUNT] = {
-#define FAMILY(id, name, mask, spec) [FAMILY_##id] = {name, mask, spec, ARGN(spec)},
+#define FAMILY(id, name, mask, spec, caps) [FAMILY_##id] = {name, mask, spec, ARGN(spec)},
 #include "families.def"
 #undef FAMILY
 };

@@ -26,7 +26,7 @@ enum op_id {
 enum { FAM_ON_DENSE = 1, FAM_ON_CONV2D = 2, FAM_ON_BATCHNORM = 4 };
 
 enum family_id {
-#define FAMILY(id, name, mask, spec) FAMILY_##id,
+#define FAMILY(id, name, mask, spec, caps) FAMILY_##id,
 #include "families.def"
 #undef FAMILY
     FAMILY_COUNT

@@ -262,7 +262,7 @@ static void bd_badam_sigma(struct bd_agent *ag, const bnn_train_options *o, doub
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		const bnn_layer *l = t->layer >= 0 ? &m->layers[t->layer] : NULL;
-		if (!l || l->family != BNN_FAMILY_MEANFIELD)
+		if (!l || !(l->caps & BNN_CAP_SIGMA))
 			continue;
 		bnn_badam_sigma(t->size, ag->st.opt[1] + t->offset, ag->st.step, o->adam.beta2,
 		                n_data, isfinite(o->delta) ? o->delta : l->prior_precision,
@@ -305,7 +305,7 @@ static int bd_train(struct bd_agent *ag, const struct bd_config *cfg, uint64_t s
 	o.epochs = (cfg->steps + per_epoch - 1) / per_epoch;
 	o.seed = seed + (uint64_t)ag->trainings++;
 	o.verbose = 0;
-	if ((rc = bnn_train(&ag->st, &ds, NULL, &o, NULL, NULL, NULL, err)))
+	if ((rc = bnn_train(&ag->st, &(bnn_train_io){ .train = &ds }, &o, err)))
 		return rc;
 	if (o.optimizer == BNN_OPT_BADAM && cfg->n_rounds_batch)
 		bd_badam_sigma(ag, &o, (double)ag->n * (double)cfg->batch);

@@ -132,7 +132,7 @@ static int pr_weights_gather(const bnn_state *st, struct pr_weights *pw)
 		for (i = 0, k = 0; i < m->ntensors; i++) {
 			const bnn_tensor *t = &m->tensors[i];
 			if (t->role != BNN_ROLE_WEIGHT || t->layer < 0 ||
-			    m->layers[t->layer].family != BNN_FAMILY_MEANFIELD)
+			    !(m->layers[t->layer].caps & BNN_CAP_SIGMA))
 				continue;
 			for (j = 0; j < t->size; j++, k++)
 				if (pass == 1)
@@ -189,7 +189,7 @@ static int pr_evaluate(const bnn_state *st, const struct pr_weights *pw, const f
 	for (k = 0; k < pw->n; k++)
 		params[pw->index[k]] = w[k];
 	tmp.params = params;
-	if ((rc = bnn_predict(&tmp, ds, 0, 0, probs, NULL, NULL, err)))
+	if ((rc = bnn_predict(&tmp, ds, 0, 0, &(bnn_prediction){ .probs = probs }, err)))
 		return rc;
 	return bnn_metrics_classification(probs, labels, ds->n, (int)m->outputs,
 	                                  BNN_DEFAULT_BINS, cm, err);

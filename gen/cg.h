@@ -59,6 +59,7 @@ struct cg_node {
     long fixed_off;   /* offset of its fixed block after the per-example part */
     int first_stat;   /* batchnorm: its first tensor in cg.stats, or -1 */
     long patch_off;   /* emp, ecmp: its 4 blocks of P floats (layer_patch.c) */
+    unsigned caps;    /* BNN_CAP_* its code adds to its family's (plan hook) */
 };
 
 struct cg {

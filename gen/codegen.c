@@ -22,17 +22,12 @@
 #include "cg.h"
 #include "codegen.h"
 
-/* The runtime's enums must match the compiler's lists (bnn_model.h). */
-#define FAMILY(id, name, mask, spec) \
-    _Static_assert((int)FAMILY_##id == (int)BNN_FAMILY_##id, "families.def and bnn_model.h differ");
-#include "families.def"
-#undef FAMILY
+/* The runtime's likelihood enum must match the compiler's list (bnn_model.h). */
 #define LIKELIHOOD(id, name, spec) \
     _Static_assert((int)LIKELIHOOD_##id == (int)BNN_LIKELIHOOD_##id, \
                    "likelihoods.def and bnn_model.h differ");
 #include "likelihoods.def"
 #undef LIKELIHOOD
-_Static_assert((int)FAMILY_COUNT == (int)BNN_FAMILY_COUNT, "families.def and bnn_model.h differ");
 _Static_assert((int)LIKELIHOOD_COUNT == (int)BNN_LIKELIHOOD_COUNT,
                "likelihoods.def and bnn_model.h differ");
 
@@ -610,6 +605,34 @@ static void cg_write_pass(struct cg *cg)
     emit(cg->e, "\treturn loss;\n}\n\n");
 }
 
+/* What each family asks of the runtime (the last column of families.def). */
+static const unsigned family_caps[FAMILY_COUNT] = {
+#define FAMILY(id, name, mask, spec, caps) [FAMILY_##id] = (caps),
+#include "families.def"
+#undef FAMILY
+};
+
+/* Writes a set of BNN_CAP_* bits as C: "BNN_CAP_SIGMA | BNN_CAP_SIGMA_LRT", or "0". */
+static void cg_emit_caps(struct emit *e, unsigned caps)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {
+#define CG_CAP_NAME(name, bit) { BNN_CAP_##name, "BNN_CAP_" #name },
+        BNN_CAPABILITIES(CG_CAP_NAME)
+#undef CG_CAP_NAME
+    };
+    size_t i;
+    int n = 0;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (caps & names[i].bit)
+            emit(e, "%s%s", n++ ? " | " : "", names[i].name);
+    if (n == 0)
+        emit(e, "0");
+}
+
 /* The bnn_tensor rows of V (N of them) as the array NAME_WHAT. */
 static void cg_write_tensor_table(struct cg *cg, const char *what, const struct cg_tensor *v, int n)
 {
@@ -664,13 +687,15 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
                         sizeof num2);
         emit(cg->e, "\t{ ");
         emit_c_string(cg->e, n->name);
-        emit(cg->e, ", \"%s\", %d, %d, %s, %d, %s, %ldL, %ldL, %d, %d },\n", op_name(n->op),
-             (int)n->family.id, n->family.k, num, n->family.flows, num2,
+        emit(cg->e, ", \"%s\", \"%s\", ", op_name(n->op), family_name(n->family.id));
+        cg_emit_caps(cg->e, family_caps[n->family.id] | c->caps);
+        emit(cg->e, ", %d, %s, %d, %s, %ldL, %ldL, %d, %d },\n", n->family.k, num,
+             n->family.flows, num2,
              (long)graph_node_elements(&g->nodes[n->inputs[0]]), c->width, c->first_tensor,
              c->ntensors);
     }
     if (cg->nlayers == 0)
-        emit(cg->e, "\t{ \"\", \"\", 0, 0, 0, 0, 0, 0L, 0L, 0, 0 } /* none */\n");
+        emit(cg->e, "\t{ \"\", \"\", \"\", 0, 0, 0, 0, 0, 0L, 0L, 0, 0 } /* none */\n");
     emit(cg->e, "};\n\n");
 
     emit(cg->e,

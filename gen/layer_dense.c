@@ -56,6 +56,7 @@ static void dense_plan(struct cg *cg, int node)
         c->noise_off = cg_reserve(cg, 2 * units);
         c->fixed_off = cg_reserve_fixed(cg, units * k + (n->attrs.bias ? units : 0));
         cg->noise_sigma = 1;
+        c->caps |= BNN_CAP_SIGMA_LRT; /* the descriptor says so (bnn_model.h) */
         break;
     default:
         break;

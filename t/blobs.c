@@ -41,7 +41,7 @@ double blobs_accuracy(const bnn_state *st, const bnn_dataset *ds, long mc)
 	long i, right = 0;
 	bnn_err err;
 
-	if (!p || bnn_predict(st, ds, mc, 7, p, NULL, NULL, &err))
+	if (!p || bnn_predict(st, ds, mc, 7, &(bnn_prediction){ .probs = p }, &err))
 		tap_bail_out("bnn_predict failed");
 	for (i = 0; i < ds->n; i++) {
 		const float *r = p + i * 3;

@@ -53,7 +53,7 @@ static int sigma_from_state(const bnn_state *st, double n)
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		const bnn_layer *l = &m->layers[t->layer];
-		if (l->family != BNN_FAMILY_MEANFIELD)
+		if (!(l->caps & BNN_CAP_SIGMA))
 			continue;
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			double s = st->sigma[j];
@@ -85,7 +85,8 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	if (optimizer == BNN_OPT_BBB)
 		o.lrt = lrt; /* bnn_train refuses options the optimizer does not read */
 	bnn_state_init(&a, &rt_bayes_model, 1, &err);
-	rc = bnn_train(&a, train, NULL, &o, tmp_path("bayes.ckpt"), NULL, NULL, &err);
+	rc = bnn_train(&a, &(bnn_train_io){ .train = train, .checkpoint = tmp_path("bayes.ckpt") },
+	               &o, &err);
 	is_int(rc, BNN_OK, "%s, mc %d%s, trains rt_bayes%s%s", name, mc,
 	       optimizer == BNN_OPT_BBB && !lrt ? ", weight samples" : "", rc ? ": " : "",
 	       rc ? err.message : "");
@@ -111,7 +112,7 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	is_int(a.optimizer, optimizer, "%s: the state records its optimizer", name);
 
 	bnn_state_init(&b, &rt_bayes_model, 1, &err);
-	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&b, &(bnn_train_io){ .train = train }, &o, &err);
 	same = blobs_same_floats(a.params, b.params, a.model->nparams) &&
 	       blobs_same_floats(a.sigma, b.sigma, a.model->nparams);
 	for (i = 0; i < BNN_OPT_SLOTS; i++)
@@ -162,13 +163,13 @@ static void test_badam_ess(const bnn_dataset *train)
 	o.batch = 16;
 	o.ess = 1e6;
 	bnn_state_init(&st, m, 1, &err);
-	is_int(bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = train }, &o, &err), BNN_OK,
 	       "badam trains with ess = 1e6");
 	bc = 1 - pow(0.999, (double)st.step);
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		double p = m->layers[t->layer].prior_precision;
-		if (m->layers[t->layer].family != BNN_FAMILY_MEANFIELD)
+		if (!(m->layers[t->layer].caps & BNN_CAP_SIGMA))
 			continue;
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			double s = st.sigma[j], vh = st.opt[1][j] / bc;
@@ -216,7 +217,7 @@ static void test_dropout(void)
 	o.batch = 16;
 	o.schedule.lr = 0.01;
 	bnn_state_init(&st, &rt_drop_model, 2, &err);
-	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_OK,
 	       "adam trains the MC-dropout model");
 	ok(st.sigma == NULL, "MC dropout keeps a point estimate (no σ)");
 	ok(bnn_state_is_stochastic(&st), "but its predictions are random (dropout)");
@@ -224,13 +225,13 @@ static void test_dropout(void)
 	ok(blobs_accuracy(&st, &test, 16) > 0.9, "dropout: accuracy of 16 MC samples > 0.9");
 	p0 = malloc((size_t)test.n * 3 * sizeof *p0);
 	p1 = malloc((size_t)test.n * 3 * sizeof *p1);
-	bnn_predict(&st, &test, 0, 1, p0, NULL, NULL, &err);
-	bnn_predict(&st, &test, 4, 1, p1, NULL, NULL, &err);
+	bnn_predict(&st, &test, 0, 1, &(bnn_prediction){ .probs = p0 }, &err);
+	bnn_predict(&st, &test, 4, 1, &(bnn_prediction){ .probs = p1 }, &err);
 	for (i = 0; i < test.n * 3; i++)
 		differ += p0[i] != p1[i];
 	ok(differ > test.n, "MC dropout predictions differ from the mean network's (%d of %ld)",
 	   differ, test.n * 3);
-	bnn_predict(&st, &test, 4, 1, p0, NULL, NULL, &err);
+	bnn_predict(&st, &test, 4, 1, &(bnn_prediction){ .probs = p0 }, &err);
 	ok(blobs_same_floats(p0, p1, test.n * 3), "and repeat exactly with the same seed");
 	free(p0);
 	free(p1);
@@ -248,7 +249,7 @@ static void test_refusals(void)
 
 	blobs_make(&train, 30, 1);
 	bnn_state_init(&st, &rt_bayes_model, 1, &err);
-	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EUNSUPPORTED,
 	       "adam refuses a meanfield layer");
 	is_str(err.message,
 	       "layer 'h_dense' of model 'rt_bayes' has a meanfield posterior, but optimizer 'adam' "
@@ -256,17 +257,42 @@ static void test_refusals(void)
 	       "and says what to use");
 	o.optimizer = BNN_OPT_IVON;
 	o.adam.weight_decay = 0.01f;
-	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EINVAL,
 	       "ivon refuses weight_decay");
 	is_str(err.message,
 	       "optimizer 'ivon' takes its regularisation from the prior: set 'delta' (or the "
 	       "model's prior precision) instead of 'weight_decay'",
 	       "and names delta");
 	bnn_state_free(&st);
+	/* The descriptor: each layer's family by name, and the capabilities
+	 * the runtime acts on; a bit this library does not know is refused. */
+	{
+		bnn_model m = rt_bayes_model;
+		bnn_layer layers[16];
+		const bnn_layer *h = &rt_bayes_model.layers[0];
+		is_str(h->family, "meanfield", "the descriptor names the family");
+		is_int((int)h->caps, BNN_CAP_SIGMA | BNN_CAP_SIGMA_LRT,
+		       "a meanfield dense layer has a sigma, sampled by local reparameterisation");
+		ok(rt_bayes_model.nlayers <= 16, "rt_bayes has at most 16 layers");
+		memcpy(layers, m.layers, (size_t)m.nlayers * sizeof *layers);
+		layers[0].caps |= 1u << 20;
+		layers[0].family = "newfam";
+		m.layers = layers;
+		bnn_state_init(&st, &m, 1, &err);
+		o.optimizer = BNN_OPT_BBB;
+		o.adam.weight_decay = 0;
+		is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EUNSUPPORTED,
+		       "a capability the library does not know is refused");
+		is_str(err.message,
+		       "layer 'h_dense' of model 'rt_bayes' has a newfam posterior, which no optimizer "
+		       "trains yet",
+		       "naming the family by its descriptor name");
+		bnn_state_free(&st);
+	}
 	bnn_state_init(&st, &rt_drop_model, 1, &err);
 	o.adam.weight_decay = 0;
 	o.optimizer = BNN_OPT_VOGN;
-	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EUNSUPPORTED,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EUNSUPPORTED,
 	       "vogn refuses a model without meanfield layers");
 	is_str(err.message,
 	       "optimizer 'vogn' learns the posterior of meanfield layers, and model 'rt_drop' has "
@@ -274,7 +300,7 @@ static void test_refusals(void)
 	       "sgd, adam or adamw",
 	       "and says what to declare");
 	o.mc = 0;
-	is_int(bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL, "mc 0 is refused");
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EINVAL, "mc 0 is refused");
 	is_int(bnn_train_set(&o, "optimizer", "ivon", &err), BNN_OK, "'ivon' is an optimizer name");
 	is_int(bnn_train_set(&o, "beta2", "0.9999", &err), BNN_OK, "beta2 is set");
 	ok(o.ivon.beta2 == 0.9999f && o.vogn.beta2 == 0.9999f && o.adam.beta2 == 0.9999f,
@@ -283,7 +309,7 @@ static void test_refusals(void)
 	is_str(err.message,
 	       "unknown optimizer 'vadam' (choose sgd, adam, adamw, vogn, ivon, badam or bbb)",
 	       "lists the optimizers");
-	is_int(bnn_predict(&st, &train, -1, 1, train.x, NULL, NULL, &err), BNN_EINVAL,
+	is_int(bnn_predict(&st, &train, -1, 1, &(bnn_prediction){ .probs = train.x }, &err), BNN_EINVAL,
 	       "a negative number of MC samples is refused");
 	bnn_state_free(&st);
 	bnn_dataset_free(&train);
@@ -301,7 +327,7 @@ static void breg_state(bnn_state *st)
 	bnn_state_init(st, m, 3, &err);
 	st->sigma = calloc((size_t)m->nparams, sizeof *st->sigma);
 	for (i = 0; i < m->ntensors; i++)
-		if (m->layers[m->tensors[i].layer].family == BNN_FAMILY_MEANFIELD)
+		if (m->layers[m->tensors[i].layer].caps & BNN_CAP_SIGMA)
 			for (j = 0; j < m->tensors[i].size; j++)
 				st->sigma[m->tensors[i].offset + j] = 0.1f;
 }
@@ -339,7 +365,8 @@ static void test_mc_regression(void)
 	ds.x = x;
 	ds.y = y;
 	breg_state(&st);
-	is_int(bnn_predict(&st, &ds, S, 99, mean, var, &nll, &err), BNN_OK, "MC regression predicts");
+	is_int(bnn_predict(&st, &ds, S, 99,
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_OK, "MC regression predicts");
 	bnn_rng_seed(&rng, 99);
 	for (s = 0; s < S; s++) {
 		bnn_pass p;
@@ -372,12 +399,14 @@ static void test_mc_regression(void)
 	ok(worst_var < 1e-5, "the mixture variance is sigma^2 + the variance of the means (rel. %.2g)",
 	   worst_var);
 	is_rel(nll, want_nll, 1e-9, "the NLL is -log of the mean of the S densities");
-	is_int(bnn_predict(&st, &ds, 0, 99, mean, var, &nll, &err), BNN_OK, "mc 0 predicts at the mean");
+	is_int(bnn_predict(&st, &ds, 0, 99,
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_OK, "mc 0 predicts at the mean");
 	ok(fabs(var[0] - 0.25f) < 1e-7, "at the mean the variance is sigma^2 (%g)", (double)var[0]);
 	/* An infinite σ (badam with δ = 0 and a weight without gradient)
 	 * cannot be sampled: a clear error, and the mean still predicts. */
 	st.sigma[13] = INFINITY;
-	is_int(bnn_predict(&st, &ds, 3, 99, mean, var, &nll, &err), BNN_EINVAL,
+	is_int(bnn_predict(&st, &ds, 3, 99,
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_EINVAL,
 	       "an infinite sigma is refused with mc > 0");
 	is_str(err.message,
 	       "parameter 13 of model 'rt_breg' (tensor 'h_dense.bias', entry 1) has posterior "
@@ -385,7 +414,8 @@ static void test_mc_regression(void)
 	       "leaves sigma infinite where a weight never had a gradient; retrain with delta > 0, "
 	       "or predict at the mean with --mc 0",
 	       "and the message names the parameter and the way out");
-	is_int(bnn_predict(&st, &ds, 0, 99, mean, var, &nll, &err), BNN_OK,
+	is_int(bnn_predict(&st, &ds, 0, 99,
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_OK,
 	       "mc 0 still predicts with an infinite sigma");
 	free(ws);
 	bnn_state_free(&st);

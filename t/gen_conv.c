@@ -105,7 +105,7 @@ static int sigma_by_family(const bnn_state *st)
 
 	for (i = 0; good && i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
-		int mf = t->layer >= 0 && m->layers[t->layer].family == BNN_FAMILY_MEANFIELD;
+		int mf = t->layer >= 0 && (m->layers[t->layer].caps & BNN_CAP_SIGMA);
 		for (j = t->offset; j < t->offset + t->size; j++)
 			good &= mf ? st->sigma[j] > 0 && isfinite(st->sigma[j]) : st->sigma[j] == 0;
 	}
@@ -148,7 +148,11 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 	if (optimizer == BNN_OPT_BBB)
 		o.lrt = lrt; /* bnn_train refuses options the optimizer does not read */
 	bnn_state_init(&a, m, 3, &err);
-	rc = bnn_train(&a, train, NULL, &o, ckpt ? tmp_path(ckpt) : NULL, NULL, NULL, &err);
+	rc = bnn_train(&a,
+	               &(bnn_train_io){
+	                   .train = train, .checkpoint = ckpt ? tmp_path(ckpt) : NULL
+	               },
+	               &o, &err);
 	is_int(rc, BNN_OK, "%s trains %s%s%s", name, m->name, rc ? ": " : "",
 	       rc ? err.message : "");
 	acc = blobs_accuracy(&a, test, 0);
@@ -169,7 +173,7 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 			   m->name, acc);
 	}
 	bnn_state_init(&b, m, 3, &err);
-	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&b, &(bnn_train_io){ .train = train }, &o, &err);
 	same = blobs_same_floats(a.params, b.params, m->nparams) &&
 	       blobs_same_floats(a.sigma, b.sigma, m->nparams) &&
 	       blobs_same_floats(a.stats, b.stats, m->nstats);
@@ -206,8 +210,8 @@ static long mc_changes(const bnn_state *st, const bnn_dataset *test)
 
 	if (!p0 || !p8)
 		tap_bail_out("out of memory");
-	if (bnn_predict(st, test, 0, 1, p0, NULL, NULL, &err) ||
-	    bnn_predict(st, test, 8, 1, p8, NULL, NULL, &err))
+	if (bnn_predict(st, test, 0, 1, &(bnn_prediction){ .probs = p0 }, &err) ||
+	    bnn_predict(st, test, 8, 1, &(bnn_prediction){ .probs = p8 }, &err))
 		tap_bail_out("prediction failed: %s", err.message);
 	for (i = 0; i < test->n * 3; i++)
 		differ += p0[i] != p8[i];
@@ -231,7 +235,7 @@ static void test_mc_model(const bnn_model *m, long epochs, const char *what,
 	int rc;
 
 	bnn_state_init(&st, m, 3, &err);
-	rc = bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
+	rc = bnn_train(&st, &(bnn_train_io){ .train = train }, &o, &err);
 	is_int(rc, BNN_OK, "adam trains %s%s%s", m->name, rc ? ": " : "", rc ? err.message : "");
 	ok(bnn_state_is_stochastic(&st), "%s predicts by MC", what);
 	acc = blobs_accuracy(&st, test, 8);
@@ -273,7 +277,7 @@ static void test_patch(const bnn_dataset *train, const bnn_dataset *test)
 	o.sgd.momentum = 0;
 	bnn_state_init(&st, m, 3, &err);
 	bnn_state_init(&before, m, 3, &err);
-	bnn_train(&st, train, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&st, &(bnn_train_io){ .train = train }, &o, &err);
 	for (i = t->offset; i < t->offset + t->size; i++) {
 		/* float: w·(1 − 0.5/(3·1500)), to within rounding */
 		double want = before.params[i] * (1 - 0.5 / (3.0 * 1500));
@@ -308,9 +312,9 @@ static void test_bn_no_decay(const bnn_dataset *train)
 	o.sgd.momentum = 0;
 	bnn_state_init(&a, m, 3, &err);
 	bnn_state_init(&b, m, 3, &err);
-	bnn_train(&a, train, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&a, &(bnn_train_io){ .train = train }, &o, &err);
 	o.sgd.weight_decay = 0.5f;
-	bnn_train(&b, train, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&b, &(bnn_train_io){ .train = train }, &o, &err);
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		int bn = t->role == BNN_ROLE_SCALE || t->role == BNN_ROLE_SHIFT;

@@ -79,7 +79,15 @@ static void test_descriptor(void)
 	}
 	bad.abi = 99;
 	is_int(bnn_model_check(&bad, &err), BNN_EUNSUPPORTED, "another ABI is refused");
-	ok(strstr(err.message, "ABI 99") != NULL, "and the message names it: %s", err.message);
+	{
+		char want[256];
+		snprintf(want, sizeof want,
+		         "model 'rt_blobs' was generated for descriptor ABI 99, this library "
+		         "(libbnn %s) reads ABI %d: recompile the model with the bnnc of this libbnn",
+		         bnn_version(), BNN_MODEL_ABI);
+		is_str(err.message, want, "and the message names both ABIs and says to recompile");
+	}
+	is_int(BNN_MODEL_ABI, 4, "the descriptor ABI is 4 (layers carry family names and capabilities)");
 	/* The tensors must tile the parameters in order (the trainer's fused
 	 * updates walk them so): rt_blobs's are 32, 8, 24 and 3 floats. */
 	{
@@ -167,7 +175,12 @@ static void test_divergence_saves(bnn_dataset *valid, long after)
 	o.schedule.lr = valid ? 0.05 : 0.01; /* overfits the validation NLL */
 	bnn_state_init(&d, &rt_blobs_model, 7, &err);
 	unlink(tmp_path("d.ckpt"));
-	is_int(bnn_train(&d, &train, valid, &o, tmp_path("d.ckpt"), poison_after, &p, &err),
+	is_int(bnn_train(&d,
+	                 &(bnn_train_io){
+	                     .train = &train, .valid = valid, .checkpoint = tmp_path("d.ckpt"),
+	                     .on_epoch = poison_after, .ctx = &p
+	                 },
+	                 &o, &err),
 	       BNN_ERANGE, "%s: divergence in epoch %ld", valid ? "validation" : "no validation",
 	       after + 1);
 	snprintf(expect, sizeof expect, "training diverged in epoch %ld at step 1: the loss is not "
@@ -204,7 +217,12 @@ static void test_training(void)
 	bnn_state_init(&a, &rt_blobs_model, o.seed, &err);
 	acc = blobs_accuracy(&a, &test, 0);
 	ok(acc < 0.7, "before training, accuracy is well below the 0.9 required after (%.3f)", acc);
-	is_int(bnn_train(&a, &train, NULL, &o, tmp_path("a.ckpt"), count_reports, &last, &err), BNN_OK,
+	is_int(bnn_train(&a,
+	                 &(bnn_train_io){
+	                     .train = &train, .checkpoint = tmp_path("a.ckpt"),
+	                     .on_epoch = count_reports, .ctx = &last
+	                 },
+	                 &o, &err), BNN_OK,
 	       "adam trains");
 	acc = blobs_accuracy(&a, &test, 0);
 	ok(acc > 0.9, "adam: test accuracy %.3f > 0.9 (chance 0.33)", acc);
@@ -214,7 +232,7 @@ static void test_training(void)
 
 	/* determinism */
 	bnn_state_init(&b, &rt_blobs_model, o.seed, &err);
-	bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&b, &(bnn_train_io){ .train = &train }, &o, &err);
 	ok(blobs_same_floats(a.params, b.params, a.model->nparams) &&
 	       blobs_same_floats(a.opt[0], b.opt[0], a.model->nparams) &&
 	       blobs_same_floats(a.opt[1], b.opt[1], a.model->nparams),
@@ -239,7 +257,7 @@ static void test_training(void)
 	o.optimizer = BNN_OPT_SGD;
 	o.schedule.lr = 0.05;
 	bnn_state_init(&b, &rt_blobs_model, 3, &err);
-	is_int(bnn_train(&b, &train, NULL, &o, NULL, NULL, NULL, &err), BNN_OK, "sgd trains");
+	is_int(bnn_train(&b, &(bnn_train_io){ .train = &train }, &o, &err), BNN_OK, "sgd trains");
 	acc = blobs_accuracy(&b, &test, 0);
 	ok(acc > 0.9, "sgd: test accuracy %.3f > 0.9", acc);
 	ok(b.opt[1] == NULL && b.opt[0] != NULL, "sgd keeps one momentum buffer");
@@ -252,7 +270,12 @@ static void test_training(void)
 	o.schedule.lr = 0.05;
 	o.patience = 2;
 	bnn_state_init(&b, &rt_blobs_model, 5, &err);
-	is_int(bnn_train(&b, &train, &test, &o, NULL, count_reports, &last, &err), BNN_OK,
+	is_int(bnn_train(&b,
+	                 &(bnn_train_io){
+	                     .train = &train, .valid = &test, .on_epoch = count_reports,
+	                     .ctx = &last
+	                 },
+	                 &o, &err), BNN_OK,
 	       "training with validation and patience 2");
 	ok(last.epoch < 200, "early stopping ended training at epoch %ld", last.epoch);
 	ok(!last.improved, "the last epoch did not improve");
@@ -264,7 +287,11 @@ static void test_training(void)
 	o.epochs = 2;
 	o.valid_fraction = 0.2;
 	bnn_state_init(&b, &rt_blobs_model, 5, &err);
-	is_int(bnn_train(&b, &train, NULL, &o, NULL, count_reports, &last, &err), BNN_OK,
+	is_int(bnn_train(&b,
+	                 &(bnn_train_io){
+	                     .train = &train, .on_epoch = count_reports, .ctx = &last
+	                 },
+	                 &o, &err), BNN_OK,
 	       "training with valid_fraction 0.2");
 	ok(!isnan(last.valid_nll), "a validation NLL is reported (%g)", last.valid_nll);
 	is_int(b.step, 2 * 15, "240 training examples make 15 steps per epoch");
@@ -285,7 +312,11 @@ static void test_training(void)
 			train.x[i] = NAN; /* data the CSV reader would refuse */
 		o = bnn_train_defaults();
 		o.epochs = 3;
-		is_int(bnn_train(&a, &train, NULL, &o, tmp_path("a.ckpt"), NULL, NULL, &err), BNN_ERANGE,
+		is_int(bnn_train(&a,
+		                 &(bnn_train_io){
+		                     .train = &train, .checkpoint = tmp_path("a.ckpt")
+		                 },
+		                 &o, &err), BNN_ERANGE,
 		       "a non-finite loss stops training");
 		is_str(err.message,
 		       "training diverged in epoch 1 at step 1: the loss is not finite "
@@ -455,18 +486,18 @@ static void test_refusals(void)
 	blobs_make(&ds, 30, 1);
 	ds.y[7] = 3;
 	bnn_state_init(&st, &rt_blobs_model, 1, &err);
-	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_ERANGE,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_ERANGE,
 	       "a label out of range is refused");
 	ok(strstr(err.message, "example 8") && strstr(err.message, "label 3 is outside [0, 3)"),
 	   "and the message names it: %s", err.message);
 	ds.y[7] = 1;
 	ds.features = 3;
-	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_EMISMATCH,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EMISMATCH,
 	       "data of the wrong width is refused");
 	is_str(err.message, "the data has 3 values per example but model 'rt_blobs' takes 4 (input 'x')",
 	       "and says so");
 	ds.features = 4;
-	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err) == BNN_OK ? 0 : 1, 0,
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err) == BNN_OK ? 0 : 1, 0,
 	       "and the repaired data trains");
 	bnn_state_free(&st);
 	bnn_dataset_free(&ds);
@@ -522,12 +553,12 @@ static void test_api_arguments(void)
 	is_int(bnn_state_save(NULL, tmp_path("x.ckpt"), &err), BNN_EINVAL, "bnn_state_save(NULL)");
 	is_int(bnn_state_load(&st, &rt_blobs_model, NULL, &err), BNN_EINVAL,
 	       "bnn_state_load without a path");
-	is_int(bnn_predict(&st, &ds, 0, 1, NULL, NULL, NULL, &err), BNN_EINVAL,
+	is_int(bnn_predict(&st, &ds, 0, 1, &(bnn_prediction){ 0 }, &err), BNN_EINVAL,
 	       "bnn_predict without an output array");
-	is_int(bnn_predict(&st, NULL, 0, 1, out, NULL, NULL, &err), BNN_EINVAL,
+	is_int(bnn_predict(&st, NULL, 0, 1, &(bnn_prediction){ .probs = out }, &err), BNN_EINVAL,
 	       "bnn_predict without data");
-	is_int(bnn_train(NULL, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL, "bnn_train(NULL)");
-	is_int(bnn_train(&st, &ds, NULL, NULL, NULL, NULL, NULL, &err), BNN_EINVAL,
+	is_int(bnn_train(NULL, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EINVAL, "bnn_train(NULL)");
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, NULL, &err), BNN_EINVAL,
 	       "bnn_train without options");
 	is_int(bnn_train_set(&o, "lr", NULL, &err), BNN_EINVAL, "bnn_train_set without a value");
 	is_int(bnn_train_options_check(NULL, 0, &err), BNN_EINVAL, "bnn_train_options_check(NULL)");
@@ -536,19 +567,22 @@ static void test_api_arguments(void)
 	is_int(bnn_posterior_write_csv(&st, NULL), -1, "bnn_posterior_write_csv(st, NULL)");
 	is_int(bnn_file_replace(NULL, "", NULL, NULL, &err), BNN_EINVAL, "bnn_file_replace(NULL)");
 
-	is_int(bnn_model_outputs(&st, &ds, NULL, 31, 8, out, NULL, &err), BNN_EINVAL,
+	is_int(bnn_model_outputs(&st, &ds, &(bnn_example_range){ .n = 31, .batch = 8 }, out, NULL,
+	                         &err), BNN_EINVAL,
 	       "bnn_model_outputs of more examples than the data has");
 	is_str(err.message, "31 examples asked of a data set of 30", "says so");
-	is_int(bnn_model_outputs(&st, &ds, idx, 2, 8, out, NULL, &err), BNN_EINVAL,
+	is_int(bnn_model_outputs(&st, &ds, &(bnn_example_range){ .idx = idx, .n = 2, .batch = 8 },
+	                         out, NULL, &err), BNN_EINVAL,
 	       "an index outside the data set");
 	is_str(err.message, "index 5000000 (entry 1) is outside the data set of 30 examples",
 	       "names it");
-	is_int(bnn_model_outputs(&st, &ds, NULL, -1, 8, out, NULL, &err), BNN_EINVAL,
+	is_int(bnn_model_outputs(&st, &ds, &(bnn_example_range){ .n = -1, .batch = 8 }, out, NULL,
+	                         &err), BNN_EINVAL,
 	       "a negative count");
 
 	/* options set in the struct directly get bnn_train_set's range checks */
 	o.threads = 0;
-	is_int(bnn_train(&st, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_ERANGE, "threads = 0");
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_ERANGE, "threads = 0");
 	is_str(err.message, "option 'threads': 0 is outside [1, 1024]", "is out of range");
 	o = bnn_train_defaults();
 	o.delta = -1;
@@ -599,7 +633,9 @@ static void test_stop_mid_epoch(void)
 	bnn_state_init(&st, &rt_blobs_model, 1, &err);
 	o.epochs = 3;
 	o.batch = 1;
-	is_int(bnn_train(&st, &ds, NULL, &o, NULL, stop_mid_epoch, &seen, &err), BNN_OK,
+	is_int(bnn_train(&st,
+	                 &(bnn_train_io){ .train = &ds, .on_epoch = stop_mid_epoch, .ctx = &seen },
+	                 &o, &err), BNN_OK,
 	       "training stopped by the callback returns BNN_OK");
 	if (seen.final == 0) {
 		tap_skip(3, "no progress report within an epoch of three million steps");
@@ -626,7 +662,7 @@ static void test_augmentation(void)
 	o.crop_pad = 1;
 	o.flip = 1;
 	bnn_state_init(&a, &rt_blobs_model, 1, &err);
-	is_int(bnn_train(&a, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_EINVAL,
+	is_int(bnn_train(&a, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EINVAL,
 	       "augmentation of rank-1 data is refused");
 	is_str(err.message,
 	       "augmentation (crop_pad, flip) needs images, and the training data has examples of "
@@ -635,16 +671,16 @@ static void test_augmentation(void)
 	ds.rank = 2;
 	ds.shape[0] = 2;
 	ds.shape[1] = 2;
-	is_int(bnn_train(&a, &ds, NULL, &o, NULL, NULL, NULL, &err), BNN_OK,
+	is_int(bnn_train(&a, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_OK,
 	       "the blobs as 2x2 images train with crop_pad=1 and flip=1");
 	bnn_state_init(&b, &rt_blobs_model, 1, &err);
-	bnn_train(&b, &ds, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&b, &(bnn_train_io){ .train = &ds }, &o, &err);
 	ok(blobs_same_floats(a.params, b.params, rt_blobs_model.nparams),
 	   "the same seed augments and trains to the same bits");
 	o.crop_pad = 0;
 	o.flip = 0;
 	bnn_state_init(&plain, &rt_blobs_model, 1, &err);
-	bnn_train(&plain, &ds, NULL, &o, NULL, NULL, NULL, &err);
+	bnn_train(&plain, &(bnn_train_io){ .train = &ds }, &o, &err);
 	ok(!blobs_same_floats(a.params, plain.params, rt_blobs_model.nparams),
 	   "and the augmented run differs from the plain one");
 	ok(a.options && strstr(a.options, "crop_pad=1 flip=1") != NULL,

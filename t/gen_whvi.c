@@ -435,7 +435,7 @@ static double reg_rmse(const bnn_state *st, const bnn_dataset *ds, long mc, floa
 	bnn_err err;
 	long i;
 
-	if (!p || bnn_predict(st, ds, mc, 7, p, var, NULL, &err))
+	if (!p || bnn_predict(st, ds, mc, 7, &(bnn_prediction){ .probs = p, .var = var }, &err))
 		tap_bail_out("bnn_predict failed");
 	for (i = 0; i < ds->n; i++)
 		se += ((double)p[i] - sin(3 * ds->x[i])) * ((double)p[i] - sin(3 * ds->x[i]));
@@ -467,7 +467,7 @@ static void check_training(void)
 		o.batch = 32;
 		o.schedule.lr = 0.01;
 		bnn_state_init(&st, &wv_reg_model, 1, &err);
-		rc = bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err);
+		rc = bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err);
 		is_int(rc, BNN_OK, "%s trains wv_reg (WHVI 1-32-32-1, sin(3x))%s%s", name,
 		       rc ? ": " : "", rc ? err.message : "");
 		ok(bnn_state_is_stochastic(&st), "%s: a whvi model is stochastic (MC prediction)", name);
@@ -480,7 +480,7 @@ static void check_training(void)
 		ok(maxvar > 1e-6, "%s: the 16 samples differ (largest variance beyond σ² %.2g)", name,
 		   maxvar);
 		bnn_state_init(&st2, &wv_reg_model, 1, &err);
-		bnn_train(&st2, &train, NULL, &o, NULL, NULL, NULL, &err);
+		bnn_train(&st2, &(bnn_train_io){ .train = &train }, &o, &err);
 		same = blobs_same_floats(st.params, st2.params, st.model->nparams);
 		ok(same, "%s: the same seed trains to identical bits", name);
 		bnn_state_free(&st);
@@ -502,7 +502,7 @@ static void check_training(void)
 			o.schedule.lr = opts[opt] == BNN_OPT_SGD ? 0.002 : 0.05;
 			o.delta = k ? 1e4 : 1e-4;
 			bnn_state_init(&st, &wv_reg_model, 1, &err);
-			rc = bnn_train(&st, &train, NULL, &o, NULL, NULL, NULL, &err);
+			rc = bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err);
 			if (rc) {
 				tap_diag("%s, delta %g: %s", bnn_optimizer_name(opts[opt]), o.delta, err.message);
 				failed = 1;
@@ -525,7 +525,7 @@ static void check_training(void)
 	o.batch = 16;
 	o.schedule.lr = 0.01;
 	bnn_state_init(&st, &wv_cls_model, 1, &err);
-	rc = bnn_train(&st, &btrain, NULL, &o, NULL, NULL, NULL, &err);
+	rc = bnn_train(&st, &(bnn_train_io){ .train = &btrain }, &o, &err);
 	is_int(rc, BNN_OK, "adam trains wv_cls (WHVI with a planar flow, 3 blobs)%s%s",
 	       rc ? ": " : "", rc ? err.message : "");
 	acc0 = blobs_accuracy(&st, &btest, 0);
@@ -541,7 +541,7 @@ static void check_training(void)
 		o.optimizer = opts[opt];
 		o.epochs = 1;
 		bnn_state_init(&st, &wv_cls_model, 1, &err);
-		rc = bnn_train(&st, &btrain, NULL, &o, NULL, NULL, NULL, &err);
+		rc = bnn_train(&st, &(bnn_train_io){ .train = &btrain }, &o, &err);
 		snprintf(want, sizeof want,
 		         "layer 'h_dense' of model 'wv_cls' has a whvi posterior, which optimizer '%s' "
 		         "cannot train (its q(g) is fitted on the ELBO by gradient descent): use adam, "

@@ -218,16 +218,19 @@ static void run(struct kset *k, int sampling, const long *pieces, int np)
 		if (len > NK - i)
 			len = NK - i;
 		if (sampling)
-			bnn_bbb_step_sample(len, k->mu + i, k->rho + i, k->g + i,
-			                    k->eps + i, k->m_mu + i, k->v_mu + i,
-			                    k->m_rho + i, k->v_rho + i,
-			                    k->theta + i, noise + i, LR, T_STEP,
-			                    &p);
+			bnn_bbb_step_sample(&(bnn_bbb_arrays){
+				.n = len, .mu = k->mu + i, .rho = k->rho + i, .g_mu = k->g + i,
+				.eps = k->eps + i, .m_mu = k->m_mu + i, .v_mu = k->v_mu + i,
+				.m_rho = k->m_rho + i, .v_rho = k->v_rho + i,
+				.theta = k->theta + i, .noise = noise + i
+			}, LR, T_STEP, &p);
 		else
-			bnn_bbb_step(len, k->mu + i, k->rho + i, k->sigma + i,
-			             k->g + i, k->gs + i, k->m_mu + i,
-			             k->v_mu + i, k->m_rho + i, k->v_rho + i, LR,
-			             T_STEP, &p);
+			bnn_bbb_step(&(bnn_bbb_arrays){
+				.n = len, .mu = k->mu + i, .rho = k->rho + i,
+				.sigma = k->sigma + i, .g_mu = k->g + i, .g_sigma = k->gs + i,
+				.m_mu = k->m_mu + i, .v_mu = k->v_mu + i,
+				.m_rho = k->m_rho + i, .v_rho = k->v_rho + i
+			}, LR, T_STEP, &p);
 		i += len;
 	}
 }
@@ -294,11 +297,14 @@ static void test_deterministic(void)
 	int i, theta_ok = 1;
 
 	a = in0;
-	bnn_bbb_step(NK, a.mu, NULL, NULL, a.g, NULL, a.m_mu, a.v_mu, NULL,
-	             NULL, LR, T_STEP, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){
+		.n = NK, .mu = a.mu, .g_mu = a.g, .m_mu = a.m_mu, .v_mu = a.v_mu
+	}, LR, T_STEP, &p);
 	b = in0;
-	bnn_bbb_step_sample(NK, b.mu, NULL, b.g, b.eps, b.m_mu, b.v_mu, NULL,
-	                    NULL, b.theta, noise, LR, T_STEP, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){
+		.n = NK, .mu = b.mu, .g_mu = b.g, .eps = b.eps, .m_mu = b.m_mu, .v_mu = b.v_mu,
+		.theta = b.theta, .noise = noise
+	}, LR, T_STEP, &p);
 	for (i = 0; i < NK; i++) {
 		struct adam_ref am = adam_ref(in0.mu[i],
 		                              in0.g[i] + dn * in0.mu[i],
@@ -330,8 +336,11 @@ static void test_nan(void)
 	for (j = 0; j < 5; j++)
 		a.rho[at[j]] = NAN;
 	a.g[1000] = NAN;
-	bnn_bbb_step_sample(NK, a.mu, a.rho, a.g, a.eps, a.m_mu, a.v_mu,
-	                    a.m_rho, a.v_rho, a.theta, noise, LR, T_STEP, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){
+		.n = NK, .mu = a.mu, .rho = a.rho, .g_mu = a.g, .eps = a.eps, .m_mu = a.m_mu,
+		.v_mu = a.v_mu, .m_rho = a.m_rho, .v_rho = a.v_rho, .theta = a.theta,
+		.noise = noise
+	}, LR, T_STEP, &p);
 	for (j = 0; j < 5; j++)
 		if (!isnan(a.rho[at[j]]) || !isnan(a.theta[at[j]]))
 			good = 0;

@@ -151,7 +151,10 @@ static void test_vogn(void)
 	vogn_problem(&p);
 	copy3(mu, mu0);
 	copy3(s, vogn_s0);
-	bnn_vogn_step(3, mu, gh1, vogn_hh1, m, s, sigma, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .hhat = vogn_hh1, .m = m, .s = s,
+		.sigma = sigma
+	}, 0.1f, &p);
 	is_vec3(m, 0.6, 0.8, -1.95, 1e-6, "VOGN step 1: m (line 19)");
 	is_vec3(s, 0.4, 0.4, 1.1, 1e-6, "VOGN step 1: s (line 20)");
 	is_vec3(mu, 0.88, -2.16, 0.6625, 1e-6, "VOGN step 1: mu (line 21)");
@@ -166,7 +169,9 @@ static void test_vogn(void)
 	/* The deterministic case (sigma NULL): the same μ, m and s. */
 	copy3(mu_d, mu0);
 	copy3(s_d, vogn_s0);
-	bnn_vogn_step(3, mu_d, gh1, vogn_hh1, m_d, s_d, NULL, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = 3, .mu = mu_d, .ghat = gh1, .hhat = vogn_hh1, .m = m_d, .s = s_d
+	}, 0.1f, &p);
 	ok(memcmp(mu_d, mu, sizeof mu) == 0 && memcmp(m_d, m, sizeof m) == 0 &&
 	   memcmp(s_d, s, sizeof s) == 0,
 	   "VOGN deterministic step 1: same mu, m, s without sigma");
@@ -182,13 +187,17 @@ static void test_vogn(void)
 	 *        0.6625 + 0.1·2.68875/1.125) = (0.5544, -2.232, 0.9015)
 	 *   σ = 1/√(5, 7, 11.25) = (0.447213595, 0.377964473, 0.298142397)
 	 */
-	bnn_vogn_step(3, mu, gh2, hh2, m, s, sigma, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = 3, .mu = mu, .ghat = gh2, .hhat = hh2, .m = m, .s = s, .sigma = sigma
+	}, 0.1f, &p);
 	is_vec3(m, 1.628, 0.504, -2.68875, 1e-6, "VOGN step 2: m");
 	is_vec3(s, 0.4, 0.6, 1.025, 1e-6, "VOGN step 2: s");
 	is_vec3(mu, 0.5544, -2.232, 0.9015, 1e-6, "VOGN step 2: mu");
 	is_vec3(sigma, 0.447213595, 0.377964473, 0.298142397, 1e-6,
 	        "VOGN step 2: sigma");
-	bnn_vogn_step(3, mu_d, gh2, hh2, m_d, s_d, NULL, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = 3, .mu = mu_d, .ghat = gh2, .hhat = hh2, .m = m_d, .s = s_d
+	}, 0.1f, &p);
 	ok(memcmp(mu_d, mu, sizeof mu) == 0,
 	   "VOGN deterministic step 2: same mu without sigma");
 
@@ -200,14 +209,20 @@ static void test_vogn(void)
 	spread3(lg2, gh2);
 	spread3(lh1, vogn_hh1);
 	spread3(lh2, hh2);
-	bnn_vogn_step(NLONG, lmu, lg1, lh1, lm, ls, lsig, 0.1f, &p);
-	bnn_vogn_step(NLONG, lmu, lg2, lh2, lm, ls, lsig, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = NLONG, .mu = lmu, .ghat = lg1, .hhat = lh1, .m = lm, .s = ls,
+		.sigma = lsig
+	}, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = NLONG, .mu = lmu, .ghat = lg2, .hhat = lh2, .m = lm, .s = ls,
+		.sigma = lsig
+	}, 0.1f, &p);
 	ok(same_as3(lmu, mu) && same_as3(lm, m) && same_as3(ls, s) &&
 	   same_as3(lsig, sigma),
 	   "VOGN on 69 parameters: vector chunks and tail agree bit for bit");
 
 	/* n = 0 touches nothing (NULL arrays are never read). */
-	bnn_vogn_step(0, NULL, NULL, NULL, NULL, NULL, NULL, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 0 }, 0.1f, &p);
 	bnn_vogn_sigma(0, NULL, NULL, &p);
 	ok(1, "VOGN with n = 0 does nothing");
 }
@@ -283,7 +298,9 @@ static void test_ivon(void)
 	ivon_problem(&p);
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
-	bnn_ivon_step(3, mu, gh1, hh1, g, h, sigma, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .hhat = hh1, .g = g, .h = h, .sigma = sigma
+	}, 0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON t=1: g (line 4)");
 	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON t=1: h (line 5), positive for negative hhat");
@@ -313,7 +330,9 @@ static void test_ivon(void)
 	 *   σ = 1/√(8 (0.643507050, 0.696485363, 1)) =
 	 *       (0.440735823, 0.423642000, 0.353553391)
 	 */
-	bnn_ivon_step(3, mu, gh2, hh2, g, h, sigma, 0.1f, 2, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh2, .hhat = hh2, .g = g, .h = h, .sigma = sigma
+	}, 0.1f, 2, &p);
 	is_vec3(g, 0.625, 0.25, -1, 1e-7, "IVON t=2: g");
 	is_vec3(h, 0.143507050, 0.196485363, 0.5, 1e-6,
 	        "IVON t=2: h stays positive for hhat = -4");
@@ -330,8 +349,14 @@ static void test_ivon(void)
 	spread3(lg2, gh2);
 	spread3(lh1, hh1);
 	spread3(lh2, hh2);
-	bnn_ivon_step(NLONG, lmu, lg1, lh1, lg, lh, lsig, 0.1f, 1, &p);
-	bnn_ivon_step(NLONG, lmu, lg2, lh2, lg, lh, lsig, 0.1f, 2, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = NLONG, .mu = lmu, .ghat = lg1, .hhat = lh1, .g = lg, .h = lh,
+		.sigma = lsig
+	}, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = NLONG, .mu = lmu, .ghat = lg2, .hhat = lh2, .g = lg, .h = lh,
+		.sigma = lsig
+	}, 0.1f, 2, &p);
 	ok(same_as3(lmu, mu) && same_as3(lg, g) && same_as3(lh, h) &&
 	   same_as3(lsig, sigma),
 	   "IVON on 69 parameters: vector chunks and tail agree bit for bit");
@@ -345,7 +370,9 @@ static void test_ivon(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step(3, mu, gh1, hh1, g, h, sigma, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .hhat = hh1, .g = g, .h = h, .sigma = sigma
+	}, 0.1f, 1, &p);
 	is_vec3(mu, 0.995, -2, 0.505, 1e-7, "IVON clip 0.05: mu");
 	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON clip 0.05: h unchanged");
@@ -359,7 +386,9 @@ static void test_ivon(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step(3, mu, gh1, NULL, g, h, NULL, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h
+	}, 0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON deterministic: g");
 	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON deterministic: h stays h0");
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON deterministic: mu");
@@ -368,10 +397,12 @@ static void test_ivon(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step(3, mu, gh1, NULL, g, h, NULL, 0.1f, 0, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h
+	}, 0.1f, 0, &p);
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON step 0 counts as t = 1");
 
-	bnn_ivon_step(0, NULL, NULL, NULL, NULL, NULL, NULL, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 0 }, 0.1f, 1, &p);
 	bnn_ivon_hess_acc(0, NULL, NULL, NULL, NULL, 1.0f, 1);
 	bnn_ivon_sigma(0, NULL, NULL, &p);
 	ok(1, "IVON with n = 0 does nothing");
@@ -411,7 +442,10 @@ static int ivon_positive_run(double beta2, double delta, uint64_t seed,
 			hh[i] = 1000.0f * hh[i] - 300.0f;
 			prev[i] = h[i];
 		}
-		bnn_ivon_step(NP_POS, mu, gh, hh, g, h, sigma, 1e-3f, t, &p);
+		bnn_ivon_step(&(bnn_ivon_arrays){
+			.n = NP_POS, .mu = mu, .ghat = gh, .hhat = hh, .g = g, .h = h,
+			.sigma = sigma
+		}, 1e-3f, t, &p);
 		for (i = 0; i < NP_POS; i++) {
 			double pp = (double)h[i] + delta;
 			double half = 0.5 * ((double)prev[i] + delta);
@@ -495,7 +529,7 @@ static void test_badam(void)
 	 * (0.0980580676, 0.136082763, 0.5).
 	 */
 	w[0] = w[1] = w[2] = 0;
-	bnn_adam_step(3, w, g, m, v, 1e-3f, 1, &ap);
+	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g, .m = m, .v = v }, 1e-3f, 1, &ap);
 	bnn_badam_sigma(3, v, 1, ap.beta2, 100, 4, sigma);
 	is_vec3(sigma, 0.0980580676, 0.136082763, 0.5, 1e-6,
 	        "BADAM sigma after one Adam step");
@@ -591,8 +625,11 @@ static void test_bbb(void)
 	copy3(mu, mu0);
 	copy3(rho, bbb_rho0);
 	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(3, mu, rho, sigma, bbb_gmu, bbb_gsig, m_mu, v_mu, m_rho, v_rho,
-	             0.01f, 1, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){
+		.n = 3, .mu = mu, .rho = rho, .sigma = sigma, .g_mu = bbb_gmu,
+		.g_sigma = bbb_gsig, .m_mu = m_mu, .v_mu = v_mu, .m_rho = m_rho,
+		.v_rho = v_rho
+	}, 0.01f, 1, &p);
 	is_vec3(m_mu, 0.07, 0.06, -0.19, 1e-7, "BBB t=1: m_mu = 0.1 dmu");
 	is_vec3(v_mu, 0.00049, 0.00036, 0.00361, 1e-9,
 	        "BBB t=1: v_mu = 0.001 dmu^2");
@@ -618,9 +655,14 @@ static void test_bbb(void)
 	for (t = 1; t <= 3; t++) {
 		for (i = 0; i < 3; i++)
 			gd[i] = bbb_gmu[i] + dn * w[i];
-		bnn_adam_step(3, w, gd, am, av, 0.01f, t, &ap);
-		bnn_bbb_step(3, mu, rho, sigma, bbb_gmu, bbb_gsig, m_mu, v_mu, m_rho,
-		             v_rho, 0.01f, t, &p);
+		bnn_adam_step(&(bnn_adam_arrays){
+			.n = 3, .w = w, .g = gd, .m = am, .v = av
+		}, 0.01f, t, &ap);
+		bnn_bbb_step(&(bnn_bbb_arrays){
+			.n = 3, .mu = mu, .rho = rho, .sigma = sigma, .g_mu = bbb_gmu,
+			.g_sigma = bbb_gsig, .m_mu = m_mu, .v_mu = v_mu, .m_rho = m_rho,
+			.v_rho = v_rho
+		}, 0.01f, t, &p);
 		if (memcmp(w, mu, sizeof w) != 0)
 			same = 0;
 	}
@@ -637,8 +679,10 @@ static void test_bbb(void)
 	memset(lvr, 0, sizeof lvr);
 	bnn_bbb_sigma(NLONG, lrho, lsig);
 	for (t = 1; t <= 3; t++)
-		bnn_bbb_step(NLONG, lmu, lrho, lsig, lgm, lgs, lmm, lvm, lmr,
-		             lvr, 0.01f, t, &p);
+		bnn_bbb_step(&(bnn_bbb_arrays){
+			.n = NLONG, .mu = lmu, .rho = lrho, .sigma = lsig, .g_mu = lgm,
+			.g_sigma = lgs, .m_mu = lmm, .v_mu = lvm, .m_rho = lmr, .v_rho = lvr
+		}, 0.01f, t, &p);
 	ok(same_as3(lmu, mu) && same_as3(lrho, rho) && same_as3(lsig, sigma) &&
 	   same_as3(lmr, m_rho) && same_as3(lvr, v_rho),
 	   "BBB on 69 parameters agrees bit for bit");
@@ -646,13 +690,13 @@ static void test_bbb(void)
 	/* Point parameters (rho NULL): μ alone with ∂μ = (0.7, 0.6, -1.9):
 	 * the same m, v and μ as the variational case at t = 1. */
 	copy3(pmu, mu0);
-	bnn_bbb_step(3, pmu, NULL, NULL, bbb_gmu, NULL, pm, pv, NULL, NULL, 0.01f,
-	             1, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){
+		.n = 3, .mu = pmu, .g_mu = bbb_gmu, .m_mu = pm, .v_mu = pv
+	}, 0.01f, 1, &p);
 	is_vec3(pm, 0.07, 0.06, -0.19, 1e-7, "BBB point: m_mu = 0.1 dmu");
 	is_vec3(pmu, 0.99, -2.01, 0.51, 1e-6, "BBB point: mu");
 
-	bnn_bbb_step(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	             0.01f, 1, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){ .n = 0 }, 0.01f, 1, &p);
 	bnn_bbb_sigma(0, NULL, NULL);
 	ok(1, "BBB with n = 0 does nothing");
 }
@@ -1035,12 +1079,17 @@ static void test_vogn_fused(void)
 	vogn_problem(&p);
 	copy3(mu, mu0);
 	copy3(s, vogn_s0);
-	bnn_vogn_step(3, mu, gh1, vogn_hh1, m, s, sigma, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .hhat = vogn_hh1, .m = m, .s = s,
+		.sigma = sigma
+	}, 0.1f, &p);
 	sample3(want, mu, sigma, noise);
 	copy3(fmu, mu0);
 	copy3(fs, vogn_s0);
-	bnn_vogn_step_sample(3, fmu, gh1, vogn_hh1, fm, fs, 1, theta, noise, 0.1f,
-	                     &p);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){
+		.n = 3, .mu = fmu, .ghat = gh1, .hhat = vogn_hh1, .m = fm, .s = fs,
+		.stochastic = 1, .theta = theta, .noise = noise
+	}, 0.1f, &p);
 	is_vec3(theta, 1.327213595, -3.054427191, 0.806837568, 1e-6,
 	        "VOGN fused: theta = new mu + new sigma * noise (line 9)");
 	ok(memcmp(theta, want, sizeof theta) == 0 &&
@@ -1052,8 +1101,10 @@ static void test_vogn_fused(void)
 	copy3(fmu, mu0);
 	copy3(fs, vogn_s0);
 	memset(fm, 0, sizeof fm);
-	bnn_vogn_step_sample(3, fmu, gh1, vogn_hh1, fm, fs, 0, theta, noise, 0.1f,
-	                     &p);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){
+		.n = 3, .mu = fmu, .ghat = gh1, .hhat = vogn_hh1, .m = fm, .s = fs,
+		.stochastic = 0, .theta = theta, .noise = noise
+	}, 0.1f, &p);
 	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
 	   memcmp(fmu, mu, sizeof mu) == 0,
 	   "VOGN fused, deterministic: theta = mu, the same mu");
@@ -1065,11 +1116,13 @@ static void test_vogn_fused(void)
 	spread3(lg, gh1);
 	spread3(lh, vogn_hh1);
 	spread3(lno, noise);
-	bnn_vogn_step_sample(NLONG, lmu, lg, lh, lm, ls, 1, lth, lno, 0.1f, &p);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){
+		.n = NLONG, .mu = lmu, .ghat = lg, .hhat = lh, .m = lm, .s = ls,
+		.stochastic = 1, .theta = lth, .noise = lno
+	}, 0.1f, &p);
 	ok(same_as3(lth, want) && same_as3(lmu, mu) && same_as3(ls, s),
 	   "VOGN fused on 69 parameters agrees bit for bit");
-	bnn_vogn_step_sample(0, NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL,
-	                     0.1f, &p);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 0, .stochastic = 1 }, 0.1f, &p);
 	ok(1, "VOGN fused with n = 0 does nothing");
 }
 
@@ -1098,7 +1151,10 @@ static void test_ivon_fused(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
-	bnn_ivon_step_sample(3, mu, gh1, g, h, 1, theta, noise, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h, .stochastic = 1, .theta = theta,
+		.noise = noise
+	}, 0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON fused: g (line 4)");
 	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON fused: h with hhat = g (theta - m)/sigma^2 (lines 3, 5)");
@@ -1115,7 +1171,10 @@ static void test_ivon_fused(void)
 	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step_sample(3, mu, gh1, g, h, 0, theta, noise, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h, .stochastic = 0, .theta = theta,
+		.noise = noise
+	}, 0.1f, 1, &p);
 	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON fused, deterministic: h stays h0");
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON fused, deterministic: mu");
 	ok(memcmp(theta, mu, sizeof theta) == 0,
@@ -1128,16 +1187,21 @@ static void test_ivon_fused(void)
 	spread3(lgh, gh1);
 	spread3(lth, theta0);
 	spread3(lno, noise);
-	bnn_ivon_step_sample(NLONG, lmu, lgh, lg, lh, 1, lth, lno, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){
+		.n = NLONG, .mu = lmu, .ghat = lgh, .g = lg, .h = lh, .stochastic = 1,
+		.theta = lth, .noise = lno
+	}, 0.1f, 1, &p);
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step_sample(3, mu, gh1, g, h, 1, theta, noise, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){
+		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h, .stochastic = 1, .theta = theta,
+		.noise = noise
+	}, 0.1f, 1, &p);
 	ok(same_as3(lmu, mu) && same_as3(lh, h) && same_as3(lth, theta),
 	   "IVON fused on 69 parameters agrees bit for bit");
-	bnn_ivon_step_sample(0, NULL, NULL, NULL, NULL, 1, NULL, NULL, 0.1f, 1,
-	                     &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 0, .stochastic = 1 }, 0.1f, 1, &p);
 	ok(1, "IVON fused with n = 0 does nothing");
 }
 
@@ -1164,14 +1228,20 @@ static void test_bbb_fused(void)
 	copy3(mu, mu0);
 	copy3(rho, bbb_rho0);
 	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(3, mu, rho, sigma, bbb_gmu, bbb_gsig, m_mu, v_mu, m_rho, v_rho,
-	             0.01f, 1, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){
+		.n = 3, .mu = mu, .rho = rho, .sigma = sigma, .g_mu = bbb_gmu,
+		.g_sigma = bbb_gsig, .m_mu = m_mu, .v_mu = v_mu, .m_rho = m_rho,
+		.v_rho = v_rho
+	}, 0.01f, 1, &p);
 	sample3(want, mu, sigma, noise);
 	copy3(fmu, mu0);
 	copy3(frho, bbb_rho0);
 	copy3(eps, eps0);
-	bnn_bbb_step_sample(3, fmu, frho, bbb_gmu, eps, fm_mu, fv_mu, fm_rho,
-	                    fv_rho, theta, noise, 0.01f, 1, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){
+		.n = 3, .mu = fmu, .rho = frho, .g_mu = bbb_gmu, .eps = eps, .m_mu = fm_mu,
+		.v_mu = fv_mu, .m_rho = fm_rho, .v_rho = fv_rho, .theta = theta,
+		.noise = noise
+	}, 0.01f, 1, &p);
 	is_vec3(theta, 1.678159681, -2.266250606, 2.029531938, 1e-6,
 	        "BBB fused: the next theta = new mu + softplus(new rho) noise");
 	ok(memcmp(theta, want, sizeof theta) == 0 &&
@@ -1186,8 +1256,10 @@ static void test_bbb_fused(void)
 	copy3(eps, eps0);
 	memset(fm_mu, 0, sizeof fm_mu);
 	memset(fv_mu, 0, sizeof fv_mu);
-	bnn_bbb_step_sample(3, fmu, NULL, bbb_gmu, eps, fm_mu, fv_mu, NULL, NULL,
-	                    theta, noise, 0.01f, 1, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){
+		.n = 3, .mu = fmu, .g_mu = bbb_gmu, .eps = eps, .m_mu = fm_mu, .v_mu = fv_mu,
+		.theta = theta, .noise = noise
+	}, 0.01f, 1, &p);
 	is_vec3(fmu, 0.99, -2.01, 0.51, 1e-6, "BBB fused, deterministic: mu");
 	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
 	   memcmp(eps, eps0, sizeof eps) == 0,

@@ -256,7 +256,7 @@ static long cli_posterior_params(const bnn_model *m)
 
 	for (i = 0; i < m->ntensors; i++)
 		if (m->tensors[i].layer >= 0 &&
-		    m->layers[m->tensors[i].layer].family == BNN_FAMILY_MEANFIELD)
+		    (m->layers[m->tensors[i].layer].caps & BNN_CAP_SIGMA))
 			n += m->tensors[i].size;
 	return n;
 }

@@ -128,8 +128,11 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	p->var = malloc((size_t)(n * m->outputs) * sizeof *p->var);
 	if (!p->probs || !p->var)
 		return bnn_cli_error(a, "out of memory");
-	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed, p->probs, p->var,
-	                need_targets ? &p->nll : NULL, &err))
+	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed,
+	                &(bnn_prediction){
+	                    .probs = p->probs, .var = p->var, .nll = need_targets ? &p->nll : NULL
+	                },
+	                &err))
 		return bnn_cli_error(a, "%s", err.message);
 	if ((n = cli_first_nonfinite(m, p)) > 0)
 		return bnn_cli_error(a, "%s: example %ld: the prediction is not finite (the network "

@@ -106,8 +106,12 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 			goto done;
 		}
 	}
-	code = bnn_train(&st, &train, a->valid ? &valid : NULL, &a->train, a->save, cli_on_epoch,
-	                 &progress, &err);
+	code = bnn_train(&st,
+	                 &(bnn_train_io){
+	                     .train = &train, .valid = a->valid ? &valid : NULL,
+	                     .checkpoint = a->save, .on_epoch = cli_on_epoch, .ctx = &progress
+	                 },
+	                 &a->train, &err);
 	if (code) {
 		if (progress.tty && !a->quiet)
 			fputc('\n', stderr);

@@ -7,7 +7,9 @@
  * descriptor tells the runtime everything it needs to drive the model
  * generically: the shape of its input and output, its likelihood, its
  * parameter tensors (offsets into one flat float vector, shapes, fan-in and
- * fan-out for initialisation, posterior family), a fingerprint of the
+ * fan-out for initialisation), its layers with the capabilities of their
+ * posterior family (BNN_CAP_*: what the runtime must do for them; the
+ * runtime never lists the families of the language), a fingerprint of the
  * canonical model (checkpoints refuse to load into another model), and the
  * generated code itself behind two function pointers.
  *
@@ -30,26 +32,55 @@ extern "C" {
 #endif
 
 /* The descriptor layout; generated code stores the value it was built for
- * and the runtime refuses any other. */
-#define BNN_MODEL_ABI 3
+ * and the runtime refuses any other (4: layers carry their family's name
+ * and capabilities instead of a family number). */
+#define BNN_MODEL_ABI 4
 
-/* Likelihoods, posterior families and ops: the same lists, in the same
- * order, as the compiler's likelihoods.def, families.def and ops.def
- * (bnnc checks the correspondence when it is built). */
+/* Likelihoods: the same list, in the same order, as the compiler's
+ * likelihoods.def (bnnc checks the correspondence when it is built). */
 enum bnn_likelihood {
 	BNN_LIKELIHOOD_CATEGORICAL,
 	BNN_LIKELIHOOD_GAUSSIAN,
 	BNN_LIKELIHOOD_BERNOULLI,
 	BNN_LIKELIHOOD_COUNT
 };
-enum bnn_family {
-	BNN_FAMILY_POINT,
-	BNN_FAMILY_MEANFIELD,
-	BNN_FAMILY_DROPOUT,
-	BNN_FAMILY_WHVI,
-	BNN_FAMILY_EMP,
-	BNN_FAMILY_ECMP,
-	BNN_FAMILY_COUNT
+
+/*
+ * What a layer's posterior family asks of the runtime (bnn_layer.caps, a
+ * bit set).  The compiler writes each family's bits (the last column of its
+ * families.def); the runtime acts on the bits only, so a new family made of
+ * known capabilities needs no change here.  A layer without bits is a point
+ * estimate.  X(NAME, bit) per capability, expanded into enum
+ * bnn_capability (BNN_CAP_NAME = 1 << bit) and into bnnc's writer of the
+ * descriptor:
+ *   SIGMA       a σ per parameter (meanfield): the variational optimizers
+ *               learn it, the state's sigma is non-zero only here
+ *   SIGMA_LRT   with SIGMA: the pass samples the layer from sigma by the
+ *               local reparameterisation trick (dense); a SIGMA layer
+ *               without it ignores sigma and needs a weight sample instead
+ *   PASS_NOISE  the pass draws the layer's noise itself from rng (dropout
+ *               masks, whvi's g, emp and ecmp components): its predictions
+ *               are random without σ
+ *   COMPONENTS  k components (emp, ecmp): its tensors hold k copies
+ *               (bnn_tensor.components), each with the prior's precision / k
+ *   WHVI        a WHVI block: its q(g) lives in the parameters, with its own
+ *               KL term (bnn_whvi_kl) and no weight decay
+ */
+#define BNN_CAPABILITIES(X) \
+	X(SIGMA, 0)         \
+	X(SIGMA_LRT, 1)     \
+	X(PASS_NOISE, 2)    \
+	X(COMPONENTS, 3)    \
+	X(WHVI, 4)
+
+enum bnn_capability {
+#define BNN_CAP_ENUM(name, bit) BNN_CAP_##name = 1u << (bit),
+	BNN_CAPABILITIES(BNN_CAP_ENUM)
+#undef BNN_CAP_ENUM
+#define BNN_CAP_BIT(name, bit) | BNN_CAP_##name
+	BNN_CAP_ALL = 0 BNN_CAPABILITIES(BNN_CAP_BIT) /* every capability this
+	                                                  library knows */
+#undef BNN_CAP_BIT
 };
 
 /* What a parameter tensor is for. */
@@ -107,7 +138,9 @@ typedef struct bnn_tensor {
 typedef struct bnn_layer {
 	const char *name;   /* the node's name in the model */
 	const char *op;     /* "dense" */
-	int family;         /* enum bnn_family */
+	const char *family; /* "meanfield": the family's name in the model,
+	                       for messages and summaries */
+	unsigned caps;      /* BNN_CAP_* bits of the family (and op) */
 	int k;              /* emp, ecmp: components */
 	double p;           /* dropout: drop probability */
 	int flows;          /* whvi: planar flows */
@@ -230,8 +263,10 @@ int bnn_model_classes(const bnn_model *m);
 
 /** The model's likelihood as written in .bnn ("categorical"). */
 const char *bnn_likelihood_name(int likelihood);
-/** A posterior family's name ("meanfield"). */
-const char *bnn_family_name(int family);
+/* A layer's posterior family is named by its bnn_layer.family string
+ * ("meanfield", written by bnnc from the language's list); what the family
+ * needs is in bnn_layer.caps.  There is no family enum: the runtime does
+ * not repeat the language's list. */
 
 #ifdef __cplusplus
 }

@@ -57,15 +57,22 @@ bnn_adam_params bnn_adam_defaults(void);
 void bnn_sgd_step(long n, float *w, const float *g, float *buf, float lr,
                   long step, const bnn_sgd_params *p);
 
+/* The arrays of an Adam or AdamW step, n floats each. */
+typedef struct bnn_adam_arrays {
+	long n;         /* number of parameters */
+	float *w;       /* the parameters, updated in place */
+	const float *g; /* the gradient (not modified) */
+	float *m;       /* the first moment estimate (zero before the first step) */
+	float *v;       /* the second moment estimate (zero before the first step) */
+} bnn_adam_arrays;
+
 /**
- * One Adam or AdamW step.  m and v are the moment estimates (n floats
- * each, zero before the first step); step is t, 1 at the first step
- * (step < 1 counts as 1).  β1 and β2 must be in [0, 1).  g is not
- * modified.  √v̂ is computed to float precision (relative error below
- * 2.5e-7) for v >= 2^-126 and as √(2^-126) below that.
+ * One Adam or AdamW step on the arrays of a; step is t, 1 at the first
+ * step (step < 1 counts as 1).  β1 and β2 must be in [0, 1).  √v̂ is
+ * computed to float precision (relative error below 2.5e-7) for
+ * v >= 2^-126 and as √(2^-126) below that.
  */
-void bnn_adam_step(long n, float *w, const float *g, float *m, float *v,
-                   float lr, long step, const bnn_adam_params *p);
+void bnn_adam_step(const bnn_adam_arrays *a, float lr, long step, const bnn_adam_params *p);
 
 /**
  * Scale g in place so that its Euclidean norm is at most max_norm:

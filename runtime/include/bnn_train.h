@@ -237,9 +237,19 @@ typedef struct bnn_epoch_report {
  * validation data, the checkpoint saved) and returns BNN_OK. */
 typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
 
+/* What bnn_train() reads and writes besides the state and the options. */
+typedef struct bnn_train_io {
+	const bnn_dataset *train; /* the training data (required) */
+	const bnn_dataset *valid; /* validation data, or NULL */
+	const char *checkpoint;   /* the file to save to, or NULL */
+	bnn_epoch_fn on_epoch;    /* called with each report, or NULL */
+	void *ctx;                /* passed to on_epoch */
+} bnn_train_io;
+
 /**
- * Train st on train (valid may be NULL: then o->valid_fraction of train,
- * chosen at random from the seed, is held out when positive).  Data must
+ * Train st on io->train (io->valid may be NULL: then o->valid_fraction of
+ * the training data, chosen at random from the seed, is held out when
+ * positive).  Data must
  * already be standardised if wanted; targets are checked (labels in range).
  * Each epoch visits the training examples in a fresh random order, in
  * minibatches of o->batch (the last one may be smaller).
@@ -248,10 +258,10 @@ typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
  * o->patience epochs without improvement (when patience > 0).
  * A non-finite loss stops training with BNN_ERANGE; st then holds the state
  * at the start of the failed epoch (with validation data, the best epoch's),
- * and if an epoch of this run completed it is saved to checkpoint as at the
- * end of a run (a failed save returns its own code, the message saying
+ * and if an epoch of this run completed it is saved to io->checkpoint as at
+ * the end of a run (a failed save returns its own code, the message saying
  * both); after a divergence in the first epoch the file is left as it was.
- * checkpoint, if not NULL, is saved (atomically) at the end
+ * io->checkpoint, if not NULL, is saved (atomically) at the end
  * (the best epoch's state with validation data), and during training after
  * an epoch that improved the validation NLL (or any epoch without
  * validation) when 30 seconds have passed since the last save.
@@ -260,9 +270,7 @@ typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
  *         do not train), BNN_ERANGE (divergence), BNN_ENOMEM, BNN_EIO
  *         (checkpoint).
  */
-int bnn_train(bnn_state *st, const bnn_dataset *train,
-              const bnn_dataset *valid, const bnn_train_options *o,
-              const char *checkpoint, bnn_epoch_fn on_epoch, void *ctx,
+int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
               bnn_err *err);
 
 /**
@@ -273,41 +281,56 @@ int bnn_train(bnn_state *st, const bnn_dataset *train,
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
                   bnn_err *err);
 
+/* Which examples of a data set to run, and in what batches. */
+typedef struct bnn_example_range {
+	const long *idx; /* indices into the data set, or NULL: the first n */
+	long n;          /* how many examples */
+	long batch;      /* at most this many per pass */
+} bnn_example_range;
+
 /**
- * Run the model over examples idx[0..n) of ds (idx NULL: the first n) in
- * batches of at most `batch`, writing the raw outputs (n × outputs) to out
- * (may be NULL) and the summed NLL to *nll (may be NULL; then ds needs no
- * targets).  ds must already be standardised.
+ * Run the model over examples r->idx[0..r->n) of ds (idx NULL: the first
+ * n) in batches of at most r->batch, writing the raw outputs (n × outputs)
+ * to out (may be NULL) and the summed NLL to *nll (may be NULL; then ds
+ * needs no targets).  ds must already be standardised.
  */
-int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
-                      const long *idx, long n, long batch, float *out,
-                      double *nll, bnn_err *err);
+int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_example_range *r,
+                      float *out, double *nll, bnn_err *err);
 
 /** Whether predictions from st are random: it has a posterior (sigma) or
  *  the model has dropout, emp, ecmp or whvi layers.  Then Monte-Carlo prediction means
  *  something; otherwise every sample is the same network. */
 int bnn_state_is_stochastic(const bnn_state *st);
 
+/* Where bnn_predict() writes (NULL fields: not wanted, except probs). */
+typedef struct bnn_prediction {
+	float *probs; /* n × outputs: probabilities, or the Gaussian mean */
+	float *var;   /* gaussian: n × outputs, the mixture variance, or NULL */
+	double *nll;  /* the summed NLL, or NULL (then ds needs no targets) */
+} bnn_prediction;
+
 /**
- * Predictive distributions for every example of ds (standardised already).
+ * Predictive distributions for every example of ds (standardised already),
+ * written to the arrays of out.
  * mc = 0 predicts at the posterior mean: the parameters in st->params, no
  * dropout masks.  mc = S > 0 averages S Monte-Carlo samples: each draws
  * θ = μ + σ∘ε for the whole data set (when st->sigma is set) and fresh
  * dropout masks (per example), from a generator seeded with seed.
- *   categorical: probs n × outputs, the mean of the S softmax outputs;
- *   bernoulli:   probs n × outputs, the mean of the S values of P(y = 1);
- *   gaussian:    probs receives the mixture mean, var (may be NULL) the
- *                mixture variance: mean of (σ² + μ_s²) − (mean of μ_s)².
- * nll (may be NULL; then ds needs no targets) receives the summed negative
+ *   categorical: out->probs n × outputs, the mean of the S softmax outputs;
+ *   bernoulli:   out->probs n × outputs, the mean of the S values of
+ *                P(y = 1);
+ *   gaussian:    out->probs receives the mixture mean, out->var (may be
+ *                NULL) the mixture variance: mean of (σ² + μ_s²) − (mean
+ *                of μ_s)².
+ * out->nll (may be NULL; then ds needs no targets) receives the summed negative
  * log-likelihood of the targets under the predictive distribution: for
  * the mixture, −log((1/S)·Σ_s p(y | θ_s)) by log-sum-exp.
  * @return BNN_OK; BNN_EINVAL (mc < 0, or mc > 0 and a σ is not finite:
  *         the message names the parameter), BNN_EMISMATCH (data),
  *         BNN_ENOMEM.
  */
-int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc,
-                uint64_t seed, float *probs, float *var, double *nll,
-                bnn_err *err);
+int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
+                const bnn_prediction *out, bnn_err *err);
 
 /**
  * The KL term of the ELBO for the whvi layers of m (whvi_kl.c, docs/whvi.md):

@@ -5,7 +5,10 @@
  * Like the optimizers of bnn_optim.h, every function here is a plain
  * function over flat float arrays of n parameters (n may be 0) with its
  * hyperparameters passed per call, so the trainer calls it once per
- * parameter tensor with that tensor's prior precision.  The caller owns
+ * parameter tensor with that tensor's prior precision.  The steps take
+ * their arrays in one struct (bnn_vogn_arrays, bnn_ivon_arrays,
+ * bnn_bbb_arrays: the fields a call does not read may stay 0), the
+ * learning rate and step number, and the hyperparameters in another.  The caller owns
  * every array; the arrays of one call must not overlap (the loops are
  * vectorised on that assumption).  Nothing allocates and nothing fails.
  *
@@ -61,6 +64,27 @@ typedef struct bnn_vogn_params {
 /** The defaults above; delta and n_data must then be set (per tensor). */
 bnn_vogn_params bnn_vogn_defaults(void);
 
+/* The arrays of a VOGN step, n floats each. */
+typedef struct bnn_vogn_arrays {
+	long n;             /* number of parameters (0: nothing happens) */
+	float *mu;          /* μ, updated in place */
+	const float *ghat;  /* ĝ, the gradient of the mean loss averaged over
+	                       the K MC samples (line 16); not modified */
+	const float *hhat;  /* ĥ, the mean of the squared per-example
+	                       gradients averaged over the K samples (lines 14
+	                       and 16); not modified */
+	float *m;           /* momentum (zero before the first step) */
+	float *s;           /* scale (s0 before the first step: the mean
+	                       squared gradients of the first minibatch, line 1) */
+	float *sigma;       /* bnn_vogn_step: receives σ; NULL for
+	                       deterministic parameters */
+	int stochastic;     /* bnn_vogn_step_sample: 0 for deterministic
+	                       parameters (θ ← μ) */
+	float *theta;       /* bnn_vogn_step_sample: receives the next sample */
+	const float *noise; /* bnn_vogn_step_sample: n standard normal variates
+	                       (e.g. bnn_rng_normal()) */
+} bnn_vogn_arrays;
+
 /**
  * One VOGN step (Alg. 1 lines 19-21 and 9), with δ̃ = τδ/N (line 2):
  *
@@ -69,22 +93,11 @@ bnn_vogn_params bnn_vogn_defaults(void);
  *   μ ← μ − α·m / (s + δ̃)               (line 21)
  *   σ ← 1 / √(N·(s + δ̃))                (line 9, for the next sample)
  *
- * @param n      number of parameters (0: nothing happens)
- * @param mu     μ, updated in place
- * @param ghat   ĝ, the gradient of the mean loss averaged over the K MC
- *               samples (line 16); not modified
- * @param hhat   ĥ, the mean of the squared per-example gradients averaged
- *               over the K samples (lines 14 and 16); not modified
- * @param m      momentum (n floats, zero before the first step)
- * @param s      scale (n floats, s0 before the first step: the mean squared
- *               gradients of the first minibatch, line 1)
- * @param sigma  receives σ; NULL for deterministic parameters
+ * @param a      the arrays: n, mu, ghat, hhat, m, s and sigma
  * @param lr     α
  * @param p      hyperparameters: n_data > 0 and s + δ̃ > 0 are required
  */
-void bnn_vogn_step(long n, float *mu, const float *ghat, const float *hhat,
-                   float *m, float *s, float *sigma, float lr,
-                   const bnn_vogn_params *p);
+void bnn_vogn_step(const bnn_vogn_arrays *a, float lr, const bnn_vogn_params *p);
 
 /**
  * bnn_vogn_step() fused with the next step's sample (Alg. 1 line 9), for
@@ -92,13 +105,10 @@ void bnn_vogn_step(long n, float *mu, const float *ghat, const float *hhat,
  * and σ, σ not stored (bnn_vogn_sigma() of the new s gives it);
  * stochastic 0: θ ← μ.  Every float is that of bnn_vogn_step() followed
  * by bnn_posterior_sample() with ε = noise.
- * @param theta  receives the next sample
- * @param noise  n standard normal variates (e.g. bnn_rng_normal())
+ * @param a  the arrays: n, mu, ghat, hhat, m, s, stochastic, theta and
+ *           noise (sigma is not read)
  */
-void bnn_vogn_step_sample(long n, float *mu, const float *ghat,
-                          const float *hhat, float *m, float *s,
-                          int stochastic, float *theta, const float *noise,
-                          float lr, const bnn_vogn_params *p);
+void bnn_vogn_step_sample(const bnn_vogn_arrays *a, float lr, const bnn_vogn_params *p);
 
 /** σ ← 1/√(N·(s + δ̃)) alone (Alg. 1 line 9): the initial σ once s0 is set
  *  from the first minibatch's mean squared gradients. */
@@ -120,6 +130,25 @@ typedef struct bnn_ivon_params {
 
 /** The defaults above; delta and ess must then be set. */
 bnn_ivon_params bnn_ivon_defaults(void);
+
+/* The arrays of an IVON step, n floats each. */
+typedef struct bnn_ivon_arrays {
+	long n;             /* number of parameters (0: nothing happens) */
+	float *mu;          /* μ (the paper's m), updated in place */
+	const float *ghat;  /* ĝ, averaged over the MC samples; not modified */
+	const float *hhat;  /* bnn_ivon_step: ĥ from bnn_ivon_hess_acc(), not
+	                       modified; may be NULL when sigma is NULL */
+	float *g;           /* gradient momentum (zero before the first step) */
+	float *h;           /* Hessian estimate (h0 before the first step);
+	                       h + δ > 0 is required */
+	float *sigma;       /* bnn_ivon_step: receives σ; NULL for
+	                       deterministic parameters */
+	int stochastic;     /* bnn_ivon_step_sample: 0 for deterministic
+	                       parameters (h stays, θ ← μ) */
+	float *theta;       /* bnn_ivon_step_sample: in, the sample ĝ was taken
+	                       at; out, the next sample */
+	const float *noise; /* bnn_ivon_step_sample: n standard normal variates */
+} bnn_ivon_arrays;
 
 /**
  * Accumulate the reparameterisation Hessian estimate (eq. 3) of one MC
@@ -156,21 +185,13 @@ void bnn_ivon_hess_acc(long n, const float *g, const float *eps,
  * when δ > 0; with δ = 0, h stays positive).  The learning-rate rescaling
  * α ← (h0 + δ)·α of the paper is the caller's (the trainer's rescale_lr).
  *
- * @param mu     μ (the paper's m), updated in place
- * @param ghat   ĝ, averaged over the MC samples; not modified
- * @param hhat   ĥ from bnn_ivon_hess_acc(); not modified; may be NULL
- *               when sigma is NULL
- * @param g      gradient momentum (n floats, zero before the first step)
- * @param h      Hessian estimate (n floats, h0 before the first step);
- *               h + δ > 0 is required
- * @param sigma  receives σ; NULL for deterministic parameters, for which
- *               no Hessian can be estimated: h is then left unchanged (at
- *               h0) and the step of line 7 uses it
+ * @param a      the arrays: n, mu, ghat, hhat, g, h and sigma; with sigma
+ *               NULL (deterministic parameters, for which no Hessian can
+ *               be estimated) h is left unchanged (at h0) and the step of
+ *               line 7 uses it
  * @param lr     α (already rescaled by the caller if wanted)
  */
-void bnn_ivon_step(long n, float *mu, const float *ghat, const float *hhat,
-                   float *g, float *h, float *sigma, float lr, long step,
-                   const bnn_ivon_params *p);
+void bnn_ivon_step(const bnn_ivon_arrays *a, float lr, long step, const bnn_ivon_params *p);
 
 /**
  * One IVON step with one MC sample, fused with the next step's sample
@@ -186,12 +207,10 @@ void bnn_ivon_step(long n, float *mu, const float *ghat, const float *hhat,
  * stochastic 0 (deterministic parameters): h stays, θ ← μ.  Every float
  * is that of bnn_ivon_step() followed by bnn_posterior_sample() with
  * ε = noise, except for ĥ's rounding.
- * @param theta  in: the sample ĝ was taken at; out: the next sample
- * @param noise  n standard normal variates (e.g. bnn_rng_normal())
+ * @param a  the arrays: n, mu, ghat, g, h, stochastic, theta and noise
+ *           (hhat and sigma are not read)
  */
-void bnn_ivon_step_sample(long n, float *mu, const float *ghat, float *g,
-                          float *h, int stochastic, float *theta,
-                          const float *noise, float lr, long step,
+void bnn_ivon_step_sample(const bnn_ivon_arrays *a, float lr, long step,
                           const bnn_ivon_params *p);
 
 /** σ ← 1/√(λ·(h + δ)) alone (Alg. 1 "Init" and line 8). */
@@ -233,6 +252,26 @@ typedef struct bnn_bbb_params {
 /** The defaults above; prior_precision and n_data must then be set. */
 bnn_bbb_params bnn_bbb_defaults(void);
 
+/* The arrays of a Bayes-by-Backprop step, n floats each. */
+typedef struct bnn_bbb_arrays {
+	long n;               /* number of parameters (0: nothing happens) */
+	float *mu;            /* μ, updated in place */
+	float *rho;           /* ρ, updated in place; NULL for point
+	                         parameters (only μ is updated) */
+	float *sigma;         /* bnn_bbb_step: on entry softplus(ρ), the σ the
+	                         gradients were taken at (every entry > 0); on
+	                         return softplus of the new ρ */
+	const float *g_mu;    /* the gradient of the mean NLL with respect to μ
+	                         (bnn_bbb_step_sample: at θ) */
+	const float *g_sigma; /* bnn_bbb_step: the gradient of the mean NLL
+	                         with respect to σ */
+	float *m_mu, *v_mu;   /* Adam's moments of μ (zero before the first step) */
+	float *m_rho, *v_rho; /* Adam's moments of ρ (zero before the first step) */
+	float *eps;           /* bnn_bbb_step_sample: in, the ε of θ; out, noise */
+	float *theta;         /* bnn_bbb_step_sample: receives the next sample */
+	const float *noise;   /* bnn_bbb_step_sample: n standard normal variates */
+} bnn_bbb_arrays;
+
 /**
  * One Bayes-by-Backprop step on the loss mean NLL + KL/N (the ELBO divided
  * by N), with σ = softplus(ρ) = log(1 + e^ρ) and the KL of
@@ -249,35 +288,27 @@ bnn_bbb_params bnn_bbb_defaults(void);
  * With rho NULL (point parameters) only μ is updated, with the gradient
  * g_μ + δμ/N; sigma, g_sigma, m_rho and v_rho are then not used (may be
  * NULL).
- * @param sigma    on entry softplus(ρ), the σ the gradients were taken
- *                 at (every entry > 0); on return softplus of the new ρ
- * @param g_mu     gradient of the mean NLL with respect to μ
- * @param g_sigma  gradient of the mean NLL with respect to σ
- * @param step     t, 1 at the first step (< 1 counts as 1)
+ * @param a     the arrays: n, mu, rho, sigma, g_mu, g_sigma, m_mu, v_mu,
+ *              m_rho and v_rho
+ * @param step  t, 1 at the first step (< 1 counts as 1)
  */
-void bnn_bbb_step(long n, float *mu, float *rho, float *sigma,
-                  const float *g_mu, const float *g_sigma, float *m_mu,
-                  float *v_mu, float *m_rho, float *v_rho, float lr,
-                  long step, const bnn_bbb_params *p);
+void bnn_bbb_step(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_params *p);
 
 /**
  * Bayes-by-Backprop with one weight sample per step (the trainer's
- * lrt = 0, mc = 1), fused with the next step's sample: the gradient g at
- * θ = μ + σ∘ε gives g_μ = g and g_σ = g∘ε (Blundell et al., section 3.2),
+ * lrt = 0, mc = 1), fused with the next step's sample: the gradient g
+ * (a->g_mu) at θ = μ + σ∘ε gives g_μ = g and g_σ = g∘ε (Blundell et al.,
+ * section 3.2),
  * the step is bnn_bbb_step()'s with σ = softplus(ρ) recomputed, and then
  * θ ← μ + σ·noise, ε ← noise with the new μ and σ; σ is not stored
  * (bnn_bbb_sigma() gives it).  rho NULL (deterministic parameters): Adam
  * on μ, θ ← μ, eps untouched.  Every float is that of bnn_bbb_step() with
  * g_sigma = g∘ε followed by the sample.
- * @param g      the gradient of the mean NLL at θ
- * @param eps    in: the ε of θ; out: noise
- * @param theta  receives the next sample
- * @param noise  n standard normal variates (e.g. bnn_rng_normal())
+ * @param a  the arrays: n, mu, rho, g_mu, eps, m_mu, v_mu, m_rho, v_rho,
+ *           theta and noise (sigma and g_sigma are not read)
  */
-void bnn_bbb_step_sample(long n, float *mu, float *rho, const float *g,
-                         float *eps, float *m_mu, float *v_mu, float *m_rho,
-                         float *v_rho, float *theta, const float *noise,
-                         float lr, long step, const bnn_bbb_params *p);
+void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step,
+                         const bnn_bbb_params *p);
 
 /** σ ← softplus(ρ) = log(1 + e^ρ) over an array, computed stably as
  *  max(ρ, 0) + log1p(e^−|ρ|) with vectorised approximations: relative
@@ -322,7 +353,7 @@ void bnn_posterior_sample(long n, const float *mu, const float *sigma,
  * each term evaluated and summed in double.  σ = 0 is not allowed (a point
  * mass has infinite KL): such an entry makes the result +inf, so a
  * deterministic tensor passed by mistake shows; NaN in, NaN out.  δ must
- * be > 0.  About 1 ns per entry (a vectorised logarithm of our own); the
+ * be > 0.  Vectorised (a logarithm of our own); the
  * trainer needs it for reporting the ELBO only: bnn_bbb_step() has the
  * KL's gradients in closed form.
  */

@@ -5,8 +5,8 @@
  * Bayes-by-Backprop's Adam need at every step.  The trainer calls IVON's
  * and Bayes-by-Backprop's fused updates once per tensor and per block of
  * BNN_SAMPLE_BLOCK weights, about 170 calls a step on 670k weights, all
- * with the same β and t; pow() in every call had taken 0.2-0.35% of
- * IVON's step at batch 32 (perf).  So the last few (β, t) pairs and their values are
+ * with the same β and t; pow() in every call showed in profiles of
+ * IVON's step (docs/benchmarks.md).  So the last few (β, t) pairs and their values are
  * remembered, per thread (each thread has its own memo: no locks, no
  * shared state), and a repeated pair costs a comparison.
  */

@@ -18,8 +18,9 @@
  * restrict-qualified arrays (see optim_sgd.c), and sqrtf(), which becomes
  * one vector instruction because the runtime is compiled with
  * -fno-math-errno (Makefile.am); BNN_SIMD_CLONES (simd_clones.h) adds
- * AVX2 and AVX-512 versions.  On 670k parameters the step takes about
- * 0.2 ms (one thread, AVX-512; the scalar loop takes 1.5 ms).
+ * AVX2 and AVX-512 versions, several times faster than the scalar loop
+ * (docs/benchmarks.md, "Measurements behind the optimizers and the
+ * trainer").
  */
 #include <math.h>
 
@@ -29,8 +30,7 @@
 
 /* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors whose
  * square roots and divisions overlap (with 8, one AVX2-wide vector, the
- * AVX-512 clone ran at half the speed: 178 against 99 µs on 670k
- * parameters, 0.87 against 0.44 µs on 3,301). */
+ * AVX-512 clone ran at about half the speed: docs/benchmarks.md). */
 #define OPT_CHUNK 32
 
 bnn_adam_params bnn_adam_defaults(void)
@@ -69,9 +69,9 @@ static inline void adam_one(long i, float *restrict w,
 	       (sqrtf(vi) * c->rbc2 + c->eps);
 }
 
-BNN_SIMD_CLONES void bnn_adam_step(long n, float *restrict w, const float *restrict g,
-                   float *restrict m, float *restrict v, float lr, long step,
-                   const bnn_adam_params *p)
+BNN_SIMD_CLONES static void adam_step_kernel(long n, float *restrict w, const float *restrict g,
+                             float *restrict m, float *restrict v, float lr, long step,
+                             const bnn_adam_params *p)
 {
 	struct adam_coef c;
 	double t = step < 1 ? 1.0 : (double)step;
@@ -91,4 +91,11 @@ BNN_SIMD_CLONES void bnn_adam_step(long n, float *restrict w, const float *restr
 			adam_one(i + k, w, g, m, v, &c);
 	for (; i < n; i++)
 		adam_one(i, w, g, m, v, &c);
+}
+
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_adam_step(const bnn_adam_arrays *a, float lr, long step, const bnn_adam_params *p)
+{
+	adam_step_kernel(a->n, a->w, a->g, a->m, a->v, lr, step, p);
 }

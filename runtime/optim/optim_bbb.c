@@ -37,8 +37,8 @@
  * new ρ, some 150 vector operations of which each waits for the last.
  * Written as one loop over chunks of 32 elements (optim_adam.c's shape),
  * one iteration was so long that the processor's out-of-order window held
- * only 2-3 vectors of it: the loop ran at the chain's latency, 1.7 ms for
- * bnn_bbb_step_sample over 669,706 parameters (Adam's step: 0.09 ms).  So
+ * only 2-3 vectors of it: the loop ran at the chain's latency, far slower
+ * than Adam's step over as many parameters.  So
  * the elements go by blocks of BBB_BLOCK (128), and each block through
  * six short loops (bbb_block): e^−|ρ|; σ = softplus(ρ) (sampling); the
  * gradient and Adam on ρ; Adam on μ; e^−|ρ| of the new ρ; σ and the
@@ -46,18 +46,17 @@
  * its iterations, and the block's e and σ wait in small arrays in the L1
  * cache.  The polynomials are evaluated by Estrin's scheme (shorter
  * chains than Horner's) and e^−|ρ| puts k into the exponent with an
- * integer addition.  Measured (bench/bench --only vi, one thread,
- * AVX-512, 669,706 parameters): bnn_bbb_step_sample in the trainer's
- * blocks of 4096 1.70 -> 0.55 ms, bnn_bbb_step 1.19 -> 0.45 ms,
- * bnn_bbb_sigma 0.35 -> 0.13 ms (in four loops over blocks of 512: it
- * has fewer arrays to keep in the cache).  The loops are now limited by
+ * integer addition.  This made the update and bnn_bbb_sigma (in four
+ * loops over blocks of 512: it has fewer arrays to keep in the cache)
+ * two to three times faster (docs/benchmarks.md, "Measurements behind
+ * the optimizers and the trainer").  The loops are now limited by
  * the number of arithmetic operations, not by their latency: further
  * splitting (more stores to the small arrays) or larger blocks (the
  * block's slice of ten arrays no longer in L1) ran slower, and blocks
  * that do not divide 4096 leave a slower tail in every call.  A call's
  * last elements go by chunks of 32 and a last chunk padded to 32
- * (bbb_tail), vectorised too: 4x faster than scalar loops in calls of
- * 100 elements.
+ * (bbb_tail), vectorised too: several times faster than scalar loops in
+ * short calls.
  */
 #include <math.h>
 #include <stdint.h>
@@ -77,15 +76,15 @@
 
 /* Elements per block of the variational update (bbb_block): small
  * enough that the block's slice of every array and the block's own
- * arrays of e and σ stay in the L1 cache between its loops (256: 7%
- * slower, 512: 30%; 64: too short for its loops to overlap), and a
+ * arrays of e and σ stay in the L1 cache between its loops (256 and 512
+ * ran slower; 64 is too short for its loops to overlap), and a
  * divisor of BNN_SAMPLE_BLOCK, so that the trainer's calls have no
  * tail.  bnn_bbb_sigma's blocks: BBB_SIGMA_BLOCK. */
 #ifndef BBB_BLOCK
 #define BBB_BLOCK 128
 #endif
 /* bnn_bbb_sigma's blocks: two arrays and four loops of a few operations
- * each, so longer blocks pay (0.165 ms over 670k at 128, 0.127 at 512). */
+ * each, so longer blocks pay (512 ran faster than 128). */
 #ifndef BBB_SIGMA_BLOCK
 #define BBB_SIGMA_BLOCK 512
 #endif
@@ -320,7 +319,7 @@ BBB_INLINE void bbb_block(long len, float *restrict mu, float *restrict rho,
 /*
  * The last len < OPT_CHUNK elements (sigma, g_sigma, eps, theta and noise
  * at offset i, the others already offset): gcc leaves bbb_block's loops
- * scalar when their length is not a constant, 16 times slower per
+ * scalar when their length is not a constant, many times slower per
  * element, so they are copied into arrays of OPT_CHUNK, updated by the
  * same vectorised loops (the same operations, so the same bits) and
  * copied back.  The padding (zeros, and σ = 1) gives finite values.
@@ -414,14 +413,14 @@ BBB_INLINE void bbb_loop(long n, float *restrict mu, float *restrict rho,
 		         noise, i, c, sampling);
 }
 
-BNN_SIMD_CLONES void bnn_bbb_step(long n, float *restrict mu,
-                                  float *restrict rho, float *restrict sigma,
-                                  const float *restrict g_mu,
-                                  const float *restrict g_sigma,
-                                  float *restrict m_mu, float *restrict v_mu,
-                                  float *restrict m_rho,
-                                  float *restrict v_rho, float lr, long step,
-                                  const bnn_bbb_params *p)
+BNN_SIMD_CLONES static void bbb_step_kernel(long n, float *restrict mu,
+                                            float *restrict rho, float *restrict sigma,
+                                            const float *restrict g_mu,
+                                            const float *restrict g_sigma,
+                                            float *restrict m_mu, float *restrict v_mu,
+                                            float *restrict m_rho,
+                                            float *restrict v_rho, float lr, long step,
+                                            const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
 
@@ -430,24 +429,41 @@ BNN_SIMD_CLONES void bnn_bbb_step(long n, float *restrict mu,
 	         NULL, NULL, NULL, &c, 0);
 }
 
-BNN_SIMD_CLONES void bnn_bbb_step_sample(long n, float *restrict mu,
-                                         float *restrict rho,
-                                         const float *restrict g,
-                                         float *restrict eps,
-                                         float *restrict m_mu,
-                                         float *restrict v_mu,
-                                         float *restrict m_rho,
-                                         float *restrict v_rho,
-                                         float *restrict theta,
-                                         const float *restrict noise,
-                                         float lr, long step,
-                                         const bnn_bbb_params *p)
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_bbb_step(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_params *p)
+{
+	bbb_step_kernel(a->n, a->mu, a->rho, a->sigma, a->g_mu, a->g_sigma, a->m_mu, a->v_mu,
+	                a->m_rho, a->v_rho, lr, step, p);
+}
+
+BNN_SIMD_CLONES static void bbb_step_sample_kernel(long n, float *restrict mu,
+                                                   float *restrict rho,
+                                                   const float *restrict g,
+                                                   float *restrict eps,
+                                                   float *restrict m_mu,
+                                                   float *restrict v_mu,
+                                                   float *restrict m_rho,
+                                                   float *restrict v_rho,
+                                                   float *restrict theta,
+                                                   const float *restrict noise,
+                                                   float lr, long step,
+                                                   const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
 
 	bbb_coef_init(&c, p, lr, step);
 	bbb_loop(n, mu, rho, NULL, g, NULL, m_mu, v_mu, m_rho, v_rho, eps,
 	         theta, noise, &c, 1);
+}
+
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step,
+                         const bnn_bbb_params *p)
+{
+	bbb_step_sample_kernel(a->n, a->mu, a->rho, a->g_mu, a->eps, a->m_mu, a->v_mu, a->m_rho,
+	                       a->v_rho, a->theta, a->noise, lr, step, p);
 }
 
 /* σ = softplus(ρ) block by block: the update's arithmetic, in four

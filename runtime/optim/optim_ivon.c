@@ -191,12 +191,12 @@ ivon_loop(long n, float *restrict mu, const float *restrict ghat,
 		         with_sigma, sampling);
 }
 
-BNN_SIMD_CLONES void bnn_ivon_step(long n, float *restrict mu,
-                                   const float *restrict ghat,
-                                   const float *restrict hhat,
-                                   float *restrict g, float *restrict h,
-                                   float *restrict sigma, float lr,
-                                   long step, const bnn_ivon_params *p)
+BNN_SIMD_CLONES static void ivon_step_kernel(long n, float *restrict mu,
+                                             const float *restrict ghat,
+                                             const float *restrict hhat,
+                                             float *restrict g, float *restrict h,
+                                             float *restrict sigma, float lr,
+                                             long step, const bnn_ivon_params *p)
 {
 	struct ivon_coef c;
 
@@ -207,14 +207,21 @@ BNN_SIMD_CLONES void bnn_ivon_step(long n, float *restrict mu,
 		ivon_loop(n, mu, ghat, NULL, g, h, NULL, NULL, NULL, &c, 0, 0);
 }
 
-BNN_SIMD_CLONES void bnn_ivon_step_sample(long n, float *restrict mu,
-                                          const float *restrict ghat,
-                                          float *restrict g,
-                                          float *restrict h, int stochastic,
-                                          float *restrict theta,
-                                          const float *restrict noise,
-                                          float lr, long step,
-                                          const bnn_ivon_params *p)
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_ivon_step(const bnn_ivon_arrays *a, float lr, long step, const bnn_ivon_params *p)
+{
+	ivon_step_kernel(a->n, a->mu, a->ghat, a->hhat, a->g, a->h, a->sigma, lr, step, p);
+}
+
+BNN_SIMD_CLONES static void ivon_step_sample_kernel(long n, float *restrict mu,
+                                                    const float *restrict ghat,
+                                                    float *restrict g,
+                                                    float *restrict h, int stochastic,
+                                                    float *restrict theta,
+                                                    const float *restrict noise,
+                                                    float lr, long step,
+                                                    const bnn_ivon_params *p)
 {
 	struct ivon_coef c;
 
@@ -223,6 +230,15 @@ BNN_SIMD_CLONES void bnn_ivon_step_sample(long n, float *restrict mu,
 		ivon_loop(n, mu, ghat, NULL, g, h, NULL, theta, noise, &c, 1, 1);
 	else
 		ivon_loop(n, mu, ghat, NULL, g, h, NULL, theta, noise, &c, 0, 1);
+}
+
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_ivon_step_sample(const bnn_ivon_arrays *a, float lr, long step,
+                          const bnn_ivon_params *p)
+{
+	ivon_step_sample_kernel(a->n, a->mu, a->ghat, a->g, a->h, a->stochastic, a->theta,
+	                        a->noise, lr, step, p);
 }
 
 BNN_SIMD_CLONES void bnn_ivon_sigma(long n, const float *restrict h,

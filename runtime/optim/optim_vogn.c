@@ -120,12 +120,12 @@ vogn_loop(long n, float *restrict mu, const float *restrict ghat,
 		         with_sigma, sampling);
 }
 
-BNN_SIMD_CLONES void bnn_vogn_step(long n, float *restrict mu,
-                                   const float *restrict ghat,
-                                   const float *restrict hhat,
-                                   float *restrict m, float *restrict s,
-                                   float *restrict sigma, float lr,
-                                   const bnn_vogn_params *p)
+BNN_SIMD_CLONES static void vogn_step_kernel(long n, float *restrict mu,
+                                             const float *restrict ghat,
+                                             const float *restrict hhat,
+                                             float *restrict m, float *restrict s,
+                                             float *restrict sigma, float lr,
+                                             const bnn_vogn_params *p)
 {
 	struct vogn_coef c;
 
@@ -136,15 +136,22 @@ BNN_SIMD_CLONES void bnn_vogn_step(long n, float *restrict mu,
 		vogn_loop(n, mu, ghat, hhat, m, s, NULL, NULL, NULL, &c, 0, 0);
 }
 
-BNN_SIMD_CLONES void bnn_vogn_step_sample(long n, float *restrict mu,
-                                          const float *restrict ghat,
-                                          const float *restrict hhat,
-                                          float *restrict m,
-                                          float *restrict s, int stochastic,
-                                          float *restrict theta,
-                                          const float *restrict noise,
-                                          float lr,
-                                          const bnn_vogn_params *p)
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_vogn_step(const bnn_vogn_arrays *a, float lr, const bnn_vogn_params *p)
+{
+	vogn_step_kernel(a->n, a->mu, a->ghat, a->hhat, a->m, a->s, a->sigma, lr, p);
+}
+
+BNN_SIMD_CLONES static void vogn_step_sample_kernel(long n, float *restrict mu,
+                                                    const float *restrict ghat,
+                                                    const float *restrict hhat,
+                                                    float *restrict m,
+                                                    float *restrict s, int stochastic,
+                                                    float *restrict theta,
+                                                    const float *restrict noise,
+                                                    float lr,
+                                                    const bnn_vogn_params *p)
 {
 	struct vogn_coef c;
 
@@ -153,6 +160,14 @@ BNN_SIMD_CLONES void bnn_vogn_step_sample(long n, float *restrict mu,
 		vogn_loop(n, mu, ghat, hhat, m, s, NULL, theta, noise, &c, 1, 1);
 	else
 		vogn_loop(n, mu, ghat, hhat, m, s, NULL, theta, noise, &c, 0, 1);
+}
+
+/* The public entry: unpacks the arrays for the kernel above, which keeps
+ * scalar, restrict-qualified arguments so that its loop vectorises. */
+void bnn_vogn_step_sample(const bnn_vogn_arrays *a, float lr, const bnn_vogn_params *p)
+{
+	vogn_step_sample_kernel(a->n, a->mu, a->ghat, a->hhat, a->m, a->s, a->stochastic,
+	                        a->theta, a->noise, lr, p);
 }
 
 BNN_SIMD_CLONES void bnn_vogn_sigma(long n, const float *restrict s,

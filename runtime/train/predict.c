@@ -106,14 +106,15 @@ done:
 	return rc;
 }
 
-int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds,
-                      const long *idx, long n, long batch, float *out,
-                      double *nll, bnn_err *err)
+int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_example_range *r,
+                      float *out, double *nll, bnn_err *err)
 {
 	if (!st || !st->model)
 		return bnn_fail(err, BNN_EINVAL, "no state given");
-	return model_outputs(st->model, st->params, st->stats, NULL, ds, idx, n, batch, out, nll,
-	                     err);
+	if (!r)
+		return bnn_fail(err, BNN_EINVAL, "bnn_model_outputs: no examples given");
+	return model_outputs(st->model, st->params, st->stats, NULL, ds, r->idx, r->n, r->batch, out,
+	                     nll, err);
 }
 
 /* ½·log(2π) (M_PI is not ISO C). */
@@ -232,8 +233,10 @@ static int predict_check_sigma(const bnn_state *st, bnn_err *err)
 }
 
 int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
-                float *probs, float *var, double *nll, bnn_err *err)
+                const bnn_prediction *out, bnn_err *err)
 {
+	float *probs = out ? out->probs : NULL, *var = out ? out->var : NULL;
+	double *nll = out ? out->nll : NULL;
 	const bnn_model *m = st && st->model ? st->model : NULL;
 	long n = ds ? ds->n : 0, k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1;
 	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;

@@ -29,9 +29,7 @@
 
 #include "bnn.h"
 #include "base/floats.h"
-
-static const char *const optimizer_names[BNN_OPT_COUNT] = { "sgd", "adam", "adamw", "vogn",
-                                                             "ivon", "badam", "bbb" };
+#include "train_internal.h"
 
 /* The checkpoint section of each optimizer slot. */
 static const char *const slot_names[BNN_OPT_SLOTS] = { "opt.a", "opt.b", "opt.c", "opt.d",
@@ -39,16 +37,16 @@ static const char *const slot_names[BNN_OPT_SLOTS] = { "opt.a", "opt.b", "opt.c"
 
 const char *bnn_optimizer_name(int optimizer)
 {
-	if (optimizer < 0 || optimizer >= BNN_OPT_COUNT)
-		return "none";
-	return optimizer_names[optimizer];
+	const struct train_optimizer *opt = train_optimizer_of(optimizer);
+
+	return opt ? opt->name : "none";
 }
 
 int bnn_optimizer_from_name(const char *name)
 {
 	int i;
 	for (i = 0; name && i < BNN_OPT_COUNT; i++)
-		if (strcmp(name, optimizer_names[i]) == 0)
+		if (strcmp(name, train_optimizers[i].name) == 0)
 			return i;
 	return -1;
 }
@@ -240,7 +238,7 @@ static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 			return state_bad_value(path, "sigma", i, s->sigma[i], "a value >= 0", err);
 	for (t = 0; t < m->ntensors; t++) {
 		const bnn_tensor *bt = &m->tensors[t];
-		if (bt->layer >= 0 && m->layers[bt->layer].family == BNN_FAMILY_MEANFIELD)
+		if (bt->layer >= 0 && (m->layers[bt->layer].caps & BNN_CAP_SIGMA))
 			continue;
 		for (i = bt->offset; i < bt->offset + bt->size; i++)
 			if (s->sigma[i] != 0)
@@ -390,10 +388,7 @@ int bnn_state_is_stochastic(const bnn_state *st)
 	if (st->sigma)
 		return 1;
 	for (i = 0; i < st->model->nlayers; i++)
-		if (st->model->layers[i].family == BNN_FAMILY_DROPOUT ||
-		    st->model->layers[i].family == BNN_FAMILY_EMP ||
-		    st->model->layers[i].family == BNN_FAMILY_ECMP ||
-		    st->model->layers[i].family == BNN_FAMILY_WHVI)
+		if (st->model->layers[i].caps & BNN_CAP_PASS_NOISE)
 			return 1;
 	return 0;
 }

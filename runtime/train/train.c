@@ -390,10 +390,12 @@ static int train_save_after_divergence(struct trainer *t, int have_best, const c
 	                diverged.message, save_err.message);
 }
 
-int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
-              const bnn_train_options *o, const char *checkpoint, bnn_epoch_fn on_epoch,
-              void *ctx, bnn_err *err)
+int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o, bnn_err *err)
 {
+	const bnn_dataset *train = io ? io->train : NULL, *valid = io ? io->valid : NULL;
+	const char *checkpoint = io ? io->checkpoint : NULL;
+	bnn_epoch_fn on_epoch = io ? io->on_epoch : NULL;
+	void *ctx = io ? io->ctx : NULL;
 	struct trainer t;
 	double best_nll = INFINITY, last_save = train_now();
 	long since_best = 0, e;
@@ -459,7 +461,8 @@ int bnn_train(bnn_state *st, const bnn_dataset *train, const bnn_dataset *valid,
 		r.improved = 1;
 		if (t.nvalid > 0) {
 			double nll;
-			rc = bnn_model_outputs(st, t.valid_ds, t.valid_idx, t.nvalid, 256, t.out, &nll, err);
+			bnn_example_range held_out = { t.valid_idx, t.nvalid, 256 };
+			rc = bnn_model_outputs(st, t.valid_ds, &held_out, t.out, &nll, err);
 			if (rc)
 				goto done;
 			r.valid_nll = nll / (double)t.nvalid;

@@ -1,10 +1,12 @@
 /*
- * train_internal.h: what the trainer's two files share (not installed).
+ * train_internal.h: what the trainer's files share (not installed).
  * train.c runs epochs (shuffling, minibatches, validation, early stopping,
  * checkpoints, rollback); train_step.c turns one minibatch into one
- * optimizer step for every optimizer: the gradient estimate (with
- * Monte-Carlo samples of the posterior for vogn, ivon and bbb) and the
- * update, tensor by tensor with each tensor's prior precision.
+ * optimizer step through the optimizer's row of train_optimizers[]
+ * (optimizers.c): the gradient estimate (with Monte-Carlo samples of the
+ * posterior for vogn, ivon and bbb, step_natural.c and step_bbb.c) and the
+ * update, tensor by tensor with each tensor's prior precision
+ * (step_point.c for sgd, adam, adamw and badam).
  */
 #ifndef BNN_TRAIN_INTERNAL_H
 #define BNN_TRAIN_INTERNAL_H
@@ -24,7 +26,9 @@ struct train_snapshot {
 /* One parameter tensor as the optimizers see it. */
 struct train_tensor {
 	long offset, size;
-	int stochastic;   /* has a posterior (a meanfield layer's tensor) */
+	unsigned caps;    /* its layer's BNN_CAP_* (0: the likelihood's σ) */
+	int stochastic;   /* has a posterior (BNN_CAP_SIGMA: a meanfield
+	                     layer's tensor) */
 	int decays;       /* takes weight decay or the prior's L2 term (not a
 	                     point batchnorm's γ and β) */
 	int patched;      /* the k components of an emp or ecmp layer */
@@ -32,10 +36,12 @@ struct train_tensor {
 	                     coefficient of eq. (7) of Chang et al. over N */
 	int weight_sample;/* bbb with lrt: a meanfield tensor the pass does
 	                     not sample by the local reparameterisation
-	                     (conv2d, batchnorm), sampled by the trainer */
+	                     (no BNN_CAP_SIGMA_LRT: conv2d, batchnorm),
+	                     sampled by the trainer */
 	double delta;     /* the optimizer's δ for it (prior precision, or
 	                     IVON's weight decay) */
-	int whvi;         /* a whvi layer's tensor: no decay, KL/N added */
+	int whvi;         /* a whvi layer's tensor (BNN_CAP_WHVI): no decay,
+	                     KL/N added */
 };
 
 /* Everything one call of bnn_train works with. */
@@ -78,6 +84,67 @@ struct trainer {
 	bnn_schedule schedule;
 };
 
+/* One piece of one tensor for an optimizer's update hook. */
+struct train_piece {
+	const struct train_tensor *tt; /* the tensor */
+	long a, len;        /* its parameters [a, a + len) */
+	const float *noise; /* the next sample's ε for them (len variates), or
+	                       NULL: update only */
+	float lr;           /* the learning rate of the step */
+	double tau;         /* vogn's τ at this step (0 for the others) */
+};
+
+/*
+ * One optimizer as the trainer drives it: a row of train_optimizers[]
+ * (optimizers.c), indexed by enum bnn_optimizer.  The names, the default
+ * learning rate, the state slots, which layers it trains and the options
+ * it reads are data; the hooks do the rest.  The hooks are called per
+ * step, per tensor or per block of BNN_SAMPLE_BLOCK parameters, never
+ * per element: the element loops are the fused kernels of optim/.
+ */
+struct train_optimizer {
+	const char *name;        /* "adam": --set optimizer=, checkpoints' meta */
+	double default_lr;       /* the learning rate when none is given */
+	int slots;               /* bnn_state.opt arrays it keeps (the first) */
+	const char *slot_names[BNN_OPT_SLOTS]; /* what they hold, in order */
+	int variational;         /* learns σ: keeps bnn_state.sigma */
+	unsigned trains;         /* the BNN_CAP_* bits of the layers it can
+	                            train (a layer with another bit is refused) */
+	unsigned learns;         /* variational: the model needs a layer with
+	                            one of these bits (the posterior it learns) */
+	int delta_over_ess;      /* δ is the prior precision over the effective
+	                            sample size (IVON's weight decay) */
+	int decoupled;           /* selecting it sets adam.decoupled (adamw) */
+	const char *options;     /* the optimizer-specific options it reads,
+	                            by --set name ("momentum nesterov ...") */
+	/* Allocates its buffers beyond t->grad (NULL: none). */
+	int (*setup)(struct trainer *t, bnn_err *err);
+	/* A fresh state's start for tensor tt, after the slots are zeroed
+	 * (NULL: zeros). */
+	void (*start)(struct trainer *t, const struct train_tensor *tt);
+	/* One step on the b examples in t->xb, t->yb: the summed NLL. */
+	double (*step)(struct trainer *t, long b, float lr, double epochs);
+	/* The update rule on a piece of a tensor (with the next sample when
+	 * p->noise is given). */
+	void (*update)(struct trainer *t, const struct train_piece *p);
+	/* σ of a stochastic tensor from the state, where the update does not
+	 * store it (NULL: the update stores it). */
+	void (*sigma)(struct trainer *t, const struct train_tensor *tt, double tau);
+	/* At the end of every epoch, after sigma (NULL: nothing). */
+	void (*finish_epoch)(struct trainer *t);
+	/* Appends its options to the options text (bnn_train_options_text). */
+	int (*options_text)(const bnn_train_options *o, char *buf, int n);
+};
+
+/* The optimizers, indexed by enum bnn_optimizer (optimizers.c). */
+extern const struct train_optimizer train_optimizers[BNN_OPT_COUNT];
+
+/* The row of an optimizer, or NULL when it is out of range. */
+const struct train_optimizer *train_optimizer_of(int optimizer);
+
+/* The optimizers' names as a list: "sgd, adam, ... or bbb". */
+void train_optimizer_list(char *buf, size_t size);
+
 /* Checks that the optimizer can train the model's posterior families. */
 int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err);
 
@@ -88,13 +155,72 @@ int train_step_setup(struct trainer *t, bnn_err *err);
 /* Frees what train_step_setup allocated. */
 void train_step_free(struct trainer *t);
 
-/* How many optimizer slots (bnn_state.opt) the optimizer uses. */
-int train_optimizer_slots(int optimizer);
-
 /* One optimizer step on the b examples in t->xb, t->yb at learning rate
  * lr and training progress `epochs` (fractional).  Returns the summed NLL
  * of the batch (averaged over the step's MC samples). */
 double train_step(struct trainer *t, long b, double lr, double epochs);
+
+/* ---- shared by the optimizers' step files ---- */
+
+/* One pass of the generated code over the minibatch. */
+double train_pass(struct trainer *t, long b, const float *w, const float *sigma, float *grad,
+                  float *sqgrad, float *grad_sigma);
+
+/* acc += x / k (first: acc = x / k). */
+void train_mc_average(long n, float *acc, const float *x, int k, int first);
+
+/* WHVI: adds the gradient of KL/N to the pass's gradient (whvi_kl.c). */
+void train_whvi_kl_grad(struct trainer *t);
+
+/* IVON's λ and BADAM's N of the posterior: the ess option, else N. */
+double train_effective_n(const struct trainer *t);
+
+/* Every tensor's update, without sampling. */
+void train_update_tensors(struct trainer *t, float lr, double tau);
+
+/* Every tensor's update fused with the next step's sample (one
+ * bnn_posterior_sample's noise, drawn block by block). */
+void train_update_and_sample(struct trainer *t, float lr, double tau);
+
+/* The first sample of a run whose updates draw the next ones, from σ
+ * derived afresh. */
+void train_sample_first(struct trainer *t, double tau);
+
+/* sgd, adam, adamw, badam: one pass at the parameters, then the update
+ * of every tensor (step_point.c). */
+double train_step_point(struct trainer *t, long b, float lr, double epochs);
+
+/* The hooks of train_optimizers[], by file. */
+/* step_point.c: sgd, adam, adamw, badam */
+void train_sgd_update(struct trainer *t, const struct train_piece *p);
+int train_sgd_text(const bnn_train_options *o, char *buf, int n);
+void train_adam_update(struct trainer *t, const struct train_piece *p);
+int train_adam_text(const bnn_train_options *o, char *buf, int n);
+void train_badam_update(struct trainer *t, const struct train_piece *p);
+void train_badam_finish_epoch(struct trainer *t);
+int train_badam_text(const bnn_train_options *o, char *buf, int n);
+/* step_natural.c: vogn, ivon */
+int train_natural_setup(struct trainer *t, bnn_err *err);
+double train_natural_step(struct trainer *t, long b, float lr, double epochs);
+void train_vogn_update(struct trainer *t, const struct train_piece *p);
+void train_vogn_sigma(struct trainer *t, const struct train_tensor *tt, double tau);
+int train_vogn_text(const bnn_train_options *o, char *buf, int n);
+void train_ivon_start(struct trainer *t, const struct train_tensor *tt);
+void train_ivon_update(struct trainer *t, const struct train_piece *p);
+void train_ivon_sigma(struct trainer *t, const struct train_tensor *tt, double tau);
+int train_ivon_text(const bnn_train_options *o, char *buf, int n);
+/* step_bbb.c */
+int train_bbb_setup(struct trainer *t, bnn_err *err);
+void train_bbb_start(struct trainer *t, const struct train_tensor *tt);
+double train_bbb_step(struct trainer *t, long b, float lr, double epochs);
+void train_bbb_update(struct trainer *t, const struct train_piece *p);
+void train_bbb_sigma(struct trainer *t, const struct train_tensor *tt, double tau);
+int train_bbb_text(const bnn_train_options *o, char *buf, int n);
+
+/* Appends formatted text to the options text (OPT_TEXT_MAX bytes,
+ * truncating; train_options.c). */
+int train_text_append(char *buf, int n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Brings st->sigma up to date where it is derived only at times (badam:
  * from Adam's v; vogn and ivon with mc = 1: from s or h); called after

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "train_internal.h"
 
 bnn_train_options bnn_train_defaults(void)
 {
@@ -50,14 +51,9 @@ bnn_train_options bnn_train_defaults(void)
 
 double bnn_default_lr(int optimizer)
 {
-	switch (optimizer) {
-	case BNN_OPT_SGD:
-		return 0.01;
-	case BNN_OPT_IVON:
-		return 0.1;
-	default:
-		return 1e-3;
-	}
+	const struct train_optimizer *opt = train_optimizer_of(optimizer);
+
+	return opt ? opt->default_lr : 1e-3;
 }
 
 enum opt_kind { OPT_DOUBLE, OPT_FLOAT, OPT_LONG, OPT_U64, OPT_INT, OPT_BOOL,
@@ -72,52 +68,52 @@ struct opt_def {
 	enum opt_kind kind;
 	size_t offset;      /* of the field in bnn_train_options */
 	double min, max;    /* accepted range (inclusive) */
-	unsigned users;     /* the optimizers that read it (U_ALL: every one) */
+	int shared;         /* read by every optimizer; else by those whose row
+	                       in train_optimizers[] lists it */
 	enum opt_need need;
 	const char *help;
 };
 
-/* Optimizer masks for opt_def.users. */
-#define U(name) (1u << BNN_OPT_##name)
-#define U_ALL ((1u << BNN_OPT_COUNT) - 1)
-#define U_ADAM_BASED (U(ADAM) | U(ADAMW) | U(BADAM) | U(BBB))
+/* opt_def.shared */
+#define SHARED 1
+#define OWN 0
 
 #define OFF(field) offsetof(bnn_train_options, field)
 static const struct opt_def opt_defs[] = {
-	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, U_ALL, NEED_NOTHING, "sgd, adam, adamw, vogn, ivon, badam or bbb" },
-	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, U_ALL, NEED_NOTHING, "base learning rate (0: the optimizer's default)" },
-	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, U_ALL, NEED_NOTHING, "constant, step or cosine" },
-	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, U_ALL, NEED_STEP, "step: factor at each milestone" },
-	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, U_ALL, NEED_STEP, "step: epochs, e.g. 30,60" },
-	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, U_ALL, NEED_NOTHING, "epochs of linear warm-up" },
-	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, U_ALL, NEED_COSINE, "cosine: final learning rate" },
-	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, U(SGD), NEED_NOTHING, "sgd: momentum" },
-	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, U(SGD), NEED_NOTHING, "sgd: Nesterov momentum (0 or 1)" },
-	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, U(SGD) | U(ADAM) | U(ADAMW), NEED_NOTHING, "L2 (sgd, adam) or decoupled (adamw) decay" },
-	{ "beta1", OPT_BETA1, 0, 0, 0.999999, U_ADAM_BASED | U(VOGN) | U(IVON), NEED_NOTHING, "adam, vogn, ivon: momentum / first-moment decay" },
-	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, U_ADAM_BASED | U(VOGN) | U(IVON), NEED_NOTHING, "adam, vogn, ivon: second-moment / Hessian decay" },
-	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, U_ADAM_BASED, NEED_NOTHING, "adam: denominator constant (> 0)" },
-	{ "mc", OPT_INT, OFF(mc), 1, 100000, U(VOGN) | U(IVON) | U(BBB), NEED_NOTHING, "vogn, ivon, bbb: Monte-Carlo samples per step" },
-	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, U_ALL, NEED_NOTHING, "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
-	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, U(VOGN), NEED_NOTHING, "vogn: tempering at the end of its schedule" },
-	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, U(VOGN), NEED_NOTHING, "vogn: tempering at the start" },
-	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, U(VOGN), NEED_NOTHING, "vogn: epochs from tau_start to tau" },
-	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, U(VOGN), NEED_NOTHING, "vogn: data-augmentation factor (N <- rho N)" },
-	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, U(IVON), NEED_NOTHING, "ivon: Hessian initialisation" },
-	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, U(IVON) | U(BADAM), NEED_NOTHING, "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
-	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, U(IVON), NEED_NOTHING, "ivon: element-wise step clipping (0: off)" },
-	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, U(IVON), NEED_NOTHING, "ivon: scale lr by h0 + delta (0 or 1)" },
-	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, U(BBB), NEED_NOTHING, "bbb: initial posterior standard deviation" },
-	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, U(BBB), NEED_NOTHING, "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
-	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, U_ALL, NEED_NOTHING, "gradient-norm clipping (0: off)" },
-	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, U_ALL, NEED_NOTHING, "passes over the training data" },
-	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, U_ALL, NEED_NOTHING, "examples per step" },
-	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, U_ALL, NEED_NOTHING, "random seed" },
-	{ "threads", OPT_INT, OFF(threads), 1, 1024, U_ALL, NEED_NOTHING, "BLAS threads" },
-	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, U_ALL, NEED_NO_VALID_SET, "held-out share of the training data" },
-	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, U_ALL, NEED_VALIDATION, "early stopping: epochs without improvement (0: off)" },
-	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, U_ALL, NEED_NOTHING, "augmentation: random crop with this zero padding (0: off)" },
-	{ "flip", OPT_BOOL, OFF(flip), 0, 1, U_ALL, NEED_NOTHING, "augmentation: random horizontal flip (0 or 1)" },
+	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, SHARED, NEED_NOTHING, NULL /* the names of train_optimizers[] */ },
+	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, SHARED, NEED_NOTHING, "base learning rate (0: the optimizer's default)" },
+	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, SHARED, NEED_NOTHING, "constant, step or cosine" },
+	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, SHARED, NEED_STEP, "step: factor at each milestone" },
+	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, SHARED, NEED_STEP, "step: epochs, e.g. 30,60" },
+	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, SHARED, NEED_NOTHING, "epochs of linear warm-up" },
+	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, SHARED, NEED_COSINE, "cosine: final learning rate" },
+	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, OWN, NEED_NOTHING, "sgd: momentum" },
+	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, OWN, NEED_NOTHING, "sgd: Nesterov momentum (0 or 1)" },
+	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, OWN, NEED_NOTHING, "L2 (sgd, adam) or decoupled (adamw) decay" },
+	{ "beta1", OPT_BETA1, 0, 0, 0.999999, OWN, NEED_NOTHING, "adam, vogn, ivon: momentum / first-moment decay" },
+	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, OWN, NEED_NOTHING, "adam, vogn, ivon: second-moment / Hessian decay" },
+	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, OWN, NEED_NOTHING, "adam: denominator constant (> 0)" },
+	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING, "vogn, ivon, bbb: Monte-Carlo samples per step" },
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, SHARED, NEED_NOTHING, "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
+	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, OWN, NEED_NOTHING, "vogn: tempering at the end of its schedule" },
+	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, OWN, NEED_NOTHING, "vogn: tempering at the start" },
+	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, OWN, NEED_NOTHING, "vogn: epochs from tau_start to tau" },
+	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, OWN, NEED_NOTHING, "vogn: data-augmentation factor (N <- rho N)" },
+	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, OWN, NEED_NOTHING, "ivon: Hessian initialisation" },
+	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, OWN, NEED_NOTHING, "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
+	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, OWN, NEED_NOTHING, "ivon: element-wise step clipping (0: off)" },
+	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, OWN, NEED_NOTHING, "ivon: scale lr by h0 + delta (0 or 1)" },
+	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, OWN, NEED_NOTHING, "bbb: initial posterior standard deviation" },
+	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, OWN, NEED_NOTHING, "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
+	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, SHARED, NEED_NOTHING, "gradient-norm clipping (0: off)" },
+	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, SHARED, NEED_NOTHING, "passes over the training data" },
+	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, SHARED, NEED_NOTHING, "examples per step" },
+	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, SHARED, NEED_NOTHING, "random seed" },
+	{ "threads", OPT_INT, OFF(threads), 1, 1024, SHARED, NEED_NOTHING, "BLAS threads" },
+	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, SHARED, NEED_NO_VALID_SET, "held-out share of the training data" },
+	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, SHARED, NEED_VALIDATION, "early stopping: epochs without improvement (0: off)" },
+	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, SHARED, NEED_NOTHING, "augmentation: random crop with this zero padding (0: off)" },
+	{ "flip", OPT_BOOL, OFF(flip), 0, 1, SHARED, NEED_NOTHING, "augmentation: random horizontal flip (0 or 1)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
@@ -250,12 +246,13 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 	switch (d->kind) {
 	case OPT_OPTIMIZER:
 		i = bnn_optimizer_from_name(value);
-		if (i < 0)
-			return bnn_fail(err, BNN_EINVAL,
-			                "unknown optimizer '%s' (choose sgd, adam, adamw, vogn, ivon, "
-			                "badam or bbb)", value);
+		if (i < 0) {
+			char list[128];
+			train_optimizer_list(list, sizeof list);
+			return bnn_fail(err, BNN_EINVAL, "unknown optimizer '%s' (choose %s)", value, list);
+		}
 		o->optimizer = i;
-		o->adam.decoupled = i == BNN_OPT_ADAMW;
+		o->adam.decoupled = train_optimizers[i].decoupled;
 		return BNN_OK;
 	case OPT_SCHEDULE:
 		if (strcmp(value, "constant") == 0)
@@ -403,16 +400,31 @@ static int opt_check_range(const bnn_train_options *o, const struct opt_def *d, 
 	return BNN_OK;
 }
 
-/* The optimizers of a mask as text: "vogn, ivon and bbb". */
-static void opt_users_text(unsigned users, char *buf, size_t size)
+/* Whether optimizer i reads option d: every optimizer reads a shared
+ * option, and its row's options list the others. */
+static int opt_read_by(const struct opt_def *d, int i)
+{
+	const char *p = train_optimizers[i].options;
+	size_t k = strlen(d->name);
+
+	if (d->shared)
+		return 1;
+	for (; p && (p = strstr(p, d->name)) != NULL; p += k)
+		if ((p == train_optimizers[i].options || p[-1] == ' ') && (p[k] == ' ' || !p[k]))
+			return 1;
+	return 0;
+}
+
+/* The optimizers that read option d as text: "vogn, ivon and bbb". */
+static void opt_users_text(const struct opt_def *d, char *buf, size_t size)
 {
 	int i, n = 0, count = 0;
 
 	for (i = 0; i < BNN_OPT_COUNT; i++)
-		count += (users >> i) & 1;
+		count += opt_read_by(d, i);
 	buf[0] = '\0';
 	for (i = 0; i < BNN_OPT_COUNT; i++)
-		if ((users >> i) & 1) {
+		if (opt_read_by(d, i)) {
 			n++;
 			snprintf(buf + strlen(buf), size - strlen(buf), "%s%s",
 			         n == 1 ? "" : n == count ? " and " : ", ", bnn_optimizer_name(i));
@@ -426,13 +438,13 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 	const char *opt = bnn_optimizer_name(o->optimizer);
 	char users[96];
 
-	if (!((d->users >> o->optimizer) & 1)) {
+	if (!opt_read_by(d, o->optimizer)) {
 		if (d->kind == OPT_WEIGHT_DECAY)
 			return bnn_fail(err, BNN_EINVAL,
 			                "optimizer '%s' takes its regularisation from the prior: set "
 			                "'delta' (or the model's prior precision) instead of "
 			                "'weight_decay'", opt);
-		opt_users_text(d->users, users, sizeof users);
+		opt_users_text(d, users, sizeof users);
 		return bnn_fail(err, BNN_EINVAL,
 		                "option '%s' is not used by optimizer '%s', only by %s: leave it "
 		                "out or choose one of those", d->name, opt, users);
@@ -477,16 +489,19 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 
 void bnn_train_options_help(FILE *out)
 {
+	char list[128];
 	int i;
+
+	train_optimizer_list(list, sizeof list);
 	for (i = 0; i < NOPTS; i++)
-		fprintf(out, "    %-15s %s\n", opt_defs[i].name, opt_defs[i].help);
+		fprintf(out, "    %-15s %s\n", opt_defs[i].name,
+		        opt_defs[i].kind == OPT_OPTIMIZER ? list : opt_defs[i].help);
 }
 
-/* Appends formatted text to a buffer of OPT_TEXT_MAX bytes (truncating). */
+/* The options text's buffer: OPT_TEXT_MAX bytes. */
 #define OPT_TEXT_MAX 2048
-static int opt_append(char *buf, int n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int opt_append(char *buf, int n, const char *fmt, ...)
+
+int train_text_append(char *buf, int n, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
@@ -499,37 +514,6 @@ static int opt_append(char *buf, int n, const char *fmt, ...)
 	return k < 0 ? n : n + k;
 }
 
-/* The options that only one optimizer reads, as text. */
-static int opt_text_optimizer(const bnn_train_options *o, char *buf, int n)
-{
-	switch (o->optimizer) {
-	case BNN_OPT_SGD:
-		return opt_append(buf, n, " momentum=%.9g nesterov=%d weight_decay=%.9g",
-		                  (double)o->sgd.momentum, o->sgd.nesterov, (double)o->sgd.weight_decay);
-	case BNN_OPT_VOGN:
-		return opt_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g tau=%.9g "
-		                  "tau_start=%.9g tau_epochs=%.9g rho=%.9g",
-		                  (double)o->vogn.beta1, (double)o->vogn.beta2, o->mc, o->delta,
-		                  o->vogn.tau, o->vogn.tau_start, o->vogn.tau_epochs, o->vogn.rho);
-	case BNN_OPT_IVON:
-		return opt_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g h0=%.9g ess=%.9g "
-		                  "clip_radius=%.9g rescale_lr=%d",
-		                  (double)o->ivon.beta1, (double)o->ivon.beta2, o->mc, o->delta,
-		                  o->ivon.h0, o->ess, o->ivon.clip_radius, o->ivon.rescale_lr);
-	default: /* adam, adamw, badam, bbb */
-		n = opt_append(buf, n, " beta1=%.9g beta2=%.9g eps=%.9g weight_decay=%.9g",
-		               (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps,
-		               (double)o->adam.weight_decay);
-		if (o->optimizer == BNN_OPT_BADAM || o->optimizer == BNN_OPT_BBB)
-			n = opt_append(buf, n, " delta=%.9g", o->delta);
-		if (o->optimizer == BNN_OPT_BADAM)
-			n = opt_append(buf, n, " ess=%.9g", o->ess);
-		if (o->optimizer == BNN_OPT_BBB)
-			n = opt_append(buf, n, " mc=%d sigma0=%.9g lrt=%d", o->mc, o->sigma0, o->lrt);
-		return n;
-	}
-}
-
 char *bnn_train_options_text(const bnn_train_options *o)
 {
 	static const char *const schedules[] = { "constant", "step", "cosine" };
@@ -538,18 +522,20 @@ char *bnn_train_options_text(const bnn_train_options *o)
 
 	if (!buf)
 		return NULL;
-	n = opt_append(buf, 0,
-	               "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
-	               "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
-	               "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
-	               bnn_optimizer_name(o->optimizer),
-	               o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
-	               schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
-	               o->schedule.lr_min, o->clip, o->epochs, o->batch,
-	               (unsigned long long)o->seed, o->threads, o->valid_fraction, o->patience,
-	               o->crop_pad, o->flip);
-	n = opt_text_optimizer(o, buf, n);
+	n = train_text_append(buf, 0,
+	                      "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
+	                      "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
+	                      "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
+	                      bnn_optimizer_name(o->optimizer),
+	                      o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
+	                      schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
+	                      o->schedule.lr_min, o->clip, o->epochs, o->batch,
+	                      (unsigned long long)o->seed, o->threads, o->valid_fraction,
+	                      o->patience, o->crop_pad, o->flip);
+	if (train_optimizer_of(o->optimizer))
+		n = train_optimizers[o->optimizer].options_text(o, buf, n);
 	for (i = 0; i < o->schedule.nmilestones; i++)
-		n = opt_append(buf, n, "%s%.9g", i ? "," : " milestones=", o->schedule.milestones[i]);
+		n = train_text_append(buf, n, "%s%.9g", i ? "," : " milestones=",
+		                      o->schedule.milestones[i]);
 	return buf;
 }

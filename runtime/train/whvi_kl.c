@@ -169,7 +169,7 @@ long bnn_whvi_kl_scratch(const bnn_model *m)
 
 	for (i = 0; i < m->nlayers; i++) {
 		struct whvi_layer w;
-		if (m->layers[i].family != BNN_FAMILY_WHVI)
+		if (!(m->layers[i].caps & BNN_CAP_WHVI))
 			continue;
 		whvi_find(m, &m->layers[i], &w);
 		if (w.flows > 0 && (w.flows + 3) * w.d > most)
@@ -190,7 +190,7 @@ double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double
 		struct whvi_layer w;
 		double dl = isfinite(delta) ? delta : l->prior_precision;
 		long j, e;
-		if (l->family != BNN_FAMILY_WHVI)
+		if (!(l->caps & BNN_CAP_WHVI))
 			continue;
 		whvi_find(m, l, &w);
 		if (!w.mu || !w.rho)
@@ -232,7 +232,7 @@ int bnn_model_has_whvi(const bnn_model *m)
 	int i;
 
 	for (i = 0; i < m->nlayers; i++)
-		if (m->layers[i].family == BNN_FAMILY_WHVI)
+		if (m->layers[i].caps & BNN_CAP_WHVI)
 			return 1;
 	return 0;
 }
