@@ -927,10 +927,11 @@ static int plot_hist_csv(FILE *f, void *ctx)
 
 int bnn_plot_histograms(const char *path_svg, const char *path_csv,
                         const bnn_plot_values *series, int nseries,
-                        int nbins, const double *range, const char *xlabel,
-                        const char *title, bnn_err *err)
+                        const bnn_plot_histogram_options *options, bnn_err *err)
 {
 	static const char who[] = "bnn_plot_histograms";
+	const int nbins = options != NULL ? options->nbins : 0;
+	const double *range = options != NULL ? options->range : NULL;
 	struct plot_hist_ctx ctx;
 	struct plot_layer *layer = NULL;
 	struct plot_chart c;
@@ -950,6 +951,8 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 		return bnn_fail(err, BNN_EINVAL,
 		                "%s: nseries is %d, need at least 1 series", who,
 		                nseries);
+	if (options == NULL)
+		return bnn_fail(err, BNN_EINVAL, "%s: options is NULL", who);
 	if (nbins < 1)
 		return bnn_fail(err, BNN_EINVAL,
 		                "%s: nbins is %d, need at least 1 bin", who,
@@ -1041,8 +1044,8 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 	}
 
 	memset(&c, 0, sizeof c);
-	c.title = title;
-	c.xlabel = xlabel;
+	c.title = options->title;
+	c.xlabel = options->xlabel;
 	c.ylabel = "fraction of examples";
 	c.fixed_x = 1;
 	c.ax.lo = lo;
@@ -1104,10 +1107,10 @@ static int plot_curves_csv(FILE *f, void *ctx)
 }
 
 int bnn_plot_curves(const char *path_svg, const char *path_csv,
-                    const char *xlabel, const char *ylabel,
-                    const char *title, const bnn_plot_curve *series,
-                    int nseries, bnn_err *err)
+                    const bnn_plot_curve *series, int nseries,
+                    const bnn_plot_curves_options *options, bnn_err *err)
 {
+	static const bnn_plot_curves_options no_text = { NULL, NULL, NULL };
 	static const char who[] = "bnn_plot_curves";
 	struct plot_curves_ctx ctx;
 	struct plot_layer *layer;
@@ -1188,9 +1191,11 @@ int bnn_plot_curves(const char *path_svg, const char *path_csv,
 	}
 
 	memset(&c, 0, sizeof c);
-	c.title = title;
-	c.xlabel = xlabel;
-	c.ylabel = ylabel;
+	if (options == NULL)
+		options = &no_text;
+	c.title = options->title;
+	c.xlabel = options->xlabel;
+	c.ylabel = options->ylabel;
 	c.layer = layer;
 	c.nlayers = k;
 	ctx.series = series;
