@@ -173,9 +173,10 @@ printf '%s\n' "utf8_quote.bnn:3:16: error: 'units' must be from 1 to 16777216, n
 expect_check utf8_quote "invalid UTF-8 in a quoted line is shown as '?', valid UTF-8 as it is"
 
 # A 34-line file that would ask for 2^31 nodes stops at the limit at once
-# (without the limit it ran for minutes and took gigabytes): the error is at
-# the call that goes past the limit, and the notes go up the chain of calls
-# to the top level.
+# (without the limit, expanding it all would take far too long and far too
+# much memory: docs/benchmarks.md has the measurement): the error is at the
+# call that goes past the limit, and the notes go up the chain of calls to
+# the top level.
 start=$(date +%s)
 # shellcheck disable=SC2086
 $limit "$BNNC" --check doubling30.bnn >doubling30.out 2>doubling30.err
