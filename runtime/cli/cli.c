@@ -1,9 +1,10 @@
 /*
  * cli.c: the command-line driver of a generated model (bnn_cli_main), the
  * main() that `bnnc --main` emits.  It parses the subcommand and its
- * options and dispatches to cli_train.c and cli_eval.c.  One table lists
- * every option with the subcommands that take it and where its value goes
- * (cli_opts); the parser follows it.
+ * options and dispatches to cli_train.c and cli_eval.c.  Two tables drive
+ * it: the subcommands with their usage (cli_commands: --help and the
+ * messages list them from there), and every option with the subcommands
+ * that take it and where its value goes (cli_opts: the parser follows it).
  *
  *   MODEL train   --data FILE [--labels FILE] [--target NAME] [--standardize]
  *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
@@ -51,20 +52,54 @@ int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 	return BNN_CLI_USAGE;
 }
 
+/* Which subcommands take an option. */
+enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8, IN_POSTERIOR = 16 };
+
+/* The subcommands, in the order --help and the messages list them. */
+static const struct cli_command {
+	const char *name;     /* "train" */
+	int bit;              /* its IN_* bit */
+	const char *synopsis; /* its usage in --help, after the name */
+} cli_commands[] = {
+	{ "train", IN_TRAIN,
+	  "--data FILE [--labels FILE] [--target NAME] [--standardize]\n"
+	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
+	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
+	  "                 [--set NAME=VALUE ...] [--quiet] --save CKPT" },
+	{ "eval", IN_EVAL,
+	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
+	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
+	  "                 [--batch B] [--threads T]" },
+	{ "predict", IN_PREDICT,
+	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
+	  "                 [--mc S] [--seed S] [--batch B] [--threads T]" },
+	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
+	{ "info", IN_INFO, "[--load CKPT]" },
+};
+#define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
+
+/* "train, eval, predict, posterior or info" into buf. */
+static const char *cli_command_list(char *buf, size_t size)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < NCLI_COMMANDS && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+		                         i == 0 ? "" : i == NCLI_COMMANDS - 1 ? " or " : ", ",
+		                         cli_commands[i].name);
+	return buf;
+}
+
 static void cli_help(const bnn_model *m, const char *prog)
 {
-	printf("Usage: %s train   --data FILE [--labels FILE] [--target NAME] [--standardize]\n"
-	       "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
-	       "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
-	       "                 [--set NAME=VALUE ...] [--quiet] --save CKPT\n"
-	       "       %s eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
-	       "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
-	       "                 [--batch B] [--threads T]\n"
-	       "       %s predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
-	       "                 [--mc S] [--seed S] [--batch B] [--threads T]\n"
-	       "       %s posterior --load CKPT [--out FILE.csv]\n"
-	       "       %s info    [--load CKPT]\n"
-	       "Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
+	int i;
+
+	for (i = 0; i < NCLI_COMMANDS; i++)
+		printf("%s %s %-7s %s\n", i == 0 ? "Usage:" : "      ", prog, cli_commands[i].name,
+		       cli_commands[i].synopsis);
+	printf("Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
 	       "\n"
 	       "Data: a FILE ending in .csv has a header row; its target is the column\n"
 	       "--target names (default: the last).  Any other FILE is IDX (plain or\n"
@@ -79,7 +114,7 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        --standardize scales inputs to zero mean, unit variance (statistics\n"
 	       "        from the training data, stored in CKPT and reused by eval/predict).\n"
 	       "        Options for --set NAME=VALUE (docs/training.md):\n",
-	       prog, prog, prog, prog, prog, m->name, m->bnnc_version, m->source);
+	       m->name, m->bnnc_version, m->source);
 	bnn_train_options_help(stdout);
 	printf("eval    prints one JSON line of metrics: n, accuracy, nll, ece, mce,\n"
 	       "        brier, auroc, entropy (classification; --bins N for ECE/MCE,\n"
@@ -100,18 +135,6 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       BNN_DEFAULT_BINS);
 }
 
-/* Which subcommands take an option. */
-enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8, IN_POSTERIOR = 16 };
-
-/* The subcommands, by name. */
-static const struct cli_command {
-	const char *name; /* "train" */
-	int bit;          /* its IN_* bit */
-} cli_commands[] = {
-	{ "train", IN_TRAIN }, { "eval", IN_EVAL }, { "predict", IN_PREDICT },
-	{ "info", IN_INFO },   { "posterior", IN_POSTERIOR },
-};
-#define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
 /* How an option stores its value. */
 enum cli_kind {
@@ -358,6 +381,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 {
 	struct bnn_cli_args a;
 	bnn_err err;
+	char list[128];
 	int where, rc, i;
 
 	memset(&a, 0, sizeof a);
@@ -368,8 +392,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 	if (bnn_model_check(m, &err))
 		return bnn_cli_error(&a, "%s", err.message);
 	if (argc < 2)
-		return bnn_cli_usage_error(&a, "no command given: use train, eval, predict, posterior or "
-		                           "info");
+		return bnn_cli_usage_error(&a, "no command given: use %s",
+		                           cli_command_list(list, sizeof list));
 	a.command = argv[1];
 	if (strcmp(a.command, "--help") == 0 || strcmp(a.command, "-h") == 0 ||
 	    strcmp(a.command, "help") == 0) {
@@ -386,8 +410,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		if (strcmp(a.command, cli_commands[i].name) == 0)
 			where = cli_commands[i].bit;
 	if (!where)
-		return bnn_cli_usage_error(&a, "unknown command '%s': use train, eval, predict, posterior "
-		                           "or info", a.command);
+		return bnn_cli_usage_error(&a, "unknown command '%s': use %s", a.command,
+		                           cli_command_list(list, sizeof list));
 	a.model = m;
 	rc = cli_parse(&a, where, argc, argv);
 	if (rc)
