@@ -389,6 +389,23 @@ train --data train.csv --save x.ckpt --mc 0|./blobs: option 'mc': 0 is outside [
 frob|./blobs: unknown command 'frob': use train, eval, predict, posterior or info
 eval --load m.ckpt --data test.csv stray|./blobs: unexpected argument 'stray' (options start with --)
 ROWS
+# Every option that --help shows for a command is one the command takes
+# (the synopsis and the option table agree).
+./blobs --help >help.txt
+for cmd in train eval predict posterior info; do
+	opts=$(awk -v c="$cmd" '
+		$0 ~ "^(Usage:)? +\\./blobs " c " " { on = 1; print; next }
+		on && /^                 [[-]/ { print; next }
+		{ on = 0 }' help.txt | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
+	bad=
+	for opt in $opts; do
+		./blobs "$cmd" "$opt" </dev/null >/dev/null 2>opt.err
+		if grep -q "unknown option\|does not go with" opt.err; then
+			bad="$bad $opt"
+		fi
+	done
+	is "$bad" "" "$cmd takes every option its synopsis shows: $opts"
+done
 run ./blobs train --help
 is "$run_status" 0 "--help after a command succeeds too"
 run ./blobs train --data train.csv --valid test.csv --epochs 3 --batch 16 --lr 0.01 --save v.ckpt --quiet
