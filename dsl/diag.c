@@ -2,13 +2,15 @@
  *
  * Quoting the source line is the delicate part: the line may hold tabs, UTF-8
  * text, NUL or other control bytes, or be a megabyte long.  Tabs are echoed
- * into the underline so the caret lines up; a valid UTF-8 character takes one
- * column; any other non-printable byte is shown as '?'; a long line is shown
+ * into the underline so the caret lines up; a valid UTF-8 character
+ * (common/utf8.h) takes one column; any other non-printable byte is shown as '?'; a long line is shown
  * as a window of DIAG_WINDOW bytes around the caret, with "..." at a cut.
  */
 #include "diag.h"
 
 #include <string.h>
+
+#include "common/utf8.h"
 
 enum { DIAG_WINDOW = 160 };
 
@@ -34,26 +36,6 @@ bnn_loc diag_span(bnn_loc a, bnn_loc b)
     return r;
 }
 
-/* Length of the valid UTF-8 sequence at P (at most AVAIL bytes), or 0. */
-static size_t diag_utf8_len(const unsigned char *p, size_t avail)
-{
-    size_t n, i;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        n = 2;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        n = 3;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        n = 4;
-    else
-        return 0;
-    if (n > avail)
-        return 0;
-    for (i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* Prints bytes [FROM, TO) of LINE as the quoted source line, and the
  * underline for columns FIRST..LAST (0-based byte offsets, inclusive); MORE
  * says the line goes on after TO. */
@@ -68,7 +50,7 @@ static void diag_quote(FILE *out, const unsigned char *line, size_t from, size_t
         ns = nu = 3;
     }
     while (i < to) {
-        size_t n = line[i] >= 0x80 ? diag_utf8_len(line + i, to - i) : 1;
+        size_t n = bnn_text_utf8_len(line + i, to - i, NULL);
         char mark = i < first ? ' ' : i == first ? '^' : i <= last ? '~' : 0;
         if (n == 0)
             n = 1, shown[ns++] = '?';

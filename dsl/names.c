@@ -1,4 +1,5 @@
-/* names.c: validation of names that reach generated C, and suggestions. */
+/* names.c: validation of names that reach generated C, and suggestions
+ * (the shared search of common/edit_distance.h). */
 #include "names.h"
 
 #include <stdlib.h>
@@ -74,53 +75,14 @@ int names_check_model(struct diag *d, const char *name, bnn_loc loc)
     return 0;
 }
 
-/* Optimal string alignment distance: insertions, deletions, substitutions
- * and transpositions of neighbours ("denes" -> "dense") each cost 1. */
-int names_distance(const char *a, const char *b, int limit)
-{
-    enum { MAX = 64 };
-    int rows[3][MAX + 1], i, j;
-    int *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > (size_t)limit)
-        return limit + 1;
-    for (j = 0; j <= (int)lb; j++)
-        prev[j] = j;
-    for (i = 1; i <= (int)la; i++) {
-        int best = cur[0] = i, *t;
-        for (j = 1; j <= (int)lb; j++) {
-            int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (prev[j] + 1 < v)
-                v = prev[j] + 1;
-            if (cur[j - 1] + 1 < v)
-                v = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                prev2[j - 2] + 1 < v)
-                v = prev2[j - 2] + 1;
-            cur[j] = v;
-            if (v < best)
-                best = v;
-        }
-        if (best > limit)
-            return limit + 1;
-        t = prev2, prev2 = prev, prev = cur, cur = t;
-    }
-    return prev[lb];
-}
-
 void names_suggest_init(struct names_suggestion *s, const char *wanted)
 {
-    s->wanted = wanted;
+    bnn_text_suggest_init(&s->search, wanted, BNN_TEXT_EXACT_CASE);
     s->best = NULL;
-    /* Suggest only close names: a third of the length, at most 2 edits. */
-    s->distance = strlen(wanted) >= 6 ? 3 : strlen(wanted) >= 3 ? 2 : 1;
 }
 
 void names_suggest_offer(struct names_suggestion *s, const char *candidate)
 {
-    int d = names_distance(s->wanted, candidate, s->distance - 1);
-    if (d < s->distance) {
-        s->best = candidate;
-        s->distance = d;
-    }
+    bnn_text_suggest_offer(&s->search, candidate);
+    s->best = s->search.best;
 }

@@ -6,13 +6,15 @@
  * identifier reserved to the implementation (a leading underscore, or "__"
  * anywhere), or longer than NAMES_MAX_LEN characters.  The model name is
  * the prefix of every generated symbol and must not start with "bnn" (the
- * runtime's namespace).
+ * runtime's namespace).  Suggestions use the edit distance and the rule
+ * that libbnn's driver also uses (common/edit_distance.h), case-sensitive.
  */
 #ifndef BNN_NAMES_H
 #define BNN_NAMES_H
 
 #include <stddef.h>
 
+#include "common/edit_distance.h"
 #include "diag.h"
 
 enum { NAMES_MAX_LEN = 63 };
@@ -28,15 +30,10 @@ int names_is_keyword(const char *name);
 /* Nonzero if NAME is a keyword or reserved (leading '_', or '__'). */
 int names_is_reserved(const char *name);
 
-/* Edit distance between A and B, giving up (returning LIMIT + 1) once it
- * exceeds LIMIT. */
-int names_distance(const char *a, const char *b, int limit);
-
 /* A running "did you mean" search: offer candidates, read best. */
 struct names_suggestion {
-    const char *wanted; /* the misspelt name */
-    const char *best;   /* the closest candidate so far, or NULL */
-    int distance;       /* its distance */
+    struct bnn_text_suggestion search; /* the shared search, case-sensitive */
+    const char *best;                  /* the closest candidate so far, or NULL */
 };
 void names_suggest_init(struct names_suggestion *s, const char *wanted);
 void names_suggest_offer(struct names_suggestion *s, const char *candidate);

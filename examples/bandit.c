@@ -434,6 +434,7 @@ static int bd_report(const struct bd_config *cfg, const struct bd_result *res, b
 		double *y = malloc((size_t)(cfg->rounds * BD_AGENTS) * sizeof *y);
 		char *csv = malloc(strlen(cfg->out) + 16);
 		char title[96];
+		bnn_plot_curves_options text;
 		long t;
 		if (!x || !y || !csv) {
 			rc = bnn_fail(err, BNN_ENOMEM, "out of memory");
@@ -454,8 +455,10 @@ static int bd_report(const struct bd_config *cfg, const struct bd_result *res, b
 			sprintf(csv, "%s_regret.csv", cfg->out);
 			snprintf(title, sizeof title, "Wheel bandit (delta %g): mean of %d run%s",
 			         cfg->delta, cfg->runs, cfg->runs > 1 ? "s" : "");
-			rc = bnn_plot_curves(path, csv, "round", "cumulative regret", title, c,
-			                     BD_AGENTS, err);
+			text.title = title;
+			text.xlabel = "round";
+			text.ylabel = "cumulative regret";
+			rc = bnn_plot_curves(path, csv, c, BD_AGENTS, &text, err);
 		}
 		free(x);
 		free(y);

@@ -159,6 +159,7 @@ static int pl_curves(int argc, char **argv)
 {
 	const char *out, *title = NULL, *xlabel = NULL, *ylabel = NULL, *out_csv = NULL;
 	struct pl_chart c;
+	bnn_plot_curves_options text;
 	bnn_err err;
 	int i, rc = PL_OK;
 
@@ -199,8 +200,10 @@ static int pl_curves(int argc, char **argv)
 	}
 	if (rc == PL_OK && c.nseries == 0)
 		rc = pl_usage("curves: no series to draw (--line, --points or --band)");
-	if (rc == PL_OK && bnn_plot_curves(out, out_csv, xlabel, ylabel, title, c.series,
-	                                   c.nseries, &err)) {
+	text.title = title;
+	text.xlabel = xlabel;
+	text.ylabel = ylabel;
+	if (rc == PL_OK && bnn_plot_curves(out, out_csv, c.series, c.nseries, &text, &err)) {
 		fprintf(stderr, "%s: %s\n", pl_prog, err.message);
 		rc = err.code == BNN_EINVAL ? PL_USAGE : PL_FAIL;
 	}

@@ -236,6 +236,7 @@ static int pr_write(const char *prefix, const double *f, int nf, const long *pru
 	bnn_plot_curve c[2];
 	FILE *fp = NULL;
 	char title[128];
+	bnn_plot_curves_options text;
 	int i, rc = BNN_OK;
 
 	if (!path || !plot || !csv || !x || !ys || !ym) {
@@ -271,8 +272,10 @@ static int pr_write(const char *prefix, const double *f, int nf, const long *pru
 	c[1].y = ym;
 	c[0].style = c[1].style = BNN_PLOT_LINE;
 	snprintf(title, sizeof title, "Pruning %ld weights of %s", nweights, PRUNE_MODEL.name);
-	rc = bnn_plot_curves(path, plot, "fraction of weights pruned", "test accuracy", title,
-	                     c, 2, err);
+	text.title = title;
+	text.xlabel = "fraction of weights pruned";
+	text.ylabel = "test accuracy";
+	rc = bnn_plot_curves(path, plot, c, 2, &text, err);
 done:
 	free(path);
 	free(plot);

@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bnn.h"
+#include "common/paths.h"
 #include "front.h"
 #include "codegen.h"
 #include "summary.h"
@@ -96,13 +96,9 @@ static int bnnc_set_mode(struct bnnc_options *o, enum bnnc_mode m, const char *a
  * whatever name? */
 static int bnnc_is_input(const struct bnnc_options *o, const char *path)
 {
-    struct stat out, in;
     int i;
-    if (stat(path, &out) != 0)
-        return 0;
     for (i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") != 0 && stat(o->files[i], &in) == 0 &&
-            in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+        if (strcmp(o->files[i], "-") != 0 && bnn_path_same_file(o->files[i], path))
             return 1;
     return 0;
 }

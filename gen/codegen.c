@@ -9,14 +9,15 @@
  * in reverse topological order), its two entry points
  * (float: the descriptor's pass; double: the test-only *_pass_f64), the
  * tensor and layer tables, the descriptor, and main() with --main.
- * Both files go to temporary names first and are renamed when complete.
+ * Both files are written through libbnn's bnn_file_replace() (a temporary
+ * file renamed over the old one when complete), the C file inside the
+ * header's, so that an existing output is never left half-written.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bnn.h"
 #include "cg.h"
@@ -803,42 +804,53 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* Opens a temporary file next to PATH; *tmp receives its name (owned). */
-static FILE *cg_open_tmp(const char *path, char **tmp)
+/* What the two fills of bnn_file_replace() need. */
+struct cg_files {
+    struct cg *cg;
+    const struct codegen_options *o;
+    const char *canonical; /* the model's canonical text (provenance) */
+    bnn_err c_err;         /* why the C file could not be written */
+    int c_failed;          /* the C file failed (report c_err) */
+};
+
+/* Writes the C file into F (a fill of bnn_file_replace()). */
+static int cg_fill_c(FILE *f, void *ctx)
 {
-    size_t n = strlen(path) + 16;
-    int fd;
-    FILE *f;
-    *tmp = malloc(n);
-    if (!*tmp)
-        return NULL;
-    snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(*tmp);
-    if (fd < 0) {
-        free(*tmp);
-        *tmp = NULL;
-        return NULL;
+    struct cg_files *w = ctx;
+    emit_init(w->cg->e, f);
+    cg_write_c(w->cg, w->o, w->canonical);
+    return emit_failed(w->cg->e) ? -1 : 0;
+}
+
+/* Writes the header into F, then replaces the C file while the header's
+ * new contents wait in their temporary file: a failure of either leaves
+ * both files as they were (only a failure of the header's own final
+ * rename, after the C file's, leaves the new C file with the old header). */
+static int cg_fill_h(FILE *f, void *ctx)
+{
+    struct cg_files *w = ctx;
+    emit_init(w->cg->e, f);
+    cg_write_header(w->cg, w->o);
+    if (emit_failed(w->cg->e))
+        return -1;
+    if (bnn_file_replace(w->o->c_path, "", cg_fill_c, w, &w->c_err) != BNN_OK) {
+        w->c_failed = 1;
+        return EIO;
     }
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(*tmp);
-        free(*tmp);
-        *tmp = NULL;
-    }
-    return f;
+    return 0;
 }
 
 int codegen_write(const struct graph *g, const struct codegen_options *o, struct diag *d)
 {
     struct cg cg;
     struct emit e;
-    FILE *fh = NULL, *fc = NULL;
-    char *th = NULL, *tc = NULL, *canonical = NULL;
-    int status = 1, err = 0;
-    const char *failed_path = NULL;
+    struct cg_files w;
+    bnn_err err;
+    char *canonical = NULL;
+    int status = 1;
 
     memset(&cg, 0, sizeof cg);
+    memset(&w, 0, sizeof w);
     cg.g = g;
     cg.e = &e;
     if (cg_check_supported(g, d) > 0)
@@ -847,65 +859,14 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
         fputs("bnnc: out of memory\n", stderr);
         goto done;
     }
-    if (!(fh = cg_open_tmp(o->h_path, &th))) {
-        failed_path = o->h_path;
-        err = errno;
-        goto done;
-    }
-    if (!(fc = cg_open_tmp(o->c_path, &tc))) {
-        failed_path = o->c_path;
-        err = errno;
-        goto done;
-    }
-    emit_init(&e, fh);
-    cg_write_header(&cg, o);
-    if (emit_failed(&e) || fclose(fh) != 0) {
-        fh = NULL;
-        failed_path = o->h_path;
-        err = errno;
-        goto done;
-    }
-    fh = NULL;
-    emit_init(&e, fc);
-    cg_write_c(&cg, o, canonical);
-    if (emit_failed(&e) || fclose(fc) != 0) {
-        fc = NULL;
-        failed_path = o->c_path;
-        err = errno;
-        goto done;
-    }
-    fc = NULL;
-    if (rename(th, o->h_path) != 0) {
-        failed_path = o->h_path;
-        err = errno;
-        goto done;
-    }
-    free(th);
-    th = NULL;
-    if (rename(tc, o->c_path) != 0) {
-        failed_path = o->c_path;
-        err = errno;
-        goto done;
-    }
-    free(tc);
-    tc = NULL;
-    status = 0;
+    w.cg = &cg;
+    w.o = o;
+    w.canonical = canonical;
+    if (bnn_file_replace(o->h_path, "", cg_fill_h, &w, &err) != BNN_OK)
+        fprintf(stderr, "bnnc: %s\n", w.c_failed ? w.c_err.message : err.message);
+    else
+        status = 0;
 done:
-    if (failed_path)
-        fprintf(stderr, "bnnc: cannot write %s: %s\n", failed_path,
-                err ? strerror(err) : "write error");
-    if (fh)
-        fclose(fh);
-    if (fc)
-        fclose(fc);
-    if (th) {
-        unlink(th);
-        free(th);
-    }
-    if (tc) {
-        unlink(tc);
-        free(tc);
-    }
     free(canonical);
     free(cg.nodes);
     free(cg.tensors);

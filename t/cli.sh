@@ -30,47 +30,27 @@ run "$BNNC" --version
 is "$run_status" 0 "--version exits 0"
 is "$run_out" "bnnc 0.1.0" "--version prints the version"
 
-run "$BNNC"
-is "$run_status" 2 "no arguments is a usage error"
-is "$run_err" "bnnc: no input files
-Try 'bnnc --help' for more information." "and says what is missing"
-
-run "$BNNC" --frobnicate good.bnn
-is "$run_status" 2 "an unknown option is a usage error"
-is "$run_err" "bnnc: unknown option '--frobnicate'
-Try 'bnnc --help' for more information." "and names it"
-
-run "$BNNC" --check
-is "$run_status" 2 "--check without files"
-is "$run_err" "bnnc: no input files
-Try 'bnnc --help' for more information." "says there are no files"
-
-run "$BNNC" --check --summary good.bnn
-is "$run_status" 2 "two actions are a usage error"
-
-run "$BNNC" --check -o out.txt good.bnn
-is "$run_status" 2 "-o does not go with --check"
-is "$run_err" "bnnc: -o does not go with --check
-Try 'bnnc --help' for more information." "and says so"
-
-run "$BNNC" --summary --main good.bnn
-is "$run_status" 2 "--main goes with code generation only"
-
-run "$BNNC" good.bnn good.bnn
-is "$run_status" 2 "code generation takes one model"
-is "$run_err" "bnnc: code generation takes one model file (use --check for several)
-Try 'bnnc --help' for more information." "and says so"
-
-run "$BNNC" -o out.txt good.bnn
-is "$run_status" 2 "code generation needs a .c output"
-is "$run_err" "bnnc: -o 'out.txt' must name a C file ending in .c
-Try 'bnnc --help' for more information." "and says so"
-
-run "$BNNC" - <good.bnn
-is "$run_status" 2 "generating from standard input needs -o"
-
-run "$BNNC" --summary good.bnn -o
-is "$run_status" 2 "-o without a file name"
+# Usage errors, one row each: the arguments (standard input is good.bnn),
+# the name of the test of the exit status 2, the message before bnnc's
+# pointer to --help, and the name of the test of the message.
+while IFS='|' read -r args status_what message message_what; do
+	# shellcheck disable=SC2086  # the arguments are split on purpose
+	run "$BNNC" $args <good.bnn
+	is "$run_status" 2 "$status_what"
+	is "$run_err" "bnnc: $message
+Try 'bnnc --help' for more information." "$message_what"
+done <<'ROWS'
+|no arguments is a usage error|no input files|and says what is missing
+--frobnicate good.bnn|an unknown option is a usage error|unknown option '--frobnicate'|and names it
+--check|--check without files|no input files|says there are no files
+--check --summary good.bnn|two actions are a usage error|'--summary' cannot be combined with another action|and names the second
+--check -o out.txt good.bnn|-o does not go with --check|-o does not go with --check|and says so
+--summary --main good.bnn|--main goes with code generation only|--main goes with code generation, not --check or --summary|and says so
+good.bnn good.bnn|code generation takes one model|code generation takes one model file (use --check for several)|and says so
+-o out.txt good.bnn|code generation needs a .c output|-o 'out.txt' must name a C file ending in .c|and says so
+-|generating from standard input needs -o|-o is needed to name the output when the model comes from standard input|and says so
+--summary good.bnn -o|-o without a file name|option '-o' needs a file name|and says so
+ROWS
 
 run "$BNNC" good.bnn
 is "$run_status" 0 "code generation is the default action"

@@ -370,6 +370,42 @@ is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: unknown option 'lrr'; did y
 run ./blobs eval --load m.ckpt --data test.csv --epochs 3
 is "$run_status" 2 "an option of another command is refused"
 is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: option '--epochs' does not go with 'eval'" "and named"
+# The driver's option table refuses, one row each: the arguments, then
+# the first line the driver prints (every one a usage error, status 2).
+while IFS='|' read -r args want; do
+	# shellcheck disable=SC2086  # the arguments are split on purpose
+	run ./blobs $args </dev/null
+	is "$run_status" 2 "a usage error: $args"
+	is "$(printf '%s\n' "$run_err" | head -1)" "$want" "and says why: $args"
+done <<'ROWS'
+eval --load m.ckpt --data test.csv --bins 0|./blobs: --bins: '0' is not a number of bins in [1, 100000]
+eval --load m.ckpt --data test.csv --mc=many|./blobs: --mc: 'many' is not a number of samples in [0, 100000]
+eval --load m.ckpt --frobnicate|./blobs: unknown option '--frobnicate' for 'eval'
+info --data test.csv|./blobs: option '--data' does not go with 'info'
+train --data train.csv --save x.ckpt --quiet=1|./blobs: option '--quiet' takes no value
+train --data|./blobs: option '--data' needs a value
+train --data train.csv --save x.ckpt --set lr|./blobs: --set takes NAME=VALUE, not 'lr'
+train --data train.csv --save x.ckpt --mc 0|./blobs: option 'mc': 0 is outside [1, 100000]
+frob|./blobs: unknown command 'frob': use train, eval, predict, posterior or info
+eval --load m.ckpt --data test.csv stray|./blobs: unexpected argument 'stray' (options start with --)
+ROWS
+# Every option that --help shows for a command is one the command takes
+# (the synopsis and the option table agree).
+./blobs --help >help.txt
+for cmd in train eval predict posterior info; do
+	opts=$(awk -v c="$cmd" '
+		$0 ~ "^(Usage:)? +\\./blobs " c " " { on = 1; print; next }
+		on && /^                 [[-]/ { print; next }
+		{ on = 0 }' help.txt | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
+	bad=
+	for opt in $opts; do
+		./blobs "$cmd" "$opt" </dev/null >/dev/null 2>opt.err
+		if grep -q "unknown option\|does not go with" opt.err; then
+			bad="$bad $opt"
+		fi
+	done
+	is "$bad" "" "$cmd takes every option its synopsis shows: $opts"
+done
 run ./blobs train --help
 is "$run_status" 0 "--help after a command succeeds too"
 run ./blobs train --data train.csv --valid test.csv --epochs 3 --batch 16 --lr 0.01 --save v.ckpt --quiet

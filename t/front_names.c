@@ -1,8 +1,11 @@
 /* front_names.c: the rules for names that reach generated C, the "did you
- * mean" search, and the consistency of the op/family/likelihood tables. */
+ * mean" search (the shared one of common/edit_distance.h: its distance,
+ * its limit and the case-insensitive variant the CSV reader uses), and the
+ * consistency of the op/family/likelihood tables. */
 #include <stdio.h>
 #include <string.h>
 
+#include "common/edit_distance.h"
 #include "names.h"
 #include "ops.h"
 #include "tap.h"
@@ -54,10 +57,30 @@ int main(void)
     ok(!names_is_keyword("dense") && names_is_keyword("while") && names_is_keyword("xor_eq"),
        "keyword table lookups");
 
-    is_int(names_distance("dense", "dense", 3), 0, "distance to itself");
-    is_int(names_distance("dense", "Dense", 3), 1, "one substitution");
-    is_int(names_distance("conv2d", "conv", 3), 2, "two deletions");
-    is_int(names_distance("relu", "sigmoid", 2), 3, "gives up past the limit");
+    {
+        /* a, b, limit, flags: the distance */
+        static const struct {
+            const char *a, *b;
+            int limit, flags, want;
+            const char *what;
+        } dist[] = {
+            { "dense", "dense", 3, BNN_TEXT_EXACT_CASE, 0, "distance to itself" },
+            { "dense", "Dense", 3, BNN_TEXT_EXACT_CASE, 1, "one substitution" },
+            { "conv2d", "conv", 3, BNN_TEXT_EXACT_CASE, 2, "two deletions" },
+            { "relu", "sigmoid", 2, BNN_TEXT_EXACT_CASE, 3, "gives up past the limit" },
+            { "denes", "dense", 3, BNN_TEXT_EXACT_CASE, 1, "a transposition is one edit" },
+            { "dense", "Dense", 3, BNN_TEXT_IGNORE_CASE, 0, "ASCII case ignored on request" },
+            { "pirce", "Price", 3, BNN_TEXT_IGNORE_CASE, 1, "a transposition across cases" },
+            { "abc", "abcdef", 2, BNN_TEXT_EXACT_CASE, 3, "lengths too far apart" },
+            { "x", "y", -1, BNN_TEXT_EXACT_CASE, 0, "a negative limit gives up at once" },
+        };
+        for (i = 0; i < (int)(sizeof dist / sizeof dist[0]); i++)
+            is_int(bnn_text_distance(dist[i].a, dist[i].b, dist[i].limit, dist[i].flags),
+                   dist[i].want, "%s", dist[i].what);
+    }
+    is_int(bnn_text_suggest_limit("xy"), 0, "no edits for a name under 3 characters");
+    is_int(bnn_text_suggest_limit("lrr"), 1, "one edit under 6 characters");
+    is_int(bnn_text_suggest_limit("meanfeild"), 2, "two edits from 6 characters on");
     names_suggest_init(&s, "denes");
     names_suggest_offer(&s, "relu");
     names_suggest_offer(&s, "dense");

@@ -8,7 +8,6 @@
  * intact, early stopping, prediction, and the options parser's messages.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,19 +334,15 @@ static void test_training(void)
 	bnn_dataset_free(&test);
 }
 
-/* One option set (NAME=VALUE pairs, then NULL) on the defaults, checked
+/* One option set (NAME, VALUE pairs, then NULL) on the defaults, checked
  * by bnn_train_options_check with or without a validation set. */
-static int check_set(int valid_set, bnn_err *err, ...)
+static int check_set(int valid_set, const char *const *pairs, bnn_err *err)
 {
 	bnn_train_options o = bnn_train_defaults();
-	const char *name;
-	va_list ap;
 	int rc = BNN_OK;
 
-	va_start(ap, err);
-	while (!rc && (name = va_arg(ap, const char *)))
-		rc = bnn_train_set(&o, name, va_arg(ap, const char *), err);
-	va_end(ap);
+	for (; !rc && pairs[0]; pairs += 2)
+		rc = bnn_train_set(&o, pairs[0], pairs[1], err);
 	return rc ? rc : bnn_train_options_check(&o, valid_set, err);
 }
 
@@ -375,32 +370,43 @@ static void test_options_read(void)
 		{ "adam", "patience", "3", "option 'patience' stops training on the validation NLL, and "
 		  "there is no validation data: give some (--valid FILE) or set valid_fraction" },
 	};
+	/* sets that pass: with or without a validation set, the pairs */
+	static const struct {
+		int valid_set;         /* a validation set is given */
+		const char *pairs[13]; /* NAME, VALUE, ..., then NULL */
+		const char *what;
+	} accepted[] = {
+		{ 0, { "optimizer", "bbb", "mc", "4", "lrt", "1", "sigma0", "0.01", "beta2", "0.99",
+		       "eps", "1e-6", NULL },
+		  "bbb reads mc, lrt, sigma0, beta2 and eps" },
+		{ 0, { "schedule", "step", "milestones", "3,6", "gamma", "0.5", "patience", "2",
+		       "valid_fraction", "0.1", NULL },
+		  "step reads milestones and gamma; patience reads valid_fraction's hold-out" },
+		{ 1, { "optimizer", "sgd", "momentum", "0.5", "nesterov", "1", "weight_decay", "1e-4",
+		       "patience", "2", "delta", "3", NULL },
+		  "sgd reads momentum, nesterov and weight_decay; delta is always accepted" },
+		{ 0, { "optimizer", "adam", "mc", "1", NULL }, "an option set to its default passes" },
+	};
+	static const char *const held_out[] = { "valid_fraction", "0.1", NULL };
 	bnn_err err;
 	size_t i;
 
 	for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-		is_int(check_set(0, &err, "optimizer", refused[i].opt, refused[i].name, refused[i].value,
-		                 (const char *)NULL),
-		       BNN_EINVAL, "%s with %s=%s is refused", refused[i].opt, refused[i].name,
-		       refused[i].value);
+		const char *const pairs[] = { "optimizer", refused[i].opt, refused[i].name,
+		                              refused[i].value, NULL };
+
+		is_int(check_set(0, pairs, &err), BNN_EINVAL, "%s with %s=%s is refused",
+		       refused[i].opt, refused[i].name, refused[i].value);
 		is_str(err.message, refused[i].message, "and says why");
 	}
-	is_int(check_set(1, &err, "valid_fraction", "0.1", (const char *)NULL), BNN_EINVAL,
+	is_int(check_set(1, held_out, &err), BNN_EINVAL,
 	       "valid_fraction with a validation set is refused");
 	is_str(err.message, "option 'valid_fraction' holds out part of the training data for "
 	       "validation, but validation data is given (--valid): use one or the other",
 	       "and says why");
-	is_int(check_set(0, &err, "optimizer", "bbb", "mc", "4", "lrt", "1", "sigma0", "0.01",
-	                 "beta2", "0.99", "eps", "1e-6", (const char *)NULL), BNN_OK,
-	       "bbb reads mc, lrt, sigma0, beta2 and eps");
-	is_int(check_set(0, &err, "schedule", "step", "milestones", "3,6", "gamma", "0.5",
-	                 "patience", "2", "valid_fraction", "0.1", (const char *)NULL), BNN_OK,
-	       "step reads milestones and gamma; patience reads valid_fraction's hold-out");
-	is_int(check_set(1, &err, "optimizer", "sgd", "momentum", "0.5", "nesterov", "1",
-	                 "weight_decay", "1e-4", "patience", "2", "delta", "3", (const char *)NULL),
-	       BNN_OK, "sgd reads momentum, nesterov and weight_decay; delta is always accepted");
-	is_int(check_set(0, &err, "optimizer", "adam", "mc", "1", (const char *)NULL), BNN_OK,
-	       "an option set to its default passes");
+	for (i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+		is_int(check_set(accepted[i].valid_set, accepted[i].pairs, &err), BNN_OK, "%s",
+		       accepted[i].what);
 }
 
 /* Saves st, loads it back, and checks that the load fails with message. */

@@ -33,25 +33,29 @@ static void test_image(void)
 	static const float flipped[12] = { 7, 6, 5, 0, 11, 10, 9, 0, 0, 0, 0, 0 };
 	/* no shift, flipped: each row mirrored */
 	static const float mirror[12] = { 4, 3, 2, 1, 8, 7, 6, 5, 12, 11, 10, 9 };
+	static const float padding[12] = { 0 };
+	/* one channel of 3 rows of 4 pixels: the augmentation, the result */
+	static const struct {
+		bnn_augmentation aug;
+		const float *want;
+		const char *what;
+	} cases[] = {
+		{ { 0, 0, 0 }, img, "offset (0, 0) without flip leaves the image" },
+		{ { 1, -1, 0 }, shifted, "offset (1, -1): shifted up and right, zeros where it ran out" },
+		{ { 1, -1, 1 }, flipped, "offset (1, -1) and flip: the crop, then each row mirrored" },
+		{ { 0, 0, 1 }, mirror, "flip alone mirrors every row" },
+		{ { 3, 0, 0 }, padding, "an offset of the full height leaves only padding" },
+	};
+	const bnn_image_shape one = { 1, 3, 4 }, two = { 2, 3, 4 }, none = { 0, 3, 4 };
+	const bnn_augmentation crop_flip = { 1, -1, 1 }, shift = { 1, 1, 1 };
 	float x[24], scratch[24], want[24];
 	int i;
 
-	memcpy(x, img, sizeof img);
-	bnn_augment_image(x, 1, 3, 4, 0, 0, 0, scratch);
-	ok(same(x, img, 12), "offset (0, 0) without flip leaves the image");
-	bnn_augment_image(x, 1, 3, 4, 1, -1, 0, scratch);
-	ok(same(x, shifted, 12), "offset (1, -1): shifted up and right, zeros where it ran out");
-	memcpy(x, img, sizeof img);
-	bnn_augment_image(x, 1, 3, 4, 1, -1, 1, scratch);
-	ok(same(x, flipped, 12), "offset (1, -1) and flip: the crop, then each row mirrored");
-	memcpy(x, img, sizeof img);
-	bnn_augment_image(x, 1, 3, 4, 0, 0, 1, scratch);
-	ok(same(x, mirror, 12), "flip alone mirrors every row");
-	memcpy(x, img, sizeof img);
-	bnn_augment_image(x, 1, 3, 4, 3, 0, 0, scratch);
-	for (i = 0; i < 12; i++)
-		want[i] = 0;
-	ok(same(x, want, 12), "an offset of the full height leaves only padding");
+	for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+		memcpy(x, img, sizeof img);
+		bnn_augment_image(x, &one, &cases[i].aug, scratch);
+		ok(same(x, cases[i].want, 12), "%s", cases[i].what);
+	}
 
 	/* Two channels move together: the second is the first plus 100. */
 	for (i = 0; i < 12; i++) {
@@ -60,17 +64,18 @@ static void test_image(void)
 		want[i] = flipped[i];
 		want[12 + i] = flipped[i] == 0 ? 0 : flipped[i] + 100;
 	}
-	bnn_augment_image(x, 2, 3, 4, 1, -1, 1, scratch);
+	bnn_augment_image(x, &two, &crop_flip, scratch);
 	ok(same(x, want, 24), "two channels get the same crop and flip");
-	bnn_augment_image(x, 0, 3, 4, 1, 1, 1, scratch);
+	bnn_augment_image(x, &none, &shift, scratch);
 	ok(same(x, want, 24), "no channels: nothing happens");
 }
 
 static void test_draw(void)
 {
 	enum { N = 70000 };
-	long count[5][5], flips = 0, dy, dx;
-	int i, j, f, in_range = 1, all_seen = 1, same_seed = 1;
+	long count[5][5], flips = 0;
+	int i, j, in_range = 1, all_seen = 1, same_seed = 1;
+	bnn_augmentation g, g2;
 	bnn_rng rng, a, b;
 
 	/* pad 2: dy and dx uniform on -2..2 (25 cells of 2,800 expected
@@ -79,13 +84,13 @@ static void test_draw(void)
 	memset(count, 0, sizeof count);
 	bnn_rng_seed(&rng, 3);
 	for (i = 0; i < N; i++) {
-		bnn_augment_draw(&rng, 2, 1, &dy, &dx, &f);
-		if (dy < -2 || dy > 2 || dx < -2 || dx > 2 || (f != 0 && f != 1)) {
+		bnn_augment_draw(&rng, 2, 1, &g);
+		if (g.dy < -2 || g.dy > 2 || g.dx < -2 || g.dx > 2 || (g.flip != 0 && g.flip != 1)) {
 			in_range = 0;
 			continue;
 		}
-		count[dy + 2][dx + 2]++;
-		flips += f;
+		count[g.dy + 2][g.dx + 2]++;
+		flips += g.flip;
 	}
 	ok(in_range, "offsets lie in [-pad, pad] and the flip is 0 or 1");
 	for (i = 0; i < 5; i++)
@@ -97,17 +102,15 @@ static void test_draw(void)
 	   "the flip comes up half the time (%ld of %d)", flips, N);
 
 	bnn_rng_seed(&rng, 3);
-	bnn_augment_draw(&rng, 0, 0, &dy, &dx, &f);
-	ok(dy == 0 && dx == 0 && f == 0, "pad 0 without flip draws the identity");
+	bnn_augment_draw(&rng, 0, 0, &g);
+	ok(g.dy == 0 && g.dx == 0 && g.flip == 0, "pad 0 without flip draws the identity");
 
 	bnn_rng_seed(&a, 9);
 	bnn_rng_seed(&b, 9);
 	for (i = 0; i < 100; i++) {
-		long dy2, dx2;
-		int f2;
-		bnn_augment_draw(&a, 4, 1, &dy, &dx, &f);
-		bnn_augment_draw(&b, 4, 1, &dy2, &dx2, &f2);
-		same_seed = same_seed && dy == dy2 && dx == dx2 && f == f2;
+		bnn_augment_draw(&a, 4, 1, &g);
+		bnn_augment_draw(&b, 4, 1, &g2);
+		same_seed = same_seed && g.dy == g2.dy && g.dx == g2.dx && g.flip == g2.flip;
 	}
 	ok(same_seed, "the same seed draws the same augmentations");
 }

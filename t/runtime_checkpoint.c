@@ -678,38 +678,45 @@ static void test_load_format(void)
 	is_msg(path, ": duplicate section 'w' at offset 50 (the first is at "
 	       "offset 29)", "... duplicate section");
 
-	img_header(&m, 1, 1, "m", 1);
-	img_section(&m, "", 0, 2, 2, "hi", 2);
-	img_crc(&m);
-	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "an empty name");
-	is_msg(path, ": section 1 of 1 at offset 29 has an empty name",
-	       "... empty name");
-
+	/* One section, type 2 (text) unless said, with a bad name or text. */
 	memset(name, 'y', 256);
-	img_header(&m, 1, 1, "m", 1);
-	img_section(&m, name, 256, 2, 2, "hi", 2);
-	img_crc(&m);
-	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "a 256-byte name");
-	is_msg(path, ": the name of section 1 of 1 at offset 29 is 256 bytes "
-	       "long (the limit is 255)", "... name too long");
-	img_header(&m, 1, 1, "m", 1);
-	img_section(&m, name, 255, 2, 2, "hi", 2);
-	img_crc(&m);
-	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_OK, "a 255-byte name loads");
+	{
+		const struct {
+			const char *name;  /* the section's name */
+			uint32_t name_len; /* its length */
+			uint64_t count;    /* its count */
+			const char *data;  /* its contents */
+			size_t data_len;   /* their length */
+			int code;          /* what loading returns */
+			const char *what;  /* the test's name */
+			const char *tail;  /* the message after the path (BNN_OK: NULL) */
+			const char *about; /* the message test's name */
+		} sections[] = {
+			{ "", 0, 2, "hi", 2, BNN_EFORMAT, "an empty name",
+			  ": section 1 of 1 at offset 29 has an empty name", "... empty name" },
+			{ name, 256, 2, "hi", 2, BNN_EFORMAT, "a 256-byte name",
+			  ": the name of section 1 of 1 at offset 29 is 256 bytes long (the limit is 255)",
+			  "... name too long" },
+			{ name, 255, 2, "hi", 2, BNN_OK, "a 255-byte name loads", NULL, NULL },
+			{ "a\0b", 3, 2, "hi", 2, BNN_EFORMAT, "a NUL in a name",
+			  ": the name of section 1 of 1 at offset 29 contains a NUL byte",
+			  "... NUL in a section name" },
+			{ "t", 1, 3, "h\0i", 3, BNN_EFORMAT, "a NUL in a text",
+			  ": text section 't' at offset 29 contains a NUL byte", "... NUL in a text" },
+		};
+		int i;
 
-	img_header(&m, 1, 1, "m", 1);
-	img_section(&m, "a\0b", 3, 2, 2, "hi", 2);
-	img_crc(&m);
-	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "a NUL in a name");
-	is_msg(path, ": the name of section 1 of 1 at offset 29 contains a "
-	       "NUL byte", "... NUL in a section name");
-
-	img_header(&m, 1, 1, "m", 1);
-	img_section(&m, "t", 1, 2, 3, "h\0i", 3);
-	img_crc(&m);
-	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "a NUL in a text");
-	is_msg(path, ": text section 't' at offset 29 contains a NUL byte",
-	       "... NUL in a text");
+		for (i = 0; i < (int)(sizeof sections / sizeof sections[0]); i++) {
+			img_header(&m, 1, 1, "m", 1);
+			img_section(&m, sections[i].name, sections[i].name_len, 2, sections[i].count,
+			            sections[i].data, sections[i].data_len);
+			img_crc(&m);
+			is_int(load_bytes("bad.ckpt", m.b, m.n), sections[i].code, "%s",
+			       sections[i].what);
+			if (sections[i].tail)
+				is_msg(path, sections[i].tail, sections[i].about);
+		}
+	}
 
 	img_header(&m, 1, 0, "m\0n", 3);
 	img_crc(&m);

@@ -874,8 +874,133 @@ static void test_csv_ok(void)
 	}
 }
 
+/* One CSV file that fails to load: the file (written first unless text
+ * is NULL), the options, and the error expected. */
+struct csv_failure {
+	const char *file;   /* in tmpdir */
+	const char *text;   /* its contents, or NULL: written before */
+	const char *target; /* options: the target list, or NULL */
+	long targets;       /* options: the count of target columns */
+	int optional;       /* options: targets_optional */
+	long features;      /* options: the model's feature count, or 0 */
+	int code;           /* the error code */
+	const char *after;  /* the message after the file's path */
+	const char *what;   /* the test's name */
+};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Three tests per failure: the code, err->code and the exact message. */
+static void csv_fails(const struct csv_failure *c, int n)
+{
+	bnn_dataset ds;
+	bnn_err e;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		if (c[i].text)
+			put_text(c[i].file, c[i].text);
+		rc = csv(c[i].file, c[i].target, c[i].targets, c[i].optional, c[i].features, &ds,
+		         &e);
+		FAILS(rc, &e, c[i].code, fmt("%s%s", tpath(c[i].file), c[i].after), "%s",
+		      c[i].what);
+	}
+}
+
 static void test_csv_errors(void)
 {
+	/* Values that are not finite numbers, and text quoted in messages. */
+	static const struct csv_failure values[] = {
+		/* 'abc' starts at byte 7 of "1, 2.5,abc": 1 , space 2 . 5 , a. */
+		{ "nan.csv", "x,age,y\n1, 2.5,abc\n", "x", 1, 0, 0, BNN_EFORMAT,
+		  ":2:8: column 'y': 'abc' is not a number", "not a number" },
+		{ "nan2.csv", "x,age,y\n1,2,3\n4, nan ,6\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":3:4: column 'age': 'nan' is not a finite number", "NaN" },
+		{ "inf.csv", "x,y\n-Infinity,1\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:1: column 'x': '-Infinity' is not a finite number", "infinity" },
+		{ "empty_field.csv", "x,y\n1,\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:3: column 'y': empty field, expected a number", "empty field" },
+		{ "quoted_empty.csv", "x,y\n\"\",1\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:1: column 'x': empty field, expected a number", "quoted empty field" },
+		{ "hex.csv", "x,y\n0x10,1\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:1: column 'x': '0x10' is not a number", "hex float" },
+		{ "comma.csv", "x,y\n1;5,2\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:1: column 'x': '1;5' is not a number", "semicolon" },
+		{ "huge.csv", "x,y\n1e39,1\n", NULL, 1, 0, 0, BNN_ERANGE,
+		  ":2:1: column 'x': '1e39' is too large for a float", "too large for float" },
+		{ "longfield.csv", "x,y\n1,abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n",
+		  NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:3: column 'y': 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN...' is not a number",
+		  "long field text is cut at 40 bytes" },
+		{ "ctrl.csv", "x,y\n1,a\x01\rb\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:3: column 'y': 'a\\x01\\x0Db' is not a number",
+		  "control bytes are escaped in messages" },
+		/* 39 ASCII bytes, then U+00E9 (0xC3 0xA9) across the 40-byte cut:
+		 * the cut moves back to 39 bytes, before the whole character. */
+		{ "utf8.csv", "x,y\n1,abcdefghijklmnopqrstuvwxyz0123456789abc\xC3\xA9z\n", NULL, 1, 0,
+		  0, BNN_EFORMAT,
+		  ":2:3: column 'y': 'abcdefghijklmnopqrstuvwxyz0123456789abc...' is not a number",
+		  "long text is cut between UTF-8 characters" },
+		{ "open.csv", "x,y\n1,\"2\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:3: unterminated quoted field", "open quote" },
+		{ "after.csv", "x,y\n\"1\"2,3\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2:4: unexpected text after the closing quote", "text after a quote" },
+	};
+	/* Target lists that do not fit the header. */
+	static const struct csv_failure targets[] = {
+		{ "last.csv", NULL, "pric", 1, 0, 0, BNN_EFORMAT,
+		  ":1: no target column 'pric' (the columns are: a, b, y)",
+		  "unknown target: the list" },
+		{ "house.csv", "rooms,Price,age\n3,100,5\n", "price", 1, 0, 0, BNN_EFORMAT,
+		  ":1: no target column 'price' (did you mean 'Price'?)",
+		  "unknown target: a case slip" },
+		{ "house.csv", NULL, "pirce", 1, 0, 0, BNN_EFORMAT,
+		  ":1: no target column 'pirce' (did you mean 'Price'?)", "unknown target: a typo" },
+		{ "house.csv", NULL, "age,sold", 2, 0, 0, BNN_EFORMAT,
+		  ":1: no target column 'sold' (the columns are: rooms, Price, age)",
+		  "one of two targets missing" },
+		{ "house.csv", NULL, "age,,rooms", 0, 0, 0, BNN_EINVAL,
+		  ": empty column name in the target list 'age,,rooms'",
+		  "empty name in the target list" },
+		{ "house.csv", NULL, "age,age", 0, 0, 0, BNN_EINVAL,
+		  ": target column 'age' named twice in 'age,age'", "target named twice" },
+		{ "house.csv", NULL, "age", 2, 0, 0, BNN_EINVAL,
+		  ": 1 target column named ('age') but 2 expected",
+		  "targets count disagrees with the names" },
+		{ "house.csv", NULL, "rooms,Price,age", 0, 0, 0, BNN_EFORMAT,
+		  ":1: no feature columns: every column is a target", "every column a target" },
+		{ "house.csv", NULL, NULL, 3, 0, 0, BNN_EFORMAT,
+		  ":1: 3 columns: too few for 3 target columns and at least one feature",
+		  "too few columns for the targets" },
+	};
+	/* Headers, empty lines and shapes that do not fit the options. */
+	static const struct csv_failure shapes[] = {
+		{ "dup.csv", "a,b,a,y\n1,2,3,4\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":1:5: duplicate column name 'a' (columns 1 and 3)", "duplicate name" },
+		{ "noname.csv", "a,,y\n1,2,3\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":1:3: column 2 has an empty name", "empty name" },
+		{ "empty.csv", "", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ": empty file (expected a header row of column names)", "empty file" },
+		{ "blank.csv", "\n \r\n\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ": empty file (expected a header row of column names)", "only empty lines" },
+		{ "nohead.csv", "\na,y\n1,2\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":1: the header row is empty", "empty first line" },
+		{ "header.csv", "a,b,y\r\n\r\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ": no examples: the file has a header row but no data rows", "header only" },
+		{ "gap.csv", "a,y\n1,2\n\n3,4\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":3: empty line (only the end of the file may have empty lines)",
+		  "empty line in the middle" },
+		{ "last.csv", NULL, NULL, 1, 0, 3, BNN_EMISMATCH,
+		  ": 2 feature columns but the model takes 3", "feature count mismatch" },
+		{ "pred.csv", NULL, "y", 1, 0, 2, BNN_EFORMAT,
+		  ":1: no target column 'y' (the columns are: a, b)",
+		  "target required when not optional" },
+		/* 2 columns, not the model's 3: the last one is taken as the
+		 * target after all, leaving 1 feature. */
+		{ "pred.csv", NULL, NULL, 1, 1, 3, BNN_EMISMATCH,
+		  ": 1 feature column but the model takes 3", "optional target, wrong width" },
+		{ "last.csv", NULL, NULL, -1, 0, 0, BNN_EINVAL,
+		  ": negative count of target columns in the options", "negative targets" },
+	};
 	bnn_dataset ds;
 	bnn_err e;
 	int rc;
@@ -902,188 +1027,17 @@ static void test_csv_errors(void)
 	                               "header has 2", tpath("ragged2.csv")),
 	      "trailing comma");
 
-	/* 'abc' starts at byte 7 of "1, 2.5,abc": 1 , space 2 . 5 , a. */
-	put_text("nan.csv", "x,age,y\n1, 2.5,abc\n");
-	rc = csv("nan.csv", "x", 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:8: column 'y': 'abc' is not a "
-	                               "number", tpath("nan.csv")),
-	      "not a number");
-	put_text("nan2.csv", "x,age,y\n1,2,3\n4, nan ,6\n");
-	rc = csv("nan2.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:3:4: column 'age': 'nan' is not "
-	                               "a finite number", tpath("nan2.csv")),
-	      "NaN");
-	put_text("inf.csv", "x,y\n-Infinity,1\n");
-	rc = csv("inf.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:1: column 'x': '-Infinity' is "
-	                               "not a finite number",
-	                               tpath("inf.csv")), "infinity");
-	put_text("empty_field.csv", "x,y\n1,\n");
-	rc = csv("empty_field.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:3: column 'y': empty field, "
-	                               "expected a number",
-	                               tpath("empty_field.csv")),
-	      "empty field");
-	put_text("quoted_empty.csv", "x,y\n\"\",1\n");
-	rc = csv("quoted_empty.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:1: column 'x': empty field, "
-	                               "expected a number",
-	                               tpath("quoted_empty.csv")),
-	      "quoted empty field");
-	put_text("hex.csv", "x,y\n0x10,1\n");
-	rc = csv("hex.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:1: column 'x': '0x10' is not a "
-	                               "number", tpath("hex.csv")),
-	      "hex float");
-	put_text("comma.csv", "x,y\n1;5,2\n");
-	rc = csv("comma.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:1: column 'x': '1;5' is not a "
-	                               "number", tpath("comma.csv")),
-	      "semicolon");
-	put_text("huge.csv", "x,y\n1e39,1\n");
-	rc = csv("huge.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_ERANGE, fmt("%s:2:1: column 'x': '1e39' is too "
-	                              "large for a float", tpath("huge.csv")),
-	      "too large for float");
-	put_text("longfield.csv", "x,y\n1,abcdefghijklmnopqrstuvwxyz"
-	                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ\n");
-	rc = csv("longfield.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s:2:3: column 'y': 'abcdefghijklmnopqrstuvwxyz"
-	          "ABCDEFGHIJKLMN...' is not a number",
-	          tpath("longfield.csv")),
-	      "long field text is cut at 40 bytes");
+	csv_fails(values, COUNT(values));
 
-	put_text("ctrl.csv", "x,y\n1,a\x01\rb\n");
-	rc = csv("ctrl.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:3: column 'y': 'a\\x01\\x0Db' is "
-	                               "not a number", tpath("ctrl.csv")),
-	      "control bytes are escaped in messages");
-	/* 39 ASCII bytes, then U+00E9 (0xC3 0xA9) across the 40-byte cut:
-	 * the cut moves back to 39 bytes, before the whole character. */
-	put_text("utf8.csv", "x,y\n1,abcdefghijklmnopqrstuvwxyz0123456789abc"
-	                     "\xC3\xA9z\n");
-	rc = csv("utf8.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s:2:3: column 'y': 'abcdefghijklmnopqrstuvwxyz0123456789abc"
-	          "...' is not a number", tpath("utf8.csv")),
-	      "long text is cut between UTF-8 characters");
-
-	put_text("open.csv", "x,y\n1,\"2\n");
-	rc = csv("open.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:3: unterminated quoted field",
-	                               tpath("open.csv")), "open quote");
-	put_text("after.csv", "x,y\n\"1\"2,3\n");
-	rc = csv("after.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:4: unexpected text after the "
-	                               "closing quote", tpath("after.csv")),
-	      "text after a quote");
 	put("nul.csv", "x,y\n1,2\0\n", 9, 0);
 	rc = csv("nul.csv", NULL, 1, 0, 0, &ds, &e);
 	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:4: NUL byte (is this a text "
 	                               "file?)", tpath("nul.csv")),
 	      "NUL byte");
 
-	rc = csv("last.csv", "pric", 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: no target column 'pric' (the "
-	                               "columns are: a, b, y)",
-	                               tpath("last.csv")),
-	      "unknown target: the list");
-	put_text("house.csv", "rooms,Price,age\n3,100,5\n");
-	rc = csv("house.csv", "price", 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: no target column 'price' (did "
-	                               "you mean 'Price'?)",
-	                               tpath("house.csv")),
-	      "unknown target: a case slip");
-	rc = csv("house.csv", "pirce", 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: no target column 'pirce' (did "
-	                               "you mean 'Price'?)",
-	                               tpath("house.csv")),
-	      "unknown target: a typo");
-	rc = csv("house.csv", "age,sold", 2, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: no target column 'sold' (the "
-	                               "columns are: rooms, Price, age)",
-	                               tpath("house.csv")),
-	      "one of two targets missing");
-	rc = csv("house.csv", "age,,rooms", 0, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EINVAL, fmt("%s: empty column name in the target "
-	                              "list 'age,,rooms'", tpath("house.csv")),
-	      "empty name in the target list");
-	rc = csv("house.csv", "age,age", 0, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EINVAL, fmt("%s: target column 'age' named twice "
-	                              "in 'age,age'", tpath("house.csv")),
-	      "target named twice");
-	rc = csv("house.csv", "age", 2, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EINVAL, fmt("%s: 1 target column named ('age') "
-	                              "but 2 expected", tpath("house.csv")),
-	      "targets count disagrees with the names");
-	rc = csv("house.csv", "rooms,Price,age", 0, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: no feature columns: every "
-	                               "column is a target",
-	                               tpath("house.csv")),
-	      "every column a target");
-	rc = csv("house.csv", NULL, 3, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: 3 columns: too few for 3 "
-	                               "target columns and at least one "
-	                               "feature", tpath("house.csv")),
-	      "too few columns for the targets");
+	csv_fails(targets, COUNT(targets));
 
-	put_text("dup.csv", "a,b,a,y\n1,2,3,4\n");
-	rc = csv("dup.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1:5: duplicate column name 'a' "
-	                               "(columns 1 and 3)", tpath("dup.csv")),
-	      "duplicate name");
-	put_text("noname.csv", "a,,y\n1,2,3\n");
-	rc = csv("noname.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1:3: column 2 has an empty name",
-	                               tpath("noname.csv")), "empty name");
-
-	put_text("empty.csv", "");
-	rc = csv("empty.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s: empty file (expected a header "
-	                               "row of column names)",
-	                               tpath("empty.csv")), "empty file");
-	put_text("blank.csv", "\n \r\n\n");
-	rc = csv("blank.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s: empty file (expected a header "
-	                               "row of column names)",
-	                               tpath("blank.csv")),
-	      "only empty lines");
-	put_text("nohead.csv", "\na,y\n1,2\n");
-	rc = csv("nohead.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: the header row is empty",
-	                               tpath("nohead.csv")),
-	      "empty first line");
-	put_text("header.csv", "a,b,y\r\n\r\n");
-	rc = csv("header.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s: no examples: the file has a "
-	                               "header row but no data rows",
-	                               tpath("header.csv")), "header only");
-	put_text("gap.csv", "a,y\n1,2\n\n3,4\n");
-	rc = csv("gap.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:3: empty line (only the end of the "
-	                               "file may have empty lines)",
-	                               tpath("gap.csv")),
-	      "empty line in the middle");
-
-	rc = csv("last.csv", NULL, 1, 0, 3, &ds, &e);
-	FAILS(rc, &e, BNN_EMISMATCH, fmt("%s: 2 feature columns but the model "
-	                                 "takes 3", tpath("last.csv")),
-	      "feature count mismatch");
-	rc = csv("pred.csv", "y", 1, 0, 2, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:1: no target column 'y' (the "
-	                               "columns are: a, b)", tpath("pred.csv")),
-	      "target required when not optional");
-	/* 2 columns, not the model's 3: the last one is taken as the target
-	 * after all, leaving 1 feature. */
-	rc = csv("pred.csv", NULL, 1, 1, 3, &ds, &e);
-	FAILS(rc, &e, BNN_EMISMATCH, fmt("%s: 1 feature column but the model "
-	                                 "takes 3", tpath("pred.csv")),
-	      "optional target, wrong width");
-	rc = csv("last.csv", NULL, -1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EINVAL, fmt("%s: negative count of target columns "
-	                              "in the options", tpath("last.csv")),
-	      "negative targets");
+	csv_fails(shapes, COUNT(shapes));
 	is_int(bnn_data_load_csv(tpath("ragged.csv"), NULL, &ds, NULL),
 	       BNN_EFORMAT, "CSV: err may be NULL");
 }

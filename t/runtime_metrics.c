@@ -151,29 +151,31 @@ static void test_argmax_ties(void)
 	static const float two[2 * 2] = { 0.75f, 0.25f, 0.5f, 0.5f };
 	static const int two_labels[2] = { 0, 1 };
 	bnn_class_metrics m;
-	int y;
 
-	/* tie01: classes 0 and 1 tie, class 0 wins */
-	y = 0;
-	bnn_metrics_classification(tie01, &y, 1, 3, 2, &m, NULL);
-	is_float(m.accuracy, 1.0, 0.0, "tie of 0 and 1: label 0 is right");
-	y = 1;
-	bnn_metrics_classification(tie01, &y, 1, 3, 2, &m, NULL);
-	is_float(m.accuracy, 0.0, 0.0, "tie of 0 and 1: label 1 is wrong");
-	/* tie12: classes 1 and 2 tie, class 1 wins */
-	y = 1;
-	bnn_metrics_classification(tie12, &y, 1, 3, 2, &m, NULL);
-	is_float(m.accuracy, 1.0, 0.0, "tie of 1 and 2: label 1 is right");
-	y = 2;
-	bnn_metrics_classification(tie12, &y, 1, 3, 2, &m, NULL);
-	is_float(m.accuracy, 0.0, 0.0, "tie of 1 and 2: label 2 is wrong");
-	/* four-way tie: class 0 wins */
-	y = 0;
-	bnn_metrics_classification(flat, &y, 1, 4, 2, &m, NULL);
-	is_float(m.accuracy, 1.0, 0.0, "four-way tie: label 0 is right");
-	y = 3;
-	bnn_metrics_classification(flat, &y, 1, 4, 2, &m, NULL);
-	is_float(m.accuracy, 0.0, 0.0, "four-way tie: label 3 is wrong");
+	/* one example: its probabilities, the label, the accuracy */
+	static const struct {
+		const float *p; /* k probabilities */
+		int k;          /* classes */
+		int label;      /* the true class */
+		double acc;     /* 1: the argmax is the label */
+		const char *what;
+	} ties[] = {
+		/* tie01: classes 0 and 1 tie, class 0 wins */
+		{ tie01, 3, 0, 1.0, "tie of 0 and 1: label 0 is right" },
+		{ tie01, 3, 1, 0.0, "tie of 0 and 1: label 1 is wrong" },
+		/* tie12: classes 1 and 2 tie, class 1 wins */
+		{ tie12, 3, 1, 1.0, "tie of 1 and 2: label 1 is right" },
+		{ tie12, 3, 2, 0.0, "tie of 1 and 2: label 2 is wrong" },
+		/* four-way tie: class 0 wins */
+		{ flat, 4, 0, 1.0, "four-way tie: label 0 is right" },
+		{ flat, 4, 3, 0.0, "four-way tie: label 3 is wrong" },
+	};
+	int i;
+
+	for (i = 0; i < (int)(sizeof ties / sizeof ties[0]); i++) {
+		bnn_metrics_classification(ties[i].p, &ties[i].label, 1, ties[i].k, 2, &m, NULL);
+		is_float(m.accuracy, ties[i].acc, 0.0, "%s", ties[i].what);
+	}
 
 	/* two: accuracy 1/2, mean confidence (0.75 + 0.5)/2 = 0.625.
 	 * 1 bin: ece = |0.5 - 0.625| = 0.125.

@@ -381,6 +381,23 @@ static int file_exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
+/* One expectation about an SVG: how often needle occurs in it. */
+struct svg_count {
+	const char *needle; /* the text looked for */
+	int want;           /* how often */
+	const char *what;   /* the test's name */
+};
+
+/* One test per row of checks: the count of its needle in svg. */
+static void svg_counts(const char *svg, const struct svg_count *checks, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		is_int(count(svg, checks[i].needle), checks[i].want, "%s", checks[i].what);
+}
+#define SVG_COUNTS(svg, checks) svg_counts(svg, checks, (int)(sizeof checks / sizeof checks[0]))
+
 static void test_plot_reliability(void)
 {
 	/*
@@ -403,6 +420,13 @@ static void test_plot_reliability(void)
 		"0.25,0.5,2,0.375,0.5\n"
 		"0.5,0.75,1,0.625,0\n"
 		"0.75,1,3,0.875,0.6666666666666666\n";
+	static const struct svg_count rel_counts[] = {
+		{ "<rect class=\"bar\"", 2, "reliability: 2 bars (bins 1 and 3)" },
+		{ "<rect", 6, "reliability: 6 rects in all" },
+		{ "<polyline", 1, "reliability: 1 line (diagonal)" },
+		{ "<title>Reliability &amp; &lt;calibration&gt;</title>", 1,
+		  "reliability: title escaped for XML" },
+	};
 	char svg_path[PATH_BUF], csv_path[PATH_BUF];
 	char *svg, *csv;
 	bnn_err err;
@@ -417,12 +441,7 @@ static void test_plot_reliability(void)
 	svg = slurp(svg_path);
 	csv = slurp(csv_path);
 	ok(svg_shaped(svg), "reliability: a standalone SVG document");
-	is_int(count(svg, "<rect class=\"bar\""), 2,
-	       "reliability: 2 bars (bins 1 and 3)");
-	is_int(count(svg, "<rect"), 6, "reliability: 6 rects in all");
-	is_int(count(svg, "<polyline"), 1, "reliability: 1 line (diagonal)");
-	ok(count(svg, "<title>Reliability &amp; &lt;calibration&gt;</title>")
-	   == 1, "reliability: title escaped for XML");
+	SVG_COUNTS(svg, rel_counts);
 	ok(count(svg, ">confidence</text>") == 1 &&
 	   count(svg, ">accuracy</text>") == 2,
 	   "reliability: axis labels (accuracy also in the legend)");
@@ -455,6 +474,15 @@ static void test_plot_histograms(void)
 		"series,bin_lower,bin_upper,count,fraction\n"
 		"in & <d>,0,0.5,3,0.75\n";
 	static const double range[2] = { 0.0, 0.5 };
+	static const bnn_plot_histogram_options two_bins = { 2, NULL, "predictive entropy",
+	                                                       "entropy \xff" };
+	static const bnn_plot_histogram_options one_bin = { 1, range, NULL, NULL };
+	static const struct svg_count hist_counts[] = {
+		{ "<rect class=\"bar\"", 3, "histograms: 3 bars (an empty bin draws none)" },
+		{ "<rect class=\"swatch\"", 2, "histograms: 2 legend entries" },
+		{ ">in &amp; &lt;d&gt;</text>", 1, "histograms: series name escaped in the legend" },
+		{ "<title>entropy ?</title>", 1, "histograms: a byte that is not UTF-8 becomes '?'" },
+	};
 	bnn_plot_values series[2];
 	char svg_path[PATH_BUF], csv_path[PATH_BUF];
 	char *svg, *csv;
@@ -471,26 +499,17 @@ static void test_plot_histograms(void)
 	tmp_path(svg_path, sizeof svg_path, "hist.svg");
 	bnn_err_clear(&err);
 	/* path_csv NULL: hist.svg -> hist.csv */
-	rc = bnn_plot_histograms(svg_path, NULL, series, 2, 2, NULL,
-	                         "predictive entropy", "entropy \xff", &err);
+	rc = bnn_plot_histograms(svg_path, NULL, series, 2, &two_bins, &err);
 	is_int(rc, BNN_OK, "histograms: succeeds");
 	svg = slurp(svg_path);
 	csv = slurp(tmp_path(csv_path, sizeof csv_path, "hist.csv"));
 	ok(svg_shaped(svg), "histograms: a standalone SVG document");
-	is_int(count(svg, "<rect class=\"bar\""), 3,
-	       "histograms: 3 bars (an empty bin draws none)");
-	is_int(count(svg, "<rect class=\"swatch\""), 2,
-	       "histograms: 2 legend entries");
-	ok(count(svg, ">in &amp; &lt;d&gt;</text>") == 1,
-	   "histograms: series name escaped in the legend");
-	ok(count(svg, "<title>entropy ?</title>") == 1,
-	   "histograms: a byte that is not UTF-8 becomes '?'");
+	SVG_COUNTS(svg, hist_counts);
 	is_str(csv, want_csv, "histograms: CSV exactly (path derived)");
 	free(svg);
 	free(csv);
 
-	rc = bnn_plot_histograms(svg_path, csv_path, series, 1, 1, range, NULL,
-	                         NULL, &err);
+	rc = bnn_plot_histograms(svg_path, csv_path, series, 1, &one_bin, &err);
 	is_int(rc, BNN_OK, "histograms, given range: succeeds");
 	csv = slurp(csv_path);
 	is_str(csv, want_range_csv, "histograms, given range: CSV exactly");
@@ -516,6 +535,14 @@ static void test_plot_curves(void)
 		"mean,0,1,0,2\n"
 		"mean,1,2,1,3\n"
 		"mean,2,3,2,4\n";
+	static const bnn_plot_curves_options text = { "toy", "x", "y" };
+	static const struct svg_count curve_counts[] = {
+		{ "<circle class=\"point\"", 2, "curves: 2 markers (NaN skipped)" },
+		{ "<polyline class=\"line\"", 1, "curves: 1 line" },
+		{ "<path class=\"band\"", 1, "curves: 1 band" },
+		{ "<rect class=\"bar\"", 0, "curves: no bars" },
+		{ "<title>toy</title>", 1, "curves: the title" },
+	};
 	bnn_plot_curve s[2];
 	char svg_path[PATH_BUF], csv_path[PATH_BUF];
 	char *svg, *csv;
@@ -539,16 +566,12 @@ static void test_plot_curves(void)
 	tmp_path(svg_path, sizeof svg_path, "curves.svg");
 	tmp_path(csv_path, sizeof csv_path, "curves.csv");
 	bnn_err_clear(&err);
-	rc = bnn_plot_curves(svg_path, csv_path, "x", "y", "toy", s, 2, &err);
+	rc = bnn_plot_curves(svg_path, csv_path, s, 2, &text, &err);
 	is_int(rc, BNN_OK, "curves: succeeds");
 	svg = slurp(svg_path);
 	csv = slurp(csv_path);
 	ok(svg_shaped(svg), "curves: a standalone SVG document");
-	is_int(count(svg, "<circle class=\"point\""), 2,
-	       "curves: 2 markers (NaN skipped)");
-	is_int(count(svg, "<polyline class=\"line\""), 1, "curves: 1 line");
-	is_int(count(svg, "<path class=\"band\""), 1, "curves: 1 band");
-	is_int(count(svg, "<rect class=\"bar\""), 0, "curves: no bars");
+	SVG_COUNTS(svg, curve_counts);
 	is_str(csv, want_csv, "curves: CSV exactly");
 	free(svg);
 	free(csv);
@@ -560,6 +583,8 @@ static void test_plot_errors(void)
 	static const bnn_bin empty[2] = { { 0, 0.0, 0.0 }, { 0, 0.0, 0.0 } };
 	static const bnn_bin one[1] = { { 1, 0.5, 1.0 } };
 	static const double bad_range[2] = { 1.0, 1.0 };
+	static const bnn_plot_histogram_options ten_bins = { 10, NULL, NULL, NULL };
+	static const bnn_plot_histogram_options bad_bins = { 10, bad_range, NULL, NULL };
 	double nan1[1];
 	bnn_plot_curve s;
 	bnn_plot_values v;
@@ -575,7 +600,7 @@ static void test_plot_errors(void)
 	s.x = x;
 	s.y = x;
 	bnn_err_clear(&err);
-	rc = bnn_plot_curves(svg_path, csv_path, NULL, NULL, NULL, &s, 1, &err);
+	rc = bnn_plot_curves(svg_path, csv_path, &s, 1, NULL, &err);
 	is_int(rc, BNN_EINVAL, "curves: an empty series is EINVAL");
 	is_str(err.message, "bnn_plot_curves: series 0 (0-based, \"train\") "
 	       "is empty", "curves: empty series message");
@@ -583,17 +608,17 @@ static void test_plot_errors(void)
 	   "curves: nothing written on EINVAL");
 	s.n = 1;
 	s.y = nan1;
-	rc = bnn_plot_curves(svg_path, csv_path, NULL, NULL, NULL, &s, 1, &err);
+	rc = bnn_plot_curves(svg_path, csv_path, &s, 1, NULL, &err);
 	is_str(err.message, "bnn_plot_curves: no finite point to plot",
 	       "curves: only NaN is EINVAL");
 	s.y = x;
 	s.lower = x;
-	rc = bnn_plot_curves(svg_path, csv_path, NULL, NULL, NULL, &s, 1, &err);
+	rc = bnn_plot_curves(svg_path, csv_path, &s, 1, NULL, &err);
 	is_str(err.message, "bnn_plot_curves: series 0 (0-based, \"train\"): "
 	       "lower and upper must both be given or both NULL",
 	       "curves: half a band message");
 	s.lower = NULL;
-	rc = bnn_plot_curves(svg_path, csv_path, NULL, NULL, NULL, &s, 0, &err);
+	rc = bnn_plot_curves(svg_path, csv_path, &s, 0, NULL, &err);
 	is_str(err.message, "bnn_plot_curves: nseries is 0, need at least 1 "
 	       "series", "curves: no series message");
 
@@ -605,15 +630,17 @@ static void test_plot_errors(void)
 	v.name = "in";
 	v.values = x;
 	v.n = 0;
-	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, 10, NULL, NULL,
-	                         NULL, &err);
+	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, &ten_bins, &err);
 	is_str(err.message, "bnn_plot_histograms: series 0 (0-based, \"in\") "
 	       "is empty", "histograms: empty series message");
 	v.n = 1;
-	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, 10, bad_range,
-	                         NULL, NULL, &err);
+	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, &bad_bins, &err);
 	is_str(err.message, "bnn_plot_histograms: range [1, 1] is not finite "
 	       "with lower < upper", "histograms: empty range message");
+	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, NULL, &err);
+	is_int(rc, BNN_EINVAL, "histograms: no options is EINVAL");
+	is_str(err.message, "bnn_plot_histograms: options is NULL",
+	       "histograms: no options message");
 	ok(!file_exists(svg_path) && !file_exists(csv_path),
 	   "charts: no file written by any of the failures above");
 

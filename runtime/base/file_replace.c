@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bnn.h"
+#include "common/paths.h"
 
 /* errno, or EIO when a failing call left it 0. */
 static int replace_errno(void)
@@ -31,15 +32,16 @@ static int replace_errno(void)
  * safe in one file or the other. */
 static void replace_sync_dir(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-	char *dir = malloc(len + 1);
+	size_t size = strlen(path) + 2; /* room for "." */
+	char *dir = malloc(size);
 	int fd;
 
 	if (!dir)
 		return;
-	memcpy(dir, slash ? path : ".", len);
-	dir[len] = '\0';
+	if (!bnn_path_dirname(path, dir, size)) {
+		free(dir);
+		return;
+	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
 	free(dir);
 	if (fd < 0)

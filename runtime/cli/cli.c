@@ -1,7 +1,10 @@
 /*
  * cli.c: the command-line driver of a generated model (bnn_cli_main), the
  * main() that `bnnc --main` emits.  It parses the subcommand and its
- * options and dispatches to cli_train.c and cli_eval.c.
+ * options and dispatches to cli_train.c and cli_eval.c.  Two tables drive
+ * it: the subcommands with their usage (cli_commands: --help and the
+ * messages list them from there), and every option with the subcommands
+ * that take it and where its value goes (cli_opts: the parser follows it).
  *
  *   MODEL train   --data FILE [--labels FILE] [--target NAME] [--standardize]
  *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
@@ -20,6 +23,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,20 +52,54 @@ int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 	return BNN_CLI_USAGE;
 }
 
+/* Which subcommands take an option. */
+enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8, IN_POSTERIOR = 16 };
+
+/* The subcommands, in the order --help and the messages list them. */
+static const struct cli_command {
+	const char *name;     /* "train" */
+	int bit;              /* its IN_* bit */
+	const char *synopsis; /* its usage in --help, after the name */
+} cli_commands[] = {
+	{ "train", IN_TRAIN,
+	  "--data FILE [--labels FILE] [--target NAME] [--standardize]\n"
+	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
+	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
+	  "                 [--set NAME=VALUE ...] [--quiet] --save CKPT" },
+	{ "eval", IN_EVAL,
+	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
+	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
+	  "                 [--batch B] [--threads T]" },
+	{ "predict", IN_PREDICT,
+	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
+	  "                 [--mc S] [--seed S] [--batch B] [--threads T]" },
+	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
+	{ "info", IN_INFO, "[--load CKPT]" },
+};
+#define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
+
+/* "train, eval, predict, posterior or info" into buf. */
+static const char *cli_command_list(char *buf, size_t size)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < NCLI_COMMANDS && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+		                         i == 0 ? "" : i == NCLI_COMMANDS - 1 ? " or " : ", ",
+		                         cli_commands[i].name);
+	return buf;
+}
+
 static void cli_help(const bnn_model *m, const char *prog)
 {
-	printf("Usage: %s train   --data FILE [--labels FILE] [--target NAME] [--standardize]\n"
-	       "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
-	       "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
-	       "                 [--set NAME=VALUE ...] [--quiet] --save CKPT\n"
-	       "       %s eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
-	       "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
-	       "                 [--batch B] [--threads T]\n"
-	       "       %s predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
-	       "                 [--mc S] [--seed S] [--batch B] [--threads T]\n"
-	       "       %s posterior --load CKPT [--out FILE.csv]\n"
-	       "       %s info    [--load CKPT]\n"
-	       "Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
+	int i;
+
+	for (i = 0; i < NCLI_COMMANDS; i++)
+		printf("%s %s %-7s %s\n", i == 0 ? "Usage:" : "      ", prog, cli_commands[i].name,
+		       cli_commands[i].synopsis);
+	printf("Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
 	       "\n"
 	       "Data: a FILE ending in .csv has a header row; its target is the column\n"
 	       "--target names (default: the last).  Any other FILE is IDX (plain or\n"
@@ -76,7 +114,7 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        --standardize scales inputs to zero mean, unit variance (statistics\n"
 	       "        from the training data, stored in CKPT and reused by eval/predict).\n"
 	       "        Options for --set NAME=VALUE (docs/training.md):\n",
-	       prog, prog, prog, prog, prog, m->name, m->bnnc_version, m->source);
+	       m->name, m->bnnc_version, m->source);
 	bnn_train_options_help(stdout);
 	printf("eval    prints one JSON line of metrics: n, accuracy, nll, ece, mce,\n"
 	       "        brier, auroc, entropy (classification; --bins N for ECE/MCE,\n"
@@ -97,115 +135,143 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       BNN_DEFAULT_BINS);
 }
 
-/* Which subcommands take an option. */
-enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8, IN_POSTERIOR = 16 };
 
+/* How an option stores its value. */
+enum cli_kind {
+	CLI_TEXT,  /* a file name or a name, kept as given (a const char * field) */
+	CLI_FLAG,  /* no value: an int field set to 1 */
+	CLI_COUNT, /* a whole number in [min, max] (a long field) */
+	CLI_TRAIN, /* the training option of the same name (bnn_train_set) */
+	CLI_SET,   /* NAME=VALUE: the training option NAME */
+};
+
+/* One row of the option table: the parser follows it, and a misspelt or
+ * misplaced option is found in it.  A name may have one row per set of
+ * subcommands when it means different things in them (--mc). */
 struct cli_opt {
-	const char *name;
-	int takes_value;
-	int where;
+	const char *name;  /* "--data" */
+	enum cli_kind kind;
+	size_t field;      /* CLI_TEXT, CLI_FLAG, CLI_COUNT: offsetof bnn_cli_args */
+	long min, max;     /* CLI_COUNT: the accepted range */
+	const char *unit;  /* CLI_COUNT: what is counted, for the message */
+	int where;         /* the IN_* bits of the subcommands that take it */
 };
 
+#define ARG(f) offsetof(struct bnn_cli_args, f)
 static const struct cli_opt cli_opts[] = {
-	{ "--data", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--labels", 1, IN_TRAIN | IN_EVAL },
-	{ "--target", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--standardize", 0, IN_TRAIN },
-	{ "--valid", 1, IN_TRAIN },
-	{ "--valid-labels", 1, IN_TRAIN },
-	{ "--optimizer", 1, IN_TRAIN },
-	{ "--lr", 1, IN_TRAIN },
-	{ "--epochs", 1, IN_TRAIN },
-	{ "--batch", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--seed", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--mc", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--ood", 1, IN_EVAL },
-	{ "--ood-labels", 1, IN_EVAL },
-	{ "--plots", 1, IN_EVAL },
-	{ "--threads", 1, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--set", 1, IN_TRAIN },
-	{ "--save", 1, IN_TRAIN },
-	{ "--load", 1, IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR },
-	{ "--out", 1, IN_PREDICT | IN_POSTERIOR },
-	{ "--bins", 1, IN_EVAL },
-	{ "--quiet", 0, IN_TRAIN },
+	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TRAIN | IN_EVAL },
+	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TRAIN },
+	{ "--valid", CLI_TEXT, ARG(valid), 0, 0, NULL, IN_TRAIN },
+	{ "--valid-labels", CLI_TEXT, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
+	{ "--optimizer", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
+	{ "--lr", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
+	{ "--epochs", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
+	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--mc", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
+	{ "--mc", CLI_COUNT, ARG(mc), 0, 100000, "samples", IN_EVAL | IN_PREDICT },
+	{ "--ood", CLI_TEXT, ARG(ood), 0, 0, NULL, IN_EVAL },
+	{ "--ood-labels", CLI_TEXT, ARG(ood_labels), 0, 0, NULL, IN_EVAL },
+	{ "--plots", CLI_TEXT, ARG(plots), 0, 0, NULL, IN_EVAL },
+	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
+	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN },
+	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL, IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR },
+	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR },
+	{ "--bins", CLI_COUNT, ARG(bins), 1, 100000, "bins", IN_EVAL },
+	{ "--quiet", CLI_FLAG, ARG(quiet), 0, 0, NULL, IN_TRAIN },
 };
+#undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
 
-/* Applies one option (name without its value) to the arguments. */
-static int cli_apply(struct bnn_cli_args *a, const char *name, const char *value)
+/* The row of name for the subcommand bit where; NULL when there is none,
+ * *known telling whether the name exists for another subcommand. */
+static const struct cli_opt *cli_find(const char *name, int where, int *known)
+{
+	int i;
+
+	*known = 0;
+	for (i = 0; i < NCLI_OPTS; i++) {
+		if (strcmp(cli_opts[i].name, name) != 0)
+			continue;
+		*known = 1;
+		if (cli_opts[i].where & where)
+			return &cli_opts[i];
+	}
+	return NULL;
+}
+
+/* Sets the training option name to value (--lr, --set lr=...). */
+static int cli_train_set(struct bnn_cli_args *a, const char *name, const char *value)
 {
 	bnn_err err;
-	const char *set_name = NULL;
-	char buf[256];
 
-	if (strcmp(name, "--data") == 0)
-		a->data = value;
-	else if (strcmp(name, "--labels") == 0)
-		a->labels = value;
-	else if (strcmp(name, "--target") == 0)
-		a->target = value;
-	else if (strcmp(name, "--standardize") == 0)
-		a->standardize = 1;
-	else if (strcmp(name, "--quiet") == 0)
-		a->quiet = 1;
-	else if (strcmp(name, "--valid") == 0)
-		a->valid = value;
-	else if (strcmp(name, "--valid-labels") == 0)
-		a->valid_labels = value;
-	else if (strcmp(name, "--save") == 0)
-		a->save = value;
-	else if (strcmp(name, "--load") == 0)
-		a->load = value;
-	else if (strcmp(name, "--out") == 0)
-		a->out = value;
-	else if (strcmp(name, "--ood") == 0)
-		a->ood = value;
-	else if (strcmp(name, "--ood-labels") == 0)
-		a->ood_labels = value;
-	else if (strcmp(name, "--plots") == 0)
-		a->plots = value;
-	else if (strcmp(name, "--mc") == 0 && strcmp(a->command, "train") != 0) {
-		char *end;
-		a->mc = strtol(value, &end, 10);
-		if (end == value || *end || a->mc < 0 || a->mc > 100000)
-			return bnn_cli_usage_error(a, "--mc: '%s' is not a number of samples in [0, 100000]",
-			                       value);
-	}
-	else if (strcmp(name, "--bins") == 0) {
-		char *end;
-		a->bins = strtol(value, &end, 10);
-		if (end == value || *end || a->bins < 1 || a->bins > 100000)
-			return bnn_cli_usage_error(a, "--bins: '%s' is not a number of bins in [1, 100000]",
-			                       value);
-	} else if (strcmp(name, "--set") == 0) {
-		const char *eq = strchr(value, '=');
-		if (!eq || eq == value || eq - value >= (long)sizeof buf)
-			return bnn_cli_usage_error(a, "--set takes NAME=VALUE, not '%s'", value);
-		memcpy(buf, value, (size_t)(eq - value));
-		buf[eq - value] = '\0';
-		set_name = buf;
-		value = eq + 1;
-	} else {
-		set_name = name + 2; /* --lr, --epochs, ...: the option of that name */
-	}
-	if (set_name) {
-		if (bnn_train_set(&a->train, set_name, value, &err))
-			return bnn_cli_usage_error(a, "%s", err.message);
-		if (strcmp(set_name, "threads") == 0)
-			a->threads_given = 1;
+	if (bnn_train_set(&a->train, name, value, &err))
+		return bnn_cli_usage_error(a, "%s", err.message);
+	if (strcmp(name, "threads") == 0)
+		a->threads_given = 1;
+	return BNN_CLI_OK;
+}
+
+/* --set NAME=VALUE. */
+static int cli_set(struct bnn_cli_args *a, const char *value)
+{
+	const char *eq = strchr(value, '=');
+	char name[256];
+
+	if (!eq || eq == value || eq - value >= (long)sizeof name)
+		return bnn_cli_usage_error(a, "--set takes NAME=VALUE, not '%s'", value);
+	memcpy(name, value, (size_t)(eq - value));
+	name[eq - value] = '\0';
+	return cli_train_set(a, name, eq + 1);
+}
+
+/* A CLI_COUNT option: a whole number in the row's range. */
+static int cli_count(struct bnn_cli_args *a, const struct cli_opt *o, const char *value)
+{
+	long *field = (long *)(void *)((char *)a + o->field);
+	char *end;
+
+	*field = strtol(value, &end, 10);
+	if (end == value || *end || *field < o->min || *field > o->max)
+		return bnn_cli_usage_error(a, "%s: '%s' is not a number of %s in [%ld, %ld]", o->name,
+		                           value, o->unit, o->min, o->max);
+	return BNN_CLI_OK;
+}
+
+/* Applies one option (its row, and its value or NULL) to the arguments. */
+static int cli_apply(struct bnn_cli_args *a, const struct cli_opt *o, const char *value)
+{
+	char *field = (char *)a + o->field;
+
+	switch (o->kind) {
+	case CLI_TEXT:
+		*(const char **)(void *)field = value;
+		return BNN_CLI_OK;
+	case CLI_FLAG:
+		*(int *)(void *)field = 1;
+		return BNN_CLI_OK;
+	case CLI_COUNT:
+		return cli_count(a, o, value);
+	case CLI_TRAIN:
+		return cli_train_set(a, o->name + 2, value); /* --lr: the option lr */
+	case CLI_SET:
+		return cli_set(a, value);
 	}
 	return BNN_CLI_OK;
 }
 
 static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 {
-	int i, j;
+	int i, known, rc;
+
 	for (i = 2; i < argc; i++) {
 		const char *arg = argv[i], *value = NULL, *eq;
+		const struct cli_opt *o;
 		char name[64];
-		const struct cli_opt *o = NULL;
-		int rc;
+
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			cli_help(a->model, a->prog);
 			return -1; /* done: exit 0 */
@@ -214,14 +280,12 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 			return bnn_cli_usage_error(a, "unexpected argument '%s' (options start with --)", arg);
 		eq = strchr(arg, '=');
 		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		for (j = 0; j < NCLI_OPTS; j++)
-			if (strcmp(cli_opts[j].name, name) == 0)
-				o = &cli_opts[j];
-		if (!o)
+		o = cli_find(name, where, &known);
+		if (!known)
 			return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
-		if (!(o->where & where))
+		if (!o)
 			return bnn_cli_usage_error(a, "option '%s' does not go with '%s'", name, a->command);
-		if (o->takes_value) {
+		if (o->kind != CLI_FLAG) {
 			if (eq)
 				value = eq + 1;
 			else if (i + 1 < argc)
@@ -231,8 +295,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		} else if (eq) {
 			return bnn_cli_usage_error(a, "option '%s' takes no value", name);
 		}
-		rc = cli_apply(a, name, value);
-		if (rc)
+		if ((rc = cli_apply(a, o, value)))
 			return rc;
 	}
 	return BNN_CLI_OK;
@@ -318,7 +381,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 {
 	struct bnn_cli_args a;
 	bnn_err err;
-	int where, rc;
+	char list[128];
+	int where, rc, i;
 
 	memset(&a, 0, sizeof a);
 	a.prog = argc > 0 && argv[0] ? argv[0] : m->name;
@@ -328,8 +392,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 	if (bnn_model_check(m, &err))
 		return bnn_cli_error(&a, "%s", err.message);
 	if (argc < 2)
-		return bnn_cli_usage_error(&a, "no command given: use train, eval, predict, posterior or "
-		                           "info");
+		return bnn_cli_usage_error(&a, "no command given: use %s",
+		                           cli_command_list(list, sizeof list));
 	a.command = argv[1];
 	if (strcmp(a.command, "--help") == 0 || strcmp(a.command, "-h") == 0 ||
 	    strcmp(a.command, "help") == 0) {
@@ -341,19 +405,13 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		       bnn_version());
 		return BNN_CLI_OK;
 	}
-	if (strcmp(a.command, "train") == 0)
-		where = IN_TRAIN;
-	else if (strcmp(a.command, "eval") == 0)
-		where = IN_EVAL;
-	else if (strcmp(a.command, "predict") == 0)
-		where = IN_PREDICT;
-	else if (strcmp(a.command, "info") == 0)
-		where = IN_INFO;
-	else if (strcmp(a.command, "posterior") == 0)
-		where = IN_POSTERIOR;
-	else
-		return bnn_cli_usage_error(&a, "unknown command '%s': use train, eval, predict, posterior "
-		                           "or info", a.command);
+	where = 0;
+	for (i = 0; i < NCLI_COMMANDS; i++)
+		if (strcmp(a.command, cli_commands[i].name) == 0)
+			where = cli_commands[i].bit;
+	if (!where)
+		return bnn_cli_usage_error(&a, "unknown command '%s': use %s", a.command,
+		                           cli_command_list(list, sizeof list));
 	a.model = m;
 	rc = cli_parse(&a, where, argc, argv);
 	if (rc)

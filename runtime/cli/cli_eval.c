@@ -192,6 +192,7 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 {
 	char path[4096];
 	bnn_plot_values series[2];
+	bnn_plot_histogram_options hist;
 	bnn_err err;
 	struct stat sb;
 
@@ -215,10 +216,12 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	}
 	if (cli_plot_path(path, sizeof path, a->plots, "entropy.svg"))
 		return bnn_cli_error(a, "--plots: the directory name is too long");
-	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, 30, NULL, "predictive entropy",
-	                        m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ?
-	                            "predictive entropy (nats)" : "predictive entropy",
-	                        &err))
+	hist.nbins = 30;
+	hist.range = NULL;
+	hist.xlabel = "predictive entropy";
+	hist.title = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? "predictive entropy (nats)" :
+	                                                        "predictive entropy";
+	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli_internal.h"
+#include "common/paths.h"
 
 /* An option naming a file and its value (NULL: not given); for an
  * output, whether it may be a device or a pipe. */
@@ -22,25 +23,6 @@ struct cli_file {
 	const char *option, *path;
 	int streams;
 };
-
-/* The directory part of path into dir ("." when there is none); 0 if it
- * does not fit. */
-static int cli_dirname(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	size_t len;
-
-	if (!slash) {
-		strcpy(dir, ".");
-		return 1;
-	}
-	len = slash == path ? 1 : (size_t)(slash - path); /* "/x": "/" */
-	if (len >= size)
-		return 0;
-	memcpy(dir, path, len);
-	dir[len] = '\0';
-	return 1;
-}
 
 /* The characters bnn_file_replace adds to a name for its temporary file. */
 #define CLI_TMP_SUFFIX ((long)sizeof BNN_FILE_REPLACE_SUFFIX - 1)
@@ -64,7 +46,7 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 			                                  "(a checkpoint is replaced by renaming a new file "
 			                                  "over it)", option, path);
 	}
-	if (!cli_dirname(path, dir, sizeof dir))
+	if (!bnn_path_dirname(path, dir, sizeof dir))
 		return bnn_cli_error(a, "cannot write %s '%s': the path is too long", option, path);
 	if (stat(dir, &s) != 0)
 		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path, dir,
@@ -87,14 +69,10 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 static int cli_check_distinct(const struct bnn_cli_args *a, const char *option, const char *path,
                               const struct cli_file *in, int nin)
 {
-	struct stat out, s;
 	int i;
 
-	if (stat(path, &out) != 0)
-		return BNN_CLI_OK; /* a new file is no input */
-	for (i = 0; i < nin; i++)
-		if (in[i].path && stat(in[i].path, &s) == 0 && s.st_dev == out.st_dev &&
-		    s.st_ino == out.st_ino)
+	for (i = 0; i < nin; i++) /* a new file is no input */
+		if (in[i].path && bnn_path_same_file(in[i].path, path))
 			return bnn_cli_usage_error(a, "%s '%s' is the file given to %s: writing it would "
 			                              "destroy that input", option, path, in[i].option);
 	return BNN_CLI_OK;

@@ -160,24 +160,39 @@ int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
 
 /* ---- image augmentation (augment.c) ------------------------------------ */
 
+/* The shape of one image: C channels of H×W pixels, NCHW (channel after
+ * channel, rows in order). */
+typedef struct bnn_image_shape {
+	long channels; /* C */
+	long height;   /* H, rows */
+	long width;    /* W, pixels per row */
+} bnn_image_shape;
+
+/* One example's augmentation: the crop's offset and the flip. */
+typedef struct bnn_augmentation {
+	long dy;  /* rows: pixel (i, j) comes from row i + dy */
+	long dx;  /* columns: from column j' + dx */
+	int flip; /* 1: mirror every row (j' = W − 1 − j), 0: j' = j */
+} bnn_augmentation;
+
 /**
- * Shift and mirror one image in place: C channels of H×W pixels, NCHW.
- * Pixel (i, j) of the result is pixel (i + dy, j' + dx) of the original,
- * j' = W − 1 − j when flip, else j, and 0 where that lies outside the
- * image: the random crop with zero padding of the VOGN paper's
- * experiments, at offset (dy, dx), followed by a horizontal flip.
+ * Shift and mirror one image in place.  Pixel (i, j) of the result is
+ * pixel (i + dy, j' + dx) of the original, j' = W − 1 − j when flip, else
+ * j, and 0 where that lies outside the image: the random crop with zero
+ * padding of the VOGN paper's experiments, at offset (dy, dx), followed by
+ * a horizontal flip.
  * @param scratch  C·H·W floats the function may overwrite
  * Nothing happens when C, H or W is below 1.
  */
-void bnn_augment_image(float *x, long channels, long height, long width, long dy,
-                       long dx, int flip, float *scratch);
+void bnn_augment_image(float *x, const bnn_image_shape *shape, const bnn_augmentation *aug,
+                       float *scratch);
 
 /**
- * Draw one example's augmentation from rng: dy and dx uniform in
- * [−pad, pad] (pad < 0 counts as 0), and *flipped 0 or 1 with probability
- * ½ when flip (else 0).  Consumes two or three draws of rng.
+ * Draw one example's augmentation from rng into *out: dy and dx uniform in
+ * [−pad, pad] (pad < 0 counts as 0), and flip 0 or 1 with probability ½
+ * when flip (else 0).  Consumes two or three draws of rng.
  */
-void bnn_augment_draw(bnn_rng *rng, long pad, int flip, long *dy, long *dx, int *flipped);
+void bnn_augment_draw(bnn_rng *rng, long pad, int flip, bnn_augmentation *out);
 
 #ifdef __cplusplus
 }

@@ -81,6 +81,21 @@ typedef struct bnn_plot_values {
 	long n;               /* number of values, >= 1 */
 } bnn_plot_values;
 
+/* The options of bnn_plot_histograms(). */
+typedef struct bnn_plot_histogram_options {
+	int nbins;           /* equal-width bins over the range, >= 1 */
+	const double *range; /* NULL: automatic; else {lo, hi}, borrowed */
+	const char *xlabel;  /* the x axis label, or NULL */
+	const char *title;   /* the chart's title, or NULL */
+} bnn_plot_histogram_options;
+
+/* The text of bnn_plot_curves()' chart: each NULL or "" draws nothing. */
+typedef struct bnn_plot_curves_options {
+	const char *title;  /* above the chart */
+	const char *xlabel; /* the x axis label */
+	const char *ylabel; /* the y axis label */
+} bnn_plot_curves_options;
+
 /**
  * Reliability diagram: for every non-empty bin b of nbins equal-width
  * confidence bins [b/nbins, (b+1)/nbins], a bar as wide as the bin and as
@@ -109,19 +124,19 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv,
  * The y axis is labelled "fraction of examples".
  * CSV columns: series,bin_lower,bin_upper,count,fraction, one row per
  * series and bin (empty bins included), series in the order given.
- * @param range  NULL for automatic (the smallest and largest finite value
- *               of all series; a single value v gives [v − ½, v + ½]), or
- *               {lo, hi} with lo < hi, both finite.
- * @param xlabel  the x axis label (e.g. "predictive entropy"), or NULL.
- * @return BNN_OK; BNN_EINVAL when a path or series (or a series' values)
- *         is NULL, nseries < 1, nbins < 1, a series has n < 1, the range
- *         is not finite with lo < hi, or no series has a finite value;
- *         BNN_EIO; BNN_ENOMEM.
+ * @param options  nbins; range: NULL for automatic (the smallest and
+ *                 largest finite value of all series; a single value v
+ *                 gives [v − ½, v + ½]), or {lo, hi} with lo < hi, both
+ *                 finite; xlabel (e.g. "predictive entropy") and title, or
+ *                 NULL.
+ * @return BNN_OK; BNN_EINVAL when a path, series, options (or a series'
+ *         values) is NULL, nseries < 1, nbins < 1, a series has n < 1, the
+ *         range is not finite with lo < hi, or no series has a finite
+ *         value; BNN_EIO; BNN_ENOMEM.
  */
 int bnn_plot_histograms(const char *path_svg, const char *path_csv,
                         const bnn_plot_values *series, int nseries,
-                        int nbins, const double *range, const char *xlabel,
-                        const char *title, bnn_err *err);
+                        const bnn_plot_histogram_options *options, bnn_err *err);
 
 /**
  * Lines and points with optional bands: each series is drawn in its colour
@@ -131,15 +146,15 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
  * CSV columns: series,x,y,lower,upper, one row per point with finite x and
  * y, series in the order given; lower and upper are empty when the series
  * has no band or the end is not finite.
+ * @param options  the title and axis labels, or NULL for none.
  * @return BNN_OK; BNN_EINVAL when a path or series (or a series' x or y) is
  *         NULL, nseries < 1, a series has n < 1, exactly one of lower and
  *         upper is NULL, a style is not an enum bnn_plot_style, or nothing
  *         is finite; BNN_EIO; BNN_ENOMEM.
  */
 int bnn_plot_curves(const char *path_svg, const char *path_csv,
-                    const char *xlabel, const char *ylabel,
-                    const char *title, const bnn_plot_curve *series,
-                    int nseries, bnn_err *err);
+                    const bnn_plot_curve *series, int nseries,
+                    const bnn_plot_curves_options *options, bnn_err *err);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include "bnn.h"
+#include "common/edit_distance.h"
 
 #define CSV_QUOTE_MAX 40    /* field text quoted in a message, in bytes */
 #define CSV_EXCERPT_SIZE (4 * CSV_QUOTE_MAX + 4) /* room for it, escaped */
@@ -417,56 +418,6 @@ static const char *csv_excerpt(const char *s, size_t len,
 	return buf;
 }
 
-/*
- * Edit distance between a and b ignoring ASCII case: insertions,
- * deletions, substitutions and swaps of two neighbours each cost 1 (the
- * "optimal string alignment" distance, so "pirce" is 1 from "price").
- * Returns limit + 1 for anything more than limit.  Used to suggest a
- * column name.
- */
-static size_t csv_distance(const char *a, const char *b, size_t limit)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, d, *mem;
-	size_t *prev2, *prev, *row, *t;
-
-	if ((la > lb ? la - lb : lb - la) > limit)
-		return limit + 1;
-	mem = malloc(3 * (lb + 1) * sizeof *mem);
-	if (!mem)
-		return limit + 1;
-	prev2 = mem;
-	prev = mem + lb + 1;
-	row = mem + 2 * (lb + 1);
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			int ca = csv_lower((unsigned char)a[i - 1]);
-			int cb = csv_lower((unsigned char)b[j - 1]);
-
-			d = prev[j - 1] + (ca != cb);
-			if (prev[j] + 1 < d)
-				d = prev[j] + 1;
-			if (row[j - 1] + 1 < d)
-				d = row[j - 1] + 1;
-			if (i > 1 && j > 1 &&
-			    ca == csv_lower((unsigned char)b[j - 2]) &&
-			    cb == csv_lower((unsigned char)a[i - 2]) &&
-			    prev2[j - 2] + 1 < d)
-				d = prev2[j - 2] + 1;
-			row[j] = d;
-		}
-		t = prev2;
-		prev2 = prev;
-		prev = row;
-		row = t;
-	}
-	d = prev[lb];
-	free(mem);
-	return d > limit ? limit + 1 : d;
-}
-
 /* A column name and its column, for sorting. */
 struct csv_name {
 	const char *name; /* borrowed from csv_header.names */
@@ -573,23 +524,21 @@ static int csv_header_read(struct csv_reader *r, struct csv_header *h,
 }
 
 /* The message for a target column that is not in the header: the
- * closest name if one is close enough, else the list of names. */
+ * closest name if one is close enough (ignoring ASCII case: the shared
+ * rule of common/edit_distance.h), else the list of names. */
 static int csv_no_target(const char *path, const struct csv_header *h,
                          const char *name, bnn_err *err)
 {
-	size_t limit = (strlen(name) + 2) / 4, best = limit + 1, d;
+	struct bnn_text_suggestion sug;
 	long i, pick = -1;
 	char list[BNN_ERR_MESSAGE_MAX];
 	char q[CSV_EXCERPT_SIZE], qc[CSV_EXCERPT_SIZE];
 	size_t used = 0;
 
-	for (i = 0; i < h->ncols && best > 0; i++) {
-		d = csv_distance(name, h->names[i], limit);
-		if (d < best) {
-			best = d;
+	bnn_text_suggest_init(&sug, name, BNN_TEXT_IGNORE_CASE);
+	for (i = 0; i < h->ncols && sug.distance > 0; i++)
+		if (bnn_text_suggest_offer(&sug, h->names[i]))
 			pick = i;
-		}
-	}
 	csv_excerpt(name, strlen(name), q);
 	if (pick >= 0)
 		return bnn_fail(err, BNN_EFORMAT, "%s:1: no target column "

@@ -24,6 +24,7 @@
 
 #include "bnn.h"
 #include "bnn_plot.h"
+#include "common/utf8.h"
 
 /* ---- canvas layout (pixels) --------------------------------------------- */
 
@@ -92,39 +93,19 @@ struct plot_chart {
 /* ---- text and numbers --------------------------------------------------- */
 
 /*
- * The length of the valid UTF-8 sequence of a character allowed in XML
- * at p, or 0 when p does not start one (a stray continuation byte, an
- * overlong form, a surrogate, a code point above U+10FFFF, U+FFFE/U+FFFF,
- * or a truncated sequence: the NUL terminator is not a continuation byte).
+ * The length of the valid UTF-8 character at p (common/utf8.h) when it is
+ * also allowed in XML 1.0, else 0: besides what is not UTF-8 (a stray
+ * continuation byte, an overlong form, a surrogate, a code point above
+ * U+10FFFF, or a truncated sequence: the NUL terminator is not a
+ * continuation byte), XML forbids U+FFFE and U+FFFF.  Control characters
+ * are left to plot_xml().
  */
 static size_t plot_utf8_len(const unsigned char *p)
 {
 	unsigned long cp;
-	size_t len, i;
+	size_t len = bnn_text_utf8_len(p, SIZE_MAX, &cp);
 
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+	if (len == 0 || cp == 0xfffe || cp == 0xffff)
 		return 0;
 	return len;
 }
@@ -946,10 +927,11 @@ static int plot_hist_csv(FILE *f, void *ctx)
 
 int bnn_plot_histograms(const char *path_svg, const char *path_csv,
                         const bnn_plot_values *series, int nseries,
-                        int nbins, const double *range, const char *xlabel,
-                        const char *title, bnn_err *err)
+                        const bnn_plot_histogram_options *options, bnn_err *err)
 {
 	static const char who[] = "bnn_plot_histograms";
+	const int nbins = options != NULL ? options->nbins : 0;
+	const double *range = options != NULL ? options->range : NULL;
 	struct plot_hist_ctx ctx;
 	struct plot_layer *layer = NULL;
 	struct plot_chart c;
@@ -969,6 +951,8 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 		return bnn_fail(err, BNN_EINVAL,
 		                "%s: nseries is %d, need at least 1 series", who,
 		                nseries);
+	if (options == NULL)
+		return bnn_fail(err, BNN_EINVAL, "%s: options is NULL", who);
 	if (nbins < 1)
 		return bnn_fail(err, BNN_EINVAL,
 		                "%s: nbins is %d, need at least 1 bin", who,
@@ -1060,8 +1044,8 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 	}
 
 	memset(&c, 0, sizeof c);
-	c.title = title;
-	c.xlabel = xlabel;
+	c.title = options->title;
+	c.xlabel = options->xlabel;
 	c.ylabel = "fraction of examples";
 	c.fixed_x = 1;
 	c.ax.lo = lo;
@@ -1123,10 +1107,10 @@ static int plot_curves_csv(FILE *f, void *ctx)
 }
 
 int bnn_plot_curves(const char *path_svg, const char *path_csv,
-                    const char *xlabel, const char *ylabel,
-                    const char *title, const bnn_plot_curve *series,
-                    int nseries, bnn_err *err)
+                    const bnn_plot_curve *series, int nseries,
+                    const bnn_plot_curves_options *options, bnn_err *err)
 {
+	static const bnn_plot_curves_options no_text = { NULL, NULL, NULL };
 	static const char who[] = "bnn_plot_curves";
 	struct plot_curves_ctx ctx;
 	struct plot_layer *layer;
@@ -1207,9 +1191,11 @@ int bnn_plot_curves(const char *path_svg, const char *path_csv,
 	}
 
 	memset(&c, 0, sizeof c);
-	c.title = title;
-	c.xlabel = xlabel;
-	c.ylabel = ylabel;
+	if (options == NULL)
+		options = &no_text;
+	c.title = options->title;
+	c.xlabel = options->xlabel;
+	c.ylabel = options->ylabel;
 	c.layer = layer;
 	c.nlayers = k;
 	ctx.series = series;

@@ -20,31 +20,32 @@
 
 #include "bnn.h"
 
-void bnn_augment_image(float *x, long channels, long height, long width, long dy,
-                       long dx, int flip, float *scratch)
+void bnn_augment_image(float *x, const bnn_image_shape *shape, const bnn_augmentation *aug,
+                       float *scratch)
 {
-	long c, i, j, plane = height * width;
+	long c, i, j, height = shape->height, width = shape->width, plane = height * width;
 
-	if (channels < 1 || height < 1 || width < 1)
+	if (shape->channels < 1 || height < 1 || width < 1)
 		return;
-	memcpy(scratch, x, (size_t)(channels * plane) * sizeof *x);
-	for (c = 0; c < channels; c++) {
+	memcpy(scratch, x, (size_t)(shape->channels * plane) * sizeof *x);
+	for (c = 0; c < shape->channels; c++) {
 		const float *src = scratch + c * plane;
 		float *dst = x + c * plane;
 		for (i = 0; i < height; i++)
 			for (j = 0; j < width; j++) {
-				long si = i + dy, sj = (flip ? width - 1 - j : j) + dx;
+				long si = i + aug->dy;
+				long sj = (aug->flip ? width - 1 - j : j) + aug->dx;
 				int inside = si >= 0 && si < height && sj >= 0 && sj < width;
 				dst[i * width + j] = inside ? src[si * width + sj] : 0.0f;
 			}
 	}
 }
 
-void bnn_augment_draw(bnn_rng *rng, long pad, int flip, long *dy, long *dx, int *flipped)
+void bnn_augment_draw(bnn_rng *rng, long pad, int flip, bnn_augmentation *out)
 {
 	uint64_t span = (uint64_t)(2 * (pad > 0 ? pad : 0) + 1);
 
-	*dy = (long)bnn_rng_below(rng, span) - (pad > 0 ? pad : 0);
-	*dx = (long)bnn_rng_below(rng, span) - (pad > 0 ? pad : 0);
-	*flipped = flip ? (int)bnn_rng_below(rng, 2) : 0;
+	out->dy = (long)bnn_rng_below(rng, span) - (pad > 0 ? pad : 0);
+	out->dx = (long)bnn_rng_below(rng, span) - (pad > 0 ? pad : 0);
+	out->flip = flip ? (int)bnn_rng_below(rng, 2) : 0;
 }

@@ -212,13 +212,13 @@ static int train_augment_setup(struct trainer *t, bnn_err *err)
 /* Augment one gathered training example in place, when crop_pad or flip is set. */
 static void train_augment(struct trainer *t, float *x)
 {
-	long dy, dx;
-	int flipped;
+	bnn_image_shape shape = { t->aug_c, t->aug_h, t->aug_w };
+	bnn_augmentation aug;
 
 	if (!t->aug_scratch)
 		return;
-	bnn_augment_draw(&t->aug, t->o->crop_pad, t->o->flip, &dy, &dx, &flipped);
-	bnn_augment_image(x, t->aug_c, t->aug_h, t->aug_w, dy, dx, flipped, t->aug_scratch);
+	bnn_augment_draw(&t->aug, t->o->crop_pad, t->o->flip, &aug);
+	bnn_augment_image(x, &shape, &aug, t->aug_scratch);
 }
 
 static void train_free(struct trainer *t)

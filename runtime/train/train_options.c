@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "common/edit_distance.h"
 #include "train_internal.h"
 
 bnn_train_options bnn_train_defaults(void)
@@ -117,27 +118,6 @@ static const struct opt_def opt_defs[] = {
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
-/* Edit distance of two short strings (for "did you mean"). */
-static int opt_distance(const char *a, const char *b)
-{
-	int prev[64], cur[64], i, j, la = (int)strlen(a), lb = (int)strlen(b);
-
-	if (la > 62 || lb > 62)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			int del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, sizeof(int) * (size_t)(lb + 1));
-	}
-	return prev[lb];
-}
-
 static int opt_number(const char *name, const char *value, double min,
                       double max, double *out, bnn_err *err)
 {
@@ -221,7 +201,7 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 	const struct opt_def *d = NULL;
 	char *base = (char *)o;
 	double v;
-	int i, rc, best = -1, best_d = 3;
+	int i, rc, best = -1;
 
 	if (!o || !name || !value)
 		return bnn_fail(err, BNN_EINVAL, "bnn_train_set: no %s given",
@@ -230,13 +210,12 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 		if (strcmp(opt_defs[i].name, name) == 0)
 			d = &opt_defs[i];
 	if (!d) {
-		for (i = 0; i < NOPTS; i++) {
-			int dist = opt_distance(name, opt_defs[i].name);
-			if (dist < best_d) {
-				best_d = dist;
+		struct bnn_text_suggestion sug;
+
+		bnn_text_suggest_init(&sug, name, BNN_TEXT_EXACT_CASE);
+		for (i = 0; i < NOPTS; i++)
+			if (bnn_text_suggest_offer(&sug, opt_defs[i].name))
 				best = i;
-			}
-		}
 		if (best >= 0)
 			return bnn_fail(err, BNN_EINVAL, "unknown option '%s'; did you mean '%s'?",
 			                name, opt_defs[best].name);
