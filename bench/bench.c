@@ -117,12 +117,12 @@
 
 /* How long and how often to measure. */
 typedef struct bench_opts {
-	int repeats;        /* timed repeats per figure, 1 .. BENCH_MAX_REPEATS */
-	double min_time;    /* least seconds per repeat, and of the warm-up */
-	int clock;          /* enum bnn_bench_clock */
-	long train_steps;   /* steps per timed epoch of bench_train; 0: enough
+	int repeats;      /* timed repeats per figure, 1 .. BENCH_MAX_REPEATS */
+	double min_time;  /* least seconds per repeat, and of the warm-up */
+	int clock;        /* enum bnn_bench_clock */
+	long train_steps; /* steps per timed epoch of bench_train; 0: enough
 	                       for Adam's epoch to last min_time */
-	unsigned groups;    /* the BENCH_G* groups to run */
+	unsigned groups;  /* the BENCH_G* groups to run */
 } bench_opts;
 
 /* The groups of figures --only selects. */
@@ -138,9 +138,8 @@ enum {
 	BENCH_GALL = (1u << 8) - 1
 };
 
-static const char *const bench_group_names[] = { "peak", "gemm", "step",
-                                                 "train", "vi", "fwht", "whvi",
-                                                 "lenet" };
+static const char *const bench_group_names[] = { "peak", "gemm", "step", "train",
+	                                         "vi",   "fwht", "whvi", "lenet" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -155,24 +154,24 @@ typedef struct bench_op {
 
 /* What bench_measure found. */
 typedef struct bench_result {
-	double seconds;     /* median seconds per unit of work */
-	long units;         /* units of work in the last repeat */
+	double seconds; /* median seconds per unit of work */
+	long units;     /* units of work in the last repeat */
 } bench_result;
 
 /* One training run of a generated model on a fixed random batch. */
 typedef struct bench_net {
 	const bnn_model *m;
-	const char *shape;  /* the layer widths, "784-512-512-10" */
+	const char *shape; /* the layer widths, "784-512-512-10" */
 	long batch;
-	int with_sqgrad;    /* the pass also computes sqgrad */
+	int with_sqgrad; /* the pass also computes sqgrad */
 	bnn_adam_params adam;
-	long step;          /* Adam's t */
-	float *w0;          /* the initial parameters */
-	float *w, *g, *sq;  /* parameters, gradient, squared gradients */
-	float *am, *av;     /* Adam's moments */
-	float *x, *y, *ws;  /* the batch and the pass's workspace */
-	float *sigma, *gs;  /* posterior sd and its gradient (vi_parts) */
-	bnn_rng rng;        /* the noise of a stochastic pass */
+	long step;         /* Adam's t */
+	float *w0;         /* the initial parameters */
+	float *w, *g, *sq; /* parameters, gradient, squared gradients */
+	float *am, *av;    /* Adam's moments */
+	float *x, *y, *ws; /* the batch and the pass's workspace */
+	float *sigma, *gs; /* posterior sd and its gradient (vi_parts) */
+	bnn_rng rng;       /* the noise of a stochastic pass */
 } bench_net;
 
 /* The operands of the 784->512 layer's products. */
@@ -235,8 +234,7 @@ static long bench_warm_up(const bench_op *op, const bench_opts *o)
 /* One timed repeat: the estimated number of units, then one at a time
  * until o->min_time has passed, so that no repeat is ever short.  Returns
  * seconds per unit; *done gets the number of units run. */
-static double bench_repeat(const bench_op *op, long units,
-                           const bench_opts *o, long *done)
+static double bench_repeat(const bench_op *op, long units, const bench_opts *o, long *done)
 {
 	double t0, t;
 	long k;
@@ -273,9 +271,8 @@ static bench_result bench_measure(const bench_op *op, const bench_opts *o)
  * that both see the same machine when its load drifts (shared machines);
  * *ratio gets the median of the per-pair ratios t_b / t_a.
  */
-static void bench_measure_pair(const bench_op *a, const bench_op *b,
-                               const bench_opts *o, bench_result *ra,
-                               bench_result *rb, double *ratio)
+static void bench_measure_pair(const bench_op *a, const bench_op *b, const bench_opts *o,
+                               bench_result *ra, bench_result *rb, double *ratio)
 {
 	double pa[BENCH_MAX_REPEATS], pb[BENCH_MAX_REPEATS];
 	double q[BENCH_MAX_REPEATS];
@@ -309,8 +306,8 @@ static void bench_net_reset(void *ctx)
 static void bench_net_pass(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g,
-	               b->with_sqgrad ? b->sq : NULL, NULL, NULL, NULL, NULL, 0 };
+	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, b->with_sqgrad ? b->sq : NULL,
+		       NULL, NULL, NULL, NULL,     0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -321,9 +318,10 @@ static void bench_net_adam(void *ctx)
 	bench_net *b = ctx;
 
 	b->step++;
-	bnn_adam_step(&(bnn_adam_arrays){
-		.n = b->m->nparams, .w = b->w, .g = b->g, .m = b->am, .v = b->av
-	}, 1e-3f, b->step, &b->adam);
+	bnn_adam_step(
+	        &(bnn_adam_arrays){
+	                .n = b->m->nparams, .w = b->w, .g = b->g, .m = b->am, .v = b->av },
+	        1e-3f, b->step, &b->adam);
 }
 
 /* One training step: the pass, then Adam. */
@@ -349,8 +347,8 @@ static void bench_net_step_sqgrad(void *ctx)
 /* Set up a training run of model m at this batch: He/Glorot-initialised
  * parameters, standard normal inputs, random labels (categorical) or
  * standard normal targets (gaussian). */
-static void bench_net_init(bench_net *b, const bnn_model *m, const char *shape,
-                           long batch, uint64_t seed)
+static void bench_net_init(bench_net *b, const bnn_model *m, const char *shape, long batch,
+                           uint64_t seed)
 {
 	bnn_rng rng;
 	size_t n = (size_t)m->nparams;
@@ -416,8 +414,8 @@ static double bench_net_gemm_flops(const bench_net *b)
 
 	for (l = 0; l < b->m->nlayers; l++) {
 		const bnn_layer *ly = &b->m->layers[l];
-		double mn = 2.0 * (double)b->batch * (double)ly->in_features *
-		            (double)ly->out_features;
+		double mn =
+		        2.0 * (double)b->batch * (double)ly->in_features * (double)ly->out_features;
 		if (!strcmp(ly->op, "conv2d")) {
 			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
 			mn = 2.0 * (double)b->batch * (double)ly->out_features *
@@ -444,9 +442,8 @@ static double bench_adam(bench_net *b, const bench_opts *o, double peak)
 	       "\"examples_per_s\":%.0f,\"gemm_gflop_per_step\":%.4f,"
 	       "\"gflops\":%.2f,\"fraction_of_peak\":%.3f,\"repeats\":%d,"
 	       "\"steps_per_repeat\":%ld}\n",
-	       b->shape, b->batch, 1e3 * rs.seconds, 1 / rs.seconds,
-	       (double)b->batch / rs.seconds, gf, gf / rs.seconds,
-	       gf / rs.seconds / peak, o->repeats, rs.units);
+	       b->shape, b->batch, 1e3 * rs.seconds, 1 / rs.seconds, (double)b->batch / rs.seconds,
+	       gf, gf / rs.seconds, gf / rs.seconds / peak, o->repeats, rs.units);
 	fflush(stdout);
 	b->with_sqgrad = 0;
 	rp = bench_measure(&pass, o);
@@ -455,8 +452,8 @@ static double bench_adam(bench_net *b, const bench_opts *o, double peak)
 	printf("{\"bench\":\"step_parts\",\"impl\":\"bnnc\",\"net\":\"%s\","
 	       "\"batch\":%ld,\"pass_ms\":%.4f,\"adam_ms\":%.4f,"
 	       "\"nparams\":%ld,\"adam_ns_per_param\":%.3f}\n",
-	       b->shape, b->batch, 1e3 * rp.seconds, 1e3 * ra.seconds,
-	       b->m->nparams, 1e9 * ra.seconds / (double)b->m->nparams);
+	       b->shape, b->batch, 1e3 * rp.seconds, 1e3 * ra.seconds, b->m->nparams,
+	       1e9 * ra.seconds / (double)b->m->nparams);
 	fflush(stdout);
 	return rs.seconds;
 }
@@ -501,9 +498,9 @@ static void bench_sqgrad(bench_net *b, const bench_opts *o)
 /* The optimizers timed through bnn_train; the first is the reference. */
 struct bench_optim {
 	const char *name;
-	int optimizer;      /* enum bnn_optimizer */
-	int meanfield;      /* trains the suite's meanfield model (else its point one) */
-	int lrt;            /* bbb: the local reparameterisation (option lrt) */
+	int optimizer; /* enum bnn_optimizer */
+	int meanfield; /* trains the suite's meanfield model (else its point one) */
+	int lrt;       /* bbb: the local reparameterisation (option lrt) */
 };
 static const struct bench_optim bench_optims[] = {
 	{ "adam", BNN_OPT_ADAM, 0, 0 },
@@ -522,27 +519,27 @@ static const struct bench_optim bench_lenet_optims[] = {
 
 /* A network the trainer's step is timed on, and with which optimizers. */
 typedef struct bench_suite {
-	const char *bench;  /* the JSON lines' "bench": "train_step" */
-	const char *net;    /* their "net": "784-512-512-10" */
-	const bnn_model *point, *mf; /* the point and the meanfield model */
+	const char *bench;                /* the JSON lines' "bench": "train_step" */
+	const char *net;                  /* their "net": "784-512-512-10" */
+	const bnn_model *point, *mf;      /* the point and the meanfield model */
 	const struct bench_optim *optims; /* the first is Adam, the reference */
-	int noptims;        /* at most BENCH_NOPTIMS */
+	int noptims;                      /* at most BENCH_NOPTIMS */
 } bench_suite;
 
-static const bench_suite bench_mlp_suite = {
-	"train_step", "784-512-512-10", &fashion_point_model, &fashion_mf_model,
-	bench_optims, BENCH_NOPTIMS
-};
+static const bench_suite bench_mlp_suite = { "train_step",         "784-512-512-10",
+	                                     &fashion_point_model, &fashion_mf_model,
+	                                     bench_optims,         BENCH_NOPTIMS };
 static const bench_suite bench_lenet_suite = {
-	"lenet_step", "lenet", &fashion_lenet_model, &fashion_lenet_bayes_model,
-	bench_lenet_optims, (int)(sizeof bench_lenet_optims / sizeof bench_lenet_optims[0])
+	"lenet_step",         "lenet",
+	&fashion_lenet_model, &fashion_lenet_bayes_model,
+	bench_lenet_optims,   (int)(sizeof bench_lenet_optims / sizeof bench_lenet_optims[0])
 };
 
 /* The clock at the end of each of the two epochs of a run. */
 typedef struct bench_epochs {
-	int clock;          /* enum bnn_bench_clock */
-	int n;              /* epochs ended so far */
-	double end[2];      /* the clock when each ended */
+	int clock;     /* enum bnn_bench_clock */
+	int n;         /* epochs ended so far */
+	double end[2]; /* the clock when each ended */
 } bench_epochs;
 
 /* bnn_train's callback: note the end of an epoch (final reports only). */
@@ -557,8 +554,7 @@ static int bench_on_epoch(const bnn_epoch_report *r, void *ctx)
 
 /* n examples for model m: standard normal inputs, labels uniform in
  * [0, outputs).  The arrays are bench_alloc's; free them with free(). */
-static void bench_data_init(bnn_dataset *ds, const bnn_model *m, long n,
-                            uint64_t seed)
+static void bench_data_init(bnn_dataset *ds, const bnn_model *m, long n, uint64_t seed)
 {
 	bnn_rng rng;
 	long i;
@@ -579,10 +575,8 @@ static void bench_data_init(bnn_dataset *ds, const bnn_model *m, long n,
 
 /* One run of two epochs from a fresh state; the seconds of the second.
  * Exits on failure (a diverging benchmark times nothing useful). */
-static double bench_train_once(const bench_suite *su,
-                               const struct bench_optim *op,
-                               const bnn_dataset *ds,
-                               const bnn_train_options *to, int clock)
+static double bench_train_once(const bench_suite *su, const struct bench_optim *op,
+                               const bnn_dataset *ds, const bnn_train_options *to, int clock)
 {
 	const bnn_model *m = op->meanfield ? su->mf : su->point;
 	bench_epochs e = { clock, 0, { 0, 0 } };
@@ -592,14 +586,12 @@ static double bench_train_once(const bench_suite *su,
 	if (bnn_state_init(&st, m, 1, &err) ||
 	    bnn_train(&st, &(bnn_train_io){ .train = ds, .on_epoch = bench_on_epoch, .ctx = &e },
 	              to, &err)) {
-		fprintf(stderr, "bench: training %s with %s: %s\n", m->name,
-		        op->name, err.message);
+		fprintf(stderr, "bench: training %s with %s: %s\n", m->name, op->name, err.message);
 		exit(1);
 	}
 	bnn_state_free(&st);
 	if (e.n != 2) {
-		fprintf(stderr, "bench: %s: %d epochs reported, not 2\n",
-		        op->name, e.n);
+		fprintf(stderr, "bench: %s: %d epochs reported, not 2\n", op->name, e.n);
 		exit(1);
 	}
 	return e.end[1] - e.end[0];
@@ -607,8 +599,7 @@ static double bench_train_once(const bench_suite *su,
 
 /* Time every optimizer of the suite at this batch; print its lines
  * (train_step for the MLP). */
-static void bench_train(const bench_suite *su, long batch, long steps,
-                        const bench_opts *o)
+static void bench_train(const bench_suite *su, long batch, long steps, const bench_opts *o)
 {
 	double sec[BENCH_NOPTIMS][BENCH_MAX_REPEATS];
 	double q[BENCH_NOPTIMS][BENCH_MAX_REPEATS];
@@ -626,8 +617,8 @@ static void bench_train(const bench_suite *su, long batch, long steps,
 			to.mc = 1;
 			to.lrt = su->optims[i].lrt;
 			to.threads = 1;
-			sec[i][r] = bench_train_once(su, &su->optims[i], &ds, &to,
-			                             o->clock) / (double)steps;
+			sec[i][r] = bench_train_once(su, &su->optims[i], &ds, &to, o->clock) /
+			            (double)steps;
 		}
 	for (i = 0; i < su->noptims; i++) {
 		double ms, lo, hi, ratio;
@@ -645,9 +636,8 @@ static void bench_train(const bench_suite *su, long batch, long steps,
 		       "\"examples_per_s\":%.0f,"
 		       "\"steps_per_epoch\":%ld,\"repeats\":%d}\n",
 		       su->bench, su->net, batch, su->optims[i].name,
-		       (su->optims[i].meanfield ? su->mf : su->point)->name,
-		       ms, ratio, lo, hi, 1e3 * (double)batch / ms, steps,
-		       o->repeats);
+		       (su->optims[i].meanfield ? su->mf : su->point)->name, ms, ratio, lo, hi,
+		       1e3 * (double)batch / ms, steps, o->repeats);
 	}
 	fflush(stdout);
 	free(ds.x);
@@ -660,8 +650,8 @@ static void bench_train(const bench_suite *su, long batch, long steps,
 static void bench_vi_pass(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, NULL,
-	               &b->rng, NULL, NULL, NULL, 0 };
+	bnn_pass p = { b->w, b->x,    b->y, b->batch, b->ws, NULL, b->g,
+		       NULL, &b->rng, NULL, NULL,     NULL,  0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -670,8 +660,8 @@ static void bench_vi_pass(void *ctx)
 static void bench_vi_pass_sqgrad(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, b->sq,
-	               &b->rng, NULL, NULL, NULL, 0 };
+	bnn_pass p = { b->w,  b->x,    b->y, b->batch, b->ws, NULL, b->g,
+		       b->sq, &b->rng, NULL, NULL,     NULL,  0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -680,8 +670,8 @@ static void bench_vi_pass_sqgrad(void *ctx)
 static void bench_vi_pass_lrt(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, NULL,
-	               &b->rng, b->sigma, b->gs, NULL, 0 };
+	bnn_pass p = { b->w, b->x,    b->y,     b->batch, b->ws, NULL, b->g,
+		       NULL, &b->rng, b->sigma, b->gs,    NULL,  0 };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -710,12 +700,12 @@ static void bench_vi_passes(long batch, const bench_opts *o)
 /* The arrays of the update kernels, over all of fashion_mf's parameters. */
 typedef struct bench_vi {
 	long n;
-	long step;          /* t of the kernels that count steps */
-	float *mu0, *mu;    /* initial and current means */
-	float *sigma, *rho; /* posterior sd, and BBB's rho = softplus^-1(sd) */
-	float *eps, *theta; /* a sample's noise and the sample */
-	float *noise;       /* standard normal variates: the next sample's */
-	float *g, *gs, *hh; /* gradients of mu and sigma, VOGN's h-hat */
+	long step;            /* t of the kernels that count steps */
+	float *mu0, *mu;      /* initial and current means */
+	float *sigma, *rho;   /* posterior sd, and BBB's rho = softplus^-1(sd) */
+	float *eps, *theta;   /* a sample's noise and the sample */
+	float *noise;         /* standard normal variates: the next sample's */
+	float *g, *gs, *hh;   /* gradients of mu and sigma, VOGN's h-hat */
 	float *a, *b, *c, *d; /* optimizer state (m, v / g, h / m, s ...) */
 	bnn_rng rng;
 	bnn_adam_params adam;
@@ -768,9 +758,8 @@ static void bench_vi_adam(void *ctx)
 {
 	bench_vi *v = ctx;
 
-	bnn_adam_step(&(bnn_adam_arrays){
-		.n = v->n, .w = v->mu, .g = v->g, .m = v->a, .v = v->b
-	}, 1e-3f, ++v->step, &v->adam);
+	bnn_adam_step(&(bnn_adam_arrays){ .n = v->n, .w = v->mu, .g = v->g, .m = v->a, .v = v->b },
+	              1e-3f, ++v->step, &v->adam);
 }
 
 /* IVON's work after the pass: h-hat (Alg. 1 line 3), then lines 4-8. */
@@ -779,30 +768,45 @@ static void bench_vi_ivon(void *ctx)
 	bench_vi *v = ctx;
 
 	bnn_ivon_hess_acc(v->n, v->g, v->eps, v->sigma, v->hh, 1.0f, 0);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = v->n, .mu = v->mu, .ghat = v->g, .hhat = v->hh, .g = v->a, .h = v->b,
-		.sigma = v->sigma
-	}, 0.01f, ++v->step, &v->ivon);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = v->n,
+	                                  .mu = v->mu,
+	                                  .ghat = v->g,
+	                                  .hhat = v->hh,
+	                                  .g = v->a,
+	                                  .h = v->b,
+	                                  .sigma = v->sigma },
+	              0.01f, ++v->step, &v->ivon);
 }
 
 static void bench_vi_vogn(void *ctx)
 {
 	bench_vi *v = ctx;
 
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = v->n, .mu = v->mu, .ghat = v->g, .hhat = v->gs, .m = v->a, .s = v->b,
-		.sigma = v->sigma
-	}, 1e-3f, &v->vogn);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = v->n,
+	                                  .mu = v->mu,
+	                                  .ghat = v->g,
+	                                  .hhat = v->gs,
+	                                  .m = v->a,
+	                                  .s = v->b,
+	                                  .sigma = v->sigma },
+	              1e-3f, &v->vogn);
 }
 
 static void bench_vi_bbb(void *ctx)
 {
 	bench_vi *v = ctx;
 
-	bnn_bbb_step(&(bnn_bbb_arrays){
-		.n = v->n, .mu = v->mu, .rho = v->rho, .sigma = v->sigma, .g_mu = v->g,
-		.g_sigma = v->gs, .m_mu = v->a, .v_mu = v->b, .m_rho = v->c, .v_rho = v->d
-	}, 1e-3f, ++v->step, &v->bbb);
+	bnn_bbb_step(&(bnn_bbb_arrays){ .n = v->n,
+	                                .mu = v->mu,
+	                                .rho = v->rho,
+	                                .sigma = v->sigma,
+	                                .g_mu = v->g,
+	                                .g_sigma = v->gs,
+	                                .m_mu = v->a,
+	                                .v_mu = v->b,
+	                                .m_rho = v->c,
+	                                .v_rho = v->d },
+	             1e-3f, ++v->step, &v->bbb);
 }
 
 /* BBB with one weight sample per step (lrt = 0): the update and the next
@@ -816,12 +820,18 @@ static void bench_vi_bbb_sample(void *ctx)
 	++v->step;
 	for (i = 0; i < v->n; i += BNN_SAMPLE_BLOCK) {
 		len = v->n - i < BNN_SAMPLE_BLOCK ? v->n - i : BNN_SAMPLE_BLOCK;
-		bnn_bbb_step_sample(&(bnn_bbb_arrays){
-			.n = len, .mu = v->mu + i, .rho = v->rho + i, .g_mu = v->g + i,
-			.eps = v->eps + i, .m_mu = v->a + i, .v_mu = v->b + i,
-			.m_rho = v->c + i, .v_rho = v->d + i, .theta = v->theta + i,
-			.noise = v->noise + i
-		}, 1e-3f, v->step, &v->bbb);
+		bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = len,
+		                                       .mu = v->mu + i,
+		                                       .rho = v->rho + i,
+		                                       .g_mu = v->g + i,
+		                                       .eps = v->eps + i,
+		                                       .m_mu = v->a + i,
+		                                       .v_mu = v->b + i,
+		                                       .m_rho = v->c + i,
+		                                       .v_rho = v->d + i,
+		                                       .theta = v->theta + i,
+		                                       .noise = v->noise + i },
+		                    1e-3f, v->step, &v->bbb);
 	}
 }
 
@@ -836,14 +846,10 @@ static void bench_vi_kernels(const bench_opts *o)
 		const char *name;
 		void (*run)(void *);
 	} ops[] = {
-		{ "sample", bench_vi_sample },
-		{ "sample_noeps", bench_vi_sample_noeps },
-		{ "rng_normal", bench_vi_normal },
-		{ "adam", bench_vi_adam },
-		{ "ivon", bench_vi_ivon },
-		{ "vogn", bench_vi_vogn },
-		{ "bbb", bench_vi_bbb },
-		{ "bbb_sample", bench_vi_bbb_sample },
+		{ "sample", bench_vi_sample },     { "sample_noeps", bench_vi_sample_noeps },
+		{ "rng_normal", bench_vi_normal }, { "adam", bench_vi_adam },
+		{ "ivon", bench_vi_ivon },         { "vogn", bench_vi_vogn },
+		{ "bbb", bench_vi_bbb },           { "bbb_sample", bench_vi_bbb_sample },
 	};
 	double sec[sizeof ops / sizeof ops[0]];
 	double nsw;
@@ -895,8 +901,8 @@ static void bench_vi_kernels(const bench_opts *o)
 	       n, nsw * sec[0], 1e3 * sec[0], nsw * sec[1], nsw * sec[2]);
 	printf("{\"bench\":\"vi_kernels\",\"impl\":\"bnnc\",\"n\":%zu", n);
 	for (i = 3; i < sizeof ops / sizeof ops[0]; i++)
-		printf(",\"%s_ms\":%.4f,\"%s_ns_per_param\":%.3f", ops[i].name,
-		       1e3 * sec[i], ops[i].name, nsw * sec[i]);
+		printf(",\"%s_ms\":%.4f,\"%s_ns_per_param\":%.3f", ops[i].name, 1e3 * sec[i],
+		       ops[i].name, nsw * sec[i]);
 	printf("}\n");
 	fflush(stdout);
 	free(v.mu0);
@@ -934,8 +940,7 @@ static long bench_train_steps(const bench_opts *o, double adam_seconds)
 
 /* One product, by bnn_gen_gemm (as the generated code) or cblas_sgemm. */
 static void bench_gemm_run(const bench_gemm *q, int ta, int tb, long m, long n, long k,
-                           const float *a, long lda, const float *b, long ldb, float *c,
-                           long ldc)
+                           const float *a, long lda, const float *b, long ldb, float *c, long ldc)
 {
 	if (q->openblas)
 		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
@@ -1051,16 +1056,14 @@ static void bench_json_str(const char *s)
 /* Measure and print the FMA peak, with the widest vectors and narrower. */
 static bnn_bench_peak bench_peak(const bench_opts *o)
 {
-	bnn_bench_peak pk = bnn_bench_fma_peak(0, o->repeats, o->min_time,
-	                                       o->clock);
+	bnn_bench_peak pk = bnn_bench_fma_peak(0, o->repeats, o->min_time, o->clock);
 	int lanes;
 
 	printf("{\"bench\":\"fma_peak\",\"gflops\":%.2f,\"best_gflops\":%.2f,"
 	       "\"lanes\":%d,\"chains\":%d,\"repeats\":%d",
 	       pk.gflops, pk.best, pk.lanes, pk.chains, pk.repeats);
 	for (lanes = pk.lanes / 2; lanes >= 4; lanes /= 2) {
-		bnn_bench_peak q = bnn_bench_fma_peak(lanes, o->repeats,
-		                                      o->min_time, o->clock);
+		bnn_bench_peak q = bnn_bench_fma_peak(lanes, o->repeats, o->min_time, o->clock);
 		printf(",\"gflops_%dbit\":%.2f", 32 * lanes, q.gflops);
 	}
 	printf("}\n");
@@ -1103,8 +1106,8 @@ static void bench_conv_dw_sq(void *ctx)
 {
 	bench_conv *q = ctx;
 
-	bnn_gen_conv_backward_params(&bench_conv_shape, q->b, q->x, q->g, q->dw, q->db, q->sw, q->sb,
-	                             q->col, q->tmp);
+	bnn_gen_conv_backward_params(&bench_conv_shape, q->b, q->x, q->g, q->dw, q->db, q->sw,
+	                             q->sb, q->col, q->tmp);
 }
 
 static void bench_conv_dx(void *ctx)
@@ -1129,11 +1132,9 @@ static void bench_convs(const bench_opts *o, double peak)
 		void (*run)(void *);
 		int products;
 	} ops[] = {
-		{ "forward", bench_conv_forward, 1 },
-		{ "dW", bench_conv_dw, 1 },
+		{ "forward", bench_conv_forward, 1 }, { "dW", bench_conv_dw, 1 },
 		{ "dW_sqgrad", bench_conv_dw_sq, 1 }, /* the rate of dW's work */
-		{ "dX", bench_conv_dx, 1 },
-		{ "all3", bench_conv_all, 3 },
+		{ "dX", bench_conv_dx, 1 },           { "all3", bench_conv_all, 3 },
 	};
 	bench_conv q;
 	long k, p, in, out;
@@ -1198,8 +1199,8 @@ static void bench_convs(const bench_opts *o, double peak)
  * with an output batch for the GEMM doing the same product. */
 typedef struct bench_fwht {
 	long batch, n;
-	float *x;           /* batch × n, transformed in place */
-	float *h, *y;       /* n × n orthonormal Hadamard matrix; batch × n */
+	float *x;     /* batch × n, transformed in place */
+	float *h, *y; /* n × n orthonormal Hadamard matrix; batch × n */
 } bench_fwht;
 
 /* The orthonormal transform, as a WHVI layer calls it (norm-preserving,
@@ -1242,9 +1243,8 @@ static void bench_fwht_gemm(void *ctx)
 {
 	bench_fwht *f = ctx;
 
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)f->batch,
-	            (int)f->n, (int)f->n, 1.0f, f->x, (int)f->n, f->h,
-	            (int)f->n, 0.0f, f->y, (int)f->n);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)f->batch, (int)f->n, (int)f->n,
+	            1.0f, f->x, (int)f->n, f->h, (int)f->n, 0.0f, f->y, (int)f->n);
 }
 
 /* Time the transform against the target, the textbook loop and the GEMM
@@ -1281,10 +1281,9 @@ static void bench_fwhts(const bench_opts *o)
 	       "\"textbook_us_per_vector\":%.4f,\"over_textbook\":%.2f,"
 	       "\"gemm_us_per_vector\":%.4f,\"gemm_over_fwht\":%.2f,"
 	       "\"repeats\":%d}\n",
-	       f.n, f.batch, us, 1e-9 * flops / rl.seconds,
-	       BENCH_FWHT_TARGET_US, us <= BENCH_FWHT_TARGET_US ? "true" : "false",
-	       1e6 * rt.seconds / (double)f.batch, over_text,
-	       1e6 * rg.seconds / (double)f.batch, gemm_ratio, o->repeats);
+	       f.n, f.batch, us, 1e-9 * flops / rl.seconds, BENCH_FWHT_TARGET_US,
+	       us <= BENCH_FWHT_TARGET_US ? "true" : "false", 1e6 * rt.seconds / (double)f.batch,
+	       over_text, 1e6 * rg.seconds / (double)f.batch, gemm_ratio, o->repeats);
 	fflush(stdout);
 	free(f.x);
 	free(f.y);
@@ -1383,8 +1382,8 @@ static void bench_whvis(const bench_opts *o)
 		       "\"batch\":%ld,\"whvi_ms\":%.4f,\"meanfield_ms\":%.4f,"
 		       "\"whvi_params\":%ld,\"meanfield_params\":%ld,"
 		       "\"speedup\":%.2f,\"target\":%g,\"met\":%s,\"repeats\":%d}\n",
-		       sizes[i].d, batch, 1e3 * ra.seconds, 1e3 * rb.seconds,
-		       sizes[i].wv->nparams, sizes[i].mf->nparams, speedup, sizes[i].target,
+		       sizes[i].d, batch, 1e3 * ra.seconds, 1e3 * rb.seconds, sizes[i].wv->nparams,
+		       sizes[i].mf->nparams, speedup, sizes[i].target,
 		       speedup >= sizes[i].target ? "true" : "false", o->repeats);
 		fflush(stdout);
 		bench_layer_free(&wv);
@@ -1395,8 +1394,8 @@ static void bench_whvis(const bench_opts *o)
 static void bench_usage(void)
 {
 	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
-	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet[,...]]\n");
+	                " [--clock cpu|wall] [--train-steps N]\n"
+	                "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet[,...]]\n");
 	exit(2);
 }
 
@@ -1468,8 +1467,7 @@ int main(int argc, char **argv)
 
 	bench_args(argc, argv, &o);
 	if (bnn_model_check(&fashion_point_model, &err) ||
-	    bnn_model_check(&fashion_mf_model, &err) ||
-	    bnn_model_check(&mlp13_model, &err) ||
+	    bnn_model_check(&fashion_mf_model, &err) || bnn_model_check(&mlp13_model, &err) ||
 	    bnn_model_check(&fashion_lenet_model, &err) ||
 	    bnn_model_check(&fashion_lenet_bayes_model, &err)) {
 		fprintf(stderr, "bench: %s\n", err.message);
@@ -1482,9 +1480,8 @@ int main(int argc, char **argv)
 	printf(",\"blas_config\":");
 	bench_json_str(openblas_get_config());
 	printf(",\"threads\":1,\"repeats\":%d,\"min_time_s\":%.3f,"
-	       "\"clock\":\"%s\",\"train_steps\":%ld}\n", o.repeats,
-	       o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall",
-	       o.train_steps);
+	       "\"clock\":\"%s\",\"train_steps\":%ld}\n",
+	       o.repeats, o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall", o.train_steps);
 
 	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT | BENCH_GLENET))
 		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
@@ -1525,8 +1522,7 @@ int main(int argc, char **argv)
 		bench_net_init(&net, &fashion_lenet_model, "lenet", 128, 1);
 		adam_lenet = bench_adam(&net, &o, pk.gflops);
 		bench_net_free(&net);
-		bench_train(&bench_lenet_suite, 128,
-		            bench_train_steps(&o, adam_lenet), &o);
+		bench_train(&bench_lenet_suite, 128, bench_train_steps(&o, adam_lenet), &o);
 	}
 	return 0;
 }

@@ -41,8 +41,7 @@ double bnn_bench_now(int clock)
 {
 	struct timespec ts;
 
-	clock_gettime(clock == BNN_BENCH_CPU ? CLOCK_PROCESS_CPUTIME_ID
-	                                     : CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock == BNN_BENCH_CPU ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -67,43 +66,52 @@ double bnn_bench_now(int clock)
 #define BNN_BENCH_CONTRACT_BODY
 #endif
 
-#define BNN_BENCH_KERNEL(L)                                                  \
-typedef float bnn_bench_v##L __attribute__((vector_size(L * sizeof(float))));\
-BNN_BENCH_CONTRACT_FN                                                        \
-static void bnn_bench_fma_##L(long iters)                                    \
-{                                                                            \
-	BNN_BENCH_CONTRACT_BODY                                              \
-	bnn_bench_v##L a, b, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11; \
-	float s = 0;                                                         \
-	long i;                                                              \
-	int l;                                                               \
-	                                                                     \
-	for (l = 0; l < L; l++) {                                            \
-		a[l] = bnn_bench_a;                                          \
-		b[l] = bnn_bench_b;                                          \
-	}                                                                    \
-	c0 = b; c1 = b + b; c2 = c1 + b; c3 = c2 + b; c4 = c3 + b;           \
-	c5 = c4 + b; c6 = c5 + b; c7 = c6 + b; c8 = c7 + b; c9 = c8 + b;     \
-	c10 = c9 + b; c11 = c10 + b;                                         \
-	for (i = 0; i < iters; i++) {                                        \
-		c0 = c0 * a + b;                                             \
-		c1 = c1 * a + b;                                             \
-		c2 = c2 * a + b;                                             \
-		c3 = c3 * a + b;                                             \
-		c4 = c4 * a + b;                                             \
-		c5 = c5 * a + b;                                             \
-		c6 = c6 * a + b;                                             \
-		c7 = c7 * a + b;                                             \
-		c8 = c8 * a + b;                                             \
-		c9 = c9 * a + b;                                             \
-		c10 = c10 * a + b;                                           \
-		c11 = c11 * a + b;                                           \
-	}                                                                    \
-	c0 = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7 + c8 + c9 + c10 + c11;    \
-	for (l = 0; l < L; l++)                                              \
-		s += c0[l];                                                  \
-	bnn_bench_sink = s;                                                  \
-}
+#define BNN_BENCH_KERNEL(L)                                                            \
+	typedef float bnn_bench_v##L __attribute__((vector_size(L * sizeof(float))));  \
+	BNN_BENCH_CONTRACT_FN                                                          \
+	static void bnn_bench_fma_##L(long iters)                                      \
+	{                                                                              \
+		BNN_BENCH_CONTRACT_BODY                                                \
+		bnn_bench_v##L a, b, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11; \
+		float s = 0;                                                           \
+		long i;                                                                \
+		int l;                                                                 \
+                                                                                       \
+		for (l = 0; l < L; l++) {                                              \
+			a[l] = bnn_bench_a;                                            \
+			b[l] = bnn_bench_b;                                            \
+		}                                                                      \
+		c0 = b;                                                                \
+		c1 = b + b;                                                            \
+		c2 = c1 + b;                                                           \
+		c3 = c2 + b;                                                           \
+		c4 = c3 + b;                                                           \
+		c5 = c4 + b;                                                           \
+		c6 = c5 + b;                                                           \
+		c7 = c6 + b;                                                           \
+		c8 = c7 + b;                                                           \
+		c9 = c8 + b;                                                           \
+		c10 = c9 + b;                                                          \
+		c11 = c10 + b;                                                         \
+		for (i = 0; i < iters; i++) {                                          \
+			c0 = c0 * a + b;                                               \
+			c1 = c1 * a + b;                                               \
+			c2 = c2 * a + b;                                               \
+			c3 = c3 * a + b;                                               \
+			c4 = c4 * a + b;                                               \
+			c5 = c5 * a + b;                                               \
+			c6 = c6 * a + b;                                               \
+			c7 = c7 * a + b;                                               \
+			c8 = c8 * a + b;                                               \
+			c9 = c9 * a + b;                                               \
+			c10 = c10 * a + b;                                             \
+			c11 = c11 * a + b;                                             \
+		}                                                                      \
+		c0 = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7 + c8 + c9 + c10 + c11;      \
+		for (l = 0; l < L; l++)                                                \
+			s += c0[l];                                                    \
+		bnn_bench_sink = s;                                                    \
+	}
 
 /* Only the widths the machine has: a wider vector would be split into
  * twice the registers and spill. */
@@ -156,8 +164,7 @@ int bnn_bench_fma_lanes(void)
 	return BNN_BENCH_LANES;
 }
 
-bnn_bench_peak bnn_bench_fma_peak(int lanes, int repeats, double min_seconds,
-                                  int clock)
+bnn_bench_peak bnn_bench_fma_peak(int lanes, int repeats, double min_seconds, int clock)
 {
 	bnn_bench_peak r;
 	double rate[64], t, flops_per_iter;
@@ -179,11 +186,11 @@ bnn_bench_peak bnn_bench_fma_peak(int lanes, int repeats, double min_seconds,
 	iters = (long)((double)iters * 1.25 * min_seconds / t) + 1;
 	(void)bnn_bench_fma_time(lanes, iters, clock);
 	for (i = 0; i < repeats; i++)
-		rate[i] = flops_per_iter * (double)iters /
-		          bnn_bench_fma_time(lanes, iters, clock) * 1e-9;
+		rate[i] = flops_per_iter * (double)iters / bnn_bench_fma_time(lanes, iters, clock) *
+		          1e-9;
 	bnn_bench_sort(rate, repeats);
-	r.gflops = repeats % 2 ? rate[repeats / 2]
-	                       : 0.5 * (rate[repeats / 2 - 1] + rate[repeats / 2]);
+	r.gflops =
+	        repeats % 2 ? rate[repeats / 2] : 0.5 * (rate[repeats / 2 - 1] + rate[repeats / 2]);
 	r.best = rate[repeats - 1];
 	r.repeats = repeats;
 	r.chains = BNN_BENCH_CHAINS;

@@ -13,19 +13,19 @@
 
 /* One measurement of the FMA peak. */
 typedef struct bnn_bench_peak {
-	double gflops;      /* median over the repeats, GFLOP/s (FMA = 2 flops) */
-	double best;        /* the fastest repeat, GFLOP/s */
-	int repeats;        /* how many timed repeats the median is over */
-	int chains;         /* independent accumulator chains */
-	int lanes;          /* floats per vector */
+	double gflops; /* median over the repeats, GFLOP/s (FMA = 2 flops) */
+	double best;   /* the fastest repeat, GFLOP/s */
+	int repeats;   /* how many timed repeats the median is over */
+	int chains;    /* independent accumulator chains */
+	int lanes;     /* floats per vector */
 } bnn_bench_peak;
 
 /* The clocks the benchmarks can time with. */
 enum bnn_bench_clock {
-	BNN_BENCH_CPU,      /* CPU time of the process (all its threads):
+	BNN_BENCH_CPU, /* CPU time of the process (all its threads):
 	                       time the process was descheduled on a busy
 	                       machine does not count */
-	BNN_BENCH_WALL      /* the monotonic wall clock */
+	BNN_BENCH_WALL /* the monotonic wall clock */
 };
 
 /** The widest vector, in floats, peak.c was compiled for: 16 (AVX-512),
@@ -44,8 +44,7 @@ int bnn_bench_fma_lanes(void);
  * @param clock        enum bnn_bench_clock
  * @return the median and best rate; cannot fail.
  */
-bnn_bench_peak bnn_bench_fma_peak(int lanes, int repeats, double min_seconds,
-                                  int clock);
+bnn_bench_peak bnn_bench_fma_peak(int lanes, int repeats, double min_seconds, int clock);
 
 /** Seconds on the given clock (enum bnn_bench_clock), from an arbitrary
  *  origin. */

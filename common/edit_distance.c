@@ -11,7 +11,9 @@
 #include <string.h>
 
 /* Rows of names up to this length live on the stack. */
-enum { TEXT_SHORT = 64 };
+enum {
+	TEXT_SHORT = 64
+};
 
 /* c, lowered when it is an ASCII capital and flags ask for it. */
 static int text_fold(unsigned char c, int flags)

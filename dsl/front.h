@@ -16,17 +16,17 @@
 #include "source.h"
 
 struct front {
-    struct source src;      /* the file */
-    struct ast_arena arena; /* the syntax tree and derived names */
-    struct ast_stmt *ast;   /* the statements */
-    struct diag diag;       /* counts of errors and warnings */
-    struct graph graph;     /* the checked model (valid when front_compile returns 0) */
+	struct source src;      /* the file */
+	struct ast_arena arena; /* the syntax tree and derived names */
+	struct ast_stmt *ast;   /* the statements */
+	struct diag diag;       /* counts of errors and warnings */
+	struct graph graph;     /* the checked model (valid when front_compile returns 0) */
 };
 
 enum front_status {
-    FRONT_OK = 0,       /* the model is valid (there may be warnings) */
-    FRONT_INVALID = 1,  /* errors were reported */
-    FRONT_NO_FILE = 2   /* the file could not be read (reported) */
+	FRONT_OK = 0,      /* the model is valid (there may be warnings) */
+	FRONT_INVALID = 1, /* errors were reported */
+	FRONT_NO_FILE = 2  /* the file could not be read (reported) */
 };
 
 /* Compiles the file at PATH ("-" = standard input), reporting to OUT.

@@ -19,88 +19,92 @@ enum op_id {
 #define OP(id, name, weights, spec, check) OP_##id,
 #include "ops.def"
 #undef OP
-    OP_COUNT
+	OP_COUNT
 };
 
 /* Which ops a family applies to (the masks of families.def). */
-enum { FAM_ON_DENSE = 1, FAM_ON_CONV2D = 2, FAM_ON_BATCHNORM = 4 };
+enum {
+	FAM_ON_DENSE = 1,
+	FAM_ON_CONV2D = 2,
+	FAM_ON_BATCHNORM = 4
+};
 
 enum family_id {
 #define FAMILY(id, name, mask, spec, caps) FAMILY_##id,
 #include "families.def"
 #undef FAMILY
-    FAMILY_COUNT
+	FAMILY_COUNT
 };
 
 enum likelihood_id {
 #define LIKELIHOOD(id, name, spec) LIKELIHOOD_##id,
 #include "likelihoods.def"
 #undef LIKELIHOOD
-    LIKELIHOOD_COUNT
+	LIKELIHOOD_COUNT
 };
 
 /* Largest extent of one dimension, and of a whole tensor or weight array. */
-#define GRAPH_MAX_DIM (1L << 24)
+#define GRAPH_MAX_DIM      (1L << 24)
 #define GRAPH_MAX_ELEMENTS 2147483647L
 
 /* A posterior family with its arguments. */
 struct family {
-    enum family_id id;
-    int k;            /* emp, ecmp: number of components */
-    double p;         /* dropout: probability of dropping a unit */
-    int flows;        /* whvi: planar flows on g */
-    double prior;     /* precision of the layer's Gaussian prior; 0 = the model's */
-    bnn_loc loc;      /* where it was written (or the posterior statement) */
+	enum family_id id;
+	int k;        /* emp, ecmp: number of components */
+	double p;     /* dropout: probability of dropping a unit */
+	int flows;    /* whvi: planar flows on g */
+	double prior; /* precision of the layer's Gaussian prior; 0 = the model's */
+	bnn_loc loc;  /* where it was written (or the posterior statement) */
 };
 
 /* Attributes of an op; each op uses the fields its arguments name. */
 struct op_attrs {
-    long units;           /* dense */
-    long in_features;     /* dense: the flattened input size */
-    long channels;        /* conv2d */
-    long kernel[2];       /* conv2d: kh, kw */
-    long stride[2];       /* conv2d, maxpool, avgpool: sh, sw */
-    long pad[2];          /* conv2d: ph, pw */
-    long size;            /* maxpool, avgpool: window size */
-    int bias;             /* dense, conv2d */
-    double slope;         /* leaky_relu */
-    double momentum, eps; /* batchnorm */
+	long units;           /* dense */
+	long in_features;     /* dense: the flattened input size */
+	long channels;        /* conv2d */
+	long kernel[2];       /* conv2d: kh, kw */
+	long stride[2];       /* conv2d, maxpool, avgpool: sh, sw */
+	long pad[2];          /* conv2d: ph, pw */
+	long size;            /* maxpool, avgpool: window size */
+	int bias;             /* dense, conv2d */
+	double slope;         /* leaky_relu */
+	double momentum, eps; /* batchnorm */
 };
 
 struct graph_node {
-    const char *name;        /* unique, C-identifier-safe ("s1_c1" inside blocks) */
-    enum op_id op;
-    bnn_loc loc;             /* the call or the input declaration */
-    bnn_loc name_loc;        /* where the name was written, or the call for derived names */
-    int *inputs;             /* owned: indices of the input nodes, all smaller */
-    int ninputs;
-    struct op_attrs attrs;
-    int rank;                /* 1: [features]; 3: [channels, height, width] */
-    long shape[3];
-    int has_family;          /* the op has weights, so the fields below matter */
-    struct family family;
-    long long model_params;     /* parameters of the point network */
-    long long posterior_params; /* parameters of the variational posterior */
-    int live;                /* the node reaches the likelihood */
+	const char *name; /* unique, C-identifier-safe ("s1_c1" inside blocks) */
+	enum op_id op;
+	bnn_loc loc;      /* the call or the input declaration */
+	bnn_loc name_loc; /* where the name was written, or the call for derived names */
+	int *inputs;      /* owned: indices of the input nodes, all smaller */
+	int ninputs;
+	struct op_attrs attrs;
+	int rank; /* 1: [features]; 3: [channels, height, width] */
+	long shape[3];
+	int has_family; /* the op has weights, so the fields below matter */
+	struct family family;
+	long long model_params;     /* parameters of the point network */
+	long long posterior_params; /* parameters of the variational posterior */
+	int live;                   /* the node reaches the likelihood */
 };
 
 struct graph {
-    const char *name;           /* the model name: the C prefix */
-    struct graph_node *nodes;   /* owned: topological order */
-    int nnodes, cap;
-    int input;                  /* index of the input node */
-    int output;                 /* index of the node the likelihood reads */
-    enum likelihood_id likelihood;
-    const char *target;         /* the name introduced by the likelihood */
-    bnn_loc likelihood_loc;
-    double sigma;               /* gaussian: fixed sigma (when not learned) */
-    int sigma_learned;          /* gaussian: sigma = learned */
-    long long likelihood_params;/* learned sigma: one per output */
-    double prior_precision;     /* the default prior's precision */
-    int prior_given;            /* a prior statement was written */
-    struct family default_family; /* from "posterior ...;" (FAMILY_POINT if none) */
-    long long total_model;      /* sum of model_params, plus likelihood_params */
-    long long total_posterior;  /* sum of posterior_params, plus likelihood_params */
+	const char *name;         /* the model name: the C prefix */
+	struct graph_node *nodes; /* owned: topological order */
+	int nnodes, cap;
+	int input;  /* index of the input node */
+	int output; /* index of the node the likelihood reads */
+	enum likelihood_id likelihood;
+	const char *target; /* the name introduced by the likelihood */
+	bnn_loc likelihood_loc;
+	double sigma;                 /* gaussian: fixed sigma (when not learned) */
+	int sigma_learned;            /* gaussian: sigma = learned */
+	long long likelihood_params;  /* learned sigma: one per output */
+	double prior_precision;       /* the default prior's precision */
+	int prior_given;              /* a prior statement was written */
+	struct family default_family; /* from "posterior ...;" (FAMILY_POINT if none) */
+	long long total_model;        /* sum of model_params, plus likelihood_params */
+	long long total_posterior;    /* sum of posterior_params, plus likelihood_params */
 };
 
 /* The default prior precision when the model has no prior statement. */

@@ -14,62 +14,64 @@
 #define ARGN(spec) ((int)(sizeof(spec) / sizeof((spec)[0])))
 
 static const struct arg_spec categorical_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
 };
 static const struct arg_spec gaussian_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
-    {"sigma", ARG_SIGMA, 1, 0, 0, INFINITY, ARG_LO_OPEN},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "sigma", ARG_SIGMA, 1, 0, 0, INFINITY, ARG_LO_OPEN },
 };
 
 static const struct likelihood_info likelihood_table[LIKELIHOOD_COUNT] = {
-#define LIKELIHOOD(id, name, spec) [LIKELIHOOD_##id] = {name, spec, ARGN(spec)},
+#define LIKELIHOOD(id, name, spec) [LIKELIHOOD_##id] = { name, spec, ARGN(spec) },
 #include "likelihoods.def"
 #undef LIKELIHOOD
 };
 
 const struct likelihood_info *likelihood_lookup(const char *name)
 {
-    int i;
-    for (i = 0; i < LIKELIHOOD_COUNT; i++)
-        if (strcmp(likelihood_table[i].name, name) == 0)
-            return &likelihood_table[i];
-    return NULL;
+	int i;
+	for (i = 0; i < LIKELIHOOD_COUNT; i++)
+		if (strcmp(likelihood_table[i].name, name) == 0)
+			return &likelihood_table[i];
+	return NULL;
 }
 
 const struct likelihood_info *likelihood_get(enum likelihood_id l)
 {
-    return &likelihood_table[l];
+	return &likelihood_table[l];
 }
 
 const char *likelihood_name(enum likelihood_id l)
 {
-    return likelihood_table[l].name;
+	return likelihood_table[l].name;
 }
 
 int likelihood_check(struct diag *d, struct graph *g, bnn_loc call_loc,
                      const struct value *const val[ARGS_MAX], const bnn_loc loc[ARGS_MAX])
 {
-    const struct graph_node *out = &g->nodes[g->output];
-    const char *name = likelihood_name(g->likelihood);
-    char shape[64];
+	const struct graph_node *out = &g->nodes[g->output];
+	const char *name = likelihood_name(g->likelihood);
+	char shape[64];
 
-    graph_shape_str(out, shape, sizeof shape);
-    if (out->rank != 1) {
-        diag_error(d, loc[0], "the %s likelihood needs a vector, but '%s' has shape %s",
-                   name, out->name, shape);
-        diag_note(d, out->name_loc, "flatten it, or end the model with a dense layer");
-        return -1;
-    }
-    if (g->likelihood == LIKELIHOOD_CATEGORICAL && out->shape[0] < 2) {
-        diag_error(d, loc[0], "the categorical likelihood needs at least 2 classes, but '%s' has shape %s",
-                   out->name, shape);
-        diag_note(d, call_loc, "for one output and two classes use 'bernoulli'");
-        return -1;
-    }
-    if (g->likelihood == LIKELIHOOD_GAUSSIAN) {
-        if (args_sigma(d, &gaussian_args[1], val[1], &g->sigma, &g->sigma_learned) != 0)
-            return -1;
-        g->likelihood_params = g->sigma_learned ? out->shape[0] : 0;
-    }
-    return 0;
+	graph_shape_str(out, shape, sizeof shape);
+	if (out->rank != 1) {
+		diag_error(d, loc[0], "the %s likelihood needs a vector, but '%s' has shape %s",
+		           name, out->name, shape);
+		diag_note(d, out->name_loc, "flatten it, or end the model with a dense layer");
+		return -1;
+	}
+	if (g->likelihood == LIKELIHOOD_CATEGORICAL && out->shape[0] < 2) {
+		diag_error(
+		        d, loc[0],
+		        "the categorical likelihood needs at least 2 classes, but '%s' has shape %s",
+		        out->name, shape);
+		diag_note(d, call_loc, "for one output and two classes use 'bernoulli'");
+		return -1;
+	}
+	if (g->likelihood == LIKELIHOOD_GAUSSIAN) {
+		if (args_sigma(d, &gaussian_args[1], val[1], &g->sigma, &g->sigma_learned) != 0)
+			return -1;
+		g->likelihood_params = g->sigma_learned ? out->shape[0] : 0;
+	}
+	return 0;
 }

@@ -17,7 +17,9 @@
 #include "common/edit_distance.h"
 #include "diag.h"
 
-enum { NAMES_MAX_LEN = 63 };
+enum {
+	NAMES_MAX_LEN = 63
+};
 
 /* Checks NAME, introduced at LOC as a WHAT ("node", "model", ...).  Reports
  * an error and returns -1 if it may not reach generated C, else 0. */
@@ -32,8 +34,8 @@ int names_is_reserved(const char *name);
 
 /* A running "did you mean" search: offer candidates, read best. */
 struct names_suggestion {
-    struct bnn_text_suggestion search; /* the shared search, case-sensitive */
-    const char *best;                  /* the closest candidate so far, or NULL */
+	struct bnn_text_suggestion search; /* the shared search, case-sensitive */
+	const char *best;                  /* the closest candidate so far, or NULL */
 };
 void names_suggest_init(struct names_suggestion *s, const char *wanted);
 void names_suggest_offer(struct names_suggestion *s, const char *candidate);

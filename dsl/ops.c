@@ -12,280 +12,290 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAXD ((double)GRAPH_MAX_DIM)
+#define MAXD       ((double)GRAPH_MAX_DIM)
 #define ARGN(spec) ((int)(sizeof(spec) / sizeof((spec)[0])))
 
 /* --- parameter tables -------------------------------------------------- */
 
 static const struct arg_spec unary_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
 };
 static const struct arg_spec dense_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
-    {"units", ARG_INT, 1, 0, 1, MAXD, 0},
-    {"bias", ARG_BOOL, 0, 1, 0, 0, 0},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "units", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "bias", ARG_BOOL, 0, 1, 0, 0, 0 },
 };
 static const struct arg_spec conv2d_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
-    {"channels", ARG_INT, 1, 0, 1, MAXD, 0},
-    {"kernel", ARG_INT_PAIR, 1, 0, 1, MAXD, 0},
-    {"stride", ARG_INT_PAIR, 0, 1, 1, MAXD, 0},
-    {"pad", ARG_INT_PAIR, 0, 0, 0, MAXD, 0},
-    {"bias", ARG_BOOL, 0, 1, 0, 0, 0},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "channels", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "kernel", ARG_INT_PAIR, 1, 0, 1, MAXD, 0 },
+	{ "stride", ARG_INT_PAIR, 0, 1, 1, MAXD, 0 },
+	{ "pad", ARG_INT_PAIR, 0, 0, 0, MAXD, 0 },
+	{ "bias", ARG_BOOL, 0, 1, 0, 0, 0 },
 };
 static const struct arg_spec batchnorm_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
-    {"momentum", ARG_REAL, 0, 0.1, 0, 1, ARG_LO_OPEN},
-    {"eps", ARG_REAL, 0, 1e-5, 0, INFINITY, ARG_LO_OPEN},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "momentum", ARG_REAL, 0, 0.1, 0, 1, ARG_LO_OPEN },
+	{ "eps", ARG_REAL, 0, 1e-5, 0, INFINITY, ARG_LO_OPEN },
 };
 static const struct arg_spec leaky_relu_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
-    {"slope", ARG_REAL, 0, 0.01, 0, 1, ARG_HI_OPEN},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "slope", ARG_REAL, 0, 0.01, 0, 1, ARG_HI_OPEN },
 };
 /* A stride default of -1 means "the window size". */
 static const struct arg_spec pool_args[] = {
-    {"x", ARG_NODE, 1, 0, 0, 0, 0},
-    {"size", ARG_INT, 1, 0, 1, MAXD, 0},
-    {"stride", ARG_INT, 0, -1, 1, MAXD, 0},
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "size", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "stride", ARG_INT, 0, -1, 1, MAXD, 0 },
 };
 static const struct arg_spec add_args[] = {
-    {"a", ARG_NODE, 1, 0, 0, 0, 0},
-    {"b", ARG_NODE, 1, 0, 0, 0, 0},
+	{ "a", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "b", ARG_NODE, 1, 0, 0, 0, 0 },
 };
 static const struct arg_spec concat_args[] = {
-    {"inputs", ARG_NODES, 1, 0, 0, 0, 0},
+	{ "inputs", ARG_NODES, 1, 0, 0, 0, 0 },
 };
 
 /* --- helpers ----------------------------------------------------------- */
 
 static const struct graph_node *op_in(const struct op_ctx *c, int i)
 {
-    return &c->g->nodes[c->n->inputs[i]];
+	return &c->g->nodes[c->n->inputs[i]];
 }
 
 static void op_copy_shape(struct graph_node *n, const struct graph_node *from)
 {
-    n->rank = from->rank;
-    memcpy(n->shape, from->shape, sizeof n->shape);
+	n->rank = from->rank;
+	memcpy(n->shape, from->shape, sizeof n->shape);
 }
 
 /* Reports that N's input I must be a [channels, height, width] map. */
 static int op_need_map(struct op_ctx *c, int i)
 {
-    const struct graph_node *in = op_in(c, i);
-    char shape[64];
-    if (in->rank == 3)
-        return 0;
-    graph_shape_str(in, shape, sizeof shape);
-    diag_error(c->d, c->loc[i], "%s needs a [channels, height, width] input, but '%s' has shape %s",
-               op_name(c->n->op), in->name, shape);
-    return -1;
+	const struct graph_node *in = op_in(c, i);
+	char shape[64];
+	if (in->rank == 3)
+		return 0;
+	graph_shape_str(in, shape, sizeof shape);
+	diag_error(c->d, c->loc[i],
+	           "%s needs a [channels, height, width] input, but '%s' has shape %s",
+	           op_name(c->n->op), in->name, shape);
+	return -1;
 }
 
 /* The output extent of a window of size K sliding with stride S over N
  * padded by P on both sides, or 0 if the window does not fit. */
 static long op_window_out(long n, long k, long s, long p)
 {
-    return n + 2 * p < k ? 0 : (n + 2 * p - k) / s + 1;
+	return n + 2 * p < k ? 0 : (n + 2 * p - k) / s + 1;
 }
 
 /* --- checks ------------------------------------------------------------ */
 
 static int op_check_input(struct op_ctx *c)
 {
-    (void)c; /* the input's shape comes from its declaration (sema.c) */
-    return 0;
+	(void)c; /* the input's shape comes from its declaration (sema.c) */
+	return 0;
 }
 
 static int op_check_same_shape(struct op_ctx *c)
 {
-    op_copy_shape(c->n, op_in(c, 0));
-    return 0;
+	op_copy_shape(c->n, op_in(c, 0));
+	return 0;
 }
 
 static int op_check_leaky_relu(struct op_ctx *c)
 {
-    if (args_number(c->d, &leaky_relu_args[1], c->val[1], &c->n->attrs.slope) != 0)
-        return -1;
-    return op_check_same_shape(c);
+	if (args_number(c->d, &leaky_relu_args[1], c->val[1], &c->n->attrs.slope) != 0)
+		return -1;
+	return op_check_same_shape(c);
 }
 
 static int op_check_dense(struct op_ctx *c)
 {
-    struct graph_node *n = c->n;
-    long long in = graph_node_elements(op_in(c, 0));
-    if (args_long(c->d, &dense_args[1], c->val[1], &n->attrs.units) != 0 ||
-        args_bool(c->d, &dense_args[2], c->val[2], &n->attrs.bias) != 0)
-        return -1;
-    n->rank = 1;
-    n->shape[0] = n->attrs.units;
-    n->attrs.in_features = (long)in;
-    n->model_params = in * n->attrs.units + (n->attrs.bias ? n->attrs.units : 0);
-    return 0;
+	struct graph_node *n = c->n;
+	long long in = graph_node_elements(op_in(c, 0));
+	if (args_long(c->d, &dense_args[1], c->val[1], &n->attrs.units) != 0 ||
+	    args_bool(c->d, &dense_args[2], c->val[2], &n->attrs.bias) != 0)
+		return -1;
+	n->rank = 1;
+	n->shape[0] = n->attrs.units;
+	n->attrs.in_features = (long)in;
+	n->model_params = in * n->attrs.units + (n->attrs.bias ? n->attrs.units : 0);
+	return 0;
 }
 
 static int op_check_conv2d(struct op_ctx *c)
 {
-    struct graph_node *n = c->n;
-    struct op_attrs *a = &n->attrs;
-    const struct graph_node *in = op_in(c, 0);
-    int i;
-    if (op_need_map(c, 0) != 0 || args_long(c->d, &conv2d_args[1], c->val[1], &a->channels) ||
-        args_pair(c->d, &conv2d_args[2], c->val[2], a->kernel) ||
-        args_pair(c->d, &conv2d_args[3], c->val[3], a->stride) ||
-        args_pair(c->d, &conv2d_args[4], c->val[4], a->pad) ||
-        args_bool(c->d, &conv2d_args[5], c->val[5], &a->bias))
-        return -1;
-    for (i = 0; i < 2; i++) {
-        if (2 * a->pad[i] > a->kernel[i]) {
-            diag_error(c->d, c->loc[4],
-                       "padding %ld is more than half the kernel size %ld (at most %ld)",
-                       a->pad[i], a->kernel[i], a->kernel[i] / 2);
-            return -1;
-        }
-        n->shape[i + 1] = op_window_out(in->shape[i + 1], a->kernel[i], a->stride[i], a->pad[i]);
-    }
-    if (n->shape[1] == 0 || n->shape[2] == 0) {
-        diag_error(c->d, c->loc[2],
-                   "the %ldx%ld kernel does not fit the %ldx%ld input '%s' (padding %ldx%ld)",
-                   a->kernel[0], a->kernel[1], in->shape[1], in->shape[2], in->name, a->pad[0],
-                   a->pad[1]);
-        return -1;
-    }
-    n->rank = 3;
-    n->shape[0] = a->channels;
-    n->model_params = (long long)a->channels * in->shape[0] * a->kernel[0] * a->kernel[1] +
-                      (a->bias ? a->channels : 0);
-    return 0;
+	struct graph_node *n = c->n;
+	struct op_attrs *a = &n->attrs;
+	const struct graph_node *in = op_in(c, 0);
+	int i;
+	if (op_need_map(c, 0) != 0 || args_long(c->d, &conv2d_args[1], c->val[1], &a->channels) ||
+	    args_pair(c->d, &conv2d_args[2], c->val[2], a->kernel) ||
+	    args_pair(c->d, &conv2d_args[3], c->val[3], a->stride) ||
+	    args_pair(c->d, &conv2d_args[4], c->val[4], a->pad) ||
+	    args_bool(c->d, &conv2d_args[5], c->val[5], &a->bias))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if (2 * a->pad[i] > a->kernel[i]) {
+			diag_error(
+			        c->d, c->loc[4],
+			        "padding %ld is more than half the kernel size %ld (at most %ld)",
+			        a->pad[i], a->kernel[i], a->kernel[i] / 2);
+			return -1;
+		}
+		n->shape[i + 1] =
+		        op_window_out(in->shape[i + 1], a->kernel[i], a->stride[i], a->pad[i]);
+	}
+	if (n->shape[1] == 0 || n->shape[2] == 0) {
+		diag_error(
+		        c->d, c->loc[2],
+		        "the %ldx%ld kernel does not fit the %ldx%ld input '%s' (padding %ldx%ld)",
+		        a->kernel[0], a->kernel[1], in->shape[1], in->shape[2], in->name, a->pad[0],
+		        a->pad[1]);
+		return -1;
+	}
+	n->rank = 3;
+	n->shape[0] = a->channels;
+	n->model_params = (long long)a->channels * in->shape[0] * a->kernel[0] * a->kernel[1] +
+	                  (a->bias ? a->channels : 0);
+	return 0;
 }
 
 static int op_check_batchnorm(struct op_ctx *c)
 {
-    struct graph_node *n = c->n;
-    if (args_number(c->d, &batchnorm_args[1], c->val[1], &n->attrs.momentum) != 0 ||
-        args_number(c->d, &batchnorm_args[2], c->val[2], &n->attrs.eps) != 0)
-        return -1;
-    op_copy_shape(n, op_in(c, 0));
-    n->model_params = 2LL * n->shape[0]; /* a scale and a shift per channel */
-    return 0;
+	struct graph_node *n = c->n;
+	if (args_number(c->d, &batchnorm_args[1], c->val[1], &n->attrs.momentum) != 0 ||
+	    args_number(c->d, &batchnorm_args[2], c->val[2], &n->attrs.eps) != 0)
+		return -1;
+	op_copy_shape(n, op_in(c, 0));
+	n->model_params = 2LL * n->shape[0]; /* a scale and a shift per channel */
+	return 0;
 }
 
 static int op_check_pool(struct op_ctx *c)
 {
-    struct graph_node *n = c->n;
-    const struct graph_node *in = op_in(c, 0);
-    long stride;
-    int i;
-    if (op_need_map(c, 0) != 0 || args_long(c->d, &pool_args[1], c->val[1], &n->attrs.size) != 0)
-        return -1;
-    if (c->val[2]) {
-        if (args_long(c->d, &pool_args[2], c->val[2], &stride) != 0)
-            return -1;
-    } else {
-        stride = n->attrs.size;
-    }
-    n->attrs.stride[0] = n->attrs.stride[1] = stride;
-    for (i = 1; i < 3; i++) {
-        n->shape[i] = op_window_out(in->shape[i], n->attrs.size, stride, 0);
-        if (n->shape[i] == 0) {
-            diag_error(c->d, c->loc[1], "the %ldx%ld window does not fit the %ldx%ld input '%s'",
-                       n->attrs.size, n->attrs.size, in->shape[1], in->shape[2], in->name);
-            return -1;
-        }
-    }
-    n->rank = 3;
-    n->shape[0] = in->shape[0];
-    return 0;
+	struct graph_node *n = c->n;
+	const struct graph_node *in = op_in(c, 0);
+	long stride;
+	int i;
+	if (op_need_map(c, 0) != 0 ||
+	    args_long(c->d, &pool_args[1], c->val[1], &n->attrs.size) != 0)
+		return -1;
+	if (c->val[2]) {
+		if (args_long(c->d, &pool_args[2], c->val[2], &stride) != 0)
+			return -1;
+	} else {
+		stride = n->attrs.size;
+	}
+	n->attrs.stride[0] = n->attrs.stride[1] = stride;
+	for (i = 1; i < 3; i++) {
+		n->shape[i] = op_window_out(in->shape[i], n->attrs.size, stride, 0);
+		if (n->shape[i] == 0) {
+			diag_error(c->d, c->loc[1],
+			           "the %ldx%ld window does not fit the %ldx%ld input '%s'",
+			           n->attrs.size, n->attrs.size, in->shape[1], in->shape[2],
+			           in->name);
+			return -1;
+		}
+	}
+	n->rank = 3;
+	n->shape[0] = in->shape[0];
+	return 0;
 }
 
 static int op_check_globalavgpool(struct op_ctx *c)
 {
-    if (op_need_map(c, 0) != 0)
-        return -1;
-    c->n->rank = 1;
-    c->n->shape[0] = op_in(c, 0)->shape[0];
-    return 0;
+	if (op_need_map(c, 0) != 0)
+		return -1;
+	c->n->rank = 1;
+	c->n->shape[0] = op_in(c, 0)->shape[0];
+	return 0;
 }
 
 static int op_check_flatten(struct op_ctx *c)
 {
-    c->n->rank = 1;
-    c->n->shape[0] = (long)graph_node_elements(op_in(c, 0));
-    return 0;
+	c->n->rank = 1;
+	c->n->shape[0] = (long)graph_node_elements(op_in(c, 0));
+	return 0;
 }
 
 static int op_check_add(struct op_ctx *c)
 {
-    const struct graph_node *a = op_in(c, 0), *b = op_in(c, 1);
-    char sa[64], sb[64];
-    if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof a->shape) != 0) {
-        graph_shape_str(a, sa, sizeof sa);
-        graph_shape_str(b, sb, sizeof sb);
-        diag_error(c->d, c->n->loc, "add needs inputs of the same shape, but '%s' is %s and '%s' is %s",
-                   a->name, sa, b->name, sb);
-        return -1;
-    }
-    op_copy_shape(c->n, a);
-    return 0;
+	const struct graph_node *a = op_in(c, 0), *b = op_in(c, 1);
+	char sa[64], sb[64];
+	if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof a->shape) != 0) {
+		graph_shape_str(a, sa, sizeof sa);
+		graph_shape_str(b, sb, sizeof sb);
+		diag_error(c->d, c->n->loc,
+		           "add needs inputs of the same shape, but '%s' is %s and '%s' is %s",
+		           a->name, sa, b->name, sb);
+		return -1;
+	}
+	op_copy_shape(c->n, a);
+	return 0;
 }
 
 static int op_check_concat(struct op_ctx *c)
 {
-    const struct graph_node *first = op_in(c, 0);
-    long long total = 0;
-    char sa[64], sb[64];
-    int i;
-    for (i = 0; i < c->n->ninputs; i++) {
-        const struct graph_node *in = op_in(c, i);
-        if (in->rank != first->rank ||
-            (in->rank == 3 && (in->shape[1] != first->shape[1] || in->shape[2] != first->shape[2]))) {
-            graph_shape_str(first, sa, sizeof sa);
-            graph_shape_str(in, sb, sizeof sb);
-            diag_error(c->d, c->n->loc,
-                       "concat joins vectors, or maps of the same height and width along channels; '%s' is %s but '%s' is %s",
-                       first->name, sa, in->name, sb);
-            return -1;
-        }
-        total += in->shape[0];
-    }
-    op_copy_shape(c->n, first);
-    if (total > GRAPH_MAX_DIM) {
-        diag_error(c->d, c->n->loc, "concat makes %lld %s, more than the limit of %ld", total,
-                   first->rank == 3 ? "channels" : "features", GRAPH_MAX_DIM);
-        return -1;
-    }
-    c->n->shape[0] = (long)total;
-    return 0;
+	const struct graph_node *first = op_in(c, 0);
+	long long total = 0;
+	char sa[64], sb[64];
+	int i;
+	for (i = 0; i < c->n->ninputs; i++) {
+		const struct graph_node *in = op_in(c, i);
+		if (in->rank != first->rank ||
+		    (in->rank == 3 &&
+		     (in->shape[1] != first->shape[1] || in->shape[2] != first->shape[2]))) {
+			graph_shape_str(first, sa, sizeof sa);
+			graph_shape_str(in, sb, sizeof sb);
+			diag_error(
+			        c->d, c->n->loc,
+			        "concat joins vectors, or maps of the same height and width along channels; '%s' is %s but '%s' is %s",
+			        first->name, sa, in->name, sb);
+			return -1;
+		}
+		total += in->shape[0];
+	}
+	op_copy_shape(c->n, first);
+	if (total > GRAPH_MAX_DIM) {
+		diag_error(c->d, c->n->loc, "concat makes %lld %s, more than the limit of %ld",
+		           total, first->rank == 3 ? "channels" : "features", GRAPH_MAX_DIM);
+		return -1;
+	}
+	c->n->shape[0] = (long)total;
+	return 0;
 }
 
 /* --- the table --------------------------------------------------------- */
 
 static const struct op_info op_table[OP_COUNT] = {
-#define OP(id, name, weights, spec, check) [OP_##id] = {name, weights, spec, ARGN(spec), check},
+#define OP(id, name, weights, spec, check) [OP_##id] = { name, weights, spec, ARGN(spec), check },
 #include "ops.def"
 #undef OP
 };
 
 const struct op_info *op_get(enum op_id op)
 {
-    return &op_table[op];
+	return &op_table[op];
 }
 
 const struct op_info *op_lookup(const char *name)
 {
-    int i;
-    for (i = 0; i < OP_COUNT; i++)
-        if (i != OP_INPUT && strcmp(op_table[i].name, name) == 0)
-            return &op_table[i]; /* "input" is a statement, not a callable op */
-    return NULL;
+	int i;
+	for (i = 0; i < OP_COUNT; i++)
+		if (i != OP_INPUT && strcmp(op_table[i].name, name) == 0)
+			return &op_table[i]; /* "input" is a statement, not a callable op */
+	return NULL;
 }
 
 const char *op_name(enum op_id op)
 {
-    return op_table[op].name;
+	return op_table[op].name;
 }
 
 int op_has_weights(enum op_id op)
 {
-    return op_table[op].has_weights;
+	return op_table[op].has_weights;
 }

@@ -16,19 +16,19 @@
 
 /* What an op's check() hook gets. */
 struct op_ctx {
-    struct diag *d;
-    struct graph *g;
-    struct graph_node *n;              /* the node; inputs already resolved */
-    const struct value *val[ARGS_MAX]; /* constant arguments per spec entry, NULL = default */
-    bnn_loc loc[ARGS_MAX];             /* where each was written (the call if defaulted) */
+	struct diag *d;
+	struct graph *g;
+	struct graph_node *n;              /* the node; inputs already resolved */
+	const struct value *val[ARGS_MAX]; /* constant arguments per spec entry, NULL = default */
+	bnn_loc loc[ARGS_MAX];             /* where each was written (the call if defaulted) */
 };
 
 struct op_info {
-    const char *name;
-    int has_weights;
-    const struct arg_spec *spec;
-    int nspec;
-    int (*check)(struct op_ctx *c); /* 0, or -1 after reporting an error */
+	const char *name;
+	int has_weights;
+	const struct arg_spec *spec;
+	int nspec;
+	int (*check)(struct op_ctx *c); /* 0, or -1 after reporting an error */
 };
 
 /* The op called NAME, or NULL. */
@@ -36,10 +36,10 @@ const struct op_info *op_lookup(const char *name);
 const struct op_info *op_get(enum op_id op);
 
 struct family_info {
-    const char *name;
-    unsigned applies_to; /* FAM_ON_* mask */
-    const struct arg_spec *spec;
-    int nspec;
+	const char *name;
+	unsigned applies_to; /* FAM_ON_* mask */
+	const struct arg_spec *spec;
+	int nspec;
 };
 
 const struct family_info *family_lookup(const char *name);
@@ -56,9 +56,9 @@ int family_applies(enum family_id f, enum op_id op);
 void family_count(struct graph_node *n);
 
 struct likelihood_info {
-    const char *name;
-    const struct arg_spec *spec;
-    int nspec;
+	const char *name;
+	const struct arg_spec *spec;
+	int nspec;
 };
 
 const struct likelihood_info *likelihood_lookup(const char *name);
@@ -73,10 +73,10 @@ int likelihood_check(struct diag *d, struct graph *g, bnn_loc call_loc,
  * Din is padded to the next power of two D, and ceil(Dout / D) square D x D
  * blocks are stacked to cover the outputs. */
 struct whvi_dims {
-    long d;       /* side of each square block, 2^ceil(log2 Din) */
-    long padding; /* D - Din zero inputs */
-    long stack;   /* number of stacked blocks */
-    long dout;    /* D * stack, the padded output count */
+	long d;       /* side of each square block, 2^ceil(log2 Din) */
+	long padding; /* D - Din zero inputs */
+	long stack;   /* number of stacked blocks */
+	long dout;    /* D * stack, the padded output count */
 };
 void whvi_dims(long din, long dout, struct whvi_dims *w);
 

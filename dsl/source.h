@@ -11,14 +11,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { SOURCE_MAX_BYTES = 16 * 1024 * 1024 };
+enum {
+	SOURCE_MAX_BYTES = 16 * 1024 * 1024
+};
 
 struct source {
-    char *name;          /* owned: the name used in diagnostics ("<stdin>" for -) */
-    char *text;          /* owned: the bytes, plus a terminating NUL */
-    size_t len;          /* number of bytes, without the terminating NUL */
-    size_t *line_starts; /* owned: offset of the first byte of each line */
-    int nlines;          /* number of entries in line_starts */
+	char *name;          /* owned: the name used in diagnostics ("<stdin>" for -) */
+	char *text;          /* owned: the bytes, plus a terminating NUL */
+	size_t len;          /* number of bytes, without the terminating NUL */
+	size_t *line_starts; /* owned: offset of the first byte of each line */
+	int nlines;          /* number of entries in line_starts */
 };
 
 /* Loads PATH ("-" = standard input) into SRC.  Returns 0, or -1 after writing
@@ -27,8 +29,7 @@ int source_load(struct source *src, const char *path, FILE *err);
 
 /* Makes SRC from LEN bytes at BYTES (copied), named NAME.  Returns 0, or -1
  * when out of memory or larger than SOURCE_MAX_BYTES. */
-int source_from_memory(struct source *src, const char *name, const char *bytes,
-                       size_t len);
+int source_from_memory(struct source *src, const char *name, const char *bytes, size_t len);
 
 /* Line LINE (1-based) of SRC without its line end; *LEN receives its length.
  * Returns NULL when LINE is out of range. */

@@ -11,13 +11,13 @@
 #include <stddef.h>
 
 struct symtab_slot {
-    const char *key; /* borrowed; NULL = empty */
-    void *value;
+	const char *key; /* borrowed; NULL = empty */
+	void *value;
 };
 
 struct symtab {
-    struct symtab_slot *slots; /* owned */
-    size_t cap, count;
+	struct symtab_slot *slots; /* owned */
+	size_t cap, count;
 };
 
 /* Returns the value stored under KEY, or NULL. */

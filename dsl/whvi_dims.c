@@ -14,19 +14,19 @@
 
 void whvi_dims(long din, long dout, struct whvi_dims *w)
 {
-    long d = 1;
-    while (d < din)
-        d *= 2;
-    w->d = d;
-    w->padding = d - din;
-    w->stack = (dout + d - 1) / d;
-    w->dout = d * w->stack;
+	long d = 1;
+	while (d < din)
+		d *= 2;
+	w->d = d;
+	w->padding = d - din;
+	w->stack = (dout + d - 1) / d;
+	w->dout = d * w->stack;
 }
 
 long long whvi_params(long din, long dout, int flows, int bias)
 {
-    struct whvi_dims w;
-    whvi_dims(din, dout, &w);
-    return (long long)w.stack * (4LL * w.d + (long long)flows * (2LL * w.d + 1)) +
-           (bias ? 2LL * dout : 0);
+	struct whvi_dims w;
+	whvi_dims(din, dout, &w);
+	return (long long)w.stack * (4LL * w.d + (long long)flows * (2LL * w.d + 1)) +
+	       (bias ? 2LL * dout : 0);
 }

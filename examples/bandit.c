@@ -66,52 +66,57 @@
 
 extern const bnn_model bandit_model;
 
-#define BD_OK 0
-#define BD_FAIL 1
+#define BD_OK    0
+#define BD_FAIL  1
 #define BD_USAGE 2
 
-#define BD_ARMS 5
-#define BD_CONTEXT 2
-#define BD_INPUTS (BD_CONTEXT + BD_ARMS)
-#define BD_INITIAL_PULLS 3  /* each arm pulled this many times first (D.3) */
-#define BD_NOISE 0.01       /* reward noise standard deviation */
-#define BD_MAX_SETS 32
+#define BD_ARMS          5
+#define BD_CONTEXT       2
+#define BD_INPUTS        (BD_CONTEXT + BD_ARMS)
+#define BD_INITIAL_PULLS 3    /* each arm pulled this many times first (D.3) */
+#define BD_NOISE         0.01 /* reward noise standard deviation */
+#define BD_MAX_SETS      32
 
 /* The wheel bandit's mean rewards (Riquelme et al., section 4). */
-#define BD_MU_SAFE 1.2      /* arm 0, everywhere */
-#define BD_MU_SMALL 1.0     /* arms 1-4 */
-#define BD_MU_LARGE 50.0    /* the arm of x's quadrant, when |x| > D */
+#define BD_MU_SAFE  1.2  /* arm 0, everywhere */
+#define BD_MU_SMALL 1.0  /* arms 1-4 */
+#define BD_MU_LARGE 50.0 /* the arm of x's quadrant, when |x| > D */
 
-enum bd_kind { BD_THOMPSON, BD_GREEDY, BD_UNIFORM, BD_AGENTS };
+enum bd_kind {
+	BD_THOMPSON,
+	BD_GREEDY,
+	BD_UNIFORM,
+	BD_AGENTS
+};
 static const char *const bd_names[BD_AGENTS] = { "thompson", "greedy", "uniform" };
 
 static const char *bd_prog = "bandit";
 
 /* The experiment's settings. */
 struct bd_config {
-	long rounds;            /* T */
-	int runs;               /* R */
-	double delta;           /* D, the wheel's radius */
-	uint64_t seed;          /* S */
-	long train_every;       /* F */
-	long steps;             /* K, minibatches per training */
-	long batch;             /* B */
-	bnn_train_options train;/* --optimizer, --set */
-	int n_rounds_batch;     /* BADAM's N: 1 rounds × batch (D.3), 0 rounds */
-	const char *out;        /* PREFIX or NULL */
+	long rounds;             /* T */
+	int runs;                /* R */
+	double delta;            /* D, the wheel's radius */
+	uint64_t seed;           /* S */
+	long train_every;        /* F */
+	long steps;              /* K, minibatches per training */
+	long batch;              /* B */
+	bnn_train_options train; /* --optimizer, --set */
+	int n_rounds_batch;      /* BADAM's N: 1 rounds × batch (D.3), 0 rounds */
+	const char *out;         /* PREFIX or NULL */
 };
 
 /* One run of one agent. */
 struct bd_agent {
-	int kind;               /* enum bd_kind */
-	bnn_state st;           /* its model (thompson, greedy) */
-	float *x, *y, *ystd;    /* the data so far: rounds × BD_INPUTS, rounds, rounds */
-	long n;                 /* rounds played */
-	long trainings;         /* calls of bnn_train so far */
-	bnn_rng rng;            /* its own draws: θ samples, uniform arms */
-	float *theta, *ws;      /* a posterior sample; the pass's workspace */
+	int kind;            /* enum bd_kind */
+	bnn_state st;        /* its model (thompson, greedy) */
+	float *x, *y, *ystd; /* the data so far: rounds × BD_INPUTS, rounds, rounds */
+	long n;              /* rounds played */
+	long trainings;      /* calls of bnn_train so far */
+	bnn_rng rng;         /* its own draws: θ samples, uniform arms */
+	float *theta, *ws;   /* a posterior sample; the pass's workspace */
 	double regret, reward, best_reward;
-	long optimal;           /* rounds with a best arm */
+	long optimal; /* rounds with a best arm */
 };
 
 static void bd_help(void)
@@ -177,8 +182,8 @@ static void bd_means(const float *x, double delta, double *mu)
 
 /* ---- agents ---------------------------------------------------------------- */
 
-static int bd_agent_init(struct bd_agent *ag, int kind, const struct bd_config *cfg,
-                         uint64_t seed, bnn_err *err)
+static int bd_agent_init(struct bd_agent *ag, int kind, const struct bd_config *cfg, uint64_t seed,
+                         bnn_err *err)
 {
 	const bnn_model *m = &bandit_model;
 	int rc;
@@ -271,8 +276,7 @@ static void bd_badam_sigma(struct bd_agent *ag, const bnn_train_options *o, doub
 }
 
 /* Trains the agent's model on its data so far (rewards standardised). */
-static int bd_train(struct bd_agent *ag, const struct bd_config *cfg, uint64_t seed,
-                    bnn_err *err)
+static int bd_train(struct bd_agent *ag, const struct bd_config *cfg, uint64_t seed, bnn_err *err)
 {
 	bnn_train_options o = cfg->train;
 	bnn_dataset ds;
@@ -322,8 +326,7 @@ struct bd_result {
 };
 
 /* One run: every agent on the same contexts and noise (seed). */
-static int bd_run(const struct bd_config *cfg, uint64_t seed, struct bd_result *res,
-                  bnn_err *err)
+static int bd_run(const struct bd_config *cfg, uint64_t seed, struct bd_result *res, bnn_err *err)
 {
 	float *ctx = malloc((size_t)(cfg->rounds * BD_CONTEXT) * sizeof *ctx);
 	float *noise = malloc((size_t)(cfg->rounds * BD_ARMS) * sizeof *noise);
@@ -515,7 +518,8 @@ int main(int argc, char **argv)
 			return bd_usage("option '%s' needs a value", opt);
 		val = argv[++i];
 		if (strcmp(opt, "--rounds") == 0) {
-			if ((rc = bd_long(opt, val, BD_ARMS * BD_INITIAL_PULLS + 1, 10000000, &cfg.rounds)))
+			if ((rc = bd_long(opt, val, BD_ARMS * BD_INITIAL_PULLS + 1, 10000000,
+			                  &cfg.rounds)))
 				return rc;
 		} else if (strcmp(opt, "--runs") == 0) {
 			if ((rc = bd_long(opt, val, 1, 1000, &v)))
@@ -552,7 +556,8 @@ int main(int argc, char **argv)
 			else if (strcmp(val, "rounds") == 0)
 				cfg.n_rounds_batch = 0;
 			else
-				return bd_usage("--badam-n: '%s' is neither rounds-batch nor rounds", val);
+				return bd_usage(
+				        "--badam-n: '%s' is neither rounds-batch nor rounds", val);
 		} else if (strcmp(opt, "--out") == 0) {
 			cfg.out = val;
 		} else {

@@ -61,14 +61,14 @@
 
 #include "bnn.h"
 
-#define DG_OK 0
-#define DG_FAIL 1   /* I/O */
+#define DG_OK    0
+#define DG_FAIL  1 /* I/O */
 #define DG_USAGE 2
 
-#define DG_PI 3.14159265358979323846
-#define DG_SIDE 28  /* image height and width */
+#define DG_PI      3.14159265358979323846
+#define DG_SIDE    28 /* image height and width */
 #define DG_CLASSES 10
-#define DG_MAX_N 10000000L
+#define DG_MAX_N   10000000L
 
 static const char *dg_prog = "datagen";
 
@@ -232,8 +232,9 @@ static int dg_toy1d(int argc, char **argv)
 		else if (strcmp(name, "--range") == 0)
 			rc = dg_range(v, &lo, &hi);
 		else
-			rc = dg_usage("toy1d: unknown option '%s' (toy1d takes --n, --seed, --range)",
-			              name);
+			rc = dg_usage(
+			        "toy1d: unknown option '%s' (toy1d takes --n, --seed, --range)",
+			        name);
 		if (rc)
 			return rc;
 	}
@@ -266,11 +267,11 @@ static int dg_toy1d(int argc, char **argv)
 
 /* The random variations of one garment, drawn once per image. */
 struct dg_shape {
-	double sleeve;   /* sleeve length, as a fraction of the arm span */
-	double width;    /* body half-width */
-	double height;   /* body half-height */
-	double detail;   /* strength of the class's distinguishing detail */
-	double flare;    /* dress: widening towards the hem */
+	double sleeve; /* sleeve length, as a fraction of the arm span */
+	double width;  /* body half-width */
+	double height; /* body half-height */
+	double detail; /* strength of the class's distinguishing detail */
+	double flare;  /* dress: widening towards the hem */
 };
 
 static int dg_inside(double u, double v, double u0, double v0, double u1, double v1)
@@ -301,8 +302,8 @@ static double dg_garment(int c, const struct dg_shape *s, double u, double v)
 			return 0.85;
 		}
 		/* sleeves: from the shoulder outwards and down */
-		if (au > w && au < w + 0.22 + 0.15 * s->sleeve &&
-		    v > -h && v < -h + 0.35 + 1.3 * s->sleeve * h)
+		if (au > w && au < w + 0.22 + 0.15 * s->sleeve && v > -h &&
+		    v < -h + 0.35 + 1.3 * s->sleeve * h)
 			return 0.75;
 		return 0;
 	case 1: /* trouser: two legs from a waistband */
@@ -385,7 +386,8 @@ static void dg_render(bnn_rng *rng, int c, unsigned char *img)
 	for (r = 0; r < DG_SIDE; r++)
 		for (k = 0; k < DG_SIDE; k++) {
 			/* pixel centre in [-1, 1], then into the garment's frame */
-			double pu = (k + 0.5) / (DG_SIDE / 2.0) - 1, pv = (r + 0.5) / (DG_SIDE / 2.0) - 1;
+			double pu = (k + 0.5) / (DG_SIDE / 2.0) - 1,
+			       pv = (r + 0.5) / (DG_SIDE / 2.0) - 1;
 			double u = (pu - dx) / scale, v = (pv - dy) / scale;
 			double g = dg_garment(c, &s, u, v), z = noise[r * DG_SIDE + k];
 			if (g > 0)
@@ -402,15 +404,14 @@ static void dg_render(bnn_rng *rng, int c, unsigned char *img)
 static int dg_put32(gzFile f, uint32_t v)
 {
 	unsigned char b[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
-	                       (unsigned char)(v >> 8), (unsigned char)v };
+		               (unsigned char)(v >> 8), (unsigned char)v };
 	return gzwrite(f, b, 4) == 4 ? 0 : -1;
 }
 
 /* Writes an IDX u8 array to path atomically (a temporary, renamed): n
  * labels (rows = 0, rank 1) or n images of rows x cols (rank 3); DG_OK or
  * DG_FAIL after saying why. */
-static int dg_write_idx(const char *path, const unsigned char *data, long n, long rows,
-                        long cols)
+static int dg_write_idx(const char *path, const unsigned char *data, long n, long rows, long cols)
 {
 	size_t len = strlen(path) + 8;
 	char *tmp = malloc(len);
@@ -532,7 +533,8 @@ static int dg_images(int argc, char **argv)
 			rc = dg_seed(v, &seed);
 		else
 			rc = dg_usage("images: unknown option '%s' (images takes --n-train, "
-			              "--n-test, --seed)", name);
+			              "--n-test, --seed)",
+			              name);
 		if (rc)
 			return rc;
 	}
@@ -583,8 +585,7 @@ static const char *dg_gz_why(gzFile f, int errnum)
  * both) into *data (malloc'ed, owned by the caller), with its count and
  * image size; DG_OK, or DG_FAIL after naming the file and the problem.
  */
-static int dg_read_images(const char *path, unsigned char **data, long *n, long *rows,
-                          long *cols)
+static int dg_read_images(const char *path, unsigned char **data, long *n, long *rows, long *cols)
 {
 	gzFile f;
 	uint32_t magic, dim[3];
@@ -596,7 +597,8 @@ static int dg_read_images(const char *path, unsigned char **data, long *n, long 
 	errno = 0;
 	f = gzopen(path, "rb");
 	if (!f)
-		return dg_fail("cannot open %s: %s", path, errno ? strerror(errno) : "out of memory");
+		return dg_fail("cannot open %s: %s", path,
+		               errno ? strerror(errno) : "out of memory");
 	errno = 0;
 	if (dg_get32(f, &magic)) {
 		errnum = errno;
@@ -605,7 +607,8 @@ static int dg_read_images(const char *path, unsigned char **data, long *n, long 
 	}
 	if ((magic >> 8) != 0x08) {
 		dg_fail("%s: not an IDX file of unsigned bytes (magic number 0x%08lx, expected "
-		        "0x00000803)", path, (unsigned long)magic);
+		        "0x00000803)",
+		        path, (unsigned long)magic);
 		goto fail;
 	}
 	if ((magic & 0xff) != 3) {
@@ -644,7 +647,8 @@ static int dg_read_images(const char *path, unsigned char **data, long *n, long 
 		if (r <= 0) {
 			errnum = errno;
 			dg_fail("%s: %ld images of %ldx%ld pixels need %zu bytes after the header, "
-			        "read %zu: %s", path, *n, *rows, *cols, size, got,
+			        "read %zu: %s",
+			        path, *n, *rows, *cols, size, got,
 			        r < 0 ? dg_gz_why(f, errnum) : "the file ends early");
 			goto fail;
 		}
@@ -664,7 +668,10 @@ fail:
 }
 
 /* The transformations of `datagen ood`. */
-enum { DG_ROT90, DG_FLIP };
+enum {
+	DG_ROT90,
+	DG_FLIP
+};
 
 /*
  * One image of rows x cols pixels (row-major) transformed into out:
@@ -672,8 +679,7 @@ enum { DG_ROT90, DG_FLIP };
  * out[i][j] = in[rows - 1 - j][i] (the left column becomes the top row);
  * flip gives rows x cols with out[i][j] = in[rows - 1 - i][j].
  */
-static void dg_transform(int how, const unsigned char *in, long rows, long cols,
-                         unsigned char *out)
+static void dg_transform(int how, const unsigned char *in, long rows, long cols, unsigned char *out)
 {
 	long i, j;
 
@@ -707,8 +713,9 @@ static int dg_ood(int argc, char **argv)
 			else if (!out)
 				out = argv[j];
 			else
-				return dg_usage("ood: takes two files, IN and OUT ('%s' is a third)",
-				                argv[j]);
+				return dg_usage(
+				        "ood: takes two files, IN and OUT ('%s' is a third)",
+				        argv[j]);
 			continue;
 		}
 		if (!(v = dg_value(argc, argv, &j, name, sizeof name)))
@@ -720,8 +727,8 @@ static int dg_ood(int argc, char **argv)
 		else if (strcmp(v, "flip") == 0)
 			how = DG_FLIP;
 		else
-			return dg_usage("--transform: '%s' is not a transformation (use rot90 or flip)",
-			                v);
+			return dg_usage(
+			        "--transform: '%s' is not a transformation (use rot90 or flip)", v);
 	}
 	if (!in || !*in || !out || !*out)
 		return dg_usage("ood needs IN and OUT, the IDX image file to read and the one to "
@@ -734,8 +741,8 @@ static int dg_ood(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++)
 		dg_transform(how, img + i * rows * cols, rows, cols, res + i * rows * cols);
-	rc = how == DG_ROT90 ? dg_write_idx(out, res, n, cols, rows) :
-	                       dg_write_idx(out, res, n, rows, cols);
+	rc = how == DG_ROT90 ? dg_write_idx(out, res, n, cols, rows)
+	                     : dg_write_idx(out, res, n, rows, cols);
 	free(img);
 	free(res);
 	return rc;

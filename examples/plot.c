@@ -31,10 +31,10 @@
 
 #include "bnn.h"
 
-#define PL_OK 0
-#define PL_FAIL 1
-#define PL_USAGE 2
-#define PL_MAX_FILES 8
+#define PL_OK         0
+#define PL_FAIL       1
+#define PL_USAGE      2
+#define PL_MAX_FILES  8
 #define PL_MAX_SERIES 32
 
 static const char *pl_prog = "plot";

@@ -46,18 +46,17 @@
 #endif
 extern const bnn_model PRUNE_MODEL;
 
-#define PR_OK 0
-#define PR_FAIL 1
-#define PR_USAGE 2
+#define PR_OK            0
+#define PR_FAIL          1
+#define PR_USAGE         2
 #define PR_MAX_FRACTIONS 64
 
 static const char *pr_prog = "prune";
 
 /* The fractions pruned when --fractions is not given: 0 to 0.95 by 0.05. */
-static const double pr_default_fractions[] = {
-	0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
-	0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95
-};
+static const double pr_default_fractions[] = { 0,    0.05, 0.1,  0.15, 0.2,  0.25, 0.3,
+	                                       0.35, 0.4,  0.45, 0.5,  0.55, 0.6,  0.65,
+	                                       0.7,  0.75, 0.8,  0.85, 0.9,  0.95 };
 
 static void pr_help(void)
 {
@@ -101,7 +100,8 @@ static int pr_fractions(const char *text, double *f, int *n)
 		errno = 0;
 		v = strtod(s, &end);
 		if (end == s || (*end && *end != ',') || errno == ERANGE || !(v >= 0 && v <= 1))
-			return pr_usage("--fractions: '%s' is not a list of numbers in [0, 1]", text);
+			return pr_usage("--fractions: '%s' is not a list of numbers in [0, 1]",
+			                text);
 		if (*n == PR_MAX_FRACTIONS)
 			return pr_usage("--fractions: at most %d values", PR_MAX_FRACTIONS);
 		f[(*n)++] = v;
@@ -113,10 +113,10 @@ static int pr_fractions(const char *text, double *f, int *n)
 
 /* The pruned weights: where they live in the flat parameter vector. */
 struct pr_weights {
-	long n;           /* weights in all (the size of the arrays below) */
-	long *index;      /* their offsets in params */
-	float *w;         /* a gathered copy of μ, pruned in place */
-	float *snr;       /* |μ|/σ of each */
+	long n;      /* weights in all (the size of the arrays below) */
+	long *index; /* their offsets in params */
+	float *w;    /* a gathered copy of μ, pruned in place */
+	float *snr;  /* |μ|/σ of each */
 };
 
 /* Collects the weight matrices of the meanfield layers. */
@@ -191,14 +191,14 @@ static int pr_evaluate(const bnn_state *st, const struct pr_weights *pw, const f
 	tmp.params = params;
 	if ((rc = bnn_predict(&tmp, ds, 0, 0, &(bnn_prediction){ .probs = probs }, err)))
 		return rc;
-	return bnn_metrics_classification(probs, labels, ds->n, (int)m->outputs,
-	                                  BNN_DEFAULT_BINS, cm, err);
+	return bnn_metrics_classification(probs, labels, ds->n, (int)m->outputs, BNN_DEFAULT_BINS,
+	                                  cm, err);
 }
 
 /* The data set: IDX images and labels, or a CSV file with the label last;
  * standardised as the checkpoint says. */
-static int pr_load_data(const bnn_state *st, const char *data, const char *labels,
-                        bnn_dataset *ds, bnn_err *err)
+static int pr_load_data(const bnn_state *st, const char *data, const char *labels, bnn_dataset *ds,
+                        bnn_err *err)
 {
 	size_t len = strlen(data);
 	int rc;
@@ -226,8 +226,8 @@ static int pr_load_data(const bnn_state *st, const char *data, const char *label
 
 /* Writes PREFIX.csv, PREFIX.svg and PREFIX_plot.csv. */
 static int pr_write(const char *prefix, const double *f, int nf, const long *pruned,
-                    const bnn_class_metrics *snr, const bnn_class_metrics *mag,
-                    long nweights, bnn_err *err)
+                    const bnn_class_metrics *snr, const bnn_class_metrics *mag, long nweights,
+                    bnn_err *err)
 {
 	size_t len = strlen(prefix) + 16;
 	char *path = malloc(len), *plot = malloc(len), *csv = malloc(len);
@@ -329,9 +329,10 @@ int main(int argc, char **argv)
 	if (bnn_state_load(&st, &PRUNE_MODEL, ckpt, &err))
 		return pr_fail(&err);
 	if (!st.sigma) {
-		fprintf(stderr, "%s: %s holds a point estimate, not a posterior: train model '%s' "
-		        "with --optimizer badam (or vogn, ivon, bbb)\n", pr_prog, ckpt,
-		        PRUNE_MODEL.name);
+		fprintf(stderr,
+		        "%s: %s holds a point estimate, not a posterior: train model '%s' "
+		        "with --optimizer badam (or vogn, ivon, bbb)\n",
+		        pr_prog, ckpt, PRUNE_MODEL.name);
 		bnn_state_free(&st);
 		return PR_FAIL;
 	}

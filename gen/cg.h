@@ -33,83 +33,83 @@
 /* A parameter tensor, or a tensor of running statistics, of the generated
  * model (one bnn_tensor row). */
 struct cg_tensor {
-    char name[160];   /* "h1.weight" */
-    int node;         /* the graph node, or -1 for the likelihood */
-    int role;         /* BNN_ROLE_* */
-    long offset, size; /* in the parameters, or in the statistics */
-    int rank;
-    long shape[4];    /* dense weight [out, in]; conv2d weight [F, C, KH, KW];
+	char name[160];    /* "h1.weight" */
+	int node;          /* the graph node, or -1 for the likelihood */
+	int role;          /* BNN_ROLE_* */
+	long offset, size; /* in the parameters, or in the statistics */
+	int rank;
+	long shape[4]; /* dense weight [out, in]; conv2d weight [F, C, KH, KW];
                          whvi [stack, D] and flows [stack, F, D] */
-    long fan_in, fan_out;
-    int init;         /* BNN_INIT_* */
-    int components;   /* k for a patched layer's tensor (k copies), else 1 */
+	long fan_in, fan_out;
+	int init;       /* BNN_INIT_* */
+	int components; /* k for a patched layer's tensor (k copies), else 1 */
 };
 
 struct cg_node {
-    int code;         /* live and not the input: gets code */
-    long width;       /* floats per example */
-    long act_off;     /* per-example offset of the activation in ws */
-    int has_delta;    /* a delta is needed (parameters at or before it) */
-    long delta_off;   /* per-example offset of the delta in ws */
-    int delta_set;    /* while emitting backward: first contribution written */
-    int first_tensor; /* its tensors in cg.tensors, or -1 */
-    int ntensors;
-    int layer;        /* its row in the descriptor's layer table, or -1 */
-    long noise_off;   /* per-example offset of its noise blocks (plan hook) */
-    long fixed_off;   /* offset of its fixed block after the per-example part */
-    int first_stat;   /* batchnorm: its first tensor in cg.stats, or -1 */
-    long patch_off;   /* emp, ecmp: its 4 blocks of P floats (layer_patch.c) */
-    unsigned caps;    /* BNN_CAP_* its code adds to its family's (plan hook) */
+	int code;         /* live and not the input: gets code */
+	long width;       /* floats per example */
+	long act_off;     /* per-example offset of the activation in ws */
+	int has_delta;    /* a delta is needed (parameters at or before it) */
+	long delta_off;   /* per-example offset of the delta in ws */
+	int delta_set;    /* while emitting backward: first contribution written */
+	int first_tensor; /* its tensors in cg.tensors, or -1 */
+	int ntensors;
+	int layer;      /* its row in the descriptor's layer table, or -1 */
+	long noise_off; /* per-example offset of its noise blocks (plan hook) */
+	long fixed_off; /* offset of its fixed block after the per-example part */
+	int first_stat; /* batchnorm: its first tensor in cg.stats, or -1 */
+	long patch_off; /* emp, ecmp: its 4 blocks of P floats (layer_patch.c) */
+	unsigned caps;  /* BNN_CAP_* its code adds to its family's (plan hook) */
 };
 
 struct cg {
-    const struct graph *g;
-    struct emit *e;
-    struct cg_node *nodes;     /* one per graph node */
-    struct cg_tensor *tensors; /* in parameter-vector order */
-    int ntensors, cap_tensors;
-    struct cg_tensor *stats;   /* running statistics (batchnorm), in order */
-    int nstat_tensors, cap_stats;
-    long nstats;               /* floats of statistics */
-    int nlayers;
-    long nparams;
-    long per_example;          /* workspace floats per example */
-    long fixed;                /* workspace floats independent of the batch */
-    long scratch_x, scratch_g; /* per-example offsets of the scratch: B × (widest
+	const struct graph *g;
+	struct emit *e;
+	struct cg_node *nodes;     /* one per graph node */
+	struct cg_tensor *tensors; /* in parameter-vector order */
+	int ntensors, cap_tensors;
+	struct cg_tensor *stats; /* running statistics (batchnorm), in order */
+	int nstat_tensors, cap_stats;
+	long nstats; /* floats of statistics */
+	int nlayers;
+	long nparams;
+	long per_example;          /* workspace floats per example */
+	long fixed;                /* workspace floats independent of the batch */
+	long scratch_x, scratch_g; /* per-example offsets of the scratch: B × (widest
                                   dense input), B × (widest dense output) */
-    long conv_col_floats;      /* conv2d layers' scratch, shared, independent of */
-    long conv_tmp_floats;      /*   the batch: the largest K·P (one example's
+	long conv_col_floats;      /* conv2d layers' scratch, shared, independent of */
+	long conv_tmp_floats;      /*   the batch: the largest K·P (one example's
                                     im2col) and F·K (one example's weight
                                     gradient), set by their plan hooks */
-    long conv_col, conv_tmp;   /* their offsets after the per-example part, or -1 */
-    long sigma_tensor;         /* learned σ: its tensor, else -1 */
-    int noise_rng;             /* some layer draws noise whenever rng is given */
-    int noise_sigma;           /* some layer draws noise when rng and sigma are */
+	long conv_col, conv_tmp;   /* their offsets after the per-example part, or -1 */
+	long sigma_tensor;         /* learned σ: its tensor, else -1 */
+	int noise_rng;             /* some layer draws noise whenever rng is given */
+	int noise_sigma;           /* some layer draws noise when rng and sigma are */
 };
 
 /* Hooks of one kind of layer.  Only forward and backward are required. */
 struct cg_layer {
-    /* Adds the node's parameter tensors (NULL: no parameters). */
-    int (*params)(struct cg *cg, int node);
-    /* Reserves the node's own workspace beyond its activation and delta
+	/* Adds the node's parameter tensors (NULL: no parameters). */
+	int (*params)(struct cg *cg, int node);
+	/* Reserves the node's own workspace beyond its activation and delta
      * (cg_reserve, cg_reserve_fixed, into noise_off and fixed_off) and sets
      * cg->noise_rng or cg->noise_sigma if the pass must draw noise for it
      * (NULL: nothing to reserve).  Called once per live node, in order,
      * after every activation and delta has its place. */
-    void (*plan)(struct cg *cg, int node);
-    /* Emits the declarations of the pointers into that workspace, at the
+	void (*plan)(struct cg *cg, int node);
+	/* Emits the declarations of the pointers into that workspace, at the
      * top of the pass (NULL: none). */
-    void (*declare)(struct cg *cg, int node);
-    /* Emits the draws of example e's noise, inside the pass's noise loop
+	void (*declare)(struct cg *cg, int node);
+	/* Emits the draws of example e's noise, inside the pass's noise loop
      * (`for (e = 0; e < B; e++)`, run only when rng is given, and only when
      * sigma is too if no layer sets noise_rng).  NULL: no noise. */
-    void (*noise)(struct cg *cg, int node);
-    /* Emits the forward computation of a_NODE from its inputs. */
-    void (*forward)(struct cg *cg, int node);
-    /* Emits parameter gradients (and squared per-example gradients when
+	void (*noise)(struct cg *cg, int node);
+	/* Emits the forward computation of a_NODE from its inputs. */
+	void (*forward)(struct cg *cg, int node);
+	/* Emits parameter gradients (and squared per-example gradients when
      * sqgrad is not NULL) from d_NODE, and the deltas of inputs that have
      * one (cg_delta_acc). */
-    void (*backward)(struct cg *cg, int node);
+	void (*backward)(struct cg *cg, int node);
 };
 
 /* The hooks of an op, or NULL when code generation does not support it. */
@@ -163,9 +163,8 @@ enum family_id cg_family(const struct cg *cg, int node);
 
 /* The hooks, by kind. */
 extern const struct cg_layer cg_layer_dense;
-extern const struct cg_layer cg_layer_relu, cg_layer_leaky_relu, cg_layer_tanh,
-    cg_layer_sigmoid, cg_layer_gelu, cg_layer_softplus, cg_layer_cos,
-    cg_layer_identity;
+extern const struct cg_layer cg_layer_relu, cg_layer_leaky_relu, cg_layer_tanh, cg_layer_sigmoid,
+        cg_layer_gelu, cg_layer_softplus, cg_layer_cos, cg_layer_identity;
 extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
 extern const struct cg_layer cg_layer_conv2d;
 extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;

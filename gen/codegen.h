@@ -13,11 +13,11 @@
 #include "graph.h"
 
 struct codegen_options {
-    const char *source;   /* the .bnn file, for the provenance comment and the
+	const char *source; /* the .bnn file, for the provenance comment and the
                            * descriptor (any bytes: both are escaped) */
-    const char *c_path;   /* the C file to write */
-    const char *h_path;   /* the header to write */
-    int with_main;        /* also emit main() (bnnc --main) */
+	const char *c_path; /* the C file to write */
+	const char *h_path; /* the header to write */
+	int with_main;      /* also emit main() (bnnc --main) */
 };
 
 /* Reports unsupported constructs through D (errors at their source

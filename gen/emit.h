@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 struct emit {
-    FILE *f;     /* borrowed: where the code goes */
-    int failed;  /* a write failed */
+	FILE *f;    /* borrowed: where the code goes */
+	int failed; /* a write failed */
 };
 
 void emit_init(struct emit *e, FILE *f);

@@ -40,35 +40,36 @@
 
 static int conv_params(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
-    const struct op_attrs *a = &n->attrs;
-    long wshape[4] = { a->channels, in->shape[0], a->kernel[0], a->kernel[1] };
-    long bshape[4] = { a->channels, 0, 0, 0 };
-    long area = a->kernel[0] * a->kernel[1];
-    long fan_in = in->shape[0] * area, fan_out = a->channels * area;
-    int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
-    if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 4, wshape, fan_in, fan_out, init) < 0)
-        return -1;
-    if (a->bias &&
-        cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, fan_in, fan_out, BNN_INIT_ZERO) < 0)
-        return -1;
-    return 0;
+	const struct graph_node *n = &cg->g->nodes[node];
+	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+	const struct op_attrs *a = &n->attrs;
+	long wshape[4] = { a->channels, in->shape[0], a->kernel[0], a->kernel[1] };
+	long bshape[4] = { a->channels, 0, 0, 0 };
+	long area = a->kernel[0] * a->kernel[1];
+	long fan_in = in->shape[0] * area, fan_out = a->channels * area;
+	int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
+	if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 4, wshape, fan_in, fan_out, init) <
+	    0)
+		return -1;
+	if (a->bias && cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, fan_in, fan_out,
+	                             BNN_INIT_ZERO) < 0)
+		return -1;
+	return 0;
 }
 
 /* K = C·KH·KW (rows of the columns) and P = OH·OW (their length). */
 static void conv_sizes(const struct cg *cg, int node, long *k, long *p)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
-    *k = in->shape[0] * n->attrs.kernel[0] * n->attrs.kernel[1];
-    *p = n->shape[1] * n->shape[2];
+	const struct graph_node *n = &cg->g->nodes[node];
+	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+	*k = in->shape[0] * n->attrs.kernel[0] * n->attrs.kernel[1];
+	*p = n->shape[1] * n->shape[2];
 }
 
 /* Values per example of the input: C·H·W. */
 static long conv_in_width(const struct cg *cg, int node)
 {
-    return cg->nodes[cg->g->nodes[node].inputs[0]].width;
+	return cg->nodes[cg->g->nodes[node].inputs[0]].width;
 }
 
 /* Examples per im2col group: enough for a group's columns to number about
@@ -78,36 +79,36 @@ static long conv_in_width(const struct cg *cg, int node)
  * (K·g·P), and 1 for a pointwise layer, which has no columns.  A constant
  * of the layer: memory does not grow with the batch. */
 #define CONV_GROUP_COLUMNS 8192
-#define CONV_GROUP_MAX 32
-#define CONV_GROUP_FLOATS (1L << 20)
+#define CONV_GROUP_MAX     32
+#define CONV_GROUP_FLOATS  (1L << 20)
 static long conv_group(const struct cg *cg, int node)
 {
-    const struct op_attrs *a = &cg->g->nodes[node].attrs;
-    long k, p, g;
-    conv_sizes(cg, node, &k, &p);
-    if (a->kernel[0] == 1 && a->kernel[1] == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
-        a->pad[0] == 0 && a->pad[1] == 0)
-        return 1; /* bnn_gen_conv_is_pointwise */
-    g = (CONV_GROUP_COLUMNS + p - 1) / p;
-    if (g > CONV_GROUP_MAX)
-        g = CONV_GROUP_MAX;
-    while (g > 1 && k * p * g > CONV_GROUP_FLOATS)
-        g--;
-    return g;
+	const struct op_attrs *a = &cg->g->nodes[node].attrs;
+	long k, p, g;
+	conv_sizes(cg, node, &k, &p);
+	if (a->kernel[0] == 1 && a->kernel[1] == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
+	    a->pad[0] == 0 && a->pad[1] == 0)
+		return 1; /* bnn_gen_conv_is_pointwise */
+	g = (CONV_GROUP_COLUMNS + p - 1) / p;
+	if (g > CONV_GROUP_MAX)
+		g = CONV_GROUP_MAX;
+	while (g > 1 && k * p * g > CONV_GROUP_FLOATS)
+		g--;
+	return g;
 }
 
 /* The layer's shape as the kernels see it: the bnn_gen_conv that
  * conv_declare emits as cv_NAME. */
 static bnn_gen_conv conv_shape(const struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
-    const struct op_attrs *a = &n->attrs;
-    bnn_gen_conv s = { in->shape[0], in->shape[1], in->shape[2], a->channels,
-                       a->kernel[0], a->kernel[1], a->stride[0], a->stride[1],
-                       a->pad[0], a->pad[1], n->shape[1], n->shape[2],
-                       conv_group(cg, node) };
-    return s;
+	const struct graph_node *n = &cg->g->nodes[node];
+	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+	const struct op_attrs *a = &n->attrs;
+	bnn_gen_conv s = { in->shape[0],        in->shape[1], in->shape[2], a->channels,
+		           a->kernel[0],        a->kernel[1], a->stride[0], a->stride[1],
+		           a->pad[0],           a->pad[1],    n->shape[1],  n->shape[2],
+		           conv_group(cg, node) };
+	return s;
 }
 
 /* The shared scratch: the im2col block (bnn_gen_conv_col_floats of
@@ -118,111 +119,112 @@ static bnn_gen_conv conv_shape(const struct cg *cg, int node)
  * reordered (F·K). */
 static void conv_plan(struct cg *cg, int node)
 {
-    const struct op_attrs *a = &cg->g->nodes[node].attrs;
-    const bnn_gen_conv shape = conv_shape(cg, node);
-    long k, p, f = a->channels, g = shape.g, col;
-    conv_sizes(cg, node, &k, &p);
-    if (cg_family(cg, node) == FAMILY_DROPOUT) {
-        cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
-        cg->noise_rng = 1;
-    }
-    col = bnn_gen_conv_col_floats(&shape);
-    if (col > cg->conv_col_floats)
-        cg->conv_col_floats = col;
-    if (f * g * p > cg->conv_tmp_floats)
-        cg->conv_tmp_floats = f * g * p;
-    if (f * k > cg->conv_tmp_floats)
-        cg->conv_tmp_floats = f * k;
+	const struct op_attrs *a = &cg->g->nodes[node].attrs;
+	const bnn_gen_conv shape = conv_shape(cg, node);
+	long k, p, f = a->channels, g = shape.g, col;
+	conv_sizes(cg, node, &k, &p);
+	if (cg_family(cg, node) == FAMILY_DROPOUT) {
+		cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
+		cg->noise_rng = 1;
+	}
+	col = bnn_gen_conv_col_floats(&shape);
+	if (col > cg->conv_col_floats)
+		cg->conv_col_floats = col;
+	if (f * g * p > cg->conv_tmp_floats)
+		cg->conv_tmp_floats = f * g * p;
+	if (f * k > cg->conv_tmp_floats)
+		cg->conv_tmp_floats = f * k;
 }
 
 static void conv_declare(struct cg *cg, int node)
 {
-    const bnn_gen_conv s = conv_shape(cg, node);
-    const char *name = cg_name(cg, node);
-    long k = conv_in_width(cg, node), off = cg->nodes[node].noise_off;
-    if (cg_family(cg, node) == FAMILY_DROPOUT)
-        emit(cg->e,
-             "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
-             "\tbnn_real *const xt_%s = ws + %ldL * B; /* [B, %ld] input times mask */\n",
-             name, off, k, name, off + k, k);
-    emit(cg->e,
-         "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
-         "%ld, %ld, %ld };\n",
-         cg_name(cg, node), s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow,
-         s.g);
+	const bnn_gen_conv s = conv_shape(cg, node);
+	const char *name = cg_name(cg, node);
+	long k = conv_in_width(cg, node), off = cg->nodes[node].noise_off;
+	if (cg_family(cg, node) == FAMILY_DROPOUT)
+		emit(cg->e,
+		     "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
+		     "\tbnn_real *const xt_%s = ws + %ldL * B; /* [B, %ld] input times mask */\n",
+		     name, off, k, name, off + k, k);
+	emit(cg->e,
+	     "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
+	     "%ld, %ld, %ld };\n",
+	     cg_name(cg, node), s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow,
+	     s.g);
 }
 
 static void conv_noise(struct cg *cg, int node)
 {
-    const char *name = cg_name(cg, node);
-    long k = conv_in_width(cg, node);
-    char p[40];
-    if (cg_family(cg, node) != FAMILY_DROPOUT)
-        return;
-    emit_double_str(cg->g->nodes[node].family.p, p, sizeof p);
-    emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p, name, k);
+	const char *name = cg_name(cg, node);
+	long k = conv_in_width(cg, node);
+	char p[40];
+	if (cg_family(cg, node) != FAMILY_DROPOUT)
+		return;
+	emit_double_str(cg->g->nodes[node].family.p, p, sizeof p);
+	emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p, name, k);
 }
 
 /* The layer's input as the convolution sees it: X̃ with a dropout mask. */
 static void conv_input(const struct cg *cg, int node, char *buf, size_t size)
 {
-    const char *name = cg_name(cg, node), *in = cg_name(cg, cg->g->nodes[node].inputs[0]);
-    if (cg_family(cg, node) == FAMILY_DROPOUT)
-        snprintf(buf, size, "rng ? xt_%s : a_%s", name, in);
-    else
-        snprintf(buf, size, "a_%s", in);
+	const char *name = cg_name(cg, node), *in = cg_name(cg, cg->g->nodes[node].inputs[0]);
+	if (cg_family(cg, node) == FAMILY_DROPOUT)
+		snprintf(buf, size, "rng ? xt_%s : a_%s", name, in);
+	else
+		snprintf(buf, size, "a_%s", in);
 }
 
 static void conv_forward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const char *name = cg_name(cg, node);
-    char w[64], b[64], x[400];
-    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
-    conv_input(cg, node, x, sizeof x);
-    if (cg_family(cg, node) == FAMILY_DROPOUT)
-        emit(cg->e, "\tif (rng)\n\t\tbnn_gen_dropout_apply(B * %ldL, a_%s, m_%s, xt_%s);\n",
-             conv_in_width(cg, node), cg_name(cg, n->inputs[0]), name, name);
-    emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, cv_col, cv_tmp, a_%s);\n", name,
-         x, w, b, name);
+	const struct graph_node *n = &cg->g->nodes[node];
+	const char *name = cg_name(cg, node);
+	char w[64], b[64], x[400];
+	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+	conv_input(cg, node, x, sizeof x);
+	if (cg_family(cg, node) == FAMILY_DROPOUT)
+		emit(cg->e, "\tif (rng)\n\t\tbnn_gen_dropout_apply(B * %ldL, a_%s, m_%s, xt_%s);\n",
+		     conv_in_width(cg, node), cg_name(cg, n->inputs[0]), name, name);
+	emit(cg->e, "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, cv_col, cv_tmp, a_%s);\n", name,
+	     x, w, b, name);
 }
 
 static void conv_backward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const char *name = cg_name(cg, node);
-    int in = n->inputs[0];
-    char w[64], b[64], dw[64], db[64], qw[96], qb[96], x[400];
-    int acc;
-    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
-    cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
-    cg_param_addr(cg, node, "sqgrad", 1, qw, qb, sizeof qw);
-    conv_input(cg, node, x, sizeof x);
-    emit(cg->e,
-         "\tbnn_gen_conv_backward_params(&cv_%s, B, %s, d_%s, %s, %s,\n"
-         "\t                             %s,\n"
-         "\t                             %s, cv_col, cv_tmp);\n",
-         name, x, name, dw, db, qw, qb);
-    if (!cg->nodes[in].has_delta)
-        return;
-    acc = cg_delta_acc(cg, in);
-    if (cg_family(cg, node) == FAMILY_DROPOUT)
-        emit(cg->e,
-             "\tif (rng) {\n"
-             "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, cv_col, cv_tmp, 0);\n"
-             "\t\tbnn_gen_dropout_mask_into(B * %ldL, xt_%s, m_%s, d_%s, %d);\n"
-             "\t} else\n\t",
-             name, name, w, name, conv_in_width(cg, node), name, name, cg_name(cg, in), acc);
-    emit(cg->e,
-         "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, cv_tmp, %d);\n", name,
-         name, w, cg_name(cg, in), acc);
+	const struct graph_node *n = &cg->g->nodes[node];
+	const char *name = cg_name(cg, node);
+	int in = n->inputs[0];
+	char w[64], b[64], dw[64], db[64], qw[96], qb[96], x[400];
+	int acc;
+	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+	cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
+	cg_param_addr(cg, node, "sqgrad", 1, qw, qb, sizeof qw);
+	conv_input(cg, node, x, sizeof x);
+	emit(cg->e,
+	     "\tbnn_gen_conv_backward_params(&cv_%s, B, %s, d_%s, %s, %s,\n"
+	     "\t                             %s,\n"
+	     "\t                             %s, cv_col, cv_tmp);\n",
+	     name, x, name, dw, db, qw, qb);
+	if (!cg->nodes[in].has_delta)
+		return;
+	acc = cg_delta_acc(cg, in);
+	if (cg_family(cg, node) == FAMILY_DROPOUT)
+		emit(cg->e,
+		     "\tif (rng) {\n"
+		     "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, cv_col, cv_tmp, 0);\n"
+		     "\t\tbnn_gen_dropout_mask_into(B * %ldL, xt_%s, m_%s, d_%s, %d);\n"
+		     "\t} else\n\t",
+		     name, name, w, name, conv_in_width(cg, node), name, name, cg_name(cg, in),
+		     acc);
+	emit(cg->e,
+	     "\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, cv_tmp, %d);\n",
+	     name, name, w, cg_name(cg, in), acc);
 }
 
 const struct cg_layer cg_layer_conv2d = {
-    .params = conv_params,
-    .plan = conv_plan,
-    .declare = conv_declare,
-    .noise = conv_noise,
-    .forward = conv_forward,
-    .backward = conv_backward,
+	.params = conv_params,
+	.plan = conv_plan,
+	.declare = conv_declare,
+	.noise = conv_noise,
+	.forward = conv_forward,
+	.backward = conv_backward,
 };

@@ -28,183 +28,185 @@
 
 static int dense_params(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    long in = n->attrs.in_features, out = n->attrs.units;
-    long wshape[2] = { out, in }, bshape[2] = { out, 0 };
-    int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
-    if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 2, wshape, in, out, init) < 0)
-        return -1;
-    if (n->attrs.bias &&
-        cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, in, out, BNN_INIT_ZERO) < 0)
-        return -1;
-    return 0;
+	const struct graph_node *n = &cg->g->nodes[node];
+	long in = n->attrs.in_features, out = n->attrs.units;
+	long wshape[2] = { out, in }, bshape[2] = { out, 0 };
+	int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
+	if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 2, wshape, in, out, init) < 0)
+		return -1;
+	if (n->attrs.bias &&
+	    cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, in, out, BNN_INIT_ZERO) < 0)
+		return -1;
+	return 0;
 }
 
 /* Dropout: the mask and X̃ per example; meanfield: ε and √ν per example,
  * σ_W² and σ_b² once. */
 static void dense_plan(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    struct cg_node *c = &cg->nodes[node];
-    long k = n->attrs.in_features, units = n->attrs.units;
-    switch (cg_family(cg, node)) {
-    case FAMILY_DROPOUT:
-        c->noise_off = cg_reserve(cg, 2 * k);
-        cg->noise_rng = 1;
-        break;
-    case FAMILY_MEANFIELD:
-        c->noise_off = cg_reserve(cg, 2 * units);
-        c->fixed_off = cg_reserve_fixed(cg, units * k + (n->attrs.bias ? units : 0));
-        cg->noise_sigma = 1;
-        c->caps |= BNN_CAP_SIGMA_LRT; /* the descriptor says so (bnn_model.h) */
-        break;
-    default:
-        break;
-    }
+	const struct graph_node *n = &cg->g->nodes[node];
+	struct cg_node *c = &cg->nodes[node];
+	long k = n->attrs.in_features, units = n->attrs.units;
+	switch (cg_family(cg, node)) {
+	case FAMILY_DROPOUT:
+		c->noise_off = cg_reserve(cg, 2 * k);
+		cg->noise_rng = 1;
+		break;
+	case FAMILY_MEANFIELD:
+		c->noise_off = cg_reserve(cg, 2 * units);
+		c->fixed_off = cg_reserve_fixed(cg, units * k + (n->attrs.bias ? units : 0));
+		cg->noise_sigma = 1;
+		c->caps |= BNN_CAP_SIGMA_LRT; /* the descriptor says so (bnn_model.h) */
+		break;
+	default:
+		break;
+	}
 }
 
 static void dense_declare(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const struct cg_node *c = &cg->nodes[node];
-    const char *name = cg_name(cg, node);
-    long k = n->attrs.in_features, units = n->attrs.units;
-    switch (cg_family(cg, node)) {
-    case FAMILY_DROPOUT:
-        emit(cg->e,
-             "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
-             "\tbnn_real *const xt_%s = ws + %ldL * B; /* [B, %ld] input times mask */\n",
-             name, c->noise_off, k, name, c->noise_off + k, k);
-        break;
-    case FAMILY_MEANFIELD:
-        emit(cg->e,
-             "\tbnn_real *const z_%s = ws + %ldL * B; /* [B, %ld] eps ~ N(0, 1) */\n"
-             "\tbnn_real *const s_%s = ws + %ldL * B; /* [B, %ld] sqrt(nu) */\n"
-             "\tbnn_real *const v_%s = ws + %ldL * B + %ldL; /* [%ld] sigma^2 of weight%s */\n",
-             name, c->noise_off, units, name, c->noise_off + units, units, name,
-             cg->per_example, c->fixed_off, units * k + (n->attrs.bias ? units : 0),
-             n->attrs.bias ? ", bias" : "");
-        break;
-    default:
-        break;
-    }
+	const struct graph_node *n = &cg->g->nodes[node];
+	const struct cg_node *c = &cg->nodes[node];
+	const char *name = cg_name(cg, node);
+	long k = n->attrs.in_features, units = n->attrs.units;
+	switch (cg_family(cg, node)) {
+	case FAMILY_DROPOUT:
+		emit(cg->e,
+		     "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
+		     "\tbnn_real *const xt_%s = ws + %ldL * B; /* [B, %ld] input times mask */\n",
+		     name, c->noise_off, k, name, c->noise_off + k, k);
+		break;
+	case FAMILY_MEANFIELD:
+		emit(cg->e,
+		     "\tbnn_real *const z_%s = ws + %ldL * B; /* [B, %ld] eps ~ N(0, 1) */\n"
+		     "\tbnn_real *const s_%s = ws + %ldL * B; /* [B, %ld] sqrt(nu) */\n"
+		     "\tbnn_real *const v_%s = ws + %ldL * B + %ldL; /* [%ld] sigma^2 of weight%s */\n",
+		     name, c->noise_off, units, name, c->noise_off + units, units, name,
+		     cg->per_example, c->fixed_off, units * k + (n->attrs.bias ? units : 0),
+		     n->attrs.bias ? ", bias" : "");
+		break;
+	default:
+		break;
+	}
 }
 
 static void dense_noise(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const char *name = cg_name(cg, node);
-    long k = n->attrs.in_features, units = n->attrs.units;
-    char p[40];
-    switch (cg_family(cg, node)) {
-    case FAMILY_DROPOUT:
-        emit_double_str(n->family.p, p, sizeof p);
-        emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p, name,
-             k);
-        break;
-    case FAMILY_MEANFIELD:
-        if (cg->noise_rng)
-            emit(cg->e, "\t\t\tif (sigma)\n\t");
-        emit(cg->e, "\t\t\tbnn_gen_normal(rng, %ld, z_%s + e * %ldL);\n", units, name, units);
-        break;
-    default:
-        break;
-    }
+	const struct graph_node *n = &cg->g->nodes[node];
+	const char *name = cg_name(cg, node);
+	long k = n->attrs.in_features, units = n->attrs.units;
+	char p[40];
+	switch (cg_family(cg, node)) {
+	case FAMILY_DROPOUT:
+		emit_double_str(n->family.p, p, sizeof p);
+		emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p,
+		     name, k);
+		break;
+	case FAMILY_MEANFIELD:
+		if (cg->noise_rng)
+			emit(cg->e, "\t\t\tif (sigma)\n\t");
+		emit(cg->e, "\t\t\tbnn_gen_normal(rng, %ld, z_%s + e * %ldL);\n", units, name,
+		     units);
+		break;
+	default:
+		break;
+	}
 }
 
 static void dense_forward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const char *name = cg_name(cg, node), *in = cg_name(cg, n->inputs[0]);
-    long k = n->attrs.in_features, units = n->attrs.units;
-    enum family_id fam = cg_family(cg, node);
-    char w[64], b[64], sw[64], sb[64];
-    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
-    if (fam == FAMILY_DROPOUT) {
-        emit(cg->e,
-             "\tif (rng)\n"
-             "\t\tbnn_gen_dropout_apply(B * %ld, a_%s, m_%s, xt_%s);\n"
-             "\tbnn_gen_dense_forward(B, %ld, %ld, rng ? xt_%s : a_%s, %s, %s, a_%s);\n",
-             k, in, name, name, k, units, name, in, w, b, name);
-        return;
-    }
-    if (fam == FAMILY_MEANFIELD) {
-        cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
-        emit(cg->e,
-             "\tif (rng && sigma)\n"
-             "\t\tbnn_gen_lrt_forward(B, %ld, %ld, a_%s, %s, %s, %s, %s,\n"
-             "\t\t                    z_%s, sq_x, v_%s, s_%s, a_%s);\n"
-             "\telse\n\t",
-             k, units, in, w, b, sw, sb, name, name, name, name);
-    }
-    emit(cg->e, "\tbnn_gen_dense_forward(B, %ld, %ld, a_%s, %s, %s, a_%s);\n", k, units, in, w,
-         b, name);
+	const struct graph_node *n = &cg->g->nodes[node];
+	const char *name = cg_name(cg, node), *in = cg_name(cg, n->inputs[0]);
+	long k = n->attrs.in_features, units = n->attrs.units;
+	enum family_id fam = cg_family(cg, node);
+	char w[64], b[64], sw[64], sb[64];
+	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+	if (fam == FAMILY_DROPOUT) {
+		emit(cg->e,
+		     "\tif (rng)\n"
+		     "\t\tbnn_gen_dropout_apply(B * %ld, a_%s, m_%s, xt_%s);\n"
+		     "\tbnn_gen_dense_forward(B, %ld, %ld, rng ? xt_%s : a_%s, %s, %s, a_%s);\n",
+		     k, in, name, name, k, units, name, in, w, b, name);
+		return;
+	}
+	if (fam == FAMILY_MEANFIELD) {
+		cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
+		emit(cg->e,
+		     "\tif (rng && sigma)\n"
+		     "\t\tbnn_gen_lrt_forward(B, %ld, %ld, a_%s, %s, %s, %s, %s,\n"
+		     "\t\t                    z_%s, sq_x, v_%s, s_%s, a_%s);\n"
+		     "\telse\n\t",
+		     k, units, in, w, b, sw, sb, name, name, name, name);
+	}
+	emit(cg->e, "\tbnn_gen_dense_forward(B, %ld, %ld, a_%s, %s, %s, a_%s);\n", k, units, in, w,
+	     b, name);
 }
 
 static void dense_backward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const char *name = cg_name(cg, node);
-    long k = n->attrs.in_features, units = n->attrs.units;
-    int in = n->inputs[0], acc;
-    const char *a_in = cg_name(cg, in);
-    enum family_id fam = cg_family(cg, node);
-    char x[400], w[64], b[64], dw[64], db[64], qw[64], qb[64], sw[64], sb[64];
-    char gw[96], gb[96], call[1200];
-    cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
-    cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
-    cg_param_addr(cg, node, "sqgrad", 0, qw, qb, sizeof qw);
-    if (fam == FAMILY_DROPOUT)
-        snprintf(x, sizeof x, "rng ? xt_%s : a_%s", name, a_in);
-    else
-        snprintf(x, sizeof x, "a_%s", a_in);
-    emit(cg->e, "\tbnn_gen_dense_backward_params(B, %ld, %ld, %s, d_%s, %s, %s);\n", k, units, x,
-         name, dw, db);
-    emit(cg->e, "\tif (sqgrad)\n"
-                "\t\tbnn_gen_dense_sqgrad(B, %ld, %ld, %s, d_%s, %s, %s, sq_x, sq_g);\n",
-         k, units, x, name, qw, qb);
-    if (fam == FAMILY_MEANFIELD) {
-        /* Gν into sq_g and σ's gradient; then the input's delta, from Gν. */
-        cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
-        cg_param_addr(cg, node, "grad_sigma", 1, gw, gb, sizeof gw);
-        snprintf(call, sizeof call,
-                 "bnn_gen_lrt_backward_sigma(B, %ld, %ld, a_%s, d_%s, z_%s, s_%s, %s, %s,\n"
-                 "\t\t                           %s,\n"
-                 "\t\t                           %s, sq_g, sq_x);\n",
-                 k, units, a_in, name, name, name, sw, sb, gw, gb);
-        if (!cg->nodes[in].has_delta) {
-            emit(cg->e, "\tif (rng && sigma && grad_sigma)\n\t\t%s", call);
-            return;
-        }
-        acc = cg_delta_acc(cg, in);
-        emit(cg->e,
-             "\tif (rng && sigma) {\n"
-             "\t\t%s"
-             "\t\tbnn_gen_lrt_backward_input(B, %ld, %ld, d_%s, %s, sq_g, v_%s, a_%s,\n"
-             "\t\t                           d_%s, sq_x, %d);\n"
-             "\t} else\n\t",
-             call, k, units, name, w, name, a_in, a_in, acc);
-    } else if (!cg->nodes[in].has_delta) {
-        return;
-    } else {
-        acc = cg_delta_acc(cg, in);
-        if (fam == FAMILY_DROPOUT)
-            emit(cg->e,
-                 "\tif (rng)\n"
-                 "\t\tbnn_gen_dropout_backward_input(B, %ld, %ld, d_%s, %s, m_%s, d_%s,\n"
-                 "\t\t                               sq_x, %d);\n"
-                 "\telse\n\t",
-                 k, units, name, w, name, a_in, acc);
-    }
-    emit(cg->e, "\tbnn_gen_dense_backward_input(B, %ld, %ld, d_%s, %s, d_%s, %d);\n", k, units,
-         name, w, a_in, acc);
+	const struct graph_node *n = &cg->g->nodes[node];
+	const char *name = cg_name(cg, node);
+	long k = n->attrs.in_features, units = n->attrs.units;
+	int in = n->inputs[0], acc;
+	const char *a_in = cg_name(cg, in);
+	enum family_id fam = cg_family(cg, node);
+	char x[400], w[64], b[64], dw[64], db[64], qw[64], qb[64], sw[64], sb[64];
+	char gw[96], gb[96], call[1200];
+	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
+	cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
+	cg_param_addr(cg, node, "sqgrad", 0, qw, qb, sizeof qw);
+	if (fam == FAMILY_DROPOUT)
+		snprintf(x, sizeof x, "rng ? xt_%s : a_%s", name, a_in);
+	else
+		snprintf(x, sizeof x, "a_%s", a_in);
+	emit(cg->e, "\tbnn_gen_dense_backward_params(B, %ld, %ld, %s, d_%s, %s, %s);\n", k, units,
+	     x, name, dw, db);
+	emit(cg->e,
+	     "\tif (sqgrad)\n"
+	     "\t\tbnn_gen_dense_sqgrad(B, %ld, %ld, %s, d_%s, %s, %s, sq_x, sq_g);\n",
+	     k, units, x, name, qw, qb);
+	if (fam == FAMILY_MEANFIELD) {
+		/* Gν into sq_g and σ's gradient; then the input's delta, from Gν. */
+		cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
+		cg_param_addr(cg, node, "grad_sigma", 1, gw, gb, sizeof gw);
+		snprintf(call, sizeof call,
+		         "bnn_gen_lrt_backward_sigma(B, %ld, %ld, a_%s, d_%s, z_%s, s_%s, %s, %s,\n"
+		         "\t\t                           %s,\n"
+		         "\t\t                           %s, sq_g, sq_x);\n",
+		         k, units, a_in, name, name, name, sw, sb, gw, gb);
+		if (!cg->nodes[in].has_delta) {
+			emit(cg->e, "\tif (rng && sigma && grad_sigma)\n\t\t%s", call);
+			return;
+		}
+		acc = cg_delta_acc(cg, in);
+		emit(cg->e,
+		     "\tif (rng && sigma) {\n"
+		     "\t\t%s"
+		     "\t\tbnn_gen_lrt_backward_input(B, %ld, %ld, d_%s, %s, sq_g, v_%s, a_%s,\n"
+		     "\t\t                           d_%s, sq_x, %d);\n"
+		     "\t} else\n\t",
+		     call, k, units, name, w, name, a_in, a_in, acc);
+	} else if (!cg->nodes[in].has_delta) {
+		return;
+	} else {
+		acc = cg_delta_acc(cg, in);
+		if (fam == FAMILY_DROPOUT)
+			emit(cg->e,
+			     "\tif (rng)\n"
+			     "\t\tbnn_gen_dropout_backward_input(B, %ld, %ld, d_%s, %s, m_%s, d_%s,\n"
+			     "\t\t                               sq_x, %d);\n"
+			     "\telse\n\t",
+			     k, units, name, w, name, a_in, acc);
+	}
+	emit(cg->e, "\tbnn_gen_dense_backward_input(B, %ld, %ld, d_%s, %s, d_%s, %d);\n", k, units,
+	     name, w, a_in, acc);
 }
 
 const struct cg_layer cg_layer_dense = {
-    .params = dense_params,
-    .plan = dense_plan,
-    .declare = dense_declare,
-    .noise = dense_noise,
-    .forward = dense_forward,
-    .backward = dense_backward,
+	.params = dense_params,
+	.plan = dense_plan,
+	.declare = dense_declare,
+	.noise = dense_noise,
+	.forward = dense_forward,
+	.backward = dense_backward,
 };

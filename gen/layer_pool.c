@@ -14,68 +14,69 @@
 
 /* The input's [C, H, W] and the node's output extent. */
 struct pool_dims {
-    long c, h, w, oh, ow;
+	long c, h, w, oh, ow;
 };
 
 static struct pool_dims pool_dims_of(const struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
-    struct pool_dims d = { in->shape[0], in->shape[1], in->shape[2], 1, 1 };
-    if (n->rank == 3) {
-        d.oh = n->shape[1];
-        d.ow = n->shape[2];
-    }
-    return d;
+	const struct graph_node *n = &cg->g->nodes[node];
+	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+	struct pool_dims d = { in->shape[0], in->shape[1], in->shape[2], 1, 1 };
+	if (n->rank == 3) {
+		d.oh = n->shape[1];
+		d.ow = n->shape[2];
+	}
+	return d;
 }
 
 /* "maxpool" or "avgpool" */
 static const char *pool_kind(const struct cg *cg, int node)
 {
-    return cg->g->nodes[node].op == OP_MAXPOOL ? "maxpool" : "avgpool";
+	return cg->g->nodes[node].op == OP_MAXPOOL ? "maxpool" : "avgpool";
 }
 
 static void pool_forward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    struct pool_dims d = pool_dims_of(cg, node);
-    emit(cg->e, "\tbnn_gen_%s_forward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, a_%s, a_%s);\n",
-         pool_kind(cg, node), d.c, d.h, d.w, n->attrs.size, n->attrs.stride[0], d.oh, d.ow,
-         cg_name(cg, n->inputs[0]), cg_name(cg, node));
+	const struct graph_node *n = &cg->g->nodes[node];
+	struct pool_dims d = pool_dims_of(cg, node);
+	emit(cg->e, "\tbnn_gen_%s_forward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, a_%s, a_%s);\n",
+	     pool_kind(cg, node), d.c, d.h, d.w, n->attrs.size, n->attrs.stride[0], d.oh, d.ow,
+	     cg_name(cg, n->inputs[0]), cg_name(cg, node));
 }
 
 static void pool_backward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    struct pool_dims d = pool_dims_of(cg, node);
-    int in = n->inputs[0];
-    char x[200] = "";
-    if (!cg->nodes[in].has_delta)
-        return;
-    if (n->op == OP_MAXPOOL)
-        snprintf(x, sizeof x, "a_%s, ", cg_name(cg, in));
-    emit(cg->e, "\tbnn_gen_%s_backward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, %sd_%s, d_%s, %d);\n",
-         pool_kind(cg, node), d.c, d.h, d.w, n->attrs.size, n->attrs.stride[0], d.oh, d.ow, x,
-         cg_name(cg, node), cg_name(cg, in), cg_delta_acc(cg, in));
+	const struct graph_node *n = &cg->g->nodes[node];
+	struct pool_dims d = pool_dims_of(cg, node);
+	int in = n->inputs[0];
+	char x[200] = "";
+	if (!cg->nodes[in].has_delta)
+		return;
+	if (n->op == OP_MAXPOOL)
+		snprintf(x, sizeof x, "a_%s, ", cg_name(cg, in));
+	emit(cg->e,
+	     "\tbnn_gen_%s_backward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, %sd_%s, d_%s, %d);\n",
+	     pool_kind(cg, node), d.c, d.h, d.w, n->attrs.size, n->attrs.stride[0], d.oh, d.ow, x,
+	     cg_name(cg, node), cg_name(cg, in), cg_delta_acc(cg, in));
 }
 
 static void gap_forward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    struct pool_dims d = pool_dims_of(cg, node);
-    emit(cg->e, "\tbnn_gen_globalavgpool_forward(B * %ldL, %ld, a_%s, a_%s);\n", d.c, d.h * d.w,
-         cg_name(cg, n->inputs[0]), cg_name(cg, node));
+	const struct graph_node *n = &cg->g->nodes[node];
+	struct pool_dims d = pool_dims_of(cg, node);
+	emit(cg->e, "\tbnn_gen_globalavgpool_forward(B * %ldL, %ld, a_%s, a_%s);\n", d.c, d.h * d.w,
+	     cg_name(cg, n->inputs[0]), cg_name(cg, node));
 }
 
 static void gap_backward(struct cg *cg, int node)
 {
-    const struct graph_node *n = &cg->g->nodes[node];
-    struct pool_dims d = pool_dims_of(cg, node);
-    int in = n->inputs[0];
-    if (!cg->nodes[in].has_delta)
-        return;
-    emit(cg->e, "\tbnn_gen_globalavgpool_backward(B * %ldL, %ld, d_%s, d_%s, %d);\n", d.c,
-         d.h * d.w, cg_name(cg, node), cg_name(cg, in), cg_delta_acc(cg, in));
+	const struct graph_node *n = &cg->g->nodes[node];
+	struct pool_dims d = pool_dims_of(cg, node);
+	int in = n->inputs[0];
+	if (!cg->nodes[in].has_delta)
+		return;
+	emit(cg->e, "\tbnn_gen_globalavgpool_backward(B * %ldL, %ld, d_%s, d_%s, %d);\n", d.c,
+	     d.h * d.w, cg_name(cg, node), cg_name(cg, in), cg_delta_acc(cg, in));
 }
 
 const struct cg_layer cg_layer_maxpool = { .forward = pool_forward, .backward = pool_backward };

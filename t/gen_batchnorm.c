@@ -42,10 +42,10 @@
 #include "tap.h"
 
 #define BN_BATCH 6
-#define BN_H 1e-6 /* finite-difference step */
+#define BN_H     1e-6 /* finite-difference step */
 
-typedef double bn_pass_fn(const double *w, const double *x, const double *y, long batch,
-                          double *ws, double *out, double *grad, double *sqgrad, bnn_rng *rng,
+typedef double bn_pass_fn(const double *w, const double *x, const double *y, long batch, double *ws,
+                          double *out, double *grad, double *sqgrad, bnn_rng *rng,
                           const double *sigma, double *grad_sigma, double *stats, int train);
 
 /* One model with its data: B examples, weights, targets, buffers. */
@@ -54,7 +54,7 @@ struct bn_case {
 	bn_pass_fn *pass;
 	size_t (*workspace)(long batch);
 	long inputs, outputs, nparams, nstats, classes;
-	long channels[4];  /* of its batchnorm layers in order (0: no more) */
+	long channels[4]; /* of its batchnorm layers in order (0: no more) */
 	double *w, *x, *y, *ws, *out, *grad, *sq, *stats;
 };
 
@@ -131,8 +131,10 @@ static void test_finite_differences(struct bn_case *c, int running)
 		if (err > worst || isnan(err))
 			worst = isnan(err) ? INFINITY : err;
 	}
-	ok(bad < 0, "%s: gradient matches finite differences (%s statistics; worst error %.2g of "
-	   "the tolerance)", c->name, running ? "running" : "batch", worst);
+	ok(bad < 0,
+	   "%s: gradient matches finite differences (%s statistics; worst error %.2g of "
+	   "the tolerance)",
+	   c->name, running ? "running" : "batch", worst);
 	if (bad >= 0)
 		tap_diag("first bad parameter: %ld", bad);
 	free(wp);
@@ -218,12 +220,18 @@ static void test_sq_reference(struct bn_case *c)
 	loss = c->pass(c->w, c->x, c->y, BN_BATCH, c->ws, c->out, c->grad, c->sq, NULL, NULL, NULL,
 	               stats, 1);
 	is_rel(loss, rloss, 1e-12, "bn_sq: the loss is the plain loops' loss");
-	ok(fixture_max_rel(61, c->grad, rgrad) < 1e-10, "bn_sq: the gradient is the mean of the "
-	   "per-example gradients (worst relative difference %.2g)", fixture_max_rel(61, c->grad, rgrad));
-	ok(fixture_max_rel(4, c->sq, rsq) < 1e-10, "bn_sq: sqgrad of γ and β is the mean of the squared "
-	   "per-example gradients (worst %.2g)", fixture_max_rel(4, c->sq, rsq));
-	ok(fixture_max_rel(57, c->sq + 4, rsq + 4) < 1e-10, "bn_sq: and so is the dense layer's after "
-	   "the batchnorm (worst %.2g)", fixture_max_rel(57, c->sq + 4, rsq + 4));
+	ok(fixture_max_rel(61, c->grad, rgrad) < 1e-10,
+	   "bn_sq: the gradient is the mean of the "
+	   "per-example gradients (worst relative difference %.2g)",
+	   fixture_max_rel(61, c->grad, rgrad));
+	ok(fixture_max_rel(4, c->sq, rsq) < 1e-10,
+	   "bn_sq: sqgrad of γ and β is the mean of the squared "
+	   "per-example gradients (worst %.2g)",
+	   fixture_max_rel(4, c->sq, rsq));
+	ok(fixture_max_rel(57, c->sq + 4, rsq + 4) < 1e-10,
+	   "bn_sq: and so is the dense layer's after "
+	   "the batchnorm (worst %.2g)",
+	   fixture_max_rel(57, c->sq + 4, rsq + 4));
 	/* check 3: momentum 0.25 from mean 0, variance 1; M = 9·6 = 54 values */
 	for (ch = 0; ch < 2; ch++) {
 		is_rel(stats[ch], 0.25 * mean[ch], 1e-12,
@@ -242,24 +250,27 @@ static void test_consistency(struct bn_case *c, const double *batch_stats)
 	long i;
 	int same = 1;
 
-	c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, out_train, NULL, NULL, NULL, NULL, NULL, NULL, 1);
+	c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, out_train, NULL, NULL, NULL, NULL, NULL, NULL,
+	        1);
 	c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, c->out, NULL, NULL, NULL, NULL, NULL, NULL, 0);
 	ok(memcmp(c->out, out_train, (size_t)(BN_BATCH * c->outputs) * sizeof *c->out) == 0,
 	   "%s: without stats, train = 0 normalises by the batch too (same bits)", c->name);
 	if (batch_stats) {
 		memcpy(keep, batch_stats, (size_t)c->nstats * sizeof *keep);
-		c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, c->out, NULL, NULL, NULL, NULL, NULL, keep,
-		        0);
+		c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, c->out, NULL, NULL, NULL, NULL, NULL,
+		        keep, 0);
 		ok(fixture_max_rel(BN_BATCH * c->outputs, c->out, out_train) < 1e-12,
-		   "%s: running statistics equal to the batch's give the training outputs", c->name);
+		   "%s: running statistics equal to the batch's give the training outputs",
+		   c->name);
 	}
 	memcpy(keep, c->stats, (size_t)c->nstats * sizeof *keep);
-	c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, c->out, NULL, NULL, NULL, NULL, NULL, c->stats, 0);
+	c->pass(c->w, c->x, NULL, BN_BATCH, c->ws, c->out, NULL, NULL, NULL, NULL, NULL, c->stats,
+	        0);
 	ok(memcmp(keep, c->stats, (size_t)c->nstats * sizeof *keep) == 0,
 	   "%s: a prediction pass leaves the running statistics alone", c->name);
 	for (i = 0; i < BN_BATCH; i++) {
-		c->pass(c->w, c->x + i * c->inputs, NULL, 1, c->ws, one, NULL, NULL, NULL, NULL, NULL,
-		        c->stats, 0);
+		c->pass(c->w, c->x + i * c->inputs, NULL, 1, c->ws, one, NULL, NULL, NULL, NULL,
+		        NULL, c->stats, 0);
 		same &= fixture_max_rel(c->outputs, one, c->out + i * c->outputs) < 1e-13;
 	}
 	ok(same, "%s: with running statistics each example's output is its own", c->name);
@@ -273,15 +284,44 @@ static void test_consistency(struct bn_case *c, const double *batch_stats)
 
 int main(void)
 {
-	struct bn_case g = { "bn_grad", bn_grad_pass_f64, bn_grad_workspace_floats, BN_GRAD_INPUTS,
-		             BN_GRAD_OUTPUTS, BN_GRAD_NPARAMS, BN_GRAD_NSTATS, 3, { 2, 3, 3, 5 },
-		             NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-	struct bn_case s = { "bn_sq", bn_sq_pass_f64, bn_sq_workspace_floats, BN_SQ_INPUTS,
-		             BN_SQ_OUTPUTS, BN_SQ_NPARAMS, BN_SQ_NSTATS, 3, { 2, 0, 0, 0 },
-		             NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct bn_case g = { "bn_grad",
+		             bn_grad_pass_f64,
+		             bn_grad_workspace_floats,
+		             BN_GRAD_INPUTS,
+		             BN_GRAD_OUTPUTS,
+		             BN_GRAD_NPARAMS,
+		             BN_GRAD_NSTATS,
+		             3,
+		             { 2, 3, 3, 5 },
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL };
+	struct bn_case s = { "bn_sq",
+		             bn_sq_pass_f64,
+		             bn_sq_workspace_floats,
+		             BN_SQ_INPUTS,
+		             BN_SQ_OUTPUTS,
+		             BN_SQ_NPARAMS,
+		             BN_SQ_NSTATS,
+		             3,
+		             { 2, 0, 0, 0 },
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL,
+		             NULL };
 	double rgrad[61], rsq[61], rloss, bstats[4];
 
-	is_int(BN_GRAD_NSTATS, 2 * (2 + 3 + 3 + 5), "bn_grad: a mean and a variance per channel "
+	is_int(BN_GRAD_NSTATS, 2 * (2 + 3 + 3 + 5),
+	       "bn_grad: a mean and a variance per channel "
 	       "of its four batchnorm layers");
 	bn_case_init(&g, 7);
 	test_finite_differences(&g, 0);

@@ -67,8 +67,8 @@ static int sigma_from_state(const bnn_state *st, double n)
 /* Trains rt_bayes with one optimizer, K MC samples per step and (bbb) the
  * local reparameterisation or weight samples, and checks accuracy, σ,
  * determinism and the checkpoint round trip. */
-static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset *test,
-                      double lr, long epochs, int mc, int lrt)
+static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset *test, double lr,
+                      long epochs, int mc, int lrt)
 {
 	const char *name = bnn_optimizer_name(optimizer);
 	bnn_train_options o = bnn_train_defaults();
@@ -92,7 +92,8 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	       rc ? err.message : "");
 	acc_mean = blobs_accuracy(&a, test, 0);
 	acc_mc = blobs_accuracy(&a, test, 16);
-	ok(acc_mean > 0.9, "%s: test accuracy at the mean %.3f > 0.9 (chance 0.33)", name, acc_mean);
+	ok(acc_mean > 0.9, "%s: test accuracy at the mean %.3f > 0.9 (chance 0.33)", name,
+	   acc_mean);
 	ok(acc_mc > 0.9, "%s: test accuracy of 16 MC samples %.3f > 0.9", name, acc_mc);
 	ok(blobs_sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
 	if (optimizer == BNN_OPT_VOGN || optimizer == BNN_OPT_IVON)
@@ -136,8 +137,8 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 			;
 		a.sigma[i] = INFINITY;
 		bnn_state_save(&a, tmp_path("bayes.ckpt"), &err);
-		is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err), BNN_OK,
-		       "badam: a checkpoint with σ = +inf loads");
+		is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err),
+		       BNN_OK, "badam: a checkpoint with σ = +inf loads");
 		bnn_state_free(&loaded);
 	}
 	bnn_state_free(&a);
@@ -281,8 +282,8 @@ static void test_refusals(void)
 		bnn_state_init(&st, &m, 1, &err);
 		o.optimizer = BNN_OPT_BBB;
 		o.adam.weight_decay = 0;
-		is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EUNSUPPORTED,
-		       "a capability the library does not know is refused");
+		is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err),
+		       BNN_EUNSUPPORTED, "a capability the library does not know is refused");
 		is_str(err.message,
 		       "layer 'h_dense' of model 'rt_bayes' has a newfam posterior, which no optimizer "
 		       "trains yet",
@@ -300,7 +301,8 @@ static void test_refusals(void)
 	       "sgd, adam or adamw",
 	       "and says what to declare");
 	o.mc = 0;
-	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EINVAL, "mc 0 is refused");
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err), BNN_EINVAL,
+	       "mc 0 is refused");
 	is_int(bnn_train_set(&o, "optimizer", "ivon", &err), BNN_OK, "'ivon' is an optimizer name");
 	is_int(bnn_train_set(&o, "beta2", "0.9999", &err), BNN_OK, "beta2 is set");
 	ok(o.ivon.beta2 == 0.9999f && o.vogn.beta2 == 0.9999f && o.adam.beta2 == 0.9999f,
@@ -309,8 +311,8 @@ static void test_refusals(void)
 	is_str(err.message,
 	       "unknown optimizer 'vadam' (choose sgd, adam, adamw, vogn, ivon, badam or bbb)",
 	       "lists the optimizers");
-	is_int(bnn_predict(&st, &train, -1, 1, &(bnn_prediction){ .probs = train.x }, &err), BNN_EINVAL,
-	       "a negative number of MC samples is refused");
+	is_int(bnn_predict(&st, &train, -1, 1, &(bnn_prediction){ .probs = train.x }, &err),
+	       BNN_EINVAL, "a negative number of MC samples is refused");
 	bnn_state_free(&st);
 	bnn_dataset_free(&train);
 }
@@ -339,7 +341,10 @@ static void breg_state(bnn_state *st)
 static void test_mc_regression(void)
 {
 	const bnn_model *m = &rt_breg_model;
-	enum { N = 5, S = 3 };
+	enum {
+		N = 5,
+		S = 3
+	};
 	float x[N * 2], y[N], mean[N], var[N], theta[64], eps[64], out[N];
 	double mu_s[S][N], nll = 0, want_nll = 0, worst = 0, worst_var = 0;
 	float *ws = malloc(m->workspace_floats(N) * sizeof *ws + 4);
@@ -366,7 +371,8 @@ static void test_mc_regression(void)
 	ds.y = y;
 	breg_state(&st);
 	is_int(bnn_predict(&st, &ds, S, 99,
-	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_OK, "MC regression predicts");
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
+	       BNN_OK, "MC regression predicts");
 	bnn_rng_seed(&rng, 99);
 	for (s = 0; s < S; s++) {
 		bnn_pass p;
@@ -388,7 +394,8 @@ static void test_mc_regression(void)
 			double d = y[i] - mu_s[s][i];
 			mm += mu_s[s][i] / S;
 			sq += mu_s[s][i] * mu_s[s][i] / S;
-			lik += exp(-d * d / (2 * 0.25)) / sqrt(2 * 3.14159265358979323846 * 0.25) / S;
+			lik += exp(-d * d / (2 * 0.25)) / sqrt(2 * 3.14159265358979323846 * 0.25) /
+			       S;
 		}
 		v = 0.25 + sq - mm * mm;
 		worst = fmax(worst, fabs(mean[i] - mm));
@@ -396,18 +403,19 @@ static void test_mc_regression(void)
 		want_nll -= log(lik);
 	}
 	ok(worst < 1e-6, "the mixture mean is the mean of the S sampled means (error %.2g)", worst);
-	ok(worst_var < 1e-5, "the mixture variance is sigma^2 + the variance of the means (rel. %.2g)",
-	   worst_var);
+	ok(worst_var < 1e-5,
+	   "the mixture variance is sigma^2 + the variance of the means (rel. %.2g)", worst_var);
 	is_rel(nll, want_nll, 1e-9, "the NLL is -log of the mean of the S densities");
 	is_int(bnn_predict(&st, &ds, 0, 99,
-	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_OK, "mc 0 predicts at the mean");
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
+	       BNN_OK, "mc 0 predicts at the mean");
 	ok(fabs(var[0] - 0.25f) < 1e-7, "at the mean the variance is sigma^2 (%g)", (double)var[0]);
 	/* An infinite σ (badam with δ = 0 and a weight without gradient)
 	 * cannot be sampled: a clear error, and the mean still predicts. */
 	st.sigma[13] = INFINITY;
 	is_int(bnn_predict(&st, &ds, 3, 99,
-	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_EINVAL,
-	       "an infinite sigma is refused with mc > 0");
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
+	       BNN_EINVAL, "an infinite sigma is refused with mc > 0");
 	is_str(err.message,
 	       "parameter 13 of model 'rt_breg' (tensor 'h_dense.bias', entry 1) has posterior "
 	       "standard deviation inf, so its samples give no prediction: badam with delta = 0 "
@@ -415,8 +423,8 @@ static void test_mc_regression(void)
 	       "or predict at the mean with --mc 0",
 	       "and the message names the parameter and the way out");
 	is_int(bnn_predict(&st, &ds, 0, 99,
-	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err), BNN_OK,
-	       "mc 0 still predicts with an infinite sigma");
+	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
+	       BNN_OK, "mc 0 still predicts with an infinite sigma");
 	free(ws);
 	bnn_state_free(&st);
 }
@@ -436,7 +444,7 @@ static void test_posterior_csv(void)
 	ok(fgets(line, sizeof line, f) && strcmp(line, "tensor,index,mean,std\n") == 0,
 	   "with the header tensor,index,mean,std");
 	ok(fgets(line, sizeof line, f) && strncmp(line, "h_dense.weight,0,", 17) == 0 &&
-	       strstr(line, ",0.100000001\n"),
+	           strstr(line, ",0.100000001\n"),
 	   "the first row is h_dense.weight[0] with std 0.1: %s", line);
 	rows = 2;
 	while (fgets(line, sizeof line, f))

@@ -148,11 +148,9 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 	if (optimizer == BNN_OPT_BBB)
 		o.lrt = lrt; /* bnn_train refuses options the optimizer does not read */
 	bnn_state_init(&a, m, 3, &err);
-	rc = bnn_train(&a,
-	               &(bnn_train_io){
-	                   .train = train, .checkpoint = ckpt ? tmp_path(ckpt) : NULL
-	               },
-	               &o, &err);
+	rc = bnn_train(
+	        &a, &(bnn_train_io){ .train = train, .checkpoint = ckpt ? tmp_path(ckpt) : NULL },
+	        &o, &err);
 	is_int(rc, BNN_OK, "%s trains %s%s%s", name, m->name, rc ? ": " : "",
 	       rc ? err.message : "");
 	acc = blobs_accuracy(&a, test, 0);
@@ -160,13 +158,16 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 		ok(acc > 0.85, "%s, %s: test accuracy at the mean %.3f > 0.85 (chance 0.33)", name,
 		   m->name, acc);
 	else
-		tap_diag("%s, %s: test accuracy at the mean %.3f (not checked)", name, m->name, acc);
+		tap_diag("%s, %s: test accuracy at the mean %.3f (not checked)", name, m->name,
+		         acc);
 	if (m->nstats > 0)
 		ok(a.stats && a.stats[m->stat_tensors[1].offset] != 1.0f,
 		   "%s, %s: training moved the running statistics", name, m->name);
 	if (a.sigma) {
-		ok(sigma_by_family(&a), "%s, %s: every meanfield parameter has a finite sigma > 0, "
-		   "every other one sigma 0", name, m->name);
+		ok(sigma_by_family(&a),
+		   "%s, %s: every meanfield parameter has a finite sigma > 0, "
+		   "every other one sigma 0",
+		   name, m->name);
 		acc = blobs_accuracy(&a, test, 8);
 		if (check_accuracy)
 			ok(acc > 0.85, "%s, %s: test accuracy of 8 MC samples %.3f > 0.85", name,
@@ -185,11 +186,12 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 		       rc ? ": " : "", rc ? err.message : "");
 		if (rc == BNN_OK) {
 			ok(blobs_same_floats(a.params, loaded.params, m->nparams) &&
-			   blobs_same_floats(a.sigma, loaded.sigma, m->nparams) &&
-			   blobs_same_floats(a.stats, loaded.stats, m->nstats) &&
-			   blobs_accuracy(&loaded, test, 0) == blobs_accuracy(&a, test, 0),
+			           blobs_same_floats(a.sigma, loaded.sigma, m->nparams) &&
+			           blobs_same_floats(a.stats, loaded.stats, m->nstats) &&
+			           blobs_accuracy(&loaded, test, 0) == blobs_accuracy(&a, test, 0),
 			   "%s, %s: parameters, sigma and running statistics survive the round "
-			   "trip, and so do the predictions", name, m->name);
+			   "trip, and so do the predictions",
+			   name, m->name);
 			bnn_state_free(&loaded);
 		} else {
 			ok(0, "%s, %s: parameters and sigma survive the round trip", name, m->name);
@@ -223,9 +225,8 @@ static long mc_changes(const bnn_state *st, const bnn_dataset *test)
 /* A model that predicts by Monte Carlo (dropout masks, ensemble draws,
  * named by NOISE): Adam trains it for EPOCHS; averaging 8 samples predicts
  * past the margin, and differently from the mean network. */
-static void test_mc_model(const bnn_model *m, long epochs, const char *what,
-                          const char *noise, const bnn_dataset *train,
-                          const bnn_dataset *test)
+static void test_mc_model(const bnn_model *m, long epochs, const char *what, const char *noise,
+                          const bnn_dataset *train, const bnn_dataset *test)
 {
 	bnn_train_options o = bars_options(BNN_OPT_ADAM, 0.01, epochs);
 	bnn_state st;
@@ -241,8 +242,8 @@ static void test_mc_model(const bnn_model *m, long epochs, const char *what,
 	acc = blobs_accuracy(&st, test, 8);
 	ok(acc > 0.85, "%s: accuracy of 8 %s %.3f > 0.85", m->name, noise, acc);
 	differ = mc_changes(&st, test);
-	ok(differ > test->n, "the %s change the predictions (%ld of %ld probabilities differ)", noise,
-	   differ, test->n * 3);
+	ok(differ > test->n, "the %s change the predictions (%ld of %ld probabilities differ)",
+	   noise, differ, test->n * 3);
 	bnn_state_free(&st);
 }
 
@@ -250,8 +251,8 @@ static void test_mc_model(const bnn_model *m, long epochs, const char *what,
  * predicts as well as the mean network, and differently from it. */
 static void test_conv_dropout(const bnn_dataset *train, const bnn_dataset *test)
 {
-	test_mc_model(&rt_cnn_drop_model, 30, "a model with a dropout conv2d layer", "dropout masks",
-	              train, test);
+	test_mc_model(&rt_cnn_drop_model, 30, "a model with a dropout conv2d layer",
+	              "dropout masks", train, test);
 }
 
 /* EMP and ECMP patches: Adam trains rt_patch, whose Monte-Carlo
@@ -286,8 +287,10 @@ static void test_patch(const bnn_dataset *train, const bnn_dataset *test)
 		else
 			other++;
 	}
-	ok(decayed > 6 && other > 6, "one sgd step: %ld values of logits' components moved by "
-	   "the prior's L2 term alone (not drawn), %ld by their gradient", decayed, other);
+	ok(decayed > 6 && other > 6,
+	   "one sgd step: %ld values of logits' components moved by "
+	   "the prior's L2 term alone (not drawn), %ld by their gradient",
+	   decayed, other);
 	bnn_state_free(&st);
 	bnn_state_free(&before);
 }
@@ -327,8 +330,10 @@ static void test_bn_no_decay(const bnn_dataset *train)
 			}
 		}
 	}
-	ok(bn_n == 24 && bn_same, "sgd's weight decay leaves rt_resnet's %ld batchnorm "
-	   "parameters alone", bn_n);
+	ok(bn_n == 24 && bn_same,
+	   "sgd's weight decay leaves rt_resnet's %ld batchnorm "
+	   "parameters alone",
+	   bn_n);
 	ok(other_diff > 300, "and decays the others (%ld of 339 moved)", other_diff);
 	bnn_state_free(&a);
 	bnn_state_free(&b);
@@ -377,8 +382,10 @@ static void test_stats_required(void)
 		tap_bail_out("cannot write a checkpoint");
 	is_int(bnn_state_load(&loaded, m, tmp_path("nostats.ckpt"), &err), BNN_EFORMAT,
 	       "a negative running variance is refused");
-	snprintf(want, sizeof want, "%s: section 'stats': value %ld is -1, not a finite variance "
-	         ">= 0", tmp_path("nostats.ckpt"), var);
+	snprintf(want, sizeof want,
+	         "%s: section 'stats': value %ld is -1, not a finite variance "
+	         ">= 0",
+	         tmp_path("nostats.ckpt"), var);
 	is_str(err.message, want, "and the message names the value");
 	unlink(tmp_path("nostats.ckpt"));
 	bnn_state_free(&st);
@@ -397,7 +404,8 @@ static void test_descriptor(void)
 	is_str(m->layers[1].op, "conv2d", "layer 1 is a conv2d layer");
 	is_str(t->name, "c2_conv2d.weight", "tensor 2 is its weight");
 	ok(t->rank == 4 && t->shape[0] == 6 && t->shape[1] == 4 && t->shape[2] == 3 &&
-	   t->shape[3] == 3, "of shape [6, 4, 3, 3]");
+	           t->shape[3] == 3,
+	   "of shape [6, 4, 3, 3]");
 	ok(t->fan_in == 36 && t->fan_out == 54, "fan-in 4*3*3 = 36, fan-out 6*3*3 = 54");
 	is_int(t->init, BNN_INIT_HE_NORMAL, "He initialisation (it feeds a relu)");
 	is_int(m->tensors[0].init, BNN_INIT_HE_NORMAL,

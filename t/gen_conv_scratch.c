@@ -104,8 +104,8 @@ static int compile_shape(const bnn_gen_conv *want, emitted *out)
 		if (sscanf(line,
 		           " static const bnn_gen_conv cv_c = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
 		           "%ld, %ld, %ld, %ld, %ld };",
-		           &s->c, &s->h, &s->w, &s->f, &s->kh, &s->kw, &s->sh, &s->sw, &s->ph, &s->pw,
-		           &s->oh, &s->ow, &s->g) == 13)
+		           &s->c, &s->h, &s->w, &s->f, &s->kh, &s->kw, &s->sh, &s->sw, &s->ph,
+		           &s->pw, &s->oh, &s->ow, &s->g) == 13)
 			found |= 1;
 		else if (strstr(line, "bnn_real *const cv_col = ") && (p = strstr(line, "/* [")) &&
 		         sscanf(p, "/* [%ld] im2col */", &out->col) == 1)
@@ -169,8 +169,8 @@ static long run_kernels(const bnn_gen_conv *s, long col_floats, long tmp_floats)
 	float *col = alloc_floats(col_floats + GUARD), *tmp = alloc_floats(tmp_floats + GUARD);
 	double *dxw = alloc_zeros(batch * in), *dxm = alloc_zeros(batch * in);
 	param_ref r = { alloc_zeros(fk), alloc_zeros(fk), alloc_zeros(s->f), alloc_zeros(s->f),
-	                alloc_zeros(fk), alloc_zeros(fk), alloc_zeros(s->f), alloc_zeros(s->f),
-	                alloc_zeros(fk), alloc_zeros(fk), alloc_zeros(s->f), alloc_zeros(s->f) };
+		        alloc_zeros(fk), alloc_zeros(fk), alloc_zeros(s->f), alloc_zeros(s->f),
+		        alloc_zeros(fk), alloc_zeros(fk), alloc_zeros(s->f), alloc_zeros(s->f) };
 	long bad = 0, i, e, f, ci, ki, kj, oy, ox;
 
 	for (i = 0; i < batch * in; i++)
@@ -209,23 +209,33 @@ static long run_kernels(const bnn_gen_conv *s, long col_floats, long tmp_floats)
 					for (ci = 0; ci < s->c; ci++)
 						for (ki = 0; ki < s->kh; ki++)
 							for (kj = 0; kj < s->kw; kj++) {
-								const long yy = oy * s->sh - s->ph + ki;
-								const long xx = ox * s->sw - s->pw + kj;
-								const long o = f * k + (ci * s->kh + ki) * s->kw + kj;
-								const double v = in_at(s, x, e, ci, yy, xx);
+								const long yy =
+								        oy * s->sh - s->ph + ki;
+								const long xx =
+								        ox * s->sw - s->pw + kj;
+								const long o =
+								        f * k +
+								        (ci * s->kh + ki) * s->kw +
+								        kj;
+								const double v =
+								        in_at(s, x, e, ci, yy, xx);
 								long at;
 
 								sum += w[o] * v;
 								mag += fabs(w[o] * v);
 								r.dwe[o] += ge * v;
 								r.dwme[o] += fabs(ge * v);
-								if (yy < 0 || yy >= s->h || xx < 0 || xx >= s->w)
+								if (yy < 0 || yy >= s->h ||
+								    xx < 0 || xx >= s->w)
 									continue;
-								at = ((e * s->c + ci) * s->h + yy) * s->w + xx;
+								at = ((e * s->c + ci) * s->h + yy) *
+								             s->w +
+								     xx;
 								dxw[at] += ge * w[o];
 								dxm[at] += fabs(ge * w[o]);
 							}
-					near(y[e * out + f * p + oy * s->ow + ox], sum, mag, k, &bad);
+					near(y[e * out + f * p + oy * s->ow + ox], sum, mag, k,
+					     &bad);
 					r.dbe[f] += ge;
 					r.dbme[f] += fabs(ge);
 				}
@@ -291,10 +301,11 @@ static void check_shape(const bnn_gen_conv *want)
 	   want->c, want->h, want->w, want->f, want->kh, want->kw, want->sh, want->sw, want->ph,
 	   want->pw, s.g, got.col, bnn_gen_conv_col_floats(&s), got.tmp);
 	if (!same)
-		tap_diag("emitted shape { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
-		         "%ld }, expected OH %ld OW %ld",
-		         s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow, s.g, oh,
-		         ow);
+		tap_diag(
+		        "emitted shape { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
+		        "%ld }, expected OH %ld OW %ld",
+		        s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow, s.g, oh,
+		        ow);
 	else if (bad > 0)
 		tap_diag("%ld guard floats or results wrong", bad);
 }
@@ -333,10 +344,19 @@ int main(void)
 				for (pd = 0; pd < 3; pd++)
 					for (st = 0; st < 3; st++)
 						for (im = 0; im < 2; im++) {
-							bnn_gen_conv s = { chans[a], images[im][0], images[im][1],
-							                   outs[bb], kernels[kk][0], kernels[kk][1],
-							                   strides[st][0], strides[st][1], pads[pd][0],
-							                   pads[pd][1], 0, 0, 0 };
+							bnn_gen_conv s = { chans[a],
+								           images[im][0],
+								           images[im][1],
+								           outs[bb],
+								           kernels[kk][0],
+								           kernels[kk][1],
+								           strides[st][0],
+								           strides[st][1],
+								           pads[pd][0],
+								           pads[pd][1],
+								           0,
+								           0,
+								           0 };
 
 							if (pad_fits(kernels[kk], pads[pd]))
 								check_shape(&s);

@@ -69,30 +69,29 @@
 #include "fixtures.h"
 #include "tap.h"
 
-#define GC_BATCH 5          /* examples per batch pass */
-#define GC_H 1e-6           /* finite-difference step */
-#define GC_FD_ABS 1e-6      /* |g - fd| <= GC_FD_ABS + GC_FD_REL·|fd| */
-#define GC_FD_REL 1e-5
-#define GC_BRUTE_REL 1e-9   /* batch pass vs per-example passes */
-#define GC_PI 3.14159265358979323846
-#define GC_NOISE_SEED 2024  /* of the pass's rng */
+#define GC_BATCH      5    /* examples per batch pass */
+#define GC_H          1e-6 /* finite-difference step */
+#define GC_FD_ABS     1e-6 /* |g - fd| <= GC_FD_ABS + GC_FD_REL·|fd| */
+#define GC_FD_REL     1e-5
+#define GC_BRUTE_REL  1e-9 /* batch pass vs per-example passes */
+#define GC_PI         3.14159265358979323846
+#define GC_NOISE_SEED 2024 /* of the pass's rng */
 
 enum gc_lik {
-	GC_CATEGORICAL,     /* y: a class label in [0, outputs) */
-	GC_BERNOULLI,       /* y: 0 or 1 per output */
-	GC_GAUSSIAN         /* y: a real per output */
+	GC_CATEGORICAL, /* y: a class label in [0, outputs) */
+	GC_BERNOULLI,   /* y: 0 or 1 per output */
+	GC_GAUSSIAN     /* y: a real per output */
 };
 
-typedef double gc_pass_fn(const double *w, const double *x, const double *y,
-                          long batch, double *ws, double *out, double *grad,
-                          double *sqgrad, bnn_rng *rng, const double *sigma,
-                          double *grad_sigma, double *stats, int train);
+typedef double gc_pass_fn(const double *w, const double *x, const double *y, long batch, double *ws,
+                          double *out, double *grad, double *sqgrad, bnn_rng *rng,
+                          const double *sigma, double *grad_sigma, double *stats, int train);
 
 /* How the checks drive the pass's noise. */
 struct gc_mode {
-	const char *tag;    /* appended to the model's name in messages */
-	int rng;            /* pass an rng (seeded with GC_NOISE_SEED) */
-	int sigma;          /* pass the case's sigma and a grad_sigma */
+	const char *tag; /* appended to the model's name in messages */
+	int rng;         /* pass an rng (seeded with GC_NOISE_SEED) */
+	int sigma;       /* pass the case's sigma and a grad_sigma */
 };
 
 static const struct gc_mode gc_plain = { "", 0, 0 };
@@ -100,55 +99,127 @@ static const struct gc_mode gc_with_rng = { " [rng]", 1, 0 };
 static const struct gc_mode gc_with_lrt = { " [rng, sigma]", 1, 1 };
 
 struct gc_model {
-	const char *name;           /* the model name (C prefix) */
-	long inputs;                /* NAME_INPUTS */
-	long outputs;               /* NAME_OUTPUTS */
-	long targets;               /* NAME_TARGETS */
-	long nparams;               /* NAME_NPARAMS */
-	int lik;                    /* enum gc_lik */
-	uint64_t seed;              /* of weights, inputs and targets */
-	gc_pass_fn *pass;           /* NAME_pass_f64 */
+	const char *name;                /* the model name (C prefix) */
+	long inputs;                     /* NAME_INPUTS */
+	long outputs;                    /* NAME_OUTPUTS */
+	long targets;                    /* NAME_TARGETS */
+	long nparams;                    /* NAME_NPARAMS */
+	int lik;                         /* enum gc_lik */
+	uint64_t seed;                   /* of weights, inputs and targets */
+	gc_pass_fn *pass;                /* NAME_pass_f64 */
 	size_t (*workspace)(long batch); /* NAME_workspace_floats */
-	const struct gc_mode *noisy; /* the mode with noise, or NULL */
-	long mf[2][2];              /* [begin, end) ranges of meanfield
+	const struct gc_mode *noisy;     /* the mode with noise, or NULL */
+	long mf[2][2];                   /* [begin, end) ranges of meanfield
 	                               parameters (empty: {0, 0}) */
 };
 
 static const struct gc_model gc_models[] = {
-	{ "gc_cat", GC_CAT_INPUTS, GC_CAT_OUTPUTS, GC_CAT_TARGETS,
-	  GC_CAT_NPARAMS, GC_CATEGORICAL, 11, gc_cat_pass_f64,
-	  gc_cat_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
-	{ "gc_bern", GC_BERN_INPUTS, GC_BERN_OUTPUTS, GC_BERN_TARGETS,
-	  GC_BERN_NPARAMS, GC_BERNOULLI, 22, gc_bern_pass_f64,
-	  gc_bern_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
-	{ "gc_gfix", GC_GFIX_INPUTS, GC_GFIX_OUTPUTS, GC_GFIX_TARGETS,
-	  GC_GFIX_NPARAMS, GC_GAUSSIAN, 33, gc_gfix_pass_f64,
-	  gc_gfix_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
-	{ "gc_glearn", GC_GLEARN_INPUTS, GC_GLEARN_OUTPUTS, GC_GLEARN_TARGETS,
-	  GC_GLEARN_NPARAMS, GC_GAUSSIAN, 44, gc_glearn_pass_f64,
-	  gc_glearn_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
-	{ "gc_drop", GC_DROP_INPUTS, GC_DROP_OUTPUTS, GC_DROP_TARGETS,
-	  GC_DROP_NPARAMS, GC_CATEGORICAL, 55, gc_drop_pass_f64,
-	  gc_drop_workspace_floats, &gc_with_rng, { { 0, 0 }, { 0, 0 } } },
+	{ "gc_cat",
+	  GC_CAT_INPUTS,
+	  GC_CAT_OUTPUTS,
+	  GC_CAT_TARGETS,
+	  GC_CAT_NPARAMS,
+	  GC_CATEGORICAL,
+	  11,
+	  gc_cat_pass_f64,
+	  gc_cat_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	{ "gc_bern",
+	  GC_BERN_INPUTS,
+	  GC_BERN_OUTPUTS,
+	  GC_BERN_TARGETS,
+	  GC_BERN_NPARAMS,
+	  GC_BERNOULLI,
+	  22,
+	  gc_bern_pass_f64,
+	  gc_bern_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	{ "gc_gfix",
+	  GC_GFIX_INPUTS,
+	  GC_GFIX_OUTPUTS,
+	  GC_GFIX_TARGETS,
+	  GC_GFIX_NPARAMS,
+	  GC_GAUSSIAN,
+	  33,
+	  gc_gfix_pass_f64,
+	  gc_gfix_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	{ "gc_glearn",
+	  GC_GLEARN_INPUTS,
+	  GC_GLEARN_OUTPUTS,
+	  GC_GLEARN_TARGETS,
+	  GC_GLEARN_NPARAMS,
+	  GC_GAUSSIAN,
+	  44,
+	  gc_glearn_pass_f64,
+	  gc_glearn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	{ "gc_drop",
+	  GC_DROP_INPUTS,
+	  GC_DROP_OUTPUTS,
+	  GC_DROP_TARGETS,
+	  GC_DROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  55,
+	  gc_drop_pass_f64,
+	  gc_drop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
 	/* meanfield: h_dense and g_dense [0, 28), mu [40, 62) */
-	{ "gc_mf", GC_MF_INPUTS, GC_MF_OUTPUTS, GC_MF_TARGETS,
-	  GC_MF_NPARAMS, GC_GAUSSIAN, 66, gc_mf_pass_f64,
-	  gc_mf_workspace_floats, &gc_with_lrt, { { 0, 28 }, { 40, 62 } } },
-	{ "gc_conv", GC_CONV_INPUTS, GC_CONV_OUTPUTS, GC_CONV_TARGETS,
-	  GC_CONV_NPARAMS, GC_CATEGORICAL, 77, gc_conv_pass_f64,
-	  gc_conv_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
+	{ "gc_mf",
+	  GC_MF_INPUTS,
+	  GC_MF_OUTPUTS,
+	  GC_MF_TARGETS,
+	  GC_MF_NPARAMS,
+	  GC_GAUSSIAN,
+	  66,
+	  gc_mf_pass_f64,
+	  gc_mf_workspace_floats,
+	  &gc_with_lrt,
+	  { { 0, 28 }, { 40, 62 } } },
+	{ "gc_conv",
+	  GC_CONV_INPUTS,
+	  GC_CONV_OUTPUTS,
+	  GC_CONV_TARGETS,
+	  GC_CONV_NPARAMS,
+	  GC_CATEGORICAL,
+	  77,
+	  gc_conv_pass_f64,
+	  gc_conv_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 	/* meanfield conv2d layers: the pass computes them on w (no LRT) */
-	{ "gc_lenet", GC_LENET_INPUTS, GC_LENET_OUTPUTS, GC_LENET_TARGETS,
-	  GC_LENET_NPARAMS, GC_CATEGORICAL, 88, gc_lenet_pass_f64,
-	  gc_lenet_workspace_floats, NULL, { { 0, 0 }, { 0, 0 } } },
+	{ "gc_lenet",
+	  GC_LENET_INPUTS,
+	  GC_LENET_OUTPUTS,
+	  GC_LENET_TARGETS,
+	  GC_LENET_NPARAMS,
+	  GC_CATEGORICAL,
+	  88,
+	  gc_lenet_pass_f64,
+	  gc_lenet_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 	/* dropout on conv2d inputs */
-	{ "gc_cdrop", GC_CDROP_INPUTS, GC_CDROP_OUTPUTS, GC_CDROP_TARGETS,
-	  GC_CDROP_NPARAMS, GC_CATEGORICAL, 99, gc_cdrop_pass_f64,
-	  gc_cdrop_workspace_floats, &gc_with_rng, { { 0, 0 }, { 0, 0 } } },
+	{ "gc_cdrop",
+	  GC_CDROP_INPUTS,
+	  GC_CDROP_OUTPUTS,
+	  GC_CDROP_TARGETS,
+	  GC_CDROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  99,
+	  gc_cdrop_pass_f64,
+	  gc_cdrop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
 };
-#define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
+#define GC_NMODELS    ((int)(sizeof gc_models / sizeof gc_models[0]))
 #define GC_DROP_MODEL (&gc_models[4])
-#define GC_MF_MODEL (&gc_models[5])
+#define GC_MF_MODEL   (&gc_models[5])
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -173,18 +244,16 @@ static void gc_poison(double *p, size_t n)
 /* Whether parameter j of model m belongs to a meanfield layer. */
 static int gc_is_meanfield(const struct gc_model *m, long j)
 {
-	return (j >= m->mf[0][0] && j < m->mf[0][1]) ||
-	       (j >= m->mf[1][0] && j < m->mf[1][1]);
+	return (j >= m->mf[0][0] && j < m->mf[0][1]) || (j >= m->mf[1][0] && j < m->mf[1][1]);
 }
 
 /* One pass with a poisoned workspace (its contents are undefined before a
  * pass, so the pass must not read what it has not written) and poisoned
  * out, grad, sqgrad and grad_sigma (they are overwritten; grad_sigma only
  * where the model is meanfield). */
-static double gc_run(const struct gc_model *m, const double *w,
-                     const double *x, const double *y, long batch, double *ws,
-                     double *out, double *grad, double *sqgrad, bnn_rng *rng,
-                     const double *sigma, double *grad_sigma)
+static double gc_run(const struct gc_model *m, const double *w, const double *x, const double *y,
+                     long batch, double *ws, double *out, double *grad, double *sqgrad,
+                     bnn_rng *rng, const double *sigma, double *grad_sigma)
 {
 	gc_poison(ws, m->workspace(batch));
 	if (out)
@@ -195,8 +264,7 @@ static double gc_run(const struct gc_model *m, const double *w,
 		gc_poison(sqgrad, (size_t)m->nparams);
 	if (grad_sigma)
 		gc_poison(grad_sigma, (size_t)m->nparams);
-	return m->pass(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma,
-	               grad_sigma, NULL, 0);
+	return m->pass(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma, grad_sigma, NULL, 0);
 }
 
 /*
@@ -206,8 +274,8 @@ static double gc_run(const struct gc_model *m, const double *w,
  * goes to *worst (its index) and *worst_err (|g − fd|) if they are not
  * NULL.
  */
-static int gc_grad_matches(long n, const double *g, const double *fd,
-                           long *worst, double *worst_err)
+static int gc_grad_matches(long n, const double *g, const double *fd, long *worst,
+                           double *worst_err)
 {
 	double worst_ratio = -1;
 	long j;
@@ -305,8 +373,7 @@ static void test_sizes(void)
 	is_int(GC_GLEARN_INPUTS, 8, "gc_glearn: 2*2*2 = 8 inputs");
 	is_int(GC_GLEARN_OUTPUTS, 2, "gc_glearn: 2 outputs");
 	is_int(GC_GLEARN_TARGETS, 2, "gc_glearn: 2 targets");
-	is_int(GC_GLEARN_NPARAMS, 83,
-	       "gc_glearn: 45+18+18+2 = 83 parameters");
+	is_int(GC_GLEARN_NPARAMS, 83, "gc_glearn: 45+18+18+2 = 83 parameters");
 	/* gc_drop: 5·5+5 + 4·5+4 + 4·4+4 + 4·4+4 = 30+24+20+20 = 94. */
 	is_int(GC_DROP_INPUTS, 5, "gc_drop: 5 inputs");
 	is_int(GC_DROP_OUTPUTS, 4, "gc_drop: 4 outputs");
@@ -323,8 +390,7 @@ static void test_sizes(void)
 	 * none for a model without meanfield layers. */
 	is_int(gc_mf_workspace_floats(0), 50,
 	       "gc_mf: workspace for no example = sigma^2 of 16+12+22 = 50");
-	is_int(gc_drop_workspace_floats(0), 0,
-	       "gc_drop: workspace for no example = 0");
+	is_int(gc_drop_workspace_floats(0), 0, "gc_drop: workspace for no example = 0");
 	/* gc_conv: input [2, 7, 6] = 84; 3·2·3·2+3 + 3·3·2·3 + 3·2+3 +
 	 * 4·3·2·2+4 + 3·82+3 = 39+54+9+52+249 = 403. */
 	is_int(GC_CONV_INPUTS, 84, "gc_conv: 2*7*6 = 84 inputs");
@@ -355,8 +421,7 @@ static void test_sizes(void)
  *   c  = cos(W2·h),            W2 [5][4] at 16
  *   mu = W3·c + b3,            W3 [2][5] at 36, b3 [2] at 46
  */
-static void gc_gfix_reference(const double *w, const double *x, long batch,
-                              double *mu)
+static void gc_gfix_reference(const double *w, const double *x, long batch, double *mu)
 {
 	const double *w1 = w, *b1 = w + 12, *w2 = w + 16, *w3 = w + 36;
 	const double *b3 = w + 46;
@@ -400,9 +465,8 @@ static void gc_gfix_reference(const double *w, const double *x, long batch,
  *   z  = W3·(h2∘m3) + b3         W3 [4][4] at 54, b3 at 70  (drop)
  *      + W4·(h2∘m4) + b4         W4 [4][4] at 74, b4 at 90  (skip)
  */
-static void gc_drop_reference(const double *w, const double *x, long batch,
-                              const double *m1, const double *m3,
-                              const double *m4, double *z)
+static void gc_drop_reference(const double *w, const double *x, long batch, const double *m1,
+                              const double *m3, const double *m4, double *z)
 {
 	const double *w1 = w, *b1 = w + 25, *w2 = w + 30, *b2 = w + 50;
 	const double *w3 = w + 54, *b3 = w + 70, *w4 = w + 74, *b4 = w + 90;
@@ -445,8 +509,7 @@ static void gc_drop_reference(const double *w, const double *x, long batch,
  * skip's 4, each from bnn_rng_uniform_fill; a unit is kept (value
  * 1/(1 − p)) when u ≥ p.
  */
-static void gc_drop_masks(uint64_t seed, long batch, double *m1, double *m3,
-                          double *m4)
+static void gc_drop_masks(uint64_t seed, long batch, double *m1, double *m3, double *m4)
 {
 	bnn_rng r;
 	float u[5];
@@ -470,9 +533,8 @@ static void gc_drop_masks(uint64_t seed, long batch, double *m1, double *m3,
 /* A meanfield (or, with eps NULL, plain) dense layer by plain loops:
  * γ_j = b_j + Σ_t W_jt·in_t, ν_j = σb_j² + Σ_t in_t²·σW_jt²,
  * out_j = γ_j + √ν_j·ε_j.  b NULL: no bias (and sb is not read). */
-static void gc_mf_layer(const double *in, int k, int n, const double *w,
-                        const double *b, const double *sw, const double *sb,
-                        const double *eps, double *out)
+static void gc_mf_layer(const double *in, int k, int n, const double *w, const double *b,
+                        const double *sw, const double *sb, const double *eps, double *out)
 {
 	int j, t;
 
@@ -497,9 +559,8 @@ static void gc_mf_layer(const double *in, int k, int n, const double *w,
  *   mu = LRT((x, p, h); W4 [2][10] at 40, b4 at 60)
  * with sigma in the same layout.
  */
-static void gc_mf_reference(const double *w, const double *s,
-                            const double *eps, const double *x, long batch,
-                            double *mu)
+static void gc_mf_reference(const double *w, const double *s, const double *eps, const double *x,
+                            long batch, double *mu)
 {
 	double h[4], g[3], c[10];
 	long i;
@@ -511,8 +572,7 @@ static void gc_mf_reference(const double *w, const double *s,
 		gc_mf_layer(x + i * 3, 3, 4, w, w + 12, s, s + 12, e, h);
 		for (j = 0; j < 4; j++)
 			h[j] = tanh(h[j]);
-		gc_mf_layer(h, 4, 3, w + 16, NULL, s + 16, NULL,
-		            e ? e + 4 : NULL, g);
+		gc_mf_layer(h, 4, 3, w + 16, NULL, s + 16, NULL, e ? e + 4 : NULL, g);
 		for (j = 0; j < 3; j++)
 			g[j] = log(1 + exp(g[j]));
 		for (j = 0; j < 3; j++) {
@@ -525,8 +585,7 @@ static void gc_mf_reference(const double *w, const double *s,
 		}
 		for (j = 0; j < 4; j++)
 			c[6 + j] = h[j];
-		gc_mf_layer(c, 10, 2, w + 40, w + 60, s + 40, s + 60,
-		            e ? e + 7 : NULL, mu + i * 2);
+		gc_mf_layer(c, 10, 2, w + 40, w + 60, s + 40, s + 60, e ? e + 7 : NULL, mu + i * 2);
 	}
 }
 
@@ -551,8 +610,8 @@ static void gc_mf_eps(uint64_t seed, long batch, double *eps)
 }
 
 /* −log N(y | μ, σ²) summed, σ_k = e^(s_k): ½log 2π + s_k + ½(y − μ)²e^(−2s_k). */
-static double gc_gaussian_learned_nll(const double *mu, const double *y,
-                                      const double *s, long batch, int k)
+static double gc_gaussian_learned_nll(const double *mu, const double *y, const double *s,
+                                      long batch, int k)
 {
 	double loss = 0;
 	long i;
@@ -562,24 +621,21 @@ static double gc_gaussian_learned_nll(const double *mu, const double *y,
 		for (j = 0; j < k; j++) {
 			double r = y[i * k + j] - mu[i * k + j];
 
-			loss += 0.5 * log(2 * GC_PI) + s[j] +
-			        0.5 * r * r * exp(-2 * s[j]);
+			loss += 0.5 * log(2 * GC_PI) + s[j] + 0.5 * r * r * exp(-2 * s[j]);
 		}
 	return loss;
 }
 
 /* ---- plain-loop convolution and pooling, for gc_conv's reference ------- */
 
-static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w,
-                       const double *b, int f, int kh, int kw, int sh,
-                       int sw, int ph, int pw, double *y);
+static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w, const double *b,
+                       int f, int kh, int kw, int sh, int sw, int ph, int pw, double *y);
 
 /* One example's conv2d by its definition: y[f][oy][ox] = b[f] +
  * Σ_c Σ_u Σ_v w[f][c][u][v]·x[c][oy·sh − ph + u][ox·sw − pw + v], terms
  * outside the input being 0.  b NULL: no bias.  Returns OH·OW. */
-static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w,
-                       const double *b, int f, int kh, int kw, int sh,
-                       int sw, int ph, int pw, double *y)
+static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w, const double *b,
+                       int f, int kh, int kw, int sh, int sw, int ph, int pw, double *y)
 {
 	int oh = (h + 2 * ph - kh) / sh + 1, ow = (wd + 2 * pw - kw) / sw + 1;
 	int o, oy, ox, ci, u, v;
@@ -607,8 +663,8 @@ static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w,
 
 /* max (MAX non-zero) or mean pooling of c planes h × wd by a size × size
  * window with a stride. */
-static void gc_ref_pool(const double *x, int c, int h, int wd, int size,
-                        int stride, int max, double *y)
+static void gc_ref_pool(const double *x, int c, int h, int wd, int size, int stride, int max,
+                        double *y)
 {
 	int oh = (h - size) / stride + 1, ow = (wd - size) / stride + 1;
 	int ci, oy, ox, u, v;
@@ -625,8 +681,7 @@ static void gc_ref_pool(const double *x, int c, int h, int wd, int size,
 
 						acc = max ? fmax(acc, t) : acc + t;
 					}
-				y[(ci * oh + oy) * ow + ox] =
-					max ? acc : acc / (size * size);
+				y[(ci * oh + oy) * ow + ox] = max ? acc : acc / (size * size);
 			}
 }
 
@@ -641,8 +696,7 @@ static void gc_ref_pool(const double *x, int c, int h, int wd, int size,
  *   g  = globalavgpool(conv 2x2 of m + v; W at 102, b at 150)  [4]
  *   z  = W·(b, g, a) + bias; W [3][82] at 154, bias at 400
  */
-static void gc_conv_reference(const double *w, const double *x, long batch,
-                              double *z)
+static void gc_conv_reference(const double *w, const double *x, long batch, double *z)
 {
 	double a[48], b[30], p[126], rp[126], m[18], q[90], v[18], s[18];
 	double gc[8], cat[82];
@@ -684,21 +738,21 @@ static void gc_conv_reference(const double *w, const double *x, long batch,
 /* One model's random problem and the results of its full pass in one
  * mode. */
 struct gc_case {
-	const struct gc_model *m;   /* the model */
-	const struct gc_mode *md;   /* the mode of the results below */
-	char label[64];             /* model name and mode tag, for messages */
-	long n;                     /* m->nparams */
-	double *w;                  /* parameters, U(−0.8, 0.8) */
-	double *sigma;              /* posterior σ per parameter, U(0.05, 0.4) */
-	double *x;                  /* inputs, U(−1.5, 1.5), batch × inputs */
-	double *y;                  /* targets, batch × targets */
-	double *ws;                 /* workspace for GC_BATCH examples */
-	double *out;                /* outputs of the full pass */
-	double *grad;               /* gradient of the full pass */
-	double *sqgrad;             /* sqgrad of the full pass */
-	double *gsig;               /* grad_sigma of the full pass (md->sigma) */
-	double loss;                /* loss of the full pass */
-	bnn_rng after;              /* the pass's rng after the full pass */
+	const struct gc_model *m; /* the model */
+	const struct gc_mode *md; /* the mode of the results below */
+	char label[64];           /* model name and mode tag, for messages */
+	long n;                   /* m->nparams */
+	double *w;                /* parameters, U(−0.8, 0.8) */
+	double *sigma;            /* posterior σ per parameter, U(0.05, 0.4) */
+	double *x;                /* inputs, U(−1.5, 1.5), batch × inputs */
+	double *y;                /* targets, batch × targets */
+	double *ws;               /* workspace for GC_BATCH examples */
+	double *out;              /* outputs of the full pass */
+	double *grad;             /* gradient of the full pass */
+	double *sqgrad;           /* sqgrad of the full pass */
+	double *gsig;             /* grad_sigma of the full pass (md->sigma) */
+	double loss;              /* loss of the full pass */
+	bnn_rng after;            /* the pass's rng after the full pass */
 };
 
 /* The rng of one pass in the case's mode: seeded afresh, or NULL. */
@@ -738,8 +792,7 @@ static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 		c->x[i] = splitmix_uniform(&rng, -1.5, 1.5);
 	for (i = 0; i < B * m->targets; i++) {
 		if (m->lik == GC_CATEGORICAL)
-			c->y[i] = (double)(splitmix_next(&rng) %
-			                   (uint64_t)m->outputs);
+			c->y[i] = (double)(splitmix_next(&rng) % (uint64_t)m->outputs);
 		else if (m->lik == GC_BERNOULLI)
 			c->y[i] = (double)(splitmix_next(&rng) >> 63);
 		else
@@ -757,9 +810,8 @@ static void gc_case_pass(struct gc_case *c, const struct gc_mode *md)
 	c->md = md;
 	snprintf(c->label, sizeof c->label, "%s%s", c->m->name, md->tag);
 	rng = gc_rng(c, &r);
-	c->loss = gc_run(c->m, c->w, c->x, c->y, GC_BATCH, c->ws, c->out,
-	                 c->grad, c->sqgrad, rng, gc_sigma(c),
-	                 md->sigma ? c->gsig : NULL);
+	c->loss = gc_run(c->m, c->w, c->x, c->y, GC_BATCH, c->ws, c->out, c->grad, c->sqgrad, rng,
+	                 gc_sigma(c), md->sigma ? c->gsig : NULL);
 	if (rng)
 		c->after = *rng;
 }
@@ -783,8 +835,9 @@ static double gc_case_loss(const struct gc_case *c)
 {
 	bnn_rng r;
 
-	return gc_run(c->m, c->w, c->x, c->y, GC_BATCH, c->ws, NULL, NULL,
-	              NULL, gc_rng(c, &r), gc_sigma(c), NULL) / GC_BATCH;
+	return gc_run(c->m, c->w, c->x, c->y, GC_BATCH, c->ws, NULL, NULL, NULL, gc_rng(c, &r),
+	              gc_sigma(c), NULL) /
+	       GC_BATCH;
 }
 
 /*
@@ -815,10 +868,9 @@ static void test_finite_differences(struct gc_case *c)
 			nonzero = 1;
 	}
 	ok(gc_grad_matches(n, c->grad, fd, &worst, &worst_err),
-	   "%s: gradient matches finite differences, all %ld parameters",
-	   c->label, n);
-	tap_diag("%s: worst |g - fd| = %.3g at w[%ld] (g = %.10g, fd = %.10g)",
-	         c->label, worst_err, worst, c->grad[worst], fd[worst]);
+	   "%s: gradient matches finite differences, all %ld parameters", c->label, n);
+	tap_diag("%s: worst |g - fd| = %.3g at w[%ld] (g = %.10g, fd = %.10g)", c->label, worst_err,
+	         worst, c->grad[worst], fd[worst]);
 	ok(nonzero, "%s: the gradient is not all zero", c->label);
 
 	worst = 0;
@@ -828,16 +880,14 @@ static void test_finite_differences(struct gc_case *c)
 	memcpy(bad, c->grad, (size_t)n * sizeof *bad);
 	bad[worst] *= 1 + 1e-3;
 	ok(!gc_grad_matches(n, bad, fd, NULL, NULL),
-	   "%s: a gradient with w[%ld] off by 0.1%% is caught", c->label,
-	   worst);
+	   "%s: a gradient with w[%ld] off by 0.1%% is caught", c->label, worst);
 	memcpy(bad, c->grad, (size_t)n * sizeof *bad);
 	k = worst > 0 ? worst - 1 : worst + 1;
 	t = bad[k];
 	bad[k] = bad[worst];
 	bad[worst] = t;
 	ok(!gc_grad_matches(n, bad, fd, NULL, NULL),
-	   "%s: a gradient with w[%ld] and w[%ld] swapped is caught", c->label,
-	   worst, k);
+	   "%s: a gradient with w[%ld] and w[%ld] swapped is caught", c->label, worst, k);
 	free(fd);
 	free(bad);
 }
@@ -870,16 +920,16 @@ static void test_fd_sigma(struct gc_case *c)
 	}
 	ok(count > 0 && gc_grad_matches(count, g, fd, &worst, &worst_err),
 	   "%s: grad_sigma matches finite differences, all %ld meanfield "
-	   "parameters", c->label, count);
-	tap_diag("%s: worst |g - fd| = %.3g (g = %.10g, fd = %.10g)", c->label,
-	         worst_err, g[worst], fd[worst]);
+	   "parameters",
+	   c->label, count);
+	tap_diag("%s: worst |g - fd| = %.3g (g = %.10g, fd = %.10g)", c->label, worst_err, g[worst],
+	         fd[worst]);
 	for (j = 1; j < count; j++)
 		if (fabs(g[j]) > fabs(g[big]))
 			big = j;
 	g[big] *= 1 + 1e-3;
 	ok(!gc_grad_matches(count, g, fd, NULL, NULL),
-	   "%s: a grad_sigma with one element off by 0.1%% is caught",
-	   c->label);
+	   "%s: a grad_sigma with one element off by 0.1%% is caught", c->label);
 	free(fd);
 	free(g);
 }
@@ -909,12 +959,10 @@ static void test_per_example(const struct gc_case *c)
 	for (j = 0; j < n; j++)
 		sum_g[j] = sum_g2[j] = sum_abs[j] = sum_gs[j] = sum_gs_abs[j] = 0;
 	for (i = 0; i < B; i++) {
-		loss_sum += gc_run(m, c->w, c->x + i * m->inputs,
-		                   c->y + i * m->targets, 1, ws1, out1, g1, s1,
-		                   rng, gc_sigma(c), c->md->sigma ? gs1 : NULL);
+		loss_sum += gc_run(m, c->w, c->x + i * m->inputs, c->y + i * m->targets, 1, ws1,
+		                   out1, g1, s1, rng, gc_sigma(c), c->md->sigma ? gs1 : NULL);
 		for (j = 0; j < m->outputs; j++)
-			if (!gc_close(out1[j], c->out[i * m->outputs + j],
-			              GC_BRUTE_REL, 1))
+			if (!gc_close(out1[j], c->out[i * m->outputs + j], GC_BRUTE_REL, 1))
 				outs = 0;
 		for (j = 0; j < n; j++) {
 			sum_g[j] += g1[j];
@@ -938,11 +986,10 @@ static void test_per_example(const struct gc_case *c)
 		pass = gc_close(c->sqgrad[j], want, GC_BRUTE_REL, 0);
 		if (!pass)
 			tap_diag("%s: sqgrad[%ld] = %.17g, "
-			         "(1/B) sum g_i^2 = %.17g", c->label, j,
-			         c->sqgrad[j], want);
+			         "(1/B) sum g_i^2 = %.17g",
+			         c->label, j, c->sqgrad[j], want);
 	}
-	ok(pass, "%s: sqgrad = (1/B) sum_i g_i^2 of per-example passes",
-	   c->label);
+	ok(pass, "%s: sqgrad = (1/B) sum_i g_i^2 of per-example passes", c->label);
 
 	/* The signed g_i may cancel: the error is relative to the mean of
 	 * |g_i| at least. */
@@ -950,32 +997,32 @@ static void test_per_example(const struct gc_case *c)
 	for (j = 0; j < n && pass; j++) {
 		double want = sum_g[j] / (double)B;
 
-		pass = gc_close(c->grad[j], want, GC_BRUTE_REL,
-		                sum_abs[j] / (double)B);
+		pass = gc_close(c->grad[j], want, GC_BRUTE_REL, sum_abs[j] / (double)B);
 		if (!pass)
-			tap_diag("%s: grad[%ld] = %.17g, (1/B) sum g_i = %.17g",
-			         c->label, j, c->grad[j], want);
+			tap_diag("%s: grad[%ld] = %.17g, (1/B) sum g_i = %.17g", c->label, j,
+			         c->grad[j], want);
 	}
 	ok(pass, "%s: grad = (1/B) sum_i g_i of per-example passes", c->label);
-	is_rel(c->loss, loss_sum, 1e-12,
-	       "%s: batch loss = sum of per-example losses", c->label);
+	is_rel(c->loss, loss_sum, 1e-12, "%s: batch loss = sum of per-example losses", c->label);
 	if (c->md->sigma) {
 		pass = 1;
 		for (j = 0; j < n && pass; j++) {
 			if (!gc_is_meanfield(m, j))
 				continue;
-			pass = gc_close(c->gsig[j], sum_gs[j] / (double)B,
-			                GC_BRUTE_REL, sum_gs_abs[j] / (double)B);
+			pass = gc_close(c->gsig[j], sum_gs[j] / (double)B, GC_BRUTE_REL,
+			                sum_gs_abs[j] / (double)B);
 		}
-		ok(pass, "%s: grad_sigma = (1/B) sum_i of per-example passes",
-		   c->label);
+		ok(pass, "%s: grad_sigma = (1/B) sum_i of per-example passes", c->label);
 	}
 	if (rng) {
-		ok(outs, "%s: each example's outputs are those it had in the "
-		   "batch (the same noise)", c->label);
+		ok(outs,
+		   "%s: each example's outputs are those it had in the "
+		   "batch (the same noise)",
+		   c->label);
 		ok(memcmp(&r, &c->after, sizeof r) == 0,
 		   "%s: %ld passes of one example leave the rng where one pass "
-		   "of %ld does", c->label, B, B);
+		   "of %ld does",
+		   c->label, B, B);
 	}
 	free(ws1);
 	free(g1);
@@ -999,19 +1046,17 @@ static void test_optional(const struct gc_case *c)
 	double *g0 = gc_alloc((size_t)c->n);
 	bnn_rng r;
 
-	is_float(gc_run(m, c->w, c->x, NULL, B, c->ws, out0, NULL, NULL,
-	                gc_rng(c, &r), gc_sigma(c), NULL), 0.0, 0.0,
-	         "%s: y = NULL returns 0", c->label);
-	ok(memcmp(out0, c->out, (size_t)(B * m->outputs) * sizeof *out0) == 0 &&
-	   !isnan(out0[0]),
+	is_float(gc_run(m, c->w, c->x, NULL, B, c->ws, out0, NULL, NULL, gc_rng(c, &r), gc_sigma(c),
+	                NULL),
+	         0.0, 0.0, "%s: y = NULL returns 0", c->label);
+	ok(memcmp(out0, c->out, (size_t)(B * m->outputs) * sizeof *out0) == 0 && !isnan(out0[0]),
 	   "%s: y = NULL still fills out, as the full pass does", c->label);
-	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, NULL, NULL,
-	                gc_rng(c, &r), gc_sigma(c), NULL),
+	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, NULL, NULL, gc_rng(c, &r), gc_sigma(c),
+	                NULL),
 	         c->loss, 0.0, "%s: grad = NULL gives the same loss", c->label);
-	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, g0, NULL,
-	                gc_rng(c, &r), gc_sigma(c), NULL),
-	         c->loss, 0.0, "%s: sqgrad = NULL gives the same loss",
-	         c->label);
+	is_float(gc_run(m, c->w, c->x, c->y, B, c->ws, NULL, g0, NULL, gc_rng(c, &r), gc_sigma(c),
+	                NULL),
+	         c->loss, 0.0, "%s: sqgrad = NULL gives the same loss", c->label);
 	ok(memcmp(g0, c->grad, (size_t)c->n * sizeof *g0) == 0,
 	   "%s: sqgrad = NULL%s gives the same gradient", c->label,
 	   c->md->sigma ? " and grad_sigma = NULL" : "");
@@ -1037,10 +1082,13 @@ static void gc_ref_conv_backward(const double *x, const double *g, const double 
 						for (v = 0; v < s->kw; v++) {
 							long iy = oy * s->sh - s->ph + u;
 							long ix = ox * s->sw - s->pw + v;
-							long wi = ((o * s->c + ci) * s->kh + u) * s->kw + v;
+							long wi = ((o * s->c + ci) * s->kh + u) *
+							                  s->kw +
+							          v;
 							long xi = (ci * s->h + iy) * s->w + ix;
 
-							if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+							if (iy < 0 || iy >= s->h || ix < 0 ||
+							    ix >= s->w)
 								continue;
 							dw[wi] += go * x[xi];
 							dx[xi] += go * w[wi];
@@ -1087,7 +1135,8 @@ static void test_conv_groups(void)
 		bnn_gen_conv s = shapes[si], s1 = shapes[si];
 		const long k = s.c * s.kh * s.kw, p = s.oh * s.ow;
 		const long in = s.c * s.h * s.w, out = s.f * p, fk = s.f * k;
-		const long ncol = bnn_gen_conv_col_floats(&s), ntmp = s.f * 3 * p > fk ? s.f * 3 * p : fk;
+		const long ncol = bnn_gen_conv_col_floats(&s),
+		           ntmp = s.f * 3 * p > fk ? s.f * 3 * p : fk;
 		double *x = gc_alloc((size_t)(B * in)), *g = gc_alloc((size_t)(B * out));
 		double *w = gc_alloc((size_t)fk), *b = gc_alloc((size_t)s.f);
 		double *col = gc_alloc((size_t)ncol), *tmp = gc_alloc((size_t)ntmp);
@@ -1116,8 +1165,8 @@ static void test_conv_groups(void)
 			sb[v] = gc_alloc((size_t)s.f);
 			dx[v] = gc_alloc((size_t)(B * in));
 			bnn_gen_conv_forward(sv, B, x, w, b, col, tmp, y[v]);
-			bnn_gen_conv_backward_params(sv, B, x, g, dw[v], db[v], sw[v], sb[v],
-			                             col, tmp);
+			bnn_gen_conv_backward_params(sv, B, x, g, dw[v], db[v], sw[v], sb[v], col,
+			                             tmp);
 			bnn_gen_conv_backward_input(sv, B, g, w, dx[v], col, tmp, 0);
 		}
 		ref = gc_alloc((size_t)(B * out));
@@ -1181,21 +1230,18 @@ static void test_determinism(const struct gc_case *c)
 	long j;
 	int same;
 
-	loss = gc_run(m, c->w, c->x, c->y, B, c->ws, out, g, sq, gc_rng(c, &r),
-	              gc_sigma(c), c->md->sigma ? gs : NULL);
-	same = loss == c->loss &&
-	       memcmp(out, c->out, (size_t)nout * sizeof *out) == 0 &&
+	loss = gc_run(m, c->w, c->x, c->y, B, c->ws, out, g, sq, gc_rng(c, &r), gc_sigma(c),
+	              c->md->sigma ? gs : NULL);
+	same = loss == c->loss && memcmp(out, c->out, (size_t)nout * sizeof *out) == 0 &&
 	       memcmp(g, c->grad, (size_t)c->n * sizeof *g) == 0 &&
 	       memcmp(sq, c->sqgrad, (size_t)c->n * sizeof *sq) == 0;
 	if (c->md->sigma)
 		for (j = 0; j < c->n; j++)
-			if (gc_is_meanfield(m, j) && memcmp(&gs[j], &c->gsig[j],
-			                                    sizeof gs[j]) != 0)
+			if (gc_is_meanfield(m, j) && memcmp(&gs[j], &c->gsig[j], sizeof gs[j]) != 0)
 				same = 0;
 	ok(same, "%s: the same seed gives the same pass, bit for bit", c->label);
 	bnn_rng_seed(&r, GC_NOISE_SEED + 1);
-	gc_run(m, c->w, c->x, NULL, B, c->ws, out, NULL, NULL, &r, gc_sigma(c),
-	       NULL);
+	gc_run(m, c->w, c->x, NULL, B, c->ws, out, NULL, NULL, &r, gc_sigma(c), NULL);
 	ok(gc_max_diff(nout, out, c->out) > 1e-3,
 	   "%s: another seed gives other outputs (max |diff| %.3g)", c->label,
 	   gc_max_diff(nout, out, c->out));
@@ -1219,10 +1265,9 @@ static void test_gfix_reference(const struct gc_case *c)
 		want += 0.5 * log(2 * GC_PI) + log(0.7) + r * r / (2 * 0.49);
 	}
 	ok(gc_max_diff(GC_BATCH * c->m->outputs, c->out, ref) <= 1e-12,
-	   "%s: outputs match the plain-loop reference (max |diff| %.3g)",
-	   c->label, gc_max_diff(GC_BATCH * c->m->outputs, c->out, ref));
-	is_rel(c->loss, want, 1e-12, "%s: loss is the Gaussian NLL by hand",
-	       c->label);
+	   "%s: outputs match the plain-loop reference (max |diff| %.3g)", c->label,
+	   gc_max_diff(GC_BATCH * c->m->outputs, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the Gaussian NLL by hand", c->label);
 }
 
 /* Check 3: gc_conv's outputs and loss against the plain loops. */
@@ -1236,9 +1281,9 @@ static void test_conv_reference(const struct gc_case *c)
 		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
 	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
 	   "%s: outputs match the plain-loop convolutions and pools "
-	   "(max |diff| %.3g)", c->label, gc_max_diff(GC_BATCH * 3, c->out, ref));
-	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand",
-	       c->label);
+	   "(max |diff| %.3g)",
+	   c->label, gc_max_diff(GC_BATCH * 3, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
 }
 
 /* Check 3: gc_drop's outputs and loss against the reference, with the
@@ -1252,16 +1297,15 @@ static void test_drop_reference(const struct gc_case *c)
 
 	if (noisy)
 		gc_drop_masks(GC_NOISE_SEED, GC_BATCH, m1, m3, m4);
-	gc_drop_reference(c->w, c->x, GC_BATCH, noisy ? m1 : NULL,
-	                  noisy ? m3 : NULL, noisy ? m4 : NULL, ref);
+	gc_drop_reference(c->w, c->x, GC_BATCH, noisy ? m1 : NULL, noisy ? m3 : NULL,
+	                  noisy ? m4 : NULL, ref);
 	for (i = 0; i < GC_BATCH; i++)
 		want += gc_categorical_nll(ref + i * 4, 4, (long)c->y[i]);
 	ok(gc_max_diff(GC_BATCH * 4, c->out, ref) <= 1e-12,
-	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)",
-	   c->label, c->md->rng ? " with the documented masks" : " without masks",
+	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)", c->label,
+	   c->md->rng ? " with the documented masks" : " without masks",
 	   gc_max_diff(GC_BATCH * 4, c->out, ref));
-	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand",
-	       c->label);
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
 }
 
 /* Check 3: gc_mf's outputs and loss against the reference, with the
@@ -1276,11 +1320,11 @@ static void test_mf_reference(const struct gc_case *c)
 	gc_mf_reference(c->w, c->sigma, noisy ? eps : NULL, c->x, GC_BATCH, ref);
 	want = gc_gaussian_learned_nll(ref, c->y, c->w + 62, GC_BATCH, 2);
 	ok(gc_max_diff(GC_BATCH * 2, c->out, ref) <= 1e-12,
-	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)",
-	   c->label, noisy ? " with the documented variates" : " at the mean",
+	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)", c->label,
+	   noisy ? " with the documented variates" : " at the mean",
 	   gc_max_diff(GC_BATCH * 2, c->out, ref));
-	is_rel(c->loss, want, 1e-12,
-	       "%s: loss is the Gaussian NLL (learned sigma) by hand", c->label);
+	is_rel(c->loss, want, 1e-12, "%s: loss is the Gaussian NLL (learned sigma) by hand",
+	       c->label);
 }
 
 /*
@@ -1309,7 +1353,11 @@ static void test_mf_reference(const struct gc_case *c)
 static void test_drop_masks(void)
 {
 	const struct gc_model *m = GC_DROP_MODEL;
-	enum { B = 250, PASSES = 40, SINGLES = 2000 };
+	enum {
+		B = 250,
+		PASSES = 40,
+		SINGLES = 2000
+	};
 	double *w = gc_alloc((size_t)m->nparams), *x = gc_alloc(B * 5);
 	double *y = gc_alloc(B), *ws = gc_alloc(m->workspace(B));
 	double *plain = gc_alloc(B * 4), *out = gc_alloc(B * 4);
@@ -1323,12 +1371,12 @@ static void test_drop_masks(void)
 	for (i = 0; i < m->nparams; i++)
 		w[i] = 0;
 	for (j = 0; j < 5; j++)
-		w[25 + j] = splitmix_uniform(&seed, -1, 1);            /* b1 */
+		w[25 + j] = splitmix_uniform(&seed, -1, 1); /* b1 */
 	for (j = 0; j < 20; j++)
-		w[30 + j] = splitmix_uniform(&seed, -0.2, 0.2);        /* W2 */
+		w[30 + j] = splitmix_uniform(&seed, -0.2, 0.2); /* W2 */
 	for (j = 0; j < 4; j++) {
-		w[50 + j] = 1;                                   /* b2 */
-		w[54 + j * 4 + j] = 1;                           /* drop: I */
+		w[50 + j] = 1;         /* b2 */
+		w[54 + j * 4 + j] = 1; /* drop: I */
 	}
 	for (i = 0; i < B * 5; i++)
 		x[i] = splitmix_uniform(&seed, 0.5, 1.5);
@@ -1349,8 +1397,10 @@ static void test_drop_masks(void)
 				bad++;
 		}
 	}
-	ok(bad == 0, "gc_drop masks on h2: every output is 0 or exactly "
-	   "h2/(1 - 0.3) (%ld of %ld are neither)", bad, total);
+	ok(bad == 0,
+	   "gc_drop masks on h2: every output is 0 or exactly "
+	   "h2/(1 - 0.3) (%ld of %ld are neither)",
+	   bad, total);
 	is_float((double)kept / (double)total, 0.7, 0.012,
 	         "gc_drop masks on h2: fraction kept %.4f of %ld, 1 - p = 0.7",
 	         (double)kept / (double)total, total);
@@ -1389,13 +1439,14 @@ static void test_drop_masks(void)
 			total++;
 		}
 	}
-	ok(bad == 0, "gc_drop masks on x: every grad W1[j][k] is 0 or exactly "
+	ok(bad == 0,
+	   "gc_drop masks on x: every grad W1[j][k] is 0 or exactly "
 	   "grad b1[j]*x_k/(1 - 0.2), the same for all j (%ld exceptions)",
 	   bad);
 	is_float((double)kept / (double)total, 0.8, 0.02,
 	         "gc_drop masks on x: fraction kept %.4f of %ld (%ld examples "
-	         "skipped), 1 - p = 0.8", (double)kept / (double)total, total,
-	         skipped);
+	         "skipped), 1 - p = 0.8",
+	         (double)kept / (double)total, total, skipped);
 	free(w);
 	free(x);
 	free(y);
@@ -1430,8 +1481,7 @@ static void test_mf_switches(const struct gc_case *plain)
 		zero[j] = 0;
 	}
 	bnn_rng_seed(&r, GC_NOISE_SEED);
-	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
-	        NULL, gs, NULL, 0);
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r, NULL, gs, NULL, 0);
 	pass = memcmp(out, plain->out, (size_t)nout * sizeof *out) == 0 &&
 	       memcmp(g, plain->grad, (size_t)n * sizeof *g) == 0;
 	untouched = 1;
@@ -1443,27 +1493,26 @@ static void test_mf_switches(const struct gc_case *plain)
 	ok(memcmp(&r, &fresh, sizeof r) == 0,
 	   "gc_mf: rng without sigma draws nothing (no layer needs noise)");
 
-	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, NULL,
-	        plain->sigma, gs, NULL, 0);
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, NULL, plain->sigma, gs,
+	        NULL, 0);
 	pass = memcmp(out, plain->out, (size_t)nout * sizeof *out) == 0 &&
 	       memcmp(g, plain->grad, (size_t)n * sizeof *g) == 0;
 	untouched = 1;
 	for (j = 0; j < n; j++)
 		untouched &= gs[j] == 12345;
 	ok(pass && untouched, "gc_mf: sigma without rng gives the plain pass, "
-	   "bit for bit, grad_sigma untouched");
+	                      "bit for bit, grad_sigma untouched");
 
 	bnn_rng_seed(&r, GC_NOISE_SEED);
-	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
-	        zero, gs, NULL, 0);
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r, zero, gs, NULL, 0);
 	ok(gc_same(nout, out, plain->out) && gc_same(n, g, plain->grad),
 	   "gc_mf: rng with sigma = 0 gives the plain outputs and gradient");
 
 	bnn_rng_seed(&r, GC_NOISE_SEED);
 	for (j = 0; j < n; j++)
 		gs[j] = 12345;
-	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r,
-	        plain->sigma, gs, NULL, 0);
+	m->pass(plain->w, plain->x, plain->y, B, plain->ws, out, g, sq, &r, plain->sigma, gs, NULL,
+	        0);
 	untouched = 1;
 	pass = 1;
 	for (j = 0; j < n; j++) {
@@ -1473,8 +1522,8 @@ static void test_mf_switches(const struct gc_case *plain)
 			untouched &= gs[j] == 12345;
 	}
 	ok(pass && untouched, "gc_mf: with rng and sigma, grad_sigma is written "
-	   "for the 50 meanfield parameters only (p_dense [28, 40) and "
-	   "y.log_sigma [62, 64) untouched)");
+	                      "for the 50 meanfield parameters only (p_dense [28, 40) and "
+	                      "y.log_sigma [62, 64) untouched)");
 	free(out);
 	free(g);
 	free(gs);
@@ -1500,7 +1549,10 @@ static void test_mf_switches(const struct gc_case *plain)
 static void test_mf_moments(void)
 {
 	const struct gc_model *m = GC_MF_MODEL;
-	enum { B = 2000, PASSES = 10 };
+	enum {
+		B = 2000,
+		PASSES = 10
+	};
 	static const double x0[3] = { 1, -2, 0.5 };
 	static const double wrow[2][3] = { { 0.5, 0.25, -1 }, { -0.25, 0.5, 2 } };
 	static const double srow[2][3] = { { 0.2, 0.1, 0.4 }, { 0.5, 0.05, 0.2 } };
@@ -1544,9 +1596,9 @@ static void test_mf_moments(void)
 
 		is_float(mean, gamma[j], 0.019,
 		         "gc_mf LRT: mean of mu[%d] over %.0f draws is gamma = %g "
-		         "(got %.5f)", j, nd, gamma[j], mean);
-		is_rel(var, nu[j], 0.05,
-		       "gc_mf LRT: variance of mu[%d] is nu = %g (got %.5f)", j,
+		         "(got %.5f)",
+		         j, nd, gamma[j], mean);
+		is_rel(var, nu[j], 0.05, "gc_mf LRT: variance of mu[%d] is nu = %g (got %.5f)", j,
 		       nu[j], var);
 	}
 	free(w);

@@ -42,9 +42,9 @@
 #include "fixtures.h"
 #include "tap.h"
 
-#define B 5
+#define B    5
 #define SEED 77
-#define H 1e-6
+#define H    1e-6
 
 /* pt_grad's patched tensors in order: components, values per component,
  * offset in pt_grad, offset in pt_point, layer (for EMP's one draw per
@@ -55,14 +55,14 @@ struct pt_tensor {
 	int layer;
 };
 static const struct pt_tensor pt_tensors[] = {
-	{ 3, 54, 0, 0, 0 },    /* c1.weight [3, 2, 3, 3] */
-	{ 3, 3, 162, 54, 0 },  /* c1.bias */
-	{ 4, 3, 171, 57, 1 },  /* b1.scale */
-	{ 4, 3, 183, 60, 1 },  /* b1.shift */
-	{ 2, 360, 195, 63, 2 },/* h.weight [6, 60] */
-	{ 2, 6, 915, 423, 2 }, /* h.bias */
-	{ 2, 18, 927, 429, 3 },/* out.weight [3, 6] */
-	{ 2, 3, 963, 447, 3 }, /* out.bias */
+	{ 3, 54, 0, 0, 0 },     /* c1.weight [3, 2, 3, 3] */
+	{ 3, 3, 162, 54, 0 },   /* c1.bias */
+	{ 4, 3, 171, 57, 1 },   /* b1.scale */
+	{ 4, 3, 183, 60, 1 },   /* b1.shift */
+	{ 2, 360, 195, 63, 2 }, /* h.weight [6, 60] */
+	{ 2, 6, 915, 423, 2 },  /* h.bias */
+	{ 2, 18, 927, 429, 3 }, /* out.weight [3, 6] */
+	{ 2, 3, 963, 447, 3 },  /* out.bias */
 };
 #define PT_NTENSORS 8
 static const struct {
@@ -76,8 +76,8 @@ static double stats[PT_GRAD_NSTATS] = { 0.1, -0.2, 0.3, 1.5, 0.7, 1.1 };
 /* One pt_grad pass over the first b examples from x0, its rng seeded with
  * SEED (with_rng) or none; st: the running statistics (train = 0) or NULL
  * (batch statistics). */
-static double pt_pass(const double *wt, const double *x0, const double *y0, long b,
-                      double *out, double *grad, double *sq, int with_rng, double *st)
+static double pt_pass(const double *wt, const double *x0, const double *y0, long b, double *out,
+                      double *grad, double *sq, int with_rng, double *st)
 {
 	static double ws[1 << 16];
 	bnn_rng rng;
@@ -85,8 +85,8 @@ static double pt_pass(const double *wt, const double *x0, const double *y0, long
 	if (pt_grad_workspace_floats(b) > sizeof ws / sizeof ws[0])
 		tap_bail_out("workspace too small");
 	bnn_rng_seed(&rng, SEED);
-	return pt_grad_pass_f64(wt, x0, y0, b, ws, out, grad, sq, with_rng ? &rng : NULL, NULL, NULL,
-	                        st, 0);
+	return pt_grad_pass_f64(wt, x0, y0, b, ws, out, grad, sq, with_rng ? &rng : NULL, NULL,
+	                        NULL, st, 0);
 }
 
 /* Check 1. */
@@ -111,11 +111,13 @@ static void test_finite_differences(int with_rng)
 			worst = isnan(err) ? INFINITY : err;
 		zero += g[j] == 0;
 	}
-	ok(worst <= 1, "pt_grad%s: gradient matches finite differences (worst error %.2g of the "
-	   "tolerance)", with_rng ? " [rng]" : " [mean]", worst);
+	ok(worst <= 1,
+	   "pt_grad%s: gradient matches finite differences (worst error %.2g of the "
+	   "tolerance)",
+	   with_rng ? " [rng]" : " [mean]", worst);
 	if (with_rng)
-		ok(zero > 300, "pt_grad [rng]: the components not drawn get no gradient (%ld zeros)",
-		   zero);
+		ok(zero > 300,
+		   "pt_grad [rng]: the components not drawn get no gradient (%ld zeros)", zero);
 	free(g);
 }
 
@@ -129,10 +131,12 @@ static void pt_draws(long *z)
 
 	bnn_rng_seed(&rng, SEED);
 	for (l = 0; l < 4; l++) {
-		long c = pt_layers[l].ecmp ? 0 : (long)bnn_rng_below(&rng, (uint64_t)pt_layers[l].k);
+		long c =
+		        pt_layers[l].ecmp ? 0 : (long)bnn_rng_below(&rng, (uint64_t)pt_layers[l].k);
 		for (i = 0; i < pt_layers[l].n; i++)
-			z[at + i] = pt_layers[l].ecmp ? (long)bnn_rng_below(&rng, (uint64_t)pt_layers[l].k)
-			                              : c;
+			z[at + i] = pt_layers[l].ecmp
+			                    ? (long)bnn_rng_below(&rng, (uint64_t)pt_layers[l].k)
+			                    : c;
 		at += pt_layers[l].n;
 	}
 }
@@ -154,7 +158,8 @@ static void test_point_equivalence(void)
 		at += pt->n;
 	}
 	loss = pt_pass(w, x, y, B, out, g, NULL, 1, NULL);
-	lossp = pt_point_pass_f64(wpoint, x, y, B, ws, outp, gpoint, NULL, NULL, NULL, NULL, NULL, 0);
+	lossp = pt_point_pass_f64(wpoint, x, y, B, ws, outp, gpoint, NULL, NULL, NULL, NULL, NULL,
+	                          0);
 	ok(memcmp(out, outp, sizeof out) == 0 && loss == lossp,
 	   "pt_grad [rng]: outputs and loss are the point network's on the drawn components");
 	at = 0;
@@ -162,7 +167,8 @@ static void test_point_equivalence(void)
 		const struct pt_tensor *pt = &pt_tensors[t];
 		for (c = 0; c < pt->k; c++)
 			for (i = 0; i < pt->n; i++)
-				want[pt->off + c * pt->n + i] = z[at + i] == c ? gpoint[pt->point_off + i] : 0;
+				want[pt->off + c * pt->n + i] =
+				        z[at + i] == c ? gpoint[pt->point_off + i] : 0;
 		at += pt->n;
 	}
 	ok(memcmp(g, want, sizeof g) == 0,
@@ -208,16 +214,21 @@ static void test_sqgrad(int with_rng)
 			wantg[j] += gi[j] / B;
 		}
 	}
-	ok(fixture_max_rel(PT_GRAD_NPARAMS, g, wantg) < 1e-10 && fixture_max_rel(PT_GRAD_NPARAMS, sq, want) < 1e-10,
+	ok(fixture_max_rel(PT_GRAD_NPARAMS, g, wantg) < 1e-10 &&
+	           fixture_max_rel(PT_GRAD_NPARAMS, sq, want) < 1e-10,
 	   "pt_grad%s: grad and sqgrad are the mean gradient and squared gradient of per-example "
-	   "passes (worst %.2g)", with_rng ? " [rng]" : " [mean]",
-	   fixture_max_rel(PT_GRAD_NPARAMS, sq, want));
+	   "passes (worst %.2g)",
+	   with_rng ? " [rng]" : " [mean]", fixture_max_rel(PT_GRAD_NPARAMS, sq, want));
 }
 
 /* Check 4. */
 static void test_draws(void)
 {
-	enum { N = 1000, ROUNDS = 40, EMP_DRAWS = 20000 };
+	enum {
+		N = 1000,
+		ROUNDS = 40,
+		EMP_DRAWS = 20000
+	};
 	static double z[N];
 	long counts[4] = { 0 }, pairs[16] = { 0 }, i, r;
 	int same = 1, c, good = 1;

@@ -57,11 +57,13 @@ static void test_descriptor(void)
 	int j;
 
 	is_int(bnn_model_check(&rt_blobs_model, &err), BNN_OK, "rt_blobs's descriptor checks");
-	is_int(rt_blobs_model.nparams, 4 * 8 + 8 + 8 * 3 + 3, "rt_blobs has 4*8+8 + 8*3+3 parameters");
+	is_int(rt_blobs_model.nparams, 4 * 8 + 8 + 8 * 3 + 3,
+	       "rt_blobs has 4*8+8 + 8*3+3 parameters");
 	is_int(RT_BLOBS_NPARAMS, rt_blobs_model.nparams, "the header's NPARAMS agrees");
 	is_int(rt_blobs_model.ntensors, 4, "rt_blobs has 4 tensors");
 	is_str(rt_blobs_model.tensors[2].name, "logits.weight", "tensor 2 is logits.weight");
-	is_int(rt_blobs_model.tensors[2].offset, 40, "logits.weight starts after h's 40 parameters");
+	is_int(rt_blobs_model.tensors[2].offset, 40,
+	       "logits.weight starts after h's 40 parameters");
 	is_int(rt_blobs_model.tensors[0].init, BNN_INIT_GLOROT_UNIFORM, "a tanh layer gets Glorot");
 	is_int(rt_other_model.tensors[0].init, BNN_INIT_HE_NORMAL, "a relu layer gets He");
 	is_int(rt_other_model.tensors[rt_other_model.ntensors - 1].role, BNN_ROLE_LOG_SIGMA,
@@ -80,13 +82,15 @@ static void test_descriptor(void)
 	is_int(bnn_model_check(&bad, &err), BNN_EUNSUPPORTED, "another ABI is refused");
 	{
 		char want[256];
-		snprintf(want, sizeof want,
-		         "model 'rt_blobs' was generated for descriptor ABI 99, this library "
-		         "(libbnn %s) reads ABI %d: recompile the model with the bnnc of this libbnn",
-		         bnn_version(), BNN_MODEL_ABI);
+		snprintf(
+		        want, sizeof want,
+		        "model 'rt_blobs' was generated for descriptor ABI 99, this library "
+		        "(libbnn %s) reads ABI %d: recompile the model with the bnnc of this libbnn",
+		        bnn_version(), BNN_MODEL_ABI);
 		is_str(err.message, want, "and the message names both ABIs and says to recompile");
 	}
-	is_int(BNN_MODEL_ABI, 4, "the descriptor ABI is 4 (layers carry family names and capabilities)");
+	is_int(BNN_MODEL_ABI, 4,
+	       "the descriptor ABI is 4 (layers carry family names and capabilities)");
 	/* The tensors must tile the parameters in order (the trainer's fused
 	 * updates walk them so): rt_blobs's are 32, 8, 24 and 3 floats. */
 	{
@@ -103,7 +107,8 @@ static void test_descriptor(void)
 		       "and the message says where");
 		gap = rt_blobs_model;
 		gap.ntensors = 3;
-		is_int(bnn_model_check(&gap, &err), BNN_EINVAL, "tensors that leave parameters out are refused");
+		is_int(bnn_model_check(&gap, &err), BNN_EINVAL,
+		       "tensors that leave parameters out are refused");
 		is_str(err.message, "model 'rt_blobs': the tensors cover 64 of the 67 parameters",
 		       "and the message counts them");
 	}
@@ -116,8 +121,10 @@ static void test_descriptor(void)
 		bnn_state_init(&a, &rt_blobs_model, 7, &err);
 		bnn_state_init(&b, &rt_blobs_model, 7, &err);
 		bnn_state_init(&c, &rt_blobs_model, 8, &err);
-		ok(blobs_same_floats(a.params, b.params, a.model->nparams), "the same seed initialises the same");
-		ok(!blobs_same_floats(a.params, c.params, a.model->nparams), "another seed differs");
+		ok(blobs_same_floats(a.params, b.params, a.model->nparams),
+		   "the same seed initialises the same");
+		ok(!blobs_same_floats(a.params, c.params, a.model->nparams),
+		   "another seed differs");
 		for (i = 0; i < 32; i++)
 			within &= fabs(a.params[i]) <= bound;
 		ok(within, "h.weight lies within the Glorot bound %g", bound);
@@ -175,15 +182,18 @@ static void test_divergence_saves(bnn_dataset *valid, long after)
 	bnn_state_init(&d, &rt_blobs_model, 7, &err);
 	unlink(tmp_path("d.ckpt"));
 	is_int(bnn_train(&d,
-	                 &(bnn_train_io){
-	                     .train = &train, .valid = valid, .checkpoint = tmp_path("d.ckpt"),
-	                     .on_epoch = poison_after, .ctx = &p
-	                 },
+	                 &(bnn_train_io){ .train = &train,
+	                                  .valid = valid,
+	                                  .checkpoint = tmp_path("d.ckpt"),
+	                                  .on_epoch = poison_after,
+	                                  .ctx = &p },
 	                 &o, &err),
 	       BNN_ERANGE, "%s: divergence in epoch %ld", valid ? "validation" : "no validation",
 	       after + 1);
-	snprintf(expect, sizeof expect, "training diverged in epoch %ld at step 1: the loss is not "
-	         "finite (try a smaller learning rate, or --set clip=1)", after + 1);
+	snprintf(expect, sizeof expect,
+	         "training diverged in epoch %ld at step 1: the loss is not "
+	         "finite (try a smaller learning rate, or --set clip=1)",
+	         after + 1);
 	is_str(err.message, expect, "the message is the divergence's");
 	is_int(d.epoch, valid ? p.best : after, "the state is the %s epoch's (%ld)",
 	       valid ? "best" : "last good", valid ? p.best : after);
@@ -217,12 +227,12 @@ static void test_training(void)
 	acc = blobs_accuracy(&a, &test, 0);
 	ok(acc < 0.7, "before training, accuracy is well below the 0.9 required after (%.3f)", acc);
 	is_int(bnn_train(&a,
-	                 &(bnn_train_io){
-	                     .train = &train, .checkpoint = tmp_path("a.ckpt"),
-	                     .on_epoch = count_reports, .ctx = &last
-	                 },
-	                 &o, &err), BNN_OK,
-	       "adam trains");
+	                 &(bnn_train_io){ .train = &train,
+	                                  .checkpoint = tmp_path("a.ckpt"),
+	                                  .on_epoch = count_reports,
+	                                  .ctx = &last },
+	                 &o, &err),
+	       BNN_OK, "adam trains");
 	acc = blobs_accuracy(&a, &test, 0);
 	ok(acc > 0.9, "adam: test accuracy %.3f > 0.9 (chance 0.33)", acc);
 	is_int(last.epoch, 30, "30 epochs were reported");
@@ -233,8 +243,8 @@ static void test_training(void)
 	bnn_state_init(&b, &rt_blobs_model, o.seed, &err);
 	bnn_train(&b, &(bnn_train_io){ .train = &train }, &o, &err);
 	ok(blobs_same_floats(a.params, b.params, a.model->nparams) &&
-	       blobs_same_floats(a.opt[0], b.opt[0], a.model->nparams) &&
-	       blobs_same_floats(a.opt[1], b.opt[1], a.model->nparams),
+	           blobs_same_floats(a.opt[0], b.opt[0], a.model->nparams) &&
+	           blobs_same_floats(a.opt[1], b.opt[1], a.model->nparams),
 	   "the same seed trains to identical bits");
 	bnn_state_free(&b);
 
@@ -242,8 +252,8 @@ static void test_training(void)
 	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("a.ckpt"), &err), BNN_OK,
 	       "the checkpoint loads");
 	ok(blobs_same_floats(a.params, loaded.params, a.model->nparams) &&
-	       blobs_same_floats(a.opt[0], loaded.opt[0], a.model->nparams) &&
-	       blobs_same_floats(a.opt[1], loaded.opt[1], a.model->nparams),
+	           blobs_same_floats(a.opt[0], loaded.opt[0], a.model->nparams) &&
+	           blobs_same_floats(a.opt[1], loaded.opt[1], a.model->nparams),
 	   "parameters and Adam's moments survive the round trip");
 	is_int(loaded.step, a.step, "the step count survives");
 	is_int(loaded.epoch, 30, "the epoch count survives");
@@ -270,12 +280,12 @@ static void test_training(void)
 	o.patience = 2;
 	bnn_state_init(&b, &rt_blobs_model, 5, &err);
 	is_int(bnn_train(&b,
-	                 &(bnn_train_io){
-	                     .train = &train, .valid = &test, .on_epoch = count_reports,
-	                     .ctx = &last
-	                 },
-	                 &o, &err), BNN_OK,
-	       "training with validation and patience 2");
+	                 &(bnn_train_io){ .train = &train,
+	                                  .valid = &test,
+	                                  .on_epoch = count_reports,
+	                                  .ctx = &last },
+	                 &o, &err),
+	       BNN_OK, "training with validation and patience 2");
 	ok(last.epoch < 200, "early stopping ended training at epoch %ld", last.epoch);
 	ok(!last.improved, "the last epoch did not improve");
 	is_int(b.epoch, last.epoch - 2, "the state is the best epoch's (two before the last)");
@@ -286,12 +296,11 @@ static void test_training(void)
 	o.epochs = 2;
 	o.valid_fraction = 0.2;
 	bnn_state_init(&b, &rt_blobs_model, 5, &err);
-	is_int(bnn_train(&b,
-	                 &(bnn_train_io){
-	                     .train = &train, .on_epoch = count_reports, .ctx = &last
-	                 },
-	                 &o, &err), BNN_OK,
-	       "training with valid_fraction 0.2");
+	is_int(bnn_train(
+	               &b,
+	               &(bnn_train_io){ .train = &train, .on_epoch = count_reports, .ctx = &last },
+	               &o, &err),
+	       BNN_OK, "training with valid_fraction 0.2");
 	ok(!isnan(last.valid_nll), "a validation NLL is reported (%g)", last.valid_nll);
 	is_int(b.step, 2 * 15, "240 training examples make 15 steps per epoch");
 	bnn_state_free(&b);
@@ -311,17 +320,17 @@ static void test_training(void)
 			train.x[i] = NAN; /* data the CSV reader would refuse */
 		o = bnn_train_defaults();
 		o.epochs = 3;
-		is_int(bnn_train(&a,
-		                 &(bnn_train_io){
-		                     .train = &train, .checkpoint = tmp_path("a.ckpt")
-		                 },
-		                 &o, &err), BNN_ERANGE,
-		       "a non-finite loss stops training");
+		is_int(bnn_train(
+		               &a,
+		               &(bnn_train_io){ .train = &train, .checkpoint = tmp_path("a.ckpt") },
+		               &o, &err),
+		       BNN_ERANGE, "a non-finite loss stops training");
 		is_str(err.message,
 		       "training diverged in epoch 1 at step 1: the loss is not finite "
 		       "(try a smaller learning rate, or --set clip=1)",
 		       "and says where");
-		ok(blobs_same_floats(params, a.params, a.model->nparams), "the parameters rolled back");
+		ok(blobs_same_floats(params, a.params, a.model->nparams),
+		   "the parameters rolled back");
 		after = slurp(tmp_path("a.ckpt"), &len1);
 		ok(before && after && len0 == len1 && memcmp(before, after, (size_t)len0) == 0,
 		   "the checkpoint on disk is unchanged");
@@ -353,21 +362,29 @@ static void test_options_read(void)
 	static const struct {
 		const char *opt, *name, *value, *message;
 	} refused[] = {
-		{ "badam", "mc", "8", "option 'mc' is not used by optimizer 'badam', only by vogn, ivon "
+		{ "badam", "mc", "8",
+		  "option 'mc' is not used by optimizer 'badam', only by vogn, ivon "
 		  "and bbb: leave it out or choose one of those" },
-		{ "adam", "h0", "0.3", "option 'h0' is not used by optimizer 'adam', only by ivon: "
+		{ "adam", "h0", "0.3",
+		  "option 'h0' is not used by optimizer 'adam', only by ivon: "
 		  "leave it out or choose one of those" },
-		{ "ivon", "eps", "1e-6", "option 'eps' is not used by optimizer 'ivon', only by adam, "
+		{ "ivon", "eps", "1e-6",
+		  "option 'eps' is not used by optimizer 'ivon', only by adam, "
 		  "adamw, badam and bbb: leave it out or choose one of those" },
-		{ "sgd", "beta1", "0.8", "option 'beta1' is not used by optimizer 'sgd', only by adam, "
+		{ "sgd", "beta1", "0.8",
+		  "option 'beta1' is not used by optimizer 'sgd', only by adam, "
 		  "adamw, vogn, ivon, badam and bbb: leave it out or choose one of those" },
-		{ "vogn", "weight_decay", "0.1", "optimizer 'vogn' takes its regularisation from the "
+		{ "vogn", "weight_decay", "0.1",
+		  "optimizer 'vogn' takes its regularisation from the "
 		  "prior: set 'delta' (or the model's prior precision) instead of 'weight_decay'" },
-		{ "adam", "milestones", "3", "option 'milestones' belongs to the step schedule: set "
+		{ "adam", "milestones", "3",
+		  "option 'milestones' belongs to the step schedule: set "
 		  "schedule=step too" },
-		{ "adam", "lr_min", "1e-5", "option 'lr_min' belongs to the cosine schedule: set "
+		{ "adam", "lr_min", "1e-5",
+		  "option 'lr_min' belongs to the cosine schedule: set "
 		  "schedule=cosine too" },
-		{ "adam", "patience", "3", "option 'patience' stops training on the validation NLL, and "
+		{ "adam", "patience", "3",
+		  "option 'patience' stops training on the validation NLL, and "
 		  "there is no validation data: give some (--valid FILE) or set valid_fraction" },
 	};
 	/* sets that pass: with or without a validation set, the pairs */
@@ -376,16 +393,21 @@ static void test_options_read(void)
 		const char *pairs[13]; /* NAME, VALUE, ..., then NULL */
 		const char *what;
 	} accepted[] = {
-		{ 0, { "optimizer", "bbb", "mc", "4", "lrt", "1", "sigma0", "0.01", "beta2", "0.99",
-		       "eps", "1e-6", NULL },
+		{ 0,
+		  { "optimizer", "bbb", "mc", "4", "lrt", "1", "sigma0", "0.01", "beta2", "0.99",
+		    "eps", "1e-6", NULL },
 		  "bbb reads mc, lrt, sigma0, beta2 and eps" },
-		{ 0, { "schedule", "step", "milestones", "3,6", "gamma", "0.5", "patience", "2",
-		       "valid_fraction", "0.1", NULL },
+		{ 0,
+		  { "schedule", "step", "milestones", "3,6", "gamma", "0.5", "patience", "2",
+		    "valid_fraction", "0.1", NULL },
 		  "step reads milestones and gamma; patience reads valid_fraction's hold-out" },
-		{ 1, { "optimizer", "sgd", "momentum", "0.5", "nesterov", "1", "weight_decay", "1e-4",
-		       "patience", "2", "delta", "3", NULL },
+		{ 1,
+		  { "optimizer", "sgd", "momentum", "0.5", "nesterov", "1", "weight_decay", "1e-4",
+		    "patience", "2", "delta", "3", NULL },
 		  "sgd reads momentum, nesterov and weight_decay; delta is always accepted" },
-		{ 0, { "optimizer", "adam", "mc", "1", NULL }, "an option set to its default passes" },
+		{ 0,
+		  { "optimizer", "adam", "mc", "1", NULL },
+		  "an option set to its default passes" },
 	};
 	static const char *const held_out[] = { "valid_fraction", "0.1", NULL };
 	bnn_err err;
@@ -393,7 +415,7 @@ static void test_options_read(void)
 
 	for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
 		const char *const pairs[] = { "optimizer", refused[i].opt, refused[i].name,
-		                              refused[i].value, NULL };
+			                      refused[i].value, NULL };
 
 		is_int(check_set(0, pairs, &err), BNN_EINVAL, "%s with %s=%s is refused",
 		       refused[i].opt, refused[i].name, refused[i].value);
@@ -401,7 +423,8 @@ static void test_options_read(void)
 	}
 	is_int(check_set(1, held_out, &err), BNN_EINVAL,
 	       "valid_fraction with a validation set is refused");
-	is_str(err.message, "option 'valid_fraction' holds out part of the training data for "
+	is_str(err.message,
+	       "option 'valid_fraction' holds out part of the training data for "
 	       "validation, but validation data is given (--valid): use one or the other",
 	       "and says why");
 	for (i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
@@ -438,17 +461,18 @@ static void test_bad_values(void)
 	st.params[5] = 0;
 	st.sigma = calloc((size_t)n, sizeof *st.sigma);
 	st.sigma[3] = 0.5f;
-	load_refused(&st, "section 'sigma': value 3 (tensor 'h_dense.weight') is 0.5, but only the "
+	load_refused(&st,
+	             "section 'sigma': value 3 (tensor 'h_dense.weight') is 0.5, but only the "
 	             "tensors of meanfield layers have a posterior (0 expected)",
 	             "a sigma in a point model");
 	st.sigma[3] = -1;
-	load_refused(&st, "section 'sigma': value 3 is -1, not a value >= 0",
-	             "a negative sigma");
+	load_refused(&st, "section 'sigma': value 3 is -1, not a value >= 0", "a negative sigma");
 	free(st.sigma);
 	st.sigma = NULL;
 	st.opt[1] = calloc((size_t)n, sizeof *st.opt[1]);
 	st.opt[1][n - 1] = INFINITY;
-	load_refused(&st, "section 'opt.b': value 66 is inf, not finite", "an infinite optimizer value");
+	load_refused(&st, "section 'opt.b': value 66 is inf, not finite",
+	             "an infinite optimizer value");
 	free(st.opt[1]);
 	st.opt[1] = NULL;
 	st.standardize.features = rt_blobs_model.inputs;
@@ -457,8 +481,10 @@ static void test_bad_values(void)
 	for (i = 0; i < 4; i++)
 		st.standardize.std[i] = 1;
 	st.standardize.std[2] = 0;
-	load_refused(&st, "section 'standardize.std': value 2 is 0, not a finite standard "
-	             "deviation > 0", "a standard deviation of 0");
+	load_refused(&st,
+	             "section 'standardize.std': value 2 is 0, not a finite standard "
+	             "deviation > 0",
+	             "a standard deviation of 0");
 	bnn_state_free(&st);
 }
 
@@ -473,7 +499,8 @@ static void test_refusals(void)
 
 	is_int(bnn_state_load(&st, &rt_other_model, tmp_path("a.ckpt"), &err), BNN_EMISMATCH,
 	       "a checkpoint of rt_blobs does not load into rt_other");
-	ok(strstr(err.message, "this checkpoint belongs to model 'rt_blobs', not to model 'rt_other'") != NULL,
+	ok(strstr(err.message,
+	          "this checkpoint belongs to model 'rt_blobs', not to model 'rt_other'") != NULL,
 	   "and says so: %s", err.message);
 
 	ck = bnn_ckpt_new(0x1234, "rt_blobs");
@@ -500,7 +527,8 @@ static void test_refusals(void)
 	ds.features = 3;
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EMISMATCH,
 	       "data of the wrong width is refused");
-	is_str(err.message, "the data has 3 values per example but model 'rt_blobs' takes 4 (input 'x')",
+	is_str(err.message,
+	       "the data has 3 values per example but model 'rt_blobs' takes 4 (input 'x')",
 	       "and says so");
 	ds.features = 4;
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err) == BNN_OK ? 0 : 1, 0,
@@ -513,8 +541,10 @@ static void test_refusals(void)
 	is_str(err.message, "unknown option 'lrr'; did you mean 'lr'?", "with a suggestion");
 	is_int(bnn_train_set(&o, "lr", "fast", &err), BNN_EINVAL, "a non-number is refused");
 	is_str(err.message, "option 'lr': 'fast' is not a number", "and named");
-	is_int(bnn_train_set(&o, "beta1", "1.5", &err), BNN_ERANGE, "a value out of range is refused");
-	is_int(bnn_train_set(&o, "epochs", "2.5", &err), BNN_EINVAL, "a fractional epoch count is refused");
+	is_int(bnn_train_set(&o, "beta1", "1.5", &err), BNN_ERANGE,
+	       "a value out of range is refused");
+	is_int(bnn_train_set(&o, "epochs", "2.5", &err), BNN_EINVAL,
+	       "a fractional epoch count is refused");
 	is_int(bnn_train_set(&o, "milestones", "30,10", &err), BNN_EINVAL,
 	       "decreasing milestones are refused");
 	is_int(bnn_train_set(&o, "milestones", "10,30", &err), BNN_OK, "milestones 10,30");
@@ -522,20 +552,26 @@ static void test_refusals(void)
 	is_int(bnn_train_set(&o, "optimizer", "adamw", &err), BNN_OK, "optimizer adamw");
 	ok(o.optimizer == BNN_OPT_ADAMW && o.adam.decoupled, "adamw means decoupled decay");
 	is_int(bnn_train_set(&o, "weight_decay", "0.01", &err), BNN_OK, "weight_decay");
-	ok(o.adam.weight_decay == 0.01f && o.sgd.weight_decay == 0.01f, "applies to both optimizers");
-	is_int(bnn_train_set(&o, "lr", "0x10", &err), BNN_EINVAL, "a hexadecimal number is refused");
+	ok(o.adam.weight_decay == 0.01f && o.sgd.weight_decay == 0.01f,
+	   "applies to both optimizers");
+	is_int(bnn_train_set(&o, "lr", "0x10", &err), BNN_EINVAL,
+	       "a hexadecimal number is refused");
 	is_str(err.message, "option 'lr': '0x10' is not a number", "as not a number");
 	is_int(bnn_train_set(&o, "lr", " 1", &err), BNN_EINVAL, "so is a leading space");
-	is_int(bnn_train_set(&o, "milestones", "2,,3", &err), BNN_EINVAL, "an empty milestone is refused");
+	is_int(bnn_train_set(&o, "milestones", "2,,3", &err), BNN_EINVAL,
+	       "an empty milestone is refused");
 	is_str(err.message, "option 'milestones': '2,,3' has an empty entry", "and named");
 	is_int(bnn_train_set(&o, "milestones", "2,3,", &err), BNN_EINVAL, "so is a trailing comma");
-	is_int(bnn_train_set(&o, "seed", "1e3", &err), BNN_EINVAL, "a seed in exponent form is refused");
-	is_str(err.message, "option 'seed': '1e3' is not a whole number in [0, 18446744073709551615]",
+	is_int(bnn_train_set(&o, "seed", "1e3", &err), BNN_EINVAL,
+	       "a seed in exponent form is refused");
+	is_str(err.message,
+	       "option 'seed': '1e3' is not a whole number in [0, 18446744073709551615]",
 	       "as not a whole number (it was kept as 1)");
 	is_int(bnn_train_set(&o, "seed", "18446744073709551616", &err), BNN_EINVAL,
 	       "a seed of 2^64 is refused (it was kept as 2^64 - 1)");
 	is_int(bnn_train_set(&o, "seed", "-1", &err), BNN_EINVAL, "so is a negative one");
-	is_int(bnn_train_set(&o, "seed", "18446744073709551615", &err), BNN_OK, "2^64 - 1 is taken");
+	is_int(bnn_train_set(&o, "seed", "18446744073709551615", &err), BNN_OK,
+	       "2^64 - 1 is taken");
 	ok(o.seed == UINT64_MAX, "exactly");
 	test_options_read();
 }
@@ -563,7 +599,8 @@ static void test_api_arguments(void)
 	       "bnn_predict without an output array");
 	is_int(bnn_predict(&st, NULL, 0, 1, &(bnn_prediction){ .probs = out }, &err), BNN_EINVAL,
 	       "bnn_predict without data");
-	is_int(bnn_train(NULL, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EINVAL, "bnn_train(NULL)");
+	is_int(bnn_train(NULL, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EINVAL,
+	       "bnn_train(NULL)");
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, NULL, &err), BNN_EINVAL,
 	       "bnn_train without options");
 	is_int(bnn_train_set(&o, "lr", NULL, &err), BNN_EINVAL, "bnn_train_set without a value");
@@ -574,21 +611,22 @@ static void test_api_arguments(void)
 	is_int(bnn_file_replace(NULL, "", NULL, NULL, &err), BNN_EINVAL, "bnn_file_replace(NULL)");
 
 	is_int(bnn_model_outputs(&st, &ds, &(bnn_example_range){ .n = 31, .batch = 8 }, out, NULL,
-	                         &err), BNN_EINVAL,
-	       "bnn_model_outputs of more examples than the data has");
+	                         &err),
+	       BNN_EINVAL, "bnn_model_outputs of more examples than the data has");
 	is_str(err.message, "31 examples asked of a data set of 30", "says so");
 	is_int(bnn_model_outputs(&st, &ds, &(bnn_example_range){ .idx = idx, .n = 2, .batch = 8 },
-	                         out, NULL, &err), BNN_EINVAL,
-	       "an index outside the data set");
+	                         out, NULL, &err),
+	       BNN_EINVAL, "an index outside the data set");
 	is_str(err.message, "index 5000000 (entry 1) is outside the data set of 30 examples",
 	       "names it");
 	is_int(bnn_model_outputs(&st, &ds, &(bnn_example_range){ .n = -1, .batch = 8 }, out, NULL,
-	                         &err), BNN_EINVAL,
-	       "a negative count");
+	                         &err),
+	       BNN_EINVAL, "a negative count");
 
 	/* options set in the struct directly get bnn_train_set's range checks */
 	o.threads = 0;
-	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_ERANGE, "threads = 0");
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_ERANGE,
+	       "threads = 0");
 	is_str(err.message, "option 'threads': 0 is outside [1, 1024]", "is out of range");
 	o = bnn_train_defaults();
 	o.delta = -1;
@@ -641,8 +679,8 @@ static void test_stop_mid_epoch(void)
 	o.batch = 1;
 	is_int(bnn_train(&st,
 	                 &(bnn_train_io){ .train = &ds, .on_epoch = stop_mid_epoch, .ctx = &seen },
-	                 &o, &err), BNN_OK,
-	       "training stopped by the callback returns BNN_OK");
+	                 &o, &err),
+	       BNN_OK, "training stopped by the callback returns BNN_OK");
 	if (seen.final == 0) {
 		tap_skip(3, "no progress report within an epoch of three million steps");
 	} else {

@@ -49,8 +49,9 @@ int main(void)
 		}
 		odd &= bnn_gen_tanhf(-x) == -bnn_gen_tanhf(x);
 	}
-	ok(worst <= 3e-7, "within 3e-7 of tanh over every 509th positive float (worst %.3g at %.9g)",
-	   worst, (double)at);
+	ok(worst <= 3e-7,
+	   "within 3e-7 of tanh over every 509th positive float (worst %.3g at %.9g)", worst,
+	   (double)at);
 	ok(odd, "odd: tanh(-x) = -tanh(x) bit for bit");
 	worst = 0;
 	for (i = -1000; i <= 1000; i++) {
@@ -62,7 +63,8 @@ int main(void)
 		}
 	}
 	ok(worst <= 3e-7, "within 3e-7 around |x| = 0.3, 9 and ln(2)/2 (worst %.3g)", worst);
-	ok(bnn_gen_tanhf(0.0f) == 0 && !signbit(bnn_gen_tanhf(0.0f)) && signbit(bnn_gen_tanhf(-0.0f)),
+	ok(bnn_gen_tanhf(0.0f) == 0 && !signbit(bnn_gen_tanhf(0.0f)) &&
+	           signbit(bnn_gen_tanhf(-0.0f)),
 	   "tanh(±0) = ±0");
 	ok(bnn_gen_tanhf(INFINITY) == 1 && bnn_gen_tanhf(-INFINITY) == -1 && bnn_gen_tanhf(20) == 1,
 	   "tanh(±inf) = ±1, and 1 from 9 on");

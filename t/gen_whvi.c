@@ -62,16 +62,15 @@
 #include "wv_sq.h"
 #include "wv_stack.h"
 
-#define B 4
+#define B    4
 #define SEED 91
-#define H 1e-4
+#define H    1e-4
 #define MAXP 2048
 #define MAXX 128
 
 typedef double (*wv_pass_fn)(const double *w, const double *x, const double *y, long batch,
-                             double *ws, double *out, double *grad, double *sqgrad,
-                             bnn_rng *rng, const double *sigma, double *grad_sigma,
-                             double *stats, int train);
+                             double *ws, double *out, double *grad, double *sqgrad, bnn_rng *rng,
+                             const double *sigma, double *grad_sigma, double *stats, int train);
 
 /* A test model; din .. flows describe its whvi layer when it has one. */
 struct wv_model {
@@ -126,9 +125,8 @@ static void wv_data(const struct wv_model *m, uint64_t seed)
 
 /* One pass over the first b examples from x0 (targets y0), the rng seeded
  * with SEED (with_rng) or none. */
-static double wv_run(const struct wv_model *m, const double *wt, const double *x0,
-                     const double *y0, long b, double *out, double *grad, double *sq,
-                     bnn_rng *rng)
+static double wv_run(const struct wv_model *m, const double *wt, const double *x0, const double *y0,
+                     long b, double *out, double *grad, double *sq, bnn_rng *rng)
 {
 	if (m->ws_floats(b) > sizeof ws / sizeof ws[0])
 		tap_bail_out("%s: workspace too small", m->name);
@@ -167,9 +165,10 @@ static void check_gradient(const struct wv_model *m, int with_rng)
 	if (getenv("WV_DEBUG"))
 		for (i = 0; i < m->nparams; i++)
 			tap_diag("%ld %.10g %.10g", i, g[i], fd[i]);
-	ok(rel < 1e-5, "%s, %s: the gradient of all %ld parameters matches finite differences "
-	   "(worst relative error %.2g)", m->name, with_rng ? "sampled g (seeded rng)" : "g = μ",
-	   m->nparams, rel);
+	ok(rel < 1e-5,
+	   "%s, %s: the gradient of all %ld parameters matches finite differences "
+	   "(worst relative error %.2g)",
+	   m->name, with_rng ? "sampled g (seeded rng)" : "g = μ", m->nparams, rel);
 }
 
 /* The explicit orthonormal Hadamard matrix of side n (Sylvester), n ≤ 16. */
@@ -240,8 +239,9 @@ static void check_explicit(const struct wv_model *m, int with_rng)
 					wj[r * d + c] = s1[j * d + r] * acc * s2[j * d + c];
 				}
 			for (r = 0; r < d && j * d + r < dout; r++) {
-				double acc = bmu[j * d + r] +
-				             (with_rng ? softplus(brho[j * d + r]) * eb[j * d + r] : 0);
+				double acc =
+				        bmu[j * d + r] +
+				        (with_rng ? softplus(brho[j * d + r]) * eb[j * d + r] : 0);
 				for (c = 0; c < m->din; c++) /* the padding multiplies zeros */
 					acc += wj[r * d + c] * xe[c];
 				want[e * dout + j * d + r] = acc;
@@ -249,7 +249,8 @@ static void check_explicit(const struct wv_model *m, int with_rng)
 		}
 	}
 	double rel = fixture_max_rel(B * dout, out, want);
-	ok(rel < 1e-12, "%s, %s: the output is W·x + b with W = S1·H·diag(g)·H·S2 assembled from "
+	ok(rel < 1e-12,
+	   "%s, %s: the output is W·x + b with W = S1·H·diag(g)·H·S2 assembled from "
 	   "an explicit Hadamard matrix (D = %ld, %ld block%s; worst relative error %.2g)",
 	   m->name, with_rng ? "sampled g" : "g = μ", d, m->stack, m->stack > 1 ? "s" : "", rel);
 }
@@ -268,13 +269,15 @@ static void check_sqgrad(const struct wv_model *m, int with_rng)
 	memset(want_g, 0, sizeof want_g);
 	bnn_rng_seed(&rng, SEED);
 	for (i = 0; i < B; i++) {
-		wv_run(m, w, x + i * m->inputs, y + i * ny, 1, NULL, gi, NULL, with_rng ? &rng : NULL);
+		wv_run(m, w, x + i * m->inputs, y + i * ny, 1, NULL, gi, NULL,
+		       with_rng ? &rng : NULL);
 		for (j = 0; j < m->nparams; j++) {
 			want_sq[j] += gi[j] * gi[j] / B;
 			want_g[j] += gi[j] / B;
 		}
 	}
-	double rs = fixture_max_rel(m->nparams, sq, want_sq), rg = fixture_max_rel(m->nparams, g, want_g);
+	double rs = fixture_max_rel(m->nparams, sq, want_sq),
+	       rg = fixture_max_rel(m->nparams, g, want_g);
 	ok(rs < 1e-10 && rg < 1e-10,
 	   "%s, %s: sqgrad is the mean of the squared per-example gradients, and the gradient "
 	   "their mean (worst relative errors %.2g, %.2g)",
@@ -294,8 +297,10 @@ static long kl_fill(const bnn_model *m, float *p, float mu, float rho)
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		float v = t->role == BNN_ROLE_WHVI_G_MEAN || t->role == BNN_ROLE_BIAS ? mu
-		          : t->role == BNN_ROLE_WHVI_G_RHO || t->role == BNN_ROLE_WHVI_BIAS_RHO ? rho
-		          : t->role == BNN_ROLE_WHVI_FLOW_U ? 0.0f : 0.3f;
+		          : t->role == BNN_ROLE_WHVI_G_RHO || t->role == BNN_ROLE_WHVI_BIAS_RHO
+		                  ? rho
+		          : t->role == BNN_ROLE_WHVI_FLOW_U ? 0.0f
+		                                            : 0.3f;
 		for (j = 0; j < t->size; j++)
 			p[t->offset + j] = v;
 		if (t->role == BNN_ROLE_WHVI_G_MEAN || t->role == BNN_ROLE_BIAS)
@@ -341,8 +346,10 @@ static void check_kl_fd(const bnn_model *m, uint64_t seed, double delta)
 		double d = fabs(fd - g[i]) / fmax(1e-2, fabs(fd));
 		worst = d > worst ? d : worst;
 	}
-	ok(worst < 2e-3, "%s: the KL's gradient matches finite differences (all %ld parameters, "
-	   "worst relative error %.2g)", m->name, n, worst);
+	ok(worst < 2e-3,
+	   "%s: the KL's gradient matches finite differences (all %ld parameters, "
+	   "worst relative error %.2g)",
+	   m->name, n, worst);
 	free(p);
 	free(g);
 	free(scratch);
@@ -351,7 +358,8 @@ static void check_kl_fd(const bnn_model *m, uint64_t seed, double delta)
 static void check_kl(void)
 {
 	const bnn_model *reg = &wv_reg_model, *cls = &wv_cls_model;
-	float *p = calloc((size_t)reg->nparams, sizeof *p), *q = calloc((size_t)cls->nparams, sizeof *q);
+	float *p = calloc((size_t)reg->nparams, sizeof *p),
+	      *q = calloc((size_t)cls->nparams, sizeof *q);
 	double *scratch = malloc((size_t)(bnn_whvi_kl_scratch(cls) + 1) * sizeof *scratch);
 	float rho = (float)bnn_softplus_inverse(0.2);
 	double s = bnn_softplus(rho), n, kl, want;
@@ -360,7 +368,8 @@ static void check_kl(void)
 	if (!p || !q || !scratch)
 		tap_bail_out("out of memory");
 	is_int(bnn_whvi_kl_scratch(reg), 0, "wv_reg has no flows: the KL needs no scratch");
-	is_int(bnn_whvi_kl_scratch(cls), 4 * 4, "wv_cls: (flows + 3)·D = 4·4 doubles of scratch (4 -> 16: D = 4)");
+	is_int(bnn_whvi_kl_scratch(cls), 4 * 4,
+	       "wv_cls: (flows + 3)·D = 4·4 doubles of scratch (4 -> 16: D = 4)");
 	/* hand values: μ = 0.5, σ = 0.2, δ = 1: ½(0.04 + 0.25 − 1 − ln 0.04) = 1.254438 per value */
 	n = (double)kl_fill(reg, p, 0.5f, rho);
 	kl = bnn_whvi_kl(reg, p, NAN, 1.0, NULL, NULL, NULL);
@@ -376,13 +385,16 @@ static void check_kl(void)
 	 * (1.234438), the others the closed form (1.254438) */
 	ncls = kl_fill(cls, q, 0.5f, rho);
 	for (i = 0; i < cls->ntensors; i++)
-		if (cls->tensors[i].role == BNN_ROLE_WHVI_G_MEAN && cls->layers[cls->tensors[i].layer].flows)
+		if (cls->tensors[i].role == BNN_ROLE_WHVI_G_MEAN &&
+		    cls->layers[cls->tensors[i].layer].flows)
 			nflow += cls->tensors[i].size;
 	kl = bnn_whvi_kl(cls, q, NAN, 1.0, NULL, NULL, scratch);
 	want = (double)(ncls - nflow) * 0.5 * (s * s + 0.25 - 1 - log(s * s)) +
 	       (double)nflow * (-log(s) - 0.5 + 0.125);
-	is_rel(kl, want, 1e-12, "wv_cls (a flow, u = 0, ε = 0): entropy + −log p(z_F), "
-	       "%ld values at 1.234438 and %ld at 1.254438", nflow, ncls - nflow);
+	is_rel(kl, want, 1e-12,
+	       "wv_cls (a flow, u = 0, ε = 0): entropy + −log p(z_F), "
+	       "%ld values at 1.234438 and %ld at 1.254438",
+	       nflow, ncls - nflow);
 	/* the flow's term is an unbiased estimate: its mean over many ε is the
 	 * closed form when the flow is the identity */
 	{
@@ -470,15 +482,17 @@ static void check_training(void)
 		rc = bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err);
 		is_int(rc, BNN_OK, "%s trains wv_reg (WHVI 1-32-32-1, sin(3x))%s%s", name,
 		       rc ? ": " : "", rc ? err.message : "");
-		ok(bnn_state_is_stochastic(&st), "%s: a whvi model is stochastic (MC prediction)", name);
+		ok(bnn_state_is_stochastic(&st), "%s: a whvi model is stochastic (MC prediction)",
+		   name);
 		r0 = reg_rmse(&st, &test, 0, NULL);
 		r16 = reg_rmse(&st, &test, 16, var);
 		for (i = 0, maxvar = 0; i < test.n; i++)
 			maxvar = var[i] - 0.01 > maxvar ? var[i] - 0.01 : maxvar;
-		ok(r0 < 0.15, "%s: test RMSE at g = μ %.3f < 0.15 (sd of sin(3x) is 0.7)", name, r0);
+		ok(r0 < 0.15, "%s: test RMSE at g = μ %.3f < 0.15 (sd of sin(3x) is 0.7)", name,
+		   r0);
 		ok(r16 < 0.15, "%s: test RMSE of 16 MC samples %.3f < 0.15", name, r16);
-		ok(maxvar > 1e-6, "%s: the 16 samples differ (largest variance beyond σ² %.2g)", name,
-		   maxvar);
+		ok(maxvar > 1e-6, "%s: the 16 samples differ (largest variance beyond σ² %.2g)",
+		   name, maxvar);
 		bnn_state_init(&st2, &wv_reg_model, 1, &err);
 		bnn_train(&st2, &(bnn_train_io){ .train = &train }, &o, &err);
 		same = blobs_same_floats(st.params, st2.params, st.model->nparams);
@@ -504,18 +518,21 @@ static void check_training(void)
 			bnn_state_init(&st, &wv_reg_model, 1, &err);
 			rc = bnn_train(&st, &(bnn_train_io){ .train = &train }, &o, &err);
 			if (rc) {
-				tap_diag("%s, delta %g: %s", bnn_optimizer_name(opts[opt]), o.delta, err.message);
+				tap_diag("%s, delta %g: %s", bnn_optimizer_name(opts[opt]), o.delta,
+				         err.message);
 				failed = 1;
 			}
 			for (i = 0, norm[k] = 0; i < t->size; i++)
-				norm[k] += (double)st.params[t->offset + i] * st.params[t->offset + i];
+				norm[k] +=
+				        (double)st.params[t->offset + i] * st.params[t->offset + i];
 			norm[k] = sqrt(norm[k]);
 			bnn_state_free(&st);
 		}
 		ok(!failed && wv_reg_model.tensors[2].role == BNN_ROLE_WHVI_G_MEAN &&
-		   norm[1] < 0.5 * norm[0],
+		           norm[1] < 0.5 * norm[0],
 		   "%s adds the KL's gradient: |μ| of h1's g after 10 epochs %.3f with δ = 1e4, "
-		   "%.3f with δ = 1e-4", bnn_optimizer_name(opts[opt]), norm[1], norm[0]);
+		   "%.3f with δ = 1e-4",
+		   bnn_optimizer_name(opts[opt]), norm[1], norm[0]);
 	}
 
 	blobs_make(&btrain, 300, 21);
@@ -542,11 +559,14 @@ static void check_training(void)
 		o.epochs = 1;
 		bnn_state_init(&st, &wv_cls_model, 1, &err);
 		rc = bnn_train(&st, &(bnn_train_io){ .train = &btrain }, &o, &err);
-		snprintf(want, sizeof want,
-		         "layer 'h_dense' of model 'wv_cls' has a whvi posterior, which optimizer '%s' "
-		         "cannot train (its q(g) is fitted on the ELBO by gradient descent): use adam, "
-		         "adamw, sgd or bbb", bnn_optimizer_name(opts[opt]));
-		is_int(rc, BNN_EUNSUPPORTED, "%s refuses a whvi layer", bnn_optimizer_name(opts[opt]));
+		snprintf(
+		        want, sizeof want,
+		        "layer 'h_dense' of model 'wv_cls' has a whvi posterior, which optimizer '%s' "
+		        "cannot train (its q(g) is fitted on the ELBO by gradient descent): use adam, "
+		        "adamw, sgd or bbb",
+		        bnn_optimizer_name(opts[opt]));
+		is_int(rc, BNN_EUNSUPPORTED, "%s refuses a whvi layer",
+		       bnn_optimizer_name(opts[opt]));
 		is_str(err.message, want, "  with its message");
 		bnn_state_free(&st);
 	}
@@ -611,7 +631,8 @@ static void check_float(int with_rng)
 	ok(eo < 1e-5 && eg < 1e-5 && eq < 1e-5 && fabs(lf - ld) < 1e-5 * fabs(ld),
 	   "wv_bigf (float, bnn_fwht_batch) = wv_big (double), %s: outputs, loss, gradient "
 	   "and sqgrad (worst errors relative to each array's largest %.2g, %.2g, %.2g; loss "
-	   "%.8g and %.8g)", with_rng ? "sampled g" : "g = μ", eo, eg, eq, lf, ld);
+	   "%.8g and %.8g)",
+	   with_rng ? "sampled g" : "g = μ", eo, eg, eq, lf, ld);
 	free(wsf);
 }
 
@@ -629,7 +650,8 @@ static void check_layout(void)
 
 	for (i = 0; i < NSINGLE; i++) {
 		const struct wv_model *mm = &models[i];
-		is_int(mm->nparams, mm->stack * (4 * mm->d + mm->flows * (2 * mm->d + 1)) + 2 * mm->dout,
+		is_int(mm->nparams,
+		       mm->stack * (4 * mm->d + mm->flows * (2 * mm->d + 1)) + 2 * mm->dout,
 		       "%s: %ld parameters, stack·(4D + F(2D + 1)) + 2·Dout as bnnc --summary counts",
 		       mm->name, mm->nparams);
 	}
@@ -642,7 +664,8 @@ static void check_layout(void)
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			if (t->role == BNN_ROLE_WHVI_S1 || t->role == BNN_ROLE_WHVI_S2)
 				bad += p[j] != 1.0f;
-			else if (t->role == BNN_ROLE_WHVI_G_RHO || t->role == BNN_ROLE_WHVI_BIAS_RHO)
+			else if (t->role == BNN_ROLE_WHVI_G_RHO ||
+			         t->role == BNN_ROLE_WHVI_BIAS_RHO)
 				bad += p[j] != (float)rho;
 			else if (t->role == BNN_ROLE_BIAS)
 				bad += p[j] != 0.0f;
@@ -655,9 +678,12 @@ static void check_layout(void)
 			}
 		}
 	}
-	is_int(bad, 0, "wv_reg starts at S1 = S2 = 1, ρ = softplus⁻¹(0.01) = %.4f, bias 0, "
-	       "μ of g in ±√3", rho);
-	is_rel(var / (double)n, 1.0, 0.3, "  μ of g (96 values) has variance 1 (Glorot's 1/D for W = H·diag(μ)·H)");
+	is_int(bad, 0,
+	       "wv_reg starts at S1 = S2 = 1, ρ = softplus⁻¹(0.01) = %.4f, bias 0, "
+	       "μ of g in ±√3",
+	       rho);
+	is_rel(var / (double)n, 1.0, 0.3,
+	       "  μ of g (96 values) has variance 1 (Glorot's 1/D for W = H·diag(μ)·H)");
 	free(p);
 }
 

@@ -41,8 +41,12 @@ static void test_image(void)
 		const char *what;
 	} cases[] = {
 		{ { 0, 0, 0 }, img, "offset (0, 0) without flip leaves the image" },
-		{ { 1, -1, 0 }, shifted, "offset (1, -1): shifted up and right, zeros where it ran out" },
-		{ { 1, -1, 1 }, flipped, "offset (1, -1) and flip: the crop, then each row mirrored" },
+		{ { 1, -1, 0 },
+		  shifted,
+		  "offset (1, -1): shifted up and right, zeros where it ran out" },
+		{ { 1, -1, 1 },
+		  flipped,
+		  "offset (1, -1) and flip: the crop, then each row mirrored" },
 		{ { 0, 0, 1 }, mirror, "flip alone mirrors every row" },
 		{ { 3, 0, 0 }, padding, "an offset of the full height leaves only padding" },
 	};
@@ -72,7 +76,9 @@ static void test_image(void)
 
 static void test_draw(void)
 {
-	enum { N = 70000 };
+	enum {
+		N = 70000
+	};
 	long count[5][5], flips = 0;
 	int i, j, in_range = 1, all_seen = 1, same_seed = 1;
 	bnn_augmentation g, g2;
@@ -85,7 +91,8 @@ static void test_draw(void)
 	bnn_rng_seed(&rng, 3);
 	for (i = 0; i < N; i++) {
 		bnn_augment_draw(&rng, 2, 1, &g);
-		if (g.dy < -2 || g.dy > 2 || g.dx < -2 || g.dx > 2 || (g.flip != 0 && g.flip != 1)) {
+		if (g.dy < -2 || g.dy > 2 || g.dx < -2 || g.dx > 2 ||
+		    (g.flip != 0 && g.flip != 1)) {
 			in_range = 0;
 			continue;
 		}

@@ -21,8 +21,8 @@
 
 /* Every code in errors.def with its name, in list order. */
 static const struct {
-	int code;          /* the enumerator's value */
-	const char *name;  /* the enumerator's spelling */
+	int code;         /* the enumerator's value */
+	const char *name; /* the enumerator's spelling */
 } codes[] = {
 #define BNN_ERROR(name, message) { name, #name },
 #include "bnn_errors.def"
@@ -35,15 +35,12 @@ static void test_version(void)
 	char buf[64];
 
 	is_str(BNN_VERSION_STRING, "0.1.0", "BNN_VERSION_STRING is 0.1.0");
-	is_str(bnn_version(), BNN_VERSION_STRING,
-	       "bnn_version() matches the header");
-	snprintf(buf, sizeof buf, "%d.%d.%d", BNN_VERSION_MAJOR,
-	         BNN_VERSION_MINOR, BNN_VERSION_PATCH);
-	is_str(buf, BNN_VERSION_STRING,
-	       "BNN_VERSION_MAJOR.MINOR.PATCH match BNN_VERSION_STRING");
+	is_str(bnn_version(), BNN_VERSION_STRING, "bnn_version() matches the header");
+	snprintf(buf, sizeof buf, "%d.%d.%d", BNN_VERSION_MAJOR, BNN_VERSION_MINOR,
+	         BNN_VERSION_PATCH);
+	is_str(buf, BNN_VERSION_STRING, "BNN_VERSION_MAJOR.MINOR.PATCH match BNN_VERSION_STRING");
 #ifdef PACKAGE_VERSION
-	is_str(BNN_VERSION_STRING, PACKAGE_VERSION,
-	       "bnn.h and configure.ac agree on the version");
+	is_str(BNN_VERSION_STRING, PACKAGE_VERSION, "bnn.h and configure.ac agree on the version");
 #else
 	tap_skip(1, "no config.h: configure's version unknown");
 #endif
@@ -57,35 +54,28 @@ static void test_codes(void)
 	is_str(codes[0].name, "BNN_OK", "BNN_OK is first in errors.def");
 	is_str(bnn_strerror(BNN_OK), "success", "BNN_OK means success");
 	is_str(bnn_strerror(BNN_ENOMEM), "out of memory", "BNN_ENOMEM message");
-	is_str(bnn_strerror(BNN_EINVAL), "invalid argument",
-	       "BNN_EINVAL message");
+	is_str(bnn_strerror(BNN_EINVAL), "invalid argument", "BNN_EINVAL message");
 	is_str(bnn_strerror(BNN_EIO), "input/output error", "BNN_EIO message");
-	is_str(bnn_strerror(BNN_EFORMAT), "malformed input",
-	       "BNN_EFORMAT message");
-	is_str(bnn_strerror(BNN_EMISMATCH), "model or shape mismatch",
-	       "BNN_EMISMATCH message");
-	is_str(bnn_strerror(BNN_ERANGE), "value out of range",
-	       "BNN_ERANGE message");
-	is_str(bnn_strerror(BNN_EUNSUPPORTED), "unsupported operation",
-	       "BNN_EUNSUPPORTED message");
+	is_str(bnn_strerror(BNN_EFORMAT), "malformed input", "BNN_EFORMAT message");
+	is_str(bnn_strerror(BNN_EMISMATCH), "model or shape mismatch", "BNN_EMISMATCH message");
+	is_str(bnn_strerror(BNN_ERANGE), "value out of range", "BNN_ERANGE message");
+	is_str(bnn_strerror(BNN_EUNSUPPORTED), "unsupported operation", "BNN_EUNSUPPORTED message");
 
 	for (i = 0; i < NCODES; i++) {
 		const char *msg = bnn_strerror(codes[i].code);
 
-		is_int(codes[i].code, i, "%s has value %d (its list position)",
-		       codes[i].name, i);
-		ok(msg != NULL && msg[0] != '\0', "%s has a message",
+		is_int(codes[i].code, i, "%s has value %d (its list position)", codes[i].name, i);
+		ok(msg != NULL && msg[0] != '\0', "%s has a message", codes[i].name);
+		ok(msg != NULL && strcmp(msg, "unknown error") != 0, "%s is not an unknown error",
 		   codes[i].name);
-		ok(msg != NULL && strcmp(msg, "unknown error") != 0,
-		   "%s is not an unknown error", codes[i].name);
 		for (j = 0; j < i; j++) {
 			const char *other = bnn_strerror(codes[j].code);
 
 			if (msg == NULL || other == NULL || strcmp(msg, other) == 0)
 				break;
 		}
-		ok(j == i, "%s's message \"%s\" differs from those before it",
-		   codes[i].name, msg != NULL ? msg : "(null)");
+		ok(j == i, "%s's message \"%s\" differs from those before it", codes[i].name,
+		   msg != NULL ? msg : "(null)");
 	}
 }
 
@@ -94,11 +84,10 @@ static void test_unknown(void)
 	static const int bad[] = { -1, INT_MIN, INT_MAX, 1000 };
 	size_t i;
 
-	is_str(bnn_strerror(NCODES), "unknown error",
-	       "the code after the last one is unknown");
+	is_str(bnn_strerror(NCODES), "unknown error", "the code after the last one is unknown");
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		is_str(bnn_strerror(bad[i]), "unknown error",
-		       "bnn_strerror(%d) is unknown error", bad[i]);
+		is_str(bnn_strerror(bad[i]), "unknown error", "bnn_strerror(%d) is unknown error",
+		       bad[i]);
 }
 
 /* The TAP helper's own checks, passing cases only (a failing case would

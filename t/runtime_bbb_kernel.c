@@ -36,10 +36,10 @@
 #include "bnn_variational.h"
 #include "tap.h"
 
-#define NK 3001        /* elements: not a multiple of any block size */
-#define REL_TOL 4e-6   /* relative to each output's condition */
-#define T_STEP 3L      /* the Adam step t: bias corrections matter */
-#define LR 1e-3f
+#define NK      3001 /* elements: not a multiple of any block size */
+#define REL_TOL 4e-6 /* relative to each output's condition */
+#define T_STEP  3L   /* the Adam step t: bias corrections matter */
+#define LR      1e-3f
 
 /* The test's own generator: splitmix64, and Box-Muller in double. */
 static uint64_t kseed = 12345;
@@ -104,12 +104,12 @@ static bnn_bbb_params kparams(void)
  * (sums of the magnitudes of the terms) of m and of the new parameter;
  * gabs is that of the gradient. */
 struct adam_ref {
-	double m, v, w;        /* new moment, second moment, parameter */
-	double mcond, wcond;   /* conditions of m and w */
+	double m, v, w;      /* new moment, second moment, parameter */
+	double mcond, wcond; /* conditions of m and w */
 };
 
-static struct adam_ref adam_ref(double w, double gr, double gabs, double m,
-                                double v, const bnn_bbb_params *p)
+static struct adam_ref adam_ref(double w, double gr, double gabs, double m, double v,
+                                const bnn_bbb_params *p)
 {
 	struct adam_ref r;
 	double t = (double)T_STEP;
@@ -156,10 +156,8 @@ static void check_update(const struct kset *k, int sampling, const char *what)
 		double gr = (gs + dn * s - in / s) * sg;
 		double gabs = (fabs(gs) + dn * s + in / s) * sg;
 		double gm = in0.g[i] + dn * in0.mu[i];
-		struct adam_ref ar = adam_ref(in0.rho[i], gr, gabs, in0.m_rho[i],
-		                              in0.v_rho[i], &p);
-		struct adam_ref am = adam_ref(in0.mu[i], gm,
-		                              fabs(in0.g[i]) + fabs(dn * in0.mu[i]),
+		struct adam_ref ar = adam_ref(in0.rho[i], gr, gabs, in0.m_rho[i], in0.v_rho[i], &p);
+		struct adam_ref am = adam_ref(in0.mu[i], gm, fabs(in0.g[i]) + fabs(dn * in0.mu[i]),
 		                              in0.m_mu[i], in0.v_mu[i], &p);
 		/* σ of the kernel's own new ρ: the float ρ's rounding moves
 		 * σ = e^ρ by up to 4e-6 relative near −87, more than the
@@ -176,31 +174,31 @@ static void check_update(const struct kset *k, int sampling, const char *what)
 		if (sampling) {
 			double want = (double)k->mu[i] + sn * noise[i];
 
-			worse(&ws, k->theta[i], want,
-			      fabs(k->mu[i]) + fabs(sn * noise[i]));
+			worse(&ws, k->theta[i], want, fabs(k->mu[i]) + fabs(sn * noise[i]));
 			if (k->eps[i] != noise[i])
 				eps_ok = 0;
 		} else {
 			worse(&ws, k->sigma[i], sn, sn);
 		}
 	}
-	ok(wm <= REL_TOL, "%s: m_rho within %g of double (worst %.3g)", what,
-	   REL_TOL, wm);
-	ok(wv <= REL_TOL, "%s: v_rho within %g of double (worst %.3g)", what,
-	   REL_TOL, wv);
-	ok(wr <= REL_TOL, "%s: rho within %g of double (worst %.3g)", what,
-	   REL_TOL, wr);
+	ok(wm <= REL_TOL, "%s: m_rho within %g of double (worst %.3g)", what, REL_TOL, wm);
+	ok(wv <= REL_TOL, "%s: v_rho within %g of double (worst %.3g)", what, REL_TOL, wv);
+	ok(wr <= REL_TOL, "%s: rho within %g of double (worst %.3g)", what, REL_TOL, wr);
 	ok(wmm <= REL_TOL && wvm <= REL_TOL && wmu <= REL_TOL,
-	   "%s: m_mu, v_mu, mu within %g of double (worst %.3g, %.3g, %.3g)",
-	   what, REL_TOL, wmm, wvm, wmu);
+	   "%s: m_mu, v_mu, mu within %g of double (worst %.3g, %.3g, %.3g)", what, REL_TOL, wmm,
+	   wvm, wmu);
 	if (sampling) {
-		ok(ws <= REL_TOL, "%s: theta = mu + softplus(rho) noise within "
-		   "%g (worst %.3g)", what, REL_TOL, ws);
+		ok(ws <= REL_TOL,
+		   "%s: theta = mu + softplus(rho) noise within "
+		   "%g (worst %.3g)",
+		   what, REL_TOL, ws);
 		ok(eps_ok, "%s: eps = noise after", what);
 	} else {
 		/* the documented bound of softplus itself */
-		ok(ws < 1e-6, "%s: sigma = softplus(new rho) within 1e-6 "
-		   "relative (worst %.3g)", what, ws);
+		ok(ws < 1e-6,
+		   "%s: sigma = softplus(new rho) within 1e-6 "
+		   "relative (worst %.3g)",
+		   what, ws);
 	}
 }
 
@@ -218,19 +216,30 @@ static void run(struct kset *k, int sampling, const long *pieces, int np)
 		if (len > NK - i)
 			len = NK - i;
 		if (sampling)
-			bnn_bbb_step_sample(&(bnn_bbb_arrays){
-				.n = len, .mu = k->mu + i, .rho = k->rho + i, .g_mu = k->g + i,
-				.eps = k->eps + i, .m_mu = k->m_mu + i, .v_mu = k->v_mu + i,
-				.m_rho = k->m_rho + i, .v_rho = k->v_rho + i,
-				.theta = k->theta + i, .noise = noise + i
-			}, LR, T_STEP, &p);
+			bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = len,
+			                                       .mu = k->mu + i,
+			                                       .rho = k->rho + i,
+			                                       .g_mu = k->g + i,
+			                                       .eps = k->eps + i,
+			                                       .m_mu = k->m_mu + i,
+			                                       .v_mu = k->v_mu + i,
+			                                       .m_rho = k->m_rho + i,
+			                                       .v_rho = k->v_rho + i,
+			                                       .theta = k->theta + i,
+			                                       .noise = noise + i },
+			                    LR, T_STEP, &p);
 		else
-			bnn_bbb_step(&(bnn_bbb_arrays){
-				.n = len, .mu = k->mu + i, .rho = k->rho + i,
-				.sigma = k->sigma + i, .g_mu = k->g + i, .g_sigma = k->gs + i,
-				.m_mu = k->m_mu + i, .v_mu = k->v_mu + i,
-				.m_rho = k->m_rho + i, .v_rho = k->v_rho + i
-			}, LR, T_STEP, &p);
+			bnn_bbb_step(&(bnn_bbb_arrays){ .n = len,
+			                                .mu = k->mu + i,
+			                                .rho = k->rho + i,
+			                                .sigma = k->sigma + i,
+			                                .g_mu = k->g + i,
+			                                .g_sigma = k->gs + i,
+			                                .m_mu = k->m_mu + i,
+			                                .v_mu = k->v_mu + i,
+			                                .m_rho = k->m_rho + i,
+			                                .v_rho = k->v_rho + i },
+			             LR, T_STEP, &p);
 		i += len;
 	}
 }
@@ -242,11 +251,9 @@ static int same(const float *x, const float *y)
 
 static int same_set(const struct kset *x, const struct kset *y)
 {
-	return same(x->mu, y->mu) && same(x->rho, y->rho) &&
-	       same(x->sigma, y->sigma) && same(x->eps, y->eps) &&
-	       same(x->m_mu, y->m_mu) && same(x->v_mu, y->v_mu) &&
-	       same(x->m_rho, y->m_rho) && same(x->v_rho, y->v_rho) &&
-	       same(x->theta, y->theta);
+	return same(x->mu, y->mu) && same(x->rho, y->rho) && same(x->sigma, y->sigma) &&
+	       same(x->eps, y->eps) && same(x->m_mu, y->m_mu) && same(x->v_mu, y->v_mu) &&
+	       same(x->m_rho, y->m_rho) && same(x->v_rho, y->v_rho) && same(x->theta, y->theta);
 }
 
 static void test_step(void)
@@ -259,10 +266,10 @@ static void test_step(void)
 	check_update(&a, 0, "bnn_bbb_step");
 	bnn_bbb_sigma(NK, a.rho, sig);
 	ok(same(sig, a.sigma), "bnn_bbb_step's sigma = bnn_bbb_sigma of its "
-	   "new rho, bit for bit");
+	                       "new rho, bit for bit");
 	run(&b, 0, pieces, 7);
 	ok(same_set(&a, &b), "bnn_bbb_step in pieces of 1 to 1000 = in one "
-	   "call, bit for bit");
+	                     "call, bit for bit");
 }
 
 static void test_step_sample(void)
@@ -275,15 +282,14 @@ static void test_step_sample(void)
 	check_update(&a, 1, "bnn_bbb_step_sample");
 	run(c, 1, pieces, 3);
 	ok(same_set(&a, c), "bnn_bbb_step_sample in pieces = in one call, "
-	   "bit for bit");
+	                    "bit for bit");
 
 	/* = bnn_bbb_step with g_σ = g∘ε (in0.gs), then the sample */
 	run(c, 0, NULL, 0);
 	for (i = 0; i < NK; i++)
 		c->theta[i] = c->mu[i] + c->sigma[i] * noise[i];
-	ok(same(a.mu, c->mu) && same(a.rho, c->rho) &&
-	   same(a.m_rho, c->m_rho) && same(a.v_rho, c->v_rho) &&
-	   same(a.theta, c->theta),
+	ok(same(a.mu, c->mu) && same(a.rho, c->rho) && same(a.m_rho, c->m_rho) &&
+	           same(a.v_rho, c->v_rho) && same(a.theta, c->theta),
 	   "bnn_bbb_step_sample = bnn_bbb_step with g_sigma = g eps, then "
 	   "the sample, bit for bit");
 }
@@ -297,28 +303,34 @@ static void test_deterministic(void)
 	int i, theta_ok = 1;
 
 	a = in0;
-	bnn_bbb_step(&(bnn_bbb_arrays){
-		.n = NK, .mu = a.mu, .g_mu = a.g, .m_mu = a.m_mu, .v_mu = a.v_mu
-	}, LR, T_STEP, &p);
+	bnn_bbb_step(
+	        &(bnn_bbb_arrays){
+	                .n = NK, .mu = a.mu, .g_mu = a.g, .m_mu = a.m_mu, .v_mu = a.v_mu },
+	        LR, T_STEP, &p);
 	b = in0;
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){
-		.n = NK, .mu = b.mu, .g_mu = b.g, .eps = b.eps, .m_mu = b.m_mu, .v_mu = b.v_mu,
-		.theta = b.theta, .noise = noise
-	}, LR, T_STEP, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = NK,
+	                                       .mu = b.mu,
+	                                       .g_mu = b.g,
+	                                       .eps = b.eps,
+	                                       .m_mu = b.m_mu,
+	                                       .v_mu = b.v_mu,
+	                                       .theta = b.theta,
+	                                       .noise = noise },
+	                    LR, T_STEP, &p);
 	for (i = 0; i < NK; i++) {
-		struct adam_ref am = adam_ref(in0.mu[i],
-		                              in0.g[i] + dn * in0.mu[i],
-		                              fabs(in0.g[i]) +
-		                              fabs(dn * in0.mu[i]),
-		                              in0.m_mu[i], in0.v_mu[i], &p);
+		struct adam_ref am = adam_ref(in0.mu[i], in0.g[i] + dn * in0.mu[i],
+		                              fabs(in0.g[i]) + fabs(dn * in0.mu[i]), in0.m_mu[i],
+		                              in0.v_mu[i], &p);
 
 		worse(&wmu, a.mu[i], am.w, am.wcond);
 		worse(&wmu, a.m_mu[i], am.m, am.mcond);
 		if (b.theta[i] != b.mu[i])
 			theta_ok = 0;
 	}
-	ok(wmu <= REL_TOL, "deterministic: mu, m_mu within %g of double "
-	   "(worst %.3g)", REL_TOL, wmu);
+	ok(wmu <= REL_TOL,
+	   "deterministic: mu, m_mu within %g of double "
+	   "(worst %.3g)",
+	   REL_TOL, wmu);
 	ok(same(a.mu, b.mu) && same(a.m_mu, b.m_mu) && same(a.v_mu, b.v_mu),
 	   "deterministic: bnn_bbb_step_sample's mu = bnn_bbb_step's");
 	ok(theta_ok && same(b.eps, in0.eps) && same(b.rho, in0.rho),
@@ -336,19 +348,26 @@ static void test_nan(void)
 	for (j = 0; j < 5; j++)
 		a.rho[at[j]] = NAN;
 	a.g[1000] = NAN;
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){
-		.n = NK, .mu = a.mu, .rho = a.rho, .g_mu = a.g, .eps = a.eps, .m_mu = a.m_mu,
-		.v_mu = a.v_mu, .m_rho = a.m_rho, .v_rho = a.v_rho, .theta = a.theta,
-		.noise = noise
-	}, LR, T_STEP, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = NK,
+	                                       .mu = a.mu,
+	                                       .rho = a.rho,
+	                                       .g_mu = a.g,
+	                                       .eps = a.eps,
+	                                       .m_mu = a.m_mu,
+	                                       .v_mu = a.v_mu,
+	                                       .m_rho = a.m_rho,
+	                                       .v_rho = a.v_rho,
+	                                       .theta = a.theta,
+	                                       .noise = noise },
+	                    LR, T_STEP, &p);
 	for (j = 0; j < 5; j++)
 		if (!isnan(a.rho[at[j]]) || !isnan(a.theta[at[j]]))
 			good = 0;
 	if (!isnan(a.mu[1000]) || !isnan(a.theta[1000]))
 		good = 0;
 	for (j = 0; j < NK; j++)
-		if (j != 1000 && j != 0 && j != 127 && j != 128 &&
-		    j != 1500 && j != NK - 1 && isnan(a.theta[j]))
+		if (j != 1000 && j != 0 && j != 127 && j != 128 && j != 1500 && j != NK - 1 &&
+		    isnan(a.theta[j]))
 			others = 0;
 	ok(good, "NaN in rho or g gives NaN rho/mu and theta");
 	ok(others, "NaN stays in its element");

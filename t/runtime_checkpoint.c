@@ -36,8 +36,8 @@
 
 #define PATH_LEN 4096
 
-static char dir[1024];      /* the scratch directory of this run */
-static bnn_err err;         /* the last error */
+static char dir[1024]; /* the scratch directory of this run */
+static bnn_err err;    /* the last error */
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -133,7 +133,7 @@ static void remove_tree(const char *d)
  * message (cleared first). */
 static int load_rc(const char *path)
 {
-	bnn_ckpt *ck = (bnn_ckpt *)&err;  /* must be set to NULL on failure */
+	bnn_ckpt *ck = (bnn_ckpt *)&err; /* must be set to NULL on failure */
 	int rc;
 
 	bnn_err_clear(&err);
@@ -182,8 +182,8 @@ static uint32_t lcg(uint64_t *s)
 /* A file image built field by field, for files with a valid CRC but
  * invalid content. */
 struct img {
-	unsigned char b[8192];  /* the bytes */
-	size_t n;               /* used */
+	unsigned char b[8192]; /* the bytes */
+	size_t n;              /* used */
 };
 
 static void img_bytes(struct img *m, const void *p, size_t n)
@@ -197,8 +197,8 @@ static void img_bytes(struct img *m, const void *p, size_t n)
 
 static void img_u32(struct img *m, uint32_t v)
 {
-	unsigned char b[4] = { (unsigned char)v, (unsigned char)(v >> 8),
-	                       (unsigned char)(v >> 16), (unsigned char)(v >> 24) };
+	unsigned char b[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+		               (unsigned char)(v >> 24) };
 
 	img_bytes(m, b, 4);
 }
@@ -210,11 +210,11 @@ static void img_u64(struct img *m, uint64_t v)
 }
 
 /* Magic, version, count, fingerprint 7, model name of name_len bytes. */
-static void img_header(struct img *m, uint32_t version, uint32_t count,
-                       const void *name, uint32_t name_len)
+static void img_header(struct img *m, uint32_t version, uint32_t count, const void *name,
+                       uint32_t name_len)
 {
 	m->n = 0;
-	img_bytes(m, "BNNCKPT", 8);  /* with its NUL */
+	img_bytes(m, "BNNCKPT", 8); /* with its NUL */
 	img_u32(m, version);
 	img_u32(m, count);
 	img_u64(m, 7);
@@ -222,9 +222,8 @@ static void img_header(struct img *m, uint32_t version, uint32_t count,
 	img_bytes(m, name, name_len);
 }
 
-static void img_section(struct img *m, const void *name, uint32_t name_len,
-                        uint32_t type, uint64_t count, const void *data,
-                        size_t data_len)
+static void img_section(struct img *m, const void *name, uint32_t name_len, uint32_t type,
+                        uint64_t count, const void *data, size_t data_len)
 {
 	img_u32(m, name_len);
 	img_bytes(m, name, name_len);
@@ -246,25 +245,84 @@ static void img_crc(struct img *m)
  * "m", section "w" f32 {1, -2}, section "t" text "hi".  77 bytes.
  */
 static const unsigned char tiny[77] = {
-	/*  0 magic            */ 'B', 'N', 'N', 'C', 'K', 'P', 'T', 0,
-	/*  8 version 1        */ 1, 0, 0, 0,
-	/* 12 2 sections       */ 2, 0, 0, 0,
-	/* 16 fingerprint      */ 0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01,
-	/* 24 name length 1    */ 1, 0, 0, 0,
+	/*  0 magic            */ 'B',
+	'N',
+	'N',
+	'C',
+	'K',
+	'P',
+	'T',
+	0,
+	/*  8 version 1        */ 1,
+	0,
+	0,
+	0,
+	/* 12 2 sections       */ 2,
+	0,
+	0,
+	0,
+	/* 16 fingerprint      */ 0xef,
+	0xcd,
+	0xab,
+	0x89,
+	0x67,
+	0x45,
+	0x23,
+	0x01,
+	/* 24 name length 1    */ 1,
+	0,
+	0,
+	0,
 	/* 28 model name       */ 'm',
-	/* 29 name length 1    */ 1, 0, 0, 0,
+	/* 29 name length 1    */ 1,
+	0,
+	0,
+	0,
 	/* 33 section name     */ 'w',
-	/* 34 type 1 (f32)     */ 1, 0, 0, 0,
-	/* 38 count 2          */ 2, 0, 0, 0, 0, 0, 0, 0,
-	/* 46 1.0f: 0x3f800000 */ 0x00, 0x00, 0x80, 0x3f,
-	/* 50 -2.0f: 0xc0000000 */ 0x00, 0x00, 0x00, 0xc0,
-	/* 54 name length 1    */ 1, 0, 0, 0,
+	/* 34 type 1 (f32)     */ 1,
+	0,
+	0,
+	0,
+	/* 38 count 2          */ 2,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	/* 46 1.0f: 0x3f800000 */ 0x00,
+	0x00,
+	0x80,
+	0x3f,
+	/* 50 -2.0f: 0xc0000000 */ 0x00,
+	0x00,
+	0x00,
+	0xc0,
+	/* 54 name length 1    */ 1,
+	0,
+	0,
+	0,
 	/* 58 section name     */ 't',
-	/* 59 type 2 (text)    */ 2, 0, 0, 0,
-	/* 63 count 2          */ 2, 0, 0, 0, 0, 0, 0, 0,
-	/* 71 text             */ 'h', 'i',
+	/* 59 type 2 (text)    */ 2,
+	0,
+	0,
+	0,
+	/* 63 count 2          */ 2,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	/* 71 text             */ 'h',
+	'i',
 	/* 73 CRC-32 of bytes 0..72, 0x6c05079b (zlib.crc32 in Python) */
-	                          0x9b, 0x07, 0x05, 0x6c,
+	0x9b,
+	0x07,
+	0x05,
+	0x6c,
 };
 
 static bnn_ckpt *tiny_ckpt(void)
@@ -298,11 +356,10 @@ static void test_crc32(void)
 
 	/* The check value of CRC-32/ISO-HDLC (the catalogue of parametrised
 	 * CRC algorithms): crc("123456789") = 0xcbf43926. */
-	is_int(bnn_crc32(0, "123456789", 9), 0xcbf43926U,
-	       "crc32(\"123456789\") is 0xcbf43926");
+	is_int(bnn_crc32(0, "123456789", 9), 0xcbf43926U, "crc32(\"123456789\") is 0xcbf43926");
 	/* zlib.crc32(b"The quick brown fox jumps over the lazy dog") */
-	is_int(bnn_crc32(0, "The quick brown fox jumps over the lazy dog", 43),
-	       0x414fa339U, "crc32 of the quick brown fox is 0x414fa339");
+	is_int(bnn_crc32(0, "The quick brown fox jumps over the lazy dog", 43), 0x414fa339U,
+	       "crc32 of the quick brown fox is 0x414fa339");
 	is_int(bnn_crc32(0, NULL, 0), 0, "crc32 of nothing is 0");
 	is_int(bnn_crc32(0x12345678U, NULL, 0), 0x12345678U,
 	       "continuing over nothing keeps the crc");
@@ -325,16 +382,14 @@ static void test_crc32(void)
 
 	for (i = 0; i < sizeof buf; i++)
 		buf[i] = (unsigned char)(lcg(&seed) >> 24);
-	is_int(bnn_crc32(0, buf, sizeof buf),
-	       (uint32_t)crc32(0L, buf, (uInt)sizeof buf),
+	is_int(bnn_crc32(0, buf, sizeof buf), (uint32_t)crc32(0L, buf, (uInt)sizeof buf),
 	       "10000 pseudo-random bytes agree with zlib");
 	for (i = 0; i < sizeof splits / sizeof splits[0]; i++) {
 		size_t s = splits[i];
 
 		c = bnn_crc32(bnn_crc32(0, buf, s), buf + s, sizeof buf - s);
 		is_int(c, (uint32_t)crc32(0L, buf, (uInt)sizeof buf),
-		       "crc continued after %zu bytes equals the crc of the whole",
-		       s);
+		       "crc continued after %zu bytes equals the crc of the whole", s);
 	}
 }
 
@@ -357,8 +412,7 @@ static void test_api(void)
 	is_int(bnn_ckpt_fingerprint(ck), 42, "the fingerprint is kept");
 
 	is_int(bnn_ckpt_add_f32(ck, "a", a, 3), BNN_OK, "add f32 'a'");
-	is_int(bnn_ckpt_add_f32(ck, "a", b, 1), BNN_EINVAL,
-	       "a second f32 'a' is rejected");
+	is_int(bnn_ckpt_add_f32(ck, "a", b, 1), BNN_EINVAL, "a second f32 'a' is rejected");
 	is_int(bnn_ckpt_add_text(ck, "a", "x"), BNN_EINVAL,
 	       "a text 'a' after the f32 'a' is rejected");
 	x = bnn_ckpt_find_f32(ck, "a", &n);
@@ -370,21 +424,17 @@ static void test_api(void)
 	is_str(bnn_ckpt_find_text(ck, "s"), "hello", "find text 's'");
 
 	is_int(bnn_ckpt_add_f32(ck, "", a, 1), BNN_EINVAL, "empty name rejected");
-	is_int(bnn_ckpt_add_text(ck, "", "x"), BNN_EINVAL,
-	       "empty text name rejected");
+	is_int(bnn_ckpt_add_text(ck, "", "x"), BNN_EINVAL, "empty text name rejected");
 	is_int(bnn_ckpt_add_f32(ck, NULL, a, 1), BNN_EINVAL, "NULL name rejected");
 	is_int(bnn_ckpt_add_f32(NULL, "z", a, 1), BNN_EINVAL, "NULL ck rejected");
 	is_int(bnn_ckpt_add_text(ck, "z", NULL), BNN_EINVAL, "NULL text rejected");
 	is_int(bnn_ckpt_add_f32(ck, "z", a, -1), BNN_EINVAL, "n < 0 rejected");
-	is_int(bnn_ckpt_add_f32(ck, "z", NULL, 2), BNN_EINVAL,
-	       "NULL data with n > 0 rejected");
+	is_int(bnn_ckpt_add_f32(ck, "z", NULL, 2), BNN_EINVAL, "NULL data with n > 0 rejected");
 	memset(name, 'q', BNN_CKPT_SECTION_NAME_MAX + 1);
 	name[BNN_CKPT_SECTION_NAME_MAX + 1] = '\0';
-	is_int(bnn_ckpt_add_f32(ck, name, a, 1), BNN_EINVAL,
-	       "a 256-byte section name is rejected");
+	is_int(bnn_ckpt_add_f32(ck, name, a, 1), BNN_EINVAL, "a 256-byte section name is rejected");
 	name[BNN_CKPT_SECTION_NAME_MAX] = '\0';
-	is_int(bnn_ckpt_add_f32(ck, name, a, 1), BNN_OK,
-	       "a 255-byte section name is accepted");
+	is_int(bnn_ckpt_add_f32(ck, name, a, 1), BNN_OK, "a 255-byte section name is accepted");
 	is_int(bnn_ckpt_add_f32(ck, "empty", NULL, 0), BNN_OK,
 	       "an empty f32 section with NULL data");
 
@@ -396,8 +446,7 @@ static void test_api(void)
 	n = 99;
 	ok(bnn_ckpt_find_f32(ck, "s", &n) == NULL && n == 0,
 	   "find_f32 of a text section is NULL with n = 0");
-	ok(bnn_ckpt_find_text(ck, "a") == NULL,
-	   "find_text of an f32 section is NULL");
+	ok(bnn_ckpt_find_text(ck, "a") == NULL, "find_text of an f32 section is NULL");
 	ok(bnn_ckpt_find_text(ck, "nope") == NULL, "a missing text is NULL");
 	ok(bnn_ckpt_find_f32(ck, "a", NULL) != NULL, "find_f32 with n NULL");
 	bnn_ckpt_free(ck);
@@ -432,10 +481,9 @@ static void test_layout(void)
 	for (i = 0; got && i < n && i < sizeof tiny; i++)
 		if (got[i] != tiny[i])
 			break;
-	if (!is_int(i, sizeof tiny, "tiny matches the hand-written bytes") &&
-	    got && i < n)
-		tap_diag("first difference at offset %zu: got 0x%02x, want 0x%02x",
-		         i, got[i], tiny[i]);
+	if (!is_int(i, sizeof tiny, "tiny matches the hand-written bytes") && got && i < n)
+		tap_diag("first difference at offset %zu: got 0x%02x, want 0x%02x", i, got[i],
+		         tiny[i]);
 	free(got);
 	bnn_ckpt_free(ck);
 }
@@ -446,24 +494,29 @@ static void test_round_trip(void)
 {
 	/* Bit patterns, each with its meaning. */
 	static const uint32_t special[] = {
-		0x00000000U,  /* +0 */
-		0x80000000U,  /* -0 */
-		0x00000001U,  /* smallest subnormal, 2^-149 */
-		0x807fffffU,  /* largest subnormal, negative */
-		0x00800000U,  /* FLT_MIN */
-		0x7f7fffffU,  /* FLT_MAX */
-		0x7f800000U,  /* +inf */
-		0xff800000U,  /* -inf */
-		0x7fc00000U,  /* the default quiet NaN */
-		0xffc12345U,  /* a negative quiet NaN with a payload */
-		0x7f800001U,  /* a signalling NaN, payload 1 */
-		0x3f800000U,  /* 1 */
-		0x3eaaaaabU,  /* 1/3 rounded to nearest */
+		0x00000000U, /* +0 */
+		0x80000000U, /* -0 */
+		0x00000001U, /* smallest subnormal, 2^-149 */
+		0x807fffffU, /* largest subnormal, negative */
+		0x00800000U, /* FLT_MIN */
+		0x7f7fffffU, /* FLT_MAX */
+		0x7f800000U, /* +inf */
+		0xff800000U, /* -inf */
+		0x7fc00000U, /* the default quiet NaN */
+		0xffc12345U, /* a negative quiet NaN with a payload */
+		0x7f800001U, /* a signalling NaN, payload 1 */
+		0x3f800000U, /* 1 */
+		0x3eaaaaabU, /* 1/3 rounded to nearest */
 	};
-	enum { NSPECIAL = sizeof special / sizeof special[0], NBIG = 5000 };
-	static const char text[] = "Gr\xc3\xbc\xc3\x9f" "e, \xe4\xb8\x96\xe7\x95\x8c "
+	enum {
+		NSPECIAL = sizeof special / sizeof special[0],
+		NBIG = 5000
+	};
+	static const char text[] = "Gr\xc3\xbc\xc3\x9f"
+	                           "e, \xe4\xb8\x96\xe7\x95\x8c "
 	                           "\xf0\x9f\x99\x82\nline 2\ttab";
-	static const char model[] = "gr\xc3\xb6\xc3\x9f" "e-net \xe2\x88\x91";
+	static const char model[] = "gr\xc3\xb6\xc3\x9f"
+	                            "e-net \xe2\x88\x91";
 	float sp[NSPECIAL], *big = malloc(NBIG * sizeof *big);
 	char path[PATH_LEN], path2[PATH_LEN];
 	unsigned char *b1, *b2;
@@ -478,13 +531,11 @@ static void test_round_trip(void)
 	for (i = 0; i < NSPECIAL; i++)
 		sp[i] = float_of(special[i]);
 	for (i = 0; i < NBIG; i++)
-		big[i] = float_of(lcg(&seed));  /* any bits, NaNs included */
+		big[i] = float_of(lcg(&seed)); /* any bits, NaNs included */
 	ck = bnn_ckpt_new(0xfedcba9876543210ULL, model);
 	if (!ck || bnn_ckpt_add_f32(ck, "special", sp, NSPECIAL) ||
-	    bnn_ckpt_add_f32(ck, "empty", NULL, 0) ||
-	    bnn_ckpt_add_f32(ck, "big", big, NBIG) ||
-	    bnn_ckpt_add_text(ck, "note", "") ||
-	    bnn_ckpt_add_text(ck, "utf8", text))
+	    bnn_ckpt_add_f32(ck, "empty", NULL, 0) || bnn_ckpt_add_f32(ck, "big", big, NBIG) ||
+	    bnn_ckpt_add_text(ck, "note", "") || bnn_ckpt_add_text(ck, "utf8", text))
 		tap_bail_out("cannot build the round-trip checkpoint");
 	is_int(save_rc(ck, in_dir(path, "rt.ckpt")), BNN_OK, "save round trip");
 	b1 = read_bytes(path, &n1);
@@ -498,15 +549,14 @@ static void test_round_trip(void)
 	is_int(bnn_ckpt_load(path, &back, &err), BNN_OK, "load round trip");
 	if (!back)
 		tap_bail_out("cannot load %s: %s", path, err.message);
-	is_int(bnn_ckpt_fingerprint(back), 0xfedcba9876543210ULL,
-	       "fingerprint survives");
+	is_int(bnn_ckpt_fingerprint(back), 0xfedcba9876543210ULL, "fingerprint survives");
 	is_str(bnn_ckpt_model_name(back), model, "UTF-8 model name survives");
 
 	x = bnn_ckpt_find_f32(back, "special", &n);
 	is_int(n, NSPECIAL, "special has 13 floats");
 	for (i = 0; x && i < NSPECIAL; i++)
-		is_int(bits_of(x[i]), special[i], "special[%zu] keeps bits 0x%08lx",
-		       i, (unsigned long)special[i]);
+		is_int(bits_of(x[i]), special[i], "special[%zu] keeps bits 0x%08lx", i,
+		       (unsigned long)special[i]);
 	x = bnn_ckpt_find_f32(back, "empty", &n);
 	ok(x != NULL && n == 0, "the empty f32 section survives");
 	x = bnn_ckpt_find_f32(back, "big", &n);
@@ -518,8 +568,7 @@ static void test_round_trip(void)
 	is_str(bnn_ckpt_find_text(back, "note"), "", "the empty text survives");
 	is_str(bnn_ckpt_find_text(back, "utf8"), text, "the UTF-8 text survives");
 
-	is_int(save_rc(back, in_dir(path2, "rt2.ckpt")), BNN_OK,
-	       "save the loaded checkpoint");
+	is_int(save_rc(back, in_dir(path2, "rt2.ckpt")), BNN_OK, "save the loaded checkpoint");
 	b2 = read_bytes(path2, &n2);
 	ok(b1 && b2 && n1 == n2 && memcmp(b1, b2, n1) == 0,
 	   "saving a loaded checkpoint gives the same bytes");
@@ -547,14 +596,11 @@ static void test_load_io(void)
 	char path[PATH_LEN], want[2 * PATH_LEN];
 	bnn_ckpt *ck = (bnn_ckpt *)&err;
 
-	is_int(load_rc(in_dir(path, "missing.ckpt")), BNN_EIO,
-	       "a missing file is BNN_EIO");
-	snprintf(want, sizeof want, "cannot open checkpoint %s: %s", path,
-	         strerror(ENOENT));
+	is_int(load_rc(in_dir(path, "missing.ckpt")), BNN_EIO, "a missing file is BNN_EIO");
+	snprintf(want, sizeof want, "cannot open checkpoint %s: %s", path, strerror(ENOENT));
 	is_str(err.message, want, "... cannot open: no such file");
 	is_int(load_rc(dir), BNN_EIO, "a directory is BNN_EIO");
-	snprintf(want, sizeof want, "cannot read checkpoint %s: %s", dir,
-	         strerror(EISDIR));
+	snprintf(want, sizeof want, "cannot read checkpoint %s: %s", dir, strerror(EISDIR));
 	is_str(err.message, want, "... cannot read: is a directory");
 	is_int(bnn_ckpt_load(NULL, &ck, NULL), BNN_EINVAL, "NULL path");
 	ok(ck == NULL, "... *out is NULL");
@@ -573,43 +619,37 @@ static void test_load_format(void)
 	is_int(load_bytes("bad.ckpt", hello, sizeof hello - 1), BNN_EFORMAT,
 	       "a text file is BNN_EFORMAT");
 	is_msg(path, ": not a bnn checkpoint", "... not a bnn checkpoint");
-	is_int(load_bytes("bad.ckpt", "BNX", 3), BNN_EFORMAT,
-	       "3 bytes unlike the magic");
+	is_int(load_bytes("bad.ckpt", "BNX", 3), BNN_EFORMAT, "3 bytes unlike the magic");
 	is_msg(path, ": not a bnn checkpoint", "... not a bnn checkpoint");
 	is_int(load_bytes("bad.ckpt", "", 0), BNN_EFORMAT, "an empty file");
-	is_msg(path, ": empty file, not a bnn checkpoint",
-	       "... empty file, not a bnn checkpoint");
+	is_msg(path, ": empty file, not a bnn checkpoint", "... empty file, not a bnn checkpoint");
 
 	memcpy(buf, tiny, sizeof tiny);
 	buf[8] = 7;
-	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT,
-	       "version 7");
-	is_msg(path, ": checkpoint format version 7 is newer than this "
-	       "library supports (1)", "... newer than this library supports");
+	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT, "version 7");
+	is_msg(path,
+	       ": checkpoint format version 7 is newer than this "
+	       "library supports (1)",
+	       "... newer than this library supports");
 	buf[8] = 0;
-	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT,
-	       "version 0");
-	is_msg(path, ": invalid checkpoint format version 0",
-	       "... invalid version 0");
+	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT, "version 0");
+	is_msg(path, ": invalid checkpoint format version 0", "... invalid version 0");
 	buf[8] = 7;
 	/* the version is checked before the length: 12 bytes suffice */
-	is_int(load_bytes("bad.ckpt", buf, 12), BNN_EFORMAT,
-	       "version 7, 12 bytes");
-	is_msg(path, ": checkpoint format version 7 is newer than this "
-	       "library supports (1)", "... still a newer version");
+	is_int(load_bytes("bad.ckpt", buf, 12), BNN_EFORMAT, "version 7, 12 bytes");
+	is_msg(path,
+	       ": checkpoint format version 7 is newer than this "
+	       "library supports (1)",
+	       "... still a newer version");
 
 	memcpy(buf, tiny, sizeof tiny);
 	buf[47] ^= 0x10;
-	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT,
-	       "a bit flipped in the data");
-	is_msg(path, ": checksum mismatch: the checkpoint is corrupt",
-	       "... checksum mismatch");
+	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT, "a bit flipped in the data");
+	is_msg(path, ": checksum mismatch: the checkpoint is corrupt", "... checksum mismatch");
 	memcpy(buf, tiny, sizeof tiny);
 	buf[75] ^= 0x01;
-	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT,
-	       "a bit flipped in the CRC");
-	is_msg(path, ": checksum mismatch: the checkpoint is corrupt",
-	       "... checksum mismatch");
+	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT, "a bit flipped in the CRC");
+	is_msg(path, ": checksum mismatch: the checkpoint is corrupt", "... checksum mismatch");
 	memcpy(buf, tiny, sizeof tiny);
 	buf[59] = 3;
 	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT,
@@ -622,35 +662,32 @@ static void test_load_format(void)
 	 * bytes 73..76, 0x6c05079b = 1812268955, at offset 77 */
 	is_int(load_bytes("bad.ckpt", buf, sizeof tiny), BNN_EFORMAT,
 	       "section count 2 damaged into 3");
-	is_msg(path, ": truncated checkpoint (the name of section 3 of 3 needs "
+	is_msg(path,
+	       ": truncated checkpoint (the name of section 3 of 3 needs "
 	       "1812268955 bytes at offset 77, only 0 remain)",
 	       "... reads as truncation (a length cannot be trusted)");
 
 	memcpy(buf, tiny, sizeof tiny);
 	memcpy(buf + sizeof tiny, "xyz", 3);
-	is_int(load_bytes("bad.ckpt", buf, sizeof tiny + 3), BNN_EFORMAT,
-	       "3 trailing bytes");
+	is_int(load_bytes("bad.ckpt", buf, sizeof tiny + 3), BNN_EFORMAT, "3 trailing bytes");
 	is_msg(path, ": 3 unexpected bytes at offset 77, after the checksum",
 	       "... unexpected bytes after the checksum");
-	is_int(load_bytes("bad.ckpt", buf, sizeof tiny + 1), BNN_EFORMAT,
-	       "1 trailing byte");
+	is_int(load_bytes("bad.ckpt", buf, sizeof tiny + 1), BNN_EFORMAT, "1 trailing byte");
 	is_msg(path, ": 1 unexpected byte at offset 77, after the checksum",
 	       "... unexpected byte after the checksum");
 	buf[50] ^= 0x80;
 	is_int(load_bytes("bad.ckpt", buf, sizeof tiny + 1), BNN_EFORMAT,
 	       "corrupt and 1 trailing byte");
-	is_msg(path, ": checksum mismatch: the checkpoint is corrupt",
-	       "... a checksum mismatch");
+	is_msg(path, ": checksum mismatch: the checkpoint is corrupt", "... a checksum mismatch");
 
 	/* Valid CRC, invalid content: offsets by hand from the layout, a
 	 * one-byte model name "m" puts the first section at 29. */
 	img_header(&m, 1, 2, "m", 1);
 	img_section(&m, "w", 1, 1, 0, NULL, 0);
-	img_section(&m, "t", 1, 3, 2, "hi", 2);  /* 29 + 4+1+12 = 46 */
+	img_section(&m, "t", 1, 3, 2, "hi", 2); /* 29 + 4+1+12 = 46 */
 	img_crc(&m);
 	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "type 3 with a good CRC");
-	is_msg(path, ": section 't' at offset 46 has unknown type 3",
-	       "... unknown type");
+	is_msg(path, ": section 't' at offset 46 has unknown type 3", "... unknown type");
 
 	img_header(&m, 1, 1, "m", 1);
 	img_section(&m, "a\nb'c", 5, 9, 0, NULL, 0);
@@ -666,17 +703,21 @@ static void test_load_format(void)
 	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "type 9, long name");
 	/* ckpt_show stops before an escape could overflow 100 bytes: 93
 	 * characters, then "..." */
-	is_msg(path, ": section 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	is_msg(path,
+	       ": section 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 	       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' at offset 29 "
-	       "has unknown type 9", "... a long name is cut in the message");
+	       "has unknown type 9",
+	       "... a long name is cut in the message");
 
 	img_header(&m, 1, 2, "m", 1);
 	img_section(&m, "w", 1, 1, 1, "\0\0\0\0", 4);
-	img_section(&m, "w", 1, 2, 2, "hi", 2);  /* 29 + 4+1+12+4 = 50 */
+	img_section(&m, "w", 1, 2, 2, "hi", 2); /* 29 + 4+1+12+4 = 50 */
 	img_crc(&m);
 	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "duplicate names");
-	is_msg(path, ": duplicate section 'w' at offset 50 (the first is at "
-	       "offset 29)", "... duplicate section");
+	is_msg(path,
+	       ": duplicate section 'w' at offset 50 (the first is at "
+	       "offset 29)",
+	       "... duplicate section");
 
 	/* One section, type 2 (text) unless said, with a bad name or text. */
 	memset(name, 'y', 256);
@@ -702,14 +743,15 @@ static void test_load_format(void)
 			  ": the name of section 1 of 1 at offset 29 contains a NUL byte",
 			  "... NUL in a section name" },
 			{ "t", 1, 3, "h\0i", 3, BNN_EFORMAT, "a NUL in a text",
-			  ": text section 't' at offset 29 contains a NUL byte", "... NUL in a text" },
+			  ": text section 't' at offset 29 contains a NUL byte",
+			  "... NUL in a text" },
 		};
 		int i;
 
 		for (i = 0; i < (int)(sizeof sections / sizeof sections[0]); i++) {
 			img_header(&m, 1, 1, "m", 1);
-			img_section(&m, sections[i].name, sections[i].name_len, 2, sections[i].count,
-			            sections[i].data, sections[i].data_len);
+			img_section(&m, sections[i].name, sections[i].name_len, 2,
+			            sections[i].count, sections[i].data, sections[i].data_len);
 			img_crc(&m);
 			is_int(load_bytes("bad.ckpt", m.b, m.n), sections[i].code, "%s",
 			       sections[i].what);
@@ -720,10 +762,8 @@ static void test_load_format(void)
 
 	img_header(&m, 1, 0, "m\0n", 3);
 	img_crc(&m);
-	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT,
-	       "a NUL in the model name");
-	is_msg(path, ": the model name contains a NUL byte",
-	       "... NUL in the model name");
+	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "a NUL in the model name");
+	is_msg(path, ": the model name contains a NUL byte", "... NUL in the model name");
 
 	{
 		static char big[BNN_CKPT_MODEL_NAME_MAX + 1];
@@ -731,14 +771,14 @@ static void test_load_format(void)
 		memset(big, 'm', sizeof big);
 		img_header(&m, 1, 0, big, sizeof big);
 		img_crc(&m);
-		is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT,
-		       "a 4097-byte model name");
-		is_msg(path, ": the model name is 4097 bytes long (the limit is "
-		       "4096)", "... model name too long");
+		is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "a 4097-byte model name");
+		is_msg(path,
+		       ": the model name is 4097 bytes long (the limit is "
+		       "4096)",
+		       "... model name too long");
 		img_header(&m, 1, 0, big, sizeof big - 1);
 		img_crc(&m);
-		is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_OK,
-		       "a 4096-byte model name loads");
+		is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_OK, "a 4096-byte model name loads");
 	}
 
 	/* 2^61 floats need 2^63 = 9223372036854775808 bytes at 29+4+1+12 */
@@ -746,7 +786,8 @@ static void test_load_format(void)
 	img_section(&m, "w", 1, 1, (uint64_t)1 << 61, NULL, 0);
 	img_crc(&m);
 	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "2^61 floats");
-	is_msg(path, ": truncated checkpoint (section 'w' needs "
+	is_msg(path,
+	       ": truncated checkpoint (section 'w' needs "
 	       "9223372036854775808 bytes at offset 46, only 4 remain)",
 	       "... needs 2^63 bytes");
 	/* 2^32 - 1 sections but one in the file: the second one's name length
@@ -755,7 +796,8 @@ static void test_load_format(void)
 	img_section(&m, "t", 1, 2, 0, NULL, 0);
 	img_crc(&m);
 	is_int(load_bytes("bad.ckpt", m.b, m.n), BNN_EFORMAT, "2^32-1 sections");
-	is_msg(path, ": truncated checkpoint (the name of section 2 of "
+	is_msg(path,
+	       ": truncated checkpoint (the name of section 2 of "
 	       "4294967295 needs 3799017162 bytes at offset 50, only 0 remain)",
 	       "... the walk stops at the end of the file");
 }
@@ -767,9 +809,9 @@ static void test_truncation(void)
 	 * length in [from, to] truncates what, which begins at offset at and
 	 * is need bytes long. */
 	static const struct {
-		size_t from, to;   /* file lengths */
-		const char *what;  /* the field cut short */
-		size_t at, need;   /* its offset and size */
+		size_t from, to;  /* file lengths */
+		const char *what; /* the field cut short */
+		size_t at, need;  /* its offset and size */
 	} cut[] = {
 		{ 1, 27, "the header", 0, 28 },
 		{ 28, 28, "the model name", 28, 1 },
@@ -799,17 +841,16 @@ static void test_truncation(void)
 			rc = load_bytes("cut.ckpt", tiny, len);
 			if (rc != BNN_EFORMAT)
 				bad_code++;
-			snprintf(want, sizeof want, "%s: truncated checkpoint (%s "
+			snprintf(want, sizeof want,
+			         "%s: truncated checkpoint (%s "
 			         "needs %zu byte%s at offset %zu, only %zu remain%s)",
-			         path, cut[k].what, cut[k].need,
-			         cut[k].need == 1 ? "" : "s", cut[k].at, left,
-			         left == 1 ? "s" : "");
+			         path, cut[k].what, cut[k].need, cut[k].need == 1 ? "" : "s",
+			         cut[k].at, left, left == 1 ? "s" : "");
 			is_str(err.message, want, "cut to %zu bytes", len);
 		}
 	}
 	is_int(bad_code, 0, "every cut is BNN_EFORMAT");
-	is_int(load_bytes("cut.ckpt", tiny, sizeof tiny), BNN_OK,
-	       "all 77 bytes load");
+	is_int(load_bytes("cut.ckpt", tiny, sizeof tiny), BNN_OK, "all 77 bytes load");
 }
 
 /* A corrupted byte at every offset of the tiny file is rejected. */
@@ -829,8 +870,7 @@ static void test_corruption(void)
 			buf[i] ^= masks[k];
 			if (load_bytes("flip.ckpt", buf, sizeof buf) != BNN_EFORMAT) {
 				all = 0;
-				tap_diag("byte %zu ^ 0x%02x: %s", i, masks[k],
-				         err.message);
+				tap_diag("byte %zu ^ 0x%02x: %s", i, masks[k], err.message);
 			}
 		}
 		ok(all, "byte %zu corrupted 9 ways: always BNN_EFORMAT", i);
@@ -860,17 +900,17 @@ static void test_fuzz(void)
 		memcpy(buf, orig, n);
 		len = n;
 		switch (iter % 4) {
-		case 0:  /* one to three bytes changed */
+		case 0: /* one to three bytes changed */
 		case 1:
 			for (k = 0; k <= (int)(lcg(&seed) % 3); k++) {
 				i = lcg(&seed) % n;
 				buf[i] ^= (unsigned char)(1 + lcg(&seed) % 255);
 			}
 			break;
-		case 2:  /* cut short */
+		case 2: /* cut short */
 			len = lcg(&seed) % n;
 			break;
-		default:  /* a byte changed and the file cut */
+		default: /* a byte changed and the file cut */
 			i = lcg(&seed) % n;
 			buf[i] ^= (unsigned char)(1 + lcg(&seed) % 255);
 			len = i + 1 + lcg(&seed) % (n - i);
@@ -909,15 +949,13 @@ static void test_save(void)
 	/* a new file, then replacing it */
 	in_dir(path, "save.ckpt");
 	is_int(save_rc(ck, path), BNN_OK, "save a new file");
-	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644,
-	   "a new checkpoint has mode 0644");
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644, "a new checkpoint has mode 0644");
 	is_int(save_rc(other, path), BNN_OK, "replace it");
 	is_int(load_rc(path), BNN_OK, "the replacement loads");
 	ok(!file_is(path, tiny, sizeof tiny), "the file was replaced");
 	chmod(path, 0600);
 	is_int(save_rc(ck, path), BNN_OK, "replace a 0600 file");
-	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
-	   "the replacement keeps mode 0600");
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "the replacement keeps mode 0600");
 	ok(file_is(path, tiny, sizeof tiny), "and holds the tiny bytes");
 	is_int(count_temps(dir), 0, "no temporary file after the saves");
 
@@ -937,8 +975,7 @@ static void test_save(void)
 	/* a missing directory */
 	in_dir(path, "no/such/dir.ckpt");
 	is_int(save_rc(ck, path), BNN_EIO, "save into a missing directory");
-	snprintf(want, sizeof want, "cannot write checkpoint %s: %s", path,
-	         strerror(ENOENT));
+	snprintf(want, sizeof want, "cannot write checkpoint %s: %s", path, strerror(ENOENT));
 	is_str(err.message, want, "... cannot write: no such file");
 
 	/* a directory in the way: refused before anything is written */
@@ -949,11 +986,10 @@ static void test_save(void)
 	if (save_rc(ck, path) != BNN_OK)
 		tap_bail_out("cannot save %s", path);
 	is_int(save_rc(ck, sub), BNN_EIO, "save over a directory");
-	snprintf(want, sizeof want, "cannot write checkpoint %s: %s", sub,
-	         strerror(EISDIR));
+	snprintf(want, sizeof want, "cannot write checkpoint %s: %s", sub, strerror(EISDIR));
 	is_str(err.message, want, "... cannot write: is a directory");
-	ok(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) &&
-	   file_is(path, tiny, sizeof tiny), "... the directory is intact");
+	ok(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) && file_is(path, tiny, sizeof tiny),
+	   "... the directory is intact");
 	is_int(count_temps(dir), 0, "... and the temporary file was removed");
 	/* a device: renaming over it would replace the node */
 	is_int(save_rc(ck, "/dev/null"), BNN_EIO, "save over a device");
@@ -966,8 +1002,7 @@ static void test_save(void)
 		tap_skip(4, "running as root: directory permissions not enforced");
 	} else {
 		chmod(sub, 0555);
-		is_int(save_rc(other, path), BNN_EIO,
-		       "save into a read-only directory");
+		is_int(save_rc(other, path), BNN_EIO, "save into a read-only directory");
 		snprintf(want, sizeof want, "cannot write checkpoint %s: %s", path,
 		         strerror(EACCES));
 		is_str(err.message, want, "... cannot write: permission denied");
@@ -985,7 +1020,9 @@ static void test_save(void)
 /* A write failing half way (RLIMIT_FSIZE: EFBIG) leaves the old file. */
 static void test_save_write_error(void)
 {
-	enum { N = 1 << 17 };  /* 512 KiB of floats, over the 256 KiB limit */
+	enum {
+		N = 1 << 17
+	}; /* 512 KiB of floats, over the 256 KiB limit */
 	struct rlimit old, lim;
 	char path[PATH_LEN], want[2 * PATH_LEN];
 	bnn_ckpt *ck = bnn_ckpt_new(1, "big"), *small = tiny_ckpt();
@@ -1013,8 +1050,8 @@ static void test_save_write_error(void)
 		}
 		signal(SIGXFSZ, SIG_DFL);
 		is_int(rc, BNN_EIO, "a write failing half way is BNN_EIO");
-		snprintf(want, sizeof want, "cannot write checkpoint %s: %s",
-		         path, strerror(EFBIG));
+		snprintf(want, sizeof want, "cannot write checkpoint %s: %s", path,
+		         strerror(EFBIG));
 		is_str(err.message, want, "... cannot write: file too large");
 		ok(file_is(path, tiny, sizeof tiny), "... the old file is intact");
 		is_int(count_temps(dir), 0, "... and the temporary file removed");
@@ -1028,11 +1065,9 @@ int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
 
-	snprintf(dir, sizeof dir, "%s/bnn-ckpt-XXXXXX",
-	         tmp && *tmp ? tmp : "/tmp");
+	snprintf(dir, sizeof dir, "%s/bnn-ckpt-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
-		tap_bail_out("cannot create a directory under %s",
-		             tmp && *tmp ? tmp : "/tmp");
+		tap_bail_out("cannot create a directory under %s", tmp && *tmp ? tmp : "/tmp");
 	test_crc32();
 	test_api();
 	test_layout();

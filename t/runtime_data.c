@@ -32,8 +32,8 @@
 #define FMNIST "/usr/share/datasets/fashion-mnist/"
 #endif
 
-static char tmpdir[256];        /* the fresh directory of this run */
-static char created[128][64];    /* names written in it, to remove */
+static char tmpdir[256];      /* the fresh directory of this run */
+static char created[128][64]; /* names written in it, to remove */
 static int ncreated;
 
 /* The path of name in tmpdir (one of four rotating static buffers). */
@@ -43,8 +43,7 @@ static const char *tpath(const char *name)
 	static int next;
 	char *p = buf[next++ % 4];
 
-	if (snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name) >=
-	    (int)sizeof buf[0])
+	if (snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name) >= (int)sizeof buf[0])
 		tap_bail_out("path too long: %s/%s", tmpdir, name);
 	return p;
 }
@@ -83,8 +82,7 @@ static void put(const char *name, const void *data, size_t len, int gz)
 	if (gz) {
 		gzFile f = gzopen(tpath(name), "wb");
 
-		if (!f ||
-		    (len && gzwrite(f, data, (unsigned)len) != (int)len) ||
+		if (!f || (len && gzwrite(f, data, (unsigned)len) != (int)len) ||
 		    gzclose(f) != Z_OK)
 			tap_bail_out("cannot write %s", tpath(name));
 	} else {
@@ -102,9 +100,8 @@ static void put_text(const char *name, const char *text)
 
 /* Build an IDX file in buf: header for (type, rank, dims), then len bytes
  * of already big-endian data.  Returns the total size. */
-static size_t idx_build(unsigned char *buf, int type, int rank,
-                        const unsigned long *dims, const void *data,
-                        size_t len)
+static size_t idx_build(unsigned char *buf, int type, int rank, const unsigned long *dims,
+                        const void *data, size_t len)
 {
 	size_t n = 0;
 	int i;
@@ -126,11 +123,10 @@ static size_t idx_build(unsigned char *buf, int type, int rank,
 /* Check a failure: the code, the exact message, and a zeroed output. */
 #define FAILS(rc, err, code, want, ...) \
 	fails_at(__FILE__, __LINE__, rc, err, code, want, __VA_ARGS__)
-static void fails_at(const char *file, int line, int rc, const bnn_err *e,
-                     int code, const char *want, const char *what, ...)
-	TAP_PRINTF(7, 8);
-static void fails_at(const char *file, int line, int rc, const bnn_err *e,
-                     int code, const char *want, const char *what, ...)
+static void fails_at(const char *file, int line, int rc, const bnn_err *e, int code,
+                     const char *want, const char *what, ...) TAP_PRINTF(7, 8);
+static void fails_at(const char *file, int line, int rc, const bnn_err *e, int code,
+                     const char *want, const char *what, ...)
 {
 	char d[512];
 	va_list ap;
@@ -148,8 +144,7 @@ static void fails_at(const char *file, int line, int rc, const bnn_err *e,
 static void test_idx_u8(void)
 {
 	/* 2 images of 2 x 3 pixels; labels 7 and 0. */
-	static const unsigned char px[12] = { 0, 255, 51, 1, 2, 3,
-	                                      10, 20, 30, 40, 50, 102 };
+	static const unsigned char px[12] = { 0, 255, 51, 1, 2, 3, 10, 20, 30, 40, 50, 102 };
 	static const unsigned char lab[2] = { 7, 0 };
 	unsigned long dims[3] = { 2, 2, 3 }, ldims[1] = { 2 };
 	unsigned char buf[128];
@@ -177,33 +172,28 @@ static void test_idx_u8(void)
 		   "%s u8 IDX: dims 2 x 2 x 3", what);
 		is_int(idx.count, 12, "%s u8 IDX: count 2*2*3", what);
 		/* Raw bytes, unscaled. */
-		ok(idx.data[0] == 0 && idx.data[1] == 255 &&
-		   idx.data[5] == 3 && idx.data[11] == 102,
+		ok(idx.data[0] == 0 && idx.data[1] == 255 && idx.data[5] == 3 &&
+		           idx.data[11] == 102,
 		   "%s u8 IDX: raw values 0 255 .. 3 .. 102", what);
 		bnn_idx_free(&idx);
-		ok(idx.data == NULL && idx.count == 0,
-		   "bnn_idx_free zeroes the array");
+		ok(idx.data == NULL && idx.count == 0, "bnn_idx_free zeroes the array");
 
 		rc = bnn_data_load_idx(tpath(gz ? "u8.idx.gz" : "u8.idx"),
-		                       tpath(gz ? "lab.idx.gz" : "lab.idx"),
-		                       &ds, &e);
+		                       tpath(gz ? "lab.idx.gz" : "lab.idx"), &ds, &e);
 		is_int(rc, BNN_OK, "%s images + labels load", what);
 		is_int(ds.n, 2, "%s: n = dims[0] = 2", what);
 		is_int(ds.features, 6, "%s: features = 2*3", what);
 		is_int(ds.rank, 2, "%s: example rank 2", what);
-		ok(ds.shape[0] == 2 && ds.shape[1] == 3, "%s: shape 2 x 3",
-		   what);
+		ok(ds.shape[0] == 2 && ds.shape[1] == 3, "%s: shape 2 x 3", what);
 		is_int(ds.targets, 1, "%s: one target", what);
 		ok(ds.columns == NULL, "%s: no column names", what);
 		/* u8 scaled by 1/255: 255 -> 1, 51 -> 0.2, 102 -> 0.4. */
 		is_float(ds.x[0], 0.0, 0, "%s: pixel 0 -> 0", what);
 		is_float(ds.x[1], 1.0, 0, "%s: pixel 255 -> 1", what);
-		is_float(ds.x[2], 51.0f / 255.0f, 0, "%s: pixel 51 -> 0.2",
-		         what);
+		is_float(ds.x[2], 51.0f / 255.0f, 0, "%s: pixel 51 -> 0.2", what);
 		is_rel(ds.x[2], 0.2, 1e-6, "%s: 51/255 is 0.2", what);
 		is_rel(ds.x[11], 0.4, 1e-6, "%s: 102/255 is 0.4", what);
-		ok(ds.y[0] == 7 && ds.y[1] == 0, "%s: labels 7 0 unscaled",
-		   what);
+		ok(ds.y[0] == 7 && ds.y[1] == 0, "%s: labels 7 0 unscaled", what);
 		bnn_dataset_free(&ds);
 		ok(ds.x == NULL && ds.y == NULL && ds.n == 0,
 		   "bnn_dataset_free zeroes the data set");
@@ -220,8 +210,8 @@ static void test_idx_u8(void)
 		put("r1.idx", buf, n, 0);
 		is_int(bnn_data_load_idx(tpath("r1.idx"), NULL, &ds, &e), 0,
 		       "rank-1 images without labels load");
-		ok(ds.n == 3 && ds.features == 1 && ds.rank == 1 &&
-		   ds.shape[0] == 1, "rank-1 images: 3 examples of 1 feature");
+		ok(ds.n == 3 && ds.features == 1 && ds.rank == 1 && ds.shape[0] == 1,
+		   "rank-1 images: 3 examples of 1 feature");
 		ok(ds.targets == 0 && ds.y == NULL, "no labels: no targets");
 		is_float(ds.x[1], 1.0, 0, "rank-1 images are scaled too");
 		bnn_dataset_free(&ds);
@@ -232,20 +222,19 @@ static void test_idx_types(void)
 {
 	/* i32: 0x01020304 = 16909060 (an even number below 2^25, exact in
 	 * float), 0xFFFFFFFE = -2, 0x7FFFFFFF = 2147483647 -> 2^31. */
-	static const unsigned char i32[12] = { 1, 2, 3, 4, 0xFF, 0xFF, 0xFF,
-	                                       0xFE, 0x7F, 0xFF, 0xFF, 0xFF };
+	static const unsigned char i32[12] = { 1,    2,    3,    4,    0xFF, 0xFF,
+		                               0xFF, 0xFE, 0x7F, 0xFF, 0xFF, 0xFF };
 	/* f32: 0x3FC00000 = 1.5, 0xBE800000 = -0.25, 0x40400000 = 3,
 	 * 0x00000000 = 0. */
-	static const unsigned char f32[16] = { 0x3F, 0xC0, 0, 0, 0xBE, 0x80,
-	                                       0, 0, 0x40, 0x40, 0, 0,
-	                                       0, 0, 0, 0 };
+	static const unsigned char f32[16] = { 0x3F, 0xC0, 0, 0, 0xBE, 0x80, 0, 0,
+		                               0x40, 0x40, 0, 0, 0,    0,    0, 0 };
 	/* i8: 0xFF = -1, 0x80 = -128, 0x7F = 127. */
 	static const unsigned char i8[3] = { 0xFF, 0x80, 0x7F };
 	/* i16: 0x0102 = 258, 0xFF00 = -256. */
 	static const unsigned char i16[4] = { 0x01, 0x02, 0xFF, 0x00 };
 	/* f64: 0x3FF8000000000000 = 1.5, 0xC000000000000000 = -2. */
 	static const unsigned char f64[16] = { 0x3F, 0xF8, 0, 0, 0, 0, 0, 0,
-	                                       0xC0, 0, 0, 0, 0, 0, 0, 0 };
+		                               0xC0, 0,    0, 0, 0, 0, 0, 0 };
 	unsigned long d3[1] = { 3 }, d22[2] = { 2, 2 }, d2[1] = { 2 };
 	unsigned char buf[128];
 	bnn_idx idx;
@@ -259,25 +248,23 @@ static void test_idx_types(void)
 
 		n = idx_build(buf, 0x0C, 1, d3, i32, sizeof i32);
 		put(name, buf, n, gz);
-		is_int(bnn_idx_read(tpath(name), &idx, &e), 0, "%s reads",
-		       name);
-		ok(idx.type == 0x0C && idx.rank == 1 && idx.count == 3,
-		   "%s: i32, rank 1, 3 values", name);
+		is_int(bnn_idx_read(tpath(name), &idx, &e), 0, "%s reads", name);
+		ok(idx.type == 0x0C && idx.rank == 1 && idx.count == 3, "%s: i32, rank 1, 3 values",
+		   name);
 		is_float(idx.data[0], 16909060.0, 0, "%s: 0x01020304", name);
 		is_float(idx.data[1], -2.0, 0, "%s: 0xFFFFFFFE is -2", name);
-		is_float(idx.data[2], 2147483648.0, 0,
-		         "%s: 2^31 - 1 rounds to 2^31 in float", name);
+		is_float(idx.data[2], 2147483648.0, 0, "%s: 2^31 - 1 rounds to 2^31 in float",
+		         name);
 		bnn_idx_free(&idx);
 
 		name = gz ? "f32.idx.gz" : "f32.idx";
 		n = idx_build(buf, 0x0D, 2, d22, f32, sizeof f32);
 		put(name, buf, n, gz);
-		is_int(bnn_idx_read(tpath(name), &idx, &e), 0, "%s reads",
-		       name);
-		ok(idx.type == 0x0D && idx.rank == 2 && idx.dims[0] == 2 &&
-		   idx.dims[1] == 2, "%s: f32, 2 x 2", name);
-		ok(idx.data[0] == 1.5f && idx.data[1] == -0.25f &&
-		   idx.data[2] == 3.0f && idx.data[3] == 0.0f,
+		is_int(bnn_idx_read(tpath(name), &idx, &e), 0, "%s reads", name);
+		ok(idx.type == 0x0D && idx.rank == 2 && idx.dims[0] == 2 && idx.dims[1] == 2,
+		   "%s: f32, 2 x 2", name);
+		ok(idx.data[0] == 1.5f && idx.data[1] == -0.25f && idx.data[2] == 3.0f &&
+		           idx.data[3] == 0.0f,
 		   "%s: 1.5 -0.25 3 0", name);
 		bnn_idx_free(&idx);
 	}
@@ -287,20 +274,18 @@ static void test_idx_types(void)
 	put("f32.idx", buf, n, 0);
 	n = idx_build(buf, 0x0C, 1, d2, i32, 8);
 	put("i32lab.idx", buf, n, 0);
-	is_int(bnn_data_load_idx(tpath("f32.idx"), tpath("i32lab.idx"), &ds,
-	                         &e), 0, "f32 images with i32 labels load");
-	ok(ds.n == 2 && ds.features == 2 && ds.rank == 1 &&
-	   ds.shape[0] == 2, "f32 images: 2 examples of 2 features");
-	ok(ds.x[0] == 1.5f && ds.x[1] == -0.25f && ds.x[2] == 3.0f,
-	   "f32 images are not scaled");
+	is_int(bnn_data_load_idx(tpath("f32.idx"), tpath("i32lab.idx"), &ds, &e), 0,
+	       "f32 images with i32 labels load");
+	ok(ds.n == 2 && ds.features == 2 && ds.rank == 1 && ds.shape[0] == 2,
+	   "f32 images: 2 examples of 2 features");
+	ok(ds.x[0] == 1.5f && ds.x[1] == -0.25f && ds.x[2] == 3.0f, "f32 images are not scaled");
 	ok(ds.y[0] == 16909060.0f && ds.y[1] == -2.0f, "i32 labels");
 	bnn_dataset_free(&ds);
 
 	n = idx_build(buf, 0x09, 1, d3, i8, sizeof i8);
 	put("i8.idx", buf, n, 0);
 	is_int(bnn_idx_read(tpath("i8.idx"), &idx, &e), 0, "i8 IDX reads");
-	ok(idx.data[0] == -1 && idx.data[1] == -128 && idx.data[2] == 127,
-	   "i8: -1 -128 127");
+	ok(idx.data[0] == -1 && idx.data[1] == -128 && idx.data[2] == 127, "i8: -1 -128 127");
 	bnn_idx_free(&idx);
 
 	n = idx_build(buf, 0x0B, 1, d2, i16, sizeof i16);
@@ -312,8 +297,7 @@ static void test_idx_types(void)
 	n = idx_build(buf, 0x0E, 1, d2, f64, sizeof f64);
 	put("f64.idx", buf, n, 0);
 	is_int(bnn_idx_read(tpath("f64.idx"), &idx, &e), 0, "f64 IDX reads");
-	ok(idx.type == 0x0E && idx.data[0] == 1.5f && idx.data[1] == -2.0f,
-	   "f64: 1.5 -2");
+	ok(idx.type == 0x0E && idx.data[0] == 1.5f && idx.data[1] == -2.0f, "f64: 1.5 -2");
 	bnn_idx_free(&idx);
 
 	/* A rank-4 file of 2 x 1 x 1 x 2 u8: examples of shape 1 x 1 x 2. */
@@ -323,10 +307,9 @@ static void test_idx_types(void)
 
 		n = idx_build(buf, 0x08, 4, d4, v, sizeof v);
 		put("r4.idx", buf, n, 0);
-		is_int(bnn_data_load_idx(tpath("r4.idx"), NULL, &ds, &e), 0,
-		       "rank-4 IDX loads");
-		ok(ds.rank == 3 && ds.shape[0] == 1 && ds.shape[1] == 1 &&
-		   ds.shape[2] == 2 && ds.features == 2 && ds.n == 2,
+		is_int(bnn_data_load_idx(tpath("r4.idx"), NULL, &ds, &e), 0, "rank-4 IDX loads");
+		ok(ds.rank == 3 && ds.shape[0] == 1 && ds.shape[1] == 1 && ds.shape[2] == 2 &&
+		           ds.features == 2 && ds.n == 2,
 		   "rank 4: 2 examples of shape 1 x 1 x 2");
 		bnn_dataset_free(&ds);
 	}
@@ -345,27 +328,26 @@ static void test_idx_errors(void)
 
 	rc = bnn_idx_read(tpath("missing.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EIO,
-	      fmt("%s: cannot open: No such file or directory",
-	          tpath("missing.idx")), "missing file");
+	      fmt("%s: cannot open: No such file or directory", tpath("missing.idx")),
+	      "missing file");
 	ok(idx.data == NULL && idx.count == 0, "failure leaves out zeroed");
 
 	put_text("pgm.idx", "P5\n2 3\n255\n");
 	rc = bnn_idx_read(tpath("pgm.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: not an IDX file (magic bytes 0x50 0x35 at offset 0)",
-	          tpath("pgm.idx")), "wrong magic");
+	      fmt("%s: not an IDX file (magic bytes 0x50 0x35 at offset 0)", tpath("pgm.idx")),
+	      "wrong magic");
 
 	put("empty.idx", "", 0, 0);
 	rc = bnn_idx_read(tpath("empty.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: empty file, not an IDX file", tpath("empty.idx")),
+	FAILS(rc, &e, BNN_EFORMAT, fmt("%s: empty file, not an IDX file", tpath("empty.idx")),
 	      "empty IDX file");
 
 	put("short.idx", "\0\0\x08", 3, 0);
 	rc = bnn_idx_read(tpath("short.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: truncated: expected a 4-byte IDX magic, found 3 bytes",
-	          tpath("short.idx")), "3-byte file");
+	      fmt("%s: truncated: expected a 4-byte IDX magic, found 3 bytes", tpath("short.idx")),
+	      "3-byte file");
 
 	n = idx_build(buf, 0x07, 2, d23, six, 6);
 	put("type.idx", buf, n, 0);
@@ -373,27 +355,26 @@ static void test_idx_errors(void)
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("%s: unknown IDX type 0x07 at offset 2 (known: 0x08 u8, "
 	          "0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64)",
-	          tpath("type.idx")), "unknown type");
+	          tpath("type.idx")),
+	      "unknown type");
 
 	n = idx_build(buf, 0x08, 0, d23, six, 6);
 	put("rank0.idx", buf, n, 0);
 	rc = bnn_idx_read(tpath("rank0.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: IDX rank 0 at offset 3 is not in 1..4",
-	          tpath("rank0.idx")), "rank 0");
+	      fmt("%s: IDX rank 0 at offset 3 is not in 1..4", tpath("rank0.idx")), "rank 0");
 
 	put("rank5.idx", "\0\0\x08\x05", 4, 0);
 	rc = bnn_idx_read(tpath("rank5.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: IDX rank 5 at offset 3 is not in 1..4",
-	          tpath("rank5.idx")), "rank 5");
+	      fmt("%s: IDX rank 5 at offset 3 is not in 1..4", tpath("rank5.idx")), "rank 5");
 
 	/* Rank 3 needs 4 + 12 = 16 header bytes; 4 + 6 given. */
 	put("hdr.idx", "\0\0\x08\x03\0\0\0\x02\0\0", 10, 0);
 	rc = bnn_idx_read(tpath("hdr.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: truncated: a rank-3 IDX header has 16 bytes, found 10",
-	          tpath("hdr.idx")), "truncated header");
+	      fmt("%s: truncated: a rank-3 IDX header has 16 bytes, found 10", tpath("hdr.idx")),
+	      "truncated header");
 
 	{
 		unsigned long dz[3] = { 2, 0, 3 };
@@ -403,8 +384,8 @@ static void test_idx_errors(void)
 		rc = bnn_idx_read(tpath("zero.idx"), &idx, &e);
 		/* Dimension 2's size sits at offset 4 + 4 = 8. */
 		FAILS(rc, &e, BNN_EFORMAT,
-		      fmt("%s: dimension 2 has size 0 (offset 8)",
-		          tpath("zero.idx")), "a size of 0");
+		      fmt("%s: dimension 2 has size 0 (offset 8)", tpath("zero.idx")),
+		      "a size of 0");
 	}
 	{
 		/* 65536 * 65536 = 2^32 > 2^31 at dimension 2. */
@@ -415,7 +396,8 @@ static void test_idx_errors(void)
 		rc = bnn_idx_read(tpath("big.idx"), &idx, &e);
 		FAILS(rc, &e, BNN_EFORMAT,
 		      fmt("%s: too large: dimensions 1..2 (offset 8) hold more "
-		          "than 2147483648 elements", tpath("big.idx")),
+		          "than 2147483648 elements",
+		          tpath("big.idx")),
 		      "more than 2^31 elements");
 	}
 
@@ -425,7 +407,9 @@ static void test_idx_errors(void)
 	rc = bnn_idx_read(tpath("trunc.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("%s: truncated: expected 6 bytes of data after the 12-byte "
-	          "header, found 4", tpath("trunc.idx")), "truncated data");
+	          "header, found 4",
+	          tpath("trunc.idx")),
+	      "truncated data");
 	ok(idx.data == NULL, "truncated: no data left behind");
 
 	n = idx_build(buf, 0x08, 2, d23, six, 9);
@@ -433,7 +417,8 @@ static void test_idx_errors(void)
 	rc = bnn_idx_read(tpath("trail.idx"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("%s: trailing bytes: expected 6 bytes of data after the "
-	          "12-byte header, found 9", tpath("trail.idx")),
+	          "12-byte header, found 9",
+	          tpath("trail.idx")),
 	      "trailing bytes");
 
 	/* The same files compressed: the offsets are the same. */
@@ -442,14 +427,16 @@ static void test_idx_errors(void)
 	rc = bnn_idx_read(tpath("trunc.idx.gz"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("%s: truncated: expected 6 bytes of data after the 12-byte "
-	          "header, found 4", tpath("trunc.idx.gz")),
+	          "header, found 4",
+	          tpath("trunc.idx.gz")),
 	      "truncated data, gzip");
 	n = idx_build(buf, 0x08, 2, d23, six, 9);
 	put("trail.idx.gz", buf, n, 1);
 	rc = bnn_idx_read(tpath("trail.idx.gz"), &idx, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("%s: trailing bytes: expected 6 bytes of data after the "
-	          "12-byte header, found 9", tpath("trail.idx.gz")),
+	          "12-byte header, found 9",
+	          tpath("trail.idx.gz")),
 	      "trailing bytes, gzip");
 
 	/* A complete IDX file whose gzip stream is cut short: the last 8
@@ -471,8 +458,7 @@ static void test_idx_errors(void)
 		gzlen = f ? fread(gzbuf, 1, sizeof gzbuf, f) : 0;
 		if (f)
 			fclose(f);
-		ok(gzlen > 1000 && gzlen < sizeof gzbuf,
-		   "the gzip file has %zu bytes", gzlen);
+		ok(gzlen > 1000 && gzlen < sizeof gzbuf, "the gzip file has %zu bytes", gzlen);
 		is_int(bnn_idx_read(tpath("whole.idx.gz"), &idx, &e), 0,
 		       "the whole gzip file reads");
 		is_int(idx.count, 60000, "it holds 100 * 600 * 1 values");
@@ -483,15 +469,16 @@ static void test_idx_errors(void)
 		FAILS(rc, &e, BNN_EFORMAT,
 		      fmt("%s: corrupt or truncated gzip stream (after 60016 "
 		          "uncompressed bytes): unexpected end of file",
-		          tpath("cut8.idx.gz")), "gzip without its trailer");
+		          tpath("cut8.idx.gz")),
+		      "gzip without its trailer");
 
 		put("cuthalf.idx.gz", gzbuf, gzlen / 2, 0);
 		rc = bnn_idx_read(tpath("cuthalf.idx.gz"), &idx, &e);
 		is_int(rc, BNN_EFORMAT, "gzip cut in half: BNN_EFORMAT");
 		ok(strstr(e.message, ": corrupt or truncated gzip stream "
 		                     "(after ") != NULL &&
-		   strstr(e.message, " uncompressed bytes): unexpected end of "
-		                     "file"),
+		           strstr(e.message, " uncompressed bytes): unexpected end of "
+		                             "file"),
 		   "gzip cut in half: %s", e.message);
 		ok(idx.data == NULL, "gzip cut in half: nothing left behind");
 
@@ -500,14 +487,12 @@ static void test_idx_errors(void)
 		gzbuf[gzlen / 2 + 1] ^= 0xAA;
 		put("bad.idx.gz", gzbuf, gzlen, 0);
 		rc = bnn_idx_read(tpath("bad.idx.gz"), &idx, &e);
-		is_int(rc, BNN_EFORMAT, "corrupt gzip data: BNN_EFORMAT (%s)",
-		       e.message);
+		is_int(rc, BNN_EFORMAT, "corrupt gzip data: BNN_EFORMAT (%s)", e.message);
 	}
 
 	{
 		/* f32 NaN (0x7FC00000) as element 1, at offset 8 + 4. */
-		static const unsigned char nanv[8] = { 0x3F, 0x80, 0, 0,
-		                                       0x7F, 0xC0, 0, 0 };
+		static const unsigned char nanv[8] = { 0x3F, 0x80, 0, 0, 0x7F, 0xC0, 0, 0 };
 
 		n = idx_build(buf, 0x0D, 1, d2, nanv, sizeof nanv);
 		put("nan.idx", buf, n, 0);
@@ -537,7 +522,8 @@ static void test_idx_errors(void)
 		FAILS(rc, &e, BNN_EFORMAT,
 		      fmt("%s: element 0 (0-based, at offset 8) is NaN, "
 		          "infinite or too large for a float",
-		          tpath("f64big.idx")), "f64 beyond float range");
+		          tpath("f64big.idx")),
+		      "f64 beyond float range");
 	}
 
 	/* Labels that do not fit the images. */
@@ -547,39 +533,45 @@ static void test_idx_errors(void)
 	put("lab3.idx", buf, n, 0);
 	rc = bnn_data_load_idx(tpath("im.idx"), tpath("lab3.idx"), &ds, &e);
 	FAILS(rc, &e, BNN_EMISMATCH,
-	      fmt("labels %s has 3 entries but images %s has 2",
-	          tpath("lab3.idx"), tpath("im.idx")), "label count mismatch");
-	ok(ds.x == NULL && ds.y == NULL && ds.n == 0,
-	   "label mismatch: data set left zeroed");
+	      fmt("labels %s has 3 entries but images %s has 2", tpath("lab3.idx"),
+	          tpath("im.idx")),
+	      "label count mismatch");
+	ok(ds.x == NULL && ds.y == NULL && ds.n == 0, "label mismatch: data set left zeroed");
 
 	rc = bnn_data_load_idx(tpath("im.idx"), tpath("im.idx"), &ds, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("labels %s has rank 2; labels must have rank 1 (one label "
-	          "per image)", tpath("im.idx")), "rank-2 labels");
+	          "per image)",
+	          tpath("im.idx")),
+	      "rank-2 labels");
 
 	n = idx_build(buf, 0x0D, 1, d2, "\x3f\x80\0\0\0\0\0\0", 8);
 	put("flab.idx", buf, n, 0);
 	rc = bnn_data_load_idx(tpath("im.idx"), tpath("flab.idx"), &ds, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
 	      fmt("labels %s has type f32; labels must have an integer type "
-	          "(u8, i8, i16 or i32)", tpath("flab.idx")), "f32 labels");
+	          "(u8, i8, i16 or i32)",
+	          tpath("flab.idx")),
+	      "f32 labels");
 
 	rc = bnn_data_load_idx(tpath("im.idx"), tpath("nolab.idx"), &ds, &e);
 	FAILS(rc, &e, BNN_EIO,
-	      fmt("%s: cannot open: No such file or directory",
-	          tpath("nolab.idx")), "missing label file");
+	      fmt("%s: cannot open: No such file or directory", tpath("nolab.idx")),
+	      "missing label file");
 	rc = bnn_data_load_idx(tpath("pgm.idx"), tpath("lab3.idx"), &ds, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: not an IDX file (magic bytes 0x50 0x35 at offset 0)",
-	          tpath("pgm.idx")), "bad image file");
+	      fmt("%s: not an IDX file (magic bytes 0x50 0x35 at offset 0)", tpath("pgm.idx")),
+	      "bad image file");
 
 	/* A directory opens but cannot be read. */
 	rc = bnn_idx_read(tmpdir, &idx, &e);
-	FAILS(rc, &e, BNN_EIO, fmt("%s: read error at offset 0: Is a "
-	                           "directory", tmpdir), "IDX: a directory");
+	FAILS(rc, &e, BNN_EIO,
+	      fmt("%s: read error at offset 0: Is a "
+	          "directory",
+	          tmpdir),
+	      "IDX: a directory");
 
-	is_int(bnn_idx_read(tpath("im.idx"), &idx, NULL), 0,
-	       "err may be NULL (success)");
+	is_int(bnn_idx_read(tpath("im.idx"), &idx, NULL), 0, "err may be NULL (success)");
 	bnn_idx_free(&idx);
 	is_int(bnn_idx_read(tpath("pgm.idx"), &idx, NULL), BNN_EFORMAT,
 	       "err may be NULL (failure)");
@@ -610,8 +602,7 @@ static void test_fashion_mnist(void)
 	}
 	is_int(ds.n, 10000, "t10k: 10000 images");
 	is_int(ds.features, 784, "t10k: 28 * 28 = 784 features");
-	ok(ds.rank == 2 && ds.shape[0] == 28 && ds.shape[1] == 28,
-	   "t10k: images are 28 x 28");
+	ok(ds.rank == 2 && ds.shape[0] == 28 && ds.shape[1] == 28, "t10k: images are 28 x 28");
 	is_int(ds.targets, 1, "t10k: one label per image");
 	for (i = 0; i < ds.n * ds.features; i++) {
 		if (ds.x[i] < lo)
@@ -632,22 +623,21 @@ static void test_fashion_mnist(void)
 	   "t10k: 1000 images per class (checked for 0, 5, 9)");
 	/* The first five test labels: ankle boot, pullover, trouser,
 	 * trouser, shirt. */
-	ok(ds.y[0] == 9 && ds.y[1] == 2 && ds.y[2] == 1 && ds.y[3] == 1 &&
-	   ds.y[4] == 6, "t10k: labels begin 9 2 1 1 6");
+	ok(ds.y[0] == 9 && ds.y[1] == 2 && ds.y[2] == 1 && ds.y[3] == 1 && ds.y[4] == 6,
+	   "t10k: labels begin 9 2 1 1 6");
 	is_int(bnn_data_check_labels(&ds, 10, lb, &e), 0,
 	       "t10k: labels pass the check for 10 classes");
 	rc = bnn_data_check_labels(&ds, 9, lb, &e);
 	is_str(e.message, fmt("%s: example 1: label 9 is outside [0, 9)", lb),
-	       "t10k: the first ankle boot fails a 9-class check (rc %d)",
-	       rc);
+	       "t10k: the first ankle boot fails a 9-class check (rc %d)", rc);
 	bnn_dataset_free(&ds);
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
 
 /* Load tmpdir/name with the given options; returns the code. */
-static int csv(const char *name, const char *target, long targets,
-               int optional, long features, bnn_dataset *ds, bnn_err *e)
+static int csv(const char *name, const char *target, long targets, int optional, long features,
+               bnn_dataset *ds, bnn_err *e)
 {
 	bnn_csv_options o;
 
@@ -667,22 +657,21 @@ static void test_csv_ok(void)
 	put_text("last.csv", "a,b,y\n1,2,0\n3,4.5,1\n");
 	rc = csv("last.csv", NULL, 1, 0, 0, &ds, &e);
 	is_int(rc, 0, "default: the last column is the target");
-	ok(e.code == 0 && e.message[0] == '\0',
-	   "success leaves err untouched");
+	ok(e.code == 0 && e.message[0] == '\0', "success leaves err untouched");
 	ok(ds.n == 2 && ds.features == 2 && ds.targets == 1,
 	   "last.csv: 2 examples, 2 features, 1 target");
 	ok(ds.rank == 1 && ds.shape[0] == 2, "CSV examples have rank 1");
 	ok(ds.x[0] == 1 && ds.x[1] == 2 && ds.x[2] == 3 && ds.x[3] == 4.5f,
 	   "last.csv: x = 1 2 / 3 4.5");
 	ok(ds.y[0] == 0 && ds.y[1] == 1, "last.csv: y = 0 1");
-	ok(ds.columns && !strcmp(ds.columns[0], "a") &&
-	   !strcmp(ds.columns[1], "b"), "last.csv: feature names a b");
+	ok(ds.columns && !strcmp(ds.columns[0], "a") && !strcmp(ds.columns[1], "b"),
+	   "last.csv: feature names a b");
 	bnn_dataset_free(&ds);
 
 	rc = csv("last.csv", "b", 0, 0, 2, &ds, &e);
 	is_int(rc, 0, "target by name, in the middle");
-	ok(ds.features == 2 && ds.targets == 1 && ds.x[0] == 1 &&
-	   ds.x[1] == 0 && ds.x[2] == 3 && ds.x[3] == 1,
+	ok(ds.features == 2 && ds.targets == 1 && ds.x[0] == 1 && ds.x[1] == 0 && ds.x[2] == 3 &&
+	           ds.x[3] == 1,
 	   "target b: features a y in file order");
 	ok(ds.y[0] == 2 && ds.y[1] == 4.5f, "target b: y = 2 4.5");
 	ok(!strcmp(ds.columns[0], "a") && !strcmp(ds.columns[1], "y"),
@@ -691,32 +680,30 @@ static void test_csv_ok(void)
 
 	rc = csv("last.csv", NULL, 0, 0, 0, &ds, &e);
 	is_int(rc, 0, "no targets: every column is a feature");
-	ok(ds.features == 3 && ds.targets == 0 && ds.y == NULL &&
-	   ds.x[2] == 0 && ds.x[5] == 1, "no targets: 3 features");
+	ok(ds.features == 3 && ds.targets == 0 && ds.y == NULL && ds.x[2] == 0 && ds.x[5] == 1,
+	   "no targets: 3 features");
 	bnn_dataset_free(&ds);
 
 	put_text("two.csv", "x1,t1,x2,t2\n1,10,2,20\n3,30,4,40\n");
 	rc = csv("two.csv", " t2 , t1", 2, 0, 2, &ds, &e);
 	is_int(rc, 0, "two targets by name (with blanks)");
-	ok(ds.targets == 2 && ds.y[0] == 20 && ds.y[1] == 10 &&
-	   ds.y[2] == 40 && ds.y[3] == 30,
+	ok(ds.targets == 2 && ds.y[0] == 20 && ds.y[1] == 10 && ds.y[2] == 40 && ds.y[3] == 30,
 	   "two targets: y in the order named (t2, t1)");
 	ok(ds.x[0] == 1 && ds.x[1] == 2 && ds.x[2] == 3 && ds.x[3] == 4,
 	   "two targets: x1 x2 are the features");
 	bnn_dataset_free(&ds);
 	rc = csv("two.csv", NULL, 2, 0, 0, &ds, &e);
 	is_int(rc, 0, "the last two columns as targets");
-	ok(ds.features == 2 && ds.y[0] == 2 && ds.y[1] == 20 &&
-	   ds.x[0] == 1 && ds.x[1] == 10, "last two: x2 t2 are targets");
+	ok(ds.features == 2 && ds.y[0] == 2 && ds.y[1] == 20 && ds.x[0] == 1 && ds.x[1] == 10,
+	   "last two: x2 t2 are targets");
 	bnn_dataset_free(&ds);
 
-	put_text("quoted.csv",
-	         "\"a\",\"say \"\"hi\"\"\", \"c,d\" ,y\n"
-	         "\"1.5\", \" -2 \" ,\"3e2\",\"0\"\n");
+	put_text("quoted.csv", "\"a\",\"say \"\"hi\"\"\", \"c,d\" ,y\n"
+	                       "\"1.5\", \" -2 \" ,\"3e2\",\"0\"\n");
 	rc = csv("quoted.csv", "y", 1, 0, 3, &ds, &e);
 	is_int(rc, 0, "quoted fields: %s", e.message);
-	ok(ds.n == 1 && ds.x[0] == 1.5f && ds.x[1] == -2 && ds.x[2] == 300 &&
-	   ds.y[0] == 0, "quoted: 1.5 -2 300 / 0");
+	ok(ds.n == 1 && ds.x[0] == 1.5f && ds.x[1] == -2 && ds.x[2] == 300 && ds.y[0] == 0,
+	   "quoted: 1.5 -2 300 / 0");
 	is_str(ds.columns[1], "say \"hi\"", "quoted name with \"\" escapes");
 	is_str(ds.columns[2], "c,d", "quoted name with a comma");
 	bnn_dataset_free(&ds);
@@ -738,11 +725,10 @@ static void test_csv_ok(void)
 	                       "1e3,1E-2,-0\n\n  \n\t\n");
 	rc = csv("blanks.csv", "y", 1, 0, 0, &ds, &e);
 	is_int(rc, 0, "blanks around fields, trailing empty lines");
-	ok(ds.n == 2 && ds.x[0] == 1 && ds.x[1] == -0.5f && ds.y[0] == 2 &&
-	   ds.x[2] == 1000 && ds.x[3] == 0.01f && ds.y[1] == 0,
+	ok(ds.n == 2 && ds.x[0] == 1 && ds.x[1] == -0.5f && ds.y[0] == 2 && ds.x[2] == 1000 &&
+	           ds.x[3] == 0.01f && ds.y[1] == 0,
 	   "numbers: 1 -.5 +2. 1e3 1E-2 -0");
-	ok(!strcmp(ds.columns[0], "a") && !strcmp(ds.columns[1], "b"),
-	   "names are trimmed");
+	ok(!strcmp(ds.columns[0], "a") && !strcmp(ds.columns[1], "b"), "names are trimmed");
 	bnn_dataset_free(&ds);
 
 	/* targets_optional: the file has the features and no target. */
@@ -757,13 +743,11 @@ static void test_csv_ok(void)
 	ok(ds.targets == 0 && ds.features == 2, "optional: 2 features");
 	bnn_dataset_free(&ds);
 	rc = csv("last.csv", "y", 1, 1, 2, &ds, &e);
-	ok(rc == 0 && ds.targets == 1 && ds.y[1] == 1,
-	   "optional target present: it is read");
+	ok(rc == 0 && ds.targets == 1 && ds.y[1] == 1, "optional target present: it is read");
 	bnn_dataset_free(&ds);
 
 	rc = bnn_data_load_csv(tpath("last.csv"), NULL, &ds, &e);
-	ok(rc == 0 && ds.features == 3 && ds.targets == 0,
-	   "NULL options: all features");
+	ok(rc == 0 && ds.features == 3 && ds.targets == 0, "NULL options: all features");
 	bnn_dataset_free(&ds);
 
 	/* A line of more than 1 MB: a million leading zeros. */
@@ -780,8 +764,7 @@ static void test_csv_ok(void)
 		put_text("long.csv", big);
 		free(big);
 		rc = csv("long.csv", NULL, 1, 0, 0, &ds, &e);
-		ok(rc == 0 && ds.n == 1 && ds.x[0] == 2.5f,
-		   "a 1 MB line: 000...0002.5 is 2.5");
+		ok(rc == 0 && ds.n == 1 && ds.x[0] == 2.5f, "a 1 MB line: 000...0002.5 is 2.5");
 		bnn_dataset_free(&ds);
 	}
 
@@ -794,13 +777,11 @@ static void test_csv_ok(void)
 		if (!wide)
 			tap_bail_out("out of memory");
 		for (c = 0; c < 30000; c++)
-			k += (size_t)sprintf(wide + k, "%sc%d",
-			                     c ? "," : "", c);
+			k += (size_t)sprintf(wide + k, "%sc%d", c ? "," : "", c);
 		wide[k++] = '\n';
 		for (r = 0; r < 3; r++) {
 			for (c = 0; c < 30000; c++)
-				k += (size_t)sprintf(wide + k, "%s%d",
-				                     c ? "," : "", (c + r) % 7);
+				k += (size_t)sprintf(wide + k, "%s%d", c ? "," : "", (c + r) % 7);
 			wide[k++] = '\n';
 			if (r == 0) {
 				put("wide.csv", wide, k, 0);
@@ -821,9 +802,9 @@ static void test_csv_ok(void)
 		 * = 6 (7 * 4285 = 29995); feature 12345 is c12346: 12348 % 7
 		 * = 0 (7 * 1764 = 12348). */
 		ok(ds.n == 3 && ds.y[2] == 6 && ds.x[2 * 29999 + 29998] == 6 &&
-		   ds.x[2 * 29999 + 12345] == 0, "30000 columns: values");
-		is_str(ds.columns ? ds.columns[29998] : NULL, "c29999",
-		       "30000 columns: last name");
+		           ds.x[2 * 29999 + 12345] == 0,
+		   "30000 columns: values");
+		is_str(ds.columns ? ds.columns[29998] : NULL, "c29999", "30000 columns: last name");
 		bnn_dataset_free(&ds);
 	}
 
@@ -845,8 +826,7 @@ static void test_csv_ok(void)
 		is_int(rc, 0, "20000 rows load");
 		is_int(ds.n, 20000, "20000 rows: n");
 		for (i = 0; rc == 0 && i < ds.n; i++)
-			okrows += ds.x[2 * i] == i &&
-			          ds.x[2 * i + 1] == i / 2 + 0.5f &&
+			okrows += ds.x[2 * i] == i && ds.x[2 * i + 1] == i / 2 + 0.5f &&
 			          ds.y[i] == i % 3;
 		is_int(okrows, 20000, "20000 rows: every value right");
 		bnn_dataset_free(&ds);
@@ -858,18 +838,14 @@ static void test_csv_ok(void)
 		char path[1024];
 		bnn_csv_options o = { "price", 1, 0, 3 };
 
-		snprintf(path, sizeof path, "%s/t/data/small.csv",
-		         top ? top : ".");
+		snprintf(path, sizeof path, "%s/t/data/small.csv", top ? top : ".");
 		rc = bnn_data_load_csv(path, &o, &ds, &e);
-		is_int(rc, 0, "t/data/small.csv loads: %s",
-		       rc ? e.message : "ok");
-		ok(rc == 0 && ds.n == 5 && ds.features == 3 &&
-		   ds.targets == 1, "small.csv: 5 examples, 3 features");
-		ok(rc == 0 && ds.y[0] == 120.5f && ds.y[4] == 99 &&
-		   ds.x[0] == 3 && ds.x[14] == 12,
+		is_int(rc, 0, "t/data/small.csv loads: %s", rc ? e.message : "ok");
+		ok(rc == 0 && ds.n == 5 && ds.features == 3 && ds.targets == 1,
+		   "small.csv: 5 examples, 3 features");
+		ok(rc == 0 && ds.y[0] == 120.5f && ds.y[4] == 99 && ds.x[0] == 3 && ds.x[14] == 12,
 		   "small.csv: first price 120.5, last 99, corners 3 and 12");
-		is_str(rc == 0 ? ds.columns[2] : NULL, "age",
-		       "small.csv: third feature is age");
+		is_str(rc == 0 ? ds.columns[2] : NULL, "age", "small.csv: third feature is age");
 		bnn_dataset_free(&ds);
 	}
 }
@@ -936,8 +912,8 @@ static void test_csv_errors(void)
 		  "control bytes are escaped in messages" },
 		/* 39 ASCII bytes, then U+00E9 (0xC3 0xA9) across the 40-byte cut:
 		 * the cut moves back to 39 bytes, before the whole character. */
-		{ "utf8.csv", "x,y\n1,abcdefghijklmnopqrstuvwxyz0123456789abc\xC3\xA9z\n", NULL, 1, 0,
-		  0, BNN_EFORMAT,
+		{ "utf8.csv", "x,y\n1,abcdefghijklmnopqrstuvwxyz0123456789abc\xC3\xA9z\n", NULL, 1,
+		  0, 0, BNN_EFORMAT,
 		  ":2:3: column 'y': 'abcdefghijklmnopqrstuvwxyz0123456789abc...' is not a number",
 		  "long text is cut between UTF-8 characters" },
 		{ "open.csv", "x,y\n1,\"2\n", NULL, 1, 0, 0, BNN_EFORMAT,
@@ -954,7 +930,8 @@ static void test_csv_errors(void)
 		  ":1: no target column 'price' (did you mean 'Price'?)",
 		  "unknown target: a case slip" },
 		{ "house.csv", NULL, "pirce", 1, 0, 0, BNN_EFORMAT,
-		  ":1: no target column 'pirce' (did you mean 'Price'?)", "unknown target: a typo" },
+		  ":1: no target column 'pirce' (did you mean 'Price'?)",
+		  "unknown target: a typo" },
 		{ "house.csv", NULL, "age,sold", 2, 0, 0, BNN_EFORMAT,
 		  ":1: no target column 'sold' (the columns are: rooms, Price, age)",
 		  "one of two targets missing" },
@@ -1006,40 +983,46 @@ static void test_csv_errors(void)
 	int rc;
 
 	rc = csv("nope.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EIO, fmt("%s: cannot open: No such file or "
-	                           "directory", tpath("nope.csv")),
+	FAILS(rc, &e, BNN_EIO,
+	      fmt("%s: cannot open: No such file or "
+	          "directory",
+	          tpath("nope.csv")),
 	      "CSV missing");
 
 	rc = bnn_data_load_csv(tmpdir, NULL, &ds, &e);
-	FAILS(rc, &e, BNN_EIO, fmt("%s:1: read error: Is a directory",
-	                           tmpdir), "CSV: a directory");
+	FAILS(rc, &e, BNN_EIO, fmt("%s:1: read error: Is a directory", tmpdir), "CSV: a directory");
 
 	put_text("ragged.csv", "a,b,y\n1,2,3\n4,5\n");
 	rc = csv("ragged.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:3: row has 2 fields but the "
-	                               "header has 3", tpath("ragged.csv")),
+	FAILS(rc, &e, BNN_EFORMAT,
+	      fmt("%s:3: row has 2 fields but the "
+	          "header has 3",
+	          tpath("ragged.csv")),
 	      "ragged row");
-	ok(ds.x == NULL && ds.columns == NULL && ds.n == 0,
-	   "ragged: data set left zeroed");
+	ok(ds.x == NULL && ds.columns == NULL && ds.n == 0, "ragged: data set left zeroed");
 	put_text("ragged2.csv", "a,y\n1,2,\n");
 	rc = csv("ragged2.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2: row has 3 fields but the "
-	                               "header has 2", tpath("ragged2.csv")),
+	FAILS(rc, &e, BNN_EFORMAT,
+	      fmt("%s:2: row has 3 fields but the "
+	          "header has 2",
+	          tpath("ragged2.csv")),
 	      "trailing comma");
 
 	csv_fails(values, COUNT(values));
 
 	put("nul.csv", "x,y\n1,2\0\n", 9, 0);
 	rc = csv("nul.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s:2:4: NUL byte (is this a text "
-	                               "file?)", tpath("nul.csv")),
+	FAILS(rc, &e, BNN_EFORMAT,
+	      fmt("%s:2:4: NUL byte (is this a text "
+	          "file?)",
+	          tpath("nul.csv")),
 	      "NUL byte");
 
 	csv_fails(targets, COUNT(targets));
 
 	csv_fails(shapes, COUNT(shapes));
-	is_int(bnn_data_load_csv(tpath("ragged.csv"), NULL, &ds, NULL),
-	       BNN_EFORMAT, "CSV: err may be NULL");
+	is_int(bnn_data_load_csv(tpath("ragged.csv"), NULL, &ds, NULL), BNN_EFORMAT,
+	       "CSV: err may be NULL");
 }
 
 /* ---- standardisation and labels ----------------------------------------- */
@@ -1062,8 +1045,7 @@ static void test_standardize(void)
 	/* mean (1+2+3)/3 = 2; variance ((-1)^2 + 0 + 1^2)/3 = 2/3;
 	 * std sqrt(2/3) = 0.816496580927726. */
 	is_float(s.mean[0], 2.0, 0, "mean of 1 2 3 is 2");
-	is_rel(s.std[0], 0.816496580927726, 1e-7,
-	       "population std of 1 2 3 is sqrt(2/3)");
+	is_rel(s.std[0], 0.816496580927726, 1e-7, "population std of 1 2 3 is sqrt(2/3)");
 	is_float(s.mean[1], 5.0, 0, "mean of 5 5 5 is 5");
 	is_float(s.std[1], 1.0, 0, "a constant feature gets std 1");
 	rc = bnn_standardizer_apply(&s, &ds, &e);
@@ -1072,26 +1054,21 @@ static void test_standardize(void)
 	is_rel(x[0], -1.224744871391589, 1e-6, "x00 -> -sqrt(3/2)");
 	is_float(x[2], 0.0, 0, "x10 -> 0");
 	is_rel(x[4], 1.224744871391589, 1e-6, "x20 -> sqrt(3/2)");
-	ok(x[1] == 0 && x[3] == 0 && x[5] == 0,
-	   "the constant feature is only centred");
+	ok(x[1] == 0 && x[3] == 0 && x[5] == 0, "the constant feature is only centred");
 	FAILS(bnn_standardizer_apply(&s, &other, &e), &e, BNN_EMISMATCH,
-	      "the standardizer has 2 features but the data set has 3",
-	      "apply to the wrong width");
+	      "the standardizer has 2 features but the data set has 3", "apply to the wrong width");
 	bnn_standardizer_free(&s);
-	ok(s.mean == NULL && s.std == NULL && s.features == 0,
-	   "bnn_standardizer_free zeroes it");
+	ok(s.mean == NULL && s.std == NULL && s.features == 0, "bnn_standardizer_free zeroes it");
 	bnn_standardizer_free(NULL);
 
 	/* 1e6+1, 1e6+3 (exact in float): mean 1e6+2, deviations +-1, std 1
 	 * exactly; the two-pass method keeps it so. */
 	rc = bnn_standardizer_fit(&d4, &s, &e);
-	ok(rc == 0 && s.mean[0] == 1e6f + 2 && s.std[0] == 1.0f,
-	   "large mean: mean 1e6+2, std 1");
+	ok(rc == 0 && s.mean[0] == 1e6f + 2 && s.std[0] == 1.0f, "large mean: mean 1e6+2, std 1");
 	bnn_standardizer_free(&s);
 
 	FAILS(bnn_standardizer_fit(&none, &s, &e), &e, BNN_EINVAL,
-	      "cannot standardise: the data set has no examples",
-	      "fit on no examples");
+	      "cannot standardise: the data set has no examples", "fit on no examples");
 	ok(s.mean == NULL, "failed fit leaves it zeroed");
 }
 
@@ -1105,20 +1082,17 @@ static void test_labels(void)
 	bnn_dataset nolab = { 4, 1, 1, { 1 }, 0, x, NULL, NULL };
 	bnn_err e = { 0, "" };
 
-	is_int(bnn_data_check_labels(&ds, 10, "f.csv", &e), 0,
-	       "labels 0 9 3 1 are in [0, 10)");
+	is_int(bnn_data_check_labels(&ds, 10, "f.csv", &e), 0, "labels 0 9 3 1 are in [0, 10)");
 	is_int(e.code, 0, "success leaves err untouched");
 	FAILS(bnn_data_check_labels(&ds, 9, "f.csv", &e), &e, BNN_ERANGE,
 	      "f.csv: example 2: label 9 is outside [0, 9)",
 	      "label too large (example 2, 1-based)");
 	y[2] = 2.5f;
 	FAILS(bnn_data_check_labels(&ds, 10, "f.csv", &e), &e, BNN_EFORMAT,
-	      "f.csv: example 3: label 2.5 is not an integer",
-	      "non-integer label");
+	      "f.csv: example 3: label 2.5 is not an integer", "non-integer label");
 	y[2] = -1;
 	FAILS(bnn_data_check_labels(&ds, 10, "f.csv", &e), &e, BNN_ERANGE,
-	      "f.csv: example 3: label -1 is outside [0, 10)",
-	      "negative label");
+	      "f.csv: example 3: label -1 is outside [0, 10)", "negative label");
 	y[2] = NAN;
 	FAILS(bnn_data_check_labels(&ds, 10, "f.csv", &e), &e, BNN_EFORMAT,
 	      "f.csv: example 3: label nan is not an integer", "NaN label");
@@ -1126,8 +1100,7 @@ static void test_labels(void)
 	      "m.csv: example 2, target 2: label 2 is outside [0, 2)",
 	      "multi-label: 2 is not in {0, 1}");
 	y2[3] = 0;
-	is_int(bnn_data_check_labels(&ml, 2, "m.csv", &e), 0,
-	       "multi-label 0 1 / 1 0 passes k = 2");
+	is_int(bnn_data_check_labels(&ml, 2, "m.csv", &e), 0, "multi-label 0 1 / 1 0 passes k = 2");
 	FAILS(bnn_data_check_labels(&nolab, 2, "p.csv", &e), &e, BNN_EINVAL,
 	      "p.csv: the data set has no labels", "no targets");
 	FAILS(bnn_data_check_labels(&ds, 0, "f.csv", &e), &e, BNN_EINVAL,

@@ -39,9 +39,9 @@
 /* The largest size the explicit matrix is built for, and the largest
  * size tested. */
 #define MAT_LOG2 10
-#define MAT_N (1L << MAT_LOG2)
+#define MAT_N    (1L << MAT_LOG2)
 #define MAX_LOG2 17
-#define MAX_N (1L << MAX_LOG2)
+#define MAX_N    (1L << MAX_LOG2)
 
 /* H_{MAT_N}, row-major, by Sylvester's construction. */
 static double *hmat;
@@ -98,8 +98,7 @@ static void test_matrix(void)
 		for (j = 0; j < MAT_N; j++)
 			bad += hmat[i * MAT_N + j] !=
 			       (popcount((unsigned long)(i & j)) % 2 ? -1.0 : 1.0);
-	is_int(bad, 0, "the Sylvester matrix H_%ld is (-1)^popcount(i & j)",
-	       MAT_N);
+	is_int(bad, 0, "the Sylvester matrix H_%ld is (-1)^popcount(i & j)", MAT_N);
 }
 
 /* Buffers shared by the per-size tests (MAX_N each). */
@@ -118,8 +117,7 @@ static void test_exact(long n, bnn_rng *rng)
 		yd[i] = xf[i];
 	}
 	memcpy(yf, xf, (size_t)n * sizeof *yf);
-	if (bnn_fwht_vector(yf, n, BNN_FWHT_RAW, NULL) ||
-	    bnn_fwht_ref(yd, n, BNN_FWHT_RAW, NULL))
+	if (bnn_fwht_vector(yf, n, BNN_FWHT_RAW, NULL) || bnn_fwht_ref(yd, n, BNN_FWHT_RAW, NULL))
 		tap_bail_out("valid call failed at n = %ld", n);
 	for (i = 0; i < n; i++)
 		bad_ref += (double)yf[i] != yd[i];
@@ -131,7 +129,8 @@ static void test_exact(long n, bnn_rng *rng)
 		}
 		ok(bad == 0 && bad_ref == 0 && bad_mat == 0,
 		   "n = 2^%d, integers: float == ref == explicit H·x exactly "
-		   "(%ld, %ld, %ld differ)", k, bad, bad_ref, bad_mat);
+		   "(%ld, %ld, %ld differ)",
+		   k, bad, bad_ref, bad_mat);
 	} else {
 		is_int(bad_ref, 0, "n = 2^%d, integers: float == ref exactly", k);
 	}
@@ -177,14 +176,16 @@ static void test_rounding(long n, bnn_rng *rng)
 			worst = e > worst ? e : worst;
 			wref = r > wref ? r : wref;
 		}
-		ok(worst <= bound, "n = 2^%d, Gaussian, %s: float within "
-		   "%.3g of %s (worst %.3g)", k,
-		   norm ? "orthonormal" : "raw", bound,
-		   n <= MAT_N ? "explicit H·x" : "ref", worst);
+		ok(worst <= bound,
+		   "n = 2^%d, Gaussian, %s: float within "
+		   "%.3g of %s (worst %.3g)",
+		   k, norm ? "orthonormal" : "raw", bound, n <= MAT_N ? "explicit H·x" : "ref",
+		   worst);
 		if (n <= MAT_N)
-			ok(wref <= 1e-13 * l1 * c, "n = 2^%d, %s: ref within "
-			   "1e-13·|x|_1 of explicit H·x (worst %.3g)", k,
-			   norm ? "orthonormal" : "raw", wref);
+			ok(wref <= 1e-13 * l1 * c,
+			   "n = 2^%d, %s: ref within "
+			   "1e-13·|x|_1 of explicit H·x (worst %.3g)",
+			   k, norm ? "orthonormal" : "raw", wref);
 	}
 
 	/* The orthonormal transform is its own inverse, up to rounding. */
@@ -199,8 +200,10 @@ static void test_rounding(long n, bnn_rng *rng)
 
 			worst = e > worst ? e : worst;
 		}
-		ok(worst <= bound, "n = 2^%d: orthonormal twice gives x back "
-		   "within %.3g (worst %.3g)", k, bound, worst);
+		ok(worst <= bound,
+		   "n = 2^%d: orthonormal twice gives x back "
+		   "within %.3g (worst %.3g)",
+		   k, bound, worst);
 	}
 }
 
@@ -232,7 +235,9 @@ static void test_sizes(void)
  * transformed again n·e_j. */
 static void test_involution(void)
 {
-	enum { N = 64 };
+	enum {
+		N = 64
+	};
 	float e[N];
 	long i, j, bad_col = 0, bad_id = 0;
 
@@ -253,9 +258,10 @@ static void test_involution(void)
 /* The batch equals the vectors one by one, bit for bit. */
 static void test_batch(void)
 {
-	static const long sizes[] = { 1, 2, 8, 16, 32, 128, 1024, 4096, 8192,
-	                              32768 };
-	enum { B = 5 };
+	static const long sizes[] = { 1, 2, 8, 16, 32, 128, 1024, 4096, 8192, 32768 };
+	enum {
+		B = 5
+	};
 	bnn_rng rng;
 	size_t s;
 	int norm;
@@ -277,22 +283,23 @@ static void test_batch(void)
 				rc |= bnn_fwht_vector(c + b * n, n, norm, NULL);
 			ok(rc == 0 && !memcmp(a, c, (size_t)(B * n) * sizeof *a),
 			   "batch of %d, n = %ld, %s: equal to one by one, bit for "
-			   "bit", B, n, norm ? "orthonormal" : "raw");
+			   "bit",
+			   B, n, norm ? "orthonormal" : "raw");
 			free(a);
 			free(c);
 		}
 }
 
 /* One invalid call: the code, the exact message, x untouched. */
-#define BAD_CALL(call, want, ...)                                        \
-	do {                                                             \
-		int rc_;                                                     \
-		bnn_err_clear(&err);                                         \
-		memcpy(f, orig, sizeof f);                                   \
-		rc_ = (call);                                                \
-		ok(rc_ == BNN_EINVAL && err.code == BNN_EINVAL &&            \
-		   !memcmp(f, orig, sizeof f), __VA_ARGS__);                 \
-		is_str(err.message, want, __VA_ARGS__);                      \
+#define BAD_CALL(call, want, ...)                                                             \
+	do {                                                                                  \
+		int rc_;                                                                      \
+		bnn_err_clear(&err);                                                          \
+		memcpy(f, orig, sizeof f);                                                    \
+		rc_ = (call);                                                                 \
+		ok(rc_ == BNN_EINVAL && err.code == BNN_EINVAL && !memcmp(f, orig, sizeof f), \
+		   __VA_ARGS__);                                                              \
+		is_str(err.message, want, __VA_ARGS__);                                       \
 	} while (0)
 
 static void test_errors(void)
@@ -305,30 +312,27 @@ static void test_errors(void)
 	for (i = 0; i < 16; i++)
 		orig[i] = (float)i;
 	BAD_CALL(bnn_fwht_vector(f, 12, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_vector: length 12 is not a power of two",
-	         "n = 12 is refused");
+	         "bnn_fwht_vector: length 12 is not a power of two", "n = 12 is refused");
 	BAD_CALL(bnn_fwht_vector(f, 3, BNN_FWHT_ORTHO, &err),
-	         "bnn_fwht_vector: length 3 is not a power of two",
-	         "n = 3 is refused");
+	         "bnn_fwht_vector: length 3 is not a power of two", "n = 3 is refused");
 	BAD_CALL(bnn_fwht_vector(f, 0, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_vector: length 0 is not positive",
-	         "n = 0 is refused");
+	         "bnn_fwht_vector: length 0 is not positive", "n = 0 is refused");
 	BAD_CALL(bnn_fwht_batch(f, 1, -4, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_batch: length -4 is not positive",
-	         "n = -4 is refused");
+	         "bnn_fwht_batch: length -4 is not positive", "n = -4 is refused");
 	BAD_CALL(bnn_fwht_batch(f, -1, 16, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_batch: batch -1 is negative",
-	         "batch = -1 is refused");
+	         "bnn_fwht_batch: batch -1 is negative", "batch = -1 is refused");
 	BAD_CALL(bnn_fwht_batch(f, 1, 16, 2, &err),
 	         "bnn_fwht_batch: norm 2 is neither BNN_FWHT_RAW (0) nor "
-	         "BNN_FWHT_ORTHO (1)", "norm = 2 is refused");
+	         "BNN_FWHT_ORTHO (1)",
+	         "norm = 2 is refused");
 	BAD_CALL(bnn_fwht_vector(f, 16, -1, &err),
 	         "bnn_fwht_vector: norm -1 is neither BNN_FWHT_RAW (0) nor "
-	         "BNN_FWHT_ORTHO (1)", "norm = -1 is refused");
-	BAD_CALL(bnn_fwht_vector(NULL, 16, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_vector: x is NULL", "x = NULL is refused");
-	BAD_CALL(bnn_fwht_batch(NULL, 2, 16, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_batch: x is NULL", "x = NULL with batch 2 is refused");
+	         "BNN_FWHT_ORTHO (1)",
+	         "norm = -1 is refused");
+	BAD_CALL(bnn_fwht_vector(NULL, 16, BNN_FWHT_RAW, &err), "bnn_fwht_vector: x is NULL",
+	         "x = NULL is refused");
+	BAD_CALL(bnn_fwht_batch(NULL, 2, 16, BNN_FWHT_RAW, &err), "bnn_fwht_batch: x is NULL",
+	         "x = NULL with batch 2 is refused");
 #if LONG_MAX > 2147483647L
 	BAD_CALL(bnn_fwht_batch(f, 1, 1L << 31, BNN_FWHT_RAW, &err),
 	         "bnn_fwht_batch: length 2147483648 is above the largest, 2^30",
@@ -337,13 +341,12 @@ static void test_errors(void)
 	tap_skip(2, "long is 32 bits: 2^31 is not a long");
 #endif
 	BAD_CALL(bnn_fwht_ref(d, 6, BNN_FWHT_RAW, &err),
-	         "bnn_fwht_ref: length 6 is not a power of two",
-	         "ref: n = 6 is refused");
-	ok(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4,
-	   "ref: x untouched after the error");
+	         "bnn_fwht_ref: length 6 is not a power of two", "ref: n = 6 is refused");
+	ok(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4, "ref: x untouched after the error");
 	BAD_CALL(bnn_fwht_ref(d, 4, 5, &err),
 	         "bnn_fwht_ref: norm 5 is neither BNN_FWHT_RAW (0) nor "
-	         "BNN_FWHT_ORTHO (1)", "ref: norm = 5 is refused");
+	         "BNN_FWHT_ORTHO (1)",
+	         "ref: norm = 5 is refused");
 
 	/* A NULL err is allowed; batch 0 does nothing, even with x NULL. */
 	is_int(bnn_fwht_vector(f, 7, BNN_FWHT_RAW, NULL), BNN_EINVAL,
@@ -353,8 +356,7 @@ static void test_errors(void)
 	       "batch 0 with x NULL is a valid no-op");
 	is_int(err.code, BNN_OK, "a valid call leaves err alone");
 	memcpy(f, orig, sizeof f);
-	is_int(bnn_fwht_batch(f, 0, 16, BNN_FWHT_ORTHO, &err), BNN_OK,
-	       "batch 0 returns BNN_OK");
+	is_int(bnn_fwht_batch(f, 0, 16, BNN_FWHT_ORTHO, &err), BNN_OK, "batch 0 returns BNN_OK");
 	ok(!memcmp(f, orig, sizeof f), "batch 0 leaves x alone");
 }
 
@@ -373,7 +375,8 @@ static void test_by_hand(void)
 	ok(c[0] == 10 && c[1] == -2 && c[2] == -4 && c[3] == 0,
 	   "n = 4: (1, 2, 3, 4) -> (10, -2, -4, 0)");
 	bnn_fwht_vector(o, 2, BNN_FWHT_ORTHO, NULL);
-	is_float(o[0], sqrt(2.0), 1e-7, "n = 2, orthonormal: (1, 1) -> "
+	is_float(o[0], sqrt(2.0), 1e-7,
+	         "n = 2, orthonormal: (1, 1) -> "
 	         "(√2, 0): first");
 	is_float(o[1], 0, 0, "n = 2, orthonormal: second is 0");
 }

@@ -148,7 +148,7 @@ static void run_case(int path, const gemm_case *q, gemm_worst *w)
 static void report(const gemm_worst *w, const char *what)
 {
 	ok(w->ratio <= 1.0 && !w->nan_leak && !w->sentinel && w->count > 0,
-	       "%s: %d products, worst error %.3g of the bound", what, w->count, w->ratio);
+	   "%s: %d products, worst error %.3g of the bound", what, w->count, w->ratio);
 	if (w->ratio > 1.0 || w->nan_leak || w->sentinel)
 		tap_diag("worst at ta=%d tb=%d m=%ld n=%ld k=%ld lda=%ld ldb=%ld ldc=%ld alpha=%g "
 		         "beta=%g (NaN leaks %d, sentinels overwritten %d)",
@@ -202,7 +202,8 @@ static void test_small(int path, const char *pname)
 			for (in = 0; in < ns; in++)
 				for (ik = 0; ik < ns; ik++, v++) {
 					gemm_case q = make_case(t >> 1, t & 1, sizes[im], sizes[in],
-					                        sizes[ik], v % 6, (v / 6) % 3 == 2 ? 5 : 0);
+					                        sizes[ik], v % 6,
+					                        (v / 6) % 3 == 2 ? 5 : 0);
 					run_case(path, &q, &w);
 				}
 		snprintf(what, sizeof what, "%s %s: small shapes", pname, trans_names[t]);
@@ -214,9 +215,9 @@ static void test_small(int path, const char *pname)
 static void test_blocks(int path, const char *pname)
 {
 	static const long shapes[][3] = {
-		{ 191, 33, 193 }, { 192, 17, 192 }, { 193, 47, 191 }, { 385, 31, 13 },
-		{ 13, 511, 193 }, { 25, 512, 97 }, { 11, 513, 385 }, { 7, 1025, 31 },
-		{ 37, 41, 43 }, { 101, 103, 107 }, { 12, 32, 192 }, { 24, 64, 384 },
+		{ 191, 33, 193 }, { 192, 17, 192 },  { 193, 47, 191 }, { 385, 31, 13 },
+		{ 13, 511, 193 }, { 25, 512, 97 },   { 11, 513, 385 }, { 7, 1025, 31 },
+		{ 37, 41, 43 },   { 101, 103, 107 }, { 12, 32, 192 },  { 24, 64, 384 },
 		{ 97, 127, 577 },
 	};
 	const int ns = (int)(sizeof shapes / sizeof shapes[0]);
@@ -227,8 +228,8 @@ static void test_blocks(int path, const char *pname)
 		gemm_worst w = { 0 };
 
 		for (s = 0; s < ns; s++, v++) {
-			gemm_case q = make_case(t >> 1, t & 1, shapes[s][0], shapes[s][1], shapes[s][2],
-			                        v % 6, v % 2 ? 3 : 0);
+			gemm_case q = make_case(t >> 1, t & 1, shapes[s][0], shapes[s][1],
+			                        shapes[s][2], v % 6, v % 2 ? 3 : 0);
 			run_case(path, &q, &w);
 		}
 		snprintf(what, sizeof what, "%s %s: block boundaries", pname, trans_names[t]);
@@ -250,7 +251,7 @@ static void test_bench_shapes(int path, const char *pname)
 		{ 1, 0, 50, 13, 32, 50, 13, 13 },
 		{ 0, 0, 32, 50, 50, 50, 50, 50 },
 		{ 0, 1, 128, 1, 50, 50, 50, 1 },
-		{ 0, 1, 128, 10, 512, 512, 512, 10 },     /* a 10-class output layer */
+		{ 0, 1, 128, 10, 512, 512, 512, 10 }, /* a 10-class output layer */
 		{ 1, 0, 10, 512, 128, 10, 512, 512 },
 		{ 0, 0, 128, 512, 10, 10, 512, 512 },
 	};
@@ -311,9 +312,10 @@ static void test_degenerate(int path, const char *pname)
 		bnn_sgemm_path(path, t >> 1, t & 1, 2, 0, 2, 1.0f, a, 2, b, 2, 0.0f, c, 3);
 		ok &= memcmp(c, want, sizeof c) == 0;
 	}
-	ok(ok, "%s: K = 0 or alpha = 0 scales C by beta (beta = 0 clears NaN), M or N = 0 "
-	       "leaves C alone",
-	       pname);
+	ok(ok,
+	   "%s: K = 0 or alpha = 0 scales C by beta (beta = 0 clears NaN), M or N = 0 "
+	   "leaves C alone",
+	   pname);
 }
 
 /* BNN_GEMM=openblas, read in a child so this process's choice stays. */
@@ -343,12 +345,12 @@ static void test_dispatch(void)
 	int i, t;
 
 	is_int(child_default_path("openblas"), BNN_GEMM_PATH_OPENBLAS,
-	           "BNN_GEMM=openblas chooses OpenBLAS");
+	       "BNN_GEMM=openblas chooses OpenBLAS");
 	is_int(child_default_path(NULL), avx ? BNN_GEMM_PATH_AVX512 : BNN_GEMM_PATH_OPENBLAS,
-	           "without BNN_GEMM: the AVX-512 kernel if the CPU has it (%s)",
-	           avx ? "it has" : "it has not");
+	       "without BNN_GEMM: the AVX-512 kernel if the CPU has it (%s)",
+	       avx ? "it has" : "it has not");
 	is_int(child_default_path("other"), avx ? BNN_GEMM_PATH_AVX512 : BNN_GEMM_PATH_OPENBLAS,
-	           "BNN_GEMM set to anything else: the same");
+	       "BNN_GEMM set to anything else: the same");
 	/* bnn_sgemm itself, on one thread and on two (OpenBLAS) */
 	for (i = 0; i < 6; i++) {
 		a[i] = (float)(i + 1);
@@ -365,7 +367,7 @@ static void test_dispatch(void)
 			c[i] = NAN;
 		bnn_sgemm(0, 0, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, c, 2);
 		ok(memcmp(c, want, sizeof c) == 0, "bnn_sgemm with %d thread%s: exact on integers",
-		       t, t > 1 ? "s" : "");
+		   t, t > 1 ? "s" : "");
 	}
 	bnn_set_threads(1);
 }
@@ -390,12 +392,16 @@ static void test_dgemm(void)
 			for (sj = 0; sj < 4; sj++)
 				for (sk = 0; sk < 4; sk++)
 					for (bi = 0; bi < 2; bi++) {
-						const long m = sizes[si], n = sizes[sj], k = sizes[sk];
-						const long lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2;
+						const long m = sizes[si], n = sizes[sj],
+						           k = sizes[sk];
+						const long lda = (ta ? m : k) + 3,
+						           ldb = (tb ? k : n) + 2;
 						const long ldc = n + 1;
 						const double alpha = -0.5, beta = bi ? 0.25 : 0.0;
-						double *a = malloc((size_t)((ta ? k : m) * lda) * sizeof *a);
-						double *b = malloc((size_t)((tb ? n : k) * ldb) * sizeof *b);
+						double *a = malloc((size_t)((ta ? k : m) * lda) *
+						                   sizeof *a);
+						double *b = malloc((size_t)((tb ? n : k) * ldb) *
+						                   sizeof *b);
 						double *c = malloc((size_t)(m * ldc) * sizeof *c);
 						double *c0 = malloc((size_t)(m * ldc) * sizeof *c0);
 
@@ -406,29 +412,43 @@ static void test_dgemm(void)
 						for (i = 0; i < (tb ? n : k) * ldb; i++)
 							b[i] = uniform();
 						for (i = 0; i < m * ldc; i++)
-							c[i] = i % ldc < n ? (bi ? uniform() : NAN) : SENTINEL;
+							c[i] = i % ldc < n ? (bi ? uniform() : NAN)
+							                   : SENTINEL;
 						memcpy(c0, c, (size_t)(m * ldc) * sizeof *c);
-						bnn_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+						bnn_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb,
+						          beta, c, ldc);
 						for (i = 0; i < m; i++)
 							for (j = 0; j < ldc; j++) {
 								double s = 0, mag = 0, want;
 
 								if (j >= n) {
-									bad += c[i * ldc + j] != SENTINEL;
+									bad += c[i * ldc + j] !=
+									       SENTINEL;
 									continue;
 								}
 								for (p = 0; p < k; p++) {
-									double x = ta ? a[p * lda + i] : a[i * lda + p];
-									double y = tb ? b[j * ldb + p] : b[p * ldb + j];
+									double x =
+									        ta ? a[p * lda + i]
+									           : a[i * lda + p];
+									double y =
+									        tb ? b[j * ldb + p]
+									           : b[p * ldb + j];
 
 									s += x * y;
 									mag += fabs(x * y);
 								}
-								want = alpha * s + (bi ? beta * c0[i * ldc + j] : 0);
+								want = alpha * s +
+								       (bi ? beta * c0[i * ldc + j]
+								           : 0);
 								mag = fabs(alpha) * mag +
-								      (bi ? fabs(beta * c0[i * ldc + j]) : 0);
-								bad += !(fabs(c[i * ldc + j] - want) <=
-								         1e-13 * sqrt((double)k) * mag + 1e-300);
+								      (bi ? fabs(beta *
+								                 c0[i * ldc + j])
+								          : 0);
+								bad += !(fabs(c[i * ldc + j] -
+								              want) <=
+								         1e-13 * sqrt((double)k) *
+								                         mag +
+								                 1e-300);
 								count++;
 							}
 						free(a);

@@ -35,10 +35,7 @@
  *   3  0.0625 0.875 0.0625    2  1     0.875   no     0.0625
  */
 static const float four_probs[4 * 3] = {
-	0.5f,    0.25f,  0.25f,
-	0.125f,  0.75f,  0.125f,
-	0.25f,   0.25f,  0.5f,
-	0.0625f, 0.875f, 0.0625f,
+	0.5f, 0.25f, 0.25f, 0.125f, 0.75f, 0.125f, 0.25f, 0.25f, 0.5f, 0.0625f, 0.875f, 0.0625f,
 };
 static const int four_labels[4] = { 0, 1, 0, 2 };
 
@@ -49,8 +46,7 @@ static void test_four_examples(void)
 	int rc;
 
 	bnn_err_clear(&err);
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 2, &m,
-	                                &err);
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 2, &m, &err);
 	is_int(rc, BNN_OK, "4x3: succeeds");
 	is_int(err.code, BNN_OK, "4x3: err untouched on success");
 	is_int(m.n, 4, "4x3: n = 4");
@@ -82,16 +78,14 @@ static void test_four_examples(void)
 	 * 2, gap 0; bin 2 (0.5, 0.75]: ex 1 (0.75 on the edge), conf 0.75,
 	 * acc 1, gap 0.25; bin 3: ex 3, conf 0.875, acc 0, gap 0.875.
 	 * ece = 1/4 * 0.25 + 1/4 * 0.875 = 0.28125, mce = 0.875 */
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 4, &m,
-	                                NULL);
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 4, &m, NULL);
 	is_int(rc, BNN_OK, "4x3, 4 bins: succeeds");
 	is_float(m.ece, 0.28125, TOL, "4x3, 4 bins: ece = 0.28125");
 	is_float(m.mce, 0.875, TOL, "4x3, 4 bins: mce = 0.875 (empty bin 0 ignored)");
 
 	/* 20 bins: 0.5 in bin 9, 0.75 in bin 14, 0.875 in bin 17; the same
 	 * groups as with 4 bins, so ece = 0.28125, mce = 0.875 */
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3,
-	                                BNN_DEFAULT_BINS, &m, NULL);
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, BNN_DEFAULT_BINS, &m, NULL);
 	is_int(rc, BNN_OK, "4x3, 20 bins: succeeds");
 	is_float(m.ece, 0.28125, TOL, "4x3, 20 bins: ece = 0.28125");
 	is_float(m.mce, 0.875, TOL, "4x3, 20 bins: mce = 0.875");
@@ -99,8 +93,7 @@ static void test_four_examples(void)
 	/* 1 bin: ece = |accuracy - mean confidence|
 	 * = |0.5 - (0.5 + 0.75 + 0.5 + 0.875)/4| = |0.5 - 0.65625| = 0.15625,
 	 * and mce is the same single gap */
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 1, &m,
-	                                NULL);
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 1, &m, NULL);
 	is_int(rc, BNN_OK, "4x3, 1 bin: succeeds");
 	is_float(m.ece, 0.15625, TOL, "4x3, 1 bin: ece = |0.5 - 0.65625|");
 	is_float(m.mce, 0.15625, TOL, "4x3, 1 bin: mce = ece");
@@ -115,8 +108,7 @@ static void test_reliability(void)
 
 	/* 4 bins, as in test_four_examples: bin 0 empty, bin 1 {ex 0, 2},
 	 * bin 2 {ex 1}, bin 3 {ex 3} */
-	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 4, bin,
-	                             NULL);
+	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 4, bin, NULL);
 	is_int(rc, BNN_OK, "reliability 4 bins: succeeds");
 	is_int(bin[0].count, 0, "bin 0 of 4 is empty");
 	is_float(bin[0].conf, 0.0, 0.0, "empty bin: conf 0");
@@ -132,8 +124,7 @@ static void test_reliability(void)
 	is_float(bin[3].acc, 0.0, 0.0, "bin 3: acc 0");
 
 	/* 2 bins: 0.5 is exactly on the edge 1/2, so it is in bin 0 */
-	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 2, bin,
-	                             NULL);
+	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 2, bin, NULL);
 	is_int(rc, BNN_OK, "reliability 2 bins: succeeds");
 	is_int(bin[0].count, 2, "c = 0.5 with 2 bins goes in bin 0 (b/B < c <= (b+1)/B)");
 	is_int(bin[1].count, 2, "bin 1 of 2 holds 0.75 and 0.875");
@@ -195,7 +186,7 @@ static void test_argmax_ties(void)
 /* Confidences exactly on an edge, at 0 and at 1. */
 static void test_edges(void)
 {
-	static const float zero[2] = { 0.0f, 0.0f };  /* not a distribution */
+	static const float zero[2] = { 0.0f, 0.0f }; /* not a distribution */
 	static const float one[2] = { 1.0f, 0.0f };
 	static const float q3[4] = { 0.75f, 0.25f, 0.0f, 0.0f };
 	bnn_bin bin[4];
@@ -329,15 +320,16 @@ static void test_auroc(void)
 	is_float(auc, -1.0, 0.0, "auroc: *auc untouched on failure");
 	rc = bnn_auroc(s1, p1, 0, &auc, &defined, &err);
 	is_int(rc, BNN_EINVAL, "auroc: n = 0 is rejected");
-	is_str(err.message, "bnn_auroc: n is 0, need at least 1 example",
-	       "auroc: n = 0 message");
+	is_str(err.message, "bnn_auroc: n is 0, need at least 1 example", "auroc: n = 0 message");
 }
 
 /* A larger tie-heavy case: the sort must agree with the O(n^2) pair count
  * whatever the input order, and give the same answer on every call. */
 static void test_auroc_pairs(void)
 {
-	enum { N = 300 };
+	enum {
+		N = 300
+	};
 	double scores[N], rscores[N], auc, rauc, pairs = 0.0;
 	int pos[N], rpos[N], i, j, npos = 0;
 
@@ -351,12 +343,12 @@ static void test_auroc_pairs(void)
 	for (i = 0; i < N; i++)
 		for (j = 0; j < N; j++)
 			if (pos[i] && !pos[j])
-				pairs += scores[i] > scores[j] ? 1.0 :
-				         scores[i] == scores[j] ? 0.5 : 0.0;
+				pairs += scores[i] > scores[j]    ? 1.0
+				         : scores[i] == scores[j] ? 0.5
+				                                  : 0.0;
 	pairs /= (double)npos * (double)(N - npos);
 	bnn_auroc(scores, pos, N, &auc, NULL, NULL);
-	is_float(auc, pairs, 1e-12, "auroc of %d tied scores = pair count %.6f",
-	         N, pairs);
+	is_float(auc, pairs, 1e-12, "auroc of %d tied scores = pair count %.6f", N, pairs);
 	bnn_auroc(rscores, rpos, N, &rauc, NULL, NULL);
 	is_float(rauc, auc, 0.0, "auroc: reversed input, same result");
 }
@@ -402,13 +394,11 @@ static void test_nll_brier(void)
 	/* p_y = 0: -log(max(0, 1e-12)) = 12 ln 10 = 27.631021115928547 */
 	y = 0;
 	bnn_metrics_classification(zero_p, &y, 1, 2, 1, &m, NULL);
-	is_float(m.nll, 27.631021115928547, 1e-12,
-	         "nll of p_y = 0 is -log(1e-12)");
+	is_float(m.nll, 27.631021115928547, 1e-12, "nll of p_y = 0 is -log(1e-12)");
 	ok(isfinite(m.nll), "nll of p_y = 0 is finite");
 	/* p_y = 1e-13 < 1e-12: clamped the same way */
 	bnn_metrics_classification(tiny_p, &y, 1, 2, 1, &m, NULL);
-	is_float(m.nll, 27.631021115928547, 1e-12,
-	         "nll of p_y = 1e-13 is -log(1e-12)");
+	is_float(m.nll, 27.631021115928547, 1e-12, "nll of p_y = 1e-13 is -log(1e-12)");
 	/* one-hot and right: nll -log 1 = 0, brier 0 + 0 + 0 = 0 */
 	y = 1;
 	bnn_metrics_classification(onehot, &y, 1, 3, 1, &m, NULL);
@@ -437,61 +427,63 @@ static void test_classification_errors(void)
 	memset(&m, 0, sizeof m);
 	m.accuracy = -7.0;
 	bnn_err_clear(&err);
-	rc = bnn_metrics_classification(four_probs, bad_label, 4, 3, 2, &m,
-	                                &err);
+	rc = bnn_metrics_classification(four_probs, bad_label, 4, 3, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "label 3 of 3 classes: BNN_EINVAL");
 	is_int(err.code, BNN_EINVAL, "err->code is set");
-	is_str(err.message, "bnn_metrics_classification: example 2 (0-based): "
+	is_str(err.message,
+	       "bnn_metrics_classification: example 2 (0-based): "
 	       "label 3 is outside [0, 3)",
 	       "the message names the example, 0-based");
 	is_float(m.accuracy, -7.0, 0.0, "out untouched on failure");
-	rc = bnn_metrics_classification(four_probs, neg_label, 4, 3, 2, &m,
-	                                &err);
+	rc = bnn_metrics_classification(four_probs, neg_label, 4, 3, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "label -1: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: example 0 (0-based): "
-	       "label -1 is outside [0, 3)", "label -1 message");
-	rc = bnn_metrics_reliability(four_probs, bad_label, 4, 3, 2, bin,
-	                             &err);
+	is_str(err.message,
+	       "bnn_metrics_classification: example 0 (0-based): "
+	       "label -1 is outside [0, 3)",
+	       "label -1 message");
+	rc = bnn_metrics_reliability(four_probs, bad_label, 4, 3, 2, bin, &err);
 	is_int(rc, BNN_EINVAL, "reliability: label out of range");
-	is_str(err.message, "bnn_metrics_reliability: example 2 (0-based): "
-	       "label 3 is outside [0, 3)", "reliability names itself");
-	rc = bnn_metrics_classification(four_probs, bad_label, 4, 3, 2, &m,
-	                                NULL);
+	is_str(err.message,
+	       "bnn_metrics_reliability: example 2 (0-based): "
+	       "label 3 is outside [0, 3)",
+	       "reliability names itself");
+	rc = bnn_metrics_classification(four_probs, bad_label, 4, 3, 2, &m, NULL);
 	is_int(rc, BNN_EINVAL, "a NULL err is fine");
 
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 0, &m,
-	                                &err);
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 0, &m, &err);
 	is_int(rc, BNN_EINVAL, "bins = 0: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: bins is 0, need at "
-	       "least 1 bin", "bins = 0 message");
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, -1, &m,
-	                                &err);
+	is_str(err.message,
+	       "bnn_metrics_classification: bins is 0, need at "
+	       "least 1 bin",
+	       "bins = 0 message");
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, -1, &m, &err);
 	is_int(rc, BNN_EINVAL, "bins = -1: BNN_EINVAL");
-	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 0, bin,
-	                             &err);
+	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 0, bin, &err);
 	is_int(rc, BNN_EINVAL, "reliability, bins = 0: BNN_EINVAL");
-	rc = bnn_metrics_classification(four_probs, four_labels, 0, 3, 2, &m,
-	                                &err);
+	rc = bnn_metrics_classification(four_probs, four_labels, 0, 3, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "n = 0: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: n is 0, need at "
-	       "least 1 example", "n = 0 message");
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 1, 2, &m,
-	                                &err);
+	is_str(err.message,
+	       "bnn_metrics_classification: n is 0, need at "
+	       "least 1 example",
+	       "n = 0 message");
+	rc = bnn_metrics_classification(four_probs, four_labels, 4, 1, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "k = 1: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: k is 1, need at "
-	       "least 2 classes", "k = 1 message");
+	is_str(err.message,
+	       "bnn_metrics_classification: k is 1, need at "
+	       "least 2 classes",
+	       "k = 1 message");
 	rc = bnn_metrics_classification(NULL, four_labels, 4, 3, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "probs = NULL: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: probs is NULL",
-	       "probs = NULL message");
+	is_str(err.message, "bnn_metrics_classification: probs is NULL", "probs = NULL message");
 
 	memcpy(nan_probs, four_probs, sizeof nan_probs);
 	nan_probs[1 * 3 + 2] = NAN;
-	rc = bnn_metrics_classification(nan_probs, four_labels, 4, 3, 2, &m,
-	                                &err);
+	rc = bnn_metrics_classification(nan_probs, four_labels, 4, 3, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "a NaN probability: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: example 1 (0-based), "
-	       "class 2: probability nan is not finite", "NaN message");
+	is_str(err.message,
+	       "bnn_metrics_classification: example 1 (0-based), "
+	       "class 2: probability nan is not finite",
+	       "NaN message");
 	is_float(m.accuracy, -7.0, 0.0, "out still untouched");
 }
 
@@ -528,38 +520,41 @@ static void test_regression(void)
 	rc = bnn_metrics_regression(mean, var, y, 3, 2, &r, &err);
 	is_int(rc, BNN_OK, "regression 3x2: succeeds");
 	is_int(r.n, 3, "regression: n = 3");
-	is_float(r.rmse, 1.0206207261596576, 1e-15,
-	         "regression: rmse = 2.5/sqrt(6)");
-	is_float(r.nll, 2.8795437330760123, 1e-14,
-	         "regression: nll = log(2 pi) + 3.125/3");
+	is_float(r.rmse, 1.0206207261596576, 1e-15, "regression: rmse = 2.5/sqrt(6)");
+	is_float(r.nll, 2.8795437330760123, 1e-14, "regression: nll = log(2 pi) + 3.125/3");
 	/* one value, exact: rmse 0, nll 1/2 log(2 pi) */
 	rc = bnn_metrics_regression(&zero, &one, &zero, 1, 1, &r, NULL);
 	is_float(r.rmse, 0.0, 0.0, "regression 1x1, exact: rmse 0");
-	is_float(r.nll, 0.9189385332046727, 1e-15,
-	         "regression 1x1, exact: nll = 1/2 log(2 pi)");
+	is_float(r.nll, 0.9189385332046727, 1e-15, "regression 1x1, exact: nll = 1/2 log(2 pi)");
 
 	r.rmse = -7.0;
 	rc = bnn_metrics_regression(mean, zero_var, y, 3, 2, &r, &err);
 	is_int(rc, BNN_EINVAL, "var = 0: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_regression: example 1 (0-based), "
+	is_str(err.message,
+	       "bnn_metrics_regression: example 1 (0-based), "
 	       "output 1 (0-based): variance 0 is not positive",
 	       "var = 0 message names example and output");
 	is_float(r.rmse, -7.0, 0.0, "out untouched on failure");
 	rc = bnn_metrics_regression(mean, neg_var, y, 3, 2, &r, &err);
 	is_int(rc, BNN_EINVAL, "var < 0: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_regression: example 2 (0-based), "
+	is_str(err.message,
+	       "bnn_metrics_regression: example 2 (0-based), "
 	       "output 0 (0-based): variance -4 is not positive",
 	       "var = -4 message");
 	rc = bnn_metrics_regression(mean, nan_var, y, 3, 2, &r, &err);
 	is_int(rc, BNN_EINVAL, "var = NaN: BNN_EINVAL");
 	rc = bnn_metrics_regression(mean, var, y, 0, 2, &r, &err);
 	is_int(rc, BNN_EINVAL, "regression n = 0: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_regression: n is 0, need at least 1 "
-	       "example", "regression n = 0 message");
+	is_str(err.message,
+	       "bnn_metrics_regression: n is 0, need at least 1 "
+	       "example",
+	       "regression n = 0 message");
 	rc = bnn_metrics_regression(mean, var, y, 3, 0, &r, &err);
 	is_int(rc, BNN_EINVAL, "regression d = 0: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_regression: d is 0, need at least 1 "
-	       "output", "regression d = 0 message");
+	is_str(err.message,
+	       "bnn_metrics_regression: d is 0, need at least 1 "
+	       "output",
+	       "regression d = 0 message");
 }
 
 int main(void)

@@ -40,10 +40,8 @@ static void test_entropy(void)
 	 * row 3: 0.75, 0.25, 0, 0    H = 0.75 ln(4/3) + 0.25 ln 4
 	 *                              = ln 4 - 0.75 ln 3 */
 	static const float probs[4 * 4] = {
-		0.25f, 0.25f, 0.25f, 0.25f,
-		0.0f,  1.0f,  0.0f,  0.0f,
-		0.5f,  0.25f, 0.25f, 0.0f,
-		0.75f, 0.25f, 0.0f,  0.0f,
+		0.25f, 0.25f, 0.25f, 0.25f, 0.0f,  1.0f,  0.0f, 0.0f,
+		0.5f,  0.25f, 0.25f, 0.0f,  0.75f, 0.25f, 0.0f, 0.0f,
 	};
 	/* The same 3-class and Bernoulli rows with their own k. */
 	static const float three[3] = { 0.5f, 0.25f, 0.25f };
@@ -59,18 +57,15 @@ static void test_entropy(void)
 	is_float(h[0], 1.3862943611198906, TOL, "entropy: uniform k=4 = ln 4");
 	is_float(h[1], 0.0, 0.0, "entropy: one-hot = 0 exactly");
 	/* 1.5 * 0.6931471805599453 = 1.0397207708399179 */
-	is_float(h[2], 1.0397207708399179, TOL,
-	         "entropy: (0.5, 0.25, 0.25, 0) = 1.5 ln 2");
+	is_float(h[2], 1.0397207708399179, TOL, "entropy: (0.5, 0.25, 0.25, 0) = 1.5 ln 2");
 	/* 1.3862943611198906 - 0.75 * 1.0986122886681098 = 0.5623351446188083 */
-	is_float(h[3], 0.5623351446188083, TOL,
-	         "entropy: (0.75, 0.25, 0, 0) = ln 4 - 0.75 ln 3");
+	is_float(h[3], 0.5623351446188083, TOL, "entropy: (0.75, 0.25, 0, 0) = ln 4 - 0.75 ln 3");
 	rc = bnn_entropy(three, 1, 3, h, &err);
 	is_int(rc, BNN_OK, "entropy: k=3 succeeds");
 	is_float(h[0], 1.0397207708399179, TOL, "entropy: 3-class row = 1.5 ln 2");
 	rc = bnn_entropy(bern, 1, 2, h, &err);
 	is_int(rc, BNN_OK, "entropy: Bernoulli as 2 classes succeeds");
-	is_float(h[0], 0.5623351446188083, TOL,
-	         "entropy: Bernoulli p = 0.25 = ln 4 - 0.75 ln 3");
+	is_float(h[0], 0.5623351446188083, TOL, "entropy: Bernoulli p = 0.25 = ln 4 - 0.75 ln 3");
 
 	/* 1 - max: 1 - 0.25, 1 - 1, 1 - 0.5, 1 - 0.75 (all exact) */
 	rc = bnn_confidence_score(probs, 4, 4, c, &err);
@@ -92,13 +87,17 @@ static void test_entropy_errors(void)
 	bnn_err_clear(&err);
 	rc = bnn_entropy(neg, 2, 2, h, &err);
 	is_int(rc, BNN_EINVAL, "entropy: negative probability is EINVAL");
-	is_str(err.message, "bnn_entropy: example 1 (0-based), class 1: "
-	       "probability -0.25 is negative", "entropy: negative message");
+	is_str(err.message,
+	       "bnn_entropy: example 1 (0-based), class 1: "
+	       "probability -0.25 is negative",
+	       "entropy: negative message");
 	ok(h[0] == 42.0 && h[1] == 42.0, "entropy: out untouched on failure");
 	rc = bnn_entropy(nan_row, 1, 2, h, &err);
 	is_int(rc, BNN_EINVAL, "entropy: NaN probability is EINVAL");
-	is_str(err.message, "bnn_entropy: example 0 (0-based), class 1: "
-	       "probability nan is not finite", "entropy: NaN message");
+	is_str(err.message,
+	       "bnn_entropy: example 0 (0-based), class 1: "
+	       "probability nan is not finite",
+	       "entropy: NaN message");
 	rc = bnn_entropy(neg, 1, 1, h, &err);
 	is_str(err.message, "bnn_entropy: k is 1, need at least 2 classes",
 	       "entropy: k = 1 message");
@@ -106,8 +105,7 @@ static void test_entropy_errors(void)
 	is_str(err.message, "bnn_entropy: n is 0, need at least 1 example",
 	       "entropy: n = 0 message");
 	rc = bnn_entropy(NULL, 1, 2, h, &err);
-	is_str(err.message, "bnn_entropy: probs is NULL",
-	       "entropy: NULL probs message");
+	is_str(err.message, "bnn_entropy: probs is NULL", "entropy: NULL probs message");
 	rc = bnn_confidence_score(neg, 1, 2, NULL, &err);
 	is_int(rc, BNN_EINVAL, "confidence score: NULL out is EINVAL");
 	is_str(err.message, "bnn_confidence_score: out is NULL",
@@ -168,21 +166,19 @@ static void test_ood_ties(void)
 	is_int(m.n_out, 3, "ood ties: n_out = 3");
 	is_float(m.auroc, 19.0 / 24.0, TOL, "ood ties: auroc = 9.5/12");
 	is_float(m.threshold95, 4.0, 0.0, "ood ties: t95 = 4th smallest in = 4");
-	is_float(m.fpr95, 2.0 / 3.0, TOL, "ood ties: fpr95 = 2/3 (tie at t95 "
+	is_float(m.fpr95, 2.0 / 3.0, TOL,
+	         "ood ties: fpr95 = 2/3 (tie at t95 "
 	         "accepted)");
 	is_float(m.detection_error, 7.0 / 24.0, TOL,
 	         "ood ties: detection error = 1/8 + 1/6 at t = 2");
-	is_float(m.aupr_in, 19.0 / 24.0, TOL,
-	         "ood ties: aupr_in = 1/4 + 3/8 + 1/6");
-	is_float(m.aupr_out, 13.0 / 18.0, TOL,
-	         "ood ties: aupr_out = 1/3 + 2/9 + 1/6");
+	is_float(m.aupr_in, 19.0 / 24.0, TOL, "ood ties: aupr_in = 1/4 + 3/8 + 1/6");
+	is_float(m.aupr_out, 13.0 / 18.0, TOL, "ood ties: aupr_out = 1/3 + 2/9 + 1/6");
 	is_int(err.code, BNN_OK, "ood ties: err untouched");
 
 	rc = bnn_metrics_ood(in_perm, 4, out_perm, 3, &p, &err);
 	is_int(rc, BNN_OK, "ood ties, permuted: succeeds");
-	ok(p.auroc == m.auroc && p.fpr95 == m.fpr95 &&
-	   p.detection_error == m.detection_error &&
-	   p.aupr_in == m.aupr_in && p.aupr_out == m.aupr_out,
+	ok(p.auroc == m.auroc && p.fpr95 == m.fpr95 && p.detection_error == m.detection_error &&
+	           p.aupr_in == m.aupr_in && p.aupr_out == m.aupr_out,
 	   "ood ties: the order of the examples does not matter");
 }
 
@@ -261,8 +257,8 @@ static void test_ood_extremes(void)
 
 	/* -0.0 (in) and +0.0 (OOD) are one tie: as above with m = o = 1. */
 	rc = bnn_metrics_ood(&mzero, 1, &pzero, 1, &m, NULL);
-	ok(rc == BNN_OK && m.auroc == 0.5 && m.fpr95 == 1.0 &&
-	   m.aupr_in == 0.5 && m.aupr_out == 0.5,
+	ok(rc == BNN_OK && m.auroc == 0.5 && m.fpr95 == 1.0 && m.aupr_in == 0.5 &&
+	           m.aupr_out == 0.5,
 	   "ood: -0.0 and +0.0 tie (auroc ½, fpr95 1, AP ½ and ½)");
 
 	/* Infinite scores rank like any other: in -inf, 0; OOD +inf is a
@@ -271,9 +267,8 @@ static void test_ood_extremes(void)
 	in_inf[1] = 0.0;
 	out_inf[0] = INFINITY;
 	rc = bnn_metrics_ood(in_inf, 2, out_inf, 1, &m, NULL);
-	ok(rc == BNN_OK && m.auroc == 1.0 && m.fpr95 == 0.0 &&
-	   m.threshold95 == 0.0 && m.detection_error == 0.0 &&
-	   m.aupr_in == 1.0 && m.aupr_out == 1.0,
+	ok(rc == BNN_OK && m.auroc == 1.0 && m.fpr95 == 0.0 && m.threshold95 == 0.0 &&
+	           m.detection_error == 0.0 && m.aupr_in == 1.0 && m.aupr_out == 1.0,
 	   "ood: infinite scores are ranked, perfect separation");
 }
 
@@ -290,25 +285,32 @@ static void test_ood_errors(void)
 	out[1] = nan("");
 	rc = bnn_metrics_ood(in, 2, out, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "ood: NaN score is EINVAL");
-	is_str(err.message, "bnn_metrics_ood: OOD example 1 (0-based): score "
-	       "is NaN", "ood: NaN message names the OOD example");
+	is_str(err.message,
+	       "bnn_metrics_ood: OOD example 1 (0-based): score "
+	       "is NaN",
+	       "ood: NaN message names the OOD example");
 	is_float(m.auroc, 42.0, 0.0, "ood: out untouched on failure");
 	out[1] = 0.4;
 	in[0] = nan("");
 	rc = bnn_metrics_ood(in, 2, out, 2, &m, &err);
-	is_str(err.message, "bnn_metrics_ood: in-distribution example 0 "
-	       "(0-based): score is NaN", "ood: NaN message (in)");
+	is_str(err.message,
+	       "bnn_metrics_ood: in-distribution example 0 "
+	       "(0-based): score is NaN",
+	       "ood: NaN message (in)");
 	in[0] = 0.1;
 	rc = bnn_metrics_ood(in, 0, out, 2, &m, &err);
 	is_int(rc, BNN_EINVAL, "ood: n_in = 0 is EINVAL");
-	is_str(err.message, "bnn_metrics_ood: n_in is 0, need at least 1 "
-	       "in-distribution example", "ood: n_in = 0 message");
+	is_str(err.message,
+	       "bnn_metrics_ood: n_in is 0, need at least 1 "
+	       "in-distribution example",
+	       "ood: n_in = 0 message");
 	rc = bnn_metrics_ood(in, 2, out, -1, &m, &err);
-	is_str(err.message, "bnn_metrics_ood: n_out is -1, need at least 1 OOD "
-	       "example", "ood: n_out < 0 message");
+	is_str(err.message,
+	       "bnn_metrics_ood: n_out is -1, need at least 1 OOD "
+	       "example",
+	       "ood: n_out < 0 message");
 	rc = bnn_metrics_ood(in, 2, NULL, 2, &m, &err);
-	is_str(err.message, "bnn_metrics_ood: score_out is NULL",
-	       "ood: NULL score_out message");
+	is_str(err.message, "bnn_metrics_ood: score_out is NULL", "ood: NULL score_out message");
 	rc = bnn_metrics_ood(in, 2, out, 2, NULL, &err);
 	is_int(rc, BNN_EINVAL, "ood: NULL out is EINVAL");
 }
@@ -334,8 +336,7 @@ static char *slurp(const char *path)
 
 	if (f == NULL)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 &&
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
 	    (buf = malloc((size_t)len + 1)) != NULL) {
 		if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
 			free(buf);
@@ -371,9 +372,8 @@ static int svg_shaped(const char *s)
 	if (s == NULL)
 		return 0;
 	len = strlen(s);
-	return strncmp(s, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0 &&
-	       len > 7 && strcmp(s + len - 7, "</svg>\n") == 0 &&
-	       count(s, "<") == count(s, ">");
+	return strncmp(s, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0 && len > 7 &&
+	       strcmp(s + len - 7, "</svg>\n") == 0 && count(s, "<") == count(s, ">");
 }
 
 static int file_exists(const char *path)
@@ -414,12 +414,11 @@ static void test_plot_reliability(void)
 		{ 1, 0.625, 0.0 },
 		{ 3, 0.875, 2.0 / 3.0 },
 	};
-	static const char want_csv[] =
-		"bin_lower,bin_upper,count,confidence,accuracy\n"
-		"0,0.25,0,0,0\n"
-		"0.25,0.5,2,0.375,0.5\n"
-		"0.5,0.75,1,0.625,0\n"
-		"0.75,1,3,0.875,0.6666666666666666\n";
+	static const char want_csv[] = "bin_lower,bin_upper,count,confidence,accuracy\n"
+	                               "0,0.25,0,0,0\n"
+	                               "0.25,0.5,2,0.375,0.5\n"
+	                               "0.5,0.75,1,0.625,0\n"
+	                               "0.75,1,3,0.875,0.6666666666666666\n";
 	static const struct svg_count rel_counts[] = {
 		{ "<rect class=\"bar\"", 2, "reliability: 2 bars (bins 1 and 3)" },
 		{ "<rect", 6, "reliability: 6 rects in all" },
@@ -435,15 +434,13 @@ static void test_plot_reliability(void)
 	tmp_path(svg_path, sizeof svg_path, "rel.svg");
 	tmp_path(csv_path, sizeof csv_path, "rel-data.csv");
 	bnn_err_clear(&err);
-	rc = bnn_plot_reliability(svg_path, csv_path, bins, 4,
-	                          "Reliability & <calibration>", &err);
+	rc = bnn_plot_reliability(svg_path, csv_path, bins, 4, "Reliability & <calibration>", &err);
 	is_int(rc, BNN_OK, "reliability: succeeds");
 	svg = slurp(svg_path);
 	csv = slurp(csv_path);
 	ok(svg_shaped(svg), "reliability: a standalone SVG document");
 	SVG_COUNTS(svg, rel_counts);
-	ok(count(svg, ">confidence</text>") == 1 &&
-	   count(svg, ">accuracy</text>") == 2,
+	ok(count(svg, ">confidence</text>") == 1 && count(svg, ">accuracy</text>") == 2,
 	   "reliability: axis labels (accuracy also in the legend)");
 	is_str(csv, want_csv, "reliability: CSV exactly");
 	free(svg);
@@ -462,26 +459,26 @@ static void test_plot_histograms(void)
 	 */
 	static const double in[4] = { 0.0, 0.1, 0.2, 0.9 };
 	double out[3] = { 0.5, 1.0, 0.0 };
-	static const char want_csv[] =
-		"series,bin_lower,bin_upper,count,fraction\n"
-		"in & <d>,0,0.5,3,0.75\n"
-		"in & <d>,0.5,1,1,0.25\n"
-		"\"out, shifted\",0,0.5,0,0\n"
-		"\"out, shifted\",0.5,1,2,1\n";
+	static const char want_csv[] = "series,bin_lower,bin_upper,count,fraction\n"
+	                               "in & <d>,0,0.5,3,0.75\n"
+	                               "in & <d>,0.5,1,1,0.25\n"
+	                               "\"out, shifted\",0,0.5,0,0\n"
+	                               "\"out, shifted\",0.5,1,2,1\n";
 	/* A given range [0, 0.5] with one bin: "in" has 3 of its 4 values
 	 * in range: 3/4 (0.9 is counted in the total, in no bin). */
-	static const char want_range_csv[] =
-		"series,bin_lower,bin_upper,count,fraction\n"
-		"in & <d>,0,0.5,3,0.75\n";
+	static const char want_range_csv[] = "series,bin_lower,bin_upper,count,fraction\n"
+	                                     "in & <d>,0,0.5,3,0.75\n";
 	static const double range[2] = { 0.0, 0.5 };
 	static const bnn_plot_histogram_options two_bins = { 2, NULL, "predictive entropy",
-	                                                       "entropy \xff" };
+		                                             "entropy \xff" };
 	static const bnn_plot_histogram_options one_bin = { 1, range, NULL, NULL };
 	static const struct svg_count hist_counts[] = {
 		{ "<rect class=\"bar\"", 3, "histograms: 3 bars (an empty bin draws none)" },
 		{ "<rect class=\"swatch\"", 2, "histograms: 2 legend entries" },
-		{ ">in &amp; &lt;d&gt;</text>", 1, "histograms: series name escaped in the legend" },
-		{ "<title>entropy ?</title>", 1, "histograms: a byte that is not UTF-8 becomes '?'" },
+		{ ">in &amp; &lt;d&gt;</text>", 1,
+		  "histograms: series name escaped in the legend" },
+		{ "<title>entropy ?</title>", 1,
+		  "histograms: a byte that is not UTF-8 becomes '?'" },
 	};
 	bnn_plot_values series[2];
 	char svg_path[PATH_BUF], csv_path[PATH_BUF];
@@ -528,13 +525,12 @@ static void test_plot_curves(void)
 	static const double lower[3] = { 0.0, 1.0, 2.0 };
 	static const double upper[3] = { 2.0, 3.0, 4.0 };
 	double ty[3] = { 1.0, 0.0, 3.0 };
-	static const char want_csv[] =
-		"series,x,y,lower,upper\n"
-		"train,0,1,,\n"
-		"train,2,3,,\n"
-		"mean,0,1,0,2\n"
-		"mean,1,2,1,3\n"
-		"mean,2,3,2,4\n";
+	static const char want_csv[] = "series,x,y,lower,upper\n"
+	                               "train,0,1,,\n"
+	                               "train,2,3,,\n"
+	                               "mean,0,1,0,2\n"
+	                               "mean,1,2,1,3\n"
+	                               "mean,2,3,2,4\n";
 	static const bnn_plot_curves_options text = { "toy", "x", "y" };
 	static const struct svg_count curve_counts[] = {
 		{ "<circle class=\"point\"", 2, "curves: 2 markers (NaN skipped)" },
@@ -602,10 +598,11 @@ static void test_plot_errors(void)
 	bnn_err_clear(&err);
 	rc = bnn_plot_curves(svg_path, csv_path, &s, 1, NULL, &err);
 	is_int(rc, BNN_EINVAL, "curves: an empty series is EINVAL");
-	is_str(err.message, "bnn_plot_curves: series 0 (0-based, \"train\") "
-	       "is empty", "curves: empty series message");
-	ok(!file_exists(svg_path) && !file_exists(csv_path),
-	   "curves: nothing written on EINVAL");
+	is_str(err.message,
+	       "bnn_plot_curves: series 0 (0-based, \"train\") "
+	       "is empty",
+	       "curves: empty series message");
+	ok(!file_exists(svg_path) && !file_exists(csv_path), "curves: nothing written on EINVAL");
 	s.n = 1;
 	s.y = nan1;
 	rc = bnn_plot_curves(svg_path, csv_path, &s, 1, NULL, &err);
@@ -614,29 +611,38 @@ static void test_plot_errors(void)
 	s.y = x;
 	s.lower = x;
 	rc = bnn_plot_curves(svg_path, csv_path, &s, 1, NULL, &err);
-	is_str(err.message, "bnn_plot_curves: series 0 (0-based, \"train\"): "
+	is_str(err.message,
+	       "bnn_plot_curves: series 0 (0-based, \"train\"): "
 	       "lower and upper must both be given or both NULL",
 	       "curves: half a band message");
 	s.lower = NULL;
 	rc = bnn_plot_curves(svg_path, csv_path, &s, 0, NULL, &err);
-	is_str(err.message, "bnn_plot_curves: nseries is 0, need at least 1 "
-	       "series", "curves: no series message");
+	is_str(err.message,
+	       "bnn_plot_curves: nseries is 0, need at least 1 "
+	       "series",
+	       "curves: no series message");
 
 	rc = bnn_plot_reliability(svg_path, csv_path, empty, 2, NULL, &err);
 	is_int(rc, BNN_EINVAL, "reliability: all bins empty is EINVAL");
-	is_str(err.message, "bnn_plot_reliability: all 2 bins are empty, "
-	       "nothing to plot", "reliability: all empty message");
+	is_str(err.message,
+	       "bnn_plot_reliability: all 2 bins are empty, "
+	       "nothing to plot",
+	       "reliability: all empty message");
 
 	v.name = "in";
 	v.values = x;
 	v.n = 0;
 	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, &ten_bins, &err);
-	is_str(err.message, "bnn_plot_histograms: series 0 (0-based, \"in\") "
-	       "is empty", "histograms: empty series message");
+	is_str(err.message,
+	       "bnn_plot_histograms: series 0 (0-based, \"in\") "
+	       "is empty",
+	       "histograms: empty series message");
 	v.n = 1;
 	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, &bad_bins, &err);
-	is_str(err.message, "bnn_plot_histograms: range [1, 1] is not finite "
-	       "with lower < upper", "histograms: empty range message");
+	is_str(err.message,
+	       "bnn_plot_histograms: range [1, 1] is not finite "
+	       "with lower < upper",
+	       "histograms: empty range message");
 	rc = bnn_plot_histograms(svg_path, csv_path, &v, 1, NULL, &err);
 	is_int(rc, BNN_EINVAL, "histograms: no options is EINVAL");
 	is_str(err.message, "bnn_plot_histograms: options is NULL",
@@ -648,8 +654,10 @@ static void test_plot_errors(void)
 	tmp_path(svg_path, sizeof svg_path, "missing/rel.svg");
 	rc = bnn_plot_reliability(svg_path, NULL, one, 1, NULL, &err);
 	is_int(rc, BNN_EIO, "reliability: missing directory is EIO");
-	snprintf(want, sizeof want, "cannot write plot %s: No such file or "
-	         "directory", svg_path);
+	snprintf(want, sizeof want,
+	         "cannot write plot %s: No such file or "
+	         "directory",
+	         svg_path);
 	is_str(err.message, want, "reliability: the message names the path");
 }
 
@@ -658,8 +666,7 @@ static void test_plot_errors(void)
 static void cleanup(void)
 {
 	static const char *const ours[] = {
-		"rel.svg", "rel-data.csv", "hist.svg", "hist.csv",
-		"curves.svg", "curves.csv",
+		"rel.svg", "rel-data.csv", "hist.svg", "hist.csv", "curves.svg", "curves.csv",
 	};
 	char path[PATH_BUF];
 	DIR *d = opendir(tmpdir);

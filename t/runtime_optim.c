@@ -35,8 +35,7 @@ static void copy3(float *dst, const float *src)
 }
 
 /* Check a 3-vector against expected values at tolerance 1e-6. */
-static void is_vec3(const float *got, double e0, double e1, double e2,
-                    const char *what)
+static void is_vec3(const float *got, double e0, double e1, double e2, const char *what)
 {
 	is_float(got[0], e0, 1e-6, "%s [0]", what);
 	is_float(got[1], e1, 1e-6, "%s [1]", what);
@@ -50,8 +49,8 @@ static void test_defaults(void)
 
 	ok(s.momentum == 0.9f && s.weight_decay == 0.0f && s.nesterov == 0,
 	   "SGD defaults: momentum 0.9, no decay, no Nesterov");
-	ok(a.beta1 == 0.9f && a.beta2 == 0.999f && a.eps == 1e-8f &&
-	   a.weight_decay == 0.0f && a.decoupled == 0,
+	ok(a.beta1 == 0.9f && a.beta2 == 0.999f && a.eps == 1e-8f && a.weight_decay == 0.0f &&
+	           a.decoupled == 0,
 	   "Adam defaults: 0.9, 0.999, 1e-8, no decay, coupled");
 }
 
@@ -164,17 +163,14 @@ static void test_adam(void)
 	copy3(wl, w0);
 	for (i = 0; i < 3; i++)
 		gl[i] = g1[i] + 0.1f * wl[i];
-	bnn_adam_step(&(bnn_adam_arrays){
-		.n = 3, .w = wl, .g = gl, .m = ml, .v = vl
-	}, 0.1f, 1, &p);
+	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = wl, .g = gl, .m = ml, .v = vl }, 0.1f, 1,
+	              &p);
 	for (i = 0; i < 3; i++)
 		gl[i] = g2[i] + 0.1f * wl[i];
-	bnn_adam_step(&(bnn_adam_arrays){
-		.n = 3, .w = wl, .g = gl, .m = ml, .v = vl
-	}, 0.1f, 2, &p);
+	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = wl, .g = gl, .m = ml, .v = vl }, 0.1f, 2,
+	              &p);
 	for (same = 0, i = 0; i < 3; i++)
-		same += fabsf(w[i] - wl[i]) <= 1e-6f &&
-		        fabsf(m[i] - ml[i]) <= 1e-7f &&
+		same += fabsf(w[i] - wl[i]) <= 1e-6f && fabsf(m[i] - ml[i]) <= 1e-7f &&
 		        fabsf(v[i] - vl[i]) <= 1e-7f;
 	is_int(same, 3, "decoupled = 0 adds weight_decay * w to g");
 
@@ -206,9 +202,8 @@ static void test_adam(void)
 	 * step is 0/(0 + eps) = 0, with the default eps. */
 	w[0] = 3.0f;
 	m[0] = v[0] = 0;
-	bnn_adam_step(&(bnn_adam_arrays){
-		.n = 1, .w = w, .g = g2 + 1, .m = m, .v = v
-	}, 0.1f, 1, &p);
+	bnn_adam_step(&(bnn_adam_arrays){ .n = 1, .w = w, .g = g2 + 1, .m = m, .v = v }, 0.1f, 1,
+	              &p);
 	is_float(w[0], 3.0, 0, "Adam with g = 0 leaves w alone");
 }
 
@@ -217,14 +212,15 @@ static void test_adam(void)
  * for i % 3. */
 static void test_long_vectors(void)
 {
-	enum { N = 19 };
+	enum {
+		N = 19
+	};
 	bnn_sgd_params sp = bnn_sgd_defaults();
 	bnn_adam_params ap = bnn_adam_defaults();
 	float w[N], g[N], a[N], b[N], w3[3], a3[3], b3[3];
 	int i, t, kind, same;
-	static const char *const name[] = {
-		"plain SGD", "momentum SGD", "Nesterov SGD", "Adam", "AdamW"
-	};
+	static const char *const name[] = { "plain SGD", "momentum SGD", "Nesterov SGD", "Adam",
+		                            "AdamW" };
 
 	for (kind = 0; kind < 5; kind++) {
 		for (i = 0; i < N; i++) {
@@ -244,18 +240,19 @@ static void test_long_vectors(void)
 				bnn_sgd_step(N, w, g, a, 0.1f, t, &sp);
 				bnn_sgd_step(3, w3, g1, a3, 0.1f, t, &sp);
 			} else {
-				bnn_adam_step(&(bnn_adam_arrays){
-					.n = N, .w = w, .g = g, .m = a, .v = b
-				}, 0.1f, t, &ap);
-				bnn_adam_step(&(bnn_adam_arrays){
-					.n = 3, .w = w3, .g = g1, .m = a3, .v = b3
-				}, 0.1f, t, &ap);
+				bnn_adam_step(
+				        &(bnn_adam_arrays){
+				                .n = N, .w = w, .g = g, .m = a, .v = b },
+				        0.1f, t, &ap);
+				bnn_adam_step(
+				        &(bnn_adam_arrays){
+				                .n = 3, .w = w3, .g = g1, .m = a3, .v = b3 },
+				        0.1f, t, &ap);
 			}
 		}
 		for (same = 0, i = 0; i < N; i++)
 			same += fabsf(w[i] - w3[i % 3]) <= 1e-6f;
-		is_int(same, N, "%s on 19 elements matches 3 elements",
-		       name[kind]);
+		is_int(same, N, "%s on 19 elements matches 3 elements", name[kind]);
 	}
 }
 
@@ -299,8 +296,7 @@ static void test_clip(void)
 	g[0] = INFINITY;
 	g[1] = 1;
 	norm = bnn_clip_grad_norm(2, g, 1.0);
-	ok(isinf(norm) && isinf(g[0]) && g[1] == 1,
-	   "infinite norm: returned, g unchanged");
+	ok(isinf(norm) && isinf(g[0]) && g[1] == 1, "infinite norm: returned, g unchanged");
 }
 
 static void test_schedule(void)
@@ -349,8 +345,7 @@ static void test_schedule(void)
 	/* No warm-up: u = t / 10; t = 5 is the middle. */
 	s.warmup = 0;
 	is_float(bnn_schedule_lr(&s, 0), 1, 1e-15, "cosine t = 0 no warm-up");
-	is_float(bnn_schedule_lr(&s, 5), 0.55, 1e-12,
-	         "cosine t = 5 no warm-up");
+	is_float(bnn_schedule_lr(&s, 5), 0.55, 1e-12, "cosine t = 5 no warm-up");
 
 	/* total == warmup == 2: no annealing phase.  t = 1: warm-up of lr,
 	 * 0.5; t = 2: u = 0, lr; after: u = 1, lr_min.  No division by 0. */
@@ -358,14 +353,11 @@ static void test_schedule(void)
 	s.total = 2;
 	is_float(bnn_schedule_lr(&s, 1), 0.5, 1e-15, "total = warmup: t = 1");
 	is_float(bnn_schedule_lr(&s, 2), 1, 1e-15, "total = warmup: t = 2");
-	is_float(bnn_schedule_lr(&s, 2.5), 0.1, 1e-15,
-	         "total = warmup: after it, lr_min");
+	is_float(bnn_schedule_lr(&s, 2.5), 0.1, 1e-15, "total = warmup: after it, lr_min");
 	/* total < warmup: the same rule; t = 2.5 is inside the warm-up. */
 	s.warmup = 3;
-	is_float(bnn_schedule_lr(&s, 2.5), 2.5 / 3, 1e-15,
-	         "total < warmup: t = 2.5 warms up");
-	is_float(bnn_schedule_lr(&s, 4), 0.1, 1e-15,
-	         "total < warmup: after it, lr_min");
+	is_float(bnn_schedule_lr(&s, 2.5), 2.5 / 3, 1e-15, "total < warmup: t = 2.5 warms up");
+	is_float(bnn_schedule_lr(&s, 4), 0.1, 1e-15, "total < warmup: after it, lr_min");
 }
 
 /* bnn_bias_correction() remembers its last four (β, t): whatever the
@@ -381,7 +373,8 @@ static void test_bias_correction(void)
 
 		bad += bnn_bias_correction(beta, t) != 1.0 - pow(beta, t);
 	}
-	is_int(bad, 0, "bias correction: 200 calls over 5 betas and 6 steps give 1 - beta^t exactly");
+	is_int(bad, 0,
+	       "bias correction: 200 calls over 5 betas and 6 steps give 1 - beta^t exactly");
 }
 
 int main(void)

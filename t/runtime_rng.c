@@ -26,13 +26,10 @@
 #include "tap.h"
 
 /* The first four outputs of xoshiro256** from s = {1, 2, 3, 4}. */
-static const uint64_t ref_out[4] = {
-	UINT64_C(11520), UINT64_C(0), UINT64_C(1509978240),
-	UINT64_C(1215971899390074240)
-};
+static const uint64_t ref_out[4] = { UINT64_C(11520), UINT64_C(0), UINT64_C(1509978240),
+	                             UINT64_C(1215971899390074240) };
 
-static void set_state(bnn_rng *r, uint64_t a, uint64_t b, uint64_t c,
-                      uint64_t d)
+static void set_state(bnn_rng *r, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
 	r->s[0] = a;
 	r->s[1] = b;
@@ -64,8 +61,8 @@ static void test_next(void)
 	set_state(&r, 1, 2, 3, 4);
 	for (i = 0; i < 4; i++)
 		is_int(bnn_rng_next(&r) == ref_out[i], 1,
-		       "xoshiro256** output %d from {1, 2, 3, 4} is %llu",
-		       i + 1, (unsigned long long)ref_out[i]);
+		       "xoshiro256** output %d from {1, 2, 3, 4} is %llu", i + 1,
+		       (unsigned long long)ref_out[i]);
 }
 
 static void test_seed(void)
@@ -78,10 +75,8 @@ static void test_seed(void)
 	 * 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f,
 	 * 0xf88bb8a8724c81ec. */
 	bnn_rng_seed(&a, 0);
-	ok(a.s[0] == UINT64_C(0xe220a8397b1dcdaf) &&
-	   a.s[1] == UINT64_C(0x6e789e6aa1b965f4) &&
-	   a.s[2] == UINT64_C(0x06c45d188009454f) &&
-	   a.s[3] == UINT64_C(0xf88bb8a8724c81ec),
+	ok(a.s[0] == UINT64_C(0xe220a8397b1dcdaf) && a.s[1] == UINT64_C(0x6e789e6aa1b965f4) &&
+	           a.s[2] == UINT64_C(0x06c45d188009454f) && a.s[3] == UINT64_C(0xf88bb8a8724c81ec),
 	   "seed 0 gives the first four splitmix64 outputs");
 
 	bnn_rng_seed(&a, 42);
@@ -107,10 +102,8 @@ static void test_jump(void)
 	 * separately in Python): it checks the jump constants. */
 	set_state(&a, 1, 2, 3, 4);
 	bnn_rng_jump(&a);
-	ok(a.s[0] == UINT64_C(0x8c7a153956b5f3d1) &&
-	   a.s[1] == UINT64_C(0x701f1a713401d85e) &&
-	   a.s[2] == UINT64_C(0x6527f66a65469085) &&
-	   a.s[3] == UINT64_C(0x8386b786c4408050),
+	ok(a.s[0] == UINT64_C(0x8c7a153956b5f3d1) && a.s[1] == UINT64_C(0x701f1a713401d85e) &&
+	           a.s[2] == UINT64_C(0x6527f66a65469085) && a.s[3] == UINT64_C(0x8386b786c4408050),
 	   "jump from {1, 2, 3, 4} lands 2^128 steps on");
 
 	bnn_rng_seed(&a, 7);
@@ -131,8 +124,7 @@ static void test_uniform(void)
 
 	/* 11520 >> 11 = 5, so 5 * 2^-53. */
 	set_state(&r, 1, 2, 3, 4);
-	is_float(bnn_rng_uniform(&r), 5 * 0x1p-53, 0,
-	         "uniform is (next >> 11) * 2^-53");
+	is_float(bnn_rng_uniform(&r), 5 * 0x1p-53, 0, "uniform is (next >> 11) * 2^-53");
 
 	bnn_rng_seed(&r, 3);
 	for (i = 0; i < 100000; i++) {
@@ -145,20 +137,17 @@ static void test_uniform(void)
 	}
 	is_int(bad, 0, "100000 uniforms all in [0, 1)");
 	/* Standard error sqrt(1/12/1e5) = 0.0009; this seed gives 0.4993. */
-	ok(fabs(sum / 100000 - 0.5) < 0.005, "uniform mean %.4f is near 1/2",
-	   sum / 100000);
-	ok(lo < 0.001 && hi > 0.999, "uniforms cover [0, 1): %g to %g", lo,
-	   hi);
+	ok(fabs(sum / 100000 - 0.5) < 0.005, "uniform mean %.4f is near 1/2", sum / 100000);
+	ok(lo < 0.001 && hi > 0.999, "uniforms cover [0, 1): %g to %g", lo, hi);
 
 	/* Draws 11520, 0, 1509978240: (11520 >> 40) = 0; (uint32)11520 >> 8
 	 * = 45; then 0, 0; then the odd fifth from 1509978240 >> 40 = 0. */
 	set_state(&r, 1, 2, 3, 4);
 	f[4] = -1;
 	bnn_rng_uniform_fill(&r, f, 5);
-	ok(f[0] == 0 && f[1] == 45 * 0x1p-24f && f[2] == 0 && f[3] == 0 &&
-	   f[4] == 0, "uniform_fill: two 24-bit floats per draw, odd n");
-	is_int(bnn_rng_next(&r) == ref_out[3], 1,
-	       "uniform_fill with n = 5 used three draws");
+	ok(f[0] == 0 && f[1] == 45 * 0x1p-24f && f[2] == 0 && f[3] == 0 && f[4] == 0,
+	   "uniform_fill: two 24-bit floats per draw, odd n");
+	is_int(bnn_rng_next(&r) == ref_out[3], 1, "uniform_fill with n = 5 used three draws");
 }
 
 static void test_below(void)
@@ -181,8 +170,7 @@ static void test_below(void)
 	is_int(bnn_rng_below(&r, 0), 0, "below(0) is 0");
 	is_int(bnn_rng_below(&r, 1), 0, "below(1) is 0");
 	is_int(bnn_rng_below(&r, 10), 0, "below(10) rejects the zero draw");
-	is_int(bnn_rng_below(&r, UINT64_C(1) << 63) ==
-	       UINT64_C(607985949695037120), 1,
+	is_int(bnn_rng_below(&r, UINT64_C(1) << 63) == UINT64_C(607985949695037120), 1,
 	       "below(2^63) of the 4th draw is half of it");
 
 	/* x = 11520: x * (2^64 - 1) / 2^64 = 11519, low part 2^64 - 11520,
@@ -204,8 +192,7 @@ static void test_below(void)
 	for (i = 0; i < 10; i++)
 		chi2 += (count[i] - 10000.0) * (count[i] - 10000.0) / 10000.0;
 	/* 9 degrees of freedom: P(chi2 > 27.88) = 0.001. */
-	ok(chi2 < 27.88, "below(10) is uniform: chi-square %.2f < 27.88",
-	   chi2);
+	ok(chi2 < 27.88, "below(10) is uniform: chi-square %.2f < 27.88", chi2);
 }
 
 static void test_shuffle(void)
@@ -247,8 +234,7 @@ static void test_shuffle(void)
 	for (i = 0; i < 6; i++)
 		chi2 += (perm[i] - 10000.0) * (perm[i] - 10000.0) / 10000.0;
 	/* 5 degrees of freedom: P(chi2 > 20.52) = 0.001. */
-	ok(chi2 < 20.52, "shuffles of 3 are uniform: chi-square %.2f < 20.52",
-	   chi2);
+	ok(chi2 < 20.52, "shuffles of 3 are uniform: chi-square %.2f < 20.52", chi2);
 }
 
 /* A state whose first output is x: the output depends on s1 only, and
@@ -301,7 +287,9 @@ static void test_normal_exact(void)
 
 static void test_normal_moments(void)
 {
-	enum { N = 1000000 };
+	enum {
+		N = 1000000
+	};
 	float *z = malloc(N * sizeof *z);
 	double m1 = 0, m2 = 0, m3 = 0, m4 = 0, var, skew, kurt, maxabs = 0;
 	long beyond3 = 0, nonfinite = 0;
@@ -340,10 +328,9 @@ static void test_normal_moments(void)
 	ok(fabs(skew) < 0.012, "normal skewness %.5f is near 0", skew);
 	ok(fabs(kurt) < 0.025, "normal excess kurtosis %.5f is near 0", kurt);
 	/* 2 (1 - Phi(3)) = 0.0026998. */
-	ok(fabs(beyond3 / (double)N - 0.0026998) < 0.00026,
-	   "P(|z| > 3) = %.5f is near 0.0027", beyond3 / (double)N);
-	ok(maxabs < 6.56 && maxabs > 4, "largest |z| %.3f is in (4, 6.56)",
-	   maxabs);
+	ok(fabs(beyond3 / (double)N - 0.0026998) < 0.00026, "P(|z| > 3) = %.5f is near 0.0027",
+	   beyond3 / (double)N);
+	ok(maxabs < 6.56 && maxabs > 4, "largest |z| %.3f is in (4, 6.56)", maxabs);
 
 	/* The narrow path: 2000 calls of n = 99 (odd, below 512), 198000
 	 * variates.  Standard errors: mean 0.0022, variance 0.0032. */
@@ -355,8 +342,7 @@ static void test_normal_moments(void)
 	for (m2 = 0, i = 0; i < 198000; i++)
 		m2 += (z[i] - m1) * (z[i] - m1);
 	ok(fabs(m1) < 0.011, "narrow path: mean %.5f is near 0", m1);
-	ok(fabs(m2 / 198000 - 1) < 0.016,
-	   "narrow path: variance %.5f is near 1", m2 / 198000);
+	ok(fabs(m2 / 198000 - 1) < 0.016, "narrow path: variance %.5f is near 1", m2 / 198000);
 	free(z);
 }
 
@@ -474,8 +460,7 @@ static void test_normal_sizes(void)
 	bnn_rng_normal(&r2, b, 489);
 	for (same = 0, i = 0; i < 489; i++)
 		same += a[512 + i] == b[i];
-	is_int(same, 489,
-	       "n = 1001: the last 489 come from the caller's stream");
+	is_int(same, 489, "n = 1001: the last 489 come from the caller's stream");
 
 	/* The wide block's layout, against the recipe computed here in double
 	 * precision (docs/optimizers.md): lane l is seeded by bnn_rng_seed()
@@ -502,10 +487,9 @@ static void test_normal_sizes(void)
 			worst = fmax(worst, fabs(a[32 * i + 16 + p] - y));
 		}
 	}
-	ok(worst < 2e-5, "n = 1001: the 512 block variates follow the layout (worst %.2g)",
-	   worst);
+	ok(worst < 2e-5, "n = 1001: the 512 block variates follow the layout (worst %.2g)", worst);
 	ok(generic_block_same(a, 1001, 9), "the AVX-512 block and the compiled one "
-	   "(BNN_RNG=generic) give the same bits");
+	                                   "(BNN_RNG=generic) give the same bits");
 
 	bnn_rng_seed(&r, 9);
 	ref = r;
@@ -526,7 +510,9 @@ static void test_normal_stream(void)
 {
 	static const size_t sizes[] = { 0, 1, 7, 511, 512, 513, 1001, 1536, 4396 };
 	static const size_t pieces[] = { 1, 3, 100, 512, 700, 1024, 5000 };
-	enum { NMAX = 4396 };
+	enum {
+		NMAX = 4396
+	};
 	float *a = malloc(NMAX * sizeof *a), *b = malloc((NMAX + 5000) * sizeof *b);
 	size_t si, pi;
 	int bad_vals = 0, bad_state = 0, bad_count = 0;
@@ -555,14 +541,17 @@ static void test_normal_stream(void)
 			bad_state += !same_state(&r, &ref);
 		}
 	}
-	is_int(bad_vals, 0, "normal stream: pieces of 1 to 5000 give bnn_rng_normal's "
+	is_int(bad_vals, 0,
+	       "normal stream: pieces of 1 to 5000 give bnn_rng_normal's "
 	       "variates for n = 0 to 4396");
 	is_int(bad_state, 0, "normal stream: ... and leave rng where the call does");
 	is_int(bad_count, 0, "normal stream: pieces are whole until the last, which is cut at n");
 
 	/* Many blocks: the AVX-512 and compiled blocks agree here too. */
 	{
-		enum { NBIG = 3 * 4096 + 77 };
+		enum {
+			NBIG = 3 * 4096 + 77
+		};
 		float *c = malloc(NBIG * sizeof *c);
 		bnn_rng r;
 
@@ -570,8 +559,10 @@ static void test_normal_stream(void)
 			tap_bail_out("out of memory");
 		bnn_rng_seed(&r, 77);
 		bnn_rng_normal(&r, c, NBIG);
-		ok(generic_block_same(c, NBIG, 77), "n = %d: the AVX-512 blocks and the "
-		   "compiled ones give the same bits", NBIG);
+		ok(generic_block_same(c, NBIG, 77),
+		   "n = %d: the AVX-512 blocks and the "
+		   "compiled ones give the same bits",
+		   NBIG);
 		free(c);
 	}
 	free(a);

@@ -39,9 +39,9 @@ struct shape {
 };
 
 static const struct shape shapes[] = {
-	{ 1, 1, 1 },   { 1, 17, 9 },    { 2, 16, 8 },    { 3, 15, 7 },   { 5, 48, 8 },
-	{ 7, 49, 17 }, { 32, 47, 10 },  { 33, 96, 16 },  { 64, 100, 50 }, { 128, 13, 50 },
-	{ 129, 97, 23 }, { 128, 784, 24 },
+	{ 1, 1, 1 },     { 1, 17, 9 },    { 2, 16, 8 },    { 3, 15, 7 },
+	{ 5, 48, 8 },    { 7, 49, 17 },   { 32, 47, 10 },  { 33, 96, 16 },
+	{ 64, 100, 50 }, { 128, 13, 50 }, { 129, 97, 23 }, { 128, 784, 24 },
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -59,7 +59,8 @@ static double check_shape(const struct shape *sh, uint64_t seed, int *bias_exact
 {
 	long B = sh->batch, k = sh->k, n = sh->n, b, i, o;
 	float *x = malloc((size_t)(B * k) * sizeof *x), *g = malloc((size_t)(B * n) * sizeof *g);
-	float *x2 = malloc((size_t)(B * k) * sizeof *x2), *g2 = malloc((size_t)(B * n) * sizeof *g2);
+	float *x2 = malloc((size_t)(B * k) * sizeof *x2),
+	      *g2 = malloc((size_t)(B * n) * sizeof *g2);
 	float *sw = malloc((size_t)(n * k) * sizeof *sw), *sb = malloc((size_t)n * sizeof *sb);
 	float *sw2 = malloc((size_t)(n * k) * sizeof *sw2);
 	float *fb = malloc((size_t)n * sizeof *fb);
@@ -114,9 +115,9 @@ static int declines_with_float(void)
 		float x[4] = { 1, 2, 3, 4 }, g[2] = { 1, 2 }, x2[4], g2[2];
 		float sw[2] = { -7, -7 };
 		setenv("BNN_SQGRAD", "float", 1);
-		_exit(bnn_sqgrad_bf16(2, 2, 1, x, g, sw, x2, g2) == 0 && sw[0] == -7 &&
-		              sw[1] == -7
-		              ? 0 : 1);
+		_exit(bnn_sqgrad_bf16(2, 2, 1, x, g, sw, x2, g2) == 0 && sw[0] == -7 && sw[1] == -7
+		              ? 0
+		              : 1);
 	}
 	if (waitpid(pid, &status, 0) != pid)
 		tap_bail_out("waitpid failed");
@@ -144,7 +145,8 @@ int main(void)
 		ok(worst >= 0 && worst <= 0x1p-7 + 1e-5,
 		   "batch %ld, %ld -> %ld: weight squares within 2^-7 of double (worst %.3g)",
 		   sh->batch, sh->k, sh->n, worst);
-		ok(bias_exact, "batch %ld, %ld -> %ld: bias squares equal the float path's bit for bit",
+		ok(bias_exact,
+		   "batch %ld, %ld -> %ld: bias squares equal the float path's bit for bit",
 		   sh->batch, sh->k, sh->n);
 	}
 	return tap_done();

@@ -62,8 +62,7 @@ static int same_as3(const float *lng, const float *shrt)
 }
 
 /* Check a 3-vector against expected values at tolerance tol. */
-static void is_vec3(const float *got, double e0, double e1, double e2,
-                    double tol, const char *what)
+static void is_vec3(const float *got, double e0, double e1, double e2, double tol, const char *what)
 {
 	is_float(got[0], e0, tol, "%s [0]", what);
 	is_float(got[1], e1, tol, "%s [1]", what);
@@ -113,14 +112,13 @@ static void test_defaults(void)
 	bnn_ivon_params i = bnn_ivon_defaults();
 	bnn_bbb_params b = bnn_bbb_defaults();
 
-	ok(v.beta1 == 0.9 && v.beta2 == 0.001 && v.tau == 1 &&
-	   v.delta == 0 && v.n_data == 0,
+	ok(v.beta1 == 0.9 && v.beta2 == 0.001 && v.tau == 1 && v.delta == 0 && v.n_data == 0,
 	   "VOGN defaults: 0.9, rate 0.001, tau 1, delta and N unset");
-	ok(i.beta1 == 0.9 && i.beta2 == 0.99999 && i.h0 == 0.1 &&
-	   i.delta == 0 && i.ess == 0 && i.clip_radius == 0,
+	ok(i.beta1 == 0.9 && i.beta2 == 0.99999 && i.h0 == 0.1 && i.delta == 0 && i.ess == 0 &&
+	           i.clip_radius == 0,
 	   "IVON defaults: 0.9, 0.99999, h0 0.1, delta and ess unset, no clip");
-	ok(b.beta1 == 0.9 && b.beta2 == 0.999 && b.eps == 1e-8 &&
-	   b.prior_precision == 0 && b.n_data == 0,
+	ok(b.beta1 == 0.9 && b.beta2 == 0.999 && b.eps == 1e-8 && b.prior_precision == 0 &&
+	           b.n_data == 0,
 	   "BBB defaults: Adam's, prior and N unset");
 }
 
@@ -151,29 +149,32 @@ static void test_vogn(void)
 	vogn_problem(&p);
 	copy3(mu, mu0);
 	copy3(s, vogn_s0);
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .hhat = vogn_hh1, .m = m, .s = s,
-		.sigma = sigma
-	}, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 3,
+	                                  .mu = mu,
+	                                  .ghat = gh1,
+	                                  .hhat = vogn_hh1,
+	                                  .m = m,
+	                                  .s = s,
+	                                  .sigma = sigma },
+	              0.1f, &p);
 	is_vec3(m, 0.6, 0.8, -1.95, 1e-6, "VOGN step 1: m (line 19)");
 	is_vec3(s, 0.4, 0.4, 1.1, 1e-6, "VOGN step 1: s (line 20)");
 	is_vec3(mu, 0.88, -2.16, 0.6625, 1e-6, "VOGN step 1: mu (line 21)");
-	is_vec3(sigma, 0.447213595, 0.447213595, 0.288675135, 1e-6,
-	        "VOGN step 1: sigma (line 9)");
+	is_vec3(sigma, 0.447213595, 0.447213595, 0.288675135, 1e-6, "VOGN step 1: sigma (line 9)");
 
 	/* bnn_vogn_sigma from the same s gives the same σ. */
 	bnn_vogn_sigma(3, s, sig2, &p);
-	ok(memcmp(sig2, sigma, sizeof sigma) == 0,
-	   "bnn_vogn_sigma matches the step's sigma");
+	ok(memcmp(sig2, sigma, sizeof sigma) == 0, "bnn_vogn_sigma matches the step's sigma");
 
 	/* The deterministic case (sigma NULL): the same μ, m and s. */
 	copy3(mu_d, mu0);
 	copy3(s_d, vogn_s0);
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = 3, .mu = mu_d, .ghat = gh1, .hhat = vogn_hh1, .m = m_d, .s = s_d
-	}, 0.1f, &p);
+	bnn_vogn_step(
+	        &(bnn_vogn_arrays){
+	                .n = 3, .mu = mu_d, .ghat = gh1, .hhat = vogn_hh1, .m = m_d, .s = s_d },
+	        0.1f, &p);
 	ok(memcmp(mu_d, mu, sizeof mu) == 0 && memcmp(m_d, m, sizeof m) == 0 &&
-	   memcmp(s_d, s, sizeof s) == 0,
+	           memcmp(s_d, s, sizeof s) == 0,
 	   "VOGN deterministic step 1: same mu, m, s without sigma");
 
 	/*
@@ -187,19 +188,23 @@ static void test_vogn(void)
 	 *        0.6625 + 0.1·2.68875/1.125) = (0.5544, -2.232, 0.9015)
 	 *   σ = 1/√(5, 7, 11.25) = (0.447213595, 0.377964473, 0.298142397)
 	 */
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = 3, .mu = mu, .ghat = gh2, .hhat = hh2, .m = m, .s = s, .sigma = sigma
-	}, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 3,
+	                                  .mu = mu,
+	                                  .ghat = gh2,
+	                                  .hhat = hh2,
+	                                  .m = m,
+	                                  .s = s,
+	                                  .sigma = sigma },
+	              0.1f, &p);
 	is_vec3(m, 1.628, 0.504, -2.68875, 1e-6, "VOGN step 2: m");
 	is_vec3(s, 0.4, 0.6, 1.025, 1e-6, "VOGN step 2: s");
 	is_vec3(mu, 0.5544, -2.232, 0.9015, 1e-6, "VOGN step 2: mu");
-	is_vec3(sigma, 0.447213595, 0.377964473, 0.298142397, 1e-6,
-	        "VOGN step 2: sigma");
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = 3, .mu = mu_d, .ghat = gh2, .hhat = hh2, .m = m_d, .s = s_d
-	}, 0.1f, &p);
-	ok(memcmp(mu_d, mu, sizeof mu) == 0,
-	   "VOGN deterministic step 2: same mu without sigma");
+	is_vec3(sigma, 0.447213595, 0.377964473, 0.298142397, 1e-6, "VOGN step 2: sigma");
+	bnn_vogn_step(
+	        &(bnn_vogn_arrays){
+	                .n = 3, .mu = mu_d, .ghat = gh2, .hhat = hh2, .m = m_d, .s = s_d },
+	        0.1f, &p);
+	ok(memcmp(mu_d, mu, sizeof mu) == 0, "VOGN deterministic step 2: same mu without sigma");
 
 	/* 69 parameters: the same two steps, element i as element i % 3. */
 	spread3(lmu, mu0);
@@ -209,16 +214,23 @@ static void test_vogn(void)
 	spread3(lg2, gh2);
 	spread3(lh1, vogn_hh1);
 	spread3(lh2, hh2);
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = NLONG, .mu = lmu, .ghat = lg1, .hhat = lh1, .m = lm, .s = ls,
-		.sigma = lsig
-	}, 0.1f, &p);
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = NLONG, .mu = lmu, .ghat = lg2, .hhat = lh2, .m = lm, .s = ls,
-		.sigma = lsig
-	}, 0.1f, &p);
-	ok(same_as3(lmu, mu) && same_as3(lm, m) && same_as3(ls, s) &&
-	   same_as3(lsig, sigma),
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = NLONG,
+	                                  .mu = lmu,
+	                                  .ghat = lg1,
+	                                  .hhat = lh1,
+	                                  .m = lm,
+	                                  .s = ls,
+	                                  .sigma = lsig },
+	              0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = NLONG,
+	                                  .mu = lmu,
+	                                  .ghat = lg2,
+	                                  .hhat = lh2,
+	                                  .m = lm,
+	                                  .s = ls,
+	                                  .sigma = lsig },
+	              0.1f, &p);
+	ok(same_as3(lmu, mu) && same_as3(lm, m) && same_as3(ls, s) && same_as3(lsig, sigma),
 	   "VOGN on 69 parameters: vector chunks and tail agree bit for bit");
 
 	/* n = 0 touches nothing (NULL arrays are never read). */
@@ -257,8 +269,7 @@ static void test_ivon_hess(void)
 	for (i = 0; i < 3; i++) {
 		double theta = (double)mu[i] + (double)sig[i] * eps[i];
 
-		if (fabs(hh[i] - g[i] * (theta - mu[i]) /
-		         ((double)sig[i] * sig[i])) > 1e-6)
+		if (fabs(hh[i] - g[i] * (theta - mu[i]) / ((double)sig[i] * sig[i])) > 1e-6)
 			agree = 0;
 	}
 	ok(agree, "IVON hess equals g (theta - m)/sigma^2 (eq. 3)");
@@ -298,18 +309,21 @@ static void test_ivon(void)
 	ivon_problem(&p);
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .hhat = hh1, .g = g, .h = h, .sigma = sigma
-	}, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3,
+	                                  .mu = mu,
+	                                  .ghat = gh1,
+	                                  .hhat = hh1,
+	                                  .g = g,
+	                                  .h = h,
+	                                  .sigma = sigma },
+	              0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON t=1: g (line 4)");
 	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON t=1: h (line 5), positive for negative hhat");
 	is_vec3(mu, 0.921951220, -2, 0.675, 1e-6, "IVON t=1: mu (lines 6-7)");
-	is_vec3(sigma, 0.312347524, 0.423999152, 0.353553391, 1e-6,
-	        "IVON t=1: sigma (line 8)");
+	is_vec3(sigma, 0.312347524, 0.423999152, 0.353553391, 1e-6, "IVON t=1: sigma (line 8)");
 	bnn_ivon_sigma(3, h, sig2, &p);
-	ok(memcmp(sig2, sigma, sizeof sigma) == 0,
-	   "bnn_ivon_sigma matches the step's sigma");
+	ok(memcmp(sig2, sigma, sizeof sigma) == 0, "bnn_ivon_sigma matches the step's sigma");
 
 	/*
 	 * Step t = 2 with ĝ2 = (1, 0, -1) and ĥ2 = (-4, 0.2, 0.5):
@@ -330,16 +344,19 @@ static void test_ivon(void)
 	 *   σ = 1/√(8 (0.643507050, 0.696485363, 1)) =
 	 *       (0.440735823, 0.423642000, 0.353553391)
 	 */
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh2, .hhat = hh2, .g = g, .h = h, .sigma = sigma
-	}, 0.1f, 2, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3,
+	                                  .mu = mu,
+	                                  .ghat = gh2,
+	                                  .hhat = hh2,
+	                                  .g = g,
+	                                  .h = h,
+	                                  .sigma = sigma },
+	              0.1f, 2, &p);
 	is_vec3(g, 0.625, 0.25, -1, 1e-7, "IVON t=2: g");
-	is_vec3(h, 0.143507050, 0.196485363, 0.5, 1e-6,
-	        "IVON t=2: h stays positive for hhat = -4");
+	is_vec3(h, 0.143507050, 0.196485363, 0.5, 1e-6, "IVON t=2: h stays positive for hhat = -4");
 	is_vec3(mu, 0.720817612, -1.904281310, 0.774583333, 1e-6,
 	        "IVON t=2: mu with bias correction 1/(1 - 0.25)");
-	is_vec3(sigma, 0.440735823, 0.423642000, 0.353553391, 1e-6,
-	        "IVON t=2: sigma");
+	is_vec3(sigma, 0.440735823, 0.423642000, 0.353553391, 1e-6, "IVON t=2: sigma");
 
 	/* The same two steps on 69 parameters agree bit for bit. */
 	spread3(lmu, mu0);
@@ -349,16 +366,23 @@ static void test_ivon(void)
 	spread3(lg2, gh2);
 	spread3(lh1, hh1);
 	spread3(lh2, hh2);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = NLONG, .mu = lmu, .ghat = lg1, .hhat = lh1, .g = lg, .h = lh,
-		.sigma = lsig
-	}, 0.1f, 1, &p);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = NLONG, .mu = lmu, .ghat = lg2, .hhat = lh2, .g = lg, .h = lh,
-		.sigma = lsig
-	}, 0.1f, 2, &p);
-	ok(same_as3(lmu, mu) && same_as3(lg, g) && same_as3(lh, h) &&
-	   same_as3(lsig, sigma),
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = NLONG,
+	                                  .mu = lmu,
+	                                  .ghat = lg1,
+	                                  .hhat = lh1,
+	                                  .g = lg,
+	                                  .h = lh,
+	                                  .sigma = lsig },
+	              0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = NLONG,
+	                                  .mu = lmu,
+	                                  .ghat = lg2,
+	                                  .hhat = lh2,
+	                                  .g = lg,
+	                                  .h = lh,
+	                                  .sigma = lsig },
+	              0.1f, 2, &p);
+	ok(same_as3(lmu, mu) && same_as3(lg, g) && same_as3(lh, h) && same_as3(lsig, sigma),
 	   "IVON on 69 parameters: vector chunks and tail agree bit for bit");
 
 	/*
@@ -370,12 +394,16 @@ static void test_ivon(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .hhat = hh1, .g = g, .h = h, .sigma = sigma
-	}, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3,
+	                                  .mu = mu,
+	                                  .ghat = gh1,
+	                                  .hhat = hh1,
+	                                  .g = g,
+	                                  .h = h,
+	                                  .sigma = sigma },
+	              0.1f, 1, &p);
 	is_vec3(mu, 0.995, -2, 0.505, 1e-7, "IVON clip 0.05: mu");
-	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
-	        "IVON clip 0.05: h unchanged");
+	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7, "IVON clip 0.05: h unchanged");
 	p.clip_radius = 0;
 
 	/*
@@ -386,9 +414,8 @@ static void test_ivon(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h
-	}, 0.1f, 1, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h }, 0.1f, 1,
+	              &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON deterministic: g");
 	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON deterministic: h stays h0");
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON deterministic: mu");
@@ -397,9 +424,8 @@ static void test_ivon(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h
-	}, 0.1f, 0, &p);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h }, 0.1f, 0,
+	              &p);
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON step 0 counts as t = 1");
 
 	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 0 }, 0.1f, 1, &p);
@@ -414,10 +440,12 @@ static void test_ivon(void)
  * not fall below half its previous value, and that σ is finite and
  * positive.  Returns 1 if all held; *minp gets the smallest h + δ seen.
  */
-enum { NP_POS = 64, STEPS_POS = 10000 };
+enum {
+	NP_POS = 64,
+	STEPS_POS = 10000
+};
 
-static int ivon_positive_run(double beta2, double delta, uint64_t seed,
-                             double *minp)
+static int ivon_positive_run(double beta2, double delta, uint64_t seed, double *minp)
 {
 	bnn_ivon_params p = bnn_ivon_defaults();
 	float mu[NP_POS], g[NP_POS], h[NP_POS], sigma[NP_POS];
@@ -442,17 +470,20 @@ static int ivon_positive_run(double beta2, double delta, uint64_t seed,
 			hh[i] = 1000.0f * hh[i] - 300.0f;
 			prev[i] = h[i];
 		}
-		bnn_ivon_step(&(bnn_ivon_arrays){
-			.n = NP_POS, .mu = mu, .ghat = gh, .hhat = hh, .g = g, .h = h,
-			.sigma = sigma
-		}, 1e-3f, t, &p);
+		bnn_ivon_step(&(bnn_ivon_arrays){ .n = NP_POS,
+		                                  .mu = mu,
+		                                  .ghat = gh,
+		                                  .hhat = hh,
+		                                  .g = g,
+		                                  .h = h,
+		                                  .sigma = sigma },
+		              1e-3f, t, &p);
 		for (i = 0; i < NP_POS; i++) {
 			double pp = (double)h[i] + delta;
 			double half = 0.5 * ((double)prev[i] + delta);
 
-			if (!(pp > 0) || (delta == 0 && !(h[i] > 0)) ||
-			    pp < half * (1 - 1e-5) || !isfinite(sigma[i]) ||
-			    !(sigma[i] > 0))
+			if (!(pp > 0) || (delta == 0 && !(h[i] > 0)) || pp < half * (1 - 1e-5) ||
+			    !isfinite(sigma[i]) || !(sigma[i] > 0))
 				good = 0;
 			if (pp < *minp)
 				*minp = pp;
@@ -478,14 +509,14 @@ static void test_ivon_positive(void)
 	for (a = 0; a < 2; a++) {
 		for (b = 0; b < 2; b++) {
 			double minp;
-			int good = ivon_positive_run(beta2[a], delta[b],
-			                             (uint64_t)(42 + 2 * a + b),
+			int good = ivon_positive_run(beta2[a], delta[b], (uint64_t)(42 + 2 * a + b),
 			                             &minp);
 
-			ok(good, "IVON beta2 %g delta %g: h + delta > 0 (h > 0 "
+			ok(good,
+			   "IVON beta2 %g delta %g: h + delta > 0 (h > 0 "
 			   "if delta = 0), never below half, sigma finite, "
-			   "%d steps (min h + delta %g)", beta2[a], delta[b],
-			   STEPS_POS, minp);
+			   "%d steps (min h + delta %g)",
+			   beta2[a], delta[b], STEPS_POS, minp);
 		}
 	}
 }
@@ -508,14 +539,12 @@ static void test_badam(void)
 	 * (0.0497518595, 0.204124145, 0.5).
 	 */
 	bnn_badam_sigma(3, v1, 1, 0.75, 100, 4, sigma);
-	is_vec3(sigma, 0.0497518595, 0.204124145, 0.5, 1e-7,
-	        "BADAM sigma t=1 (eq. 10-12)");
+	is_vec3(sigma, 0.0497518595, 0.204124145, 0.5, 1e-7, "BADAM sigma t=1 (eq. 10-12)");
 
 	/* t = 2: 1 - 0.75² = 0.4375 and v = 0.4375 (16, 0.04, 0) give the
 	 * same v̂, hence the same σ. */
 	bnn_badam_sigma(3, v2, 2, 0.75, 100, 4, sigma);
-	is_vec3(sigma, 0.0497518595, 0.204124145, 0.5, 1e-7,
-	        "BADAM sigma t=2: bias correction");
+	is_vec3(sigma, 0.0497518595, 0.204124145, 0.5, 1e-7, "BADAM sigma t=2: bias correction");
 
 	/* δ = 0 (eq. 12 alone): v = 0 gives +inf. */
 	bnn_badam_sigma(3, v1, 1, 0.75, 100, 0, sigma);
@@ -531,8 +560,7 @@ static void test_badam(void)
 	w[0] = w[1] = w[2] = 0;
 	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g, .m = m, .v = v }, 1e-3f, 1, &ap);
 	bnn_badam_sigma(3, v, 1, ap.beta2, 100, 4, sigma);
-	is_vec3(sigma, 0.0980580676, 0.136082763, 0.5, 1e-6,
-	        "BADAM sigma after one Adam step");
+	is_vec3(sigma, 0.0980580676, 0.136082763, 0.5, 1e-6, "BADAM sigma after one Adam step");
 
 	spread3(lv, v);
 	bnn_badam_sigma(NLONG, lv, 1, ap.beta2, 100, 4, lsig);
@@ -556,8 +584,7 @@ static void test_softplus(void)
 	is_float(bnn_softplus(800), 800, 0, "softplus(800) = 800, no overflow");
 
 	/* The inverse: ln(e^σ - 1); σ0 = 1e-3 gives -6.907255237. */
-	is_float(bnn_softplus_inverse(1e-3), -6.907255237, 1e-8,
-	         "softplus_inverse(1e-3)");
+	is_float(bnn_softplus_inverse(1e-3), -6.907255237, 1e-8, "softplus_inverse(1e-3)");
 	is_float(bnn_softplus_inverse(bnn_softplus(-5)), -5, 1e-9,
 	         "softplus_inverse(softplus(-5)) = -5");
 	is_float(bnn_softplus_inverse(bnn_softplus(30)), 30, 1e-9,
@@ -577,8 +604,10 @@ static void test_softplus(void)
 		if (err > worst)
 			worst = err;
 	}
-	ok(worst < 1e-6, "bnn_bbb_sigma within 1e-6 relative of softplus "
-	   "on [-87, 87] (worst %.3g)", worst);
+	ok(worst < 1e-6,
+	   "bnn_bbb_sigma within 1e-6 relative of softplus "
+	   "on [-87, 87] (worst %.3g)",
+	   worst);
 
 	/* Beyond -87 σ stays at softplus(-87), never 0; NaN stays NaN. */
 	rho[0] = -200.0f;
@@ -625,14 +654,19 @@ static void test_bbb(void)
 	copy3(mu, mu0);
 	copy3(rho, bbb_rho0);
 	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(&(bnn_bbb_arrays){
-		.n = 3, .mu = mu, .rho = rho, .sigma = sigma, .g_mu = bbb_gmu,
-		.g_sigma = bbb_gsig, .m_mu = m_mu, .v_mu = v_mu, .m_rho = m_rho,
-		.v_rho = v_rho
-	}, 0.01f, 1, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){ .n = 3,
+	                                .mu = mu,
+	                                .rho = rho,
+	                                .sigma = sigma,
+	                                .g_mu = bbb_gmu,
+	                                .g_sigma = bbb_gsig,
+	                                .m_mu = m_mu,
+	                                .v_mu = v_mu,
+	                                .m_rho = m_rho,
+	                                .v_rho = v_rho },
+	             0.01f, 1, &p);
 	is_vec3(m_mu, 0.07, 0.06, -0.19, 1e-7, "BBB t=1: m_mu = 0.1 dmu");
-	is_vec3(v_mu, 0.00049, 0.00036, 0.00361, 1e-9,
-	        "BBB t=1: v_mu = 0.001 dmu^2");
+	is_vec3(v_mu, 0.00049, 0.00036, 0.00361, 1e-9, "BBB t=1: v_mu = 0.001 dmu^2");
 	is_vec3(m_rho, 0.0147179966, -0.0138568934, 0.0644812089, 1e-7,
 	        "BBB t=1: m_rho = 0.1 dsigma sigmoid(rho)");
 	is_vec3(v_rho, 2.16619424e-5, 1.92013494e-5, 4.15782630e-4, 1e-9,
@@ -655,14 +689,19 @@ static void test_bbb(void)
 	for (t = 1; t <= 3; t++) {
 		for (i = 0; i < 3; i++)
 			gd[i] = bbb_gmu[i] + dn * w[i];
-		bnn_adam_step(&(bnn_adam_arrays){
-			.n = 3, .w = w, .g = gd, .m = am, .v = av
-		}, 0.01f, t, &ap);
-		bnn_bbb_step(&(bnn_bbb_arrays){
-			.n = 3, .mu = mu, .rho = rho, .sigma = sigma, .g_mu = bbb_gmu,
-			.g_sigma = bbb_gsig, .m_mu = m_mu, .v_mu = v_mu, .m_rho = m_rho,
-			.v_rho = v_rho
-		}, 0.01f, t, &p);
+		bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = gd, .m = am, .v = av },
+		              0.01f, t, &ap);
+		bnn_bbb_step(&(bnn_bbb_arrays){ .n = 3,
+		                                .mu = mu,
+		                                .rho = rho,
+		                                .sigma = sigma,
+		                                .g_mu = bbb_gmu,
+		                                .g_sigma = bbb_gsig,
+		                                .m_mu = m_mu,
+		                                .v_mu = v_mu,
+		                                .m_rho = m_rho,
+		                                .v_rho = v_rho },
+		             0.01f, t, &p);
 		if (memcmp(w, mu, sizeof w) != 0)
 			same = 0;
 	}
@@ -679,20 +718,27 @@ static void test_bbb(void)
 	memset(lvr, 0, sizeof lvr);
 	bnn_bbb_sigma(NLONG, lrho, lsig);
 	for (t = 1; t <= 3; t++)
-		bnn_bbb_step(&(bnn_bbb_arrays){
-			.n = NLONG, .mu = lmu, .rho = lrho, .sigma = lsig, .g_mu = lgm,
-			.g_sigma = lgs, .m_mu = lmm, .v_mu = lvm, .m_rho = lmr, .v_rho = lvr
-		}, 0.01f, t, &p);
+		bnn_bbb_step(&(bnn_bbb_arrays){ .n = NLONG,
+		                                .mu = lmu,
+		                                .rho = lrho,
+		                                .sigma = lsig,
+		                                .g_mu = lgm,
+		                                .g_sigma = lgs,
+		                                .m_mu = lmm,
+		                                .v_mu = lvm,
+		                                .m_rho = lmr,
+		                                .v_rho = lvr },
+		             0.01f, t, &p);
 	ok(same_as3(lmu, mu) && same_as3(lrho, rho) && same_as3(lsig, sigma) &&
-	   same_as3(lmr, m_rho) && same_as3(lvr, v_rho),
+	           same_as3(lmr, m_rho) && same_as3(lvr, v_rho),
 	   "BBB on 69 parameters agrees bit for bit");
 
 	/* Point parameters (rho NULL): μ alone with ∂μ = (0.7, 0.6, -1.9):
 	 * the same m, v and μ as the variational case at t = 1. */
 	copy3(pmu, mu0);
-	bnn_bbb_step(&(bnn_bbb_arrays){
-		.n = 3, .mu = pmu, .g_mu = bbb_gmu, .m_mu = pm, .v_mu = pv
-	}, 0.01f, 1, &p);
+	bnn_bbb_step(
+	        &(bnn_bbb_arrays){ .n = 3, .mu = pmu, .g_mu = bbb_gmu, .m_mu = pm, .v_mu = pv },
+	        0.01f, 1, &p);
 	is_vec3(pm, 0.07, 0.06, -0.19, 1e-7, "BBB point: m_mu = 0.1 dmu");
 	is_vec3(pmu, 0.99, -2.01, 0.51, 1e-6, "BBB point: mu");
 
@@ -705,7 +751,12 @@ static void test_bbb(void)
 
 static void test_sample(void)
 {
-	enum { NB = 3 * BNN_SAMPLE_BLOCK + 77, NG = 4, NS = 5, R = 20000 };
+	enum {
+		NB = 3 * BNN_SAMPLE_BLOCK + 77,
+		NG = 4,
+		NS = 5,
+		R = 20000
+	};
 	static const float gmu[NG] = { 0.0f, 1.5f, -2.0f, 10.0f };
 	static const float gsig[NG] = { 1.0f, 0.5f, 3.0f, 1e-3f };
 	float *mu = malloc(NB * sizeof *mu), *sig = malloc(NB * sizeof *sig);
@@ -731,8 +782,7 @@ static void test_sample(void)
 	rng2 = rng;
 	bnn_posterior_sample(NB, mu, sig, eps, th, &rng);
 	bnn_rng_normal(&rng2, ref, NB);
-	ok(memcmp(ref, eps, NB * sizeof *eps) == 0 &&
-	   memcmp(&rng, &rng2, sizeof rng) == 0,
+	ok(memcmp(ref, eps, NB * sizeof *eps) == 0 && memcmp(&rng, &rng2, sizeof rng) == 0,
 	   "sample: eps is one bnn_rng_normal call over all %d, rng advanced alike", NB);
 	for (i = 0; i < NB; i++) {
 		float want = mu[i] + sig[i] * eps[i];
@@ -743,8 +793,7 @@ static void test_sample(void)
 	ok(exact, "sample: theta = mu + sigma eps exactly");
 	bnn_rng_seed(&rng, 2024);
 	bnn_posterior_sample(NB, mu, sig, NULL, th2, &rng);
-	ok(memcmp(th, th2, NB * sizeof *th) == 0,
-	   "sample: eps NULL gives the same theta");
+	ok(memcmp(th, th2, NB * sizeof *th) == 0, "sample: eps NULL gives the same theta");
 
 	/*
 	 * Moments over the NB/4 ≈ 3090 entries of each group (μ, σ) =
@@ -764,7 +813,7 @@ static void test_sample(void)
 		var = q / (cnt - 1);
 		if (fabs(mean - gmu[k]) > 5 * gsig[k] / sqrt(cnt) ||
 		    fabs(var - (double)gsig[k] * gsig[k]) >
-		    5 * (double)gsig[k] * gsig[k] * sqrt(2 / cnt)) {
+		            5 * (double)gsig[k] * gsig[k] * sqrt(2 / cnt)) {
 			tap_diag("group %d: mean %g var %g", k, mean, var);
 			mom = 0;
 		}
@@ -787,7 +836,7 @@ static void test_sample(void)
 
 		if (fabs(mean - smu[i]) > 5 * ssig[i] / sqrt(R) ||
 		    fabs(var - (double)ssig[i] * ssig[i]) >
-		    5 * (double)ssig[i] * ssig[i] * sqrt(2.0 / R)) {
+		            5 * (double)ssig[i] * ssig[i] * sqrt(2.0 / R)) {
 			tap_diag("entry %ld: mean %g var %g", i, mean, var);
 			smom = 0;
 		}
@@ -814,7 +863,10 @@ static void test_kl(void)
 	static const float sig[3] = { 1.0f, 0.5f, 2.0f };
 	static const float mu2[2] = { 0.3f, -1.0f };
 	static const float sig2[2] = { 0.5f, 0.2f };
-	enum { NR = 1000, M = 200000 };
+	enum {
+		NR = 1000,
+		M = 200000
+	};
 	float rmu[NR], rsig[NR], z[2 * NR];
 	float tiny = 1e-40f, zero = 0.0f, one = 1.0f, nan = NAN;
 	float *th, *ep, *bmu, *bsig;
@@ -827,8 +879,7 @@ static void test_kl(void)
 	 * 0.25 + 1 - 1 - ln 0.25, 4 + 0.25 - 1 - ln 4) = (0,
 	 * 0.25 + ln 4, 3.25 - ln 4), sum 3.5, KL = 1.75.
 	 */
-	is_float(bnn_kl_gaussian(3, mu, sig, 1.0), 1.75, 1e-14,
-	         "KL hand value 1.75");
+	is_float(bnn_kl_gaussian(3, mu, sig, 1.0), 1.75, 1e-14, "KL hand value 1.75");
 	/* δ = 4, μ = 0.5, σ = 0.5: 1 + 1 - 1 - ln 1 = 1, KL = 0.5. */
 	is_float(bnn_kl_gaussian(1, &mu[2], &sig[1], 4.0), 0.5, 1e-14,
 	         "KL hand value 0.5 (delta 4)");
@@ -854,11 +905,9 @@ static void test_kl(void)
 	       "KL of 1000 random entries against libm");
 
 	/* A subnormal σ (1e-40): the term keeps -2 ln σ = 184.2068074. */
-	is_rel(bnn_kl_gaussian(1, &zero, &tiny, 1.0),
-	       0.5 * (-1 - 2 * log((double)tiny)), 1e-12,
+	is_rel(bnn_kl_gaussian(1, &zero, &tiny, 1.0), 0.5 * (-1 - 2 * log((double)tiny)), 1e-12,
 	       "KL with a subnormal sigma");
-	ok(isinf(bnn_kl_gaussian(1, &zero, &zero, 1.0)),
-	   "KL with sigma = 0 is +inf");
+	ok(isinf(bnn_kl_gaussian(1, &zero, &zero, 1.0)), "KL with sigma = 0 is +inf");
 	ok(isnan(bnn_kl_gaussian(1, &nan, &one, 1.0)), "KL with mu NaN is NaN");
 
 	/*
@@ -890,16 +939,18 @@ static void test_kl(void)
 		for (j = 0; j < 2; j++) {
 			double e = ep[2 * i + j], t = th[2 * i + j];
 
-			d += -0.5 * e * e - log((double)sig2[j]) -
-			     0.5 * log(2.0) + 0.5 * 2.0 * t * t;
+			d += -0.5 * e * e - log((double)sig2[j]) - 0.5 * log(2.0) +
+			     0.5 * 2.0 * t * t;
 		}
 		mc += d;
 		mc2 += d * d;
 	}
 	mc /= M;
 	sd = sqrt((mc2 / M - mc * mc) / M);
-	ok(fabs(mc - kl) < 5 * sd, "KL: Monte-Carlo estimate %.5f +- %.5f "
-	   "agrees with %.5f", mc, sd, kl);
+	ok(fabs(mc - kl) < 5 * sd,
+	   "KL: Monte-Carlo estimate %.5f +- %.5f "
+	   "agrees with %.5f",
+	   mc, sd, kl);
 	free(th);
 	free(ep);
 	free(bmu);
@@ -930,8 +981,8 @@ static const char *zeroed(const float *w, int n)
 	buf[0] = '\0';
 	for (i = 0; i < n && len + 8 < sizeof buf; i++)
 		if (w[i] == 0.0f)
-			len += (size_t)snprintf(buf + len, sizeof buf - len,
-			                        "%s%d", len ? "," : "", i);
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%d", len ? "," : "",
+			                        i);
 	return buf;
 }
 
@@ -955,7 +1006,9 @@ static void test_prune(void)
 	static const float score[10] = { 5, 1, 3, 1, 2, 9, 1, 0, 7, 3 };
 	float w[10], w5[5], w100[100], s100[100];
 	float odd[5] = { -1.0f, NAN, 0.0f, -0.0f, 2.0f };
-	enum { NP = 5000 };
+	enum {
+		NP = 5000
+	};
 	float *pw, *ps;
 	struct ref_entry *ref;
 	bnn_rng rng;
@@ -992,8 +1045,7 @@ static void test_prune(void)
 	is_int(k, 10, "prune 1 returns n");
 	for (i = 0; i < 10; i++)
 		w[i] = 1.0f + (float)i;
-	is_int(bnn_prune_by_score(10, w, score, 7.5), 10,
-	       "prune 7.5 clamps to 1");
+	is_int(bnn_prune_by_score(10, w, score, 7.5), 10, "prune 7.5 clamps to 1");
 	is_int(bnn_prune_by_score(0, NULL, NULL, 0.5), 0, "prune n = 0");
 
 	/* ⌊0.29·100⌋ = 29, although 0.29·100 is 28.999999999999996. */
@@ -1001,8 +1053,7 @@ static void test_prune(void)
 		w100[i] = 1;
 		s100[i] = (float)i;
 	}
-	is_int(bnn_prune_by_score(100, w100, s100, 0.29), 29,
-	       "prune 0.29 of 100: 29 entries");
+	is_int(bnn_prune_by_score(100, w100, s100, 0.29), 29, "prune 0.29 of 100: 29 entries");
 	ok(w100[28] == 0 && w100[29] == 1, "prune 0.29: indices 0 to 28");
 
 	/* Scores (-1, NaN, 0, -0, 2), 0.6 of 5 = 3: NaN lowest (1), then
@@ -1021,8 +1072,7 @@ static void test_prune(void)
 	w5[4] = -0.2f;
 	bnn_prune_by_score(5, w5, NULL, 0.4);
 	is_str(zeroed(w5, 5), "2,4", "prune by magnitude");
-	ok(w5[0] == 0.5f && w5[1] == -3.0f && w5[3] == 2.0f,
-	   "prune by magnitude keeps the others");
+	ok(w5[0] == 0.5f && w5[1] == -3.0f && w5[3] == 2.0f, "prune by magnitude keeps the others");
 
 	/* 5000 entries with many ties (integer scores 0..99 and negative
 	 * ones), 0.37: the zeroed set is the first 1850 of a sort by
@@ -1055,8 +1105,7 @@ static void test_prune(void)
 
 /* θ[i] = μ[i] + σ[i]·noise[i] for a 3-vector, the sample the fused steps
  * must leave (the expression of bnn_posterior_sample). */
-static void sample3(float *theta, const float *mu, const float *sigma,
-                    const float *noise)
+static void sample3(float *theta, const float *mu, const float *sigma, const float *noise)
 {
 	int i;
 
@@ -1079,34 +1128,48 @@ static void test_vogn_fused(void)
 	vogn_problem(&p);
 	copy3(mu, mu0);
 	copy3(s, vogn_s0);
-	bnn_vogn_step(&(bnn_vogn_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .hhat = vogn_hh1, .m = m, .s = s,
-		.sigma = sigma
-	}, 0.1f, &p);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 3,
+	                                  .mu = mu,
+	                                  .ghat = gh1,
+	                                  .hhat = vogn_hh1,
+	                                  .m = m,
+	                                  .s = s,
+	                                  .sigma = sigma },
+	              0.1f, &p);
 	sample3(want, mu, sigma, noise);
 	copy3(fmu, mu0);
 	copy3(fs, vogn_s0);
-	bnn_vogn_step_sample(&(bnn_vogn_arrays){
-		.n = 3, .mu = fmu, .ghat = gh1, .hhat = vogn_hh1, .m = fm, .s = fs,
-		.stochastic = 1, .theta = theta, .noise = noise
-	}, 0.1f, &p);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 3,
+	                                         .mu = fmu,
+	                                         .ghat = gh1,
+	                                         .hhat = vogn_hh1,
+	                                         .m = fm,
+	                                         .s = fs,
+	                                         .stochastic = 1,
+	                                         .theta = theta,
+	                                         .noise = noise },
+	                     0.1f, &p);
 	is_vec3(theta, 1.327213595, -3.054427191, 0.806837568, 1e-6,
 	        "VOGN fused: theta = new mu + new sigma * noise (line 9)");
-	ok(memcmp(theta, want, sizeof theta) == 0 &&
-	   memcmp(fmu, mu, sizeof mu) == 0 && memcmp(fm, m, sizeof m) == 0 &&
-	   memcmp(fs, s, sizeof s) == 0,
+	ok(memcmp(theta, want, sizeof theta) == 0 && memcmp(fmu, mu, sizeof mu) == 0 &&
+	           memcmp(fm, m, sizeof m) == 0 && memcmp(fs, s, sizeof s) == 0,
 	   "VOGN fused = bnn_vogn_step then the sample, bit for bit");
 
 	/* Deterministic: θ = μ. */
 	copy3(fmu, mu0);
 	copy3(fs, vogn_s0);
 	memset(fm, 0, sizeof fm);
-	bnn_vogn_step_sample(&(bnn_vogn_arrays){
-		.n = 3, .mu = fmu, .ghat = gh1, .hhat = vogn_hh1, .m = fm, .s = fs,
-		.stochastic = 0, .theta = theta, .noise = noise
-	}, 0.1f, &p);
-	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
-	   memcmp(fmu, mu, sizeof mu) == 0,
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 3,
+	                                         .mu = fmu,
+	                                         .ghat = gh1,
+	                                         .hhat = vogn_hh1,
+	                                         .m = fm,
+	                                         .s = fs,
+	                                         .stochastic = 0,
+	                                         .theta = theta,
+	                                         .noise = noise },
+	                     0.1f, &p);
+	ok(memcmp(theta, fmu, sizeof theta) == 0 && memcmp(fmu, mu, sizeof mu) == 0,
 	   "VOGN fused, deterministic: theta = mu, the same mu");
 
 	/* 69 parameters: chunks and tail agree with the 3-vector. */
@@ -1116,10 +1179,16 @@ static void test_vogn_fused(void)
 	spread3(lg, gh1);
 	spread3(lh, vogn_hh1);
 	spread3(lno, noise);
-	bnn_vogn_step_sample(&(bnn_vogn_arrays){
-		.n = NLONG, .mu = lmu, .ghat = lg, .hhat = lh, .m = lm, .s = ls,
-		.stochastic = 1, .theta = lth, .noise = lno
-	}, 0.1f, &p);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = NLONG,
+	                                         .mu = lmu,
+	                                         .ghat = lg,
+	                                         .hhat = lh,
+	                                         .m = lm,
+	                                         .s = ls,
+	                                         .stochastic = 1,
+	                                         .theta = lth,
+	                                         .noise = lno },
+	                     0.1f, &p);
 	ok(same_as3(lth, want) && same_as3(lmu, mu) && same_as3(ls, s),
 	   "VOGN fused on 69 parameters agrees bit for bit");
 	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 0, .stochastic = 1 }, 0.1f, &p);
@@ -1151,10 +1220,15 @@ static void test_ivon_fused(void)
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h, .stochastic = 1, .theta = theta,
-		.noise = noise
-	}, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 3,
+	                                         .mu = mu,
+	                                         .ghat = gh1,
+	                                         .g = g,
+	                                         .h = h,
+	                                         .stochastic = 1,
+	                                         .theta = theta,
+	                                         .noise = noise },
+	                     0.1f, 1, &p);
 	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON fused: g (line 4)");
 	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON fused: h with hhat = g (theta - m)/sigma^2 (lines 3, 5)");
@@ -1171,14 +1245,18 @@ static void test_ivon_fused(void)
 	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h, .stochastic = 0, .theta = theta,
-		.noise = noise
-	}, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 3,
+	                                         .mu = mu,
+	                                         .ghat = gh1,
+	                                         .g = g,
+	                                         .h = h,
+	                                         .stochastic = 0,
+	                                         .theta = theta,
+	                                         .noise = noise },
+	                     0.1f, 1, &p);
 	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON fused, deterministic: h stays h0");
 	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON fused, deterministic: mu");
-	ok(memcmp(theta, mu, sizeof theta) == 0,
-	   "IVON fused, deterministic: theta = mu");
+	ok(memcmp(theta, mu, sizeof theta) == 0, "IVON fused, deterministic: theta = mu");
 
 	/* 69 parameters agree with the 3-vector. */
 	spread3(lmu, mu0);
@@ -1187,18 +1265,28 @@ static void test_ivon_fused(void)
 	spread3(lgh, gh1);
 	spread3(lth, theta0);
 	spread3(lno, noise);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){
-		.n = NLONG, .mu = lmu, .ghat = lgh, .g = lg, .h = lh, .stochastic = 1,
-		.theta = lth, .noise = lno
-	}, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = NLONG,
+	                                         .mu = lmu,
+	                                         .ghat = lgh,
+	                                         .g = lg,
+	                                         .h = lh,
+	                                         .stochastic = 1,
+	                                         .theta = lth,
+	                                         .noise = lno },
+	                     0.1f, 1, &p);
 	copy3(mu, mu0);
 	copy3(h, ivon_hinit);
 	copy3(theta, theta0);
 	memset(g, 0, sizeof g);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){
-		.n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h, .stochastic = 1, .theta = theta,
-		.noise = noise
-	}, 0.1f, 1, &p);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 3,
+	                                         .mu = mu,
+	                                         .ghat = gh1,
+	                                         .g = g,
+	                                         .h = h,
+	                                         .stochastic = 1,
+	                                         .theta = theta,
+	                                         .noise = noise },
+	                     0.1f, 1, &p);
 	ok(same_as3(lmu, mu) && same_as3(lh, h) && same_as3(lth, theta),
 	   "IVON fused on 69 parameters agrees bit for bit");
 	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 0, .stochastic = 1 }, 0.1f, 1, &p);
@@ -1228,26 +1316,38 @@ static void test_bbb_fused(void)
 	copy3(mu, mu0);
 	copy3(rho, bbb_rho0);
 	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(&(bnn_bbb_arrays){
-		.n = 3, .mu = mu, .rho = rho, .sigma = sigma, .g_mu = bbb_gmu,
-		.g_sigma = bbb_gsig, .m_mu = m_mu, .v_mu = v_mu, .m_rho = m_rho,
-		.v_rho = v_rho
-	}, 0.01f, 1, &p);
+	bnn_bbb_step(&(bnn_bbb_arrays){ .n = 3,
+	                                .mu = mu,
+	                                .rho = rho,
+	                                .sigma = sigma,
+	                                .g_mu = bbb_gmu,
+	                                .g_sigma = bbb_gsig,
+	                                .m_mu = m_mu,
+	                                .v_mu = v_mu,
+	                                .m_rho = m_rho,
+	                                .v_rho = v_rho },
+	             0.01f, 1, &p);
 	sample3(want, mu, sigma, noise);
 	copy3(fmu, mu0);
 	copy3(frho, bbb_rho0);
 	copy3(eps, eps0);
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){
-		.n = 3, .mu = fmu, .rho = frho, .g_mu = bbb_gmu, .eps = eps, .m_mu = fm_mu,
-		.v_mu = fv_mu, .m_rho = fm_rho, .v_rho = fv_rho, .theta = theta,
-		.noise = noise
-	}, 0.01f, 1, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = 3,
+	                                       .mu = fmu,
+	                                       .rho = frho,
+	                                       .g_mu = bbb_gmu,
+	                                       .eps = eps,
+	                                       .m_mu = fm_mu,
+	                                       .v_mu = fv_mu,
+	                                       .m_rho = fm_rho,
+	                                       .v_rho = fv_rho,
+	                                       .theta = theta,
+	                                       .noise = noise },
+	                    0.01f, 1, &p);
 	is_vec3(theta, 1.678159681, -2.266250606, 2.029531938, 1e-6,
 	        "BBB fused: the next theta = new mu + softplus(new rho) noise");
-	ok(memcmp(theta, want, sizeof theta) == 0 &&
-	   memcmp(fmu, mu, sizeof mu) == 0 && memcmp(frho, rho, sizeof rho) == 0 &&
-	   memcmp(fm_rho, m_rho, sizeof m_rho) == 0 &&
-	   memcmp(fv_rho, v_rho, sizeof v_rho) == 0,
+	ok(memcmp(theta, want, sizeof theta) == 0 && memcmp(fmu, mu, sizeof mu) == 0 &&
+	           memcmp(frho, rho, sizeof rho) == 0 && memcmp(fm_rho, m_rho, sizeof m_rho) == 0 &&
+	           memcmp(fv_rho, v_rho, sizeof v_rho) == 0,
 	   "BBB fused = bnn_bbb_step with g_sigma = g eps, then the sample");
 	ok(memcmp(eps, noise, sizeof eps) == 0, "BBB fused: eps = noise after");
 
@@ -1256,13 +1356,17 @@ static void test_bbb_fused(void)
 	copy3(eps, eps0);
 	memset(fm_mu, 0, sizeof fm_mu);
 	memset(fv_mu, 0, sizeof fv_mu);
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){
-		.n = 3, .mu = fmu, .g_mu = bbb_gmu, .eps = eps, .m_mu = fm_mu, .v_mu = fv_mu,
-		.theta = theta, .noise = noise
-	}, 0.01f, 1, &p);
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = 3,
+	                                       .mu = fmu,
+	                                       .g_mu = bbb_gmu,
+	                                       .eps = eps,
+	                                       .m_mu = fm_mu,
+	                                       .v_mu = fv_mu,
+	                                       .theta = theta,
+	                                       .noise = noise },
+	                    0.01f, 1, &p);
 	is_vec3(fmu, 0.99, -2.01, 0.51, 1e-6, "BBB fused, deterministic: mu");
-	ok(memcmp(theta, fmu, sizeof theta) == 0 &&
-	   memcmp(eps, eps0, sizeof eps) == 0,
+	ok(memcmp(theta, fmu, sizeof theta) == 0 && memcmp(eps, eps0, sizeof eps) == 0,
 	   "BBB fused, deterministic: theta = mu, eps untouched");
 }
 

@@ -17,11 +17,11 @@
 
 #define TAP_DESC_MAX 1024 /* longer descriptions are truncated */
 
-static int tap_started;       /* stdout has been made unbuffered */
-static int tap_count;         /* number of results reported so far */
-static int tap_failures;      /* failed results outside TODO blocks */
-static int tap_planned = -1;  /* count given to tap_plan(), -1 if none */
-static int tap_in_todo;       /* inside tap_todo_start()/tap_todo_end() */
+static int tap_started;                    /* stdout has been made unbuffered */
+static int tap_count;                      /* number of results reported so far */
+static int tap_failures;                   /* failed results outside TODO blocks */
+static int tap_planned = -1;               /* count given to tap_plan(), -1 if none */
+static int tap_in_todo;                    /* inside tap_todo_start()/tap_todo_end() */
 static char tap_todo_reason[TAP_DESC_MAX]; /* copy of the TODO reason */
 
 /* Make stdout unbuffered; every public function calls this first. */
@@ -76,8 +76,7 @@ static void tap_put_comment(const char *text)
  * "not ok N - desc", the TODO directive if any, and on failure the
  * location line.  Returns cond.  The caller prints value diagnostics. */
 TAP_PRINTF(4, 0)
-static int tap_vresult(const char *file, int line, int cond, const char *fmt,
-                       va_list ap)
+static int tap_vresult(const char *file, int line, int cond, const char *fmt, va_list ap)
 {
 	char desc[TAP_DESC_MAX];
 
@@ -127,8 +126,7 @@ int tap_ok_at(const char *file, int line, int cond, const char *fmt, ...)
 	return r;
 }
 
-int tap_is_int_at(const char *file, int line, long long got, long long want,
-                  const char *fmt, ...)
+int tap_is_int_at(const char *file, int line, long long got, long long want, const char *fmt, ...)
 {
 	va_list ap;
 	int r;
@@ -162,8 +160,8 @@ static void tap_put_quoted(const char *label, const char *s)
 	puts("\"");
 }
 
-int tap_is_str_at(const char *file, int line, const char *got,
-                  const char *want, const char *fmt, ...)
+int tap_is_str_at(const char *file, int line, const char *got, const char *want, const char *fmt,
+                  ...)
 {
 	va_list ap;
 	int same, r;
@@ -190,25 +188,24 @@ static double tap_abs(double x)
 
 /* Reports a float comparison: the result line, and on failure both values,
  * their difference and the KIND ("absolute"/"relative") of tolerance TOL. */
-static int tap_float_result(const char *file, int line, int pass, double got,
-                            double want, double tol, const char *kind,
-                            const char *fmt, va_list ap) TAP_PRINTF(8, 0);
-static int tap_float_result(const char *file, int line, int pass, double got,
-                            double want, double tol, const char *kind,
-                            const char *fmt, va_list ap)
+static int tap_float_result(const char *file, int line, int pass, double got, double want,
+                            double tol, const char *kind, const char *fmt, va_list ap)
+        TAP_PRINTF(8, 0);
+static int tap_float_result(const char *file, int line, int pass, double got, double want,
+                            double tol, const char *kind, const char *fmt, va_list ap)
 {
 	int r = tap_vresult(file, line, pass, fmt, ap);
 	if (!r) {
 		printf("#          got: %.9g\n", got);
 		printf("#     expected: %.9g\n", want);
-		printf("#   difference: %.9g (%s tolerance %.9g)\n",
-		       tap_abs(got - want), kind, tol);
+		printf("#   difference: %.9g (%s tolerance %.9g)\n", tap_abs(got - want), kind,
+		       tol);
 	}
 	return r;
 }
 
-int tap_is_float_at(const char *file, int line, double got, double want,
-                    double tol, const char *fmt, ...)
+int tap_is_float_at(const char *file, int line, double got, double want, double tol,
+                    const char *fmt, ...)
 {
 	va_list ap;
 	int pass, r;
@@ -225,8 +222,8 @@ int tap_is_float_at(const char *file, int line, double got, double want,
 	return r;
 }
 
-int tap_is_rel_at(const char *file, int line, double got, double want,
-                  double rtol, const char *fmt, ...)
+int tap_is_rel_at(const char *file, int line, double got, double want, double rtol, const char *fmt,
+                  ...)
 {
 	va_list ap;
 	int pass, r;
@@ -263,8 +260,7 @@ void tap_todo_start(const char *reason)
 {
 	tap_start();
 	tap_in_todo = 1;
-	snprintf(tap_todo_reason, sizeof tap_todo_reason, "%s",
-	         reason != NULL ? reason : "");
+	snprintf(tap_todo_reason, sizeof tap_todo_reason, "%s", reason != NULL ? reason : "");
 }
 
 void tap_todo_end(void)
@@ -308,8 +304,8 @@ int tap_done(void)
 	if (tap_planned < 0)
 		printf("1..%d\n", tap_count);
 	else if (tap_count != tap_planned) {
-		tap_diag("Looks like you planned %d test%s but ran %d.",
-		         tap_planned, tap_planned == 1 ? "" : "s", tap_count);
+		tap_diag("Looks like you planned %d test%s but ran %d.", tap_planned,
+		         tap_planned == 1 ? "" : "s", tap_count);
 		status = 1;
 	}
 	if (tap_failures > 0) {

@@ -24,48 +24,43 @@
 #define BNN_TAP_H
 
 #if defined(__GNUC__) || defined(__clang__)
-#define TAP_PRINTF(fmt_index, first_arg) \
-	__attribute__((format(printf, fmt_index, first_arg)))
-#define TAP_NORETURN __attribute__((noreturn))
+#define TAP_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#define TAP_NORETURN                     __attribute__((noreturn))
 #else
 #define TAP_PRINTF(fmt_index, first_arg)
 #define TAP_NORETURN
 #endif
 
 /* Check that cond is true. */
-#define ok(cond, ...) \
-	tap_ok_at(__FILE__, __LINE__, (cond) ? 1 : 0, __VA_ARGS__)
+#define ok(cond, ...) tap_ok_at(__FILE__, __LINE__, (cond) ? 1 : 0, __VA_ARGS__)
 /* Check that two integers are equal (compared as long long). */
 #define is_int(got, want, ...) \
-	tap_is_int_at(__FILE__, __LINE__, (long long)(got), \
-	              (long long)(want), __VA_ARGS__)
+	tap_is_int_at(__FILE__, __LINE__, (long long)(got), (long long)(want), __VA_ARGS__)
 /* Check that two strings are equal; either may be NULL (NULL == NULL). */
-#define is_str(got, want, ...) \
-	tap_is_str_at(__FILE__, __LINE__, (got), (want), __VA_ARGS__)
+#define is_str(got, want, ...) tap_is_str_at(__FILE__, __LINE__, (got), (want), __VA_ARGS__)
 /* Check |got - want| <= tol.  NaN matches only NaN; equal infinities match. */
-#define is_float(got, want, tol, ...) \
-	tap_is_float_at(__FILE__, __LINE__, (double)(got), (double)(want), \
-	                (double)(tol), __VA_ARGS__)
+#define is_float(got, want, tol, ...)                                                     \
+	tap_is_float_at(__FILE__, __LINE__, (double)(got), (double)(want), (double)(tol), \
+	                __VA_ARGS__)
 /* Check |got - want| <= rtol * max(|got|, |want|), or got == want (so two
  * zeros match).  NaN matches only NaN; an infinity matches only itself. */
-#define is_rel(got, want, rtol, ...) \
-	tap_is_rel_at(__FILE__, __LINE__, (double)(got), (double)(want), \
-	              (double)(rtol), __VA_ARGS__)
+#define is_rel(got, want, rtol, ...)                                                     \
+	tap_is_rel_at(__FILE__, __LINE__, (double)(got), (double)(want), (double)(rtol), \
+	              __VA_ARGS__)
 
 /* Print the plan "1..n".  At most once per program. */
 void tap_plan(int n);
 
 /* Report one test result; the macros above all end here. */
-int tap_ok_at(const char *file, int line, int cond, const char *fmt, ...)
-	TAP_PRINTF(4, 5);
-int tap_is_int_at(const char *file, int line, long long got, long long want,
-                  const char *fmt, ...) TAP_PRINTF(5, 6);
-int tap_is_str_at(const char *file, int line, const char *got,
-                  const char *want, const char *fmt, ...) TAP_PRINTF(5, 6);
-int tap_is_float_at(const char *file, int line, double got, double want,
-                    double tol, const char *fmt, ...) TAP_PRINTF(6, 7);
-int tap_is_rel_at(const char *file, int line, double got, double want,
-                  double rtol, const char *fmt, ...) TAP_PRINTF(6, 7);
+int tap_ok_at(const char *file, int line, int cond, const char *fmt, ...) TAP_PRINTF(4, 5);
+int tap_is_int_at(const char *file, int line, long long got, long long want, const char *fmt, ...)
+        TAP_PRINTF(5, 6);
+int tap_is_str_at(const char *file, int line, const char *got, const char *want, const char *fmt,
+                  ...) TAP_PRINTF(5, 6);
+int tap_is_float_at(const char *file, int line, double got, double want, double tol,
+                    const char *fmt, ...) TAP_PRINTF(6, 7);
+int tap_is_rel_at(const char *file, int line, double got, double want, double rtol, const char *fmt,
+                  ...) TAP_PRINTF(6, 7);
 
 /* Report n tests as skipped: "ok N # SKIP reason", n times. */
 void tap_skip(int n, const char *reason);

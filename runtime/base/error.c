@@ -16,7 +16,7 @@ const char *bnn_strerror(int code)
 {
 	switch (code) {
 #define BNN_ERROR(name, message) \
-	case name:                   \
+	case name:               \
 		return message;
 #include "bnn_errors.def"
 #undef BNN_ERROR

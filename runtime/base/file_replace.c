@@ -50,8 +50,8 @@ static void replace_sync_dir(const char *path)
 	(void)close(fd);
 }
 
-int bnn_file_replace(const char *path, const char *what,
-                     int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err)
+int bnn_file_replace(const char *path, const char *what, int (*fill)(FILE *f, void *ctx), void *ctx,
+                     bnn_err *err)
 {
 	static const char suffix[] = BNN_FILE_REPLACE_SUFFIX;
 	struct stat st;
@@ -60,7 +60,8 @@ int bnn_file_replace(const char *path, const char *what,
 	char *tmp;
 
 	if (!path || !fill)
-		return bnn_fail(err, BNN_EINVAL, "bnn_file_replace: no %s given", !path ? "path" : "fill");
+		return bnn_fail(err, BNN_EINVAL, "bnn_file_replace: no %s given",
+		                !path ? "path" : "fill");
 	tmp = malloc(len + sizeof suffix);
 	FILE *f = NULL;
 	int fd, errnum = 0, rc;
@@ -68,11 +69,11 @@ int bnn_file_replace(const char *path, const char *what,
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		free(tmp);
 		return bnn_fail(err, BNN_EIO, "cannot write %s%s: %s", what, path,
-		                S_ISDIR(st.st_mode) ? strerror(EISDIR) : "it is not a regular file");
+		                S_ISDIR(st.st_mode) ? strerror(EISDIR)
+		                                    : "it is not a regular file");
 	}
 	if (!tmp)
-		return bnn_fail(err, BNN_ENOMEM, "cannot write %s%s: out of memory", what,
-		                path);
+		return bnn_fail(err, BNN_ENOMEM, "cannot write %s%s: out of memory", what, path);
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, suffix, sizeof suffix);
 	fd = mkstemp(tmp);

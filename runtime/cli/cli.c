@@ -53,7 +53,13 @@ int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 }
 
 /* Which subcommands take an option. */
-enum { IN_TRAIN = 1, IN_EVAL = 2, IN_PREDICT = 4, IN_INFO = 8, IN_POSTERIOR = 16 };
+enum {
+	IN_TRAIN = 1,
+	IN_EVAL = 2,
+	IN_PREDICT = 4,
+	IN_INFO = 8,
+	IN_POSTERIOR = 16
+};
 
 /* The subcommands, in the order --help and the messages list them. */
 static const struct cli_command {
@@ -87,7 +93,9 @@ static const char *cli_command_list(char *buf, size_t size)
 	buf[0] = '\0';
 	for (i = 0; i < NCLI_COMMANDS && used < size; i++)
 		used += (size_t)snprintf(buf + used, size - used, "%s%s",
-		                         i == 0 ? "" : i == NCLI_COMMANDS - 1 ? " or " : ", ",
+		                         i == 0                   ? ""
+		                         : i == NCLI_COMMANDS - 1 ? " or "
+		                                                  : ", ",
 		                         cli_commands[i].name);
 	return buf;
 }
@@ -149,12 +157,12 @@ enum cli_kind {
  * misplaced option is found in it.  A name may have one row per set of
  * subcommands when it means different things in them (--mc). */
 struct cli_opt {
-	const char *name;  /* "--data" */
+	const char *name; /* "--data" */
 	enum cli_kind kind;
-	size_t field;      /* CLI_TEXT, CLI_FLAG, CLI_COUNT: offsetof bnn_cli_args */
-	long min, max;     /* CLI_COUNT: the accepted range */
-	const char *unit;  /* CLI_COUNT: what is counted, for the message */
-	int where;         /* the IN_* bits of the subcommands that take it */
+	size_t field;     /* CLI_TEXT, CLI_FLAG, CLI_COUNT: offsetof bnn_cli_args */
+	long min, max;    /* CLI_COUNT: the accepted range */
+	const char *unit; /* CLI_COUNT: what is counted, for the message */
+	int where;        /* the IN_* bits of the subcommands that take it */
 };
 
 #define ARG(f) offsetof(struct bnn_cli_args, f)
@@ -178,7 +186,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN },
-	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL, IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR },
+	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
+	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR },
 	{ "--bins", CLI_COUNT, ARG(bins), 1, 100000, "bins", IN_EVAL },
 	{ "--quiet", CLI_FLAG, ARG(quiet), 0, 0, NULL, IN_TRAIN },
@@ -236,8 +245,8 @@ static int cli_count(struct bnn_cli_args *a, const struct cli_opt *o, const char
 
 	*field = strtol(value, &end, 10);
 	if (end == value || *end || *field < o->min || *field > o->max)
-		return bnn_cli_usage_error(a, "%s: '%s' is not a number of %s in [%ld, %ld]", o->name,
-		                           value, o->unit, o->min, o->max);
+		return bnn_cli_usage_error(a, "%s: '%s' is not a number of %s in [%ld, %ld]",
+		                           o->name, value, o->unit, o->min, o->max);
 	return BNN_CLI_OK;
 }
 
@@ -277,14 +286,17 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 			return -1; /* done: exit 0 */
 		}
 		if (strncmp(arg, "--", 2) != 0)
-			return bnn_cli_usage_error(a, "unexpected argument '%s' (options start with --)", arg);
+			return bnn_cli_usage_error(
+			        a, "unexpected argument '%s' (options start with --)", arg);
 		eq = strchr(arg, '=');
 		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		o = cli_find(name, where, &known);
 		if (!known)
-			return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
+			return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name,
+			                           a->command);
 		if (!o)
-			return bnn_cli_usage_error(a, "option '%s' does not go with '%s'", name, a->command);
+			return bnn_cli_usage_error(a, "option '%s' does not go with '%s'", name,
+			                           a->command);
 		if (o->kind != CLI_FLAG) {
 			if (eq)
 				value = eq + 1;

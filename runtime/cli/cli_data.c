@@ -31,7 +31,8 @@ static void cli_data_dims(const bnn_dataset *ds, char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (i = 0; i < ds->rank; i++)
-		snprintf(buf + strlen(buf), size - strlen(buf), "%s%ld", i ? " x " : "", ds->shape[i]);
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%ld", i ? " x " : "",
+		         ds->shape[i]);
 }
 
 /*
@@ -71,13 +72,15 @@ static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_d
 	if (ds->features != m->inputs)
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: each example has %ld values%s%s%s, but model '%s' takes %ld "
-		                "(input %s)", data, ds->features, ds->rank > 1 ? " (" : "",
-		                ds->rank > 1 ? dims : "", ds->rank > 1 ? ")" : "", m->name, m->inputs,
-		                shape);
+		                "(input %s)",
+		                data, ds->features, ds->rank > 1 ? " (" : "",
+		                ds->rank > 1 ? dims : "", ds->rank > 1 ? ")" : "", m->name,
+		                m->inputs, shape);
 	if (!cli_shape_fits(m, ds))
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: each example is %s, but model '%s' takes input %s (channels, "
-		                "height, width)", data, dims, m->name, shape);
+		                "height, width)",
+		                data, dims, m->name, shape);
 	return BNN_OK;
 }
 
@@ -92,7 +95,8 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		if (labels)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: --labels goes with IDX data; a CSV file holds its own "
-			                "targets (choose the column with --target)", data);
+			                "targets (choose the column with --target)",
+			                data);
 		memset(&opt, 0, sizeof opt);
 		opt.target = target;
 		opt.targets = m->targets;
@@ -103,8 +107,10 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 			return rc;
 	} else {
 		if (target)
-			return bnn_fail(err, BNN_EINVAL,
-			                "%s: --target names a CSV column, but this is not a .csv file", data);
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "%s: --target names a CSV column, but this is not a .csv file",
+			        data);
 		if (need_targets && !labels)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: IDX data needs its labels: give --labels FILE", data);
@@ -119,14 +125,15 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 	if (ds->targets > 0 && ds->targets != m->targets) {
 		rc = bnn_fail(err, BNN_EMISMATCH,
 		              "%s: %ld target values per example, but model '%s' needs %ld ('%s')",
-		              labels ? labels : data, ds->targets, m->name, m->targets, m->target_name);
+		              labels ? labels : data, ds->targets, m->name, m->targets,
+		              m->target_name);
 		bnn_dataset_free(ds);
 		return rc;
 	}
 	if (ds->targets > 0 && m->likelihood != BNN_LIKELIHOOD_GAUSSIAN) {
-		rc = bnn_data_check_labels(ds, m->likelihood == BNN_LIKELIHOOD_CATEGORICAL ?
-		                                   (int)m->outputs : 2,
-		                           labels ? labels : data, err);
+		rc = bnn_data_check_labels(
+		        ds, m->likelihood == BNN_LIKELIHOOD_CATEGORICAL ? (int)m->outputs : 2,
+		        labels ? labels : data, err);
 		if (rc) {
 			bnn_dataset_free(ds);
 			return rc;

@@ -41,10 +41,10 @@ static long cli_mc(const struct bnn_cli_args *a, const bnn_state *st)
 /* Predictions of one data set and the uncertainty scores eval uses. */
 struct cli_pred {
 	bnn_dataset ds;
-	float *probs, *var;   /* n × outputs: probabilities, or mean and variance */
-	double nll;           /* summed NLL of the predictive (with targets) */
-	double *entropy;      /* n: predictive entropy */
-	double *conf;         /* n: 1 − confidence (classification), else NULL */
+	float *probs, *var; /* n × outputs: probabilities, or mean and variance */
+	double nll;         /* summed NLL of the predictive (with targets) */
+	double *entropy;    /* n: predictive entropy */
+	double *conf;       /* n: 1 − confidence (classification), else NULL */
 };
 
 static void cli_pred_free(struct cli_pred *p)
@@ -80,7 +80,8 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 		for (j = 0; j < k && !rc; j++) {
 			double pj = p->probs[i * k + j];
 			if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
-				p->entropy[i] += 0.5 * log(2 * 3.14159265358979323846 * 2.71828182845904523536 *
+				p->entropy[i] += 0.5 * log(2 * 3.14159265358979323846 *
+				                           2.71828182845904523536 *
 				                           (double)p->var[i * k + j]);
 			} else {
 				float row[2];
@@ -113,15 +114,16 @@ static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 /* Predicts data set (path, labels) with st: mc samples, targets when
  * need_targets, and the scores when want_scores.  Prints errors. */
 static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
-                        const char *path, const char *labels, int need_targets,
-                        int want_scores, struct cli_pred *p)
+                        const char *path, const char *labels, int need_targets, int want_scores,
+                        struct cli_pred *p)
 {
 	bnn_err err;
 	long n;
 
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
-	    (st->standardize.features > 0 && bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
+	    (st->standardize.features > 0 &&
+	     bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
 		return bnn_cli_error(a, "%s", err.message);
 	n = p->ds.n;
 	p->probs = malloc((size_t)(n * m->outputs) * sizeof *p->probs);
@@ -129,15 +131,17 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	if (!p->probs || !p->var)
 		return bnn_cli_error(a, "out of memory");
 	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed,
-	                &(bnn_prediction){
-	                    .probs = p->probs, .var = p->var, .nll = need_targets ? &p->nll : NULL
-	                },
+	                &(bnn_prediction){ .probs = p->probs,
+	                                   .var = p->var,
+	                                   .nll = need_targets ? &p->nll : NULL },
 	                &err))
 		return bnn_cli_error(a, "%s", err.message);
 	if ((n = cli_first_nonfinite(m, p)) > 0)
-		return bnn_cli_error(a, "%s: example %ld: the prediction is not finite (the network "
-		                        "overflows: are the inputs on the scale of the training data?)",
-		                     path, n);
+		return bnn_cli_error(
+		        a,
+		        "%s: example %ld: the prediction is not finite (the network "
+		        "overflows: are the inputs on the scale of the training data?)",
+		        path, n);
 	if (want_scores && cli_scores(m, p, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
@@ -196,14 +200,15 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	bnn_err err;
 	struct stat sb;
 
-	if (mkdir(a->plots, 0777) != 0 && !(errno == EEXIST && stat(a->plots, &sb) == 0 &&
-	                                     S_ISDIR(sb.st_mode)))
+	if (mkdir(a->plots, 0777) != 0 &&
+	    !(errno == EEXIST && stat(a->plots, &sb) == 0 && S_ISDIR(sb.st_mode)))
 		return bnn_cli_error(a, "cannot create the plot directory %s: %s", a->plots,
 		                     strerror(errno));
 	if (bins) {
 		if (cli_plot_path(path, sizeof path, a->plots, "reliability.svg"))
 			return bnn_cli_error(a, "--plots: the directory name is too long");
-		if (bnn_plot_reliability(path, NULL, bins, (int)a->bins, "reliability diagram", &err))
+		if (bnn_plot_reliability(path, NULL, bins, (int)a->bins, "reliability diagram",
+		                         &err))
 			return bnn_cli_error(a, "%s", err.message);
 	}
 	series[0].name = "in-distribution";
@@ -219,8 +224,8 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	hist.nbins = 30;
 	hist.range = NULL;
 	hist.xlabel = "predictive entropy";
-	hist.title = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? "predictive entropy (nats)" :
-	                                                        "predictive entropy";
+	hist.title = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? "predictive entropy (nats)"
+	                                                      : "predictive entropy";
 	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
@@ -236,10 +241,10 @@ static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, con
 
 	if (bnn_metrics_ood(in, n_in, out, n_out, &om, &err))
 		return bnn_cli_error(a, "%s", err.message);
-#define OOD_KEY(name, value)                                   \
-	do {                                                       \
-		snprintf(key, sizeof key, "ood_%s%s", name, suffix);   \
-		cli_json_number(key, value, 1);                        \
+#define OOD_KEY(name, value)                                         \
+	do {                                                         \
+		snprintf(key, sizeof key, "ood_%s%s", name, suffix); \
+		cli_json_number(key, value, 1);                      \
 	} while (0)
 	OOD_KEY("auroc", om.auroc);
 	OOD_KEY("fpr95", om.fpr95);
@@ -272,7 +277,8 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 	    (a->ood && (rc = cli_pred_run(m, a, &st, a->ood, a->ood_labels, 0, 1, &ood))))
 		goto done;
 	if (gaussian) {
-		if (bnn_metrics_regression(in.probs, in.var, in.ds.y, in.ds.n, m->outputs, &rm, &err)) {
+		if (bnn_metrics_regression(in.probs, in.var, in.ds.y, in.ds.n, m->outputs, &rm,
+		                           &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
@@ -282,8 +288,8 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 			rc = bnn_cli_error(a, "out of memory");
 			goto done;
 		}
-		if (bnn_metrics_classification(p2 ? p2 : in.probs, labels, rows, classes, (int)a->bins,
-		                               &cm, &err) ||
+		if (bnn_metrics_classification(p2 ? p2 : in.probs, labels, rows, classes,
+		                               (int)a->bins, &cm, &err) ||
 		    bnn_metrics_reliability(p2 ? p2 : in.probs, labels, rows, classes, (int)a->bins,
 		                            bins, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
@@ -360,7 +366,8 @@ static int cli_write_rows(FILE *f, void *ctx)
 			if (p > r->probs[i * k + best])
 				best = j;
 			if (gaussian)
-				fprintf(f, "%s%.9g,%.9g", j ? "," : "", (double)p, (double)r->var[i * k + j]);
+				fprintf(f, "%s%.9g,%.9g", j ? "," : "", (double)p,
+				        (double)r->var[i * k + j]);
 			else
 				fprintf(f, "%s%.9g", j ? "," : "", (double)p);
 		}
@@ -387,8 +394,7 @@ static int cli_write_stream(const char *path, int (*fill)(FILE *f, void *ctx), v
 	return BNN_OK;
 }
 
-int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
-                       bnn_err *err)
+int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err)
 {
 	struct stat s;
 

@@ -14,32 +14,36 @@
 
 /* Every option of every subcommand (each subcommand accepts a subset). */
 struct bnn_cli_args {
-	const char *prog;          /* argv[0], for messages */
-	const bnn_model *model;    /* the model the driver runs */
-	const char *command;       /* "train", "eval", "predict", "info" */
+	const char *prog;       /* argv[0], for messages */
+	const bnn_model *model; /* the model the driver runs */
+	const char *command;    /* "train", "eval", "predict", "info" */
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;
 	const char *save, *load, *out;
-	const char *ood, *ood_labels;  /* eval: out-of-distribution data */
-	const char *plots;             /* eval: directory for the charts */
-	long mc;                       /* eval, predict: MC samples (-1: default) */
+	const char *ood, *ood_labels; /* eval: out-of-distribution data */
+	const char *plots;            /* eval: directory for the charts */
+	long mc;                      /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
-	bnn_train_options train;   /* with --optimizer, --lr, ... and --set applied */
+	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
 	int threads_given;
 };
 
 /* Exit statuses. */
-enum { BNN_CLI_OK = 0, BNN_CLI_FAIL = 1, BNN_CLI_USAGE = 2 };
+enum {
+	BNN_CLI_OK = 0,
+	BNN_CLI_FAIL = 1,
+	BNN_CLI_USAGE = 2
+};
 
 /* Prints "PROG: MESSAGE" on stderr and returns BNN_CLI_FAIL. */
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Prints "PROG: MESSAGE" and a pointer to --help on stderr and returns
  * BNN_CLI_USAGE. */
 int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Checks the files the command will write (--save, --out) before any work:
  * none may be one of its inputs (a usage error), and each must be writable
@@ -62,7 +66,6 @@ int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
 /* Writes a file atomically: fill() writes into a temporary file next to
  * path, which is renamed over path only when complete.  path "-" writes
  * to stdout; a path that is a device or a pipe is written directly. */
-int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
-                       bnn_err *err);
+int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err);
 
 #endif

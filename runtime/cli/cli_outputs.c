@@ -39,28 +39,33 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 
 	if (stat(path, &s) == 0) {
 		if (S_ISDIR(s.st_mode))
-			return bnn_cli_error(a, "cannot write %s '%s': it is a directory", option, path);
+			return bnn_cli_error(a, "cannot write %s '%s': it is a directory", option,
+			                     path);
 		if (!S_ISREG(s.st_mode))
-			return streams ? BNN_CLI_OK :
-			                 bnn_cli_error(a, "cannot write %s '%s': it is not a regular file "
-			                                  "(a checkpoint is replaced by renaming a new file "
-			                                  "over it)", option, path);
+			return streams ? BNN_CLI_OK
+			               : bnn_cli_error(
+			                         a,
+			                         "cannot write %s '%s': it is not a regular file "
+			                         "(a checkpoint is replaced by renaming a new file "
+			                         "over it)",
+			                         option, path);
 	}
 	if (!bnn_path_dirname(path, dir, sizeof dir))
 		return bnn_cli_error(a, "cannot write %s '%s': the path is too long", option, path);
 	if (stat(dir, &s) != 0)
-		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path, dir,
-		                     strerror(errno));
+		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path,
+		                     dir, strerror(errno));
 	if (!S_ISDIR(s.st_mode))
-		return bnn_cli_error(a, "cannot write %s '%s': '%s' is not a directory", option, path,
-		                     dir);
+		return bnn_cli_error(a, "cannot write %s '%s': '%s' is not a directory", option,
+		                     path, dir);
 	if (access(dir, W_OK | X_OK) != 0)
-		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path, dir,
-		                     strerror(errno));
+		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path,
+		                     dir, strerror(errno));
 	name_max = pathconf(dir, _PC_NAME_MAX);
 	if (name_max > 0 && (long)strlen(base) + CLI_TMP_SUFFIX > name_max)
-		return bnn_cli_error(a, "cannot write %s '%s': the name is too long (its temporary "
-		                        "file adds %ld characters to it, and names may have %ld)",
+		return bnn_cli_error(a,
+		                     "cannot write %s '%s': the name is too long (its temporary "
+		                     "file adds %ld characters to it, and names may have %ld)",
 		                     option, path, CLI_TMP_SUFFIX, name_max);
 	return BNN_CLI_OK;
 }
@@ -73,17 +78,23 @@ static int cli_check_distinct(const struct bnn_cli_args *a, const char *option, 
 
 	for (i = 0; i < nin; i++) /* a new file is no input */
 		if (in[i].path && bnn_path_same_file(in[i].path, path))
-			return bnn_cli_usage_error(a, "%s '%s' is the file given to %s: writing it would "
-			                              "destroy that input", option, path, in[i].option);
+			return bnn_cli_usage_error(
+			        a,
+			        "%s '%s' is the file given to %s: writing it would "
+			        "destroy that input",
+			        option, path, in[i].option);
 	return BNN_CLI_OK;
 }
 
 int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 {
 	const struct cli_file in[] = {
-		{ "--data", a->data, 0 },   { "--labels", a->labels, 0 },
-		{ "--valid", a->valid, 0 }, { "--valid-labels", a->valid_labels, 0 },
-		{ "--load", a->load, 0 },   { "--ood", a->ood, 0 },
+		{ "--data", a->data, 0 },
+		{ "--labels", a->labels, 0 },
+		{ "--valid", a->valid, 0 },
+		{ "--valid-labels", a->valid_labels, 0 },
+		{ "--load", a->load, 0 },
+		{ "--ood", a->ood, 0 },
 		{ "--ood-labels", a->ood_labels, 0 },
 	};
 	const struct cli_file out[] = { { "--save", a->save, 0 }, { "--out", a->out, 1 } };

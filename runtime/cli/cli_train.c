@@ -14,10 +14,10 @@
 #include "cli_internal.h"
 
 struct cli_progress {
-	int tty;            /* stderr is a terminal: live progress line */
+	int tty; /* stderr is a terminal: live progress line */
 	int quiet;
-	bnn_epoch_report last;   /* the last epoch */
-	bnn_epoch_report best;   /* the best epoch (with validation data) */
+	bnn_epoch_report last; /* the last epoch */
+	bnn_epoch_report best; /* the best epoch (with validation data) */
 	long epochs_done;
 };
 
@@ -59,8 +59,8 @@ static void cli_report_divergence(const struct bnn_cli_args *a, const struct cli
 	if (p->epochs_done == 0)
 		fprintf(stderr, "%s: %s was not written: no epoch completed\n", a->prog, a->save);
 	else if (p->best.epoch > 0)
-		fprintf(stderr, "%s: %s holds epoch %ld, the best on the validation data\n", a->prog,
-		        a->save, p->best.epoch);
+		fprintf(stderr, "%s: %s holds epoch %ld, the best on the validation data\n",
+		        a->prog, a->save, p->best.epoch);
 	else
 		fprintf(stderr, "%s: %s holds epoch %ld, the last good one\n", a->prog, a->save,
 		        p->epochs_done);
@@ -107,10 +107,11 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 		}
 	}
 	code = bnn_train(&st,
-	                 &(bnn_train_io){
-	                     .train = &train, .valid = a->valid ? &valid : NULL,
-	                     .checkpoint = a->save, .on_epoch = cli_on_epoch, .ctx = &progress
-	                 },
+	                 &(bnn_train_io){ .train = &train,
+	                                  .valid = a->valid ? &valid : NULL,
+	                                  .checkpoint = a->save,
+	                                  .on_epoch = cli_on_epoch,
+	                                  .ctx = &progress },
 	                 &a->train, &err);
 	if (code) {
 		if (progress.tty && !a->quiet)

@@ -43,7 +43,7 @@ extern "C" {
 
 /* Longest model name and section name, in bytes (without the NUL).  A
  * section name is never empty; a model name may be. */
-#define BNN_CKPT_MODEL_NAME_MAX 4096
+#define BNN_CKPT_MODEL_NAME_MAX   4096
 #define BNN_CKPT_SECTION_NAME_MAX 255
 
 typedef struct bnn_ckpt bnn_ckpt;
@@ -68,8 +68,7 @@ void bnn_ckpt_free(bnn_ckpt *ck);
  *         name or longer than BNN_CKPT_SECTION_NAME_MAX, duplicate name,
  *         n < 0, data NULL with n > 0).  ck is unchanged on failure.
  */
-int bnn_ckpt_add_f32(bnn_ckpt *ck, const char *name, const float *data,
-                     long n);
+int bnn_ckpt_add_f32(bnn_ckpt *ck, const char *name, const float *data, long n);
 int bnn_ckpt_add_text(bnn_ckpt *ck, const char *name, const char *text);
 
 /**
@@ -103,8 +102,7 @@ const char *bnn_ckpt_model_name(const bnn_ckpt *ck);
  *  is returned; n may be NULL.  An empty f32 section gives a
  *  non-NULL pointer and *n == 0.  The result is borrowed: valid until
  *  bnn_ckpt_free(ck) (adding sections does not move it). */
-const float *bnn_ckpt_find_f32(const bnn_ckpt *ck, const char *name,
-                               long *n);
+const float *bnn_ckpt_find_f32(const bnn_ckpt *ck, const char *name, long *n);
 const char *bnn_ckpt_find_text(const bnn_ckpt *ck, const char *name);
 
 /** CRC-32 (IEEE 802.3, as zlib's crc32) of n bytes, continuing from crc

@@ -18,9 +18,9 @@ extern "C" {
 /* The version of this header; bnn_version() gives that of the library
  * actually linked.  Kept equal to the version in configure.ac (a test
  * checks it). */
-#define BNN_VERSION_MAJOR 0
-#define BNN_VERSION_MINOR 1
-#define BNN_VERSION_PATCH 0
+#define BNN_VERSION_MAJOR  0
+#define BNN_VERSION_MINOR  1
+#define BNN_VERSION_PATCH  0
 #define BNN_VERSION_STRING "0.1.0"
 
 /**
@@ -53,8 +53,8 @@ const char *bnn_strerror(int code);
 
 /* A detailed error: the code and a full message (never ends in '\n'). */
 typedef struct bnn_err {
-	int code;                         /* a BNN_E* code; BNN_OK when clear */
-	char message[BNN_ERR_MESSAGE_MAX];/* NUL-terminated, truncated to fit */
+	int code;                          /* a BNN_E* code; BNN_OK when clear */
+	char message[BNN_ERR_MESSAGE_MAX]; /* NUL-terminated, truncated to fit */
 } bnn_err;
 
 /**
@@ -65,9 +65,9 @@ typedef struct bnn_err {
  */
 int bnn_fail(bnn_err *err, int code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-	__attribute__((format(printf, 3, 4)))
+        __attribute__((format(printf, 3, 4)))
 #endif
-	;
+        ;
 
 /**
  * Clear err (code BNN_OK, empty message).  NULL is accepted.
@@ -90,8 +90,8 @@ void bnn_err_clear(bnn_err *err);
  *         temporary file removed and path untouched; BNN_ENOMEM.
  */
 #define BNN_FILE_REPLACE_SUFFIX ".tmp.XXXXXX"
-int bnn_file_replace(const char *path, const char *what,
-                     int (*fill)(FILE *f, void *ctx), void *ctx, bnn_err *err);
+int bnn_file_replace(const char *path, const char *what, int (*fill)(FILE *f, void *ctx), void *ctx,
+                     bnn_err *err);
 
 #ifdef __cplusplus
 }

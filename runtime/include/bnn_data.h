@@ -23,14 +23,14 @@ extern "C" {
 #define BNN_DATA_MAX_RANK 4
 
 typedef struct bnn_dataset {
-	long n;          /* number of examples */
-	long features;   /* floats per example */
-	int rank;        /* dimensions of one example as stored: 1 for CSV, */
+	long n;                        /* number of examples */
+	long features;                 /* floats per example */
+	int rank;                      /* dimensions of one example as stored: 1 for CSV, */
 	long shape[BNN_DATA_MAX_RANK]; /* 2 for 28x28 IDX images, ... */
-	long targets;    /* floats of target per example; 0: no targets */
-	float *x;        /* n × features, owned */
-	float *y;        /* n × targets, owned; NULL when targets is 0 */
-	char **columns;  /* CSV: the feature column names (features of them), owned; else NULL */
+	long targets;                  /* floats of target per example; 0: no targets */
+	float *x;                      /* n × features, owned */
+	float *y;                      /* n × targets, owned; NULL when targets is 0 */
+	char **columns; /* CSV: the feature column names (features of them), owned; else NULL */
 } bnn_dataset;
 
 /** Release what ds owns and zero it.  NULL and zeroed data sets are fine. */
@@ -38,12 +38,12 @@ void bnn_dataset_free(bnn_dataset *ds);
 
 /* An IDX array (LeCun's format: magic 0x0000TTRR, big-endian sizes). */
 typedef struct bnn_idx {
-	int type;       /* the IDX type byte: 0x08 u8, 0x09 i8, 0x0B i16,
+	int type; /* the IDX type byte: 0x08 u8, 0x09 i8, 0x0B i16,
 	                   0x0C i32, 0x0D f32, 0x0E f64 */
-	int rank;       /* 1..BNN_DATA_MAX_RANK */
+	int rank; /* 1..BNN_DATA_MAX_RANK */
 	long dims[BNN_DATA_MAX_RANK];
-	long count;     /* product of dims */
-	float *data;    /* count values converted to float, owned */
+	long count;  /* product of dims */
+	float *data; /* count values converted to float, owned */
 } bnn_idx;
 
 /**
@@ -76,8 +76,7 @@ void bnn_idx_free(bnn_idx *idx);
  *         for labels of rank other than 1 or of a float type;
  *         BNN_EMISMATCH when the counts differ.
  */
-int bnn_data_load_idx(const char *images, const char *labels,
-                      bnn_dataset *out, bnn_err *err);
+int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, bnn_err *err);
 
 /*
  * How to read a CSV file.  Named targets are stored in y in the order they
@@ -89,14 +88,14 @@ int bnn_data_load_idx(const char *images, const char *labels,
  * columns.
  */
 typedef struct bnn_csv_options {
-	const char *target;  /* target column name(s), comma-separated, blanks
+	const char *target;   /* target column name(s), comma-separated, blanks
 	                        around a name ignored; NULL: the last
 	                        `targets` columns */
-	long targets;        /* number of target columns (>= 0); with
+	long targets;         /* number of target columns (>= 0); with
 	                        `target`, 0 or the number of names */
-	int targets_optional;/* a file with no target columns is accepted
+	int targets_optional; /* a file with no target columns is accepted
 	                        (prediction): then out->targets is 0 */
-	long features;       /* expected feature columns; 0: whatever is left */
+	long features;        /* expected feature columns; 0: whatever is left */
 } bnn_csv_options;
 
 /**
@@ -118,14 +117,13 @@ typedef struct bnn_csv_options {
  *         negative counts, an empty or repeated name in opt->target,
  *         opt->targets disagreeing with it); BNN_ENOMEM.
  */
-int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
-                      bnn_dataset *out, bnn_err *err);
+int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset *out, bnn_err *err);
 
 /* Per-feature standardisation x ← (x − mean)/std. */
 typedef struct bnn_standardizer {
 	long features;
-	float *mean;   /* owned */
-	float *std;    /* owned; a constant feature gets std 1 */
+	float *mean; /* owned */
+	float *std;  /* owned; a constant feature gets std 1 */
 } bnn_standardizer;
 
 /**
@@ -136,11 +134,9 @@ typedef struct bnn_standardizer {
  * @return BNN_OK; BNN_EINVAL when ds has no examples or no features;
  *         BNN_ENOMEM.
  */
-int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out,
-                         bnn_err *err);
+int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out, bnn_err *err);
 /** Apply them in place; BNN_EMISMATCH when the feature counts differ. */
-int bnn_standardizer_apply(const bnn_standardizer *s, bnn_dataset *ds,
-                           bnn_err *err);
+int bnn_standardizer_apply(const bnn_standardizer *s, bnn_dataset *ds, bnn_err *err);
 /** Release what s owns and zero it.  NULL is fine. */
 void bnn_standardizer_free(bnn_standardizer *s);
 
@@ -155,8 +151,7 @@ void bnn_standardizer_free(bnn_standardizer *s);
  * @return BNN_OK; BNN_ERANGE (a label outside [0, k)); BNN_EFORMAT (not an
  *         integer); BNN_EINVAL (k < 1, or ds has no targets).
  */
-int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
-                          bnn_err *err);
+int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_err *err);
 
 /* ---- image augmentation (augment.c) ------------------------------------ */
 

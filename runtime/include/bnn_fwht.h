@@ -56,8 +56,8 @@ extern "C" {
 
 /* The scale c of y = c·H·x (see above).  The values are part of the API. */
 enum bnn_fwht_norm {
-	BNN_FWHT_RAW = 0,   /* c = 1: entries ±1 */
-	BNN_FWHT_ORTHO = 1  /* c = 1/√n: orthonormal, its own inverse */
+	BNN_FWHT_RAW = 0,  /* c = 1: entries ±1 */
+	BNN_FWHT_ORTHO = 1 /* c = 1/√n: orthonormal, its own inverse */
 };
 
 /**
@@ -78,8 +78,7 @@ int bnn_fwht_vector(float *x, long n, int norm, bnn_err *err);
  * @param batch  the number of vectors, >= 0.
  * @return BNN_OK, or BNN_EINVAL with x untouched.
  */
-int bnn_fwht_batch(float *x, long batch, long n, int norm,
-                   bnn_err *err);
+int bnn_fwht_batch(float *x, long batch, long n, int norm, bnn_err *err);
 
 /**
  * The reference: the textbook radix-2 transform, scalar, in double, then

@@ -108,9 +108,9 @@ typedef struct bnn_regression_metrics {
 
 /* One reliability-diagram bin, as ECE sees it. */
 typedef struct bnn_bin {
-	long count;      /* examples whose confidence falls in the bin */
-	double conf;     /* their mean confidence (0 when empty) */
-	double acc;      /* their accuracy (0 when empty) */
+	long count;  /* examples whose confidence falls in the bin */
+	double conf; /* their mean confidence (0 when empty) */
+	double acc;  /* their accuracy (0 when empty) */
 } bnn_bin;
 
 /**
@@ -124,8 +124,7 @@ typedef struct bnn_bin {
  *         bins or the AUROC's sort cannot be allocated.  out is written
  *         only on success.
  */
-int bnn_metrics_classification(const float *probs, const int *labels,
-                               long n, int k, int bins,
+int bnn_metrics_classification(const float *probs, const int *labels, long n, int k, int bins,
                                bnn_class_metrics *out, bnn_err *err);
 
 /**
@@ -133,8 +132,8 @@ int bnn_metrics_classification(const float *probs, const int *labels,
  * above.  Same arguments and errors as bnn_metrics_classification(), but
  * allocates nothing (never BNN_ENOMEM).  bin is written only on success.
  */
-int bnn_metrics_reliability(const float *probs, const int *labels, long n,
-                            int k, int bins, bnn_bin *bin, bnn_err *err);
+int bnn_metrics_reliability(const float *probs, const int *labels, long n, int k, int bins,
+                            bnn_bin *bin, bnn_err *err);
 
 /**
  * Area under the ROC curve of scores for the positives (positive[i] != 0)
@@ -148,8 +147,8 @@ int bnn_metrics_reliability(const float *probs, const int *labels, long n,
  *         defined is NULL, n < 1 or a score is NaN.  *auc and *defined are
  *         written only on success.
  */
-int bnn_auroc(const double *scores, const int *positive, long n,
-              double *auc, int *defined, bnn_err *err);
+int bnn_auroc(const double *scores, const int *positive, long n, double *auc, int *defined,
+              bnn_err *err);
 
 /**
  * Regression metrics of mean and var (n × d, row-major) against y (n × d).
@@ -157,8 +156,7 @@ int bnn_auroc(const double *scores, const int *positive, long n,
  *         var is not > 0 (NaN included; the message names the example and
  *         output, 0-based).  out is written only on success.
  */
-int bnn_metrics_regression(const float *mean, const float *var,
-                           const float *y, long n, long d,
+int bnn_metrics_regression(const float *mean, const float *var, const float *y, long n, long d,
                            bnn_regression_metrics *out, bnn_err *err);
 
 /* ---- uncertainty and out-of-distribution detection ---------------------- */
@@ -197,8 +195,7 @@ int bnn_entropy(const float *probs, long n, int k, double *out, bnn_err *err);
  *         with "bnn_confidence_score" in the message).  Allocates nothing;
  *         out is written only on success.
  */
-int bnn_confidence_score(const float *probs, long n, int k, double *out,
-                         bnn_err *err);
+int bnn_confidence_score(const float *probs, long n, int k, double *out, bnn_err *err);
 
 /**
  * Out-of-distribution detection metrics of score_in (the in-distribution
@@ -211,8 +208,7 @@ int bnn_confidence_score(const float *probs, long n, int k, double *out,
  *         a score is NaN ("bnn_metrics_ood: OOD example 4 (0-based): score
  *         is NaN"); BNN_ENOMEM.  out is written only on success.
  */
-int bnn_metrics_ood(const double *score_in, long n_in,
-                    const double *score_out, long n_out,
+int bnn_metrics_ood(const double *score_in, long n_in, const double *score_out, long n_out,
                     bnn_ood_metrics *out, bnn_err *err);
 
 #ifdef __cplusplus

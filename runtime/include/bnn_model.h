@@ -85,11 +85,11 @@ enum bnn_capability {
 
 /* What a parameter tensor is for. */
 enum bnn_role {
-	BNN_ROLE_WEIGHT,     /* a layer's weight matrix or kernel */
-	BNN_ROLE_BIAS,       /* a layer's bias */
-	BNN_ROLE_LOG_SIGMA,  /* gaussian likelihood: log σ per output (learned) */
-	BNN_ROLE_SCALE,      /* batchnorm: γ, a scale per channel */
-	BNN_ROLE_SHIFT,      /* batchnorm: β, a shift per channel */
+	BNN_ROLE_WEIGHT,       /* a layer's weight matrix or kernel */
+	BNN_ROLE_BIAS,         /* a layer's bias */
+	BNN_ROLE_LOG_SIGMA,    /* gaussian likelihood: log σ per output (learned) */
+	BNN_ROLE_SCALE,        /* batchnorm: γ, a scale per channel */
+	BNN_ROLE_SHIFT,        /* batchnorm: β, a shift per channel */
 	BNN_ROLE_RUNNING_MEAN, /* batchnorm statistics (stat_tensors): the */
 	BNN_ROLE_RUNNING_VAR,  /*   running mean and variance per channel */
 	/* whvi layers (W = S1·H·diag(g)·H·S2 per block; docs/whvi.md), each
@@ -119,31 +119,31 @@ enum bnn_init {
 #define BNN_INIT_RHO_SIGMA 0.01
 
 typedef struct bnn_tensor {
-	const char *name;   /* "h1.weight", "h1.bias", "y.log_sigma", "b.scale" */
-	int layer;          /* index into layers[], or -1 (likelihood) */
-	int role;           /* enum bnn_role */
-	long offset;        /* first element in the flat parameter vector */
-	long size;          /* number of elements */
-	int rank;           /* 1, 2 (dense weight: [out, in], row-major; whvi:
+	const char *name; /* "h1.weight", "h1.bias", "y.log_sigma", "b.scale" */
+	int layer;        /* index into layers[], or -1 (likelihood) */
+	int role;         /* enum bnn_role */
+	long offset;      /* first element in the flat parameter vector */
+	long size;        /* number of elements */
+	int rank;         /* 1, 2 (dense weight: [out, in], row-major; whvi:
 	                       [stack, D]), 3 (whvi flows: [stack, F, D]) or 4
 	                       (conv2d weight: [F, C, KH, KW]) */
 	long shape[4];
 	long fan_in, fan_out;
-	int init;           /* enum bnn_init */
-	int components;     /* 1; k for a layer with an emp(k) or ecmp(k)
+	int init;       /* enum bnn_init */
+	int components; /* 1; k for a layer with an emp(k) or ecmp(k)
 	                       posterior: the tensor holds k copies of shape,
 	                       one after the other (size counts them all) */
 } bnn_tensor;
 
 typedef struct bnn_layer {
-	const char *name;   /* the node's name in the model */
-	const char *op;     /* "dense" */
-	const char *family; /* "meanfield": the family's name in the model,
+	const char *name;       /* the node's name in the model */
+	const char *op;         /* "dense" */
+	const char *family;     /* "meanfield": the family's name in the model,
 	                       for messages and summaries */
-	unsigned caps;      /* BNN_CAP_* bits of the family (and op) */
-	int k;              /* emp, ecmp: components */
-	double p;           /* dropout: drop probability */
-	int flows;          /* whvi: planar flows */
+	unsigned caps;          /* BNN_CAP_* bits of the family (and op) */
+	int k;                  /* emp, ecmp: components */
+	double p;               /* dropout: drop probability */
+	int flows;              /* whvi: planar flows */
 	double prior_precision; /* resolved: the layer's or the model's */
 	long in_features, out_features;
 	int first_tensor, ntensors; /* its tensors: tensors[first_tensor ..] */
@@ -216,31 +216,31 @@ typedef struct bnn_pass {
 } bnn_pass;
 
 typedef struct bnn_model {
-	int abi;                 /* BNN_MODEL_ABI */
-	const char *name;        /* the model name (the C prefix) */
-	const char *source;      /* the .bnn file it was compiled from */
+	int abi;            /* BNN_MODEL_ABI */
+	const char *name;   /* the model name (the C prefix) */
+	const char *source; /* the .bnn file it was compiled from */
 	const char *bnnc_version;
-	uint64_t fingerprint;    /* FNV-1a 64 of canonical */
-	const char *canonical;   /* the canonical model text */
+	uint64_t fingerprint;  /* FNV-1a 64 of canonical */
+	const char *canonical; /* the canonical model text */
 	const char *input_name;
-	int input_rank;          /* 1 or 3 */
+	int input_rank; /* 1 or 3 */
 	long input_shape[3];
-	long inputs;             /* floats per example */
-	long outputs;            /* floats of output per example */
-	int likelihood;          /* enum bnn_likelihood */
+	long inputs;    /* floats per example */
+	long outputs;   /* floats of output per example */
+	int likelihood; /* enum bnn_likelihood */
 	const char *target_name;
-	long targets;            /* target floats per example: 1 (a class
+	long targets;           /* target floats per example: 1 (a class
 	                            label) for categorical, else outputs */
-	double sigma;            /* gaussian with fixed σ */
-	int sigma_learned;       /* gaussian: log σ is a parameter tensor */
-	double prior_precision;  /* the model's default prior precision */
+	double sigma;           /* gaussian with fixed σ */
+	int sigma_learned;      /* gaussian: log σ is a parameter tensor */
+	double prior_precision; /* the model's default prior precision */
 	long nparams;
 	int ntensors;
 	const bnn_tensor *tensors;
 	int nlayers;
 	const bnn_layer *layers;
-	long nstats;             /* floats of batchnorm running statistics */
-	int nstat_tensors;       /* their tensors (role RUNNING_MEAN or
+	long nstats;       /* floats of batchnorm running statistics */
+	int nstat_tensors; /* their tensors (role RUNNING_MEAN or
 	                            RUNNING_VAR, offsets into the statistics),
 	                            in order, tiling nstats */
 	const bnn_tensor *stat_tensors;

@@ -54,8 +54,8 @@ bnn_adam_params bnn_adam_defaults(void);
  * 1 at the first step, where b ← g (step <= 1 counts as the first).  g is
  * not modified.
  */
-void bnn_sgd_step(long n, float *w, const float *g, float *buf, float lr,
-                  long step, const bnn_sgd_params *p);
+void bnn_sgd_step(long n, float *w, const float *g, float *buf, float lr, long step,
+                  const bnn_sgd_params *p);
 
 /* The arrays of an Adam or AdamW step, n floats each. */
 typedef struct bnn_adam_arrays {
@@ -94,13 +94,13 @@ enum bnn_schedule_kind {
 
 typedef struct bnn_schedule {
 	enum bnn_schedule_kind kind;
-	double lr;            /* the base learning rate */
-	double lr_min;        /* cosine: the final rate [0] */
-	double gamma;         /* step: the factor at each milestone [0.1] */
-	int nmilestones;      /* step: how many of milestones[] are used */
+	double lr;       /* the base learning rate */
+	double lr_min;   /* cosine: the final rate [0] */
+	double gamma;    /* step: the factor at each milestone [0.1] */
+	int nmilestones; /* step: how many of milestones[] are used */
 	double milestones[BNN_SCHEDULE_MAX_MILESTONES]; /* step: epochs, ascending */
-	double warmup;        /* epochs of linear warm-up, any kind [0] */
-	double total;         /* cosine: the length of the run in epochs */
+	double warmup;                                  /* epochs of linear warm-up, any kind [0] */
+	double total; /* cosine: the length of the run in epochs */
 } bnn_schedule;
 
 /**

@@ -65,13 +65,13 @@ enum bnn_plot_style {
 
 /* One series of bnn_plot_curves().  All arrays are borrowed for the call. */
 typedef struct bnn_plot_curve {
-	const char *name;     /* legend text and CSV series; NULL: no legend */
-	long n;               /* number of points, >= 1 */
-	const double *x;      /* n x values (sorted, for a line or a band) */
-	const double *y;      /* n y values */
-	const double *lower;  /* NULL, or n lower ends of a band under it */
-	const double *upper;  /* NULL, or n upper ends; NULL iff lower is */
-	int style;            /* enum bnn_plot_style */
+	const char *name;    /* legend text and CSV series; NULL: no legend */
+	long n;              /* number of points, >= 1 */
+	const double *x;     /* n x values (sorted, for a line or a band) */
+	const double *y;     /* n y values */
+	const double *lower; /* NULL, or n lower ends of a band under it */
+	const double *upper; /* NULL, or n upper ends; NULL iff lower is */
+	int style;           /* enum bnn_plot_style */
 } bnn_plot_curve;
 
 /* One sample of values for bnn_plot_histograms(). */
@@ -109,9 +109,8 @@ typedef struct bnn_plot_curves_options {
  *         count is negative, every count is 0, or a non-empty bin's conf
  *         or acc is not finite; BNN_EIO; BNN_ENOMEM.
  */
-int bnn_plot_reliability(const char *path_svg, const char *path_csv,
-                         const bnn_bin *bins, int nbins, const char *title,
-                         bnn_err *err);
+int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_bin *bins, int nbins,
+                         const char *title, bnn_err *err);
 
 /**
  * Normalised histograms of nseries samples, overlaid as translucent bars
@@ -134,9 +133,8 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv,
  *         range is not finite with lo < hi, or no series has a finite
  *         value; BNN_EIO; BNN_ENOMEM.
  */
-int bnn_plot_histograms(const char *path_svg, const char *path_csv,
-                        const bnn_plot_values *series, int nseries,
-                        const bnn_plot_histogram_options *options, bnn_err *err);
+int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_plot_values *series,
+                        int nseries, const bnn_plot_histogram_options *options, bnn_err *err);
 
 /**
  * Lines and points with optional bands: each series is drawn in its colour
@@ -152,9 +150,8 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
  *         upper is NULL, a style is not an enum bnn_plot_style, or nothing
  *         is finite; BNN_EIO; BNN_ENOMEM.
  */
-int bnn_plot_curves(const char *path_svg, const char *path_csv,
-                    const bnn_plot_curve *series, int nseries,
-                    const bnn_plot_curves_options *options, bnn_err *err);
+int bnn_plot_curves(const char *path_svg, const char *path_csv, const bnn_plot_curve *series,
+                    int nseries, const bnn_plot_curves_options *options, bnn_err *err);
 
 #ifdef __cplusplus
 }

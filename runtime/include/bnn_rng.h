@@ -76,8 +76,8 @@ void bnn_rng_normal(bnn_rng *rng, float *out, size_t n);
 typedef struct bnn_rng_normal_stream {
 	bnn_rng *rng;
 	uint64_t lane[4][BNN_RNG_NORMAL_LANES];
-	size_t blocks, tail;      /* wide blocks and narrow variates to come */
-	size_t buf_pos, buf_len;  /* buf[buf_pos..buf_len) not yet given */
+	size_t blocks, tail;     /* wide blocks and narrow variates to come */
+	size_t buf_pos, buf_len; /* buf[buf_pos..buf_len) not yet given */
 	float buf[BNN_RNG_NORMAL_BLOCK];
 } bnn_rng_normal_stream;
 

@@ -31,21 +31,21 @@ enum bnn_optimizer {
 	BNN_OPT_SGD,
 	BNN_OPT_ADAM,
 	BNN_OPT_ADAMW,
-	BNN_OPT_VOGN,   /* variational online Gauss-Newton (docs/optimizers/vogn.md) */
-	BNN_OPT_IVON,   /* improved variational online Newton (ivon.md) */
-	BNN_OPT_BADAM,  /* Adam, then a Laplace posterior from its v (badam.md) */
-	BNN_OPT_BBB,    /* Bayes-by-Backprop with local reparameterisation (bbb.md) */
+	BNN_OPT_VOGN,  /* variational online Gauss-Newton (docs/optimizers/vogn.md) */
+	BNN_OPT_IVON,  /* improved variational online Newton (ivon.md) */
+	BNN_OPT_BADAM, /* Adam, then a Laplace posterior from its v (badam.md) */
+	BNN_OPT_BBB,   /* Bayes-by-Backprop with local reparameterisation (bbb.md) */
 	BNN_OPT_COUNT
 };
 
 /* VOGN's options beyond the shared ones (Osawa et al., Algorithm 1). */
 typedef struct bnn_vogn_options {
-	float beta1;        /* momentum rate β1 [0.9] [beta1] */
-	float beta2;        /* moving-average rate β2 [0.999] [beta2] */
-	double tau;         /* tempering τ at the end of the schedule [1] [tau] */
-	double tau_start;   /* τ at the start; NaN: tau (no schedule) [tau_start] */
-	double tau_epochs;  /* epochs of the linear τ schedule [0] [tau_epochs] */
-	double rho;         /* data-augmentation factor ρ: N ← ρN [1] [rho] */
+	float beta1;       /* momentum rate β1 [0.9] [beta1] */
+	float beta2;       /* moving-average rate β2 [0.999] [beta2] */
+	double tau;        /* tempering τ at the end of the schedule [1] [tau] */
+	double tau_start;  /* τ at the start; NaN: tau (no schedule) [tau_start] */
+	double tau_epochs; /* epochs of the linear τ schedule [0] [tau_epochs] */
+	double rho;        /* data-augmentation factor ρ: N ← ρN [1] [rho] */
 } bnn_vogn_options;
 
 /* IVON's options beyond the shared ones (Shen et al., Algorithm 1). */
@@ -59,48 +59,48 @@ typedef struct bnn_ivon_options {
 
 /* Every training option, with its --set name in brackets. */
 typedef struct bnn_train_options {
-	int optimizer;          /* enum bnn_optimizer [optimizer] */
-	bnn_schedule schedule;  /* lr [lr] (0: the optimizer's default, see
+	int optimizer;         /* enum bnn_optimizer [optimizer] */
+	bnn_schedule schedule; /* lr [lr] (0: the optimizer's default, see
 	                           bnn_default_lr), kind [schedule], gamma,
 	                           milestones, warmup, lr_min; total is set to
 	                           epochs */
-	bnn_sgd_params sgd;     /* momentum, nesterov, weight_decay */
-	bnn_adam_params adam;   /* beta1, beta2, eps, weight_decay (adam, adamw,
+	bnn_sgd_params sgd;    /* momentum, nesterov, weight_decay */
+	bnn_adam_params adam;  /* beta1, beta2, eps, weight_decay (adam, adamw,
 	                           badam, bbb) */
 	bnn_vogn_options vogn;
 	bnn_ivon_options ivon;
-	int mc;                 /* Monte-Carlo samples per step (vogn, ivon,
+	int mc;                /* Monte-Carlo samples per step (vogn, ivon,
 	                           bbb) [1] [mc] */
-	double delta;           /* vogn: prior precision δ; ivon: weight decay
+	double delta;          /* vogn: prior precision δ; ivon: weight decay
 	                           δ; badam, bbb: prior precision; NaN: from
 	                           each layer's prior precision (docs/optimizers)
 	                           [delta] */
-	double ess;             /* ivon: effective sample size λ; badam: the
+	double ess;            /* ivon: effective sample size λ; badam: the
 	                           N of the posterior precision N√v̂ + δ
 	                           (Kessler et al., appendix C: a
 	                           hyperparameter); 0: N, the number of
 	                           training examples [0] [ess] */
-	double sigma0;          /* bbb: initial posterior σ [1e-3] [sigma0] */
-	int lrt;                /* bbb: 0, one weight sample θ = μ + σε per
+	double sigma0;         /* bbb: initial posterior σ [1e-3] [sigma0] */
+	int lrt;               /* bbb: 0, one weight sample θ = μ + σε per
 	                           pass and g_σ = g·ε (Blundell et al.); 1,
 	                           the local reparameterisation trick in dense
 	                           layers (a Gaussian draw per example and
 	                           unit) [0] [lrt] */
-	double clip;            /* gradient-norm clipping; 0: off [clip] */
-	long epochs;            /* [epochs] */
-	long batch;             /* [batch] */
-	uint64_t seed;          /* [seed] */
-	int threads;            /* BLAS threads [threads] */
-	double valid_fraction;  /* held out of the training data when no
+	double clip;           /* gradient-norm clipping; 0: off [clip] */
+	long epochs;           /* [epochs] */
+	long batch;            /* [batch] */
+	uint64_t seed;         /* [seed] */
+	int threads;           /* BLAS threads [threads] */
+	double valid_fraction; /* held out of the training data when no
 	                           validation set is given; 0: none [valid_fraction] */
-	long patience;          /* early stopping: epochs without a better
+	long patience;         /* early stopping: epochs without a better
 	                           validation NLL; 0: off [patience] */
-	long crop_pad;          /* augmentation of image data (rank 2 or 3):
+	long crop_pad;         /* augmentation of image data (rank 2 or 3):
 	                           random crop with this many pixels of zero
 	                           padding; 0: off [crop_pad] */
-	int flip;               /* augmentation: random horizontal flip [0]
+	int flip;              /* augmentation: random horizontal flip [0]
 	                           [flip] (bnn_augment_image) */
-	int verbose;            /* progress line on stderr */
+	int verbose;           /* progress line on stderr */
 } bnn_train_options;
 
 /** "sgd", "adam", "adamw", "vogn", "ivon", "badam", "bbb" ("none" for
@@ -125,8 +125,7 @@ bnn_train_options bnn_train_defaults(void);
  * @return BNN_OK; BNN_EINVAL with a message naming the option (unknown
  *         name with a suggestion, value not a number, out of range).
  */
-int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
-                  bnn_err *err);
+int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn_err *err);
 
 /**
  * Check that every option set away from its default is in the range
@@ -155,39 +154,38 @@ char *bnn_train_options_text(const bnn_train_options *o);
 #define BNN_OPT_SLOTS 5
 
 typedef struct bnn_state {
-	const bnn_model *model;   /* borrowed */
-	float *params;            /* model->nparams, owned: the parameters, or
+	const bnn_model *model;       /* borrowed */
+	float *params;                /* model->nparams, owned: the parameters, or
 	                             the mean of the posterior */
-	float *stats;             /* model->nstats, owned (NULL when 0): the
+	float *stats;                 /* model->nstats, owned (NULL when 0): the
 	                             running statistics of batchnorm layers,
 	                             updated by every training pass and used
 	                             by prediction */
-	float *sigma;             /* model->nparams, owned, or NULL: the
+	float *sigma;                 /* model->nparams, owned, or NULL: the
 	                             posterior standard deviation of each
 	                             parameter (0 for deterministic ones); NULL
 	                             for a point estimate.  During bnn_train it
 	                             is up to date at the end of every epoch
 	                             (not within one: badam, and vogn and ivon
 	                             with mc = 1, derive it from opt[] then) */
-	int optimizer;            /* enum bnn_optimizer of opt[] (-1: none) */
-	float *opt[BNN_OPT_SLOTS];/* the optimizer's arrays, nparams each,
+	int optimizer;                /* enum bnn_optimizer of opt[] (-1: none) */
+	float *opt[BNN_OPT_SLOTS];    /* the optimizer's arrays, nparams each,
 	                             owned, NULL when unused:
 	                             sgd [0] momentum; adam, adamw, badam [0] m
 	                             [1] v; vogn [0] momentum [1] s; ivon [0] g
 	                             [1] h; bbb [0] m [1] v of the means, [2] ρ
 	                             (σ = softplus ρ), [3] m [4] v of ρ */
-	long step;                /* optimizer steps taken */
-	long epoch;               /* epochs completed */
+	long step;                    /* optimizer steps taken */
+	long epoch;                   /* epochs completed */
 	bnn_standardizer standardize; /* features 0: inputs used as they are */
-	char *options;            /* text of the options used, owned (or NULL) */
+	char *options;                /* text of the options used, owned (or NULL) */
 } bnn_state;
 
 /**
  * A new state with parameters initialised from seed (each tensor by its
  * init rule) and no optimizer state.  BNN_ENOMEM, or an invalid model.
  */
-int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
-                   bnn_err *err);
+int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed, bnn_err *err);
 void bnn_state_free(bnn_state *st);
 
 /** Initialise params by the tensors' rules (He, Glorot, zero, one). */
@@ -210,24 +208,23 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
  * other is BNN_EMISMATCH naming both models.  st is initialised by this
  * call (free it with bnn_state_free) only on success.
  */
-int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
-                   bnn_err *err);
+int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err);
 
 /* Progress of training, passed to a bnn_epoch_fn after every epoch
  * (final = 1) and, within an epoch, about twice a second (final = 0: only
  * epoch, train_loss so far, steps, examples_per_second are set). */
 typedef struct bnn_epoch_report {
-	int final;                /* 1: the epoch is complete */
-	long epoch;               /* 1-based, counting this run's epochs */
-	long epochs;              /* how many this run will do at most */
-	long step, steps;         /* steps done in this epoch, of steps */
-	double train_loss;        /* mean NLL over the epoch's examples so far */
-	double valid_nll;         /* mean validation NLL; NAN without validation */
-	double valid_accuracy;    /* NAN without validation or for regression */
-	double seconds;           /* wall time of the epoch so far */
+	int final;             /* 1: the epoch is complete */
+	long epoch;            /* 1-based, counting this run's epochs */
+	long epochs;           /* how many this run will do at most */
+	long step, steps;      /* steps done in this epoch, of steps */
+	double train_loss;     /* mean NLL over the epoch's examples so far */
+	double valid_nll;      /* mean validation NLL; NAN without validation */
+	double valid_accuracy; /* NAN without validation or for regression */
+	double seconds;        /* wall time of the epoch so far */
 	double examples_per_second;
-	int improved;             /* best validation NLL so far (or no validation) */
-	double lr;                /* final: the learning rate at the epoch's end */
+	int improved; /* best validation NLL so far (or no validation) */
+	double lr;    /* final: the learning rate at the epoch's end */
 } bnn_epoch_report;
 /* Return non-zero to stop training after this report: after a final one,
  * training ends with that epoch; after a progress report (final = 0, about
@@ -270,16 +267,14 @@ typedef struct bnn_train_io {
  *         do not train), BNN_ERANGE (divergence), BNN_ENOMEM, BNN_EIO
  *         (checkpoint).
  */
-int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
-              bnn_err *err);
+int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o, bnn_err *err);
 
 /**
  * Check that ds fits model m: as many values per example as the model's
  * input, and (need_targets) the model's number of targets; not empty.
  * @return BNN_OK, BNN_EMISMATCH or BNN_EINVAL with a message.
  */
-int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
-                  bnn_err *err);
+int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err);
 
 /* Which examples of a data set to run, and in what batches. */
 typedef struct bnn_example_range {
@@ -345,8 +340,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
  * @param scratch  bnn_whvi_kl_scratch(m) doubles (NULL when that is 0).
  * @return the KL (not scaled).
  */
-double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double scale,
-                   float *grad, bnn_rng *rng, double *scratch);
+double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double scale, float *grad,
+                   bnn_rng *rng, double *scratch);
 
 /** The doubles of scratch bnn_whvi_kl needs for m (0 without flows). */
 long bnn_whvi_kl_scratch(const bnn_model *m);

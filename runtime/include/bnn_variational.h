@@ -112,8 +112,7 @@ void bnn_vogn_step_sample(const bnn_vogn_arrays *a, float lr, const bnn_vogn_par
 
 /** σ ← 1/√(N·(s + δ̃)) alone (Alg. 1 line 9): the initial σ once s0 is set
  *  from the first minibatch's mean squared gradients. */
-void bnn_vogn_sigma(long n, const float *s, float *sigma,
-                    const bnn_vogn_params *p);
+void bnn_vogn_sigma(long n, const float *s, float *sigma, const bnn_vogn_params *p);
 
 /* ---------------------------------------------------------------- IVON */
 
@@ -164,9 +163,8 @@ typedef struct bnn_ivon_arrays {
  * @param eps    ε of this sample, as drawn by bnn_posterior_sample()
  * @param sigma  σ the sample was drawn with (every entry > 0)
  */
-void bnn_ivon_hess_acc(long n, const float *g, const float *eps,
-                       const float *sigma, float *hhat, float scale,
-                       int accumulate);
+void bnn_ivon_hess_acc(long n, const float *g, const float *eps, const float *sigma, float *hhat,
+                       float scale, int accumulate);
 
 /**
  * One IVON step (Alg. 1 lines 4-8), with t = step (step < 1 counts as 1):
@@ -210,12 +208,10 @@ void bnn_ivon_step(const bnn_ivon_arrays *a, float lr, long step, const bnn_ivon
  * @param a  the arrays: n, mu, ghat, g, h, stochastic, theta and noise
  *           (hhat and sigma are not read)
  */
-void bnn_ivon_step_sample(const bnn_ivon_arrays *a, float lr, long step,
-                          const bnn_ivon_params *p);
+void bnn_ivon_step_sample(const bnn_ivon_arrays *a, float lr, long step, const bnn_ivon_params *p);
 
 /** σ ← 1/√(λ·(h + δ)) alone (Alg. 1 "Init" and line 8). */
-void bnn_ivon_sigma(long n, const float *h, float *sigma,
-                    const bnn_ivon_params *p);
+void bnn_ivon_sigma(long n, const float *h, float *sigma, const bnn_ivon_params *p);
 
 /* --------------------------------------------------------------- BADAM */
 
@@ -235,8 +231,8 @@ void bnn_ivon_sigma(long n, const float *h, float *sigma,
  * @param n_data  N > 0
  * @param prior_precision  δ >= 0
  */
-void bnn_badam_sigma(long n, const float *v, long step, double beta2,
-                     double n_data, double prior_precision, float *sigma);
+void bnn_badam_sigma(long n, const float *v, long step, double beta2, double n_data,
+                     double prior_precision, float *sigma);
 
 /* ----------------------------------------------------- Bayes-by-Backprop */
 
@@ -307,8 +303,7 @@ void bnn_bbb_step(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_pa
  * @param a  the arrays: n, mu, rho, g_mu, eps, m_mu, v_mu, m_rho, v_rho,
  *           theta and noise (sigma and g_sigma are not read)
  */
-void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step,
-                         const bnn_bbb_params *p);
+void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_params *p);
 
 /** σ ← softplus(ρ) = log(1 + e^ρ) over an array, computed stably as
  *  max(ρ, 0) + log1p(e^−|ρ|) with vectorised approximations: relative
@@ -341,8 +336,8 @@ double bnn_softplus_inverse(double sigma);
  * @param eps    receives ε (IVON needs it for ĥ); NULL when not wanted
  * @param theta  receives θ
  */
-void bnn_posterior_sample(long n, const float *mu, const float *sigma,
-                          float *eps, float *theta, bnn_rng *rng);
+void bnn_posterior_sample(long n, const float *mu, const float *sigma, float *eps, float *theta,
+                          bnn_rng *rng);
 
 /**
  * The KL divergence from the mean-field posterior N(μ, diag(σ²)) to the
@@ -357,8 +352,7 @@ void bnn_posterior_sample(long n, const float *mu, const float *sigma,
  * trainer needs it for reporting the ELBO only: bnn_bbb_step() has the
  * KL's gradients in closed form.
  */
-double bnn_kl_gaussian(long n, const float *mu, const float *sigma,
-                       double prior_precision);
+double bnn_kl_gaussian(long n, const float *mu, const float *sigma, double prior_precision);
 
 /** The signal-to-noise ratio out = |μ|/σ (BADAM's pruning score); σ = 0
  *  gives +inf (NaN when μ is 0 too). */
@@ -376,8 +370,7 @@ void bnn_snr(long n, const float *mu, const float *sigma, float *out);
  * scores' bits: four passes over the arrays, no sort, no allocation.
  * @return k, the number of entries zeroed (entries already 0 included)
  */
-long bnn_prune_by_score(long n, float *w, const float *score,
-                        double fraction);
+long bnn_prune_by_score(long n, float *w, const float *score, double fraction);
 
 #ifdef __cplusplus
 }

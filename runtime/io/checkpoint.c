@@ -41,13 +41,12 @@
 
 #include "bnn.h"
 
-_Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 &&
-               FLT_MAX_EXP == 128 && FLT_MIN_EXP == -125,
+_Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128 &&
+                       FLT_MIN_EXP == -125,
                "checkpoints store float as IEEE-754 binary32");
 
 #if defined(__GNUC__) || defined(__clang__)
-#define CKPT_PRINTF(fmt_index, first_arg) \
-	__attribute__((format(printf, fmt_index, first_arg)))
+#define CKPT_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define CKPT_PRINTF(fmt_index, first_arg)
 #endif
@@ -55,35 +54,34 @@ _Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 &&
 /* Section type codes.  STORED IN FILES: never renumber or reuse a code; a
  * new type needs a new format version (docs/checkpoint.md). */
 enum ckpt_type {
-	CKPT_F32 = 1,   /* float32 array, 4 bytes per element */
-	CKPT_TEXT = 2   /* text, 1 byte per element, no NUL */
+	CKPT_F32 = 1, /* float32 array, 4 bytes per element */
+	CKPT_TEXT = 2 /* text, 1 byte per element, no NUL */
 };
 
-static const unsigned char ckpt_magic[8] = {
-	'B', 'N', 'N', 'C', 'K', 'P', 'T', '\0'
-};
+static const unsigned char ckpt_magic[8] = { 'B', 'N', 'N', 'C', 'K', 'P', 'T', '\0' };
 
-#define CKPT_HEADER_SIZE 28  /* magic 8, version 4, section count 4,
+#define CKPT_HEADER_SIZE \
+	28                     /* magic 8, version 4, section count 4,
                                 fingerprint 8, model name length 4 */
-#define CKPT_SECTION_HEAD 12 /* after a section's name: type 4, count 8 */
-#define CKPT_CRC_SIZE 4      /* the trailing CRC-32 */
-#define CKPT_SHOW_MAX 100    /* a name quoted in a message, with its NUL */
-#define CKPT_UNKNOWN (-1)    /* ckpt_read_section(): unknown type code */
+#define CKPT_SECTION_HEAD 12   /* after a section's name: type 4, count 8 */
+#define CKPT_CRC_SIZE     4    /* the trailing CRC-32 */
+#define CKPT_SHOW_MAX     100  /* a name quoted in a message, with its NUL */
+#define CKPT_UNKNOWN      (-1) /* ckpt_read_section(): unknown type code */
 
 struct ckpt_section {
-	char *name;     /* owned, 1..BNN_CKPT_SECTION_NAME_MAX bytes + NUL */
-	uint32_t type;  /* enum ckpt_type */
-	long n;         /* elements: floats, or text bytes without the NUL */
-	void *data;     /* owned: float[max(n, 1)], or char[n + 1] ending in
+	char *name;    /* owned, 1..BNN_CKPT_SECTION_NAME_MAX bytes + NUL */
+	uint32_t type; /* enum ckpt_type */
+	long n;        /* elements: floats, or text bytes without the NUL */
+	void *data;    /* owned: float[max(n, 1)], or char[n + 1] ending in
 	                   NUL; never NULL */
 };
 
 struct bnn_ckpt {
-	uint64_t fingerprint;      /* the model's, stored as is */
-	char *model_name;          /* owned, NUL-terminated, may be "" */
-	struct ckpt_section *sec;  /* owned, in file order */
-	size_t nsec;               /* sections in use */
-	size_t cap;                /* sections allocated */
+	uint64_t fingerprint;     /* the model's, stored as is */
+	char *model_name;         /* owned, NUL-terminated, may be "" */
+	struct ckpt_section *sec; /* owned, in file order */
+	size_t nsec;              /* sections in use */
+	size_t cap;               /* sections allocated */
 };
 
 /* ---- building a checkpoint in memory ------------------------------------ */
@@ -138,8 +136,7 @@ void bnn_ckpt_free(bnn_ckpt *ck)
 	free(ck);
 }
 
-static const struct ckpt_section *ckpt_lookup(const bnn_ckpt *ck,
-                                              const char *name)
+static const struct ckpt_section *ckpt_lookup(const bnn_ckpt *ck, const char *name)
 {
 	size_t i;
 
@@ -173,8 +170,8 @@ static int ckpt_reserve(bnn_ckpt *ck)
  * bytes from data (and a NUL after them).  The checks of the public add
  * functions are made here.
  */
-static int ckpt_add(bnn_ckpt *ck, const char *name, uint32_t type, long n,
-                    const void *data, size_t size)
+static int ckpt_add(bnn_ckpt *ck, const char *name, uint32_t type, long n, const void *data,
+                    size_t size)
 {
 	struct ckpt_section *s;
 	size_t len;
@@ -185,7 +182,7 @@ static int ckpt_add(bnn_ckpt *ck, const char *name, uint32_t type, long n,
 	if (len == 0 || len > BNN_CKPT_SECTION_NAME_MAX)
 		return BNN_EINVAL;
 	if (ckpt_lookup(ck, name) || ck->nsec >= UINT32_MAX)
-		return BNN_EINVAL;  /* duplicate; the file's count is a u32 */
+		return BNN_EINVAL; /* duplicate; the file's count is a u32 */
 	if (ckpt_reserve(ck) != BNN_OK || size == SIZE_MAX)
 		return BNN_ENOMEM;
 	s = &ck->sec[ck->nsec];
@@ -202,8 +199,7 @@ static int ckpt_add(bnn_ckpt *ck, const char *name, uint32_t type, long n,
 	return BNN_OK;
 }
 
-int bnn_ckpt_add_f32(bnn_ckpt *ck, const char *name, const float *data,
-                     long n)
+int bnn_ckpt_add_f32(bnn_ckpt *ck, const char *name, const float *data, long n)
 {
 	if (n < 0 || (n > 0 && !data))
 		return BNN_EINVAL;
@@ -237,8 +233,7 @@ const char *bnn_ckpt_model_name(const bnn_ckpt *ck)
 }
 
 /* The section called name if it has the given type, else NULL. */
-static const struct ckpt_section *ckpt_find(const bnn_ckpt *ck,
-                                            const char *name, uint32_t type)
+static const struct ckpt_section *ckpt_find(const bnn_ckpt *ck, const char *name, uint32_t type)
 {
 	const struct ckpt_section *s;
 
@@ -248,8 +243,7 @@ static const struct ckpt_section *ckpt_find(const bnn_ckpt *ck,
 	return s && s->type == type ? s : NULL;
 }
 
-const float *bnn_ckpt_find_f32(const bnn_ckpt *ck, const char *name,
-                               long *n)
+const float *bnn_ckpt_find_f32(const bnn_ckpt *ck, const char *name, long *n)
 {
 	const struct ckpt_section *s = ckpt_find(ck, name, CKPT_F32);
 
@@ -283,8 +277,7 @@ static void ckpt_put64(unsigned char *p, uint64_t v)
 
 static uint32_t ckpt_get32(const unsigned char *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static uint64_t ckpt_get64(const unsigned char *p)
@@ -302,9 +295,9 @@ static int ckpt_errno(void)
 
 /* The checkpoint being written. */
 struct ckpt_writer {
-	FILE *f;       /* the stream bnn_file_replace() opened */
-	uint32_t crc;  /* CRC-32 of every byte written so far */
-	int errnum;    /* errno of the first failure; 0 while all is well */
+	FILE *f;      /* the stream bnn_file_replace() opened */
+	uint32_t crc; /* CRC-32 of every byte written so far */
+	int errnum;   /* errno of the first failure; 0 while all is well */
 };
 
 static void ckpt_write(struct ckpt_writer *w, const void *p, size_t n)
@@ -319,7 +312,7 @@ static void ckpt_write(struct ckpt_writer *w, const void *p, size_t n)
 
 static void ckpt_write_f32(struct ckpt_writer *w, const float *x, long n)
 {
-	unsigned char b[4096];  /* 1024 floats at a time */
+	unsigned char b[4096]; /* 1024 floats at a time */
 	size_t k;
 	long i = 0;
 
@@ -327,7 +320,7 @@ static void ckpt_write_f32(struct ckpt_writer *w, const float *x, long n)
 		for (k = 0; i < n && k < sizeof b; i++, k += 4) {
 			uint32_t u;
 
-			memcpy(&u, &x[i], sizeof u);  /* the IEEE-754 bits */
+			memcpy(&u, &x[i], sizeof u); /* the IEEE-754 bits */
 			ckpt_put32(b + k, u);
 		}
 		ckpt_write(w, b, k);
@@ -379,11 +372,9 @@ static int ckpt_fill(FILE *f, void *ctx)
 int bnn_ckpt_save(const bnn_ckpt *ck, const char *path, bnn_err *err)
 {
 	if (!path)
-		return bnn_fail(err, BNN_EINVAL,
-		                "cannot write checkpoint: no path given");
+		return bnn_fail(err, BNN_EINVAL, "cannot write checkpoint: no path given");
 	if (!ck)
-		return bnn_fail(err, BNN_EINVAL,
-		                "cannot write checkpoint %s: no checkpoint given",
+		return bnn_fail(err, BNN_EINVAL, "cannot write checkpoint %s: no checkpoint given",
 		                path);
 	return bnn_file_replace(path, "checkpoint ", ckpt_fill, (void *)ck, err);
 }
@@ -392,21 +383,21 @@ int bnn_ckpt_save(const bnn_ckpt *ck, const char *path, bnn_err *err)
 
 /* The file being loaded, and a cursor into it. */
 struct ckpt_reader {
-	const char *path;         /* for messages */
-	const unsigned char *p;   /* the whole file */
-	size_t size;              /* its length in bytes */
-	size_t off;               /* the cursor: bytes consumed */
+	const char *path;       /* for messages */
+	const unsigned char *p; /* the whole file */
+	size_t size;            /* its length in bytes */
+	size_t off;             /* the cursor: bytes consumed */
 };
 
 /* One section as it lies in the file (pointers into the file image). */
 struct ckpt_raw {
-	size_t off;                  /* offset of its name length field */
-	const unsigned char *name;   /* name_len bytes, not NUL-terminated */
-	uint32_t name_len;           /* as read */
-	uint32_t type;               /* type code as read */
-	uint64_t n;                  /* element count as read */
-	const unsigned char *data;   /* the elements (pass 2 onwards) */
-	char shown[CKPT_SHOW_MAX];   /* the name escaped for messages */
+	size_t off;                /* offset of its name length field */
+	const unsigned char *name; /* name_len bytes, not NUL-terminated */
+	uint32_t name_len;         /* as read */
+	uint32_t type;             /* type code as read */
+	uint64_t n;                /* element count as read */
+	const unsigned char *data; /* the elements (pass 2 onwards) */
+	char shown[CKPT_SHOW_MAX]; /* the name escaped for messages */
 };
 
 /*
@@ -415,8 +406,7 @@ struct ckpt_raw {
  * as \xNN, quote and backslash with a backslash; too long a name is cut
  * and ends in "...".  Returns buf.
  */
-static const char *ckpt_show(char buf[CKPT_SHOW_MAX], const unsigned char *s,
-                             size_t len)
+static const char *ckpt_show(char buf[CKPT_SHOW_MAX], const unsigned char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t i, k = 0;
@@ -450,12 +440,11 @@ static const char *ckpt_show(char buf[CKPT_SHOW_MAX], const unsigned char *s,
  * n remain, report that what (a printf format naming the field) is
  * truncated and return NULL.
  */
-static const unsigned char *ckpt_take(struct ckpt_reader *r, uint64_t n,
-                                      bnn_err *err, const char *what, ...)
-	CKPT_PRINTF(4, 5);
+static const unsigned char *ckpt_take(struct ckpt_reader *r, uint64_t n, bnn_err *err,
+                                      const char *what, ...) CKPT_PRINTF(4, 5);
 
-static const unsigned char *ckpt_take(struct ckpt_reader *r, uint64_t n,
-                                      bnn_err *err, const char *what, ...)
+static const unsigned char *ckpt_take(struct ckpt_reader *r, uint64_t n, bnn_err *err,
+                                      const char *what, ...)
 {
 	size_t left = r->size - r->off;
 	const unsigned char *p;
@@ -472,8 +461,9 @@ static const unsigned char *ckpt_take(struct ckpt_reader *r, uint64_t n,
 	va_end(ap);
 	bnn_fail(err, BNN_EFORMAT,
 	         "%s: truncated checkpoint (%s needs %llu byte%s at offset %zu, "
-	         "only %zu remain%s)", r->path, label, (unsigned long long)n,
-	         n == 1 ? "" : "s", r->off, left, left == 1 ? "s" : "");
+	         "only %zu remain%s)",
+	         r->path, label, (unsigned long long)n, n == 1 ? "" : "s", r->off, left,
+	         left == 1 ? "s" : "");
 	return NULL;
 }
 
@@ -484,16 +474,14 @@ static const unsigned char *ckpt_take(struct ckpt_reader *r, uint64_t n,
  *         err set); CKPT_UNKNOWN (an unknown type code in s->type: the
  *         size of the data is unknown, so the walk cannot go on).
  */
-static int ckpt_read_section(struct ckpt_reader *r, uint32_t i,
-                             uint32_t count, struct ckpt_raw *s,
+static int ckpt_read_section(struct ckpt_reader *r, uint32_t i, uint32_t count, struct ckpt_raw *s,
                              bnn_err *err)
 {
 	const unsigned char *p;
 	uint64_t size;
 
 	s->off = r->off;
-	p = ckpt_take(r, 4, err, "section %lu of %lu", (unsigned long)i + 1,
-	              (unsigned long)count);
+	p = ckpt_take(r, 4, err, "section %lu of %lu", (unsigned long)i + 1, (unsigned long)count);
 	if (!p)
 		return BNN_EFORMAT;
 	s->name_len = ckpt_get32(p);
@@ -531,21 +519,19 @@ static int ckpt_crc_ok(const unsigned char *p, size_t end)
 
 static int ckpt_corrupt(const char *path, bnn_err *err)
 {
-	return bnn_fail(err, BNN_EFORMAT,
-	                "%s: checksum mismatch: the checkpoint is corrupt", path);
+	return bnn_fail(err, BNN_EFORMAT, "%s: checksum mismatch: the checkpoint is corrupt", path);
 }
 
 static int ckpt_oom(const char *path, bnn_err *err)
 {
-	return bnn_fail(err, BNN_ENOMEM,
-	                "%s: out of memory loading the checkpoint", path);
+	return bnn_fail(err, BNN_ENOMEM, "%s: out of memory loading the checkpoint", path);
 }
 
 /* For the duplicate check: a section's name, file offset and position. */
 struct ckpt_key {
-	const char *name;  /* borrowed from the section */
-	size_t off;        /* offset of the section in the file */
-	size_t index;      /* position in the file, to keep the order stable */
+	const char *name; /* borrowed from the section */
+	size_t off;       /* offset of the section in the file */
+	size_t index;     /* position in the file, to keep the order stable */
 };
 
 static int ckpt_key_cmp(const void *a, const void *b)
@@ -559,8 +545,8 @@ static int ckpt_key_cmp(const void *a, const void *b)
 }
 
 /* Reject two sections of the same name, naming the later one. */
-static int ckpt_check_duplicates(const char *path, const bnn_ckpt *ck,
-                                 const size_t *offs, bnn_err *err)
+static int ckpt_check_duplicates(const char *path, const bnn_ckpt *ck, const size_t *offs,
+                                 bnn_err *err)
 {
 	struct ckpt_key *keys;
 	char shown[CKPT_SHOW_MAX];
@@ -585,9 +571,9 @@ static int ckpt_check_duplicates(const char *path, const bnn_ckpt *ck,
 
 		bnn_fail(err, BNN_EFORMAT,
 		         "%s: duplicate section '%s' at offset %zu (the first is "
-		         "at offset %zu)", path,
-		         ckpt_show(shown, (const unsigned char *)k->name,
-		                   strlen(k->name)), k->off, keys[i - 1].off);
+		         "at offset %zu)",
+		         path, ckpt_show(shown, (const unsigned char *)k->name, strlen(k->name)),
+		         k->off, keys[i - 1].off);
 		free(keys);
 		return BNN_EFORMAT;
 	}
@@ -596,8 +582,7 @@ static int ckpt_check_duplicates(const char *path, const bnn_ckpt *ck,
 }
 
 /* Copy a validated section s into ck, which has room for it. */
-static int ckpt_copy_section(const char *path, bnn_ckpt *ck,
-                             const struct ckpt_raw *s, bnn_err *err)
+static int ckpt_copy_section(const char *path, bnn_ckpt *ck, const struct ckpt_raw *s, bnn_err *err)
 {
 	struct ckpt_section *d = &ck->sec[ck->nsec];
 	size_t k, n = (size_t)s->n;
@@ -618,7 +603,7 @@ static int ckpt_copy_section(const char *path, bnn_ckpt *ck,
 		for (k = 0; k < n; k++) {
 			uint32_t u = ckpt_get32(s->data + 4 * k);
 
-			memcpy(&x[k], &u, sizeof u);  /* the IEEE-754 bits */
+			memcpy(&x[k], &u, sizeof u); /* the IEEE-754 bits */
 		}
 	}
 	d->type = s->type;
@@ -632,9 +617,8 @@ static int ckpt_copy_section(const char *path, bnn_ckpt *ck,
  * texts, counts, duplicates) and copy everything into a new checkpoint.
  * r's cursor is at the first section; h is the header.
  */
-static int ckpt_build(struct ckpt_reader *r, const unsigned char *h,
-                      const unsigned char *name, bnn_ckpt **out,
-                      bnn_err *err)
+static int ckpt_build(struct ckpt_reader *r, const unsigned char *h, const unsigned char *name,
+                      bnn_ckpt **out, bnn_err *err)
 {
 	uint32_t count = ckpt_get32(h + 12), name_len = ckpt_get32(h + 24);
 	const char *path = r->path;
@@ -647,11 +631,10 @@ static int ckpt_build(struct ckpt_reader *r, const unsigned char *h,
 	if (name_len > BNN_CKPT_MODEL_NAME_MAX)
 		return bnn_fail(err, BNN_EFORMAT,
 		                "%s: the model name is %lu bytes long (the limit "
-		                "is %d)", path, (unsigned long)name_len,
-		                BNN_CKPT_MODEL_NAME_MAX);
+		                "is %d)",
+		                path, (unsigned long)name_len, BNN_CKPT_MODEL_NAME_MAX);
 	if (memchr(name, '\0', name_len))
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: the model name contains a NUL byte", path);
+		return bnn_fail(err, BNN_EFORMAT, "%s: the model name contains a NUL byte", path);
 	ck = calloc(1, sizeof *ck);
 	if (!ck)
 		return ckpt_oom(path, err);
@@ -670,40 +653,45 @@ static int ckpt_build(struct ckpt_reader *r, const unsigned char *h,
 	}
 	for (i = 0; i < count; i++) {
 		rc = ckpt_read_section(r, i, count, &s, err);
-		if (rc != BNN_OK) {  /* cannot happen: pass 2 read the same */
+		if (rc != BNN_OK) { /* cannot happen: pass 2 read the same */
 			rc = BNN_EFORMAT;
 			goto fail;
 		}
 		rc = BNN_EFORMAT;
 		if (s.name_len == 0) {
-			bnn_fail(err, rc, "%s: section %lu of %lu at offset %zu has "
-			         "an empty name", path, (unsigned long)i + 1,
-			         (unsigned long)count, s.off);
+			bnn_fail(err, rc,
+			         "%s: section %lu of %lu at offset %zu has "
+			         "an empty name",
+			         path, (unsigned long)i + 1, (unsigned long)count, s.off);
 			goto fail;
 		}
 		if (s.name_len > BNN_CKPT_SECTION_NAME_MAX) {
-			bnn_fail(err, rc, "%s: the name of section %lu of %lu at "
+			bnn_fail(err, rc,
+			         "%s: the name of section %lu of %lu at "
 			         "offset %zu is %lu bytes long (the limit is %d)",
-			         path, (unsigned long)i + 1, (unsigned long)count,
-			         s.off, (unsigned long)s.name_len,
-			         BNN_CKPT_SECTION_NAME_MAX);
+			         path, (unsigned long)i + 1, (unsigned long)count, s.off,
+			         (unsigned long)s.name_len, BNN_CKPT_SECTION_NAME_MAX);
 			goto fail;
 		}
 		if (memchr(s.name, '\0', s.name_len)) {
-			bnn_fail(err, rc, "%s: the name of section %lu of %lu at "
-			         "offset %zu contains a NUL byte", path,
-			         (unsigned long)i + 1, (unsigned long)count, s.off);
+			bnn_fail(err, rc,
+			         "%s: the name of section %lu of %lu at "
+			         "offset %zu contains a NUL byte",
+			         path, (unsigned long)i + 1, (unsigned long)count, s.off);
 			goto fail;
 		}
 		if (s.n > LONG_MAX) {
-			bnn_fail(err, rc, "%s: section '%s' at offset %zu has %llu "
-			         "elements, more than this platform supports", path,
-			         s.shown, s.off, (unsigned long long)s.n);
+			bnn_fail(err, rc,
+			         "%s: section '%s' at offset %zu has %llu "
+			         "elements, more than this platform supports",
+			         path, s.shown, s.off, (unsigned long long)s.n);
 			goto fail;
 		}
 		if (s.type == CKPT_TEXT && memchr(s.data, '\0', (size_t)s.n)) {
-			bnn_fail(err, rc, "%s: text section '%s' at offset %zu "
-			         "contains a NUL byte", path, s.shown, s.off);
+			bnn_fail(err, rc,
+			         "%s: text section '%s' at offset %zu "
+			         "contains a NUL byte",
+			         path, s.shown, s.off);
 			goto fail;
 		}
 		rc = ckpt_copy_section(path, ck, &s, err);
@@ -725,8 +713,8 @@ fail:
 }
 
 /* Passes 1 and 2, then 3 (see the top of this file). */
-static int ckpt_parse(const char *path, const unsigned char *p, size_t size,
-                      bnn_ckpt **out, bnn_err *err)
+static int ckpt_parse(const char *path, const unsigned char *p, size_t size, bnn_ckpt **out,
+                      bnn_err *err)
 {
 	struct ckpt_reader r = { path, p, size, 0 };
 	const unsigned char *h, *name;
@@ -737,21 +725,19 @@ static int ckpt_parse(const char *path, const unsigned char *p, size_t size,
 
 	/* Pass 1: magic, version. */
 	if (size == 0)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: empty file, not a bnn checkpoint", path);
+		return bnn_fail(err, BNN_EFORMAT, "%s: empty file, not a bnn checkpoint", path);
 	if (memcmp(p, ckpt_magic, size < 8 ? size : 8) != 0)
 		return bnn_fail(err, BNN_EFORMAT, "%s: not a bnn checkpoint", path);
 	if (size >= 12) {
 		version = ckpt_get32(p + 8);
 		if (version == 0)
-			return bnn_fail(err, BNN_EFORMAT,
-			                "%s: invalid checkpoint format version 0",
+			return bnn_fail(err, BNN_EFORMAT, "%s: invalid checkpoint format version 0",
 			                path);
 		if (version > BNN_CKPT_VERSION)
 			return bnn_fail(err, BNN_EFORMAT,
 			                "%s: checkpoint format version %lu is newer "
-			                "than this library supports (%d)", path,
-			                (unsigned long)version, BNN_CKPT_VERSION);
+			                "than this library supports (%d)",
+			                path, (unsigned long)version, BNN_CKPT_VERSION);
 	}
 
 	/* Pass 2: every length against the bytes that remain. */
@@ -773,8 +759,8 @@ static int ckpt_parse(const char *path, const unsigned char *p, size_t size,
 				return ckpt_corrupt(path, err);
 			return bnn_fail(err, BNN_EFORMAT,
 			                "%s: section '%s' at offset %zu has unknown "
-			                "type %lu", path, s.shown, s.off,
-			                (unsigned long)s.type);
+			                "type %lu",
+			                path, s.shown, s.off, (unsigned long)s.type);
 		}
 		if (rc != BNN_OK)
 			return rc;
@@ -789,15 +775,14 @@ static int ckpt_parse(const char *path, const unsigned char *p, size_t size,
 	if (r.off < size)
 		return bnn_fail(err, BNN_EFORMAT,
 		                "%s: %zu unexpected byte%s at offset %zu, after the "
-		                "checksum", path, size - r.off,
-		                size - r.off == 1 ? "" : "s", r.off);
+		                "checksum",
+		                path, size - r.off, size - r.off == 1 ? "" : "s", r.off);
 	r.off = first;
 	return ckpt_build(&r, h, name, out, err);
 }
 
 /* Read the whole file at path into *buf (owned by the caller). */
-static int ckpt_read_file(const char *path, unsigned char **buf,
-                          size_t *len, bnn_err *err)
+static int ckpt_read_file(const char *path, unsigned char **buf, size_t *len, bnn_err *err)
 {
 	unsigned char *b = NULL, *nb;
 	size_t cap = 65536, n = 0, want, got;
@@ -808,8 +793,7 @@ static int ckpt_read_file(const char *path, unsigned char **buf,
 	f = fopen(path, "rb");
 	if (!f) {
 		e = ckpt_errno();
-		return bnn_fail(err, BNN_EIO, "cannot open checkpoint %s: %s", path,
-		                strerror(e));
+		return bnn_fail(err, BNN_EIO, "cannot open checkpoint %s: %s", path, strerror(e));
 	}
 	/* The size only sizes the first buffer (one more byte, so that the
 	 * first read meets the end of the file); the file is read to its end
@@ -817,8 +801,7 @@ static int ckpt_read_file(const char *path, unsigned char **buf,
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
 		if ((uintmax_t)st.st_size >= SIZE_MAX / 2) {
 			fclose(f);
-			return bnn_fail(err, BNN_ENOMEM,
-			                "%s: the file is too large to load", path);
+			return bnn_fail(err, BNN_ENOMEM, "%s: the file is too large to load", path);
 		}
 		cap = (size_t)st.st_size + 1;
 	}
@@ -854,8 +837,7 @@ static int ckpt_read_file(const char *path, unsigned char **buf,
 				e = ckpt_errno();
 				free(b);
 				fclose(f);
-				return bnn_fail(err, BNN_EIO,
-				                "cannot read checkpoint %s: %s", path,
+				return bnn_fail(err, BNN_EIO, "cannot read checkpoint %s: %s", path,
 				                strerror(e));
 			}
 			break;

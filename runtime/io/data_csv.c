@@ -37,30 +37,30 @@
 #include "bnn.h"
 #include "common/edit_distance.h"
 
-#define CSV_QUOTE_MAX 40    /* field text quoted in a message, in bytes */
+#define CSV_QUOTE_MAX    40                      /* field text quoted in a message, in bytes */
 #define CSV_EXCERPT_SIZE (4 * CSV_QUOTE_MAX + 4) /* room for it, escaped */
-#define CSV_LIST_MAX 20     /* column names listed in a message */
-#define CSV_CHUNK 65536     /* bytes per fread() */
-#define CSV_LINE_MAX ((size_t)1 << 28) /* the longest line read: 256 MiB */
+#define CSV_LIST_MAX     20                      /* column names listed in a message */
+#define CSV_CHUNK        65536                   /* bytes per fread() */
+#define CSV_LINE_MAX     ((size_t)1 << 28)       /* the longest line read: 256 MiB */
 
 /* One field of the current line. */
 struct csv_field {
-	size_t off;  /* start of its text (unquoted, NUL-terminated) in buf */
-	size_t len;  /* length of that text */
-	long col;    /* 1-based byte column of its first non-blank byte */
+	size_t off; /* start of its text (unquoted, NUL-terminated) in buf */
+	size_t len; /* length of that text */
+	long col;   /* 1-based byte column of its first non-blank byte */
 };
 
 /* The reader's state: the file, the current line and its fields. */
 struct csv_reader {
-	const char *path;         /* for messages */
+	const char *path; /* for messages */
 	FILE *f;
-	char chunk[CSV_CHUNK];    /* bytes read ahead: chunk[cpos .. cend) */
+	char chunk[CSV_CHUNK]; /* bytes read ahead: chunk[cpos .. cend) */
 	size_t cpos, cend;
-	char *line;               /* the current line */
-	size_t linecap;           /* its allocation */
-	size_t len;               /* its length without the line break */
-	long lineno;              /* 1-based number of the current line */
-	char *buf;                /* the fields' text, NUL-separated */
+	char *line;     /* the current line */
+	size_t linecap; /* its allocation */
+	size_t len;     /* its length without the line break */
+	long lineno;    /* 1-based number of the current line */
+	char *buf;      /* the fields' text, NUL-separated */
 	size_t bufcap;
 	struct csv_field *fields; /* nfields of them */
 	size_t nfields, fieldcap;
@@ -68,11 +68,11 @@ struct csv_reader {
 
 /* Outcome of converting a field to a number. */
 enum csv_number_status {
-	CSV_NUMBER,      /* a finite float */
-	CSV_EMPTY,       /* nothing but blanks */
-	CSV_NOT_NUMBER,  /* text that is not a decimal number */
-	CSV_NOT_FINITE,  /* nan, inf, infinity */
-	CSV_TOO_LARGE    /* a number beyond the range of float */
+	CSV_NUMBER,     /* a finite float */
+	CSV_EMPTY,      /* nothing but blanks */
+	CSV_NOT_NUMBER, /* text that is not a decimal number */
+	CSV_NOT_FINITE, /* nan, inf, infinity */
+	CSV_TOO_LARGE   /* a number beyond the range of float */
 };
 
 static int csv_blank(char c)
@@ -97,8 +97,7 @@ static int csv_same_nocase(const char *a, const char *b, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (csv_lower((unsigned char)a[i]) !=
-		    csv_lower((unsigned char)b[i]))
+		if (csv_lower((unsigned char)a[i]) != csv_lower((unsigned char)b[i]))
 			return 0;
 	return 1;
 }
@@ -112,8 +111,9 @@ static int csv_append(struct csv_reader *r, size_t len, const char *s, size_t n,
 		while (cap < len + n + 1)
 			cap *= 2;
 		if (!(l = realloc(r->line, cap)))
-			return -bnn_fail(err, BNN_ENOMEM, "%s:%ld: out of memory for a line of %zu bytes",
-			                 r->path, r->lineno + 1, len + n);
+			return -bnn_fail(err, BNN_ENOMEM,
+			                 "%s:%ld: out of memory for a line of %zu bytes", r->path,
+			                 r->lineno + 1, len + n);
 		r->line = l;
 		r->linecap = cap;
 	}
@@ -143,7 +143,8 @@ static int csv_getline(struct csv_reader *r, bnn_err *err)
 			r->cpos = 0;
 			if (r->cend == 0 && ferror(r->f))
 				return -bnn_fail(err, BNN_EIO, "%s:%ld: read error: %s", r->path,
-				                 r->lineno + 1, errno ? strerror(errno) : "unknown error");
+				                 r->lineno + 1,
+				                 errno ? strerror(errno) : "unknown error");
 			if (r->cend == 0) {
 				if (len == 0)
 					return 0;
@@ -154,11 +155,14 @@ static int csv_getline(struct csv_reader *r, bnn_err *err)
 		nl = memchr(s, '\n', r->cend - r->cpos);
 		take = nl ? (size_t)(nl - s) + 1 : r->cend - r->cpos;
 		if ((nul = memchr(s, '\0', take)))
-			return -bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: NUL byte (is this a text file?)",
-			                 r->path, r->lineno + 1, (long)(len + (size_t)(nul - s)) + 1);
+			return -bnn_fail(err, BNN_EFORMAT,
+			                 "%s:%ld:%ld: NUL byte (is this a text file?)", r->path,
+			                 r->lineno + 1, (long)(len + (size_t)(nul - s)) + 1);
 		if (len + take > CSV_LINE_MAX)
-			return -bnn_fail(err, BNN_EFORMAT, "%s:%ld: line longer than %zu MiB (is this a "
-			                 "text file?)", r->path, r->lineno + 1, CSV_LINE_MAX >> 20);
+			return -bnn_fail(err, BNN_EFORMAT,
+			                 "%s:%ld: line longer than %zu MiB (is this a "
+			                 "text file?)",
+			                 r->path, r->lineno + 1, CSV_LINE_MAX >> 20);
 		if ((rc = csv_append(r, len, s, take, err)))
 			return rc;
 		len += take;
@@ -188,17 +192,14 @@ static int csv_line_blank(const struct csv_reader *r, size_t start)
 }
 
 /* Append a field to r->fields. */
-static int csv_add_field(struct csv_reader *r, size_t off, size_t len,
-                         long col, bnn_err *err)
+static int csv_add_field(struct csv_reader *r, size_t off, size_t len, long col, bnn_err *err)
 {
 	if (r->nfields == r->fieldcap) {
 		size_t cap = r->fieldcap ? 2 * r->fieldcap : 64;
 		struct csv_field *p;
 
-		if (cap > SIZE_MAX / sizeof *p ||
-		    !(p = realloc(r->fields, cap * sizeof *p)))
-			return bnn_fail(err, BNN_ENOMEM,
-			                "%s:%ld: out of memory", r->path,
+		if (cap > SIZE_MAX / sizeof *p || !(p = realloc(r->fields, cap * sizeof *p)))
+			return bnn_fail(err, BNN_ENOMEM, "%s:%ld: out of memory", r->path,
 			                r->lineno);
 		r->fields = p;
 		r->fieldcap = cap;
@@ -215,8 +216,8 @@ static int csv_add_field(struct csv_reader *r, size_t off, size_t len,
  * buf + *o, "" becoming ", and move *p past the closing quote and the
  * blanks after it.  col is the field's column, for messages.
  */
-static int csv_quoted(struct csv_reader *r, size_t start, size_t *p,
-                      size_t *o, long col, bnn_err *err)
+static int csv_quoted(struct csv_reader *r, size_t start, size_t *p, size_t *o, long col,
+                      bnn_err *err)
 {
 	const char *s = r->line;
 	size_t len = r->len;
@@ -232,14 +233,17 @@ static int csv_quoted(struct csv_reader *r, size_t start, size_t *p,
 		}
 	}
 	if (*p >= len)
-		return bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: unterminated "
-		                "quoted field", r->path, r->lineno, col);
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s:%ld:%ld: unterminated "
+		                "quoted field",
+		                r->path, r->lineno, col);
 	for ((*p)++; *p < len && csv_blank(s[*p]); (*p)++)
 		;
 	if (*p < len && s[*p] != ',')
-		return bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: unexpected "
-		                "text after the closing quote", r->path,
-		                r->lineno, (long)(*p - start) + 1);
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s:%ld:%ld: unexpected "
+		                "text after the closing quote",
+		                r->path, r->lineno, (long)(*p - start) + 1);
 	return BNN_OK;
 }
 
@@ -259,8 +263,7 @@ static int csv_split(struct csv_reader *r, size_t start, bnn_err *err)
 		char *b = realloc(r->buf, 2 * len + 2);
 
 		if (!b)
-			return bnn_fail(err, BNN_ENOMEM,
-			                "%s:%ld: out of memory", r->path,
+			return bnn_fail(err, BNN_ENOMEM, "%s:%ld: out of memory", r->path,
 			                r->lineno);
 		r->buf = b;
 		r->bufcap = 2 * len + 2;
@@ -327,8 +330,7 @@ static int csv_nonfinite_syntax(const char *s, size_t len)
 		s++;
 		len--;
 	}
-	if (len == 3 && (csv_same_nocase(s, "nan", 3) ||
-	                 csv_same_nocase(s, "inf", 3)))
+	if (len == 3 && (csv_same_nocase(s, "nan", 3) || csv_same_nocase(s, "inf", 3)))
 		return 1;
 	if (len == 8 && csv_same_nocase(s, "infinity", 8))
 		return 1;
@@ -336,8 +338,7 @@ static int csv_nonfinite_syntax(const char *s, size_t len)
 }
 
 /* Convert the field text s (NUL-terminated, length len) to a float. */
-static enum csv_number_status csv_number(const char *s, size_t len,
-                                         float *out)
+static enum csv_number_status csv_number(const char *s, size_t len, float *out)
 {
 	char *end;
 	double v;
@@ -351,8 +352,7 @@ static enum csv_number_status csv_number(const char *s, size_t len,
 	if (len == 0)
 		return CSV_EMPTY;
 	if (!csv_decimal_syntax(s, len))
-		return csv_nonfinite_syntax(s, len) ? CSV_NOT_FINITE
-		                                    : CSV_NOT_NUMBER;
+		return csv_nonfinite_syntax(s, len) ? CSV_NOT_FINITE : CSV_NOT_NUMBER;
 	v = strtod(s, &end);
 	if (end != s + len) {
 		/* A locale whose decimal point is not ".": convert a copy
@@ -391,8 +391,7 @@ static enum csv_number_status csv_number(const char *s, size_t len,
  * CSV_QUOTE_MAX bytes (cut before a UTF-8 continuation byte, then "..."),
  * control bytes written as \xNN so that a message stays on one line.
  */
-static const char *csv_excerpt(const char *s, size_t len,
-                               char buf[CSV_EXCERPT_SIZE])
+static const char *csv_excerpt(const char *s, size_t len, char buf[CSV_EXCERPT_SIZE])
 {
 	size_t i, o = 0, cut = len;
 
@@ -405,8 +404,7 @@ static const char *csv_excerpt(const char *s, size_t len,
 		unsigned char c = (unsigned char)s[i];
 
 		if (c < 0x20 || c == 0x7F)
-			o += (size_t)snprintf(buf + o, CSV_EXCERPT_SIZE - o,
-			                      "\\x%02X", c);
+			o += (size_t)snprintf(buf + o, CSV_EXCERPT_SIZE - o, "\\x%02X", c);
 		else
 			buf[o++] = (char)c;
 	}
@@ -426,10 +424,10 @@ struct csv_name {
 
 /* The header: the column names and where each column goes. */
 struct csv_header {
-	char **names;   /* ncols column names, owned */
-	long *cols;     /* ncols 1-based byte columns of the names */
+	char **names; /* ncols column names, owned */
+	long *cols;   /* ncols 1-based byte columns of the names */
 	long ncols;
-	long *dest;     /* per column: feature index k >= 0, or -1 - t for
+	long *dest;              /* per column: feature index k >= 0, or -1 - t for
 	                   target t */
 	struct csv_name *sorted; /* the names sorted, then by column */
 };
@@ -476,8 +474,7 @@ static long csv_find(const struct csv_header *h, const char *name)
 
 /* Read the names in r->fields into h and check them: none empty, none
  * twice. */
-static int csv_header_read(struct csv_reader *r, struct csv_header *h,
-                           bnn_err *err)
+static int csv_header_read(struct csv_reader *r, struct csv_header *h, bnn_err *err)
 {
 	long i, dup = -1, first = -1;
 	char q[CSV_EXCERPT_SIZE];
@@ -488,19 +485,21 @@ static int csv_header_read(struct csv_reader *r, struct csv_header *h,
 	h->dest = calloc(r->nfields, sizeof *h->dest);
 	h->sorted = malloc(r->nfields * sizeof *h->sorted);
 	if (!h->names || !h->cols || !h->dest || !h->sorted)
-		return bnn_fail(err, BNN_ENOMEM, "%s:1: out of memory for %ld "
-		                "columns", r->path, h->ncols);
+		return bnn_fail(err, BNN_ENOMEM,
+		                "%s:1: out of memory for %ld "
+		                "columns",
+		                r->path, h->ncols);
 	for (i = 0; i < h->ncols; i++) {
 		const struct csv_field *fd = &r->fields[i];
 
 		if (fd->len == 0)
-			return bnn_fail(err, BNN_EFORMAT, "%s:1:%ld: column "
-			                "%ld has an empty name", r->path,
-			                fd->col, i + 1);
+			return bnn_fail(err, BNN_EFORMAT,
+			                "%s:1:%ld: column "
+			                "%ld has an empty name",
+			                r->path, fd->col, i + 1);
 		h->names[i] = strdup(r->buf + fd->off);
 		if (!h->names[i])
-			return bnn_fail(err, BNN_ENOMEM,
-			                "%s:1: out of memory", r->path);
+			return bnn_fail(err, BNN_ENOMEM, "%s:1: out of memory", r->path);
 		h->cols[i] = fd->col;
 		h->sorted[i].name = h->names[i];
 		h->sorted[i].col = i;
@@ -518,16 +517,17 @@ static int csv_header_read(struct csv_reader *r, struct csv_header *h,
 	if (dup < 0)
 		return BNN_OK;
 	csv_excerpt(h->names[dup], strlen(h->names[dup]), q);
-	return bnn_fail(err, BNN_EFORMAT, "%s:1:%ld: duplicate column name "
-	                "'%s' (columns %ld and %ld)", r->path, h->cols[dup], q,
-	                first + 1, dup + 1);
+	return bnn_fail(err, BNN_EFORMAT,
+	                "%s:1:%ld: duplicate column name "
+	                "'%s' (columns %ld and %ld)",
+	                r->path, h->cols[dup], q, first + 1, dup + 1);
 }
 
 /* The message for a target column that is not in the header: the
  * closest name if one is close enough (ignoring ASCII case: the shared
  * rule of common/edit_distance.h), else the list of names. */
-static int csv_no_target(const char *path, const struct csv_header *h,
-                         const char *name, bnn_err *err)
+static int csv_no_target(const char *path, const struct csv_header *h, const char *name,
+                         bnn_err *err)
 {
 	struct bnn_text_suggestion sug;
 	long i, pick = -1;
@@ -541,16 +541,14 @@ static int csv_no_target(const char *path, const struct csv_header *h,
 			pick = i;
 	csv_excerpt(name, strlen(name), q);
 	if (pick >= 0)
-		return bnn_fail(err, BNN_EFORMAT, "%s:1: no target column "
-		                "'%s' (did you mean '%s'?)", path, q,
-		                csv_excerpt(h->names[pick],
-		                            strlen(h->names[pick]), qc));
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s:1: no target column "
+		                "'%s' (did you mean '%s'?)",
+		                path, q, csv_excerpt(h->names[pick], strlen(h->names[pick]), qc));
 	list[0] = '\0';
 	for (i = 0; i < h->ncols && i < CSV_LIST_MAX; i++) {
-		int n = snprintf(list + used, sizeof list - used, "%s%s",
-		                 i ? ", " : "",
-		                 csv_excerpt(h->names[i], strlen(h->names[i]),
-		                             qc));
+		int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+		                 csv_excerpt(h->names[i], strlen(h->names[i]), qc));
 
 		if (n < 0 || (size_t)n >= sizeof list - used)
 			break;
@@ -558,8 +556,10 @@ static int csv_no_target(const char *path, const struct csv_header *h,
 	}
 	if (h->ncols > CSV_LIST_MAX && used + 5 < sizeof list)
 		strcpy(list + used, ", ...");
-	return bnn_fail(err, BNN_EFORMAT, "%s:1: no target column '%s' (the "
-	                "columns are: %s)", path, q, list);
+	return bnn_fail(err, BNN_EFORMAT,
+	                "%s:1: no target column '%s' (the "
+	                "columns are: %s)",
+	                path, q, list);
 }
 
 /* The next name of a comma-separated list, trimmed of blanks; *rest moves
@@ -580,21 +580,21 @@ static char *csv_next_name(char **rest)
 }
 
 /* The last opt->targets columns are the targets (h->dest set). */
-static int csv_targets_last(const char *path, const bnn_csv_options *opt,
-                            struct csv_header *h, long *targets,
-                            bnn_err *err)
+static int csv_targets_last(const char *path, const bnn_csv_options *opt, struct csv_header *h,
+                            long *targets, bnn_err *err)
 {
 	long i;
 
 	if (opt->targets == 0)
 		return BNN_OK;
-	if (opt->targets_optional && opt->features > 0 &&
-	    h->ncols == opt->features)
+	if (opt->targets_optional && opt->features > 0 && h->ncols == opt->features)
 		return BNN_OK; /* no targets: a file to predict on */
 	if (h->ncols <= opt->targets)
-		return bnn_fail(err, BNN_EFORMAT, "%s:1: %ld columns: too few "
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s:1: %ld columns: too few "
 		                "for %ld target columns and at least one "
-		                "feature", path, h->ncols, opt->targets);
+		                "feature",
+		                path, h->ncols, opt->targets);
 	for (i = 0; i < opt->targets; i++)
 		h->dest[h->ncols - opt->targets + i] = -1 - i;
 	*targets = opt->targets;
@@ -602,9 +602,8 @@ static int csv_targets_last(const char *path, const bnn_csv_options *opt,
 }
 
 /* The columns named in opt->target are the targets (h->dest set). */
-static int csv_targets_named(const char *path, const bnn_csv_options *opt,
-                             struct csv_header *h, long *targets,
-                             bnn_err *err)
+static int csv_targets_named(const char *path, const bnn_csv_options *opt, struct csv_header *h,
+                             long *targets, bnn_err *err)
 {
 	long i, c, found = 0, wanted = 1;
 	const char *p;
@@ -614,19 +613,20 @@ static int csv_targets_named(const char *path, const bnn_csv_options *opt,
 	for (p = opt->target; *p; p++)
 		wanted += *p == ',';
 	if (opt->targets > 0 && opt->targets != wanted)
-		return bnn_fail(err, BNN_EINVAL, "%s: %ld target column%s "
-		                "named ('%s') but %ld expected", path, wanted,
-		                wanted == 1 ? "" : "s", opt->target,
-		                opt->targets);
+		return bnn_fail(err, BNN_EINVAL,
+		                "%s: %ld target column%s "
+		                "named ('%s') but %ld expected",
+		                path, wanted, wanted == 1 ? "" : "s", opt->target, opt->targets);
 	copy = strdup(opt->target);
 	if (!copy)
 		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory", path);
 	for (rest = copy; rest;) {
 		name = csv_next_name(&rest);
 		if (!*name) {
-			rc = bnn_fail(err, BNN_EINVAL, "%s: empty column name "
-			              "in the target list '%s'", path,
-			              opt->target);
+			rc = bnn_fail(err, BNN_EINVAL,
+			              "%s: empty column name "
+			              "in the target list '%s'",
+			              path, opt->target);
 			goto out;
 		}
 		c = csv_find(h, name);
@@ -636,9 +636,10 @@ static int csv_targets_named(const char *path, const bnn_csv_options *opt,
 			continue;
 		}
 		if (h->dest[c] < 0) {
-			rc = bnn_fail(err, BNN_EINVAL, "%s: target column '%s' "
-			              "named twice in '%s'", path, name,
-			              opt->target);
+			rc = bnn_fail(err, BNN_EINVAL,
+			              "%s: target column '%s' "
+			              "named twice in '%s'",
+			              path, name, opt->target);
 			goto out;
 		}
 		h->dest[c] = -1 - found++;
@@ -654,8 +655,10 @@ static int csv_targets_named(const char *path, const bnn_csv_options *opt,
 		goto out;
 	}
 	if (found >= h->ncols) {
-		rc = bnn_fail(err, BNN_EFORMAT, "%s:1: no feature columns: "
-		              "every column is a target", path);
+		rc = bnn_fail(err, BNN_EFORMAT,
+		              "%s:1: no feature columns: "
+		              "every column is a target",
+		              path);
 		goto out;
 	}
 	*targets = found;
@@ -665,8 +668,7 @@ out:
 }
 
 /* Grow the example arrays to hold at least one more row (doubling). */
-static int csv_grow(const char *path, bnn_dataset *ds, long *cap,
-                    bnn_err *err)
+static int csv_grow(const char *path, bnn_dataset *ds, long *cap, bnn_err *err)
 {
 	long n = *cap ? 2 * *cap : 16;
 	long most = (long)(SIZE_MAX / sizeof(float) / 2);
@@ -674,20 +676,22 @@ static int csv_grow(const char *path, bnn_dataset *ds, long *cap,
 	size_t ny = (size_t)n * (size_t)ds->targets;
 	float *x, *y;
 
-	if (n > most / ds->features ||
-	    (ds->targets && n > most / ds->targets))
-		return bnn_fail(err, BNN_ENOMEM,
-		                "%s: too many rows for memory", path);
+	if (n > most / ds->features || (ds->targets && n > most / ds->targets))
+		return bnn_fail(err, BNN_ENOMEM, "%s: too many rows for memory", path);
 	x = realloc(ds->x, nx * sizeof *x);
 	if (!x)
-		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory after "
-		                "%ld rows", path, ds->n);
+		return bnn_fail(err, BNN_ENOMEM,
+		                "%s: out of memory after "
+		                "%ld rows",
+		                path, ds->n);
 	ds->x = x;
 	if (ds->targets) {
 		y = realloc(ds->y, ny * sizeof *y);
 		if (!y)
-			return bnn_fail(err, BNN_ENOMEM, "%s: out of memory "
-			                "after %ld rows", path, ds->n);
+			return bnn_fail(err, BNN_ENOMEM,
+			                "%s: out of memory "
+			                "after %ld rows",
+			                path, ds->n);
 		ds->y = y;
 	}
 	*cap = n;
@@ -695,17 +699,17 @@ static int csv_grow(const char *path, bnn_dataset *ds, long *cap,
 }
 
 /* Convert the fields of the current line into row ds->n. */
-static int csv_row(struct csv_reader *r, const struct csv_header *h,
-                   bnn_dataset *ds, bnn_err *err)
+static int csv_row(struct csv_reader *r, const struct csv_header *h, bnn_dataset *ds, bnn_err *err)
 {
 	float *x = ds->x + ds->n * ds->features;
 	float *y = ds->y ? ds->y + ds->n * ds->targets : NULL;
 	long c;
 
 	if ((long)r->nfields != h->ncols)
-		return bnn_fail(err, BNN_EFORMAT, "%s:%ld: row has %zu field%s "
-		                "but the header has %ld", r->path, r->lineno,
-		                r->nfields, r->nfields == 1 ? "" : "s",
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s:%ld: row has %zu field%s "
+		                "but the header has %ld",
+		                r->path, r->lineno, r->nfields, r->nfields == 1 ? "" : "s",
 		                h->ncols);
 	for (c = 0; c < h->ncols; c++) {
 		const struct csv_field *fd = &r->fields[c];
@@ -727,30 +731,33 @@ static int csv_row(struct csv_reader *r, const struct csv_header *h,
 		csv_excerpt(text, fd->len, q);
 		switch (st) {
 		case CSV_EMPTY:
-			return bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: column "
+			return bnn_fail(err, BNN_EFORMAT,
+			                "%s:%ld:%ld: column "
 			                "'%s': empty field, expected a number",
 			                r->path, r->lineno, fd->col, qn);
 		case CSV_NOT_FINITE:
-			return bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: column "
+			return bnn_fail(err, BNN_EFORMAT,
+			                "%s:%ld:%ld: column "
 			                "'%s': '%s' is not a finite number",
 			                r->path, r->lineno, fd->col, qn, q);
 		case CSV_TOO_LARGE:
-			return bnn_fail(err, BNN_ERANGE, "%s:%ld:%ld: column "
+			return bnn_fail(err, BNN_ERANGE,
+			                "%s:%ld:%ld: column "
 			                "'%s': '%s' is too large for a float",
 			                r->path, r->lineno, fd->col, qn, q);
 		default:
-			return bnn_fail(err, BNN_EFORMAT, "%s:%ld:%ld: column "
-			                "'%s': '%s' is not a number", r->path,
-			                r->lineno, fd->col, qn, q);
+			return bnn_fail(err, BNN_EFORMAT,
+			                "%s:%ld:%ld: column "
+			                "'%s': '%s' is not a number",
+			                r->path, r->lineno, fd->col, qn, q);
 		}
 	}
 	return BNN_OK;
 }
 
 /* Read the header line and set up out->features, targets and columns. */
-static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt,
-                           struct csv_header *h, bnn_dataset *out,
-                           bnn_err *err)
+static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, struct csv_header *h,
+                           bnn_dataset *out, bnn_err *err)
 {
 	size_t start = 0;
 	long c, k;
@@ -760,20 +767,26 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt,
 	if (rc < 0)
 		return -rc;
 	if (rc == 0)
-		return bnn_fail(err, BNN_EFORMAT, "%s: empty file (expected a "
-		                "header row of column names)", r->path);
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: empty file (expected a "
+		                "header row of column names)",
+		                r->path);
 	if (r->len >= 3 && !memcmp(r->line, "\xEF\xBB\xBF", 3))
 		start = 3;
 	if (csv_line_blank(r, start)) {
 		/* Nothing but empty lines is an empty file. */
 		while ((rc = csv_getline(r, err)) > 0)
 			if (!csv_line_blank(r, 0))
-				return bnn_fail(err, BNN_EFORMAT, "%s:1: the "
-				                "header row is empty", r->path);
+				return bnn_fail(err, BNN_EFORMAT,
+				                "%s:1: the "
+				                "header row is empty",
+				                r->path);
 		if (rc < 0)
 			return -rc;
-		return bnn_fail(err, BNN_EFORMAT, "%s: empty file (expected a "
-		                "header row of column names)", r->path);
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: empty file (expected a "
+		                "header row of column names)",
+		                r->path);
 	}
 	rc = csv_split(r, start, err);
 	if (rc)
@@ -790,9 +803,10 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt,
 
 	out->features = h->ncols - out->targets;
 	if (opt->features > 0 && out->features != opt->features)
-		return bnn_fail(err, BNN_EMISMATCH, "%s: %ld feature "
-		                "column%s but the model takes %ld", r->path,
-		                out->features, out->features == 1 ? "" : "s",
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "%s: %ld feature "
+		                "column%s but the model takes %ld",
+		                r->path, out->features, out->features == 1 ? "" : "s",
 		                opt->features);
 	out->rank = 1;
 	out->shape[0] = out->features;
@@ -809,8 +823,7 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt,
 	return BNN_OK;
 }
 
-int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
-                      bnn_dataset *out, bnn_err *err)
+int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset *out, bnn_err *err)
 {
 	static const bnn_csv_options none = { NULL, 0, 0, 0 };
 	struct csv_reader r;
@@ -819,27 +832,27 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
 	int rc;
 
 	if (!out)
-		return bnn_fail(err, BNN_EINVAL,
-		                "bnn_data_load_csv: out is NULL");
+		return bnn_fail(err, BNN_EINVAL, "bnn_data_load_csv: out is NULL");
 	memset(out, 0, sizeof *out);
 	if (!path)
-		return bnn_fail(err, BNN_EINVAL, "bnn_data_load_csv: path is "
+		return bnn_fail(err, BNN_EINVAL,
+		                "bnn_data_load_csv: path is "
 		                "NULL");
 	if (!opt)
 		opt = &none;
 	if (opt->targets < 0 || opt->features < 0)
-		return bnn_fail(err, BNN_EINVAL, "%s: negative count of %s "
-		                "columns in the options", path,
-		                opt->targets < 0 ? "target" : "feature");
+		return bnn_fail(err, BNN_EINVAL,
+		                "%s: negative count of %s "
+		                "columns in the options",
+		                path, opt->targets < 0 ? "target" : "feature");
 	memset(&r, 0, sizeof r);
 	memset(&h, 0, sizeof h);
 	r.path = path;
 	errno = 0;
 	r.f = fopen(path, "r");
 	if (!r.f)
-		return bnn_fail(err, errno == ENOMEM ? BNN_ENOMEM : BNN_EIO,
-		                "%s: cannot open: %s", path,
-		                errno ? strerror(errno) : "unknown error");
+		return bnn_fail(err, errno == ENOMEM ? BNN_ENOMEM : BNN_EIO, "%s: cannot open: %s",
+		                path, errno ? strerror(errno) : "unknown error");
 
 	rc = csv_read_header(&r, opt, &h, out, err);
 	while (!rc) {
@@ -857,9 +870,11 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
 			continue;
 		}
 		if (blank) {
-			rc = bnn_fail(err, BNN_EFORMAT, "%s:%ld: empty line "
+			rc = bnn_fail(err, BNN_EFORMAT,
+			              "%s:%ld: empty line "
 			              "(only the end of the file may have "
-			              "empty lines)", path, blank);
+			              "empty lines)",
+			              path, blank);
 			break;
 		}
 		rc = csv_split(&r, 0, err);
@@ -871,8 +886,10 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
 			out->n++;
 	}
 	if (!rc && out->n == 0)
-		rc = bnn_fail(err, BNN_EFORMAT, "%s: no examples: the file has "
-		              "a header row but no data rows", path);
+		rc = bnn_fail(err, BNN_EFORMAT,
+		              "%s: no examples: the file has "
+		              "a header row but no data rows",
+		              path);
 
 	fclose(r.f);
 	free(r.line);
@@ -885,14 +902,12 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt,
 	}
 	/* Give back what the doubling over-allocated (failure is harmless). */
 	if (out->n < cap) {
-		float *p = realloc(out->x, (size_t)out->n *
-		                           (size_t)out->features * sizeof *p);
+		float *p = realloc(out->x, (size_t)out->n * (size_t)out->features * sizeof *p);
 
 		if (p)
 			out->x = p;
 		if (out->targets) {
-			p = realloc(out->y, (size_t)out->n *
-			                    (size_t)out->targets * sizeof *p);
+			p = realloc(out->y, (size_t)out->n * (size_t)out->targets * sizeof *p);
 			if (p)
 				out->y = p;
 		}

@@ -32,14 +32,13 @@
 
 /* The largest element count accepted: 2^31, or LONG_MAX if smaller. */
 #define IDX_MAX_COUNT \
-	((uint64_t)LONG_MAX < (UINT64_C(1) << 31) ? (uint64_t)LONG_MAX \
-	                                           : (UINT64_C(1) << 31))
+	((uint64_t)LONG_MAX < (UINT64_C(1) << 31) ? (uint64_t)LONG_MAX : (UINT64_C(1) << 31))
 
 /* An open IDX file being read. */
 struct idx_reader {
 	const char *path; /* for messages */
 	gzFile f;
-	long offset;      /* uncompressed bytes consumed so far */
+	long offset; /* uncompressed bytes consumed so far */
 };
 
 /* Bytes per element of an IDX type; 0 for an unknown type. */
@@ -88,8 +87,7 @@ static const char *idx_type_name(int type)
  * file.  A read error, or a gzip stream that ends early or is corrupt,
  * fails with BNN_EIO or BNN_EFORMAT and a message.
  */
-static int idx_read(struct idx_reader *r, unsigned char *buf, size_t len,
-                    size_t *got, bnn_err *err)
+static int idx_read(struct idx_reader *r, unsigned char *buf, size_t len, size_t *got, bnn_err *err)
 {
 	const char *msg;
 	int errnum;
@@ -116,32 +114,28 @@ static int idx_read(struct idx_reader *r, unsigned char *buf, size_t len,
 	if (errnum == Z_OK)
 		return BNN_OK;
 	if (errnum == Z_ERRNO)
-		return bnn_fail(err, BNN_EIO,
-		                "%s: read error at offset %ld: %s", r->path,
-		                r->offset,
-		                errno ? strerror(errno) : "unknown error");
+		return bnn_fail(err, BNN_EIO, "%s: read error at offset %ld: %s", r->path,
+		                r->offset, errno ? strerror(errno) : "unknown error");
 	if (errnum == Z_MEM_ERROR)
 		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory", r->path);
 	/* zlib's message is "PATH: what"; keep only "what". */
-	if (!strncmp(msg, r->path, strlen(r->path)) &&
-	    !strncmp(msg + strlen(r->path), ": ", 2))
+	if (!strncmp(msg, r->path, strlen(r->path)) && !strncmp(msg + strlen(r->path), ": ", 2))
 		msg += strlen(r->path) + 2;
 	return bnn_fail(err, BNN_EFORMAT,
 	                "%s: corrupt or truncated gzip stream (after %ld "
-	                "uncompressed bytes): %s", r->path, r->offset, msg);
+	                "uncompressed bytes): %s",
+	                r->path, r->offset, msg);
 }
 
 static uint32_t idx_be32(const unsigned char *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
 /* Convert count big-endian elements of `type` at p to float at out.
  * Returns the index of the first non-finite value, or count if all are
  * finite (only f32 and f64 can hold one). */
-static size_t idx_convert(int type, const unsigned char *p, size_t count,
-                          float *out)
+static size_t idx_convert(int type, const unsigned char *p, size_t count, float *out)
 {
 	size_t i;
 
@@ -156,8 +150,7 @@ static size_t idx_convert(int type, const unsigned char *p, size_t count,
 		return count;
 	case 0x0B:
 		for (i = 0; i < count; i++) {
-			uint16_t u = (uint16_t)((unsigned)p[2 * i] << 8 |
-			                        p[2 * i + 1]);
+			uint16_t u = (uint16_t)((unsigned)p[2 * i] << 8 | p[2 * i + 1]);
 			out[i] = (float)(int16_t)u;
 		}
 		return count;
@@ -178,8 +171,7 @@ static size_t idx_convert(int type, const unsigned char *p, size_t count,
 		return count;
 	case 0x0E:
 		for (i = 0; i < count; i++) {
-			uint64_t u = (uint64_t)idx_be32(p + 8 * i) << 32 |
-			             idx_be32(p + 8 * i + 4);
+			uint64_t u = (uint64_t)idx_be32(p + 8 * i) << 32 | idx_be32(p + 8 * i + 4);
 			double v;
 
 			memcpy(&v, &u, sizeof v);
@@ -207,26 +199,27 @@ static int idx_read_header(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 	if (rc)
 		return rc;
 	if (got == 0)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: empty file, not an IDX file", r->path);
+		return bnn_fail(err, BNN_EFORMAT, "%s: empty file, not an IDX file", r->path);
 	if (got >= 2 && (h[0] != 0 || h[1] != 0))
-		return bnn_fail(err, BNN_EFORMAT, "%s: not an IDX file "
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: not an IDX file "
 		                "(magic bytes 0x%02X 0x%02X at offset 0)",
 		                r->path, h[0], h[1]);
 	if (got < 4)
 		return bnn_fail(err, BNN_EFORMAT,
 		                "%s: truncated: expected a 4-byte IDX magic, "
-		                "found %zu bytes", r->path, got);
+		                "found %zu bytes",
+		                r->path, got);
 	out->type = h[2];
 	if (!idx_type_size(out->type))
-		return bnn_fail(err, BNN_EFORMAT, "%s: unknown IDX type "
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: unknown IDX type "
 		                "0x%02X at offset 2 (known: 0x08 u8, 0x09 i8, "
 		                "0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64)",
 		                r->path, (unsigned)h[2]);
 	out->rank = h[3];
 	if (out->rank < 1 || out->rank > BNN_DATA_MAX_RANK)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: IDX rank %d at offset 3 is not in 1..%d",
+		return bnn_fail(err, BNN_EFORMAT, "%s: IDX rank %d at offset 3 is not in 1..%d",
 		                r->path, out->rank, BNN_DATA_MAX_RANK);
 
 	need = 4 * (size_t)out->rank;
@@ -234,17 +227,18 @@ static int idx_read_header(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 	if (rc)
 		return rc;
 	if (got < need)
-		return bnn_fail(err, BNN_EFORMAT, "%s: truncated: a rank-%d "
-		                "IDX header has %zu bytes, found %zu", r->path,
-		                out->rank, 4 + need, 4 + got);
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: truncated: a rank-%d "
+		                "IDX header has %zu bytes, found %zu",
+		                r->path, out->rank, 4 + need, 4 + got);
 	for (i = 0; i < out->rank; i++) {
 		uint32_t d = idx_be32(h + 4 + 4 * i);
 
 		if (d == 0)
 			return bnn_fail(err, BNN_EFORMAT,
 			                "%s: dimension %d has size 0 "
-			                "(offset %d)", r->path, i + 1,
-			                4 + 4 * i);
+			                "(offset %d)",
+			                r->path, i + 1, 4 + 4 * i);
 		/* count <= 2^31 and d < 2^32: the product fits in 64 bits. */
 		count *= d;
 		if (count > IDX_MAX_COUNT)
@@ -274,13 +268,17 @@ static int idx_read_data(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 	int rc = BNN_OK;
 
 	if (total > SIZE_MAX / sizeof(float))
-		return bnn_fail(err, BNN_ENOMEM, "%s: %ld elements do not "
-		                "fit in memory", r->path, out->count);
+		return bnn_fail(err, BNN_ENOMEM,
+		                "%s: %ld elements do not "
+		                "fit in memory",
+		                r->path, out->count);
 	out->data = malloc(total * sizeof(float));
 	buf = malloc(IDX_CHUNK);
 	if (!out->data || !buf) {
-		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %ld "
-		              "elements", r->path, out->count);
+		rc = bnn_fail(err, BNN_ENOMEM,
+		              "%s: out of memory for %ld "
+		              "elements",
+		              r->path, out->count);
 		goto out;
 	}
 	while (done < total) {
@@ -290,22 +288,23 @@ static int idx_read_data(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 		if (rc)
 			goto out;
 		if (got < k * size) {
-			rc = bnn_fail(err, BNN_EFORMAT, "%s: truncated: "
+			rc = bnn_fail(err, BNN_EFORMAT,
+			              "%s: truncated: "
 			              "expected %llu bytes of data after the "
-			              "%ld-byte header, found %llu", r->path,
-			              bytes, header,
+			              "%ld-byte header, found %llu",
+			              r->path, bytes, header,
 			              (unsigned long long)done * size + got);
 			goto out;
 		}
 		bad = idx_convert(out->type, buf, k, out->data + done);
 		if (bad < k) {
-			rc = bnn_fail(err, BNN_EFORMAT, "%s: element %llu "
+			rc = bnn_fail(err, BNN_EFORMAT,
+			              "%s: element %llu "
 			              "(0-based, at offset %llu) is NaN, "
 			              "infinite or too large for a float",
 			              r->path, (unsigned long long)(done + bad),
 			              (unsigned long long)header +
-			                      (unsigned long long)(done + bad) *
-			                              size);
+			                      (unsigned long long)(done + bad) * size);
 			goto out;
 		}
 		done += k;
@@ -318,10 +317,11 @@ static int idx_read_data(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 		trailing += got;
 	} while (got == IDX_CHUNK);
 	if (trailing)
-		rc = bnn_fail(err, BNN_EFORMAT, "%s: trailing bytes: "
+		rc = bnn_fail(err, BNN_EFORMAT,
+		              "%s: trailing bytes: "
 		              "expected %llu bytes of data after the %ld-byte "
-		              "header, found %llu", r->path, bytes, header,
-		              bytes + trailing);
+		              "header, found %llu",
+		              r->path, bytes, header, bytes + trailing);
 out:
 	free(buf);
 	return rc;
@@ -340,8 +340,7 @@ int bnn_idx_read(const char *path, bnn_idx *out, bnn_err *err)
 	errno = 0;
 	r.f = gzopen(path, "rb");
 	if (!r.f)
-		return bnn_fail(err, errno ? BNN_EIO : BNN_ENOMEM,
-		                "%s: cannot open: %s", path,
+		return bnn_fail(err, errno ? BNN_EIO : BNN_ENOMEM, "%s: cannot open: %s", path,
 		                errno ? strerror(errno) : "out of memory");
 	gzbuffer(r.f, 1u << 17);
 	rc = idx_read_header(&r, out, err);
@@ -367,16 +366,14 @@ static int idx_type_is_integer(int type)
 	return type == 0x08 || type == 0x09 || type == 0x0B || type == 0x0C;
 }
 
-int bnn_data_load_idx(const char *images, const char *labels,
-                      bnn_dataset *out, bnn_err *err)
+int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, bnn_err *err)
 {
 	bnn_idx im, lb;
 	long i, features = 1;
 	int rc;
 
 	if (!out)
-		return bnn_fail(err, BNN_EINVAL,
-		                "bnn_data_load_idx: out is NULL");
+		return bnn_fail(err, BNN_EINVAL, "bnn_data_load_idx: out is NULL");
 	memset(out, 0, sizeof *out);
 	memset(&lb, 0, sizeof lb);
 	rc = bnn_idx_read(images, &im, err);
@@ -389,8 +386,8 @@ int bnn_data_load_idx(const char *images, const char *labels,
 		if (lb.rank != 1) {
 			rc = bnn_fail(err, BNN_EFORMAT,
 			              "labels %s has rank %d; labels must have "
-			              "rank 1 (one label per image)", labels,
-			              lb.rank);
+			              "rank 1 (one label per image)",
+			              labels, lb.rank);
 			goto fail;
 		}
 		if (!idx_type_is_integer(lb.type)) {
@@ -403,8 +400,8 @@ int bnn_data_load_idx(const char *images, const char *labels,
 		if (lb.dims[0] != im.dims[0]) {
 			rc = bnn_fail(err, BNN_EMISMATCH,
 			              "labels %s has %ld entries but images %s "
-			              "has %ld", labels, lb.dims[0], images,
-			              im.dims[0]);
+			              "has %ld",
+			              labels, lb.dims[0], images, im.dims[0]);
 			goto fail;
 		}
 	}

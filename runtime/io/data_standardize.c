@@ -17,8 +17,7 @@
 
 #include "bnn.h"
 
-int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out,
-                         bnn_err *err)
+int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out, bnn_err *err)
 {
 	double *sum = NULL, *sq = NULL;
 	float *lo = NULL, *hi = NULL;
@@ -26,14 +25,15 @@ int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out,
 	int rc = BNN_OK;
 
 	if (!out)
-		return bnn_fail(err, BNN_EINVAL,
-		                "bnn_standardizer_fit: out is NULL");
+		return bnn_fail(err, BNN_EINVAL, "bnn_standardizer_fit: out is NULL");
 	memset(out, 0, sizeof *out);
 	if (!ds || ds->features < 1 || !ds->x)
-		return bnn_fail(err, BNN_EINVAL, "cannot standardise: "
+		return bnn_fail(err, BNN_EINVAL,
+		                "cannot standardise: "
 		                "the data set has no features");
 	if (ds->n < 1)
-		return bnn_fail(err, BNN_EINVAL, "cannot standardise: "
+		return bnn_fail(err, BNN_EINVAL,
+		                "cannot standardise: "
 		                "the data set has no examples");
 	f = ds->features;
 	sum = calloc((size_t)f, sizeof *sum);
@@ -43,8 +43,10 @@ int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out,
 	out->mean = malloc((size_t)f * sizeof *out->mean);
 	out->std = malloc((size_t)f * sizeof *out->std);
 	if (!sum || !sq || !lo || !hi || !out->mean || !out->std) {
-		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for the "
-		              "statistics of %ld features", f);
+		rc = bnn_fail(err, BNN_ENOMEM,
+		              "out of memory for the "
+		              "statistics of %ld features",
+		              f);
 		bnn_standardizer_free(out);
 		goto out;
 	}
@@ -80,8 +82,7 @@ int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out,
 		out->mean[j] = (float)sum[j];
 		if (lo[j] == hi[j])
 			out->mean[j] = lo[j]; /* exact, whatever the rounding */
-		out->std[j] = (lo[j] == hi[j] || sd < FLT_MIN) ? 1.0f
-		                                                : (float)sd;
+		out->std[j] = (lo[j] == hi[j] || sd < FLT_MIN) ? 1.0f : (float)sd;
 	}
 out:
 	free(sum);
@@ -91,19 +92,18 @@ out:
 	return rc;
 }
 
-int bnn_standardizer_apply(const bnn_standardizer *s, bnn_dataset *ds,
-                           bnn_err *err)
+int bnn_standardizer_apply(const bnn_standardizer *s, bnn_dataset *ds, bnn_err *err)
 {
 	long i, j, f;
 
 	if (!s || !ds)
-		return bnn_fail(err, BNN_EINVAL,
-		                "bnn_standardizer_apply: %s is NULL",
+		return bnn_fail(err, BNN_EINVAL, "bnn_standardizer_apply: %s is NULL",
 		                s ? "the data set" : "the standardizer");
 	if (s->features != ds->features)
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "the standardizer has %ld features but the "
-		                "data set has %ld", s->features, ds->features);
+		                "data set has %ld",
+		                s->features, ds->features);
 	f = s->features;
 	for (i = 0; i < ds->n; i++) {
 		float *x = ds->x + i * f;

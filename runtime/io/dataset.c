@@ -26,8 +26,7 @@ void bnn_dataset_free(bnn_dataset *ds)
 	memset(ds, 0, sizeof *ds);
 }
 
-int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
-                          bnn_err *err)
+int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_err *err)
 {
 	long i, t;
 	char where[64];
@@ -37,11 +36,12 @@ int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
 	if (!ds)
 		return bnn_fail(err, BNN_EINVAL, "%s: no data set", source);
 	if (k < 1)
-		return bnn_fail(err, BNN_EINVAL, "%s: bnn_data_check_labels: "
-		                "k must be at least 1", source);
-	if (ds->targets < 1 || !ds->y)
 		return bnn_fail(err, BNN_EINVAL,
-		                "%s: the data set has no labels", source);
+		                "%s: bnn_data_check_labels: "
+		                "k must be at least 1",
+		                source);
+	if (ds->targets < 1 || !ds->y)
+		return bnn_fail(err, BNN_EINVAL, "%s: the data set has no labels", source);
 	for (i = 0; i < ds->n * ds->targets; i++) {
 		double v = ds->y[i];
 
@@ -50,16 +50,14 @@ int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source,
 		/* Example i / targets + 1, target i % targets + 1. */
 		t = ds->targets;
 		if (t > 1)
-			snprintf(where, sizeof where, "example %ld, target %ld",
-			         i / t + 1, i % t + 1);
+			snprintf(where, sizeof where, "example %ld, target %ld", i / t + 1,
+			         i % t + 1);
 		else
 			snprintf(where, sizeof where, "example %ld", i + 1);
 		if (!isfinite(v) || v != floor(v))
-			return bnn_fail(err, BNN_EFORMAT,
-			                "%s: %s: label %g is not an integer",
+			return bnn_fail(err, BNN_EFORMAT, "%s: %s: label %g is not an integer",
 			                source, where, v);
-		return bnn_fail(err, BNN_ERANGE,
-		                "%s: %s: label %g is outside [0, %d)", source,
+		return bnn_fail(err, BNN_ERANGE, "%s: %s: label %g is outside [0, %d)", source,
 		                where, v, k);
 	}
 	return BNN_OK;

@@ -47,10 +47,10 @@
 #include "simd_clones.h"
 
 /* The width the vertical loops are written for: one AVX-512 vector. */
-#define FWHT_W 16
+#define FWHT_W          16
 /* Stages of stride below FWHT_BLOCK run block by block (16 KiB blocks). */
 #define FWHT_BLOCK_LOG2 12
-#define FWHT_BLOCK (1L << FWHT_BLOCK_LOG2)
+#define FWHT_BLOCK      (1L << FWHT_BLOCK_LOG2)
 
 /* The kernels must be inlined into each clone of fwht_run, or they would
  * run as baseline code (gcc did not inline fwht_vertical by itself). */
@@ -81,17 +81,21 @@ typedef int fwht_v16i __attribute__((vector_size(64)));
 
 /* The lanes j ^ h, and the sign that makes lane j of
  * a[j ^ h] + sign·a[j] the butterfly's sum or difference. */
-#define FWHT_PERM(h)                                                     \
-	(fwht_v16i){ 0 ^ h, 1 ^ h, 2 ^ h, 3 ^ h, 4 ^ h, 5 ^ h, 6 ^ h, 7 ^ h, \
-	             8 ^ h, 9 ^ h, 10 ^ h, 11 ^ h, 12 ^ h, 13 ^ h, 14 ^ h,   \
-	             15 ^ h }
+#define FWHT_PERM(h)                                                                          \
+	(fwht_v16i)                                                                           \
+	{                                                                                     \
+		0 ^ h, 1 ^ h, 2 ^ h, 3 ^ h, 4 ^ h, 5 ^ h, 6 ^ h, 7 ^ h, 8 ^ h, 9 ^ h, 10 ^ h, \
+		        11 ^ h, 12 ^ h, 13 ^ h, 14 ^ h, 15 ^ h                                \
+	}
 #define FWHT_S(j, h) ((j) & (h) ? -1.0f : 1.0f)
-#define FWHT_SIGN(h)                                                     \
-	(fwht_v16){ FWHT_S(0, h), FWHT_S(1, h), FWHT_S(2, h), FWHT_S(3, h),  \
-	            FWHT_S(4, h), FWHT_S(5, h), FWHT_S(6, h), FWHT_S(7, h),  \
-	            FWHT_S(8, h), FWHT_S(9, h), FWHT_S(10, h),               \
-	            FWHT_S(11, h), FWHT_S(12, h), FWHT_S(13, h),             \
-	            FWHT_S(14, h), FWHT_S(15, h) }
+#define FWHT_SIGN(h)                                                                               \
+	(fwht_v16)                                                                                 \
+	{                                                                                          \
+		FWHT_S(0, h), FWHT_S(1, h), FWHT_S(2, h), FWHT_S(3, h), FWHT_S(4, h),              \
+		        FWHT_S(5, h), FWHT_S(6, h), FWHT_S(7, h), FWHT_S(8, h), FWHT_S(9, h),      \
+		        FWHT_S(10, h), FWHT_S(11, h), FWHT_S(12, h), FWHT_S(13, h), FWHT_S(14, h), \
+		        FWHT_S(15, h)                                                              \
+	}
 
 /* Strides 1, 2, 4 and 8 on the 16 floats at x. */
 FWHT_INLINE void fwht_chunk16(float *x)
@@ -133,8 +137,8 @@ FWHT_INLINE void fwht_r2(float *restrict p0, float *restrict p1, float s)
 }
 
 /* Two stages (strides h, 2h) on pk = p0 + k·h. */
-FWHT_INLINE void fwht_r4(float *restrict p0, float *restrict p1,
-                         float *restrict p2, float *restrict p3, float s)
+FWHT_INLINE void fwht_r4(float *restrict p0, float *restrict p1, float *restrict p2,
+                         float *restrict p3, float s)
 {
 	int j;
 
@@ -150,9 +154,8 @@ FWHT_INLINE void fwht_r4(float *restrict p0, float *restrict p1,
 }
 
 /* Three stages (strides h, 2h, 4h) on pk = p0 + k·h. */
-FWHT_INLINE void fwht_r8(float *restrict p0, float *restrict p1,
-                         float *restrict p2, float *restrict p3,
-                         float *restrict p4, float *restrict p5,
+FWHT_INLINE void fwht_r8(float *restrict p0, float *restrict p1, float *restrict p2,
+                         float *restrict p3, float *restrict p4, float *restrict p5,
                          float *restrict p6, float *restrict p7, float s)
 {
 	int j;
@@ -187,8 +190,8 @@ FWHT_INLINE void fwht_pass(float *x, long n, long h, int radix, float s)
 			float *p = x + c;
 
 			if (radix == 8)
-				fwht_r8(p, p + h, p + 2 * h, p + 3 * h, p + 4 * h,
-				        p + 5 * h, p + 6 * h, p + 7 * h, s);
+				fwht_r8(p, p + h, p + 2 * h, p + 3 * h, p + 4 * h, p + 5 * h,
+				        p + 6 * h, p + 7 * h, s);
 			else if (radix == 4)
 				fwht_r4(p, p + h, p + 2 * h, p + 3 * h, s);
 			else
@@ -282,27 +285,24 @@ static int fwht_log2(long n)
 
 /* The checks every entry point makes; BNN_OK or BNN_EINVAL with err
  * written.  `what` is the caller's name; x_null says x is NULL. */
-static int fwht_check(const char *what, int x_null, long batch, long n,
-                      int norm, bnn_err *err)
+static int fwht_check(const char *what, int x_null, long batch, long n, int norm, bnn_err *err)
 {
 	if (n < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: length %ld is not positive", what, n);
+		return bnn_fail(err, BNN_EINVAL, "%s: length %ld is not positive", what, n);
 	if (fwht_log2(n) < 0) {
 		if (n > 1L << BNN_FWHT_MAX_LOG2 && !(n & (n - 1)))
 			return bnn_fail(err, BNN_EINVAL,
-			                "%s: length %ld is above the largest, 2^%d",
-			                what, n, BNN_FWHT_MAX_LOG2);
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: length %ld is not a power of two", what, n);
+			                "%s: length %ld is above the largest, 2^%d", what, n,
+			                BNN_FWHT_MAX_LOG2);
+		return bnn_fail(err, BNN_EINVAL, "%s: length %ld is not a power of two", what, n);
 	}
 	if (batch < 0)
-		return bnn_fail(err, BNN_EINVAL, "%s: batch %ld is negative",
-		                what, batch);
+		return bnn_fail(err, BNN_EINVAL, "%s: batch %ld is negative", what, batch);
 	if (norm != BNN_FWHT_RAW && norm != BNN_FWHT_ORTHO)
 		return bnn_fail(err, BNN_EINVAL,
 		                "%s: norm %d is neither BNN_FWHT_RAW (0) nor "
-		                "BNN_FWHT_ORTHO (1)", what, norm);
+		                "BNN_FWHT_ORTHO (1)",
+		                what, norm);
 	if (x_null && batch > 0)
 		return bnn_fail(err, BNN_EINVAL, "%s: x is NULL", what);
 	return BNN_OK;

@@ -71,8 +71,7 @@
 #include "bnn_gen/gemm.h"
 #include "gemm_internal.h"
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
-	!defined(BNN_NO_AVX512_GEMM)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(BNN_NO_AVX512_GEMM)
 #define BNN_GEMM_HAVE_AVX512 1
 #include <immintrin.h>
 #else
@@ -91,8 +90,7 @@ static atomic_int bnn_gemm_auto_path = 0;
 
 void bnn_gemm_set_threads(int threads)
 {
-	atomic_store_explicit(&bnn_gemm_nthreads, threads >= 1 ? threads : 1,
-	                      memory_order_relaxed);
+	atomic_store_explicit(&bnn_gemm_nthreads, threads >= 1 ? threads : 1, memory_order_relaxed);
 }
 
 int bnn_gemm_avx512_available(void)
@@ -122,13 +120,13 @@ int bnn_gemm_default_path(void)
 	return path;
 }
 
-static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k,
-                              float alpha, const float *a, long lda, const float *b,
-                              long ldb, float beta, float *c, long ldc)
+static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, float alpha,
+                              const float *a, long lda, const float *b, long ldb, float beta,
+                              float *c, long ldc)
 {
 	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
-	            (int)lda, b, (int)ldb, beta, c, (int)ldc);
+	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
+	            b, (int)ldb, beta, c, (int)ldc);
 }
 
 /* C = beta·C for an M x N block (beta == 0: zeros, C not read). */
@@ -154,8 +152,8 @@ static void bnn_gemm_scale(long m, long n, float beta, float *c, long ldc)
 /* The register tile, fixed by the micro-kernel, and the cache blocks
  * (tuned on Zen 5: 48 KB L1d, 1 MB L2; -D overrides them for experiments,
  * within the TLS bound above). */
-#define BNN_GEMM_MR 12  /* rows of a micro-tile (broadcasts of A) */
-#define BNN_GEMM_NR 32  /* columns of a micro-tile (two zmm of B) */
+#define BNN_GEMM_MR 12 /* rows of a micro-tile (broadcasts of A) */
+#define BNN_GEMM_NR 32 /* columns of a micro-tile (two zmm of B) */
 #ifndef BNN_GEMM_KC
 #define BNN_GEMM_KC 192 /* most of the inner dimension per block */
 #endif
@@ -174,10 +172,8 @@ static void bnn_gemm_scale(long m, long n, float beta, float *c, long ldc)
 #define BNN_GEMM_INLINE static inline __attribute__((always_inline)) BNN_GEMM_TARGET
 
 /* The packed blocks of the calling thread. */
-static _Thread_local float bnn_gemm_apack[BNN_GEMM_MC * BNN_GEMM_KC]
-	__attribute__((aligned(64)));
-static _Thread_local float bnn_gemm_bpack[BNN_GEMM_KC * BNN_GEMM_NC]
-	__attribute__((aligned(64)));
+static _Thread_local float bnn_gemm_apack[BNN_GEMM_MC * BNN_GEMM_KC] __attribute__((aligned(64)));
+static _Thread_local float bnn_gemm_bpack[BNN_GEMM_KC * BNN_GEMM_NC] __attribute__((aligned(64)));
 
 /* Transpose an 8 x 8 block: dst[j][i] = src[i][j]. */
 BNN_GEMM_INLINE void bnn_gemm_tr8(const float *src, long lds, float *dst, long ldd)
@@ -264,8 +260,8 @@ BNN_GEMM_INLINE void bnn_gemm_tr4x8(const float *src, long lds, float *dst, long
 
 /* Pack rows i0..i0+mr of op(A), inner indices p0..p0+kc, k-major:
  * dst[p·mr + r] = op(A)[i0 + r][p0 + p]. */
-BNN_GEMM_INLINE void bnn_gemm_pack_a(int trans_a, const float *a, long lda, long i0,
-                                     long p0, long mr, long kc, float *restrict dst)
+BNN_GEMM_INLINE void bnn_gemm_pack_a(int trans_a, const float *a, long lda, long i0, long p0,
+                                     long mr, long kc, float *restrict dst)
 {
 	long p, r;
 
@@ -274,8 +270,10 @@ BNN_GEMM_INLINE void bnn_gemm_pack_a(int trans_a, const float *a, long lda, long
 
 		if (mr == BNN_GEMM_MR)
 			for (p = 0; p < kc; p++) {
-				_mm256_storeu_ps(dst + p * BNN_GEMM_MR, _mm256_loadu_ps(src + p * lda));
-				_mm_storeu_ps(dst + p * BNN_GEMM_MR + 8, _mm_loadu_ps(src + p * lda + 8));
+				_mm256_storeu_ps(dst + p * BNN_GEMM_MR,
+				                 _mm256_loadu_ps(src + p * lda));
+				_mm_storeu_ps(dst + p * BNN_GEMM_MR + 8,
+				              _mm_loadu_ps(src + p * lda + 8));
 			}
 		else
 			for (p = 0; p < kc; p++)
@@ -299,7 +297,8 @@ BNN_GEMM_INLINE void bnn_gemm_pack_a(int trans_a, const float *a, long lda, long
 				bnn_gemm_tr4x8(src + 8 * lda + p, lda, dst + p * mr + 8, mr);
 		else if (mr > 8)
 			for (p = 0; p < k8; p += 8)
-				bnn_gemm_tr8(src + (mr - 8) * lda + p, lda, dst + p * mr + mr - 8, mr);
+				bnn_gemm_tr8(src + (mr - 8) * lda + p, lda, dst + p * mr + mr - 8,
+				             mr);
 		for (r = 0; r < mr; r++)
 			for (p = k8; p < kc; p++)
 				dst[p * mr + r] = src[r * lda + p];
@@ -309,8 +308,8 @@ BNN_GEMM_INLINE void bnn_gemm_pack_a(int trans_a, const float *a, long lda, long
 /* Pack columns j0..j0+nr (nr <= NR) of op(B), inner indices p0..p0+kc,
  * k-major and padded with zeros to NR columns:
  * dst[p·NR + j] = op(B)[p0 + p][j0 + j]. */
-BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long p0,
-                                     long j0, long nr, long kc, float *restrict dst)
+BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long p0, long j0,
+                                     long nr, long kc, float *restrict dst)
 {
 	long p, j;
 
@@ -323,7 +322,8 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
 			const float *s = src + p * ldb;
 
 			_mm512_store_ps(dst + p * BNN_GEMM_NR, _mm512_maskz_loadu_ps(m0, s));
-			_mm512_store_ps(dst + p * BNN_GEMM_NR + 16, _mm512_maskz_loadu_ps(m1, s + 16));
+			_mm512_store_ps(dst + p * BNN_GEMM_NR + 16,
+			                _mm512_maskz_loadu_ps(m1, s + 16));
 		}
 		return;
 	}
@@ -341,23 +341,28 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
 				int r;
 
 				for (r = 0; r < 16; r++)
-					_mm_prefetch((const char *)(src + (j + 16 + r) * ldb + p), _MM_HINT_T0);
-				bnn_gemm_tr16(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
+					_mm_prefetch((const char *)(src + (j + 16 + r) * ldb + p),
+					             _MM_HINT_T0);
+				bnn_gemm_tr16(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j,
+				              BNN_GEMM_NR);
 			}
 			for (p = k16; p < k8; p += 8) {
-				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
-				bnn_gemm_tr8(src + (j + 8) * ldb + p, ldb, dst + p * BNN_GEMM_NR + j + 8,
+				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j,
 				             BNN_GEMM_NR);
+				bnn_gemm_tr8(src + (j + 8) * ldb + p, ldb,
+				             dst + p * BNN_GEMM_NR + j + 8, BNN_GEMM_NR);
 			}
 		}
 		for (j = j16; j < j8; j += 8)
 			for (p = 0; p < k8; p += 8)
-				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j, BNN_GEMM_NR);
+				bnn_gemm_tr8(src + j * ldb + p, ldb, dst + p * BNN_GEMM_NR + j,
+				             BNN_GEMM_NR);
 		if (j8 < nr || k8 < kc || nr < BNN_GEMM_NR) {
 			/* the columns past nr are zeros (two masked stores a row) */
 			const __mmask16 z0 = (__mmask16)(nr >= 16 ? 0 : 0xffffu << nr);
-			const __mmask16 z1 = (__mmask16)(nr >= 32 ? 0 : nr <= 16 ? 0xffff
-			                                             : 0xffffu << (nr - 16));
+			const __mmask16 z1 = (__mmask16)(nr >= 32   ? 0
+			                                 : nr <= 16 ? 0xffff
+			                                            : 0xffffu << (nr - 16));
 			const __m512 zero = _mm512_setzero_ps();
 
 			for (p = 0; p < kc; p++) {
@@ -379,11 +384,9 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
  * and m1 mask the columns written (m1 unused unless wide).  beta == 0:
  * C is not read.
  */
-BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc,
-                                    const float *restrict ap, long as,
-                                    const float *restrict bp, long bs,
-                                    float *c, long ldc, float alpha, float beta,
-                                    __mmask16 m0, __mmask16 m1)
+BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const float *restrict ap,
+                                    long as, const float *restrict bp, long bs, float *c, long ldc,
+                                    float alpha, float beta, __mmask16 m0, __mmask16 m1)
 {
 	__m512 c0[BNN_GEMM_MR], c1[BNN_GEMM_MR];
 	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -417,32 +420,35 @@ BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc,
 		for (i = 0; i < mr; i++) {
 			_mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_mul_ps(va, c0[i]));
 			if (wide)
-				_mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_mul_ps(va, c1[i]));
+				_mm512_mask_storeu_ps(c + i * ldc + 16, m1,
+				                      _mm512_mul_ps(va, c1[i]));
 		}
 	} else {
 #pragma GCC unroll 12
 		for (i = 0; i < mr; i++) {
 			float *ci = c + i * ldc;
 
-			_mm512_mask_storeu_ps(ci, m0,
-			                      _mm512_fmadd_ps(va, c0[i],
-			                                      _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, ci))));
+			_mm512_mask_storeu_ps(
+			        ci, m0,
+			        _mm512_fmadd_ps(va, c0[i],
+			                        _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, ci))));
 			if (wide)
 				_mm512_mask_storeu_ps(
-					ci + 16, m1,
-					_mm512_fmadd_ps(va, c1[i],
-					                _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16))));
+				        ci + 16, m1,
+				        _mm512_fmadd_ps(va, c1[i],
+				                        _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(
+				                                                  m1, ci + 16))));
 		}
 	}
 }
 
 /* One instance per (mr, wide): the switch below picks it. */
-#define BNN_GEMM_MICRO_DEF(mr, w)                                                       \
-	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_micro_##mr##_##w(  \
-		long kc, const float *restrict ap, long as, const float *restrict bp, long bs,  \
-		float *c, long ldc, float alpha, float beta, __mmask16 m0, __mmask16 m1)      \
-	{                                                                                 \
-		bnn_gemm_micro(mr, w, kc, ap, as, bp, bs, c, ldc, alpha, beta, m0, m1);       \
+#define BNN_GEMM_MICRO_DEF(mr, w)                                                              \
+	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_micro_##mr##_##w(       \
+	        long kc, const float *restrict ap, long as, const float *restrict bp, long bs, \
+	        float *c, long ldc, float alpha, float beta, __mmask16 m0, __mmask16 m1)       \
+	{                                                                                      \
+		bnn_gemm_micro(mr, w, kc, ap, as, bp, bs, c, ldc, alpha, beta, m0, m1);        \
 	}
 #define BNN_GEMM_MICRO_DEF2(mr) BNN_GEMM_MICRO_DEF(mr, 0) BNN_GEMM_MICRO_DEF(mr, 1)
 BNN_GEMM_MICRO_DEF2(1)
@@ -458,8 +464,8 @@ BNN_GEMM_MICRO_DEF2(10)
 BNN_GEMM_MICRO_DEF2(11)
 BNN_GEMM_MICRO_DEF2(12)
 
-typedef void (*bnn_gemm_micro_fn)(long, const float *restrict, long, const float *restrict,
-                                  long, float *, long, float, float, __mmask16, __mmask16);
+typedef void (*bnn_gemm_micro_fn)(long, const float *restrict, long, const float *restrict, long,
+                                  float *, long, float, float, __mmask16, __mmask16);
 
 /* [wide][mr - 1] */
 static const bnn_gemm_micro_fn bnn_gemm_micros[2][BNN_GEMM_MR] = {
@@ -533,15 +539,16 @@ BNN_GEMM_INLINE void bnn_gemm_dot(const int mr, const int nr, long k, const floa
 		}
 }
 
-#define BNN_GEMM_DOT_DEF(mr, nr)                                                              \
+#define BNN_GEMM_DOT_DEF(mr, nr)                                                                \
 	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_dot_##mr##_##nr(         \
-		long k, const float *a, long lda, const float *b, long ldb, float *c, long ldc,    \
-		float alpha, float beta)                                                            \
+	        long k, const float *a, long lda, const float *b, long ldb, float *c, long ldc, \
+	        float alpha, float beta)                                                        \
 	{                                                                                       \
-		bnn_gemm_dot(mr, nr, k, a, lda, b, ldb, c, ldc, alpha, beta);                       \
+		bnn_gemm_dot(mr, nr, k, a, lda, b, ldb, c, ldc, alpha, beta);                   \
 	}
-#define BNN_GEMM_DOT_DEF4(mr) \
-	BNN_GEMM_DOT_DEF(mr, 1) BNN_GEMM_DOT_DEF(mr, 2) BNN_GEMM_DOT_DEF(mr, 3) BNN_GEMM_DOT_DEF(mr, 4)
+#define BNN_GEMM_DOT_DEF4(mr)   \
+	BNN_GEMM_DOT_DEF(mr, 1) \
+	BNN_GEMM_DOT_DEF(mr, 2) BNN_GEMM_DOT_DEF(mr, 3) BNN_GEMM_DOT_DEF(mr, 4)
 BNN_GEMM_DOT_DEF4(1)
 BNN_GEMM_DOT_DEF4(2)
 BNN_GEMM_DOT_DEF4(3)
@@ -585,10 +592,9 @@ static long bnn_gemm_split(long len, long max, long unit)
 	return (size + unit - 1) / unit * unit;
 }
 
-static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, long n,
-                                            long k, float alpha, const float *a, long lda,
-                                            const float *b, long ldb, float beta, float *c,
-                                            long ldc)
+static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, long n, long k,
+                                            float alpha, const float *a, long lda, const float *b,
+                                            long ldb, float beta, float *c, long ldc)
 {
 	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
 	/* blocks of the inner dimension in 16s when B is transposed (16 x 16
@@ -619,40 +625,47 @@ static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, lo
 				const long nr = nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
 
 				if (!direct_b || nr < BNN_GEMM_NR)
-					bnn_gemm_pack_b(trans_b, b, ldb, pc, jc + jr, nr, kc, bpack + jr * kc);
+					bnn_gemm_pack_b(trans_b, b, ldb, pc, jc + jr, nr, kc,
+					                bpack + jr * kc);
 			}
 			for (ic = 0; ic < m; ic += mcmax) {
 				const long mc = m - ic < mcmax ? m - ic : mcmax;
 
 				if (!direct_a)
 					for (ir = 0; ir < mc; ir += BNN_GEMM_MR) {
-						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir : BNN_GEMM_MR;
+						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir
+						                                      : BNN_GEMM_MR;
 
-						bnn_gemm_pack_a(trans_a, a, lda, ic + ir, pc, mr, kc,
-						                apack + ir * kc);
+						bnn_gemm_pack_a(trans_a, a, lda, ic + ir, pc, mr,
+						                kc, apack + ir * kc);
 					}
 				for (jr = 0; jr < nc; jr += BNN_GEMM_NR) {
-					const long nr = nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
+					const long nr =
+					        nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
 					const int wide = nr > 16;
 					const __mmask16 m0 =
-						(__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+					        (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
 					const __mmask16 m1 =
-						(__mmask16)(nr >= 32 ? 0xffff
-						            : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+					        (__mmask16)(nr >= 32  ? 0xffff
+					                    : nr > 16 ? (1u << (nr - 16)) - 1
+					                              : 0);
 
 					const int direct = direct_b && nr == BNN_GEMM_NR;
-					const float *bp = direct ? b + pc * ldb + jc + jr : bpack + jr * kc;
+					const float *bp =
+					        direct ? b + pc * ldb + jc + jr : bpack + jr * kc;
 					const long bs = direct ? ldb : BNN_GEMM_NR;
 
 					for (ir = 0; ir < mc; ir += BNN_GEMM_MR) {
-						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir : BNN_GEMM_MR;
+						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir
+						                                      : BNN_GEMM_MR;
 
 						const float *ap = direct_a ? a + pc * lda + ic + ir
 						                           : apack + ir * kc;
 
-						bnn_gemm_micros[wide][mr - 1](kc, ap, direct_a ? lda : mr, bp, bs,
-						                              c + (ic + ir) * ldc + jc + jr, ldc,
-						                              alpha, bet, m0, m1);
+						bnn_gemm_micros[wide][mr - 1](
+						        kc, ap, direct_a ? lda : mr, bp, bs,
+						        c + (ic + ir) * ldc + jc + jr, ldc, alpha,
+						        bet, m0, m1);
 					}
 				}
 			}
@@ -699,6 +712,6 @@ void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, c
                long lda, const double *b, long ldb, double beta, double *c, long ldc)
 {
 	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
-	            (int)lda, b, (int)ldb, beta, c, (int)ldc);
+	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
+	            b, (int)ldb, beta, c, (int)ldc);
 }

@@ -8,7 +8,7 @@
 
 /* The two ways of computing a product. */
 enum {
-	BNN_GEMM_PATH_AVX512 = 1, /* gemm.c's AVX-512 kernel */
+	BNN_GEMM_PATH_AVX512 = 1,  /* gemm.c's AVX-512 kernel */
 	BNN_GEMM_PATH_OPENBLAS = 2 /* cblas_sgemm */
 };
 

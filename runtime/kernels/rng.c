@@ -50,10 +50,10 @@
  * caller's own stream in chunks of NARROW_PAIRS pairs.  Changing any of
  * the first three changes the variates a seed gives (bnn_rng.h documents
  * them); NARROW_PAIRS only sets the work per chunk. */
-#define NORMAL_LANES 16
-#define NORMAL_PAIRS 256
+#define NORMAL_LANES    16
+#define NORMAL_PAIRS    256
 #define NORMAL_WIDE_MIN (2 * NORMAL_PAIRS)
-#define NARROW_PAIRS 32
+#define NARROW_PAIRS    32
 
 /* On x86-64 with gcc and glibc, the block sampler is compiled three times
  * (x86-64 levels 4 and 3, AVX-512 and AVX2 with FMA, and the baseline)
@@ -133,10 +133,10 @@ uint64_t bnn_rng_next(bnn_rng *rng)
 void bnn_rng_jump(bnn_rng *rng)
 {
 	/* The published jump polynomial of xoshiro256 for 2^128 steps. */
-	static const uint64_t jump[4] = {
-		UINT64_C(0x180ec6d33cfd0aba), UINT64_C(0xd5a61266f0c9392c),
-		UINT64_C(0xa9582618e03fc9aa), UINT64_C(0x39abdc4529b1661c)
-	};
+	static const uint64_t jump[4] = { UINT64_C(0x180ec6d33cfd0aba),
+		                          UINT64_C(0xd5a61266f0c9392c),
+		                          UINT64_C(0xa9582618e03fc9aa),
+		                          UINT64_C(0x39abdc4529b1661c) };
 	uint64_t t[4] = { 0, 0, 0, 0 };
 	int i, b, k;
 
@@ -240,12 +240,10 @@ void bnn_rng_uniform_fill(bnn_rng *rng, float *out, size_t n)
 RNG_INLINE float rng_neg_log(float x)
 {
 	/* 0x3f3504f3 is the float just above √2/2. */
-	uint32_t ix = bnn_float_bits(x) + (UINT32_C(0x3f800000) -
-	                                   UINT32_C(0x3f3504f3));
+	uint32_t ix = bnn_float_bits(x) + (UINT32_C(0x3f800000) - UINT32_C(0x3f3504f3));
 	/* −k = 127 + 31 − (biased exponent of the offset bits). */
 	float nk = (float)(158 - (int32_t)(ix >> 23));
-	float m = bnn_bits_float((ix & UINT32_C(0x007fffff)) +
-	                         UINT32_C(0x3f3504f3));
+	float m = bnn_bits_float((ix & UINT32_C(0x007fffff)) + UINT32_C(0x3f3504f3));
 	float f = (m - 1.0f) / (m + 1.0f);
 	float w = f * f;
 	float g = fmaf(w, fmaf(w, -0.412963728f, -0.666522238f), -2.00000024f);
@@ -279,8 +277,7 @@ RNG_INLINE float rng_cubic(float u, float c0, float c1, float c2, float c3)
  * √(−ln u).  sin φ = φ P(φ²) and cos φ = C(φ²) with P and C our minimax
  * (Remez) cubics on [0, π²/16], relative errors 3.3e-9 and 3.3e-8.
  */
-RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
-                                float *y)
+RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x, float *y)
 {
 	float j = (float)(int32_t)((rbits >> 1) | 1);
 	/* sqrtf is one correctly rounded instruction in every clone (the
@@ -289,10 +286,8 @@ RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 	/* (π/4) 2^-31 per unit of the signed 32-bit abits << 2. */
 	float phi = (float)(int32_t)(abits << 2) * 0x1.921fb6p-32f;
 	float u = phi * phi;
-	float sn = phi * rng_cubic(u, 0.999999997f, -0.166666502f,
-	                           0.00833201645f, -0.00019501822f);
-	float cs = rng_cubic(u, 0.999999967f, -0.499998424f, 0.0416544196f,
-	                     -0.00135794041f);
+	float sn = phi * rng_cubic(u, 0.999999997f, -0.166666502f, 0.00833201645f, -0.00019501822f);
+	float cs = rng_cubic(u, 0.999999967f, -0.499998424f, 0.0416544196f, -0.00135794041f);
 	uint32_t sx = abits & UINT32_C(0x80000000);
 	uint32_t sy = (abits << 1) & UINT32_C(0x80000000);
 
@@ -302,14 +297,13 @@ RNG_INLINE void rng_normal_pair(uint32_t rbits, uint32_t abits, float *x,
 
 /* The narrow sampler's transform: draw a[i] gives the pair out[2i],
  * out[2i + 1], its high half the radius and its low half the angle. */
-RNG_INLINE void rng_normal_transform(const uint64_t *a, float *out,
-                                     int npairs)
+RNG_INLINE void rng_normal_transform(const uint64_t *a, float *out, int npairs)
 {
 	int i;
 
 	for (i = 0; i < npairs; i++)
-		rng_normal_pair((uint32_t)(a[i] >> 32), (uint32_t)a[i],
-		                out + 2 * i, out + 2 * i + 1);
+		rng_normal_pair((uint32_t)(a[i] >> 32), (uint32_t)a[i], out + 2 * i,
+		                out + 2 * i + 1);
 }
 
 /* xoshiro256++'s output, rotl(s0 + s3, 23) + s0: the wide sampler's lanes
@@ -347,8 +341,7 @@ RNG_INLINE void rng_words(const uint64_t *d, uint32_t *w)
  * scrambler, every output bit sound): it is cheaper than ** in vectors,
  * and each 32-bit half is used whole.
  */
-RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
-                                        float *out)
+RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES], float *out)
 {
 	uint32_t rbits[NORMAL_PAIRS], abits[NORMAL_PAIRS];
 	uint64_t s0[NORMAL_LANES], s1[NORMAL_LANES];
@@ -406,7 +399,7 @@ RNG_CLONES static void rng_normal_block(uint64_t lane[4][NORMAL_LANES],
  * kernels").
  */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(BNN_NO_SIMD_CLONES) && \
-	!defined(BNN_RNG_NO_CLONES)
+        !defined(BNN_RNG_NO_CLONES)
 #define RNG_HAVE_AVX512 1
 #include <immintrin.h>
 
@@ -418,19 +411,20 @@ RNG_AVX512 static inline __m512 rng_v_neg_log(__m512 x)
 	const __m512 one = _mm512_set1_ps(1.0f);
 	__m512i ix = _mm512_add_epi32(_mm512_castps_si512(x),
 	                              _mm512_set1_epi32(0x3f800000 - 0x3f3504f3));
-	__m512 nk = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(158),
-	                                                _mm512_srli_epi32(ix, 23)));
-	__m512 m = _mm512_castsi512_ps(_mm512_add_epi32(
-		_mm512_and_si512(ix, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x3f3504f3)));
+	__m512 nk = _mm512_cvtepi32_ps(
+	        _mm512_sub_epi32(_mm512_set1_epi32(158), _mm512_srli_epi32(ix, 23)));
+	__m512 m = _mm512_castsi512_ps(
+	        _mm512_add_epi32(_mm512_and_si512(ix, _mm512_set1_epi32(0x007fffff)),
+	                         _mm512_set1_epi32(0x3f3504f3)));
 	__m512 f = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one));
 	__m512 w = _mm512_mul_ps(f, f);
-	__m512 g = _mm512_fmadd_ps(w, _mm512_fmadd_ps(w, _mm512_set1_ps(-0.412963728f),
-	                                              _mm512_set1_ps(-0.666522238f)),
-	                           _mm512_set1_ps(-2.00000024f));
+	__m512 g = _mm512_fmadd_ps(
+	        w, _mm512_fmadd_ps(w, _mm512_set1_ps(-0.412963728f), _mm512_set1_ps(-0.666522238f)),
+	        _mm512_set1_ps(-2.00000024f));
 
-	return _mm512_fmadd_ps(nk, _mm512_set1_ps(0x1.62e4p-1f),
-	                       _mm512_fmadd_ps(nk, _mm512_set1_ps(1.4286068e-6f),
-	                                       _mm512_mul_ps(f, g)));
+	return _mm512_fmadd_ps(
+	        nk, _mm512_set1_ps(0x1.62e4p-1f),
+	        _mm512_fmadd_ps(nk, _mm512_set1_ps(1.4286068e-6f), _mm512_mul_ps(f, g)));
 }
 
 /* rng_cubic on sixteen floats. */
@@ -447,23 +441,25 @@ RNG_AVX512 static inline __m512 rng_v_cubic(__m512 u, float c0, float c1, float 
 RNG_AVX512 static inline void rng_v_pairs(__m512i rb, __m512i ab, float *out)
 {
 	const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-	__m512 j = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(rb, 1),
-	                                              _mm512_set1_epi32(1)));
+	__m512 j =
+	        _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(rb, 1), _mm512_set1_epi32(1)));
 	__m512 r = _mm512_sqrt_ps(rng_v_neg_log(j));
 	__m512 phi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_slli_epi32(ab, 2)),
 	                           _mm512_set1_ps(0x1.921fb6p-32f));
 	__m512 u = _mm512_mul_ps(phi, phi);
-	__m512 sn = _mm512_mul_ps(phi, rng_v_cubic(u, 0.999999997f, -0.166666502f,
-	                                           0.00833201645f, -0.00019501822f));
-	__m512 cs = rng_v_cubic(u, 0.999999967f, -0.499998424f, 0.0416544196f,
-	                        -0.00135794041f);
+	__m512 sn = _mm512_mul_ps(
+	        phi, rng_v_cubic(u, 0.999999997f, -0.166666502f, 0.00833201645f, -0.00019501822f));
+	__m512 cs = rng_v_cubic(u, 0.999999967f, -0.499998424f, 0.0416544196f, -0.00135794041f);
 	__m512i sx = _mm512_and_si512(ab, sign);
 	__m512i sy = _mm512_and_si512(_mm512_slli_epi32(ab, 1), sign);
 
-	_mm512_storeu_ps(out, _mm512_castsi512_ps(_mm512_xor_si512(
-		_mm512_castps_si512(_mm512_mul_ps(r, _mm512_sub_ps(cs, sn))), sx)));
-	_mm512_storeu_ps(out + 16, _mm512_castsi512_ps(_mm512_xor_si512(
-		_mm512_castps_si512(_mm512_mul_ps(r, _mm512_add_ps(cs, sn))), sy)));
+	_mm512_storeu_ps(
+	        out, _mm512_castsi512_ps(_mm512_xor_si512(
+	                     _mm512_castps_si512(_mm512_mul_ps(r, _mm512_sub_ps(cs, sn))), sx)));
+	_mm512_storeu_ps(
+	        out + 16,
+	        _mm512_castsi512_ps(_mm512_xor_si512(
+	                _mm512_castps_si512(_mm512_mul_ps(r, _mm512_add_ps(cs, sn))), sy)));
 }
 
 /* rng_plusplus on eight lanes. */
@@ -473,15 +469,15 @@ RNG_AVX512 static inline __m512i rng_v_plusplus(__m512i s0, __m512i s3)
 }
 
 /* rng_step's state update on eight lanes. */
-#define RNG_V_STEP(s0, s1, s2, s3)                                         \
-	do {                                                               \
-		__m512i t_ = _mm512_slli_epi64(s1, 17);                    \
-		s2 = _mm512_xor_si512(s2, s0);                             \
-		s3 = _mm512_xor_si512(s3, s1);                             \
-		s1 = _mm512_xor_si512(s1, s2);                             \
-		s0 = _mm512_xor_si512(s0, s3);                             \
-		s2 = _mm512_xor_si512(s2, t_);                             \
-		s3 = _mm512_rol_epi64(s3, 45);                             \
+#define RNG_V_STEP(s0, s1, s2, s3)                      \
+	do {                                            \
+		__m512i t_ = _mm512_slli_epi64(s1, 17); \
+		s2 = _mm512_xor_si512(s2, s0);          \
+		s3 = _mm512_xor_si512(s3, s1);          \
+		s1 = _mm512_xor_si512(s1, s2);          \
+		s0 = _mm512_xor_si512(s0, s3);          \
+		s2 = _mm512_xor_si512(s2, t_);          \
+		s3 = _mm512_rol_epi64(s3, 45);          \
 	} while (0)
 
 RNG_AVX512 static void rng_normal_block_avx512(uint64_t lane[4][NORMAL_LANES], float *out)
@@ -522,9 +518,10 @@ static int rng_avx512(void)
 		__builtin_cpu_init();
 		const char *env = getenv("BNN_RNG");
 
-		state = __builtin_cpu_supports("avx512f") &&
-		        __builtin_cpu_supports("fma") &&
-		        !(env && strcmp(env, "generic") == 0) ? 1 : -1;
+		state = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") &&
+		                        !(env && strcmp(env, "generic") == 0)
+		                ? 1
+		                : -1;
 		__atomic_store_n(&rng_avx512_state, state, __ATOMIC_RELAXED);
 	}
 	return state > 0;
@@ -609,9 +606,8 @@ void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 
 /* ---- one call in pieces ------------------------------------------------- */
 
-_Static_assert(BNN_RNG_NORMAL_LANES == NORMAL_LANES &&
-               BNN_RNG_NORMAL_BLOCK == 2 * NORMAL_PAIRS &&
-               BNN_RNG_NORMAL_BLOCK == NORMAL_WIDE_MIN,
+_Static_assert(BNN_RNG_NORMAL_LANES == NORMAL_LANES && BNN_RNG_NORMAL_BLOCK == 2 * NORMAL_PAIRS &&
+                       BNN_RNG_NORMAL_BLOCK == NORMAL_WIDE_MIN,
                "bnn_rng.h's sizes are the sampler's");
 
 void bnn_rng_normal_begin(bnn_rng_normal_stream *s, bnn_rng *rng, size_t n)
@@ -630,8 +626,7 @@ void bnn_rng_normal_begin(bnn_rng_normal_stream *s, bnn_rng *rng, size_t n)
 
 /* Where the next len variates go: straight into out when its room holds
  * them all, else into s's buffer, from which the next calls copy them. */
-static float *rng_stream_target(bnn_rng_normal_stream *s, float *out, size_t room,
-                                size_t len)
+static float *rng_stream_target(bnn_rng_normal_stream *s, float *out, size_t room, size_t len)
 {
 	if (room >= len)
 		return out;

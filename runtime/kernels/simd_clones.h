@@ -12,10 +12,9 @@
 #ifndef BNN_SIMD_CLONES_H
 #define BNN_SIMD_CLONES_H
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-	defined(__linux__) && defined(__GLIBC__) && \
-	defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) && \
-	!defined(BNN_RNG_NO_CLONES)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+        defined(__GLIBC__) && defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) &&    \
+        !defined(BNN_RNG_NO_CLONES)
 #define BNN_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 /* For code that calls fmaf(): clones for the x86-64 levels 4 (AVX-512)
  * and 3 (AVX2 with FMA), where fmaf() is one instruction that vectorises,

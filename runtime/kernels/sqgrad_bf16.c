@@ -139,31 +139,32 @@ SQ_TARGET static void sq_pack_rows(long batch, long n, const float *g, uint32_t 
  * mr <= SQ_MR, cw <= SQ_NR.  Called with literal mr and cw for full tiles,
  * so that every loop below unrolls.
  */
-SQ_TARGET __attribute__((always_inline)) static inline void
-sq_tile(long pairs, long n, long k, const uint32_t *gp, const uint32_t *xb, long cw, long o0,
-        int mr, float scale, float *sw, long c)
+SQ_TARGET __attribute__((always_inline)) static inline void sq_tile(long pairs, long n, long k,
+                                                                    const uint32_t *gp,
+                                                                    const uint32_t *xb, long cw,
+                                                                    long o0, int mr, float scale,
+                                                                    float *sw, long c)
 {
 	__m512 acc[SQ_MR][SQ_NV];
 	int r, v, nv = (int)((cw + 15) / 16);
 	long p;
 
-	SQ_UNROLL for (r = 0; r < mr; r++)
-		SQ_UNROLL for (v = 0; v < nv; v++)
-			acc[r][v] = _mm512_setzero_ps();
+	SQ_UNROLL for (r = 0; r < mr; r++) SQ_UNROLL for (v = 0; v < nv; v++) acc[r][v] =
+	        _mm512_setzero_ps();
 	for (p = 0; p < pairs; p++) {
 		__m512i b[SQ_NV] = { _mm512_setzero_si512() };
-		SQ_UNROLL for (v = 0; v < nv; v++)
-			b[v] = _mm512_maskz_loadu_epi32(sq_mask(cw - 16 * v), xb + p * cw + 16 * v);
-		SQ_UNROLL for (r = 0; r < mr; r++) {
+		SQ_UNROLL for (v = 0; v < nv; v++) b[v] =
+		        _mm512_maskz_loadu_epi32(sq_mask(cw - 16 * v), xb + p * cw + 16 * v);
+		SQ_UNROLL for (r = 0; r < mr; r++)
+		{
 			__m512i a = _mm512_set1_epi32((int)gp[p * n + o0 + r]);
-			SQ_UNROLL for (v = 0; v < nv; v++)
-				acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+			SQ_UNROLL for (v = 0; v < nv; v++) acc[r][v] =
+			        _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
 		}
 	}
-	SQ_UNROLL for (r = 0; r < mr; r++)
-		SQ_UNROLL for (v = 0; v < nv; v++)
-			_mm512_mask_storeu_ps(sw + (o0 + r) * k + c + 16 * v, sq_mask(cw - 16 * v),
-			                      _mm512_mul_ps(acc[r][v], _mm512_set1_ps(scale)));
+	SQ_UNROLL for (r = 0; r < mr; r++) SQ_UNROLL for (v = 0; v < nv; v++)
+	        _mm512_mask_storeu_ps(sw + (o0 + r) * k + c + 16 * v, sq_mask(cw - 16 * v),
+	                              _mm512_mul_ps(acc[r][v], _mm512_set1_ps(scale)));
 }
 
 SQ_TARGET static void sq_full_tile(long pairs, long n, long k, const uint32_t *gp,
@@ -179,8 +180,8 @@ SQ_TARGET static void sq_edge_tile(long pairs, long n, long k, const uint32_t *g
 	sq_tile(pairs, n, k, gp, xb, cw, o0, mr, scale, sw, c);
 }
 
-SQ_TARGET static void sq_run(long batch, long k, long n, const float *x, const float *g,
-                             float *sw, float *x2, float *g2)
+SQ_TARGET static void sq_run(long batch, long k, long n, const float *x, const float *g, float *sw,
+                             float *x2, float *g2)
 {
 	long pairs = (batch + 1) / 2, c, o;
 	uint32_t *xp = (uint32_t *)(void *)x2, *gp = (uint32_t *)(void *)g2;
@@ -212,7 +213,8 @@ static int sq_enabled(void)
 		const char *env = getenv("BNN_SQGRAD");
 		__builtin_cpu_init();
 		mode = __builtin_cpu_supports("avx512bf16") && !(env && strcmp(env, "float") == 0)
-		               ? 1 : -1;
+		               ? 1
+		               : -1;
 		__atomic_store_n(&sq_mode, mode, __ATOMIC_RELAXED);
 	}
 	return mode > 0;

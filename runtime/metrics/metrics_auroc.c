@@ -37,8 +37,8 @@ static int auroc_cmp(const void *pa, const void *pb)
 	return (a->positive > b->positive) - (a->positive < b->positive);
 }
 
-int bnn_auroc(const double *scores, const int *positive, long n,
-              double *auc, int *defined, bnn_err *err)
+int bnn_auroc(const double *scores, const int *positive, long n, double *auc, int *defined,
+              bnn_err *err)
 {
 	struct auroc_item *item;
 	long i, j, npos = 0, nneg = 0;
@@ -46,18 +46,18 @@ int bnn_auroc(const double *scores, const int *positive, long n,
 	double u = 0.0;     /* Mann-Whitney U of the positives */
 
 	if (scores == NULL || positive == NULL || auc == NULL)
-		return bnn_fail(err, BNN_EINVAL,
-		                "bnn_auroc: %s is NULL",
-		                scores == NULL ? "scores" :
-		                positive == NULL ? "positive" : "auc");
+		return bnn_fail(err, BNN_EINVAL, "bnn_auroc: %s is NULL",
+		                scores == NULL     ? "scores"
+		                : positive == NULL ? "positive"
+		                                   : "auc");
 	if (n < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "bnn_auroc: n is %ld, need at least 1 example", n);
+		return bnn_fail(err, BNN_EINVAL, "bnn_auroc: n is %ld, need at least 1 example", n);
 	for (i = 0; i < n; i++) {
 		if (scores[i] != scores[i])
 			return bnn_fail(err, BNN_EINVAL,
 			                "bnn_auroc: example %ld (0-based): "
-			                "score is NaN", i);
+			                "score is NaN",
+			                i);
 		if (positive[i])
 			npos++;
 		else
@@ -71,12 +71,10 @@ int bnn_auroc(const double *scores, const int *positive, long n,
 	}
 
 	if ((unsigned long)n > SIZE_MAX / sizeof *item)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "bnn_auroc: %ld examples are too many to sort", n);
+		return bnn_fail(err, BNN_ENOMEM, "bnn_auroc: %ld examples are too many to sort", n);
 	item = malloc((size_t)n * sizeof *item);
 	if (item == NULL)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "bnn_auroc: out of memory sorting %ld scores", n);
+		return bnn_fail(err, BNN_ENOMEM, "bnn_auroc: out of memory sorting %ld scores", n);
 	for (i = 0; i < n; i++) {
 		item[i].score = scores[i];
 		item[i].positive = positive[i] != 0;

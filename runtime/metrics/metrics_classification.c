@@ -29,42 +29,39 @@
  * Check the arguments shared by both entry points; `who` names the caller
  * in messages.  Examples are numbered from 0 in messages, and say so.
  */
-static int metrics_check(const char *who, const float *probs,
-                         const int *labels, long n, int k, int bins,
-                         const void *out, bnn_err *err)
+static int metrics_check(const char *who, const float *probs, const int *labels, long n, int k,
+                         int bins, const void *out, bnn_err *err)
 {
 	long i;
 	int j;
 
 	if (probs == NULL || labels == NULL || out == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: %s is NULL", who,
-		                probs == NULL ? "probs" :
-		                labels == NULL ? "labels" : "the output");
+		                probs == NULL    ? "probs"
+		                : labels == NULL ? "labels"
+		                                 : "the output");
 	if (n < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: n is %ld, need at least 1 example", who, n);
+		return bnn_fail(err, BNN_EINVAL, "%s: n is %ld, need at least 1 example", who, n);
 	if (k < 2)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: k is %d, need at least 2 classes", who, k);
+		return bnn_fail(err, BNN_EINVAL, "%s: k is %d, need at least 2 classes", who, k);
 	if (bins < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: bins is %d, need at least 1 bin", who, bins);
+		return bnn_fail(err, BNN_EINVAL, "%s: bins is %d, need at least 1 bin", who, bins);
 	if (n > LONG_MAX / k)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: n x k = %ld x %d overflows", who, n, k);
+		return bnn_fail(err, BNN_EINVAL, "%s: n x k = %ld x %d overflows", who, n, k);
 	for (i = 0; i < n; i++) {
 		const float *row = probs + i * k;
 
 		if (labels[i] < 0 || labels[i] >= k)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: example %ld (0-based): label %d is "
-			                "outside [0, %d)", who, i, labels[i], k);
+			                "outside [0, %d)",
+			                who, i, labels[i], k);
 		for (j = 0; j < k; j++)
 			if (!isfinite(row[j]))
 				return bnn_fail(err, BNN_EINVAL,
 				                "%s: example %ld (0-based), class %d: "
-				                "probability %g is not finite", who,
-				                i, j, (double)row[j]);
+				                "probability %g is not finite",
+				                who, i, j, (double)row[j]);
 	}
 	return BNN_OK;
 }
@@ -107,8 +104,8 @@ static int metrics_bin(double c, int bins)
 
 /* Fill bin[0..bins) from checked arguments: count, mean confidence and
  * accuracy per bin, 0 for an empty bin. */
-static void metrics_fill_bins(const float *probs, const int *labels, long n,
-                              int k, int bins, bnn_bin *bin)
+static void metrics_fill_bins(const float *probs, const int *labels, long n, int k, int bins,
+                              bnn_bin *bin)
 {
 	long i;
 	int b;
@@ -137,11 +134,10 @@ static void metrics_fill_bins(const float *probs, const int *labels, long n,
 	}
 }
 
-int bnn_metrics_reliability(const float *probs, const int *labels, long n,
-                            int k, int bins, bnn_bin *bin, bnn_err *err)
+int bnn_metrics_reliability(const float *probs, const int *labels, long n, int k, int bins,
+                            bnn_bin *bin, bnn_err *err)
 {
-	int rc = metrics_check("bnn_metrics_reliability", probs, labels, n, k,
-	                       bins, bin, err);
+	int rc = metrics_check("bnn_metrics_reliability", probs, labels, n, k, bins, bin, err);
 
 	if (rc != BNN_OK)
 		return rc;
@@ -149,8 +145,7 @@ int bnn_metrics_reliability(const float *probs, const int *labels, long n,
 	return BNN_OK;
 }
 
-int bnn_metrics_classification(const float *probs, const int *labels,
-                               long n, int k, int bins,
+int bnn_metrics_classification(const float *probs, const int *labels, long n, int k, int bins,
                                bnn_class_metrics *out, bnn_err *err)
 {
 	static const char who[] = "bnn_metrics_classification";
@@ -165,14 +160,12 @@ int bnn_metrics_classification(const float *probs, const int *labels,
 	if (rc != BNN_OK)
 		return rc;
 	if ((unsigned long)n > SIZE_MAX / sizeof *score)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "%s: %ld examples are too many", who, n);
+		return bnn_fail(err, BNN_ENOMEM, "%s: %ld examples are too many", who, n);
 	bin = malloc((size_t)bins * sizeof *bin);
 	score = malloc((size_t)n * sizeof *score);
 	wrong = malloc((size_t)n * sizeof *wrong);
 	if (bin == NULL || score == NULL || wrong == NULL) {
-		rc = bnn_fail(err, BNN_ENOMEM,
-		              "%s: out of memory for %ld examples and %d bins",
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %ld examples and %d bins",
 		              who, n, bins);
 		goto done;
 	}

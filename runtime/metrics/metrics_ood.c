@@ -30,8 +30,7 @@ static int ood_cmp(const void *pa, const void *pb)
 }
 
 /* Reject a NaN in one of the two score sets ("in-distribution"/"OOD"). */
-static int ood_check_nan(const double *score, long n, const char *which,
-                         bnn_err *err)
+static int ood_check_nan(const double *score, long n, const char *which, bnn_err *err)
 {
 	long i;
 
@@ -39,7 +38,8 @@ static int ood_check_nan(const double *score, long n, const char *which,
 		if (score[i] != score[i])
 			return bnn_fail(err, BNN_EINVAL,
 			                "bnn_metrics_ood: %s example %ld (0-based): "
-			                "score is NaN", which, i);
+			                "score is NaN",
+			                which, i);
 	return BNN_OK;
 }
 
@@ -48,8 +48,7 @@ static int ood_check_nan(const double *score, long n, const char *which,
  * threshold95, detection_error and aupr_in (positives: in-distribution,
  * ranked by -s, so lowest s first).
  */
-static void ood_walk_up(const double *in, long m, const double *ood, long o,
-                        bnn_ood_metrics *out)
+static void ood_walk_up(const double *in, long m, const double *ood, long o, bnn_ood_metrics *out)
 {
 	long need = m - m / 20; /* ceil(0.95 m), exactly */
 	long a = 0, b = 0;      /* in / OOD scores <= the current value */
@@ -71,8 +70,7 @@ static void ood_walk_up(const double *in, long m, const double *ood, long o,
 			b++;
 
 		/* Accept s <= v: TPR = a/m, FPR = b/o. */
-		err = 0.5 * ((double)(m - a) / (double)m) +
-		      0.5 * ((double)b / (double)o);
+		err = 0.5 * ((double)(m - a) / (double)m) + 0.5 * ((double)b / (double)o);
 		if (err < best)
 			best = err;
 		if (!have95 && a >= need) {
@@ -92,10 +90,9 @@ static void ood_walk_up(const double *in, long m, const double *ood, long o,
 }
 
 /* The descending walk: aupr_out (positives: OOD, ranked by s). */
-static void ood_walk_down(const double *in, long m, const double *ood, long o,
-                          bnn_ood_metrics *out)
+static void ood_walk_down(const double *in, long m, const double *ood, long o, bnn_ood_metrics *out)
 {
-	long a = m, b = o;      /* scores >= the current value: m - a, o - b */
+	long a = m, b = o; /* scores >= the current value: m - a, o - b */
 	double ap = 0.0;
 
 	while (a > 0 || b > 0) {
@@ -119,8 +116,7 @@ static void ood_walk_down(const double *in, long m, const double *ood, long o,
 	out->aupr_out = ap;
 }
 
-int bnn_metrics_ood(const double *score_in, long n_in,
-                    const double *score_out, long n_out,
+int bnn_metrics_ood(const double *score_in, long n_in, const double *score_out, long n_out,
                     bnn_ood_metrics *out, bnn_err *err)
 {
 	double *score = NULL; /* in scores, then OOD scores */
@@ -131,33 +127,34 @@ int bnn_metrics_ood(const double *score_in, long n_in,
 
 	if (score_in == NULL || score_out == NULL || out == NULL)
 		return bnn_fail(err, BNN_EINVAL, "bnn_metrics_ood: %s is NULL",
-		                score_in == NULL ? "score_in" :
-		                score_out == NULL ? "score_out" : "out");
+		                score_in == NULL    ? "score_in"
+		                : score_out == NULL ? "score_out"
+		                                    : "out");
 	if (n_in < 1)
 		return bnn_fail(err, BNN_EINVAL,
 		                "bnn_metrics_ood: n_in is %ld, need at least 1 "
-		                "in-distribution example", n_in);
+		                "in-distribution example",
+		                n_in);
 	if (n_out < 1)
 		return bnn_fail(err, BNN_EINVAL,
 		                "bnn_metrics_ood: n_out is %ld, need at least 1 "
-		                "OOD example", n_out);
+		                "OOD example",
+		                n_out);
 	rc = ood_check_nan(score_in, n_in, "in-distribution", err);
 	if (rc == BNN_OK)
 		rc = ood_check_nan(score_out, n_out, "OOD", err);
 	if (rc != BNN_OK)
 		return rc;
 
-	if (n_in > LONG_MAX - n_out ||
-	    (unsigned long)(n_in + n_out) > SIZE_MAX / sizeof *score)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "bnn_metrics_ood: %ld + %ld examples are too many",
+	if (n_in > LONG_MAX - n_out || (unsigned long)(n_in + n_out) > SIZE_MAX / sizeof *score)
+		return bnn_fail(err, BNN_ENOMEM, "bnn_metrics_ood: %ld + %ld examples are too many",
 		                n_in, n_out);
 	n = n_in + n_out;
 	score = malloc((size_t)n * sizeof *score);
 	positive = malloc((size_t)n * sizeof *positive);
 	if (score == NULL || positive == NULL) {
-		rc = bnn_fail(err, BNN_ENOMEM,
-		              "bnn_metrics_ood: out of memory for %ld examples", n);
+		rc = bnn_fail(err, BNN_ENOMEM, "bnn_metrics_ood: out of memory for %ld examples",
+		              n);
 		goto done;
 	}
 	for (i = 0; i < n_in; i++) {

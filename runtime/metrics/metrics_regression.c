@@ -14,8 +14,7 @@
  * (M_PI is not ISO C). */
 #define METRICS_LOG_2PI 1.83787706640934548356065947281123527
 
-int bnn_metrics_regression(const float *mean, const float *var,
-                           const float *y, long n, long d,
+int bnn_metrics_regression(const float *mean, const float *var, const float *y, long n, long d,
                            bnn_regression_metrics *out, bnn_err *err)
 {
 	static const char who[] = "bnn_metrics_regression";
@@ -24,25 +23,24 @@ int bnn_metrics_regression(const float *mean, const float *var,
 
 	if (mean == NULL || var == NULL || y == NULL || out == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: %s is NULL", who,
-		                mean == NULL ? "mean" : var == NULL ? "var" :
-		                y == NULL ? "y" : "out");
+		                mean == NULL  ? "mean"
+		                : var == NULL ? "var"
+		                : y == NULL   ? "y"
+		                              : "out");
 	if (n < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: n is %ld, need at least 1 example", who, n);
+		return bnn_fail(err, BNN_EINVAL, "%s: n is %ld, need at least 1 example", who, n);
 	if (d < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: d is %ld, need at least 1 output", who, d);
+		return bnn_fail(err, BNN_EINVAL, "%s: d is %ld, need at least 1 output", who, d);
 	if (n > LONG_MAX / d)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: n x d = %ld x %ld overflows", who, n, d);
+		return bnn_fail(err, BNN_EINVAL, "%s: n x d = %ld x %ld overflows", who, n, d);
 	for (i = 0; i < n; i++)
 		for (j = 0; j < d; j++)
 			if (!(var[i * d + j] > 0.0f)) /* NaN fails too */
 				return bnn_fail(err, BNN_EINVAL,
 				                "%s: example %ld (0-based), output "
 				                "%ld (0-based): variance %g is not "
-				                "positive", who, i, j,
-				                (double)var[i * d + j]);
+				                "positive",
+				                who, i, j, (double)var[i * d + j]);
 
 	for (i = 0; i < n * d; i++) {
 		double v = var[i];

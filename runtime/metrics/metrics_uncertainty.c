@@ -18,8 +18,8 @@
  * in messages.  Every probability must be finite and >= 0 (a negative one
  * would make p log p NaN).  Examples and classes are numbered from 0.
  */
-static int uncertainty_check(const char *who, const float *probs, long n,
-                             int k, const double *out, bnn_err *err)
+static int uncertainty_check(const char *who, const float *probs, long n, int k, const double *out,
+                             bnn_err *err)
 {
 	long i;
 	int j;
@@ -28,14 +28,11 @@ static int uncertainty_check(const char *who, const float *probs, long n,
 		return bnn_fail(err, BNN_EINVAL, "%s: %s is NULL", who,
 		                probs == NULL ? "probs" : "out");
 	if (n < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: n is %ld, need at least 1 example", who, n);
+		return bnn_fail(err, BNN_EINVAL, "%s: n is %ld, need at least 1 example", who, n);
 	if (k < 2)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: k is %d, need at least 2 classes", who, k);
+		return bnn_fail(err, BNN_EINVAL, "%s: k is %d, need at least 2 classes", who, k);
 	if (n > LONG_MAX / k)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: n x k = %ld x %d overflows", who, n, k);
+		return bnn_fail(err, BNN_EINVAL, "%s: n x k = %ld x %d overflows", who, n, k);
 	for (i = 0; i < n; i++) {
 		const float *row = probs + i * k;
 
@@ -43,13 +40,13 @@ static int uncertainty_check(const char *who, const float *probs, long n,
 			if (!isfinite(row[j]))
 				return bnn_fail(err, BNN_EINVAL,
 				                "%s: example %ld (0-based), class %d: "
-				                "probability %g is not finite", who,
-				                i, j, (double)row[j]);
+				                "probability %g is not finite",
+				                who, i, j, (double)row[j]);
 			if (row[j] < 0.0f)
 				return bnn_fail(err, BNN_EINVAL,
 				                "%s: example %ld (0-based), class %d: "
-				                "probability %g is negative", who,
-				                i, j, (double)row[j]);
+				                "probability %g is negative",
+				                who, i, j, (double)row[j]);
 		}
 	}
 	return BNN_OK;
@@ -78,8 +75,7 @@ int bnn_entropy(const float *probs, long n, int k, double *out, bnn_err *err)
 	return BNN_OK;
 }
 
-int bnn_confidence_score(const float *probs, long n, int k, double *out,
-                         bnn_err *err)
+int bnn_confidence_score(const float *probs, long n, int k, double *out, bnn_err *err)
 {
 	long i;
 	int j, rc;

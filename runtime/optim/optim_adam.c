@@ -47,16 +47,15 @@ bnn_adam_params bnn_adam_defaults(void)
 
 /* The per-step constants of the update. */
 struct adam_coef {
-	float b1, b2;   /* β1, β2 */
-	float l2;       /* λ added to g (Adam), else 0 */
-	float decay;    /* 1 − ηλ (AdamW), else 1 */
-	float step;     /* η / (1 − β1^t) */
-	float rbc2;     /* 1 / √(1 − β2^t) */
-	float eps;      /* ε */
+	float b1, b2; /* β1, β2 */
+	float l2;     /* λ added to g (Adam), else 0 */
+	float decay;  /* 1 − ηλ (AdamW), else 1 */
+	float step;   /* η / (1 − β1^t) */
+	float rbc2;   /* 1 / √(1 − β2^t) */
+	float eps;    /* ε */
 };
 
-static inline void adam_one(long i, float *restrict w,
-                            const float *restrict g, float *restrict m,
+static inline void adam_one(long i, float *restrict w, const float *restrict g, float *restrict m,
                             float *restrict v, const struct adam_coef *c)
 {
 	float gi = g[i] + c->l2 * w[i];
@@ -65,13 +64,12 @@ static inline void adam_one(long i, float *restrict w,
 
 	m[i] = mi;
 	v[i] = vi;
-	w[i] = w[i] * c->decay - c->step * mi /
-	       (sqrtf(vi) * c->rbc2 + c->eps);
+	w[i] = w[i] * c->decay - c->step * mi / (sqrtf(vi) * c->rbc2 + c->eps);
 }
 
 BNN_SIMD_CLONES static void adam_step_kernel(long n, float *restrict w, const float *restrict g,
-                             float *restrict m, float *restrict v, float lr, long step,
-                             const bnn_adam_params *p)
+                                             float *restrict m, float *restrict v, float lr,
+                                             long step, const bnn_adam_params *p)
 {
 	struct adam_coef c;
 	double t = step < 1 ? 1.0 : (double)step;
@@ -81,8 +79,7 @@ BNN_SIMD_CLONES static void adam_step_kernel(long n, float *restrict w, const fl
 	c.b1 = p->beta1;
 	c.b2 = p->beta2;
 	c.l2 = p->decoupled ? 0.0f : p->weight_decay;
-	c.decay = p->decoupled ? (float)(1.0 - (double)lr * p->weight_decay)
-	                       : 1.0f;
+	c.decay = p->decoupled ? (float)(1.0 - (double)lr * p->weight_decay) : 1.0f;
 	c.step = (float)(lr / bnn_bias_correction(p->beta1, t));
 	c.rbc2 = (float)(1.0 / sqrt(bnn_bias_correction(p->beta2, t)));
 	c.eps = p->eps;

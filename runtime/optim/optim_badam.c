@@ -31,10 +31,8 @@ static inline float badam_one(float v, float rbc2, float nd, float delta)
 	return 1.0f / sqrtf(nd * (sqrtf(v) * rbc2) + delta);
 }
 
-BNN_SIMD_CLONES void bnn_badam_sigma(long n, const float *restrict v,
-                                     long step, double beta2, double n_data,
-                                     double prior_precision,
-                                     float *restrict sigma)
+BNN_SIMD_CLONES void bnn_badam_sigma(long n, const float *restrict v, long step, double beta2,
+                                     double n_data, double prior_precision, float *restrict sigma)
 {
 	double t = step < 1 ? 1.0 : (double)step;
 	float rbc2 = (float)(1.0 / sqrt(1.0 - pow(beta2, t))); /* 1/√(1−β2^t) */

@@ -145,8 +145,8 @@ BBB_INLINE float bbb_exp_reduce(float r, uint32_t *kb)
 	float x, y, fk;
 
 	a = a < UINT32_C(0xc2ae0000) ? a : UINT32_C(0xc2ae0000); /* −87.0f */
-	x = bnn_bits_float(a);                  /* −min(|r|, 87) */
-	y = x * 1.44269504f + 12582912.0f;      /* 1.5·2^23 + k */
+	x = bnn_bits_float(a);                                   /* −min(|r|, 87) */
+	y = x * 1.44269504f + 12582912.0f;                       /* 1.5·2^23 + k */
 	fk = y - 12582912.0f;
 	*kb = bnn_float_bits(y) << 23;
 	return (x - fk * 0.693359375f) + fk * 2.12194440e-4f;
@@ -196,19 +196,18 @@ BBB_INLINE float bbb_softplus_u(float r, float u)
 
 /* The per-call constants of the update. */
 struct bbb_coef {
-	float b1, rho1;  /* β1, 1 − β1 */
-	float b2, rho2;  /* β2, 1 − β2 */
-	float step;      /* α / (1 − β1^t) */
-	float rbc2;      /* 1 / √(1 − β2^t) */
-	float eps;       /* ε */
-	float dn;        /* δ/N */
-	float in;        /* 1/N */
+	float b1, rho1; /* β1, 1 − β1 */
+	float b2, rho2; /* β2, 1 − β2 */
+	float step;     /* α / (1 − β1^t) */
+	float rbc2;     /* 1 / √(1 − β2^t) */
+	float eps;      /* ε */
+	float dn;       /* δ/N */
+	float in;       /* 1/N */
 };
 
 /* One Adam update of w with gradient gr and moments m, v (optim_adam.c's
  * arithmetic without decay). */
-BBB_INLINE float bbb_adam(float w, float gr, float *restrict m,
-                          float *restrict v, long i,
+BBB_INLINE float bbb_adam(float w, float gr, float *restrict m, float *restrict v, long i,
                           const struct bbb_coef *c)
 {
 	float mi = c->b1 * m[i] + c->rho1 * gr;
@@ -220,10 +219,8 @@ BBB_INLINE float bbb_adam(float w, float gr, float *restrict m,
 }
 
 /* A deterministic element: Adam on the MAP objective; sampling: θ ← μ. */
-BBB_INLINE void bbb_point_one(long i, float *restrict mu,
-                              const float *restrict g_mu,
-                              float *restrict m_mu, float *restrict v_mu,
-                              float *restrict theta,
+BBB_INLINE void bbb_point_one(long i, float *restrict mu, const float *restrict g_mu,
+                              float *restrict m_mu, float *restrict v_mu, float *restrict theta,
                               const struct bbb_coef *c, int sampling)
 {
 	mu[i] = bbb_adam(mu[i], g_mu[i] + c->dn * mu[i], m_mu, v_mu, i, c);
@@ -231,8 +228,7 @@ BBB_INLINE void bbb_point_one(long i, float *restrict mu,
 		theta[i] = mu[i];
 }
 
-static void bbb_coef_init(struct bbb_coef *c, const bnn_bbb_params *p,
-                          float lr, long step)
+static void bbb_coef_init(struct bbb_coef *c, const bnn_bbb_params *p, float lr, long step)
 {
 	double t = step < 1 ? 1.0 : (double)step;
 
@@ -260,14 +256,11 @@ static void bbb_coef_init(struct bbb_coef *c, const bnn_bbb_params *p,
  * literal at every call, so that each variant vectorises; so is len,
  * BBB_BLOCK or, at the end of a call, OPT_CHUNK (bbb_tail).
  */
-BBB_INLINE void bbb_block(long len, float *restrict mu, float *restrict rho,
-                          float *restrict sigma, const float *restrict g_mu,
-                          const float *restrict g_sigma,
-                          float *restrict m_mu, float *restrict v_mu,
-                          float *restrict m_rho, float *restrict v_rho,
-                          float *restrict eps, float *restrict theta,
-                          const float *restrict noise,
-                          const struct bbb_coef *c, int sampling)
+BBB_INLINE void bbb_block(long len, float *restrict mu, float *restrict rho, float *restrict sigma,
+                          const float *restrict g_mu, const float *restrict g_sigma,
+                          float *restrict m_mu, float *restrict v_mu, float *restrict m_rho,
+                          float *restrict v_rho, float *restrict eps, float *restrict theta,
+                          const float *restrict noise, const struct bbb_coef *c, int sampling)
 {
 	float e[BBB_BLOCK], s[BBB_BLOCK];
 	long k;
@@ -290,14 +283,12 @@ BBB_INLINE void bbb_block(long len, float *restrict mu, float *restrict rho,
 		 * where a/σ is about 1 even at ρ = −87 (the product of the
 		 * first factor and a would underflow below ρ ≈ −76). */
 		float a = r >= 0.0f ? 1.0f : e[k];
-		float gr = ((gs + c->dn * sk) * sk - c->in) *
-		           (a / (sk * (1.0f + e[k])));
+		float gr = ((gs + c->dn * sk) * sk - c->in) * (a / (sk * (1.0f + e[k])));
 
 		rho[k] = bbb_adam(r, gr, m_rho, v_rho, k, c);
 	}
-	for (k = 0; k < len; k++)                        /* ∂/∂μ */
-		mu[k] = bbb_adam(mu[k], g_mu[k] + c->dn * mu[k], m_mu, v_mu,
-		                 k, c);
+	for (k = 0; k < len; k++) /* ∂/∂μ */
+		mu[k] = bbb_adam(mu[k], g_mu[k] + c->dn * mu[k], m_mu, v_mu, k, c);
 	for (k = 0; k < len; k++) {
 		uint32_t kb;
 		float x = bbb_exp_reduce(rho[k], &kb);
@@ -324,16 +315,26 @@ BBB_INLINE void bbb_block(long len, float *restrict mu, float *restrict rho,
  * same vectorised loops (the same operations, so the same bits) and
  * copied back.  The padding (zeros, and σ = 1) gives finite values.
  */
-BBB_INLINE void bbb_tail(long len, float *restrict mu, float *restrict rho,
-                         float *restrict sigma, const float *restrict g_mu,
-                         const float *restrict g_sigma,
-                         float *restrict m_mu, float *restrict v_mu,
-                         float *restrict m_rho, float *restrict v_rho,
-                         float *restrict eps, float *restrict theta,
-                         const float *restrict noise, long i,
-                         const struct bbb_coef *c, int sampling)
+BBB_INLINE void bbb_tail(long len, float *restrict mu, float *restrict rho, float *restrict sigma,
+                         const float *restrict g_mu, const float *restrict g_sigma,
+                         float *restrict m_mu, float *restrict v_mu, float *restrict m_rho,
+                         float *restrict v_rho, float *restrict eps, float *restrict theta,
+                         const float *restrict noise, long i, const struct bbb_coef *c,
+                         int sampling)
 {
-	enum { MU, RHO, SIG, GMU, GSIG, MMU, VMU, MRHO, VRHO, NOISE, NBUF };
+	enum {
+		MU,
+		RHO,
+		SIG,
+		GMU,
+		GSIG,
+		MMU,
+		VMU,
+		MRHO,
+		VRHO,
+		NOISE,
+		NBUF
+	};
 	float b[NBUF][OPT_CHUNK];
 	size_t sz = (size_t)len * sizeof(float);
 	float *eb = b[GSIG], *tb = b[SIG]; /* sampling: ε, θ in their place */
@@ -349,9 +350,8 @@ BBB_INLINE void bbb_tail(long len, float *restrict mu, float *restrict rho,
 	if (sampling) {
 		memcpy(eb, eps + i, sz);
 		memcpy(b[NOISE], noise + i, sz);
-		bbb_block(OPT_CHUNK, b[MU], b[RHO], NULL, b[GMU], NULL,
-		          b[MMU], b[VMU], b[MRHO], b[VRHO], eb, tb, b[NOISE],
-		          c, 1);
+		bbb_block(OPT_CHUNK, b[MU], b[RHO], NULL, b[GMU], NULL, b[MMU], b[VMU], b[MRHO],
+		          b[VRHO], eb, tb, b[NOISE], c, 1);
 		memcpy(eps + i, eb, sz);
 		memcpy(theta + i, tb, sz);
 	} else {
@@ -361,9 +361,8 @@ BBB_INLINE void bbb_tail(long len, float *restrict mu, float *restrict rho,
 			b[SIG][k] = 1.0f;
 		memcpy(b[SIG], sigma + i, sz);
 		memcpy(b[GSIG], g_sigma + i, sz);
-		bbb_block(OPT_CHUNK, b[MU], b[RHO], b[SIG], b[GMU], b[GSIG],
-		          b[MMU], b[VMU], b[MRHO], b[VRHO], NULL, NULL, NULL,
-		          c, 0);
+		bbb_block(OPT_CHUNK, b[MU], b[RHO], b[SIG], b[GMU], b[GSIG], b[MMU], b[VMU],
+		          b[MRHO], b[VRHO], NULL, NULL, NULL, c, 0);
 		memcpy(sigma + i, b[SIG], sz);
 	}
 	memcpy(mu, b[MU], sz);
@@ -376,14 +375,11 @@ BBB_INLINE void bbb_tail(long len, float *restrict mu, float *restrict rho,
 
 /* The loops over n elements (always inlined into the cloned functions
  * below, so that they are compiled for each of their targets). */
-BBB_INLINE void bbb_loop(long n, float *restrict mu, float *restrict rho,
-                         float *restrict sigma, const float *restrict g_mu,
-                         const float *restrict g_sigma,
-                         float *restrict m_mu, float *restrict v_mu,
-                         float *restrict m_rho, float *restrict v_rho,
-                         float *restrict eps, float *restrict theta,
-                         const float *restrict noise,
-                         const struct bbb_coef *c, int sampling)
+BBB_INLINE void bbb_loop(long n, float *restrict mu, float *restrict rho, float *restrict sigma,
+                         const float *restrict g_mu, const float *restrict g_sigma,
+                         float *restrict m_mu, float *restrict v_mu, float *restrict m_rho,
+                         float *restrict v_rho, float *restrict eps, float *restrict theta,
+                         const float *restrict noise, const struct bbb_coef *c, int sampling)
 {
 	long i;
 	int k;
@@ -391,42 +387,38 @@ BBB_INLINE void bbb_loop(long n, float *restrict mu, float *restrict rho,
 	if (!rho) {
 		for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 			for (k = 0; k < OPT_CHUNK; k++)
-				bbb_point_one(i + k, mu, g_mu, m_mu, v_mu, theta,
-				              c, sampling);
+				bbb_point_one(i + k, mu, g_mu, m_mu, v_mu, theta, c, sampling);
 		for (; i < n; i++)
-			bbb_point_one(i, mu, g_mu, m_mu, v_mu, theta, c,
-			              sampling);
+			bbb_point_one(i, mu, g_mu, m_mu, v_mu, theta, c, sampling);
 		return;
 	}
-#define BBB_ARGS(i) mu + (i), rho + (i), sampling ? NULL : sigma + (i), \
-	g_mu + (i), sampling ? NULL : g_sigma + (i), m_mu + (i), v_mu + (i), \
-	m_rho + (i), v_rho + (i), sampling ? eps + (i) : NULL, \
-	sampling ? theta + (i) : NULL, sampling ? noise + (i) : NULL, c, sampling
+#define BBB_ARGS(i)                                                                                \
+	mu + (i), rho + (i), sampling ? NULL : sigma + (i), g_mu + (i),                            \
+	        sampling ? NULL : g_sigma + (i), m_mu + (i), v_mu + (i), m_rho + (i), v_rho + (i), \
+	        sampling ? eps + (i) : NULL, sampling ? theta + (i) : NULL,                        \
+	        sampling ? noise + (i) : NULL, c, sampling
 	for (i = 0; i + BBB_BLOCK <= n; i += BBB_BLOCK)
 		bbb_block(BBB_BLOCK, BBB_ARGS(i));
 	for (; i + OPT_CHUNK <= n; i += OPT_CHUNK) /* the rest: shorter */
 		bbb_block(OPT_CHUNK, BBB_ARGS(i));
 #undef BBB_ARGS
 	if (i < n)
-		bbb_tail(n - i, mu + i, rho + i, sigma, g_mu + i, g_sigma,
-		         m_mu + i, v_mu + i, m_rho + i, v_rho + i, eps, theta,
-		         noise, i, c, sampling);
+		bbb_tail(n - i, mu + i, rho + i, sigma, g_mu + i, g_sigma, m_mu + i, v_mu + i,
+		         m_rho + i, v_rho + i, eps, theta, noise, i, c, sampling);
 }
 
-BNN_SIMD_CLONES static void bbb_step_kernel(long n, float *restrict mu,
-                                            float *restrict rho, float *restrict sigma,
-                                            const float *restrict g_mu,
-                                            const float *restrict g_sigma,
-                                            float *restrict m_mu, float *restrict v_mu,
-                                            float *restrict m_rho,
+BNN_SIMD_CLONES static void bbb_step_kernel(long n, float *restrict mu, float *restrict rho,
+                                            float *restrict sigma, const float *restrict g_mu,
+                                            const float *restrict g_sigma, float *restrict m_mu,
+                                            float *restrict v_mu, float *restrict m_rho,
                                             float *restrict v_rho, float lr, long step,
                                             const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
 
 	bbb_coef_init(&c, p, lr, step);
-	bbb_loop(n, mu, rho, sigma, g_mu, g_sigma, m_mu, v_mu, m_rho, v_rho,
-	         NULL, NULL, NULL, &c, 0);
+	bbb_loop(n, mu, rho, sigma, g_mu, g_sigma, m_mu, v_mu, m_rho, v_rho, NULL, NULL, NULL, &c,
+	         0);
 }
 
 /* The public entry: unpacks the arrays for the kernel above, which keeps
@@ -437,30 +429,23 @@ void bnn_bbb_step(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_pa
 	                a->m_rho, a->v_rho, lr, step, p);
 }
 
-BNN_SIMD_CLONES static void bbb_step_sample_kernel(long n, float *restrict mu,
-                                                   float *restrict rho,
-                                                   const float *restrict g,
-                                                   float *restrict eps,
-                                                   float *restrict m_mu,
-                                                   float *restrict v_mu,
-                                                   float *restrict m_rho,
-                                                   float *restrict v_rho,
+BNN_SIMD_CLONES static void bbb_step_sample_kernel(long n, float *restrict mu, float *restrict rho,
+                                                   const float *restrict g, float *restrict eps,
+                                                   float *restrict m_mu, float *restrict v_mu,
+                                                   float *restrict m_rho, float *restrict v_rho,
                                                    float *restrict theta,
-                                                   const float *restrict noise,
-                                                   float lr, long step,
+                                                   const float *restrict noise, float lr, long step,
                                                    const bnn_bbb_params *p)
 {
 	struct bbb_coef c;
 
 	bbb_coef_init(&c, p, lr, step);
-	bbb_loop(n, mu, rho, NULL, g, NULL, m_mu, v_mu, m_rho, v_rho, eps,
-	         theta, noise, &c, 1);
+	bbb_loop(n, mu, rho, NULL, g, NULL, m_mu, v_mu, m_rho, v_rho, eps, theta, noise, &c, 1);
 }
 
 /* The public entry: unpacks the arrays for the kernel above, which keeps
  * scalar, restrict-qualified arguments so that its loop vectorises. */
-void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step,
-                         const bnn_bbb_params *p)
+void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step, const bnn_bbb_params *p)
 {
 	bbb_step_sample_kernel(a->n, a->mu, a->rho, a->g_mu, a->eps, a->m_mu, a->v_mu, a->m_rho,
 	                       a->v_rho, a->theta, a->noise, lr, step, p);
@@ -468,8 +453,7 @@ void bnn_bbb_step_sample(const bnn_bbb_arrays *a, float lr, long step,
 
 /* σ = softplus(ρ) block by block: the update's arithmetic, in four
  * loops (the two stages of e^−|ρ|, then of log1p). */
-BBB_INLINE void bbb_sigma_block(long len, const float *restrict rho,
-                                float *restrict sigma)
+BBB_INLINE void bbb_sigma_block(long len, const float *restrict rho, float *restrict sigma)
 {
 	float e[BBB_SIGMA_BLOCK], t[BBB_SIGMA_BLOCK];
 	uint32_t kb[BBB_SIGMA_BLOCK];
@@ -485,8 +469,7 @@ BBB_INLINE void bbb_sigma_block(long len, const float *restrict rho,
 		sigma[k] = bbb_softplus_u(rho[k], t[k]);
 }
 
-BNN_SIMD_CLONES void bnn_bbb_sigma(long n, const float *restrict rho,
-                                   float *restrict sigma)
+BNN_SIMD_CLONES void bnn_bbb_sigma(long n, const float *restrict rho, float *restrict sigma)
 {
 	long i;
 

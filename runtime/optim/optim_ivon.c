@@ -48,21 +48,18 @@ bnn_ivon_params bnn_ivon_defaults(void)
 }
 
 /* ĥ = g·ε/σ (eq. 3 with θ − m = σε), scaled; accumulate selects (+)=. */
-static inline void hess_one(long i, const float *restrict g,
-                            const float *restrict eps,
-                            const float *restrict sigma,
-                            float *restrict hhat, float scale, int accumulate)
+static inline void hess_one(long i, const float *restrict g, const float *restrict eps,
+                            const float *restrict sigma, float *restrict hhat, float scale,
+                            int accumulate)
 {
 	float v = scale * g[i] * eps[i] / sigma[i];
 
 	hhat[i] = accumulate ? hhat[i] + v : v;
 }
 
-BNN_SIMD_CLONES void bnn_ivon_hess_acc(long n, const float *restrict g,
-                                       const float *restrict eps,
-                                       const float *restrict sigma,
-                                       float *restrict hhat, float scale,
-                                       int accumulate)
+BNN_SIMD_CLONES void bnn_ivon_hess_acc(long n, const float *restrict g, const float *restrict eps,
+                                       const float *restrict sigma, float *restrict hhat,
+                                       float scale, int accumulate)
 {
 	long i;
 	int k;
@@ -94,19 +91,18 @@ static inline float ivon_sigma_of(float r, float inv_ess)
 
 /* The per-call constants of the update. */
 struct ivon_coef {
-	float b1, rho1;  /* β1, 1 − β1 */
-	float b2, rho2;  /* β2, 1 − β2 */
+	float b1, rho1;    /* β1, 1 − β1 */
+	float b2, rho2;    /* β2, 1 − β2 */
 	float half_rho2sq; /* ½(1 − β2)² */
-	float bc1;       /* 1 / (1 − β1^t) */
-	float delta;     /* δ */
-	float ess;       /* λ */
-	float inv_ess;   /* 1/λ */
-	float xi;        /* ξ, or +inf when clipping is off */
-	float lr;        /* α */
+	float bc1;         /* 1 / (1 − β1^t) */
+	float delta;       /* δ */
+	float ess;         /* λ */
+	float inv_ess;     /* 1/λ */
+	float xi;          /* ξ, or +inf when clipping is off */
+	float lr;          /* α */
 };
 
-static void ivon_coef_init(struct ivon_coef *c, const bnn_ivon_params *p,
-                           float lr, long step)
+static void ivon_coef_init(struct ivon_coef *c, const bnn_ivon_params *p, float lr, long step)
 {
 	double t = step < 1 ? 1.0 : (double)step;
 	double rho2 = 1.0 - p->beta2;
@@ -131,71 +127,62 @@ static void ivon_coef_init(struct ivon_coef *c, const bnn_ivon_params *p,
  * (line 2) from the new m and σ (θ ← m without with_sigma).  The flags
  * are literals at every call, so that each variant's loop vectorises.
  */
-static inline void ivon_one(long i, float *restrict mu,
-                            const float *restrict ghat,
-                            const float *restrict hhat, float *restrict g,
-                            float *restrict h, float *restrict sigma,
-                            float *restrict theta,
-                            const float *restrict noise,
-                            const struct ivon_coef *c, int with_sigma,
+static inline void ivon_one(long i, float *restrict mu, const float *restrict ghat,
+                            const float *restrict hhat, float *restrict g, float *restrict h,
+                            float *restrict sigma, float *restrict theta,
+                            const float *restrict noise, const struct ivon_coef *c, int with_sigma,
                             int sampling)
 {
-	float gi = c->b1 * g[i] + c->rho1 * ghat[i];       /* line 4 */
+	float gi = c->b1 * g[i] + c->rho1 * ghat[i]; /* line 4 */
 	float hi = h[i], mi = mu[i];
 	float gbar, d, r, si = 0.0f;
 
-	if (with_sigma) {                                  /* line 5 */
-		float hh = !sampling ? hhat[i] : ghat[i] * (theta[i] - mi) *
-		                                 (c->ess * (hi + c->delta));
+	if (with_sigma) { /* line 5 */
+		float hh = !sampling ? hhat[i]
+		                     : ghat[i] * (theta[i] - mi) * (c->ess * (hi + c->delta));
 		float diff = hi - hh;
 
-		hi = c->b2 * hi + c->rho2 * hh +
-		     c->half_rho2sq * diff * diff / (hi + c->delta);
+		hi = c->b2 * hi + c->rho2 * hh + c->half_rho2sq * diff * diff / (hi + c->delta);
 		h[i] = hi;
 	}
 	g[i] = gi;
 	r = 1.0f / (hi + c->delta);
-	gbar = gi * c->bc1;                                /* line 6 */
-	d = (gbar + c->delta * mi) * r;                    /* line 7 */
-	d = d > c->xi ? c->xi : d;                         /* clip, sec. 3 */
-	d = d < -c->xi ? -c->xi : d;                       /* trick 4 */
+	gbar = gi * c->bc1;             /* line 6 */
+	d = (gbar + c->delta * mi) * r; /* line 7 */
+	d = d > c->xi ? c->xi : d;      /* clip, sec. 3 */
+	d = d < -c->xi ? -c->xi : d;    /* trick 4 */
 	mi -= c->lr * d;
 	mu[i] = mi;
-	if (with_sigma) {                                  /* line 8 */
+	if (with_sigma) { /* line 8 */
 		si = ivon_sigma_of(r, c->inv_ess);
 		if (!sampling) /* else derived when needed: a store saved */
 			sigma[i] = si;
 	}
-	if (sampling)                                      /* line 2 */
+	if (sampling) /* line 2 */
 		theta[i] = with_sigma ? mi + si * noise[i] : mi;
 }
 
 /* The loop over n elements (always inlined into the cloned functions
  * below, so that it is compiled for each of their targets). */
-static inline __attribute__((always_inline)) void
-ivon_loop(long n, float *restrict mu, const float *restrict ghat,
-          const float *restrict hhat, float *restrict g, float *restrict h,
-          float *restrict sigma, float *restrict theta,
-          const float *restrict noise, const struct ivon_coef *c,
-          int with_sigma, int sampling)
+static inline __attribute__((always_inline)) void ivon_loop(
+        long n, float *restrict mu, const float *restrict ghat, const float *restrict hhat,
+        float *restrict g, float *restrict h, float *restrict sigma, float *restrict theta,
+        const float *restrict noise, const struct ivon_coef *c, int with_sigma, int sampling)
 {
 	long i;
 	int k;
 
 	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 		for (k = 0; k < OPT_CHUNK; k++)
-			ivon_one(i + k, mu, ghat, hhat, g, h, sigma, theta,
-			         noise, c, with_sigma, sampling);
+			ivon_one(i + k, mu, ghat, hhat, g, h, sigma, theta, noise, c, with_sigma,
+			         sampling);
 	for (; i < n; i++)
-		ivon_one(i, mu, ghat, hhat, g, h, sigma, theta, noise, c,
-		         with_sigma, sampling);
+		ivon_one(i, mu, ghat, hhat, g, h, sigma, theta, noise, c, with_sigma, sampling);
 }
 
-BNN_SIMD_CLONES static void ivon_step_kernel(long n, float *restrict mu,
-                                             const float *restrict ghat,
-                                             const float *restrict hhat,
-                                             float *restrict g, float *restrict h,
-                                             float *restrict sigma, float lr,
+BNN_SIMD_CLONES static void ivon_step_kernel(long n, float *restrict mu, const float *restrict ghat,
+                                             const float *restrict hhat, float *restrict g,
+                                             float *restrict h, float *restrict sigma, float lr,
                                              long step, const bnn_ivon_params *p)
 {
 	struct ivon_coef c;
@@ -215,13 +202,11 @@ void bnn_ivon_step(const bnn_ivon_arrays *a, float lr, long step, const bnn_ivon
 }
 
 BNN_SIMD_CLONES static void ivon_step_sample_kernel(long n, float *restrict mu,
-                                                    const float *restrict ghat,
-                                                    float *restrict g,
+                                                    const float *restrict ghat, float *restrict g,
                                                     float *restrict h, int stochastic,
                                                     float *restrict theta,
-                                                    const float *restrict noise,
-                                                    float lr, long step,
-                                                    const bnn_ivon_params *p)
+                                                    const float *restrict noise, float lr,
+                                                    long step, const bnn_ivon_params *p)
 {
 	struct ivon_coef c;
 
@@ -234,15 +219,13 @@ BNN_SIMD_CLONES static void ivon_step_sample_kernel(long n, float *restrict mu,
 
 /* The public entry: unpacks the arrays for the kernel above, which keeps
  * scalar, restrict-qualified arguments so that its loop vectorises. */
-void bnn_ivon_step_sample(const bnn_ivon_arrays *a, float lr, long step,
-                          const bnn_ivon_params *p)
+void bnn_ivon_step_sample(const bnn_ivon_arrays *a, float lr, long step, const bnn_ivon_params *p)
 {
-	ivon_step_sample_kernel(a->n, a->mu, a->ghat, a->g, a->h, a->stochastic, a->theta,
-	                        a->noise, lr, step, p);
+	ivon_step_sample_kernel(a->n, a->mu, a->ghat, a->g, a->h, a->stochastic, a->theta, a->noise,
+	                        lr, step, p);
 }
 
-BNN_SIMD_CLONES void bnn_ivon_sigma(long n, const float *restrict h,
-                                    float *restrict sigma,
+BNN_SIMD_CLONES void bnn_ivon_sigma(long n, const float *restrict h, float *restrict sigma,
                                     const bnn_ivon_params *p)
 {
 	float inv_ess = (float)(1.0 / p->ess), delta = (float)p->delta;

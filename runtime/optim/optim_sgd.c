@@ -30,8 +30,7 @@ bnn_sgd_params bnn_sgd_defaults(void)
 }
 
 /* Plain SGD, μ = 0: w ← w − η(g + λw). */
-static void sgd_plain(long n, float *restrict w, const float *restrict g,
-                      float lr, float wd)
+static void sgd_plain(long n, float *restrict w, const float *restrict g, float lr, float wd)
 {
 	long i;
 	int k;
@@ -45,9 +44,8 @@ static void sgd_plain(long n, float *restrict w, const float *restrict g,
 
 /* One element of momentum SGD.  first and nesterov are constants at each
  * call of sgd_loop(), so each of the four loops is specialised. */
-static inline void sgd_one(long i, float *restrict w, const float *restrict g,
-                           float *restrict buf, float lr, float mu, float wd,
-                           int first, int nesterov)
+static inline void sgd_one(long i, float *restrict w, const float *restrict g, float *restrict buf,
+                           float lr, float mu, float wd, int first, int nesterov)
 {
 	float d = g[i] + wd * w[i];
 	float b = first ? d : mu * buf[i] + d;
@@ -56,10 +54,8 @@ static inline void sgd_one(long i, float *restrict w, const float *restrict g,
 	w[i] -= lr * (nesterov ? d + mu * b : b);
 }
 
-static inline void sgd_loop(long n, float *restrict w,
-                            const float *restrict g, float *restrict buf,
-                            float lr, float mu, float wd, int first,
-                            int nesterov)
+static inline void sgd_loop(long n, float *restrict w, const float *restrict g, float *restrict buf,
+                            float lr, float mu, float wd, int first, int nesterov)
 {
 	long i;
 	int k;
@@ -72,8 +68,7 @@ static inline void sgd_loop(long n, float *restrict w,
 }
 
 BNN_SIMD_CLONES void bnn_sgd_step(long n, float *restrict w, const float *restrict g,
-                  float *restrict buf, float lr, long step,
-                  const bnn_sgd_params *p)
+                                  float *restrict buf, float lr, long step, const bnn_sgd_params *p)
 {
 	float mu = p->momentum, wd = p->weight_decay;
 

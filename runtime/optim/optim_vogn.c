@@ -41,12 +41,12 @@ bnn_vogn_params bnn_vogn_defaults(void)
 
 /* The per-call constants of the update. */
 struct vogn_coef {
-	float b1;      /* β1 */
-	float decay;   /* 1 − τβ2 */
-	float b2;      /* β2 */
-	float dt;      /* δ̃ = τδ/N (Alg. 1 line 2) */
-	float inv_nd;  /* 1/N */
-	float lr;      /* α */
+	float b1;     /* β1 */
+	float decay;  /* 1 − τβ2 */
+	float b2;     /* β2 */
+	float dt;     /* δ̃ = τδ/N (Alg. 1 line 2) */
+	float inv_nd; /* 1/N */
+	float lr;     /* α */
 };
 
 /* σ = (1/(N(s + δ̃)))^½ (Alg. 1 line 9) from r = 1/(s + δ̃), which line 21
@@ -57,8 +57,7 @@ static inline float vogn_sigma_of(float r, float inv_nd)
 	return sqrtf(r * inv_nd);
 }
 
-static void vogn_coef_init(struct vogn_coef *c, const bnn_vogn_params *p,
-                           float lr)
+static void vogn_coef_init(struct vogn_coef *c, const bnn_vogn_params *p, float lr)
 {
 	c->b1 = (float)p->beta1;
 	c->decay = (float)(1.0 - p->tau * p->beta2);
@@ -72,59 +71,51 @@ static void vogn_coef_init(struct vogn_coef *c, const bnn_vogn_params *p,
  * sample (line 9) from the new μ and σ (θ ← μ without with_sigma), and σ
  * is not stored.  The flags are literals at every call, so that each
  * variant vectorises. */
-static inline void vogn_one(long i, float *restrict mu,
-                            const float *restrict ghat,
-                            const float *restrict hhat, float *restrict m,
-                            float *restrict s, float *restrict sigma,
-                            float *restrict theta,
-                            const float *restrict noise,
-                            const struct vogn_coef *c, int with_sigma,
+static inline void vogn_one(long i, float *restrict mu, const float *restrict ghat,
+                            const float *restrict hhat, float *restrict m, float *restrict s,
+                            float *restrict sigma, float *restrict theta,
+                            const float *restrict noise, const struct vogn_coef *c, int with_sigma,
                             int sampling)
 {
 	float mi = c->b1 * m[i] + (ghat[i] + c->dt * mu[i]); /* line 19 */
 	float si = c->decay * s[i] + c->b2 * hhat[i];        /* line 20 */
 	float r = 1.0f / (si + c->dt);
-	float mui = mu[i] - c->lr * mi * r;                  /* line 21 */
+	float mui = mu[i] - c->lr * mi * r; /* line 21 */
 	float sg = 0.0f;
 
 	m[i] = mi;
 	s[i] = si;
 	mu[i] = mui;
-	if (with_sigma) {                                    /* line 9 */
+	if (with_sigma) { /* line 9 */
 		sg = vogn_sigma_of(r, c->inv_nd);
 		if (!sampling) /* else derived when needed: a store saved */
 			sigma[i] = sg;
 	}
-	if (sampling)                                        /* line 9 */
+	if (sampling) /* line 9 */
 		theta[i] = with_sigma ? mui + sg * noise[i] : mui;
 }
 
 /* The loop over n elements (always inlined into the cloned functions
  * below, so that it is compiled for each of their targets). */
-static inline __attribute__((always_inline)) void
-vogn_loop(long n, float *restrict mu, const float *restrict ghat,
-          const float *restrict hhat, float *restrict m, float *restrict s,
-          float *restrict sigma, float *restrict theta,
-          const float *restrict noise, const struct vogn_coef *c,
-          int with_sigma, int sampling)
+static inline __attribute__((always_inline)) void vogn_loop(
+        long n, float *restrict mu, const float *restrict ghat, const float *restrict hhat,
+        float *restrict m, float *restrict s, float *restrict sigma, float *restrict theta,
+        const float *restrict noise, const struct vogn_coef *c, int with_sigma, int sampling)
 {
 	long i;
 	int k;
 
 	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 		for (k = 0; k < OPT_CHUNK; k++)
-			vogn_one(i + k, mu, ghat, hhat, m, s, sigma, theta,
-			         noise, c, with_sigma, sampling);
+			vogn_one(i + k, mu, ghat, hhat, m, s, sigma, theta, noise, c, with_sigma,
+			         sampling);
 	for (; i < n; i++)
-		vogn_one(i, mu, ghat, hhat, m, s, sigma, theta, noise, c,
-		         with_sigma, sampling);
+		vogn_one(i, mu, ghat, hhat, m, s, sigma, theta, noise, c, with_sigma, sampling);
 }
 
-BNN_SIMD_CLONES static void vogn_step_kernel(long n, float *restrict mu,
-                                             const float *restrict ghat,
-                                             const float *restrict hhat,
-                                             float *restrict m, float *restrict s,
-                                             float *restrict sigma, float lr,
+BNN_SIMD_CLONES static void vogn_step_kernel(long n, float *restrict mu, const float *restrict ghat,
+                                             const float *restrict hhat, float *restrict m,
+                                             float *restrict s, float *restrict sigma, float lr,
                                              const bnn_vogn_params *p)
 {
 	struct vogn_coef c;
@@ -143,15 +134,10 @@ void bnn_vogn_step(const bnn_vogn_arrays *a, float lr, const bnn_vogn_params *p)
 	vogn_step_kernel(a->n, a->mu, a->ghat, a->hhat, a->m, a->s, a->sigma, lr, p);
 }
 
-BNN_SIMD_CLONES static void vogn_step_sample_kernel(long n, float *restrict mu,
-                                                    const float *restrict ghat,
-                                                    const float *restrict hhat,
-                                                    float *restrict m,
-                                                    float *restrict s, int stochastic,
-                                                    float *restrict theta,
-                                                    const float *restrict noise,
-                                                    float lr,
-                                                    const bnn_vogn_params *p)
+BNN_SIMD_CLONES static void vogn_step_sample_kernel(
+        long n, float *restrict mu, const float *restrict ghat, const float *restrict hhat,
+        float *restrict m, float *restrict s, int stochastic, float *restrict theta,
+        const float *restrict noise, float lr, const bnn_vogn_params *p)
 {
 	struct vogn_coef c;
 
@@ -166,12 +152,11 @@ BNN_SIMD_CLONES static void vogn_step_sample_kernel(long n, float *restrict mu,
  * scalar, restrict-qualified arguments so that its loop vectorises. */
 void bnn_vogn_step_sample(const bnn_vogn_arrays *a, float lr, const bnn_vogn_params *p)
 {
-	vogn_step_sample_kernel(a->n, a->mu, a->ghat, a->hhat, a->m, a->s, a->stochastic,
-	                        a->theta, a->noise, lr, p);
+	vogn_step_sample_kernel(a->n, a->mu, a->ghat, a->hhat, a->m, a->s, a->stochastic, a->theta,
+	                        a->noise, lr, p);
 }
 
-BNN_SIMD_CLONES void bnn_vogn_sigma(long n, const float *restrict s,
-                                    float *restrict sigma,
+BNN_SIMD_CLONES void bnn_vogn_sigma(long n, const float *restrict s, float *restrict sigma,
                                     const bnn_vogn_params *p)
 {
 	struct vogn_coef c;

@@ -33,10 +33,8 @@
 /* ---- sampling ------------------------------------------------------------ */
 
 /* θ = μ + σ·ε over one block. */
-static inline void sample_block(long n, const float *restrict mu,
-                                const float *restrict sigma,
-                                const float *restrict eps,
-                                float *restrict theta)
+static inline void sample_block(long n, const float *restrict mu, const float *restrict sigma,
+                                const float *restrict eps, float *restrict theta)
 {
 	long i;
 	int k;
@@ -49,10 +47,8 @@ static inline void sample_block(long n, const float *restrict mu,
 }
 
 BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,
-                                          const float *restrict sigma,
-                                          float *restrict eps,
-                                          float *restrict theta,
-                                          bnn_rng *rng)
+                                          const float *restrict sigma, float *restrict eps,
+                                          float *restrict theta, bnn_rng *rng)
 {
 	float buf[BNN_SAMPLE_BLOCK];
 	bnn_rng_normal_stream noise;
@@ -85,11 +81,11 @@ BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,
 static inline double kl_log(double x)
 {
 	/* 0x3fe6a09e667f3bcd is √2/2 rounded to double. */
-	uint64_t ix = bnn_double_bits(x) + (UINT64_C(0x3ff0000000000000) -
-	                                    UINT64_C(0x3fe6a09e667f3bcd));
+	uint64_t ix =
+	        bnn_double_bits(x) + (UINT64_C(0x3ff0000000000000) - UINT64_C(0x3fe6a09e667f3bcd));
 	double k = (double)((int32_t)(ix >> 52) - 1023);
-	double m = bnn_bits_double((ix & UINT64_C(0x000fffffffffffff)) +
-	                           UINT64_C(0x3fe6a09e667f3bcd));
+	double m =
+	        bnn_bits_double((ix & UINT64_C(0x000fffffffffffff)) + UINT64_C(0x3fe6a09e667f3bcd));
 	double f = (m - 1.0) / (m + 1.0);
 	double w = f * f;
 	double q = 1.0 / 21;
@@ -109,19 +105,16 @@ static inline double kl_log(double x)
 
 /* One term δσ² + δμ² − 1 − ln δ − 2 ln|σ|; σ = 0 gives +inf (a select
  * of constants, which does not stop the loop from vectorising). */
-static inline double kl_term(float mu, float sigma, double delta,
-                             double log_delta)
+static inline double kl_term(float mu, float sigma, double delta, double log_delta)
 {
 	double s = (double)fabsf(sigma), m = (double)mu;
-	double t = delta * s * s + delta * m * m - 1.0 - log_delta -
-	           2.0 * kl_log(s);
+	double t = delta * s * s + delta * m * m - 1.0 - log_delta - 2.0 * kl_log(s);
 
 	return t + (sigma == 0.0f ? INFINITY : 0.0);
 }
 
 BNN_SIMD_CLONES double bnn_kl_gaussian(long n, const float *restrict mu,
-                                       const float *restrict sigma,
-                                       double prior_precision)
+                                       const float *restrict sigma, double prior_precision)
 {
 	double acc[POST_CHUNK] = { 0 };
 	double log_delta = log(prior_precision), sum = 0;
@@ -133,8 +126,7 @@ BNN_SIMD_CLONES double bnn_kl_gaussian(long n, const float *restrict mu,
 	 * reassociating (the sum does not depend on the vector width). */
 	for (i = 0; i + POST_CHUNK <= n; i += POST_CHUNK)
 		for (k = 0; k < POST_CHUNK; k++)
-			acc[k] += kl_term(mu[i + k], sigma[i + k],
-			                  prior_precision, log_delta);
+			acc[k] += kl_term(mu[i + k], sigma[i + k], prior_precision, log_delta);
 	for (; i < n; i++)
 		sum += kl_term(mu[i], sigma[i], prior_precision, log_delta);
 	for (k = 0; k < POST_CHUNK; k++)
@@ -144,8 +136,8 @@ BNN_SIMD_CLONES double bnn_kl_gaussian(long n, const float *restrict mu,
 
 /* ---- signal-to-noise ratio ----------------------------------------------- */
 
-BNN_SIMD_CLONES void bnn_snr(long n, const float *restrict mu,
-                             const float *restrict sigma, float *restrict out)
+BNN_SIMD_CLONES void bnn_snr(long n, const float *restrict mu, const float *restrict sigma,
+                             float *restrict out)
 {
 	long i;
 	int k;
@@ -175,7 +167,7 @@ static uint32_t prune_key(const float *w, const float *score, long i)
 	if (x != x)
 		return 0;
 	if (x == 0.0f)
-		x = 0.0f;               /* −0 and +0 are one key */
+		x = 0.0f; /* −0 and +0 are one key */
 	u = bnn_float_bits(x);
 	return (u & UINT32_C(0x80000000)) ? ~u : u | UINT32_C(0x80000000);
 }
@@ -184,8 +176,7 @@ static uint32_t prune_key(const float *w, const float *score, long i)
 static const int prune_shift[3] = { 21, 10, 0 };
 static const int prune_width[3] = { 11, 11, 10 };
 
-long bnn_prune_by_score(long n, float *w, const float *score,
-                        double fraction)
+long bnn_prune_by_score(long n, float *w, const float *score, double fraction)
 {
 	long hist[1 << 11];
 	uint32_t prefix = 0, mask = 0;
@@ -196,7 +187,7 @@ long bnn_prune_by_score(long n, float *w, const float *score,
 	if (n <= 0)
 		return 0;
 	if (!(fraction > 0))
-		return 0;               /* also NaN */
+		return 0; /* also NaN */
 	if (fraction > 1)
 		fraction = 1;
 	/* ⌊fraction·n⌋, with 10⁻⁶ to absorb the rounding of the product */

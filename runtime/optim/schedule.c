@@ -48,8 +48,7 @@ static double schedule_base(const bnn_schedule *s, double t)
 		else
 			u = t > s->warmup ? 1 : 0;
 		u = u < 0 ? 0 : u > 1 ? 1 : u;
-		return s->lr_min +
-		       (s->lr - s->lr_min) * (1 + cos(SCHEDULE_PI * u)) / 2;
+		return s->lr_min + (s->lr - s->lr_min) * (1 + cos(SCHEDULE_PI * u)) / 2;
 	case BNN_SCHEDULE_CONSTANT:
 	default:
 		return s->lr;

@@ -28,24 +28,23 @@
 
 /* ---- canvas layout (pixels) --------------------------------------------- */
 
-#define PLOT_WIDTH 800
-#define PLOT_HEIGHT 480
-#define PLOT_LEFT 72.0     /* plot area: x from PLOT_LEFT ... */
-#define PLOT_RIGHT 580.0   /* ... to PLOT_RIGHT */
-#define PLOT_TOP 48.0      /* y from PLOT_TOP ... */
-#define PLOT_BOTTOM 416.0  /* ... to PLOT_BOTTOM */
-#define PLOT_LEGEND_X 596.0 /* left edge of the legend */
+#define PLOT_WIDTH       800
+#define PLOT_HEIGHT      480
+#define PLOT_LEFT        72.0                                /* plot area: x from PLOT_LEFT ... */
+#define PLOT_RIGHT       580.0                               /* ... to PLOT_RIGHT */
+#define PLOT_TOP         48.0                                /* y from PLOT_TOP ... */
+#define PLOT_BOTTOM      416.0                               /* ... to PLOT_BOTTOM */
+#define PLOT_LEGEND_X    596.0                               /* left edge of the legend */
 #define PLOT_LEGEND_TEXT (PLOT_WIDTH - PLOT_LEGEND_X - 40.0) /* its width */
-#define PLOT_CHAR_WIDTH 6.8 /* a generous mean advance at font-size 12 */
-#define PLOT_MAX_TICKS 64  /* safety bound of the tick loops */
+#define PLOT_CHAR_WIDTH  6.8 /* a generous mean advance at font-size 12 */
+#define PLOT_MAX_TICKS   64  /* safety bound of the tick loops */
 
 /* Series colours, used in order and then again (8 distinct hues). */
 static const char *const plot_palette[] = {
-	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-	"#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 };
 #define PLOT_NCOLOURS ((int)(sizeof plot_palette / sizeof plot_palette[0]))
-#define PLOT_GREY 7 /* palette index of the grey used for reference lines */
+#define PLOT_GREY     7 /* palette index of the grey used for reference lines */
 
 /* Layer kinds, in drawing order (earlier kinds are drawn below later). */
 enum plot_kind {
@@ -59,16 +58,16 @@ enum plot_kind {
 /* One layer of a chart; the arrays are borrowed. */
 struct plot_layer {
 	enum plot_kind kind;
-	const char *name;      /* legend text; NULL or "": no legend entry */
-	int colour;            /* index into plot_palette (taken modulo) */
-	double opacity;        /* fill opacity of bands and bars */
-	int dashed;            /* lines: dashed stroke */
-	long n;                /* number of points or bars */
-	const double *x;       /* x, or the bars' left edges */
-	const double *x2;      /* bars: right edges; NULL otherwise */
-	const double *y;       /* y, or the bars' heights; NULL for a band */
-	const double *lo;      /* band: lower ends; NULL otherwise */
-	const double *hi;      /* band: upper ends; NULL otherwise */
+	const char *name; /* legend text; NULL or "": no legend entry */
+	int colour;       /* index into plot_palette (taken modulo) */
+	double opacity;   /* fill opacity of bands and bars */
+	int dashed;       /* lines: dashed stroke */
+	long n;           /* number of points or bars */
+	const double *x;  /* x, or the bars' left edges */
+	const double *x2; /* bars: right edges; NULL otherwise */
+	const double *y;  /* y, or the bars' heights; NULL for a band */
+	const double *lo; /* band: lower ends; NULL otherwise */
+	const double *hi; /* band: upper ends; NULL otherwise */
 };
 
 /* One axis: the domain shown and the tick spacing. */
@@ -79,12 +78,12 @@ struct plot_axis {
 
 /* A chart: labels, layers and axes. */
 struct plot_chart {
-	const char *title;   /* NULL or "": none */
-	const char *xlabel;  /* NULL or "": none */
-	const char *ylabel;  /* NULL or "": none */
-	int fixed_x;         /* ax.lo/ax.hi given (else from the data) */
-	int fixed_y;         /* ay.lo/ay.hi given (else from the data) */
-	int y_zero;          /* automatic y domain includes 0 */
+	const char *title;  /* NULL or "": none */
+	const char *xlabel; /* NULL or "": none */
+	const char *ylabel; /* NULL or "": none */
+	int fixed_x;        /* ax.lo/ax.hi given (else from the data) */
+	int fixed_y;        /* ay.lo/ay.hi given (else from the data) */
+	int y_zero;         /* automatic y domain includes 0 */
 	const struct plot_layer *layer;
 	int nlayers;
 	struct plot_axis ax, ay; /* filled by plot_domain() */
@@ -364,8 +363,7 @@ static int plot_domain(struct plot_chart *c, const char *who, bnn_err *err)
 		}
 	}
 	if (count == 0 && (!c->fixed_x || !c->fixed_y))
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: no finite value to plot", who);
+		return bnn_fail(err, BNN_EINVAL, "%s: no finite value to plot", who);
 	if (c->y_zero) {
 		ylo = fmin(ylo, 0.0);
 		yhi = fmax(yhi, 0.0);
@@ -396,14 +394,12 @@ static int plot_domain(struct plot_chart *c, const char *who, bnn_err *err)
 /* Data to pixels. */
 static double plot_px(const struct plot_chart *c, double x)
 {
-	return PLOT_LEFT + (x - c->ax.lo) / (c->ax.hi - c->ax.lo) *
-	       (PLOT_RIGHT - PLOT_LEFT);
+	return PLOT_LEFT + (x - c->ax.lo) / (c->ax.hi - c->ax.lo) * (PLOT_RIGHT - PLOT_LEFT);
 }
 
 static double plot_py(const struct plot_chart *c, double y)
 {
-	return PLOT_BOTTOM - (y - c->ay.lo) / (c->ay.hi - c->ay.lo) *
-	       (PLOT_BOTTOM - PLOT_TOP);
+	return PLOT_BOTTOM - (y - c->ay.lo) / (c->ay.hi - c->ay.lo) * (PLOT_BOTTOM - PLOT_TOP);
 }
 
 /* ---- SVG ---------------------------------------------------------------- */
@@ -425,8 +421,7 @@ static void plot_attr(FILE *f, const char *name, double v)
 }
 
 /* A text element at (x, y) pixels; extra is more attributes (or ""). */
-static void plot_text(FILE *f, double x, double y, const char *extra,
-                      const char *text)
+static void plot_text(FILE *f, double x, double y, const char *extra, const char *text)
 {
 	fputs("<text", f);
 	plot_attr(f, "x", x);
@@ -460,8 +455,8 @@ static void plot_svg_axes(FILE *f, const struct plot_chart *c)
 				plot_attr(f, "x2", p);
 				plot_attr(f, "y2", PLOT_BOTTOM + 5.0);
 				fputs(" stroke=\"#dddddd\"/>\n", f);
-				plot_text(f, p, PLOT_BOTTOM + 19.0,
-				          " text-anchor=\"middle\"", label);
+				plot_text(f, p, PLOT_BOTTOM + 19.0, " text-anchor=\"middle\"",
+				          label);
 			} else {
 				p = plot_py(c, t);
 				fputs("<line class=\"grid\"", f);
@@ -470,16 +465,16 @@ static void plot_svg_axes(FILE *f, const struct plot_chart *c)
 				plot_attr(f, "x2", PLOT_RIGHT);
 				plot_attr(f, "y2", p);
 				fputs(" stroke=\"#dddddd\"/>\n", f);
-				plot_text(f, PLOT_LEFT - 8.0, p + 4.0,
-				          " text-anchor=\"end\"", label);
+				plot_text(f, PLOT_LEFT - 8.0, p + 4.0, " text-anchor=\"end\"",
+				          label);
 			}
 		}
 	}
 }
 
 /* A band: the upper ends left to right, the lower ends back. */
-static void plot_svg_band(FILE *f, const struct plot_chart *c,
-                          const struct plot_layer *l, const char *colour)
+static void plot_svg_band(FILE *f, const struct plot_chart *c, const struct plot_layer *l,
+                          const char *colour)
 {
 	long i;
 	int first = 1;
@@ -502,13 +497,13 @@ static void plot_svg_band(FILE *f, const struct plot_chart *c,
 		fputs(" L", f);
 		plot_xy(f, c, l->x[i], l->lo[i]);
 	}
-	fprintf(f, " Z\" fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"none\"/>\n",
-	        colour, l->opacity);
+	fprintf(f, " Z\" fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"none\"/>\n", colour,
+	        l->opacity);
 }
 
 /* Bars of non-zero height. */
-static void plot_svg_bars(FILE *f, const struct plot_chart *c,
-                          const struct plot_layer *l, const char *colour)
+static void plot_svg_bars(FILE *f, const struct plot_chart *c, const struct plot_layer *l,
+                          const char *colour)
 {
 	long i;
 
@@ -526,14 +521,16 @@ static void plot_svg_bars(FILE *f, const struct plot_chart *c,
 		plot_attr(f, "y", y0);
 		plot_attr(f, "width", x1 - x0);
 		plot_attr(f, "height", y1 - y0);
-		fprintf(f, " fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"white\""
-		        " stroke-width=\"0.5\"/>\n", colour, l->opacity);
+		fprintf(f,
+		        " fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"white\""
+		        " stroke-width=\"0.5\"/>\n",
+		        colour, l->opacity);
 	}
 }
 
 /* A marker at data point (x, y). */
-static void plot_svg_point(FILE *f, const struct plot_chart *c, double x,
-                           double y, const char *colour)
+static void plot_svg_point(FILE *f, const struct plot_chart *c, double x, double y,
+                           const char *colour)
 {
 	fputs("<circle class=\"point\"", f);
 	plot_attr(f, "cx", plot_px(c, x));
@@ -542,8 +539,8 @@ static void plot_svg_point(FILE *f, const struct plot_chart *c, double x,
 }
 
 /* A line through the finite points (a marker when there is only one). */
-static void plot_svg_line(FILE *f, const struct plot_chart *c,
-                          const struct plot_layer *l, const char *colour)
+static void plot_svg_line(FILE *f, const struct plot_chart *c, const struct plot_layer *l,
+                          const char *colour)
 {
 	long i, count = 0, last = 0;
 
@@ -565,9 +562,10 @@ static void plot_svg_line(FILE *f, const struct plot_chart *c,
 			fputc(' ', f);
 		plot_xy(f, c, l->x[i], l->y[i]);
 	}
-	fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\""
-	        " stroke-linejoin=\"round\"%s/>\n", colour,
-	        l->dashed ? " stroke-dasharray=\"6 4\"" : "");
+	fprintf(f,
+	        "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\""
+	        " stroke-linejoin=\"round\"%s/>\n",
+	        colour, l->dashed ? " stroke-dasharray=\"6 4\"" : "");
 }
 
 /* The legend: one entry per named layer, right of the plot area. */
@@ -589,9 +587,10 @@ static void plot_svg_legend(FILE *f, const struct plot_chart *c)
 			fputs("<rect class=\"swatch\"", f);
 			plot_attr(f, "x", PLOT_LEGEND_X);
 			plot_attr(f, "y", y - 6.0);
-			fprintf(f, " width=\"24\" height=\"12\" fill=\"%s\""
-			        " fill-opacity=\"%.2f\"/>\n", colour,
-			        l->opacity);
+			fprintf(f,
+			        " width=\"24\" height=\"12\" fill=\"%s\""
+			        " fill-opacity=\"%.2f\"/>\n",
+			        colour, l->opacity);
 			break;
 		case PLOT_LINE:
 			fputs("<line class=\"swatch\"", f);
@@ -599,9 +598,8 @@ static void plot_svg_legend(FILE *f, const struct plot_chart *c)
 			plot_attr(f, "y1", y);
 			plot_attr(f, "x2", PLOT_LEGEND_X + 24.0);
 			plot_attr(f, "y2", y);
-			fprintf(f, " stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-			        colour, l->dashed ?
-			        " stroke-dasharray=\"6 4\"" : "");
+			fprintf(f, " stroke=\"%s\" stroke-width=\"2\"%s/>\n", colour,
+			        l->dashed ? " stroke-dasharray=\"6 4\"" : "");
 			break;
 		default:
 			fputs("<circle class=\"swatch\"", f);
@@ -616,11 +614,11 @@ static void plot_svg_legend(FILE *f, const struct plot_chart *c)
 		extra[0] = '\0';
 		width = (double)plot_chars(l->name) * PLOT_CHAR_WIDTH;
 		if (width > PLOT_LEGEND_TEXT) {
-			snprintf(extra, sizeof extra, " font-size=\"%d\""
+			snprintf(extra, sizeof extra,
+			         " font-size=\"%d\""
 			         " textLength=\"%d\""
 			         " lengthAdjust=\"spacingAndGlyphs\"",
-			         (int)fmax(7.0, floor(12.0 * PLOT_LEGEND_TEXT /
-			                              width)),
+			         (int)fmax(7.0, floor(12.0 * PLOT_LEGEND_TEXT / width)),
 			         (int)PLOT_LEGEND_TEXT);
 		}
 		plot_text(f, PLOT_LEGEND_X + 32.0, y + 4.0, extra, l->name);
@@ -634,13 +632,13 @@ static int plot_svg_fill(FILE *f, void *ctx)
 	const struct plot_chart *c = ctx;
 	int kind, k;
 
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""
+	fprintf(f,
+	        "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""
 	        " width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
 	        " font-family=\"sans-serif\" font-size=\"12\">\n",
 	        PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH, PLOT_HEIGHT);
 	fputs("<title>", f);
-	plot_xml(f, c->title != NULL && c->title[0] != '\0' ? c->title :
-	         "chart");
+	plot_xml(f, c->title != NULL && c->title[0] != '\0' ? c->title : "chart");
 	fputs("</title>\n", f);
 	fputs("<defs><clipPath id=\"plot-area\"><rect", f);
 	plot_attr(f, "x", PLOT_LEFT);
@@ -648,8 +646,10 @@ static int plot_svg_fill(FILE *f, void *ctx)
 	plot_attr(f, "width", PLOT_RIGHT - PLOT_LEFT);
 	plot_attr(f, "height", PLOT_BOTTOM - PLOT_TOP);
 	fputs("/></clipPath></defs>\n", f);
-	fprintf(f, "<rect class=\"background\" width=\"%d\" height=\"%d\""
-	        " fill=\"white\"/>\n", PLOT_WIDTH, PLOT_HEIGHT);
+	fprintf(f,
+	        "<rect class=\"background\" width=\"%d\" height=\"%d\""
+	        " fill=\"white\"/>\n",
+	        PLOT_WIDTH, PLOT_HEIGHT);
 
 	plot_svg_axes(f, c);
 
@@ -657,8 +657,7 @@ static int plot_svg_fill(FILE *f, void *ctx)
 	for (kind = 0; kind < PLOT_NKINDS; kind++) {
 		for (k = 0; k < c->nlayers; k++) {
 			const struct plot_layer *l = &c->layer[k];
-			const char *colour =
-				plot_palette[l->colour % PLOT_NCOLOURS];
+			const char *colour = plot_palette[l->colour % PLOT_NCOLOURS];
 
 			if ((int)l->kind != kind)
 				continue;
@@ -673,8 +672,7 @@ static int plot_svg_fill(FILE *f, void *ctx)
 
 				for (i = 0; i < l->n; i++)
 					if (plot_finite(l, i))
-						plot_svg_point(f, c, l->x[i],
-						               l->y[i], colour);
+						plot_svg_point(f, c, l->x[i], l->y[i], colour);
 			}
 		}
 	}
@@ -690,7 +688,8 @@ static int plot_svg_fill(FILE *f, void *ctx)
 	if (c->title != NULL && c->title[0] != '\0')
 		plot_text(f, (PLOT_LEFT + PLOT_RIGHT) / 2.0, 28.0,
 		          " text-anchor=\"middle\" font-size=\"16\""
-		          " font-weight=\"bold\"", c->title);
+		          " font-weight=\"bold\"",
+		          c->title);
 	if (c->xlabel != NULL && c->xlabel[0] != '\0')
 		plot_text(f, (PLOT_LEFT + PLOT_RIGHT) / 2.0, PLOT_HEIGHT - 20.0,
 		          " text-anchor=\"middle\"", c->xlabel);
@@ -718,10 +717,9 @@ static int plot_svg_fill(FILE *f, void *ctx)
  * then the SVG at path_svg and the CSV (csv_fill(f, csv_ctx)) at path_csv,
  * or at path_svg with ".svg" replaced by ".csv" when path_csv is NULL.
  */
-static int plot_write(struct plot_chart *c, const char *path_svg,
-                      const char *path_csv,
-                      int (*csv_fill)(FILE *f, void *ctx), void *csv_ctx,
-                      const char *who, bnn_err *err)
+static int plot_write(struct plot_chart *c, const char *path_svg, const char *path_csv,
+                      int (*csv_fill)(FILE *f, void *ctx), void *csv_ctx, const char *who,
+                      bnn_err *err)
 {
 	char *derived = NULL;
 	int rc;
@@ -736,23 +734,20 @@ static int plot_write(struct plot_chart *c, const char *path_svg,
 			len -= 4;
 		derived = malloc(len + 5);
 		if (derived == NULL)
-			return bnn_fail(err, BNN_ENOMEM,
-			                "%s: out of memory for the CSV path", who);
+			return bnn_fail(err, BNN_ENOMEM, "%s: out of memory for the CSV path", who);
 		memcpy(derived, path_svg, len);
 		memcpy(derived + len, ".csv", 5);
 		path_csv = derived;
 	}
 	rc = bnn_file_replace(path_svg, "plot ", plot_svg_fill, c, err);
 	if (rc == BNN_OK)
-		rc = bnn_file_replace(path_csv, "plot data ", csv_fill, csv_ctx,
-		                      err);
+		rc = bnn_file_replace(path_csv, "plot data ", csv_fill, csv_ctx, err);
 	free(derived);
 	return rc;
 }
 
 /* The checks every chart kind starts with. */
-static int plot_check_paths(const char *who, const char *path_svg,
-                            bnn_err *err)
+static int plot_check_paths(const char *who, const char *path_svg, bnn_err *err)
 {
 	if (path_svg == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: path_svg is NULL", who);
@@ -796,9 +791,8 @@ static int plot_reliability_csv(FILE *f, void *ctx)
 	return ferror(f) ? -1 : 0;
 }
 
-int bnn_plot_reliability(const char *path_svg, const char *path_csv,
-                         const bnn_bin *bins, int nbins, const char *title,
-                         bnn_err *err)
+int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_bin *bins, int nbins,
+                         const char *title, bnn_err *err)
 {
 	static const char who[] = "bnn_plot_reliability";
 	static const double diag[2] = { 0.0, 1.0 };
@@ -815,34 +809,31 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv,
 	if (bins == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: bins is NULL", who);
 	if (nbins < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: nbins is %d, need at least 1 bin", who,
+		return bnn_fail(err, BNN_EINVAL, "%s: nbins is %d, need at least 1 bin", who,
 		                nbins);
 	for (b = 0; b < nbins; b++) {
 		if (bins[b].count < 0)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: bin %d (0-based): count %ld is "
-			                "negative", who, b, bins[b].count);
-		if (bins[b].count > 0 &&
-		    (!isfinite(bins[b].conf) || !isfinite(bins[b].acc)))
+			                "negative",
+			                who, b, bins[b].count);
+		if (bins[b].count > 0 && (!isfinite(bins[b].conf) || !isfinite(bins[b].acc)))
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: bin %d (0-based): confidence %g or "
-			                "accuracy %g is not finite", who, b,
-			                bins[b].conf, bins[b].acc);
+			                "accuracy %g is not finite",
+			                who, b, bins[b].conf, bins[b].acc);
 		if (bins[b].count > 0)
 			nonempty++;
 	}
 	if (nonempty == 0)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: all %d bins are empty, nothing to plot", who,
+		return bnn_fail(err, BNN_EINVAL, "%s: all %d bins are empty, nothing to plot", who,
 		                nbins);
 
 	lo = plot_doubles(nbins);
 	hi = plot_doubles(nbins);
 	acc = plot_doubles(nbins);
 	if (lo == NULL || hi == NULL || acc == NULL) {
-		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins",
-		              who, nbins);
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, nbins);
 		goto done;
 	}
 	for (b = 0; b < nbins; b++) {
@@ -882,8 +873,7 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv,
 	c.nlayers = 2;
 	ctx.bins = bins;
 	ctx.nbins = nbins;
-	rc = plot_write(&c, path_svg, path_csv, plot_reliability_csv, &ctx,
-	                who, err);
+	rc = plot_write(&c, path_svg, path_csv, plot_reliability_csv, &ctx, who, err);
 done:
 	free(lo);
 	free(hi);
@@ -897,9 +887,9 @@ done:
 struct plot_hist_ctx {
 	const bnn_plot_values *series;
 	int nseries, nbins;
-	const double *edge;   /* nbins + 1 bin edges */
-	const long *count;    /* nseries × nbins counts */
-	const double *frac;   /* nseries × nbins fractions */
+	const double *edge; /* nbins + 1 bin edges */
+	const long *count;  /* nseries × nbins counts */
+	const double *frac; /* nseries × nbins fractions */
 };
 
 static int plot_hist_csv(FILE *f, void *ctx)
@@ -925,9 +915,8 @@ static int plot_hist_csv(FILE *f, void *ctx)
 	return ferror(f) ? -1 : 0;
 }
 
-int bnn_plot_histograms(const char *path_svg, const char *path_csv,
-                        const bnn_plot_values *series, int nseries,
-                        const bnn_plot_histogram_options *options, bnn_err *err)
+int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_plot_values *series,
+                        int nseries, const bnn_plot_histogram_options *options, bnn_err *err)
 {
 	static const char who[] = "bnn_plot_histograms";
 	const int nbins = options != NULL ? options->nbins : 0;
@@ -948,29 +937,25 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 	if (series == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: series is NULL", who);
 	if (nseries < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: nseries is %d, need at least 1 series", who,
+		return bnn_fail(err, BNN_EINVAL, "%s: nseries is %d, need at least 1 series", who,
 		                nseries);
 	if (options == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: options is NULL", who);
 	if (nbins < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: nbins is %d, need at least 1 bin", who,
+		return bnn_fail(err, BNN_EINVAL, "%s: nbins is %d, need at least 1 bin", who,
 		                nbins);
-	if (range != NULL && !(isfinite(range[0]) && isfinite(range[1]) &&
-	                       range[0] < range[1]))
+	if (range != NULL && !(isfinite(range[0]) && isfinite(range[1]) && range[0] < range[1]))
 		return bnn_fail(err, BNN_EINVAL,
 		                "%s: range [%g, %g] is not finite with lower < "
-		                "upper", who, range[0], range[1]);
+		                "upper",
+		                who, range[0], range[1]);
 	for (s = 0; s < nseries; s++) {
 		const bnn_plot_values *v = &series[s];
 
 		if (v->values == NULL || v->n < 1)
-			return bnn_fail(err, BNN_EINVAL,
-			                "%s: series %d (0-based, \"%s\") %s", who,
+			return bnn_fail(err, BNN_EINVAL, "%s: series %d (0-based, \"%s\") %s", who,
 			                s, v->name != NULL ? v->name : "",
-			                v->values == NULL ? "has NULL values" :
-			                "is empty");
+			                v->values == NULL ? "has NULL values" : "is empty");
 		for (i = 0; i < v->n; i++) {
 			if (!isfinite(v->values[i]))
 				continue;
@@ -980,8 +965,7 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 		}
 	}
 	if (nfinite_all == 0)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: no finite value to plot", who);
+		return bnn_fail(err, BNN_EINVAL, "%s: no finite value to plot", who);
 	if (range != NULL) {
 		lo = range[0];
 		hi = range[1];
@@ -997,15 +981,16 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 
 	cells = (size_t)nseries * (size_t)nbins; /* both < 2^31 */
 	if (cells > SIZE_MAX / sizeof(double) / 2)
-		return bnn_fail(err, BNN_ENOMEM, "%s: %d series x %d bins are "
-		                "too many", who, nseries, nbins);
+		return bnn_fail(err, BNN_ENOMEM,
+		                "%s: %d series x %d bins are "
+		                "too many",
+		                who, nseries, nbins);
 	edge = malloc(((size_t)nbins + 1) * sizeof *edge);
 	frac = malloc(cells * sizeof *frac);
 	count = calloc(cells, sizeof *count);
 	layer = calloc((size_t)nseries, sizeof *layer);
 	if (edge == NULL || frac == NULL || count == NULL || layer == NULL) {
-		rc = bnn_fail(err, BNN_ENOMEM,
-		              "%s: out of memory for %d series x %d bins", who,
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d series x %d bins", who,
 		              nseries, nbins);
 		goto done;
 	}
@@ -1031,8 +1016,7 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv,
 		}
 		for (b = 0; b < nbins; b++)
 			frac[(size_t)s * (size_t)nbins + (size_t)b] =
-				nfinite > 0 ? (double)cnt[b] / (double)nfinite
-				            : 0.0;
+			        nfinite > 0 ? (double)cnt[b] / (double)nfinite : 0.0;
 		layer[s].kind = PLOT_BARS;
 		layer[s].name = v->name;
 		layer[s].colour = s;
@@ -1106,9 +1090,8 @@ static int plot_curves_csv(FILE *f, void *ctx)
 	return ferror(f) ? -1 : 0;
 }
 
-int bnn_plot_curves(const char *path_svg, const char *path_csv,
-                    const bnn_plot_curve *series, int nseries,
-                    const bnn_plot_curves_options *options, bnn_err *err)
+int bnn_plot_curves(const char *path_svg, const char *path_csv, const bnn_plot_curve *series,
+                    int nseries, const bnn_plot_curves_options *options, bnn_err *err)
 {
 	static const bnn_plot_curves_options no_text = { NULL, NULL, NULL };
 	static const char who[] = "bnn_plot_curves";
@@ -1124,45 +1107,42 @@ int bnn_plot_curves(const char *path_svg, const char *path_csv,
 	if (series == NULL)
 		return bnn_fail(err, BNN_EINVAL, "%s: series is NULL", who);
 	if (nseries < 1)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: nseries is %d, need at least 1 series", who,
+		return bnn_fail(err, BNN_EINVAL, "%s: nseries is %d, need at least 1 series", who,
 		                nseries);
 	for (s = 0; s < nseries; s++) {
 		const bnn_plot_curve *v = &series[s];
 		const char *name = v->name != NULL ? v->name : "";
 
 		if (v->n < 1)
-			return bnn_fail(err, BNN_EINVAL,
-			                "%s: series %d (0-based, \"%s\") is empty",
+			return bnn_fail(err, BNN_EINVAL, "%s: series %d (0-based, \"%s\") is empty",
 			                who, s, name);
 		if (v->x == NULL || v->y == NULL)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: series %d (0-based, \"%s\"): %s is "
-			                "NULL", who, s, name,
-			                v->x == NULL ? "x" : "y");
+			                "NULL",
+			                who, s, name, v->x == NULL ? "x" : "y");
 		if ((v->lower == NULL) != (v->upper == NULL))
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: series %d (0-based, \"%s\"): lower "
 			                "and upper must both be given or both "
-			                "NULL", who, s, name);
+			                "NULL",
+			                who, s, name);
 		if (v->style != BNN_PLOT_LINE && v->style != BNN_PLOT_POINTS)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: series %d (0-based, \"%s\"): style "
 			                "%d is not BNN_PLOT_LINE or "
-			                "BNN_PLOT_POINTS", who, s, name,
-			                v->style);
+			                "BNN_PLOT_POINTS",
+			                who, s, name, v->style);
 		for (i = 0; i < v->n; i++)
 			if (isfinite(v->x[i]) && isfinite(v->y[i]))
 				nfinite++;
 	}
 	if (nfinite == 0)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: no finite point to plot", who);
+		return bnn_fail(err, BNN_EINVAL, "%s: no finite point to plot", who);
 
 	layer = calloc(2 * (size_t)nseries, sizeof *layer);
 	if (layer == NULL)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "%s: out of memory for %d series", who, nseries);
+		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d series", who, nseries);
 	for (s = 0; s < nseries; s++) {
 		const bnn_plot_curve *v = &series[s];
 
@@ -1180,8 +1160,7 @@ int bnn_plot_curves(const char *path_svg, const char *path_csv,
 	for (s = 0; s < nseries; s++) {
 		const bnn_plot_curve *v = &series[s];
 
-		layer[k].kind = v->style == BNN_PLOT_LINE ? PLOT_LINE
-		                                          : PLOT_POINTS;
+		layer[k].kind = v->style == BNN_PLOT_LINE ? PLOT_LINE : PLOT_POINTS;
 		layer[k].name = v->name;
 		layer[k].colour = s;
 		layer[k].n = v->n;
@@ -1200,8 +1179,7 @@ int bnn_plot_curves(const char *path_svg, const char *path_csv,
 	c.nlayers = k;
 	ctx.series = series;
 	ctx.nseries = nseries;
-	rc = plot_write(&c, path_svg, path_csv, plot_curves_csv, &ctx, who,
-	                err);
+	rc = plot_write(&c, path_svg, path_csv, plot_curves_csv, &ctx, who, err);
 	free(layer);
 	return rc;
 }

@@ -8,9 +8,8 @@
 
 #include "bnn.h"
 
-static const char *const likelihood_names[BNN_LIKELIHOOD_COUNT] = {
-	"categorical", "gaussian", "bernoulli"
-};
+static const char *const likelihood_names[BNN_LIKELIHOOD_COUNT] = { "categorical", "gaussian",
+	                                                            "bernoulli" };
 
 const char *bnn_likelihood_name(int likelihood)
 {
@@ -43,14 +42,12 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 		                "model '%s' was generated for descriptor ABI %d, "
 		                "this library (libbnn %s) reads ABI %d: "
 		                "recompile the model with the bnnc of this libbnn",
-		                m->name ? m->name : "?", m->abi, bnn_version(),
-		                BNN_MODEL_ABI);
-	if (!m->name || !m->pass || !m->workspace_floats || m->inputs < 1 ||
-	    m->outputs < 1 || m->targets < 1 || m->nparams < 0 ||
-	    m->likelihood < 0 || m->likelihood >= BNN_LIKELIHOOD_COUNT ||
-	    m->ntensors < 0 || (m->ntensors > 0 && !m->tensors) ||
-	    m->nlayers < 0 || (m->nlayers > 0 && !m->layers) || m->nstats < 0 ||
-	    m->nstat_tensors < 0 || (m->nstat_tensors > 0 && !m->stat_tensors))
+		                m->name ? m->name : "?", m->abi, bnn_version(), BNN_MODEL_ABI);
+	if (!m->name || !m->pass || !m->workspace_floats || m->inputs < 1 || m->outputs < 1 ||
+	    m->targets < 1 || m->nparams < 0 || m->likelihood < 0 ||
+	    m->likelihood >= BNN_LIKELIHOOD_COUNT || m->ntensors < 0 ||
+	    (m->ntensors > 0 && !m->tensors) || m->nlayers < 0 || (m->nlayers > 0 && !m->layers) ||
+	    m->nstats < 0 || m->nstat_tensors < 0 || (m->nstat_tensors > 0 && !m->stat_tensors))
 		return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor",
 		                m->name ? m->name : "?");
 	for (i = 0; i < m->nlayers; i++)
@@ -70,13 +67,15 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 			                m->name, t->name ? t->name : "?");
 		/* the trainer's fused updates walk the tensors in order */
 		if (t->offset != at)
-			return bnn_fail(err, BNN_EINVAL,
-			                "model '%s': tensor '%s' starts at parameter %ld, not at %ld "
-			                "where the one before it ends",
-			                m->name, t->name ? t->name : "?", t->offset, at);
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "model '%s': tensor '%s' starts at parameter %ld, not at %ld "
+			        "where the one before it ends",
+			        m->name, t->name ? t->name : "?", t->offset, at);
 	}
-	covered = m->ntensors > 0 ? m->tensors[m->ntensors - 1].offset +
-	                            m->tensors[m->ntensors - 1].size : 0;
+	covered = m->ntensors > 0
+	                  ? m->tensors[m->ntensors - 1].offset + m->tensors[m->ntensors - 1].size
+	                  : 0;
 	if (covered != m->nparams)
 		return bnn_fail(err, BNN_EINVAL,
 		                "model '%s': the tensors cover %ld of the %ld parameters", m->name,
@@ -84,15 +83,17 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 	for (i = 0, covered = 0; i < m->nstat_tensors; i++) {
 		const bnn_tensor *t = &m->stat_tensors[i];
 		if (t->offset != covered || t->size < 0)
-			return bnn_fail(err, BNN_EINVAL,
-			                "model '%s': statistics tensor '%s' starts at %ld, not at %ld "
-			                "where the one before it ends",
-			                m->name, t->name ? t->name : "?", t->offset, covered);
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "model '%s': statistics tensor '%s' starts at %ld, not at %ld "
+			        "where the one before it ends",
+			        m->name, t->name ? t->name : "?", t->offset, covered);
 		covered += t->size;
 	}
 	if (covered != m->nstats)
-		return bnn_fail(err, BNN_EINVAL,
-		                "model '%s': the statistics tensors cover %ld of the %ld statistics",
-		                m->name, covered, m->nstats);
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "model '%s': the statistics tensors cover %ld of the %ld statistics",
+		        m->name, covered, m->nstats);
 	return BNN_OK;
 }

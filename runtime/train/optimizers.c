@@ -101,6 +101,8 @@ void train_optimizer_list(char *buf, size_t size)
 	buf[0] = '\0';
 	for (i = 0; i < BNN_OPT_COUNT; i++)
 		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s",
-		         i == 0 ? "" : i == BNN_OPT_COUNT - 1 ? " or " : ", ",
+		         i == 0                   ? ""
+		         : i == BNN_OPT_COUNT - 1 ? " or "
+		                                  : ", ",
 		         train_optimizers[i].name);
 }

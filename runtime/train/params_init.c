@@ -35,8 +35,9 @@ static void tensors_init(const bnn_tensor *t, int n, float *v, bnn_rng *rng)
 			break;
 		}
 		case BNN_INIT_GLOROT_UNIFORM: {
-			double a = sqrt(6.0 / (double)(t->fan_in + t->fan_out > 0 ?
-			                               t->fan_in + t->fan_out : 1));
+			double a = sqrt(6.0 / (double)(t->fan_in + t->fan_out > 0
+			                                       ? t->fan_in + t->fan_out
+			                                       : 1));
 			for (j = 0; j < t->size; j++)
 				p[j] = (float)((2 * bnn_rng_uniform(rng) - 1) * a);
 			break;

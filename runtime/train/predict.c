@@ -17,23 +17,23 @@
 #include "base/floats.h"
 
 /* Checks that ds fits model m (and has targets when needed). */
-int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
-                  bnn_err *err)
+int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err)
 {
 	if (!m || !ds || !ds->x)
 		return bnn_fail(err, BNN_EINVAL, "no %s given", !m ? "model" : "data");
 	if (ds->features != m->inputs)
-		return bnn_fail(err, BNN_EMISMATCH,
-		                "the data has %ld values per example but model '%s' takes %ld (input '%s')",
-		                ds->features, m->name, m->inputs, m->input_name);
+		return bnn_fail(
+		        err, BNN_EMISMATCH,
+		        "the data has %ld values per example but model '%s' takes %ld (input '%s')",
+		        ds->features, m->name, m->inputs, m->input_name);
 	if (need_targets && ds->targets == 0)
-		return bnn_fail(err, BNN_EMISMATCH,
-		                "the data has no targets ('%s' of model '%s')",
+		return bnn_fail(err, BNN_EMISMATCH, "the data has no targets ('%s' of model '%s')",
 		                m->target_name, m->name);
 	if (need_targets && ds->targets != m->targets)
-		return bnn_fail(err, BNN_EMISMATCH,
-		                "the data has %ld target values per example but model '%s' needs %ld",
-		                ds->targets, m->name, m->targets);
+		return bnn_fail(
+		        err, BNN_EMISMATCH,
+		        "the data has %ld target values per example but model '%s' needs %ld",
+		        ds->targets, m->name, m->targets);
 	if (ds->n < 1)
 		return bnn_fail(err, BNN_EINVAL, "the data set is empty");
 	return BNN_OK;
@@ -44,8 +44,8 @@ int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets,
  * masks) drawn from rng when it is not NULL: the one loop that runs a
  * model over a data set, for validation and for every prediction. */
 static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_rng *rng,
-                         const bnn_dataset *ds, const long *idx, long n, long batch,
-                         float *out, double *nll, bnn_err *err)
+                         const bnn_dataset *ds, const long *idx, long n, long batch, float *out,
+                         double *nll, bnn_err *err)
 {
 	float *ws = NULL, *xb = NULL, *yb = NULL;
 	double sum = 0;
@@ -57,11 +57,14 @@ static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_r
 	if (batch < 1)
 		return bnn_fail(err, BNN_EINVAL, "the batch size must be at least 1");
 	if (n < 1 || (!idx && n > ds->n))
-		return bnn_fail(err, BNN_EINVAL, "%ld examples asked of a data set of %ld", n, ds->n);
+		return bnn_fail(err, BNN_EINVAL, "%ld examples asked of a data set of %ld", n,
+		                ds->n);
 	for (i = 0; idx && i < n; i++)
 		if (idx[i] < 0 || idx[i] >= ds->n)
-			return bnn_fail(err, BNN_EINVAL, "index %ld (entry %ld) is outside the data set "
-			                "of %ld examples", idx[i], i, ds->n);
+			return bnn_fail(err, BNN_EINVAL,
+			                "index %ld (entry %ld) is outside the data set "
+			                "of %ld examples",
+			                idx[i], i, ds->n);
 	if (batch > n)
 		batch = n;
 	ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
@@ -113,8 +116,8 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_exam
 		return bnn_fail(err, BNN_EINVAL, "no state given");
 	if (!r)
 		return bnn_fail(err, BNN_EINVAL, "bnn_model_outputs: no examples given");
-	return model_outputs(st->model, st->params, st->stats, NULL, ds, r->idx, r->n, r->batch, out,
-	                     nll, err);
+	return model_outputs(st->model, st->params, st->stats, NULL, ds, r->idx, r->n, r->batch,
+	                     out, nll, err);
 }
 
 /* ½·log(2π) (M_PI is not ISO C). */
@@ -146,12 +149,12 @@ static double log_add(double a, double b)
 /* What Monte-Carlo prediction accumulates over its samples. */
 struct predict_acc {
 	long n, k;
-	double *sum;     /* n × k: Σ_s p_s (classification) or Σ_s μ_s (gaussian) */
-	double *sumsq;   /* gaussian: Σ_s μ_s² */
-	double *sumvar;  /* gaussian: Σ_s σ²_s per output (k) */
-	double *lse;     /* n: log Σ_s p(y_i | θ_s), when targets are scored */
-	double *var;     /* gaussian: σ² per output of the current sample */
-	float *z;        /* n × k raw outputs of one sample */
+	double *sum;    /* n × k: Σ_s p_s (classification) or Σ_s μ_s (gaussian) */
+	double *sumsq;  /* gaussian: Σ_s μ_s² */
+	double *sumvar; /* gaussian: Σ_s σ²_s per output (k) */
+	double *lse;    /* n: log Σ_s p(y_i | θ_s), when targets are scored */
+	double *var;    /* gaussian: σ² per output of the current sample */
+	float *z;       /* n × k raw outputs of one sample */
 };
 
 /* Adds one sample's raw outputs (acc->z) to the sums; y may be NULL. */
@@ -179,8 +182,9 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				sum[j] += 1.0 / (1.0 + exp(-zj));
 				/* log σ(z) = −softplus(−z), log(1 − σ(z)) = −softplus(z) */
 				if (y)
-					ll -= y[i * k + j] > 0.5f ? log1p(exp(-fabs(zj))) + fmax(-zj, 0)
-					                          : log1p(exp(-fabs(zj))) + fmax(zj, 0);
+					ll -= y[i * k + j] > 0.5f
+					              ? log1p(exp(-fabs(zj))) + fmax(-zj, 0)
+					              : log1p(exp(-fabs(zj))) + fmax(zj, 0);
 			}
 		} else {
 			for (j = 0; j < k; j++) {
@@ -189,7 +193,8 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				acc->sumsq[i * k + j] += mu * mu;
 				if (y) {
 					double d = y[i * k + j] - mu;
-					ll -= PREDICT_HALF_LOG_2PI + 0.5 * log(acc->var[j]) + d * d / (2 * acc->var[j]);
+					ll -= PREDICT_HALF_LOG_2PI + 0.5 * log(acc->var[j]) +
+					      d * d / (2 * acc->var[j]);
 				}
 			}
 		}
@@ -250,7 +255,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 	if (!probs)
 		return bnn_fail(err, BNN_EINVAL, "no array given for the predictions");
 	if (mc < 0)
-		return bnn_fail(err, BNN_EINVAL, "the number of Monte-Carlo samples must be 0 or more");
+		return bnn_fail(err, BNN_EINVAL,
+		                "the number of Monte-Carlo samples must be 0 or more");
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
 		return rc;
 	memset(&acc, 0, sizeof acc);
@@ -276,8 +282,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &rng);
 			w = theta;
 		}
-		if ((rc = model_outputs(m, w, st->stats, mc > 0 ? &rng : NULL, ds, NULL, n, 256, acc.z,
-		                        NULL, err)))
+		if ((rc = model_outputs(m, w, st->stats, mc > 0 ? &rng : NULL, ds, NULL, n, 256,
+		                        acc.z, NULL, err)))
 			goto done;
 		if (gaussian)
 			predict_variance(st, w, acc.var);

@@ -33,7 +33,7 @@
 
 /* The checkpoint section of each optimizer slot. */
 static const char *const slot_names[BNN_OPT_SLOTS] = { "opt.a", "opt.b", "opt.c", "opt.d",
-                                                       "opt.e" };
+	                                               "opt.e" };
 
 const char *bnn_optimizer_name(int optimizer)
 {
@@ -51,8 +51,7 @@ int bnn_optimizer_from_name(const char *name)
 	return -1;
 }
 
-int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
-                   bnn_err *err)
+int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed, bnn_err *err)
 {
 	bnn_rng rng;
 	int rc;
@@ -67,8 +66,7 @@ int bnn_state_init(bnn_state *st, const bnn_model *m, uint64_t seed,
 	st->model = m;
 	st->params = bnn_floats_alloc(m->nparams);
 	if (!st->params)
-		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld parameters",
-		                m->nparams);
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld parameters", m->nparams);
 	bnn_rng_seed(&rng, seed);
 	bnn_params_init(m, st->params, &rng);
 	if (m->nstats > 0) {
@@ -108,7 +106,8 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 	int rc = BNN_OK, i;
 
 	if (!m || !st->params || !path)
-		return bnn_fail(err, BNN_EINVAL, "bnn_state_save: no %s given", !path ? "path" : "state");
+		return bnn_fail(err, BNN_EINVAL, "bnn_state_save: no %s given",
+		                !path ? "path" : "state");
 	ck = bnn_ckpt_new(m->fingerprint, m->name);
 	if (!ck)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory building a checkpoint");
@@ -134,8 +133,7 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 			                      st->standardize.features);
 	}
 	if (rc)
-		rc = bnn_fail(err, rc, "cannot build checkpoint %s: %s", path,
-		              bnn_strerror(rc));
+		rc = bnn_fail(err, rc, "cannot build checkpoint %s: %s", path, bnn_strerror(rc));
 	else
 		rc = bnn_ckpt_save(ck, path, err);
 	bnn_ckpt_free(ck);
@@ -144,8 +142,8 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 
 /* Copies section NAME (exactly n floats) into a new array; *out stays NULL
  * when the section is absent. */
-static int state_take(const bnn_ckpt *ck, const char *path, const char *name,
-                      long n, float **out, bnn_err *err)
+static int state_take(const bnn_ckpt *ck, const char *path, const char *name, long n, float **out,
+                      bnn_err *err)
 {
 	long got = 0;
 	const float *data = bnn_ckpt_find_f32(ck, name, &got);
@@ -155,8 +153,8 @@ static int state_take(const bnn_ckpt *ck, const char *path, const char *name,
 		return BNN_OK;
 	if (got != n)
 		return bnn_fail(err, BNN_EMISMATCH,
-		                "%s: section '%s' has %ld values, the model needs %ld",
-		                path, name, got, n);
+		                "%s: section '%s' has %ld values, the model needs %ld", path, name,
+		                got, n);
 	*out = bnn_floats_alloc(n);
 	if (!*out)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
@@ -217,8 +215,8 @@ static long state_first_bad(const float *v, long n, int nonneg)
 	return -1;
 }
 
-static int state_bad_value(const char *path, const char *section, long i, float v,
-                           const char *want, bnn_err *err)
+static int state_bad_value(const char *path, const char *section, long i, float v, const char *want,
+                           bnn_err *err)
 {
 	return bnn_fail(err, BNN_EFORMAT, "%s: section '%s': value %ld is %g, not %s", path,
 	                section, i, (double)v, want);
@@ -242,10 +240,11 @@ static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 			continue;
 		for (i = bt->offset; i < bt->offset + bt->size; i++)
 			if (s->sigma[i] != 0)
-				return bnn_fail(err, BNN_EFORMAT,
-				                "%s: section 'sigma': value %ld (tensor '%s') is %g, but only "
-				                "the tensors of meanfield layers have a posterior (0 expected)",
-				                path, i, bt->name, (double)s->sigma[i]);
+				return bnn_fail(
+				        err, BNN_EFORMAT,
+				        "%s: section 'sigma': value %ld (tensor '%s') is %g, but only "
+				        "the tensors of meanfield layers have a posterior (0 expected)",
+				        path, i, bt->name, (double)s->sigma[i]);
 	}
 	return BNN_OK;
 }
@@ -282,7 +281,8 @@ static int state_check_values(const bnn_state *s, const char *path, bnn_err *err
 		return rc;
 	for (k = 0; k < BNN_OPT_SLOTS; k++)
 		if (s->opt[k] && (bad = state_first_bad(s->opt[k], m->nparams, 0)) >= 0)
-			return state_bad_value(path, slot_names[k], bad, s->opt[k][bad], "finite", err);
+			return state_bad_value(path, slot_names[k], bad, s->opt[k][bad], "finite",
+			                       err);
 	for (i = 0; i < s->standardize.features; i++) {
 		if (!isfinite(s->standardize.mean[i]))
 			return state_bad_value(path, "standardize.mean", i, s->standardize.mean[i],
@@ -294,8 +294,7 @@ static int state_check_values(const bnn_state *s, const char *path, bnn_err *err
 	return BNN_OK;
 }
 
-int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
-                   bnn_err *err)
+int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err)
 {
 	bnn_ckpt *ck = NULL;
 	bnn_state s;
@@ -306,7 +305,8 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 
 	memset(&s, 0, sizeof s);
 	if (!st || !path)
-		return bnn_fail(err, BNN_EINVAL, "bnn_state_load: no %s given", !st ? "state" : "path");
+		return bnn_fail(err, BNN_EINVAL, "bnn_state_load: no %s given",
+		                !st ? "state" : "path");
 	rc = bnn_model_check(m, err);
 	if (rc)
 		return rc;
@@ -315,15 +315,17 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 		return rc;
 	if (bnn_ckpt_fingerprint(ck) != m->fingerprint) {
 		if (strcmp(bnn_ckpt_model_name(ck), m->name) == 0)
-			rc = bnn_fail(err, BNN_EMISMATCH,
-			              "%s: this checkpoint belongs to a different version of model '%s' "
-			              "(fingerprint %016" PRIx64 ", this model's is %016" PRIx64 "): "
-			              "its layers, shapes or posteriors differ",
-			              path, m->name, bnn_ckpt_fingerprint(ck), m->fingerprint);
+			rc = bnn_fail(
+			        err, BNN_EMISMATCH,
+			        "%s: this checkpoint belongs to a different version of model '%s' "
+			        "(fingerprint %016" PRIx64 ", this model's is %016" PRIx64 "): "
+			        "its layers, shapes or posteriors differ",
+			        path, m->name, bnn_ckpt_fingerprint(ck), m->fingerprint);
 		else
-			rc = bnn_fail(err, BNN_EMISMATCH,
-			              "%s: this checkpoint belongs to model '%s', not to model '%s'",
-			              path, bnn_ckpt_model_name(ck), m->name);
+			rc = bnn_fail(
+			        err, BNN_EMISMATCH,
+			        "%s: this checkpoint belongs to model '%s', not to model '%s'",
+			        path, bnn_ckpt_model_name(ck), m->name);
 		goto fail;
 	}
 	s.model = m;
@@ -337,9 +339,10 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 	if (!rc && m->nstats > 0)
 		rc = state_take(ck, path, "stats", m->nstats, &s.stats, err);
 	if (!rc && m->nstats > 0 && !s.stats)
-		rc = bnn_fail(err, BNN_EFORMAT,
-		              "%s: the checkpoint has no running statistics for the batchnorm layers",
-		              path);
+		rc = bnn_fail(
+		        err, BNN_EFORMAT,
+		        "%s: the checkpoint has no running statistics for the batchnorm layers",
+		        path);
 	if (!rc)
 		rc = state_take(ck, path, "sigma", m->nparams, &s.sigma, err);
 	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
@@ -355,9 +358,10 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path,
 	sd = bnn_ckpt_find_f32(ck, "standardize.std", &nstd);
 	if (mean || sd) {
 		if (!mean || !sd || nmean != m->inputs || nstd != m->inputs) {
-			rc = bnn_fail(err, BNN_EFORMAT,
-			              "%s: the standardisation statistics do not match the model's %ld inputs",
-			              path, m->inputs);
+			rc = bnn_fail(
+			        err, BNN_EFORMAT,
+			        "%s: the standardisation statistics do not match the model's %ld inputs",
+			        path, m->inputs);
 			goto fail;
 		}
 		s.standardize.features = m->inputs;
@@ -405,7 +409,8 @@ int bnn_posterior_write_csv(const bnn_state *st, FILE *f)
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		for (j = 0; j < t->size; j++)
-			fprintf(f, "%s,%ld,%.9g,%.9g\n", t->name, j, (double)st->params[t->offset + j],
+			fprintf(f, "%s,%ld,%.9g,%.9g\n", t->name, j,
+			        (double)st->params[t->offset + j],
 			        st->sigma ? (double)st->sigma[t->offset + j] : 0.0);
 	}
 	return ferror(f) ? -1 : 0;

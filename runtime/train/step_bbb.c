@@ -71,8 +71,7 @@ void train_bbb_sigma(struct trainer *t, const struct train_tensor *tt, double ta
 }
 
 /* Bayes-by-Backprop's Adam and KL settings for tensor tt. */
-static void bbb_params(const struct trainer *t, const struct train_tensor *tt,
-                       bnn_bbb_params *p)
+static void bbb_params(const struct trainer *t, const struct train_tensor *tt, bnn_bbb_params *p)
 {
 	*p = bnn_bbb_defaults();
 	p->beta1 = t->o->adam.beta1;
@@ -87,15 +86,20 @@ void train_bbb_update(struct trainer *t, const struct train_piece *p)
 	bnn_state *st = t->st;
 	const struct train_tensor *tt = p->tt;
 	long a = p->a;
-	bnn_bbb_arrays arr = {
-		.n = p->len, .mu = st->params + a, .rho = tt->stochastic ? st->opt[2] + a : NULL,
-		.sigma = st->sigma + a, .g_mu = t->grad + a, .g_sigma = t->gsig + a,
-		.m_mu = st->opt[0] + a, .v_mu = st->opt[1] + a, .m_rho = st->opt[3] + a,
-		.v_rho = st->opt[4] + a,
-		/* the sample's arrays exist when the update draws it */
-		.eps = p->noise ? t->eps + a : NULL, .theta = p->noise ? t->theta + a : NULL,
-		.noise = p->noise
-	};
+	bnn_bbb_arrays arr = { .n = p->len,
+		               .mu = st->params + a,
+		               .rho = tt->stochastic ? st->opt[2] + a : NULL,
+		               .sigma = st->sigma + a,
+		               .g_mu = t->grad + a,
+		               .g_sigma = t->gsig + a,
+		               .m_mu = st->opt[0] + a,
+		               .v_mu = st->opt[1] + a,
+		               .m_rho = st->opt[3] + a,
+		               .v_rho = st->opt[4] + a,
+		               /* the sample's arrays exist when the update draws it */
+		               .eps = p->noise ? t->eps + a : NULL,
+		               .theta = p->noise ? t->theta + a : NULL,
+		               .noise = p->noise };
 	bnn_bbb_params bp;
 
 	bbb_params(t, tt, &bp);
@@ -145,8 +149,9 @@ static double bbb_lrt_pass(struct trainer *t, long b, float *g, float *gs)
 	for (i = 0; i < t->ntensors; i++) {
 		const struct train_tensor *tt = &t->tensors[i];
 		if (tt->weight_sample)
-			bnn_posterior_sample(tt->size, st->params + tt->offset, st->sigma + tt->offset,
-			                     t->eps + tt->offset, t->theta + tt->offset, &t->noise);
+			bnn_posterior_sample(tt->size, st->params + tt->offset,
+			                     st->sigma + tt->offset, t->eps + tt->offset,
+			                     t->theta + tt->offset, &t->noise);
 	}
 	loss = train_pass(t, b, t->theta, st->sigma, g, NULL, gs);
 	for (i = 0; i < t->ntensors; i++) {

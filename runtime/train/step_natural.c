@@ -101,12 +101,16 @@ void train_vogn_update(struct trainer *t, const struct train_piece *p)
 {
 	bnn_state *st = t->st;
 	long a = p->a;
-	bnn_vogn_arrays arr = {
-		.n = p->len, .mu = st->params + a, .ghat = t->grad + a, .hhat = t->hess + a,
-		.m = st->opt[0] + a, .s = st->opt[1] + a,
-		.sigma = p->tt->stochastic ? st->sigma + a : NULL, .stochastic = p->tt->stochastic,
-		.theta = t->theta + a, .noise = p->noise
-	};
+	bnn_vogn_arrays arr = { .n = p->len,
+		                .mu = st->params + a,
+		                .ghat = t->grad + a,
+		                .hhat = t->hess + a,
+		                .m = st->opt[0] + a,
+		                .s = st->opt[1] + a,
+		                .sigma = p->tt->stochastic ? st->sigma + a : NULL,
+		                .stochastic = p->tt->stochastic,
+		                .theta = t->theta + a,
+		                .noise = p->noise };
 	bnn_vogn_params vp;
 
 	vogn_params(t, p->tt, p->tau, &vp);
@@ -118,7 +122,8 @@ void train_vogn_update(struct trainer *t, const struct train_piece *p)
 
 int train_vogn_text(const bnn_train_options *o, char *buf, int n)
 {
-	return train_text_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g tau=%.9g "
+	return train_text_append(buf, n,
+	                         " beta1=%.9g beta2=%.9g mc=%d delta=%.9g tau=%.9g "
 	                         "tau_start=%.9g tau_epochs=%.9g rho=%.9g",
 	                         (double)o->vogn.beta1, (double)o->vogn.beta2, o->mc, o->delta,
 	                         o->vogn.tau, o->vogn.tau_start, o->vogn.tau_epochs, o->vogn.rho);
@@ -126,8 +131,7 @@ int train_vogn_text(const bnn_train_options *o, char *buf, int n)
 
 /* ---- ivon ---------------------------------------------------------------- */
 
-static void ivon_params(const struct trainer *t, const struct train_tensor *tt,
-                        bnn_ivon_params *p)
+static void ivon_params(const struct trainer *t, const struct train_tensor *tt, bnn_ivon_params *p)
 {
 	*p = bnn_ivon_defaults();
 	p->beta1 = t->o->ivon.beta1;
@@ -175,12 +179,16 @@ void train_ivon_update(struct trainer *t, const struct train_piece *p)
 {
 	bnn_state *st = t->st;
 	long a = p->a;
-	bnn_ivon_arrays arr = {
-		.n = p->len, .mu = st->params + a, .ghat = t->grad + a, .hhat = t->hess + a,
-		.g = st->opt[0] + a, .h = st->opt[1] + a,
-		.sigma = p->tt->stochastic ? st->sigma + a : NULL, .stochastic = p->tt->stochastic,
-		.theta = t->theta + a, .noise = p->noise
-	};
+	bnn_ivon_arrays arr = { .n = p->len,
+		                .mu = st->params + a,
+		                .ghat = t->grad + a,
+		                .hhat = t->hess + a,
+		                .g = st->opt[0] + a,
+		                .h = st->opt[1] + a,
+		                .sigma = p->tt->stochastic ? st->sigma + a : NULL,
+		                .stochastic = p->tt->stochastic,
+		                .theta = t->theta + a,
+		                .noise = p->noise };
 	bnn_ivon_params ip;
 
 	ivon_params(t, p->tt, &ip);
@@ -192,7 +200,8 @@ void train_ivon_update(struct trainer *t, const struct train_piece *p)
 
 int train_ivon_text(const bnn_train_options *o, char *buf, int n)
 {
-	return train_text_append(buf, n, " beta1=%.9g beta2=%.9g mc=%d delta=%.9g h0=%.9g "
+	return train_text_append(buf, n,
+	                         " beta1=%.9g beta2=%.9g mc=%d delta=%.9g h0=%.9g "
 	                         "ess=%.9g clip_radius=%.9g rescale_lr=%d",
 	                         (double)o->ivon.beta1, (double)o->ivon.beta2, o->mc, o->delta,
 	                         o->ivon.h0, o->ess, o->ivon.clip_radius, o->ivon.rescale_lr);
@@ -212,7 +221,8 @@ static void natural_samples(struct trainer *t, long b, double *loss)
 		float *g = K > 1 ? t->gk : t->grad;
 		float *h = K > 1 ? t->hk : t->hess;
 		/* VOGN, Alg. 1 lines 8-9; IVON, Alg. 1 line 2: θ ~ q */
-		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise); /* eps NULL: vogn */
+		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta,
+		                     &t->noise); /* eps NULL: vogn */
 		*loss += train_pass(t, b, t->theta, NULL, g, vogn ? h : NULL, NULL);
 		if (K > 1)
 			train_mc_average(n, t->grad, g, K, k == 0);
@@ -222,9 +232,10 @@ static void natural_samples(struct trainer *t, long b, double *loss)
 			for (i = 0; i < t->ntensors; i++) {
 				const struct train_tensor *tt = &t->tensors[i];
 				if (tt->stochastic)
-					bnn_ivon_hess_acc(tt->size, g + tt->offset, t->eps + tt->offset,
-					                  st->sigma + tt->offset, t->hess + tt->offset,
-					                  1.0f / (float)K, k > 0);
+					bnn_ivon_hess_acc(
+					        tt->size, g + tt->offset, t->eps + tt->offset,
+					        st->sigma + tt->offset, t->hess + tt->offset,
+					        1.0f / (float)K, k > 0);
 			}
 	}
 }

@@ -101,7 +101,8 @@ static int train_check_options(const bnn_train_options *o, bnn_err *err)
 	if (!(o->schedule.lr >= 0))
 		return bnn_fail(err, BNN_EINVAL, "the learning rate must be positive");
 	if (o->mc < 1)
-		return bnn_fail(err, BNN_EINVAL, "mc (Monte-Carlo samples per step) must be at least 1");
+		return bnn_fail(err, BNN_EINVAL,
+		                "mc (Monte-Carlo samples per step) must be at least 1");
 	if (o->valid_fraction < 0 || o->valid_fraction >= 1)
 		return bnn_fail(err, BNN_EINVAL, "valid_fraction must be in [0, 1)");
 	return BNN_OK;
@@ -145,8 +146,9 @@ static int train_split(struct trainer *t, bnn_err *err)
 		if (nv < 1 || nv >= n) {
 			free(all);
 			return bnn_fail(err, BNN_EINVAL,
-			                "valid_fraction %g of %ld examples leaves no %s", t->o->valid_fraction,
-			                n, nv < 1 ? "validation examples" : "training examples");
+			                "valid_fraction %g of %ld examples leaves no %s",
+			                t->o->valid_fraction, n,
+			                nv < 1 ? "validation examples" : "training examples");
 		}
 		bnn_rng_seed(&split, t->o->seed ^ 0x5851f42d4c957f2dULL);
 		bnn_rng_shuffle(&split, all, n);
@@ -190,19 +192,21 @@ static int train_augment_setup(struct trainer *t, bnn_err *err)
 	if (o->crop_pad <= 0 && !o->flip)
 		return BNN_OK;
 	if (ds->rank != 2 && ds->rank != 3)
-		return bnn_fail(err, BNN_EINVAL,
-		                "augmentation (crop_pad, flip) needs images, and the training data "
-		                "has examples of rank %d: use IDX images (rank 2, rows x columns, or "
-		                "3, channels x rows x columns)",
-		                ds->rank);
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "augmentation (crop_pad, flip) needs images, and the training data "
+		        "has examples of rank %d: use IDX images (rank 2, rows x columns, or "
+		        "3, channels x rows x columns)",
+		        ds->rank);
 	t->aug_c = ds->rank == 3 ? ds->shape[0] : 1;
 	t->aug_h = ds->shape[ds->rank - 2];
 	t->aug_w = ds->shape[ds->rank - 1];
 	if (t->aug_c * t->aug_h * t->aug_w != ds->features)
-		return bnn_fail(err, BNN_EINVAL,
-		                "augmentation: the training images' shape (%ld x %ld x %ld) does not "
-		                "match their %ld features",
-		                t->aug_c, t->aug_h, t->aug_w, ds->features);
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "augmentation: the training images' shape (%ld x %ld x %ld) does not "
+		        "match their %ld features",
+		        t->aug_c, t->aug_h, t->aug_w, ds->features);
 	t->aug_scratch = malloc((size_t)ds->features * sizeof(float));
 	if (!t->aug_scratch)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
@@ -281,11 +285,12 @@ static int train_check_batchnorm(struct trainer *t, bnn_err *err)
 			continue;
 		t->min_batch = 2;
 		if (batch < 2)
-			return bnn_fail(err, BNN_EINVAL,
-			                "layer '%s' normalises each of its %ld features over the "
-			                "minibatch, and a minibatch of %ld example%s gives it one value: "
-			                "train with a batch of at least 2", l->name, l->in_features,
-			                batch, batch == 1 ? "" : "s");
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "layer '%s' normalises each of its %ld features over the "
+			        "minibatch, and a minibatch of %ld example%s gives it one value: "
+			        "train with a batch of at least 2",
+			        l->name, l->in_features, batch, batch == 1 ? "" : "s");
 	}
 	return BNN_OK;
 }
@@ -321,10 +326,11 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 		loss = train_step(t, b, bnn_schedule_lr(&t->schedule, progress),
 		                  (double)(r->epoch - 1) + (double)s / (double)steps);
 		if (!isfinite(loss))
-			return bnn_fail(err, BNN_ERANGE,
-			                "training diverged in epoch %ld at step %ld: the loss is not finite "
-			                "(try a smaller learning rate, or --set clip=1)",
-			                r->epoch, s + 1);
+			return bnn_fail(
+			        err, BNN_ERANGE,
+			        "training diverged in epoch %ld at step %ld: the loss is not finite "
+			        "(try a smaller learning rate, or --set clip=1)",
+			        r->epoch, s + 1);
 		total += loss;
 		seen += b;
 		if (on_epoch && train_now() - last > 0.5) {
@@ -361,10 +367,12 @@ static int train_check_finite(const struct trainer *t, long epoch, bnn_err *err)
 
 	for (i = 0; i < n; i++)
 		if (!isfinite(st->params[i]) || (st->sigma && isnan(st->sigma[i])))
-			return bnn_fail(err, BNN_ERANGE,
-			                "training diverged in epoch %ld: parameter %ld is not finite "
-			                "after the epoch's last step (try a smaller learning rate, or "
-			                "--set clip=1)", epoch, i);
+			return bnn_fail(
+			        err, BNN_ERANGE,
+			        "training diverged in epoch %ld: parameter %ld is not finite "
+			        "after the epoch's last step (try a smaller learning rate, or "
+			        "--set clip=1)",
+			        epoch, i);
 	return BNN_OK;
 }
 
@@ -403,8 +411,9 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 
 	if (!st || !st->model || !st->params || !train || !o)
 		return bnn_fail(err, BNN_EINVAL, "bnn_train: no %s given",
-		                !st || !st->model || !st->params ? "state" : !train ? "training data" :
-		                "options");
+		                !st || !st->model || !st->params ? "state"
+		                : !train                         ? "training data"
+		                                                 : "options");
 	memset(&t, 0, sizeof t);
 	t.st = st;
 	t.m = st->model;
@@ -466,7 +475,8 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 			if (rc)
 				goto done;
 			r.valid_nll = nll / (double)t.nvalid;
-			r.valid_accuracy = train_accuracy(t.m, t.valid_ds, t.valid_idx, t.nvalid, t.out);
+			r.valid_accuracy =
+			        train_accuracy(t.m, t.valid_ds, t.valid_idx, t.nvalid, t.out);
 			r.improved = r.valid_nll < best_nll;
 			if (r.improved) {
 				best_nll = r.valid_nll;

@@ -26,21 +26,21 @@ struct train_snapshot {
 /* One parameter tensor as the optimizers see it. */
 struct train_tensor {
 	long offset, size;
-	unsigned caps;    /* its layer's BNN_CAP_* (0: the likelihood's σ) */
-	int stochastic;   /* has a posterior (BNN_CAP_SIGMA: a meanfield
+	unsigned caps;     /* its layer's BNN_CAP_* (0: the likelihood's σ) */
+	int stochastic;    /* has a posterior (BNN_CAP_SIGMA: a meanfield
 	                     layer's tensor) */
-	int decays;       /* takes weight decay or the prior's L2 term (not a
+	int decays;        /* takes weight decay or the prior's L2 term (not a
 	                     point batchnorm's γ and β) */
-	int patched;      /* the k components of an emp or ecmp layer */
-	double prior_l2;  /* patched, with sgd and adam: τ/(k·N), the L2
+	int patched;       /* the k components of an emp or ecmp layer */
+	double prior_l2;   /* patched, with sgd and adam: τ/(k·N), the L2
 	                     coefficient of eq. (7) of Chang et al. over N */
-	int weight_sample;/* bbb with lrt: a meanfield tensor the pass does
+	int weight_sample; /* bbb with lrt: a meanfield tensor the pass does
 	                     not sample by the local reparameterisation
 	                     (no BNN_CAP_SIGMA_LRT: conv2d, batchnorm),
 	                     sampled by the trainer */
-	double delta;     /* the optimizer's δ for it (prior precision, or
+	double delta;      /* the optimizer's δ for it (prior precision, or
 	                     IVON's weight decay) */
-	int whvi;         /* a whvi layer's tensor (BNN_CAP_WHVI): no decay,
+	int whvi;          /* a whvi layer's tensor (BNN_CAP_WHVI): no decay,
 	                     KL/N added */
 };
 
@@ -58,40 +58,40 @@ struct trainer {
 	long *valid_idx, nvalid;     /* held-out examples (into valid, or train) */
 	const bnn_dataset *valid_ds; /* where valid_idx points */
 	float *ws, *xb, *yb, *out;
-	float *grad;                 /* ĝ: the gradient estimate of a step */
-	float *hess;                 /* ĥ: vogn's squared gradients, ivon's estimate */
-	float *gk, *hk;              /* one MC sample's gradient and squares (mc > 1) */
-	float *gsig;                 /* bbb: the gradient with respect to σ */
-	float *gsigk;                /* bbb: one sample's (mc > 1) */
-	float *theta, *eps;          /* a posterior sample and its noise */
-	int primed;                  /* mc = 1: theta already holds this step's
+	float *grad;          /* ĝ: the gradient estimate of a step */
+	float *hess;          /* ĥ: vogn's squared gradients, ivon's estimate */
+	float *gk, *hk;       /* one MC sample's gradient and squares (mc > 1) */
+	float *gsig;          /* bbb: the gradient with respect to σ */
+	float *gsigk;         /* bbb: one sample's (mc > 1) */
+	float *theta, *eps;   /* a posterior sample and its noise */
+	int primed;           /* mc = 1: theta already holds this step's
 	                                sample, drawn by the last update, and
 	                                st->sigma is derived at epoch ends only */
-	double tau;                  /* vogn's τ at the last step */
-	int mixed_lrt;               /* bbb with lrt: some tensor has weight_sample */
-	int whvi;                    /* the model has whvi layers (KL/N added) */
-	double kl;                   /* their KL at the last step */
-	double *whvi_scratch;        /* bnn_whvi_kl's scratch (flows), or NULL */
+	double tau;           /* vogn's τ at the last step */
+	int mixed_lrt;        /* bbb with lrt: some tensor has weight_sample */
+	int whvi;             /* the model has whvi layers (KL/N added) */
+	double kl;            /* their KL at the last step */
+	double *whvi_scratch; /* bnn_whvi_kl's scratch (flows), or NULL */
 	struct train_tensor *tensors;
 	int ntensors;
-	double n_data;               /* training examples (N) */
+	double n_data; /* training examples (N) */
 	struct train_snapshot start, best;
-	bnn_rng rng;                 /* shuffling */
-	bnn_rng noise;               /* posterior samples and dropout masks */
-	bnn_rng aug;                 /* the augmentation of training images */
-	long aug_c, aug_h, aug_w;    /* the images' channels, rows, columns */
-	float *aug_scratch;          /* one image (bnn_augment_image) */
+	bnn_rng rng;              /* shuffling */
+	bnn_rng noise;            /* posterior samples and dropout masks */
+	bnn_rng aug;              /* the augmentation of training images */
+	long aug_c, aug_h, aug_w; /* the images' channels, rows, columns */
+	float *aug_scratch;       /* one image (bnn_augment_image) */
 	bnn_schedule schedule;
 };
 
 /* One piece of one tensor for an optimizer's update hook. */
 struct train_piece {
 	const struct train_tensor *tt; /* the tensor */
-	long a, len;        /* its parameters [a, a + len) */
-	const float *noise; /* the next sample's ε for them (len variates), or
+	long a, len;                   /* its parameters [a, a + len) */
+	const float *noise;            /* the next sample's ε for them (len variates), or
 	                       NULL: update only */
-	float lr;           /* the learning rate of the step */
-	double tau;         /* vogn's τ at this step (0 for the others) */
+	float lr;                      /* the learning rate of the step */
+	double tau;                    /* vogn's τ at this step (0 for the others) */
 };
 
 /*
@@ -103,19 +103,19 @@ struct train_piece {
  * per element: the element loops are the fused kernels of optim/.
  */
 struct train_optimizer {
-	const char *name;        /* "adam": --set optimizer=, checkpoints' meta */
-	double default_lr;       /* the learning rate when none is given */
-	int slots;               /* bnn_state.opt arrays it keeps (the first) */
+	const char *name;                      /* "adam": --set optimizer=, checkpoints' meta */
+	double default_lr;                     /* the learning rate when none is given */
+	int slots;                             /* bnn_state.opt arrays it keeps (the first) */
 	const char *slot_names[BNN_OPT_SLOTS]; /* what they hold, in order */
-	int variational;         /* learns σ: keeps bnn_state.sigma */
-	unsigned trains;         /* the BNN_CAP_* bits of the layers it can
+	int variational;                       /* learns σ: keeps bnn_state.sigma */
+	unsigned trains;                       /* the BNN_CAP_* bits of the layers it can
 	                            train (a layer with another bit is refused) */
-	unsigned learns;         /* variational: the model needs a layer with
+	unsigned learns;                       /* variational: the model needs a layer with
 	                            one of these bits (the posterior it learns) */
-	int delta_over_ess;      /* δ is the prior precision over the effective
+	int delta_over_ess;                    /* δ is the prior precision over the effective
 	                            sample size (IVON's weight decay) */
-	int decoupled;           /* selecting it sets adam.decoupled (adamw) */
-	const char *options;     /* the optimizer-specific options it reads,
+	int decoupled;                         /* selecting it sets adam.decoupled (adamw) */
+	const char *options;                   /* the optimizer-specific options it reads,
 	                            by --set name ("momentum nesterov ...") */
 	/* Allocates its buffers beyond t->grad (NULL: none). */
 	int (*setup)(struct trainer *t, bnn_err *err);
@@ -219,8 +219,7 @@ int train_bbb_text(const bnn_train_options *o, char *buf, int n);
 
 /* Appends formatted text to the options text (OPT_TEXT_MAX bytes,
  * truncating; train_options.c). */
-int train_text_append(char *buf, int n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int train_text_append(char *buf, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Brings st->sigma up to date where it is derived only at times (badam:
  * from Adam's v; vogn and ivon with mc = 1: from s or h); called after

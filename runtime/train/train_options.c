@@ -57,19 +57,36 @@ double bnn_default_lr(int optimizer)
 	return opt ? opt->default_lr : 1e-3;
 }
 
-enum opt_kind { OPT_DOUBLE, OPT_FLOAT, OPT_LONG, OPT_U64, OPT_INT, OPT_BOOL,
-                OPT_OPTIMIZER, OPT_SCHEDULE, OPT_MILESTONES, OPT_WEIGHT_DECAY,
-                OPT_BETA1, OPT_BETA2 };
+enum opt_kind {
+	OPT_DOUBLE,
+	OPT_FLOAT,
+	OPT_LONG,
+	OPT_U64,
+	OPT_INT,
+	OPT_BOOL,
+	OPT_OPTIMIZER,
+	OPT_SCHEDULE,
+	OPT_MILESTONES,
+	OPT_WEIGHT_DECAY,
+	OPT_BETA1,
+	OPT_BETA2
+};
 
 /* What else an option needs to be read, besides an optimizer that uses it. */
-enum opt_need { NEED_NOTHING, NEED_STEP, NEED_COSINE, NEED_VALIDATION, NEED_NO_VALID_SET };
+enum opt_need {
+	NEED_NOTHING,
+	NEED_STEP,
+	NEED_COSINE,
+	NEED_VALIDATION,
+	NEED_NO_VALID_SET
+};
 
 struct opt_def {
 	const char *name;
 	enum opt_kind kind;
-	size_t offset;      /* of the field in bnn_train_options */
-	double min, max;    /* accepted range (inclusive) */
-	int shared;         /* read by every optimizer; else by those whose row
+	size_t offset;   /* of the field in bnn_train_options */
+	double min, max; /* accepted range (inclusive) */
+	int shared;      /* read by every optimizer; else by those whose row
 	                       in train_optimizers[] lists it */
 	enum opt_need need;
 	const char *help;
@@ -77,49 +94,80 @@ struct opt_def {
 
 /* opt_def.shared */
 #define SHARED 1
-#define OWN 0
+#define OWN    0
 
 #define OFF(field) offsetof(bnn_train_options, field)
 static const struct opt_def opt_defs[] = {
-	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, SHARED, NEED_NOTHING, NULL /* the names of train_optimizers[] */ },
-	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, SHARED, NEED_NOTHING, "base learning rate (0: the optimizer's default)" },
-	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, SHARED, NEED_NOTHING, "constant, step or cosine" },
-	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, SHARED, NEED_STEP, "step: factor at each milestone" },
-	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, SHARED, NEED_STEP, "step: epochs, e.g. 30,60" },
-	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, SHARED, NEED_NOTHING, "epochs of linear warm-up" },
-	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, SHARED, NEED_COSINE, "cosine: final learning rate" },
+	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, SHARED, NEED_NOTHING,
+	  NULL /* the names of train_optimizers[] */ },
+	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, SHARED, NEED_NOTHING,
+	  "base learning rate (0: the optimizer's default)" },
+	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, SHARED, NEED_NOTHING,
+	  "constant, step or cosine" },
+	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, SHARED, NEED_STEP,
+	  "step: factor at each milestone" },
+	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, SHARED, NEED_STEP,
+	  "step: epochs, e.g. 30,60" },
+	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, SHARED, NEED_NOTHING,
+	  "epochs of linear warm-up" },
+	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, SHARED, NEED_COSINE,
+	  "cosine: final learning rate" },
 	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, OWN, NEED_NOTHING, "sgd: momentum" },
-	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, OWN, NEED_NOTHING, "sgd: Nesterov momentum (0 or 1)" },
-	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, OWN, NEED_NOTHING, "L2 (sgd, adam) or decoupled (adamw) decay" },
-	{ "beta1", OPT_BETA1, 0, 0, 0.999999, OWN, NEED_NOTHING, "adam, vogn, ivon: momentum / first-moment decay" },
-	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, OWN, NEED_NOTHING, "adam, vogn, ivon: second-moment / Hessian decay" },
-	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, OWN, NEED_NOTHING, "adam: denominator constant (> 0)" },
-	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING, "vogn, ivon, bbb: Monte-Carlo samples per step" },
-	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, SHARED, NEED_NOTHING, "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
-	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, OWN, NEED_NOTHING, "vogn: tempering at the end of its schedule" },
-	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, OWN, NEED_NOTHING, "vogn: tempering at the start" },
-	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, OWN, NEED_NOTHING, "vogn: epochs from tau_start to tau" },
-	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, OWN, NEED_NOTHING, "vogn: data-augmentation factor (N <- rho N)" },
-	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, OWN, NEED_NOTHING, "ivon: Hessian initialisation" },
-	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, OWN, NEED_NOTHING, "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
-	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, OWN, NEED_NOTHING, "ivon: element-wise step clipping (0: off)" },
-	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, OWN, NEED_NOTHING, "ivon: scale lr by h0 + delta (0 or 1)" },
-	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, OWN, NEED_NOTHING, "bbb: initial posterior standard deviation" },
-	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, OWN, NEED_NOTHING, "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
-	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, SHARED, NEED_NOTHING, "gradient-norm clipping (0: off)" },
-	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, SHARED, NEED_NOTHING, "passes over the training data" },
+	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, OWN, NEED_NOTHING,
+	  "sgd: Nesterov momentum (0 or 1)" },
+	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, OWN, NEED_NOTHING,
+	  "L2 (sgd, adam) or decoupled (adamw) decay" },
+	{ "beta1", OPT_BETA1, 0, 0, 0.999999, OWN, NEED_NOTHING,
+	  "adam, vogn, ivon: momentum / first-moment decay" },
+	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, OWN, NEED_NOTHING,
+	  "adam, vogn, ivon: second-moment / Hessian decay" },
+	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, OWN, NEED_NOTHING,
+	  "adam: denominator constant (> 0)" },
+	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING,
+	  "vogn, ivon, bbb: Monte-Carlo samples per step" },
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, SHARED, NEED_NOTHING,
+	  "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
+	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, OWN, NEED_NOTHING,
+	  "vogn: tempering at the end of its schedule" },
+	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, OWN, NEED_NOTHING,
+	  "vogn: tempering at the start" },
+	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, OWN, NEED_NOTHING,
+	  "vogn: epochs from tau_start to tau" },
+	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, OWN, NEED_NOTHING,
+	  "vogn: data-augmentation factor (N <- rho N)" },
+	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, OWN, NEED_NOTHING,
+	  "ivon: Hessian initialisation" },
+	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, OWN, NEED_NOTHING,
+	  "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
+	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, OWN, NEED_NOTHING,
+	  "ivon: element-wise step clipping (0: off)" },
+	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, OWN, NEED_NOTHING,
+	  "ivon: scale lr by h0 + delta (0 or 1)" },
+	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, OWN, NEED_NOTHING,
+	  "bbb: initial posterior standard deviation" },
+	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, OWN, NEED_NOTHING,
+	  "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
+	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, SHARED, NEED_NOTHING,
+	  "gradient-norm clipping (0: off)" },
+	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, SHARED, NEED_NOTHING,
+	  "passes over the training data" },
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, SHARED, NEED_NOTHING, "examples per step" },
-	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, SHARED, NEED_NOTHING, "random seed" },
+	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, SHARED, NEED_NOTHING,
+	  "random seed" },
 	{ "threads", OPT_INT, OFF(threads), 1, 1024, SHARED, NEED_NOTHING, "BLAS threads" },
-	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, SHARED, NEED_NO_VALID_SET, "held-out share of the training data" },
-	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, SHARED, NEED_VALIDATION, "early stopping: epochs without improvement (0: off)" },
-	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, SHARED, NEED_NOTHING, "augmentation: random crop with this zero padding (0: off)" },
-	{ "flip", OPT_BOOL, OFF(flip), 0, 1, SHARED, NEED_NOTHING, "augmentation: random horizontal flip (0 or 1)" },
+	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, SHARED, NEED_NO_VALID_SET,
+	  "held-out share of the training data" },
+	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, SHARED, NEED_VALIDATION,
+	  "early stopping: epochs without improvement (0: off)" },
+	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, SHARED, NEED_NOTHING,
+	  "augmentation: random crop with this zero padding (0: off)" },
+	{ "flip", OPT_BOOL, OFF(flip), 0, 1, SHARED, NEED_NOTHING,
+	  "augmentation: random horizontal flip (0 or 1)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
-static int opt_number(const char *name, const char *value, double min,
-                      double max, double *out, bnn_err *err)
+static int opt_number(const char *name, const char *value, double min, double max, double *out,
+                      bnn_err *err)
 {
 	char *end;
 	double v;
@@ -132,20 +180,19 @@ static int opt_number(const char *name, const char *value, double min,
 	if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
 		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
 	if (v < min || v > max)
-		return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%g, %g]", name,
-		                value, min, max);
+		return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%g, %g]", name, value,
+		                min, max);
 	*out = v;
 	return BNN_OK;
 }
 
-static int opt_integer(const struct opt_def *d, const char *value, double *out,
-                       bnn_err *err)
+static int opt_integer(const struct opt_def *d, const char *value, double *out, bnn_err *err)
 {
 	int rc = opt_number(d->name, value, d->min, d->max, out, err);
 
 	if (!rc && *out != floor(*out))
-		rc = bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a whole number",
-		              d->name, value);
+		rc = bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a whole number", d->name,
+		              value);
 	return rc;
 }
 
@@ -159,9 +206,10 @@ static int opt_u64(const char *name, const char *value, uint64_t *out, bnn_err *
 	errno = 0;
 	v = strtoull(value, &end, 10);
 	if (!*value || strspn(value, "0123456789") != strlen(value) || errno == ERANGE)
-		return bnn_fail(err, BNN_EINVAL,
-		                "option '%s': '%s' is not a whole number in [0, 18446744073709551615]",
-		                name, value);
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "option '%s': '%s' is not a whole number in [0, 18446744073709551615]",
+		        name, value);
 	*out = (uint64_t)v;
 	return BNN_OK;
 }
@@ -175,18 +223,21 @@ static int opt_milestones(bnn_schedule *s, const char *value, bnn_err *err)
 	if (strlen(value) >= sizeof buf)
 		return bnn_fail(err, BNN_EINVAL, "option 'milestones': the list is too long");
 	if (value[0] == ',' || strstr(value, ",,") || (*value && value[strlen(value) - 1] == ','))
-		return bnn_fail(err, BNN_EINVAL, "option 'milestones': '%s' has an empty entry", value);
+		return bnn_fail(err, BNN_EINVAL, "option 'milestones': '%s' has an empty entry",
+		                value);
 	strcpy(buf, value);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == BNN_SCHEDULE_MAX_MILESTONES)
-			return bnn_fail(err, BNN_EINVAL, "option 'milestones': at most %d milestones",
+			return bnn_fail(err, BNN_EINVAL,
+			                "option 'milestones': at most %d milestones",
 			                BNN_SCHEDULE_MAX_MILESTONES);
 		if (opt_number("milestones", tok, 0, 1e9, &v, err))
 			return BNN_EINVAL;
 		if (n > 0 && v <= s->milestones[n - 1])
-			return bnn_fail(err, BNN_EINVAL,
-			                "option 'milestones': %s is not after %g (use increasing epochs)",
-			                tok, s->milestones[n - 1]);
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "option 'milestones': %s is not after %g (use increasing epochs)",
+			        tok, s->milestones[n - 1]);
 		s->milestones[n++] = v;
 	}
 	if (n == 0)
@@ -195,8 +246,7 @@ static int opt_milestones(bnn_schedule *s, const char *value, bnn_err *err)
 	return BNN_OK;
 }
 
-int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
-                  bnn_err *err)
+int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn_err *err)
 {
 	const struct opt_def *d = NULL;
 	char *base = (char *)o;
@@ -205,7 +255,9 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 
 	if (!o || !name || !value)
 		return bnn_fail(err, BNN_EINVAL, "bnn_train_set: no %s given",
-		                !o ? "options" : !name ? "name" : "value");
+		                !o      ? "options"
+		                : !name ? "name"
+		                        : "value");
 	for (i = 0; i < NOPTS; i++)
 		if (strcmp(opt_defs[i].name, name) == 0)
 			d = &opt_defs[i];
@@ -228,7 +280,8 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 		if (i < 0) {
 			char list[128];
 			train_optimizer_list(list, sizeof list);
-			return bnn_fail(err, BNN_EINVAL, "unknown optimizer '%s' (choose %s)", value, list);
+			return bnn_fail(err, BNN_EINVAL, "unknown optimizer '%s' (choose %s)",
+			                value, list);
 		}
 		o->optimizer = i;
 		o->adam.decoupled = train_optimizers[i].decoupled;
@@ -242,7 +295,8 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 			o->schedule.kind = BNN_SCHEDULE_COSINE;
 		else
 			return bnn_fail(err, BNN_EINVAL,
-			                "unknown schedule '%s' (choose constant, step or cosine)", value);
+			                "unknown schedule '%s' (choose constant, step or cosine)",
+			                value);
 		return BNN_OK;
 	case OPT_MILESTONES:
 		return opt_milestones(&o->schedule, value, err);
@@ -252,7 +306,8 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value,
 		else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0)
 			*(int *)(base + d->offset) = 0;
 		else
-			return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not 0 or 1", name, value);
+			return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not 0 or 1", name,
+			                value);
 		return BNN_OK;
 	case OPT_DOUBLE:
 	case OPT_FLOAT:
@@ -356,20 +411,26 @@ static int opt_check_range(const bnn_train_options *o, const struct opt_def *d, 
 			return rc;
 		return opt_range(d, o->adam.weight_decay, err);
 	case OPT_BETA1:
-		if ((rc = opt_range(d, o->adam.beta1, err)) || (rc = opt_range(d, o->vogn.beta1, err)))
+		if ((rc = opt_range(d, o->adam.beta1, err)) ||
+		    (rc = opt_range(d, o->vogn.beta1, err)))
 			return rc;
 		return opt_range(d, o->ivon.beta1, err);
 	case OPT_BETA2:
-		if ((rc = opt_range(d, o->adam.beta2, err)) || (rc = opt_range(d, o->vogn.beta2, err)))
+		if ((rc = opt_range(d, o->adam.beta2, err)) ||
+		    (rc = opt_range(d, o->vogn.beta2, err)))
 			return rc;
 		return opt_range(d, o->ivon.beta2, err);
 	case OPT_SCHEDULE:
-		if (o->schedule.kind < BNN_SCHEDULE_CONSTANT || o->schedule.kind > BNN_SCHEDULE_COSINE)
-			return bnn_fail(err, BNN_EINVAL, "unknown schedule %d", (int)o->schedule.kind);
+		if (o->schedule.kind < BNN_SCHEDULE_CONSTANT ||
+		    o->schedule.kind > BNN_SCHEDULE_COSINE)
+			return bnn_fail(err, BNN_EINVAL, "unknown schedule %d",
+			                (int)o->schedule.kind);
 		return BNN_OK;
 	case OPT_MILESTONES:
-		if (o->schedule.nmilestones < 0 || o->schedule.nmilestones > BNN_SCHEDULE_MAX_MILESTONES)
-			return bnn_fail(err, BNN_EINVAL, "option 'milestones': %d milestones (at most %d)",
+		if (o->schedule.nmilestones < 0 ||
+		    o->schedule.nmilestones > BNN_SCHEDULE_MAX_MILESTONES)
+			return bnn_fail(err, BNN_EINVAL,
+			                "option 'milestones': %d milestones (at most %d)",
 			                o->schedule.nmilestones, BNN_SCHEDULE_MAX_MILESTONES);
 		return BNN_OK;
 	case OPT_OPTIMIZER:
@@ -406,7 +467,10 @@ static void opt_users_text(const struct opt_def *d, char *buf, size_t size)
 		if (opt_read_by(d, i)) {
 			n++;
 			snprintf(buf + strlen(buf), size - strlen(buf), "%s%s",
-			         n == 1 ? "" : n == count ? " and " : ", ", bnn_optimizer_name(i));
+			         n == 1       ? ""
+			         : n == count ? " and "
+			                      : ", ",
+			         bnn_optimizer_name(i));
 		}
 }
 
@@ -419,32 +483,38 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 
 	if (!opt_read_by(d, o->optimizer)) {
 		if (d->kind == OPT_WEIGHT_DECAY)
-			return bnn_fail(err, BNN_EINVAL,
-			                "optimizer '%s' takes its regularisation from the prior: set "
-			                "'delta' (or the model's prior precision) instead of "
-			                "'weight_decay'", opt);
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "optimizer '%s' takes its regularisation from the prior: set "
+			        "'delta' (or the model's prior precision) instead of "
+			        "'weight_decay'",
+			        opt);
 		opt_users_text(d, users, sizeof users);
 		return bnn_fail(err, BNN_EINVAL,
 		                "option '%s' is not used by optimizer '%s', only by %s: leave it "
-		                "out or choose one of those", d->name, opt, users);
+		                "out or choose one of those",
+		                d->name, opt, users);
 	}
 	if (d->need == NEED_STEP && o->schedule.kind != BNN_SCHEDULE_STEP)
 		return bnn_fail(err, BNN_EINVAL,
 		                "option '%s' belongs to the step schedule: set schedule=step too",
 		                d->name);
 	if (d->need == NEED_COSINE && o->schedule.kind != BNN_SCHEDULE_COSINE)
-		return bnn_fail(err, BNN_EINVAL,
-		                "option '%s' belongs to the cosine schedule: set schedule=cosine too",
-		                d->name);
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "option '%s' belongs to the cosine schedule: set schedule=cosine too",
+		        d->name);
 	if (d->need == NEED_VALIDATION && !valid_set && !(o->valid_fraction > 0))
 		return bnn_fail(err, BNN_EINVAL,
 		                "option '%s' stops training on the validation NLL, and there is no "
 		                "validation data: give some (--valid FILE) or set valid_fraction",
 		                d->name);
 	if (d->need == NEED_NO_VALID_SET && valid_set)
-		return bnn_fail(err, BNN_EINVAL,
-		                "option '%s' holds out part of the training data for validation, but "
-		                "validation data is given (--valid): use one or the other", d->name);
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "option '%s' holds out part of the training data for validation, but "
+		        "validation data is given (--valid): use one or the other",
+		        d->name);
 	return BNN_OK;
 }
 
@@ -514,7 +584,7 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	if (train_optimizer_of(o->optimizer))
 		n = train_optimizers[o->optimizer].options_text(o, buf, n);
 	for (i = 0; i < o->schedule.nmilestones; i++)
-		n = train_text_append(buf, n, "%s%.9g", i ? "," : " milestones=",
-		                      o->schedule.milestones[i]);
+		n = train_text_append(buf, n, "%s%.9g",
+		                      i ? "," : " milestones=", o->schedule.milestones[i]);
 	return buf;
 }

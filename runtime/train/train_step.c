@@ -59,8 +59,8 @@ static int train_refuse(const bnn_model *m, const bnn_layer *l, const struct tra
 			break;
 		}
 	return bnn_fail(err, BNN_EUNSUPPORTED,
-	                "layer '%s' of model '%s' has a %s posterior, %s optimizer '%s' %s", l->name,
-	                m->name, l->family, before, opt->name, after);
+	                "layer '%s' of model '%s' has a %s posterior, %s optimizer '%s' %s",
+	                l->name, m->name, l->family, before, opt->name, after);
 }
 
 int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
@@ -71,20 +71,22 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 	for (i = 0; i < m->nlayers; i++) {
 		const bnn_layer *l = &m->layers[i];
 		if (l->caps & ~(unsigned)BNN_CAP_ALL)
-			return bnn_fail(err, BNN_EUNSUPPORTED,
-			                "layer '%s' of model '%s' has a %s posterior, which no optimizer "
-			                "trains yet",
-			                l->name, m->name, l->family);
+			return bnn_fail(
+			        err, BNN_EUNSUPPORTED,
+			        "layer '%s' of model '%s' has a %s posterior, which no optimizer "
+			        "trains yet",
+			        l->name, m->name, l->family);
 		if (l->caps & ~opt->trains)
 			return train_refuse(m, l, opt, err);
 		learnable += (l->caps & opt->learns) != 0;
 	}
 	if (opt->learns && learnable == 0)
-		return bnn_fail(err, BNN_EUNSUPPORTED,
-		                "optimizer '%s' learns the posterior of meanfield layers, and model '%s' "
-		                "has none: declare 'posterior meanfield;' (or '~ meanfield' on layers), "
-		                "or train with sgd, adam or adamw",
-		                opt->name, m->name);
+		return bnn_fail(
+		        err, BNN_EUNSUPPORTED,
+		        "optimizer '%s' learns the posterior of meanfield layers, and model '%s' "
+		        "has none: declare 'posterior meanfield;' (or '~ meanfield' on layers), "
+		        "or train with sgd, adam or adamw",
+		        opt->name, m->name);
 	return BNN_OK; /* options it does not read: bnn_train_options_check */
 }
 

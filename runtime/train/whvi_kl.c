@@ -49,14 +49,29 @@ static void whvi_find(const bnn_model *m, const bnn_layer *l, struct whvi_layer 
 	for (i = l->first_tensor; i < l->first_tensor + l->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
 		switch (t->role) {
-		case BNN_ROLE_WHVI_G_MEAN: w->mu = t; break;
-		case BNN_ROLE_WHVI_G_RHO: w->rho = t; break;
-		case BNN_ROLE_WHVI_FLOW_U: w->fu = t; break;
-		case BNN_ROLE_WHVI_FLOW_W: w->fw = t; break;
-		case BNN_ROLE_WHVI_FLOW_B: w->fb = t; break;
-		case BNN_ROLE_BIAS: w->bmu = t; break;
-		case BNN_ROLE_WHVI_BIAS_RHO: w->brho = t; break;
-		default: break;
+		case BNN_ROLE_WHVI_G_MEAN:
+			w->mu = t;
+			break;
+		case BNN_ROLE_WHVI_G_RHO:
+			w->rho = t;
+			break;
+		case BNN_ROLE_WHVI_FLOW_U:
+			w->fu = t;
+			break;
+		case BNN_ROLE_WHVI_FLOW_W:
+			w->fw = t;
+			break;
+		case BNN_ROLE_WHVI_FLOW_B:
+			w->fb = t;
+			break;
+		case BNN_ROLE_BIAS:
+			w->bmu = t;
+			break;
+		case BNN_ROLE_WHVI_BIAS_RHO:
+			w->brho = t;
+			break;
+		default:
+			break;
 		}
 	}
 	if (w->mu) {
@@ -73,8 +88,8 @@ static double whvi_sigmoid(double r)
 
 /* The closed-form Gaussian KL of n values (μ, ρ) against N(0, 1/δ), its
  * gradient times scale added to gmu and grho (NULL: none). */
-static double whvi_kl_gauss(long n, const float *mu, const float *rho, double delta,
-                            double scale, float *gmu, float *grho)
+static double whvi_kl_gauss(long n, const float *mu, const float *rho, double delta, double scale,
+                            float *gmu, float *grho)
 {
 	double kl = 0;
 	long i;
@@ -96,8 +111,8 @@ static double whvi_kl_gauss(long n, const float *mu, const float *rho, double de
  * dz d more, eps d. */
 static double whvi_kl_flows(long d, long nf, const float *mu, const float *rho, const float *fu,
                             const float *fw, const float *fb, double delta, const double *eps,
-                            double scale, float *gmu, float *grho, float *gu, float *gw,
-                            float *gb, double *z, double *dz)
+                            double scale, float *gmu, float *grho, float *gu, float *gw, float *gb,
+                            double *z, double *dz)
 {
 	double kl = 0, *zf = z + nf * d;
 	long i, k;
@@ -140,10 +155,10 @@ static double whvi_kl_flows(long d, long nf, const float *mu, const float *rho, 
 			udz += u[i] * dz[i];
 		}
 		h = tanh(a);
-		psi = 1 - h * h;         /* h'(a) */
-		dpsi = -2 * h * psi;     /* h''(a) */
+		psi = 1 - h * h;     /* h'(a) */
+		dpsi = -2 * h * psi; /* h''(a) */
 		c = 1 + uw * psi;
-		dc = -1 / c;             /* ∂(−log|c|)/∂c */
+		dc = -1 / c; /* ∂(−log|c|)/∂c */
 		da = psi * udz + dc * uw * dpsi;
 		for (i = 0; i < d; i++) {
 			gu[k * d + i] += (float)(scale * (dz[i] * h + dc * psi * w[i]));
@@ -178,8 +193,8 @@ long bnn_whvi_kl_scratch(const bnn_model *m)
 	return most;
 }
 
-double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double scale,
-                   float *grad, bnn_rng *rng, double *z)
+double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double scale, float *grad,
+                   bnn_rng *rng, double *z)
 {
 	double kl = 0;
 	float buf[256];
@@ -196,12 +211,14 @@ double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double
 		if (!w.mu || !w.rho)
 			continue;
 		if (w.bmu && w.brho)
-			kl += whvi_kl_gauss(w.bmu->size, params + w.bmu->offset, params + w.brho->offset, dl,
-			                    scale, grad ? grad + w.bmu->offset : NULL,
+			kl += whvi_kl_gauss(w.bmu->size, params + w.bmu->offset,
+			                    params + w.brho->offset, dl, scale,
+			                    grad ? grad + w.bmu->offset : NULL,
 			                    grad ? grad + w.brho->offset : NULL);
 		if (w.flows == 0) {
-			kl += whvi_kl_gauss(w.mu->size, params + w.mu->offset, params + w.rho->offset, dl,
-			                    scale, grad ? grad + w.mu->offset : NULL,
+			kl += whvi_kl_gauss(w.mu->size, params + w.mu->offset,
+			                    params + w.rho->offset, dl, scale,
+			                    grad ? grad + w.mu->offset : NULL,
 			                    grad ? grad + w.rho->offset : NULL);
 			continue;
 		}
@@ -215,13 +232,15 @@ double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double
 				for (q = 0; q < n; q++)
 					eps[e + q] = rng ? buf[q] : 0.0;
 			}
-			kl += whvi_kl_flows(
-			    w.d, w.flows, params + w.mu->offset + o, params + w.rho->offset + o,
-			    params + w.fu->offset + of, params + w.fw->offset + of,
-			    params + w.fb->offset + ob, dl, eps, scale,
-			    grad ? grad + w.mu->offset + o : NULL, grad ? grad + w.rho->offset + o : NULL,
-			    grad ? grad + w.fu->offset + of : NULL, grad ? grad + w.fw->offset + of : NULL,
-			    grad ? grad + w.fb->offset + ob : NULL, z, z + (w.flows + 1) * w.d);
+			kl += whvi_kl_flows(w.d, w.flows, params + w.mu->offset + o,
+			                    params + w.rho->offset + o, params + w.fu->offset + of,
+			                    params + w.fw->offset + of, params + w.fb->offset + ob,
+			                    dl, eps, scale, grad ? grad + w.mu->offset + o : NULL,
+			                    grad ? grad + w.rho->offset + o : NULL,
+			                    grad ? grad + w.fu->offset + of : NULL,
+			                    grad ? grad + w.fw->offset + of : NULL,
+			                    grad ? grad + w.fb->offset + ob : NULL, z,
+			                    z + (w.flows + 1) * w.d);
 		}
 	}
 	return kl;

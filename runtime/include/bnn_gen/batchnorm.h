@@ -57,8 +57,10 @@ static inline void bnn_gen_batchnorm_forward(long batch, long c, long hw,
 			var = ss / (double)m;
 			if (rmean && rvar) {
 				double unbiased = m > 1 ? var * (double)m / (double)(m - 1) : var;
-				rmean[ch] = (bnn_real)((1 - momentum) * rmean[ch] + momentum * mean);
-				rvar[ch] = (bnn_real)((1 - momentum) * rvar[ch] + momentum * unbiased);
+				rmean[ch] =
+				        (bnn_real)((1 - momentum) * rmean[ch] + momentum * mean);
+				rvar[ch] =
+				        (bnn_real)((1 - momentum) * rvar[ch] + momentum * unbiased);
 			}
 		} else {
 			mean = rmean[ch];
@@ -87,14 +89,11 @@ static inline void bnn_gen_batchnorm_forward(long batch, long c, long hw,
  *     dx = γ·r·(dy − (Σ dy)/M − ŝ·(Σ dy·ŝ)/M),
  * and with fixed statistics dx = γ·r·dy.
  */
-static inline void bnn_gen_batchnorm_backward(long batch, long c, long hw, int batch_stats,
-                                              const bnn_real *restrict x,
-                                              const bnn_real *restrict dy,
-                                              const bnn_real *restrict gamma,
-                                              const bnn_real *restrict mr,
-                                              bnn_real *restrict dgamma, bnn_real *restrict dbeta,
-                                              bnn_real *restrict sg, bnn_real *restrict sb,
-                                              bnn_real *restrict dx, int accumulate)
+static inline void bnn_gen_batchnorm_backward(
+        long batch, long c, long hw, int batch_stats, const bnn_real *restrict x,
+        const bnn_real *restrict dy, const bnn_real *restrict gamma, const bnn_real *restrict mr,
+        bnn_real *restrict dgamma, bnn_real *restrict dbeta, bnn_real *restrict sg,
+        bnn_real *restrict sb, bnn_real *restrict dx, int accumulate)
 {
 	const long chw = c * hw, m = batch * hw;
 	long ch, b;
@@ -129,8 +128,10 @@ static inline void bnn_gen_batchnorm_backward(long batch, long c, long hw, int b
 			bnn_real *restrict dxc = dx + b * chw + ch * hw;
 			const bnn_real gr = gamma[ch] * r;
 			if (batch_stats) {
-				const bnn_real a = (bnn_real)(sdy / (double)m), s = (bnn_real)(sdyx / (double)m);
-				BNN_GEN_EACH(hw, accumulate, dxc, gr * (dc[i] - a - (xc[i] - mu) * r * s));
+				const bnn_real a = (bnn_real)(sdy / (double)m),
+				               s = (bnn_real)(sdyx / (double)m);
+				BNN_GEN_EACH(hw, accumulate, dxc,
+				             gr * (dc[i] - a - (xc[i] - mu) * r * s));
 			} else {
 				BNN_GEN_EACH(hw, accumulate, dxc, gr * dc[i]);
 			}

@@ -52,13 +52,13 @@
 /* The shape of a conv2d layer; generated code declares one as a static
  * const, so every field is a constant where the kernels are inlined. */
 typedef struct bnn_gen_conv {
-	long c, h, w;       /* input channels, height, width */
-	long f;             /* output channels */
-	long kh, kw;        /* kernel height and width */
-	long sh, sw;        /* stride */
-	long ph, pw;        /* zero padding on each side */
-	long oh, ow;        /* output height and width */
-	long g;             /* examples per im2col group, >= 1 (1: pointwise) */
+	long c, h, w; /* input channels, height, width */
+	long f;       /* output channels */
+	long kh, kw;  /* kernel height and width */
+	long sh, sw;  /* stride */
+	long ph, pw;  /* zero padding on each side */
+	long oh, ow;  /* output height and width */
+	long g;       /* examples per im2col group, >= 1 (1: pointwise) */
 } bnn_gen_conv;
 
 /* The conv2d kernels are always inlined (GCC and Clang): the generated
@@ -76,8 +76,7 @@ typedef struct bnn_gen_conv {
  * no padding): then no im2col is needed. */
 BNN_GEN_CONV_INLINE int bnn_gen_conv_is_pointwise(const bnn_gen_conv *s)
 {
-	return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 &&
-	       s->pw == 0;
+	return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 && s->pw == 0;
 }
 
 /* The range [*lo, *hi) of output columns ox whose input column
@@ -150,7 +149,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 			for (j = 0; j < n * s->c; j++)
 				for (oy = 0; oy < s->h; oy++)
 					memcpy(pad + j * plane + (oy + s->ph) * wp + s->pw,
-					       x + (j * s->h + oy) * s->w, (size_t)s->w * sizeof *pad);
+					       x + (j * s->h + oy) * s->w,
+					       (size_t)s->w * sizeof *pad);
 			src = pad;
 		}
 		for (ci = 0; ci < s->c; ci++)
@@ -161,7 +161,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 					for (j = 0; j < n; j++)
 						for (oy = 0; oy < s->oh; oy++)
 							memcpy(row + j * p + oy * s->ow,
-							       src + (j * s->c + ci) * plane + (oy + ki) * wp + kj,
+							       src + (j * s->c + ci) * plane +
+							               (oy + ki) * wp + kj,
 							       (size_t)s->ow * sizeof *row);
 				}
 		return;
@@ -226,12 +227,14 @@ BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
 							continue;
 						xr = dx + j * in + (ci * s->h + iy) * s->w;
 						if (s->sw == 1) {
-							bnn_real *restrict xo = xr + (lo - s->pw + kj);
+							bnn_real *restrict xo =
+							        xr + (lo - s->pw + kj);
 							const bnn_real *restrict ro = r + lo;
 							BNN_GEN_EACH(hi - lo, 1, xo, ro[i]);
 						} else {
 							for (ox = lo; ox < hi; ox++)
-								xr[ox * s->sw - s->pw + kj] += r[ox];
+								xr[ox * s->sw - s->pw + kj] +=
+								        r[ox];
 						}
 					}
 			}
@@ -273,8 +276,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 					bnn_real *yf = yi + f * p;
 					BNN_GEN_EACH(p, 0, yf, bf);
 				}
-			bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * in, p, b ? 1.0 : 0.0,
-			             yi, p);
+			bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * in, p, b ? 1.0 : 0.0, yi,
+			             p);
 		}
 		return;
 	}
@@ -389,8 +392,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_unpermute(const bnn_gen_conv *s, bnn_real 
 
 /* Example e's share of db and sb: Σ_p G_e[f, p] and its square. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, long batch,
-                                                 const bnn_real *restrict ge,
-                                                 bnn_real *restrict db, bnn_real *restrict sb)
+                                                 const bnn_real *restrict ge, bnn_real *restrict db,
+                                                 bnn_real *restrict sb)
 {
 	const long p = s->oh * s->ow;
 	const bnn_real bsz = (bnn_real)batch;
@@ -410,9 +413,9 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, 
  * kernel-offset-major order of K and are permuted into the weight's order
  * at the end. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_rows(
-	const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
-	bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw,
-	bnn_real *restrict sb, bnn_real *restrict col, bnn_real *restrict t)
+        const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
+        bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw, bnn_real *restrict sb,
+        bnn_real *restrict col, bnn_real *restrict t)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
@@ -446,9 +449,9 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_rows(
  * its columns), then per example the K × F product col_i·G_iᵀ in t (the
  * faster orientation for these thin layers) added into dW's rows. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_cols(
-	const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
-	bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw,
-	bnn_real *restrict sb, bnn_real *restrict col, bnn_real *restrict t)
+        const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
+        bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw, bnn_real *restrict sb,
+        bnn_real *restrict col, bnn_real *restrict t)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
@@ -479,7 +482,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_cols(
 
 					dwf[r] = ei > 0 ? dwf[r] + v : v;
 					if (swf)
-						swf[r] = ei > 0 ? swf[r] + bsz * v * v : bsz * v * v;
+						swf[r] =
+						        ei > 0 ? swf[r] + bsz * v * v : bsz * v * v;
 				}
 			}
 			if (db)
@@ -515,11 +519,9 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
  * place.  col holds Gp and DXp (bnn_gen_conv_col_floats), t the F·K
  * weights reordered.
  */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(const bnn_gen_conv *s, long batch,
-                                                        const bnn_real *restrict g,
-                                                        const bnn_real *restrict w,
-                                                        bnn_real *restrict dx, bnn_real *restrict col,
-                                                        bnn_real *restrict t, int accumulate)
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(
+        const bnn_gen_conv *s, long batch, const bnn_real *restrict g, const bnn_real *restrict w,
+        bnn_real *restrict dx, bnn_real *restrict col, bnn_real *restrict t, int accumulate)
 {
 	const long kk = s->kh * s->kw, k = s->c * kk, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
@@ -547,12 +549,13 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(const bnn_gen_conv *s, l
 			}
 		memset(dxp, 0, (size_t)(s->c * plane) * sizeof *dxp);
 		for (o = 0; o < kk; o++)
-			bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, t + o * s->c * s->f, s->f, gp, pp, 1.0,
-			             dxp + (o / s->kw) * wp + o % s->kw, plane);
+			bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, t + o * s->c * s->f, s->f, gp, pp,
+			             1.0, dxp + (o / s->kw) * wp + o % s->kw, plane);
 		for (c = 0; c < s->c; c++)
 			for (y = 0; y < s->h; y++) {
 				bnn_real *restrict d = dxe + (c * s->h + y) * s->w;
-				const bnn_real *restrict src = dxp + c * plane + (y + s->ph) * wp + s->pw;
+				const bnn_real *restrict src =
+				        dxp + c * plane + (y + s->ph) * wp + s->pw;
 				BNN_GEN_EACH(s->w, accumulate, d, src[i]);
 			}
 	}
@@ -561,12 +564,9 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(const bnn_gen_conv *s, l
 /* dX (+)= col2im(Wᵀ·G_grp) for every group of examples: G_grp the
  * group's deltas gathered into F × n·P (in t, F·g·P), Wᵀ·G_grp its columns'
  * gradient (in dcol, K·g·P). */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_cols(const bnn_gen_conv *s, long batch,
-                                                          const bnn_real *restrict g,
-                                                          const bnn_real *restrict w,
-                                                          bnn_real *restrict dx,
-                                                          bnn_real *restrict dcol,
-                                                          bnn_real *restrict t, int accumulate)
+BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_cols(
+        const bnn_gen_conv *s, long batch, const bnn_real *restrict g, const bnn_real *restrict w,
+        bnn_real *restrict dx, bnn_real *restrict dcol, bnn_real *restrict t, int accumulate)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
@@ -594,7 +594,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_cols(const bnn_gen_conv *s,
  * on 3x3 and 5x5 layers of 1 to 64 channels and 7x7 to 32x32 maps.  dcol
  * is bnn_gen_conv_col_floats() scratch, t F·g·P. */
 #define BNN_GEN_CONV_SHIFT_CF 32
-#define BNN_GEN_CONV_SHIFT_P 256
+#define BNN_GEN_CONV_SHIFT_P  256
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
                                                      const bnn_real *restrict g,
                                                      const bnn_real *restrict w,

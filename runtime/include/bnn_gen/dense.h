@@ -18,9 +18,9 @@
 /* ---- dense ---------------------------------------------------------------- */
 
 /* Y = X·Wᵀ + b: X is B×K, W is N×K, b has N entries (NULL: no bias). */
-static inline void bnn_gen_dense_forward(long batch, long k, long n,
-                                         const bnn_real *restrict x, const bnn_real *restrict w,
-                                         const bnn_real *restrict b, bnn_real *restrict y)
+static inline void bnn_gen_dense_forward(long batch, long k, long n, const bnn_real *restrict x,
+                                         const bnn_real *restrict w, const bnn_real *restrict b,
+                                         bnn_real *restrict y)
 {
 	long i;
 
@@ -33,8 +33,8 @@ static inline void bnn_gen_dense_forward(long batch, long k, long n,
 /* dW = Gᵀ·X (N×K) and db = Σ_i G_i, overwriting dw and db (db may be NULL). */
 static inline void bnn_gen_dense_backward_params(long batch, long k, long n,
                                                  const bnn_real *restrict x,
-                                                 const bnn_real *restrict g,
-                                                 bnn_real *restrict dw, bnn_real *restrict db)
+                                                 const bnn_real *restrict g, bnn_real *restrict dw,
+                                                 bnn_real *restrict db)
 {
 	long r;
 
@@ -51,11 +51,10 @@ static inline void bnn_gen_dense_backward_params(long batch, long k, long n,
 /* dX (+)= G·W: G is B×N, W is N×K. */
 static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
                                                 const bnn_real *restrict g,
-                                                const bnn_real *restrict w,
-                                                bnn_real *restrict dx, int accumulate)
+                                                const bnn_real *restrict w, bnn_real *restrict dx,
+                                                int accumulate)
 {
-	bnn_gen_gemm(0, 0, batch, k, n, 1.0, g, n, w, k, accumulate ? 1.0 : 0.0,
-	             dx, k);
+	bnn_gen_gemm(0, 0, batch, k, n, 1.0, g, n, w, k, accumulate ? 1.0 : 0.0, dx, k);
 }
 
 /*
@@ -73,10 +72,10 @@ static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
 int bnn_sqgrad_bf16(long batch, long k, long n, const float *x, const float *g, float *sw,
                     float *x2, float *g2);
 
-static inline void bnn_gen_dense_sqgrad(long batch, long k, long n,
-                                        const bnn_real *restrict x, const bnn_real *restrict g,
-                                        bnn_real *restrict sw, bnn_real *restrict sb,
-                                        bnn_real *restrict x2, bnn_real *restrict g2)
+static inline void bnn_gen_dense_sqgrad(long batch, long k, long n, const bnn_real *restrict x,
+                                        const bnn_real *restrict g, bnn_real *restrict sw,
+                                        bnn_real *restrict sb, bnn_real *restrict x2,
+                                        bnn_real *restrict g2)
 {
 	long r;
 
@@ -105,8 +104,8 @@ static inline void bnn_gen_dropout_backward_input(long batch, long k, long n,
                                                   const bnn_real *restrict g,
                                                   const bnn_real *restrict w,
                                                   const bnn_real *restrict mask,
-                                                  bnn_real *restrict dx,
-                                                  bnn_real *restrict scratch, int accumulate)
+                                                  bnn_real *restrict dx, bnn_real *restrict scratch,
+                                                  int accumulate)
 {
 	if (!accumulate) {
 		bnn_gen_dense_backward_input(batch, k, n, g, w, dx, 0);
@@ -127,10 +126,9 @@ static inline void bnn_gen_dropout_backward_input(long batch, long k, long n,
  * σ_W² (N·K) followed by σ_b² (N, with a bias), sd = √ν (B×N, for the
  * backward pass) and y.
  */
-static inline void bnn_gen_lrt_forward(long batch, long k, long n,
-                                       const bnn_real *restrict x, const bnn_real *restrict w,
-                                       const bnn_real *restrict b, const bnn_real *restrict sw,
-                                       const bnn_real *restrict sb,
+static inline void bnn_gen_lrt_forward(long batch, long k, long n, const bnn_real *restrict x,
+                                       const bnn_real *restrict w, const bnn_real *restrict b,
+                                       const bnn_real *restrict sw, const bnn_real *restrict sb,
                                        const bnn_real *restrict eps, bnn_real *restrict x2,
                                        bnn_real *restrict var, bnn_real *restrict sd,
                                        bnn_real *restrict y)
@@ -165,15 +163,11 @@ static inline bnn_real bnn_gen_lrt_gnu1(bnn_real g, bnn_real e, bnn_real s)
  * (with sb): no bias.  x2 (B×K) is scratch.  The mean's gradients are those
  * of a plain dense layer (bnn_gen_dense_backward_params).
  */
-static inline void bnn_gen_lrt_backward_sigma(long batch, long k, long n,
-                                              const bnn_real *restrict x,
-                                              const bnn_real *restrict g,
-                                              const bnn_real *restrict eps,
-                                              const bnn_real *restrict sd,
-                                              const bnn_real *restrict sw,
-                                              const bnn_real *restrict sb,
-                                              bnn_real *restrict gsw, bnn_real *restrict gsb,
-                                              bnn_real *restrict gnu, bnn_real *restrict x2)
+static inline void bnn_gen_lrt_backward_sigma(
+        long batch, long k, long n, const bnn_real *restrict x, const bnn_real *restrict g,
+        const bnn_real *restrict eps, const bnn_real *restrict sd, const bnn_real *restrict sw,
+        const bnn_real *restrict sb, bnn_real *restrict gsw, bnn_real *restrict gsb,
+        bnn_real *restrict gnu, bnn_real *restrict x2)
 {
 	long r;
 
@@ -199,14 +193,10 @@ static inline void bnn_gen_lrt_backward_sigma(long batch, long k, long n,
  * with gnu = Gν (B×N) from bnn_gen_lrt_backward_sigma and var = σ_W²
  * (N×K) from bnn_gen_lrt_forward; t (B×K) is scratch.
  */
-static inline void bnn_gen_lrt_backward_input(long batch, long k, long n,
-                                              const bnn_real *restrict g,
-                                              const bnn_real *restrict w,
-                                              const bnn_real *restrict gnu,
-                                              const bnn_real *restrict var,
-                                              const bnn_real *restrict x,
-                                              bnn_real *restrict dx, bnn_real *restrict t,
-                                              int accumulate)
+static inline void bnn_gen_lrt_backward_input(
+        long batch, long k, long n, const bnn_real *restrict g, const bnn_real *restrict w,
+        const bnn_real *restrict gnu, const bnn_real *restrict var, const bnn_real *restrict x,
+        bnn_real *restrict dx, bnn_real *restrict t, int accumulate)
 {
 	bnn_gen_dense_backward_input(batch, k, n, g, w, dx, accumulate);
 	bnn_gen_gemm(0, 0, batch, k, n, 1.0, gnu, n, var, k, 0.0, t, k);

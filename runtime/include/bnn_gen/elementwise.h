@@ -37,9 +37,8 @@ static inline void bnn_gen_leaky_relu_forward(long n, const bnn_real *restrict x
 }
 static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict x,
                                                const bnn_real *restrict y,
-                                               const bnn_real *restrict dy,
-                                               bnn_real *restrict dx, int acc,
-                                               bnn_real slope)
+                                               const bnn_real *restrict dy, bnn_real *restrict dx,
+                                               int acc, bnn_real slope)
 {
 	(void)y;
 	BNN_GEN_EACH(n, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], slope * dy[i]));
@@ -66,30 +65,33 @@ static inline float bnn_gen_tanhf(float x)
 	float c, y, z, nf, r, er, c2, small, two_n, e, big, m, res;
 
 	xi = (int32_t)bnn_float_bits(x);
-	ai = xi & 0x7FFFFFFF;                       /* |x| */
-	ci = ai < 0x41100000 ? ai : 0x41100000;     /* min(|x|, 9) */
+	ai = xi & 0x7FFFFFFF;                   /* |x| */
+	ci = ai < 0x41100000 ? ai : 0x41100000; /* min(|x|, 9) */
 	c = bnn_bits_float((uint32_t)ci);
 	y = -2.0f * c;
 	z = y * 1.44269504088896341f + 12582912.0f; /* n + 1.5·2²³, n = round(y/ln 2) */
 	nf = z - 12582912.0f;
 	r = (y - nf * 0.693145751953125f) - nf * 1.42860682030941723e-06f;
 	er = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666666666666667e-1f +
-	     r * (4.16666666666666667e-2f + r * (8.33333333333333333e-3f +
-	     r * 1.38888888888888889e-3f)))));
+	                                         r * (4.16666666666666667e-2f +
+	                                              r * (8.33333333333333333e-3f +
+	                                                   r * 1.38888888888888889e-3f)))));
 	zi = (int32_t)bnn_float_bits(z);
-	ei = (zi - 0x4B400000 + 127) * (1 << 23);  /* the bits of 2^n, n in [-26, 0] */
+	ei = (zi - 0x4B400000 + 127) * (1 << 23); /* the bits of 2^n, n in [-26, 0] */
 	two_n = bnn_bits_float((uint32_t)ei);
 	e = er * two_n;
 	big = (1.0f - e) / (1.0f + e);
 	c2 = c * c;
-	small = c * (1.0f + c2 * (-3.33333333333333333e-1f + c2 * (1.33333333333333333e-1f +
-	        c2 * (-5.39682539682539683e-2f + c2 * (2.18694885361552028e-2f +
-	        c2 * -8.86323552990219657e-3f)))));
+	small = c * (1.0f + c2 * (-3.33333333333333333e-1f +
+	                          c2 * (1.33333333333333333e-1f +
+	                                c2 * (-5.39682539682539683e-2f +
+	                                      c2 * (2.18694885361552028e-2f +
+	                                            c2 * -8.86323552990219657e-3f)))));
 	mi = ((ci - 0x3E99999A) >> 31) & 0x3F800000; /* 1.0f if |x| < 0.3, else 0 */
 	m = bnn_bits_float((uint32_t)mi);
 	res = big + m * (small - big);
 	ri = (int32_t)bnn_float_bits(res);
-	nan = (0x7F800000 - ai) >> 31;               /* all ones if x is NaN */
+	nan = (0x7F800000 - ai) >> 31;                      /* all ones if x is NaN */
 	ri = (xi & nan) | ((ri | (xi & INT32_MIN)) & ~nan); /* the sign */
 	res = bnn_bits_float((uint32_t)ri);
 	return res;
@@ -104,8 +106,8 @@ static inline float bnn_gen_tanhf(float x)
  * SSE2's, and both far faster than glibc's tanhf (docs/benchmarks.md,
  * "Measurements behind the kernels"). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-	defined(__GLIBC__) && defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) && \
-	!defined(BNN_GEN_DOUBLE)
+        defined(__GLIBC__) && defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) &&    \
+        !defined(BNN_GEN_DOUBLE)
 #define BNN_GEN_TANH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define BNN_GEN_TANH_CLONES
@@ -136,15 +138,13 @@ static inline bnn_real bnn_gen_sigmoid1(bnn_real x)
 	bnn_real e = BNN_GEN_EXP(x);
 	return e / (1 + e);
 }
-static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x,
-                                           bnn_real *restrict y)
+static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 	BNN_GEN_EACH(n, 0, y, bnn_gen_sigmoid1(x[i]));
 }
 static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
-                                            const bnn_real *restrict y,
-                                            const bnn_real *restrict dy, bnn_real *restrict dx,
-                                            int acc)
+                                            const bnn_real *restrict y, const bnn_real *restrict dy,
+                                            bnn_real *restrict dx, int acc)
 {
 	(void)x;
 	BNN_GEN_EACH(n, acc, dx, dy[i] * y[i] * (1 - y[i]));
@@ -154,8 +154,9 @@ static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
  * y' = Φ(x) + x·φ(x). */
 static inline void bnn_gen_gelu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
-	BNN_GEN_EACH(n, 0, y, (bnn_real)0.5 * x[i] *
-	              (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440)));
+	BNN_GEN_EACH(n, 0, y,
+	             (bnn_real)0.5 * x[i] *
+	                     (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440)));
 }
 /* Φ'(x)·x + Φ(x), the derivative of x·Φ(x). */
 static inline bnn_real bnn_gen_gelu_slope1(bnn_real x)
@@ -209,8 +210,8 @@ static inline void bnn_gen_copy_forward(long n, const bnn_real *restrict x, bnn_
 {
 	memcpy(y, x, (size_t)n * sizeof *y);
 }
-static inline void bnn_gen_copy_backward(long n, const bnn_real *restrict dy,
-                                         bnn_real *restrict dx, int acc)
+static inline void bnn_gen_copy_backward(long n, const bnn_real *restrict dy, bnn_real *restrict dx,
+                                         int acc)
 {
 	BNN_GEN_EACH(n, acc, dx, dy[i]);
 }

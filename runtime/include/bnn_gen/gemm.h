@@ -41,10 +41,9 @@ void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, c
 
 /* C = alpha·op(A)·op(B) + beta·C, row-major; op(A) is M×K, op(B) K×N.
  * Float: bnn_sgemm; double (the gradient tests): bnn_dgemm. */
-static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n,
-                                long k, double alpha, const bnn_real *restrict a,
-                                long lda, const bnn_real *restrict b, long ldb,
-                                double beta, bnn_real *restrict c, long ldc)
+static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n, long k, double alpha,
+                                const bnn_real *restrict a, long lda, const bnn_real *restrict b,
+                                long ldb, double beta, bnn_real *restrict c, long ldc)
 {
 #ifdef BNN_GEN_DOUBLE
 	bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

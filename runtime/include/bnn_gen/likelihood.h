@@ -64,8 +64,7 @@ static inline double bnn_gen_bernoulli(long batch, long k, const bnn_real *restr
  * The constant terms are added once, and Σ(y − μ)² is summed in double in
  * four interleaved partial sums (one serial chain of additions would set
  * the pace of the whole loop). */
-static inline double bnn_gen_gaussian_fixed(long batch, long k,
-                                            const bnn_real *restrict z,
+static inline double bnn_gen_gaussian_fixed(long batch, long k, const bnn_real *restrict z,
                                             const bnn_real *restrict y, double sigma,
                                             bnn_real *restrict dz)
 {
@@ -97,8 +96,7 @@ static inline double bnn_gen_gaussian_fixed(long batch, long k,
  * averaged into ds (overwritten; NULL: skipped) and, squared, into ss (the
  * mean of squares; NULL: skipped).
  */
-static inline double bnn_gen_gaussian_learned(long batch, long k,
-                                              const bnn_real *restrict z,
+static inline double bnn_gen_gaussian_learned(long batch, long k, const bnn_real *restrict z,
                                               const bnn_real *restrict y,
                                               const bnn_real *restrict s, bnn_real *restrict dz,
                                               bnn_real *restrict ds, bnn_real *restrict ss)

@@ -21,23 +21,23 @@
  * constant (a loop from c·16 to c·16 + 16 is not recognised, and was
  * compiled to scalar, branchy code).  expr uses i. */
 #define BNN_GEN_CHUNK 16
-#define BNN_GEN_LOOP(n, stmt)                                        \
-	do {                                                             \
-		long c_, k_, chunks_ = (n) / BNN_GEN_CHUNK, i;               \
-		for (c_ = 0; c_ < chunks_; c_++)                             \
-			for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) {                 \
-				i = c_ * BNN_GEN_CHUNK + k_;                         \
-				stmt;                                                \
-			}                                                        \
-		for (i = chunks_ * BNN_GEN_CHUNK; i < (n); i++)              \
-			stmt;                                                    \
+#define BNN_GEN_LOOP(n, stmt)                                    \
+	do {                                                     \
+		long c_, k_, chunks_ = (n) / BNN_GEN_CHUNK, i;   \
+		for (c_ = 0; c_ < chunks_; c_++)                 \
+			for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) { \
+				i = c_ * BNN_GEN_CHUNK + k_;     \
+				stmt;                            \
+			}                                        \
+		for (i = chunks_ * BNN_GEN_CHUNK; i < (n); i++)  \
+			stmt;                                    \
 	} while (0)
-#define BNN_GEN_EACH(n, acc, dst, expr)                              \
-	do {                                                             \
-		if (acc)                                                     \
-			BNN_GEN_LOOP(n, (dst)[i] += (expr));                     \
-		else                                                         \
-			BNN_GEN_LOOP(n, (dst)[i] = (expr));                      \
+#define BNN_GEN_EACH(n, acc, dst, expr)                      \
+	do {                                                 \
+		if (acc)                                     \
+			BNN_GEN_LOOP(n, (dst)[i] += (expr)); \
+		else                                         \
+			BNN_GEN_LOOP(n, (dst)[i] = (expr));  \
 	} while (0)
 
 /* Σ x[i] for i in [0, n), in BNN_GEN_CHUNK interleaved partial sums
@@ -70,7 +70,8 @@ static inline void bnn_gen_copy(long n, bnn_real *restrict dst, const bnn_real *
 	long c, chunks = n / BNN_GEN_CHUNK, q;
 
 	for (c = 0; c < chunks; c++)
-		memcpy(dst + c * BNN_GEN_CHUNK, src + c * BNN_GEN_CHUNK, BNN_GEN_CHUNK * sizeof *dst);
+		memcpy(dst + c * BNN_GEN_CHUNK, src + c * BNN_GEN_CHUNK,
+		       BNN_GEN_CHUNK * sizeof *dst);
 	for (q = chunks * BNN_GEN_CHUNK; q < n; q++)
 		dst[q] = src[q];
 }

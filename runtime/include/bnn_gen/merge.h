@@ -29,9 +29,9 @@ static inline void bnn_gen_concat_forward(long batch, long k, long n, long col,
 	for (i = 0; i < batch; i++)
 		memcpy(y + i * n + col, x + i * k, (size_t)k * sizeof *y);
 }
-static inline void bnn_gen_concat_backward(long batch, long k, long n,
-                                           long col, const bnn_real *restrict dy,
-                                           bnn_real *restrict dx, int acc)
+static inline void bnn_gen_concat_backward(long batch, long k, long n, long col,
+                                           const bnn_real *restrict dy, bnn_real *restrict dx,
+                                           int acc)
 {
 	long i;
 	for (i = 0; i < batch; i++)

@@ -82,8 +82,8 @@ static inline void bnn_gen_dropout_apply(long n, const bnn_real *restrict x,
 /* dx (+)= d∘mask over n values: a dropout layer's input delta from the
  * delta d of its masked input (conv2d). */
 static inline void bnn_gen_dropout_mask_into(long n, const bnn_real *restrict d,
-                                             const bnn_real *restrict mask,
-                                             bnn_real *restrict dx, int accumulate)
+                                             const bnn_real *restrict mask, bnn_real *restrict dx,
+                                             int accumulate)
 {
 	BNN_GEN_EACH(n, accumulate, dx, d[i] * mask[i]);
 }

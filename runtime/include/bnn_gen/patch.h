@@ -68,8 +68,8 @@ static inline void bnn_gen_patch_scatter(long k, long n, const bnn_real *restric
                                          const bnn_real *restrict g, bnn_real *restrict out,
                                          int power)
 {
-	const bnn_real scale = (bnn_real)(power == 2 ? 1.0 / ((double)k * (double)k)
-	                                             : 1.0 / (double)k);
+	const bnn_real scale =
+	        (bnn_real)(power == 2 ? 1.0 / ((double)k * (double)k) : 1.0 / (double)k);
 	long c;
 
 	for (c = 0; c < k; c++) {

@@ -16,8 +16,7 @@
 
 /* The largest value of a window and the offset of its first occurrence
  * (row-major order), from a channel plane of width w. */
-static inline bnn_real bnn_gen_window_max(const bnn_real *restrict x, long w, long size,
-                                          long *at)
+static inline bnn_real bnn_gen_window_max(const bnn_real *restrict x, long w, long size, long *at)
 {
 	bnn_real m = x[0];
 	long u, v;
@@ -46,8 +45,8 @@ static inline void bnn_gen_maxpool_forward(long planes, long h, long w, long siz
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++)
-				yc[oy * ow + ox] = bnn_gen_window_max(xc + oy * stride * w + ox * stride,
-				                                      w, size, &at);
+				yc[oy * ow + ox] = bnn_gen_window_max(
+				        xc + oy * stride * w + ox * stride, w, size, &at);
 	}
 }
 
@@ -88,11 +87,13 @@ static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long siz
 		/* 2x2 windows (LeNet's): one output row from two input rows */
 		for (c = 0; c < planes; c++)
 			for (oy = 0; oy < oh; oy++) {
-				const bnn_real *restrict r0 = x + c * h * w + 2 * oy * w, *restrict r1 = r0 + w;
+				const bnn_real *restrict r0 = x + c * h * w + 2 * oy * w,
+				                         *restrict r1 = r0 + w;
 				bnn_real *restrict yr = y + (c * oh + oy) * ow;
 
 				for (ox = 0; ox < ow; ox++)
-					yr[ox] = (r0[2 * ox] + r0[2 * ox + 1] + r1[2 * ox] + r1[2 * ox + 1]) *
+					yr[ox] = (r0[2 * ox] + r0[2 * ox + 1] + r1[2 * ox] +
+					          r1[2 * ox + 1]) *
 					         scale; /* the general loop's order */
 			}
 		return;
@@ -172,8 +173,7 @@ static inline void bnn_gen_globalavgpool_forward(long planes, long hw, const bnn
 }
 
 /* dx (+)= dy[c]/hw over plane c. */
-static inline void bnn_gen_globalavgpool_backward(long planes, long hw,
-                                                  const bnn_real *restrict dy,
+static inline void bnn_gen_globalavgpool_backward(long planes, long hw, const bnn_real *restrict dy,
                                                   bnn_real *restrict dx, int accumulate)
 {
 	const bnn_real scale = (bnn_real)(1.0 / (double)hw);

@@ -58,8 +58,8 @@ static inline void bnn_gen_whvi_fwht(long count, long d, bnn_real *restrict x)
 
 /* σ = softplus(ρ) and its derivative sigmoid(ρ), over n values (once per
  * pass, for the noise and for the chain rule to ρ). */
-static inline void bnn_gen_whvi_scales(long n, const bnn_real *restrict rho,
-                                       bnn_real *restrict sd, bnn_real *restrict sg)
+static inline void bnn_gen_whvi_scales(long n, const bnn_real *restrict rho, bnn_real *restrict sd,
+                                       bnn_real *restrict sg)
 {
 	BNN_GEN_EACH(n, 0, sd, bnn_gen_softplus1(rho[i]));
 	BNN_GEN_EACH(n, 0, sg, bnn_gen_sigmoid1(rho[i]));
@@ -68,15 +68,14 @@ static inline void bnn_gen_whvi_scales(long n, const bnn_real *restrict rho,
 /* The shape of a whvi layer (generated code declares one as a static
  * const, so every field is a constant where the kernels are inlined). */
 typedef struct bnn_gen_whvi {
-	long din, dout;     /* the layer's inputs and outputs */
-	long d, stack;      /* block side 2^⌈log2 din⌉, ⌈dout/d⌉ blocks */
-	long flows;         /* planar flows on g (0: q(g) Gaussian) */
+	long din, dout; /* the layer's inputs and outputs */
+	long d, stack;  /* block side 2^⌈log2 din⌉, ⌈dout/d⌉ blocks */
+	long flows;     /* planar flows on g (0: q(g) Gaussian) */
 } bnn_gen_whvi;
 
 /* Example e's g, value o (of stack·d): from the per-example gex (flows),
  * or μ + σ·ε (eps not NULL), or μ. */
-static inline bnn_real bnn_gen_whvi_g(const bnn_real *restrict gmu,
-                                      const bnn_real *restrict gsd,
+static inline bnn_real bnn_gen_whvi_g(const bnn_real *restrict gmu, const bnn_real *restrict gsd,
                                       const bnn_real *restrict eps, long o)
 {
 	return eps ? gmu[o] + gsd[o] * eps[o] : gmu[o];
@@ -94,16 +93,11 @@ static inline bnn_real bnn_gen_whvi_g(const bnn_real *restrict gmu,
  * bias; beps NULL: the bias's mean.
  */
 static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
-                                        const bnn_real *restrict x,
-                                        const bnn_real *restrict s1,
-                                        const bnn_real *restrict s2,
-                                        const bnn_real *restrict gmu,
-                                        const bnn_real *restrict gsd,
-                                        const bnn_real *restrict eps,
-                                        const bnn_real *restrict gex,
-                                        const bnn_real *restrict bmu,
-                                        const bnn_real *restrict bsd,
-                                        const bnn_real *restrict beps,
+                                        const bnn_real *restrict x, const bnn_real *restrict s1,
+                                        const bnn_real *restrict s2, const bnn_real *restrict gmu,
+                                        const bnn_real *restrict gsd, const bnn_real *restrict eps,
+                                        const bnn_real *restrict gex, const bnn_real *restrict bmu,
+                                        const bnn_real *restrict bsd, const bnn_real *restrict beps,
                                         bnn_real *restrict t, bnn_real *restrict v,
                                         bnn_real *restrict y)
 {
@@ -153,15 +147,15 @@ static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
  * (first: overwrite).  Example by example, one example's gradient c is
  * 1/B of its own (deltas are those of the mean loss), so the mean of the
  * squared per-example gradients is (1/B)·Σ_e (B·c_e)² = B·Σ_e c_e². */
-#define BNN_GEN_WHVI_ACC(n, first, dst, sq, batch, expr)                  \
-	do {                                                                 \
-		if (first)                                                       \
-			BNN_GEN_LOOP(n, (dst)[i] = (expr));                          \
-		else                                                             \
-			BNN_GEN_LOOP(n, (dst)[i] += (expr));                         \
-		if ((sq) && (first))                                             \
-			BNN_GEN_LOOP(n, (sq)[i] = (bnn_real)(batch) * (expr) * (expr)); \
-		else if (sq)                                                     \
+#define BNN_GEN_WHVI_ACC(n, first, dst, sq, batch, expr)                                 \
+	do {                                                                             \
+		if (first)                                                               \
+			BNN_GEN_LOOP(n, (dst)[i] = (expr));                              \
+		else                                                                     \
+			BNN_GEN_LOOP(n, (dst)[i] += (expr));                             \
+		if ((sq) && (first))                                                     \
+			BNN_GEN_LOOP(n, (sq)[i] = (bnn_real)(batch) * (expr) * (expr));  \
+		else if (sq)                                                             \
 			BNN_GEN_LOOP(n, (sq)[i] += (bnn_real)(batch) * (expr) * (expr)); \
 	} while (0)
 
@@ -182,27 +176,17 @@ static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
  * instead, and dμ, dρ are left to bnn_gen_whvi_flows_backward.  dx NULL:
  * no input delta.
  */
-static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
-                                         const bnn_real *restrict x,
-                                         const bnn_real *restrict s1,
-                                         const bnn_real *restrict s2,
-                                         const bnn_real *restrict gmu,
-                                         const bnn_real *restrict gsd,
-                                         const bnn_real *restrict gsg,
-                                         const bnn_real *restrict eps,
-                                         const bnn_real *restrict gex,
-                                         const bnn_real *restrict bsg,
-                                         const bnn_real *restrict beps,
-                                         const bnn_real *restrict dy,
-                                         const bnn_real *restrict t, bnn_real *restrict v,
-                                         bnn_real *restrict ds1, bnn_real *restrict ds2,
-                                         bnn_real *restrict dgmu, bnn_real *restrict dgrho,
-                                         bnn_real *restrict dbmu, bnn_real *restrict dbrho,
-                                         bnn_real *restrict qs1, bnn_real *restrict qs2,
-                                         bnn_real *restrict qgmu, bnn_real *restrict qgrho,
-                                         bnn_real *restrict qbmu, bnn_real *restrict qbrho,
-                                         bnn_real *restrict dgex,
-                                         bnn_real *restrict dx, int accumulate)
+static inline void bnn_gen_whvi_backward(
+        const bnn_gen_whvi *s, long batch, const bnn_real *restrict x, const bnn_real *restrict s1,
+        const bnn_real *restrict s2, const bnn_real *restrict gmu, const bnn_real *restrict gsd,
+        const bnn_real *restrict gsg, const bnn_real *restrict eps, const bnn_real *restrict gex,
+        const bnn_real *restrict bsg, const bnn_real *restrict beps, const bnn_real *restrict dy,
+        const bnn_real *restrict t, bnn_real *restrict v, bnn_real *restrict ds1,
+        bnn_real *restrict ds2, bnn_real *restrict dgmu, bnn_real *restrict dgrho,
+        bnn_real *restrict dbmu, bnn_real *restrict dbrho, bnn_real *restrict qs1,
+        bnn_real *restrict qs2, bnn_real *restrict qgmu, bnn_real *restrict qgrho,
+        bnn_real *restrict qbmu, bnn_real *restrict qbrho, bnn_real *restrict dgex,
+        bnn_real *restrict dx, int accumulate)
 {
 	const long d = s->d, sd = s->stack * s->d, din = s->din, dout = s->dout;
 	long e, j;
@@ -247,7 +231,8 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
 		BNN_GEN_WHVI_ACC(sd, e == 0, dgmu, qgmu, batch, ve[i] * te[i]);
 		if (eps) {
 			const bnn_real *restrict ee = eps + e * sd;
-			BNN_GEN_WHVI_ACC(sd, e == 0, dgrho, qgrho, batch, ve[i] * te[i] * ee[i] * gsg[i]);
+			BNN_GEN_WHVI_ACC(sd, e == 0, dgrho, qgrho, batch,
+			                 ve[i] * te[i] * ee[i] * gsg[i]);
 			BNN_GEN_EACH(sd, 0, ve, ve[i] * (gmu[i] + gsd[i] * ee[i]));
 		} else {
 			BNN_GEN_EACH(sd, 0, ve, ve[i] * gmu[i]);
@@ -257,7 +242,8 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
 	/* S2 and the input */
 	if (d > din)
 		for (j = 0; j < s->stack; j++)
-			bnn_gen_whvi_zero(d - din, ds2 + j * d + din, qs2 ? qs2 + j * d + din : NULL);
+			bnn_gen_whvi_zero(d - din, ds2 + j * d + din,
+			                  qs2 ? qs2 + j * d + din : NULL);
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict xe = x + e * din;
 		for (j = 0; j < s->stack; j++) {
@@ -286,14 +272,11 @@ static inline void bnn_gen_whvi_backward(const bnn_gen_whvi *s, long batch,
  * z_0 .. z_{F−1} for the backward pass (row e: F rows of stack·d); gx
  * (B × stack·d) receives z_F, the g of bnn_gen_whvi_forward.
  */
-static inline void bnn_gen_whvi_flows_forward(const bnn_gen_whvi *s, long batch,
-                                              const bnn_real *restrict gmu,
-                                              const bnn_real *restrict gsd,
-                                              const bnn_real *restrict eps,
-                                              const bnn_real *restrict fu,
-                                              const bnn_real *restrict fw,
-                                              const bnn_real *restrict fb,
-                                              bnn_real *restrict zk, bnn_real *restrict gx)
+static inline void bnn_gen_whvi_flows_forward(
+        const bnn_gen_whvi *s, long batch, const bnn_real *restrict gmu,
+        const bnn_real *restrict gsd, const bnn_real *restrict eps, const bnn_real *restrict fu,
+        const bnn_real *restrict fw, const bnn_real *restrict fb, bnn_real *restrict zk,
+        bnn_real *restrict gx)
 {
 	const long d = s->d, sd = s->stack * s->d, nf = s->flows;
 	long e, j, k, q;
@@ -333,20 +316,14 @@ static inline void bnn_gen_whvi_flows_forward(const bnn_gen_whvi *s, long batch,
  * sqgrad the means of the squared per-example gradients into q* (NULL:
  * not asked), example by example.
  */
-static inline void bnn_gen_whvi_flows_backward(const bnn_gen_whvi *s, long batch,
-                                               const bnn_real *restrict gsg,
-                                               const bnn_real *restrict eps,
-                                               const bnn_real *restrict fu,
-                                               const bnn_real *restrict fw,
-                                               const bnn_real *restrict fb,
-                                               const bnn_real *restrict zk,
-                                               bnn_real *restrict dgx,
-                                               bnn_real *restrict dgmu, bnn_real *restrict dgrho,
-                                               bnn_real *restrict dfu, bnn_real *restrict dfw,
-                                               bnn_real *restrict dfb,
-                                               bnn_real *restrict qgmu, bnn_real *restrict qgrho,
-                                               bnn_real *restrict qfu, bnn_real *restrict qfw,
-                                               bnn_real *restrict qfb)
+static inline void bnn_gen_whvi_flows_backward(
+        const bnn_gen_whvi *s, long batch, const bnn_real *restrict gsg,
+        const bnn_real *restrict eps, const bnn_real *restrict fu, const bnn_real *restrict fw,
+        const bnn_real *restrict fb, const bnn_real *restrict zk, bnn_real *restrict dgx,
+        bnn_real *restrict dgmu, bnn_real *restrict dgrho, bnn_real *restrict dfu,
+        bnn_real *restrict dfw, bnn_real *restrict dfb, bnn_real *restrict qgmu,
+        bnn_real *restrict qgrho, bnn_real *restrict qfu, bnn_real *restrict qfw,
+        bnn_real *restrict qfb)
 {
 	const long d = s->d, sd = s->stack * s->d, nf = s->flows;
 	long e, j, k, q;
@@ -373,7 +350,8 @@ static inline void bnn_gen_whvi_flows_backward(const bnn_gen_whvi *s, long batch
 				BNN_GEN_WHVI_ACC(d, e == 0, dfw + jk * d, qw, batch, da * zj[i]);
 				dfb[jk] = e == 0 ? da : dfb[jk] + da;
 				if (qfb)
-					qfb[jk] = (e == 0 ? 0 : qfb[jk]) + (bnn_real)batch * da * da;
+					qfb[jk] =
+					        (e == 0 ? 0 : qfb[jk]) + (bnn_real)batch * da * da;
 				BNN_GEN_EACH(d, 1, dzj, da * w[i]);
 			}
 		}
