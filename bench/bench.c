@@ -121,7 +121,7 @@ typedef struct bench_opts {
 	double min_time;  /* least seconds per repeat, and of the warm-up */
 	int clock;        /* enum bnn_bench_clock */
 	long train_steps; /* steps per timed epoch of bench_train; 0: enough
-	                       for Adam's epoch to last min_time */
+	                     for Adam's epoch to last min_time */
 	unsigned groups;  /* the BENCH_G* groups to run */
 } bench_opts;
 

@@ -23,8 +23,8 @@ typedef struct bnn_bench_peak {
 /* The clocks the benchmarks can time with. */
 enum bnn_bench_clock {
 	BNN_BENCH_CPU, /* CPU time of the process (all its threads):
-	                       time the process was descheduled on a busy
-	                       machine does not count */
+	                  time the process was descheduled on a busy
+	                  machine does not count */
 	BNN_BENCH_WALL /* the monotonic wall clock */
 };
 

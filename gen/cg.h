@@ -39,7 +39,7 @@ struct cg_tensor {
 	long offset, size; /* in the parameters, or in the statistics */
 	int rank;
 	long shape[4]; /* dense weight [out, in]; conv2d weight [F, C, KH, KW];
-                         whvi [stack, D] and flows [stack, F, D] */
+	                  whvi [stack, D] and flows [stack, F, D] */
 	long fan_in, fan_out;
 	int init;       /* BNN_INIT_* */
 	int components; /* k for a patched layer's tensor (k copies), else 1 */
@@ -76,11 +76,11 @@ struct cg {
 	long per_example;          /* workspace floats per example */
 	long fixed;                /* workspace floats independent of the batch */
 	long scratch_x, scratch_g; /* per-example offsets of the scratch: B × (widest
-                                  dense input), B × (widest dense output) */
+	                              dense input), B × (widest dense output) */
 	long conv_col_floats;      /* conv2d layers' scratch, shared, independent of */
 	long conv_tmp_floats;      /*   the batch: the largest K·P (one example's
-                                    im2col) and F·K (one example's weight
-                                    gradient), set by their plan hooks */
+	                              im2col) and F·K (one example's weight
+	                              gradient), set by their plan hooks */
 	long conv_col, conv_tmp;   /* their offsets after the per-example part, or -1 */
 	long sigma_tensor;         /* learned σ: its tensor, else -1 */
 	int noise_rng;             /* some layer draws noise whenever rng is given */

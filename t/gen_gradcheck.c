@@ -110,7 +110,7 @@ struct gc_model {
 	size_t (*workspace)(long batch); /* NAME_workspace_floats */
 	const struct gc_mode *noisy;     /* the mode with noise, or NULL */
 	long mf[2][2];                   /* [begin, end) ranges of meanfield
-	                               parameters (empty: {0, 0}) */
+	                                    parameters (empty: {0, 0}) */
 };
 
 static const struct gc_model gc_models[] = {

@@ -39,7 +39,7 @@ void bnn_dataset_free(bnn_dataset *ds);
 /* An IDX array (LeCun's format: magic 0x0000TTRR, big-endian sizes). */
 typedef struct bnn_idx {
 	int type; /* the IDX type byte: 0x08 u8, 0x09 i8, 0x0B i16,
-	                   0x0C i32, 0x0D f32, 0x0E f64 */
+	             0x0C i32, 0x0D f32, 0x0E f64 */
 	int rank; /* 1..BNN_DATA_MAX_RANK */
 	long dims[BNN_DATA_MAX_RANK];
 	long count;  /* product of dims */
@@ -89,12 +89,12 @@ int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, 
  */
 typedef struct bnn_csv_options {
 	const char *target;   /* target column name(s), comma-separated, blanks
-	                        around a name ignored; NULL: the last
-	                        `targets` columns */
+	                         around a name ignored; NULL: the last
+	                         `targets` columns */
 	long targets;         /* number of target columns (>= 0); with
-	                        `target`, 0 or the number of names */
+	                         `target`, 0 or the number of names */
 	int targets_optional; /* a file with no target columns is accepted
-	                        (prediction): then out->targets is 0 */
+	                         (prediction): then out->targets is 0 */
 	long features;        /* expected feature columns; 0: whatever is left */
 } bnn_csv_options;
 

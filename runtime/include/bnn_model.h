@@ -79,7 +79,7 @@ enum bnn_capability {
 #undef BNN_CAP_ENUM
 #define BNN_CAP_BIT(name, bit) | BNN_CAP_##name
 	BNN_CAP_ALL = 0 BNN_CAPABILITIES(BNN_CAP_BIT) /* every capability this
-	                                                  library knows */
+	                                                 library knows */
 #undef BNN_CAP_BIT
 };
 
@@ -125,21 +125,21 @@ typedef struct bnn_tensor {
 	long offset;      /* first element in the flat parameter vector */
 	long size;        /* number of elements */
 	int rank;         /* 1, 2 (dense weight: [out, in], row-major; whvi:
-	                       [stack, D]), 3 (whvi flows: [stack, F, D]) or 4
-	                       (conv2d weight: [F, C, KH, KW]) */
+	                     [stack, D]), 3 (whvi flows: [stack, F, D]) or 4
+	                     (conv2d weight: [F, C, KH, KW]) */
 	long shape[4];
 	long fan_in, fan_out;
 	int init;       /* enum bnn_init */
 	int components; /* 1; k for a layer with an emp(k) or ecmp(k)
-	                       posterior: the tensor holds k copies of shape,
-	                       one after the other (size counts them all) */
+	                   posterior: the tensor holds k copies of shape,
+	                   one after the other (size counts them all) */
 } bnn_tensor;
 
 typedef struct bnn_layer {
 	const char *name;       /* the node's name in the model */
 	const char *op;         /* "dense" */
 	const char *family;     /* "meanfield": the family's name in the model,
-	                       for messages and summaries */
+	                           for messages and summaries */
 	unsigned caps;          /* BNN_CAP_* bits of the family (and op) */
 	int k;                  /* emp, ecmp: components */
 	double p;               /* dropout: drop probability */
@@ -230,7 +230,7 @@ typedef struct bnn_model {
 	int likelihood; /* enum bnn_likelihood */
 	const char *target_name;
 	long targets;           /* target floats per example: 1 (a class
-	                            label) for categorical, else outputs */
+	                           label) for categorical, else outputs */
 	double sigma;           /* gaussian with fixed σ */
 	int sigma_learned;      /* gaussian: log σ is a parameter tensor */
 	double prior_precision; /* the model's default prior precision */
@@ -241,8 +241,8 @@ typedef struct bnn_model {
 	const bnn_layer *layers;
 	long nstats;       /* floats of batchnorm running statistics */
 	int nstat_tensors; /* their tensors (role RUNNING_MEAN or
-	                            RUNNING_VAR, offsets into the statistics),
-	                            in order, tiling nstats */
+	                      RUNNING_VAR, offsets into the statistics),
+	                      in order, tiling nstats */
 	const bnn_tensor *stat_tensors;
 	/* Workspace floats needed by a pass of up to `batch` examples. */
 	size_t (*workspace_floats)(long batch);

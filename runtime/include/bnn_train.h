@@ -61,45 +61,45 @@ typedef struct bnn_ivon_options {
 typedef struct bnn_train_options {
 	int optimizer;         /* enum bnn_optimizer [optimizer] */
 	bnn_schedule schedule; /* lr [lr] (0: the optimizer's default, see
-	                           bnn_default_lr), kind [schedule], gamma,
-	                           milestones, warmup, lr_min; total is set to
-	                           epochs */
+	                          bnn_default_lr), kind [schedule], gamma,
+	                          milestones, warmup, lr_min; total is set to
+	                          epochs */
 	bnn_sgd_params sgd;    /* momentum, nesterov, weight_decay */
 	bnn_adam_params adam;  /* beta1, beta2, eps, weight_decay (adam, adamw,
-	                           badam, bbb) */
+	                          badam, bbb) */
 	bnn_vogn_options vogn;
 	bnn_ivon_options ivon;
 	int mc;                /* Monte-Carlo samples per step (vogn, ivon,
-	                           bbb) [1] [mc] */
+	                          bbb) [1] [mc] */
 	double delta;          /* vogn: prior precision δ; ivon: weight decay
-	                           δ; badam, bbb: prior precision; NaN: from
-	                           each layer's prior precision (docs/optimizers)
-	                           [delta] */
+	                          δ; badam, bbb: prior precision; NaN: from
+	                          each layer's prior precision (docs/optimizers)
+	                          [delta] */
 	double ess;            /* ivon: effective sample size λ; badam: the
-	                           N of the posterior precision N√v̂ + δ
-	                           (Kessler et al., appendix C: a
-	                           hyperparameter); 0: N, the number of
-	                           training examples [0] [ess] */
+	                          N of the posterior precision N√v̂ + δ
+	                          (Kessler et al., appendix C: a
+	                          hyperparameter); 0: N, the number of
+	                          training examples [0] [ess] */
 	double sigma0;         /* bbb: initial posterior σ [1e-3] [sigma0] */
 	int lrt;               /* bbb: 0, one weight sample θ = μ + σε per
-	                           pass and g_σ = g·ε (Blundell et al.); 1,
-	                           the local reparameterisation trick in dense
-	                           layers (a Gaussian draw per example and
-	                           unit) [0] [lrt] */
+	                          pass and g_σ = g·ε (Blundell et al.); 1,
+	                          the local reparameterisation trick in dense
+	                          layers (a Gaussian draw per example and
+	                          unit) [0] [lrt] */
 	double clip;           /* gradient-norm clipping; 0: off [clip] */
 	long epochs;           /* [epochs] */
 	long batch;            /* [batch] */
 	uint64_t seed;         /* [seed] */
 	int threads;           /* BLAS threads [threads] */
 	double valid_fraction; /* held out of the training data when no
-	                           validation set is given; 0: none [valid_fraction] */
+	                          validation set is given; 0: none [valid_fraction] */
 	long patience;         /* early stopping: epochs without a better
-	                           validation NLL; 0: off [patience] */
+	                          validation NLL; 0: off [patience] */
 	long crop_pad;         /* augmentation of image data (rank 2 or 3):
-	                           random crop with this many pixels of zero
-	                           padding; 0: off [crop_pad] */
+	                          random crop with this many pixels of zero
+	                          padding; 0: off [crop_pad] */
 	int flip;              /* augmentation: random horizontal flip [0]
-	                           [flip] (bnn_augment_image) */
+	                          [flip] (bnn_augment_image) */
 	int verbose;           /* progress line on stderr */
 } bnn_train_options;
 
@@ -156,25 +156,25 @@ char *bnn_train_options_text(const bnn_train_options *o);
 typedef struct bnn_state {
 	const bnn_model *model;       /* borrowed */
 	float *params;                /* model->nparams, owned: the parameters, or
-	                             the mean of the posterior */
+	                                 the mean of the posterior */
 	float *stats;                 /* model->nstats, owned (NULL when 0): the
-	                             running statistics of batchnorm layers,
-	                             updated by every training pass and used
-	                             by prediction */
+	                                 running statistics of batchnorm layers,
+	                                 updated by every training pass and used
+	                                 by prediction */
 	float *sigma;                 /* model->nparams, owned, or NULL: the
-	                             posterior standard deviation of each
-	                             parameter (0 for deterministic ones); NULL
-	                             for a point estimate.  During bnn_train it
-	                             is up to date at the end of every epoch
-	                             (not within one: badam, and vogn and ivon
-	                             with mc = 1, derive it from opt[] then) */
+	                                 posterior standard deviation of each
+	                                 parameter (0 for deterministic ones); NULL
+	                                 for a point estimate.  During bnn_train it
+	                                 is up to date at the end of every epoch
+	                                 (not within one: badam, and vogn and ivon
+	                                 with mc = 1, derive it from opt[] then) */
 	int optimizer;                /* enum bnn_optimizer of opt[] (-1: none) */
 	float *opt[BNN_OPT_SLOTS];    /* the optimizer's arrays, nparams each,
-	                             owned, NULL when unused:
-	                             sgd [0] momentum; adam, adamw, badam [0] m
-	                             [1] v; vogn [0] momentum [1] s; ivon [0] g
-	                             [1] h; bbb [0] m [1] v of the means, [2] ρ
-	                             (σ = softplus ρ), [3] m [4] v of ρ */
+	                                 owned, NULL when unused:
+	                                 sgd [0] momentum; adam, adamw, badam [0] m
+	                                 [1] v; vogn [0] momentum [1] s; ivon [0] g
+	                                 [1] h; bbb [0] m [1] v of the means, [2] ρ
+	                                 (σ = softplus ρ), [3] m [4] v of ρ */
 	long step;                    /* optimizer steps taken */
 	long epoch;                   /* epochs completed */
 	bnn_standardizer standardize; /* features 0: inputs used as they are */

@@ -62,7 +62,7 @@ static const unsigned char ckpt_magic[8] = { 'B', 'N', 'N', 'C', 'K', 'P', 'T', 
 
 #define CKPT_HEADER_SIZE \
 	28                     /* magic 8, version 4, section count 4,
-                                fingerprint 8, model name length 4 */
+	                          fingerprint 8, model name length 4 */
 #define CKPT_SECTION_HEAD 12   /* after a section's name: type 4, count 8 */
 #define CKPT_CRC_SIZE     4    /* the trailing CRC-32 */
 #define CKPT_SHOW_MAX     100  /* a name quoted in a message, with its NUL */
@@ -73,7 +73,7 @@ struct ckpt_section {
 	uint32_t type; /* enum ckpt_type */
 	long n;        /* elements: floats, or text bytes without the NUL */
 	void *data;    /* owned: float[max(n, 1)], or char[n + 1] ending in
-	                   NUL; never NULL */
+	                  NUL; never NULL */
 };
 
 struct bnn_ckpt {

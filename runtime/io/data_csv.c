@@ -428,7 +428,7 @@ struct csv_header {
 	long *cols;   /* ncols 1-based byte columns of the names */
 	long ncols;
 	long *dest;              /* per column: feature index k >= 0, or -1 - t for
-	                   target t */
+	                            target t */
 	struct csv_name *sorted; /* the names sorted, then by column */
 };
 

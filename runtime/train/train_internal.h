@@ -19,7 +19,7 @@
 #define TRAIN_SNAPSHOT_ARRAYS (3 + BNN_OPT_SLOTS)
 struct train_snapshot {
 	float *arrays[TRAIN_SNAPSHOT_ARRAYS]; /* params, sigma, stats, opt[]
-	                                          (NULL: unused) */
+	                                         (NULL: unused) */
 	long step, epoch;
 };
 
@@ -28,20 +28,20 @@ struct train_tensor {
 	long offset, size;
 	unsigned caps;     /* its layer's BNN_CAP_* (0: the likelihood's σ) */
 	int stochastic;    /* has a posterior (BNN_CAP_SIGMA: a meanfield
-	                     layer's tensor) */
+	                      layer's tensor) */
 	int decays;        /* takes weight decay or the prior's L2 term (not a
-	                     point batchnorm's γ and β) */
+	                      point batchnorm's γ and β) */
 	int patched;       /* the k components of an emp or ecmp layer */
 	double prior_l2;   /* patched, with sgd and adam: τ/(k·N), the L2
-	                     coefficient of eq. (7) of Chang et al. over N */
+	                      coefficient of eq. (7) of Chang et al. over N */
 	int weight_sample; /* bbb with lrt: a meanfield tensor the pass does
-	                     not sample by the local reparameterisation
-	                     (no BNN_CAP_SIGMA_LRT: conv2d, batchnorm),
-	                     sampled by the trainer */
+	                      not sample by the local reparameterisation
+	                      (no BNN_CAP_SIGMA_LRT: conv2d, batchnorm),
+	                      sampled by the trainer */
 	double delta;      /* the optimizer's δ for it (prior precision, or
-	                     IVON's weight decay) */
+	                      IVON's weight decay) */
 	int whvi;          /* a whvi layer's tensor (BNN_CAP_WHVI): no decay,
-	                     KL/N added */
+	                      KL/N added */
 };
 
 /* Everything one call of bnn_train works with. */
@@ -65,8 +65,8 @@ struct trainer {
 	float *gsigk;         /* bbb: one sample's (mc > 1) */
 	float *theta, *eps;   /* a posterior sample and its noise */
 	int primed;           /* mc = 1: theta already holds this step's
-	                                sample, drawn by the last update, and
-	                                st->sigma is derived at epoch ends only */
+	                         sample, drawn by the last update, and
+	                         st->sigma is derived at epoch ends only */
 	double tau;           /* vogn's τ at the last step */
 	int mixed_lrt;        /* bbb with lrt: some tensor has weight_sample */
 	int whvi;             /* the model has whvi layers (KL/N added) */
@@ -89,7 +89,7 @@ struct train_piece {
 	const struct train_tensor *tt; /* the tensor */
 	long a, len;                   /* its parameters [a, a + len) */
 	const float *noise;            /* the next sample's ε for them (len variates), or
-	                       NULL: update only */
+	                                  NULL: update only */
 	float lr;                      /* the learning rate of the step */
 	double tau;                    /* vogn's τ at this step (0 for the others) */
 };
@@ -109,14 +109,14 @@ struct train_optimizer {
 	const char *slot_names[BNN_OPT_SLOTS]; /* what they hold, in order */
 	int variational;                       /* learns σ: keeps bnn_state.sigma */
 	unsigned trains;                       /* the BNN_CAP_* bits of the layers it can
-	                            train (a layer with another bit is refused) */
+	                                          train (a layer with another bit is refused) */
 	unsigned learns;                       /* variational: the model needs a layer with
-	                            one of these bits (the posterior it learns) */
+	                                          one of these bits (the posterior it learns) */
 	int delta_over_ess;                    /* δ is the prior precision over the effective
-	                            sample size (IVON's weight decay) */
+	                                          sample size (IVON's weight decay) */
 	int decoupled;                         /* selecting it sets adam.decoupled (adamw) */
 	const char *options;                   /* the optimizer-specific options it reads,
-	                            by --set name ("momentum nesterov ...") */
+	                                          by --set name ("momentum nesterov ...") */
 	/* Allocates its buffers beyond t->grad (NULL: none). */
 	int (*setup)(struct trainer *t, bnn_err *err);
 	/* A fresh state's start for tensor tt, after the slots are zeroed

@@ -87,7 +87,7 @@ struct opt_def {
 	size_t offset;   /* of the field in bnn_train_options */
 	double min, max; /* accepted range (inclusive) */
 	int shared;      /* read by every optimizer; else by those whose row
-	                       in train_optimizers[] lists it */
+	                    in train_optimizers[] lists it */
 	enum opt_need need;
 	const char *help;
 };
