@@ -39,14 +39,23 @@ int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, b
 	return BNN_OK;
 }
 
-/* bnn_model_outputs() for parameters w and running statistics stats (NULL
- * when the model has no batchnorm layer), with the pass's noise (dropout
- * masks) drawn from rng when it is not NULL: the one loop that runs a
- * model over a data set, for validation and for every prediction. */
-static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_rng *rng,
-                         const bnn_dataset *ds, const long *idx, long n, long batch, float *out,
-                         double *nll, bnn_err *err)
+/* The network that model_outputs() runs: a model at parameters w. */
+struct predict_net {
+	const bnn_model *m; /* the model */
+	const float *w;     /* its parameters (the mean, or a posterior sample) */
+	float *stats;       /* running statistics, NULL without batchnorm layers */
+	bnn_rng *rng;       /* the pass's own noise (dropout masks), or NULL */
+};
+
+/* bnn_model_outputs() for the network net over the examples r of ds: the
+ * one loop that runs a model over a data set, for validation and for every
+ * prediction. */
+static int model_outputs(const struct predict_net *net, const bnn_dataset *ds,
+                         const bnn_example_range *r, float *out, double *nll, bnn_err *err)
 {
+	const bnn_model *m = net->m;
+	const long *idx = r->idx, n = r->n;
+	long batch = r->batch;
 	float *ws = NULL, *xb = NULL, *yb = NULL;
 	double sum = 0;
 	long i, j;
@@ -92,9 +101,9 @@ static int model_outputs(const bnn_model *m, const float *w, float *stats, bnn_r
 			p.x = ds->x + i * m->inputs;
 			p.y = nll ? ds->y + i * m->targets : NULL;
 		}
-		p.w = w;
-		p.stats = stats; /* train = 0: batchnorm by the running statistics */
-		p.rng = rng;
+		p.w = net->w;
+		p.stats = net->stats; /* train = 0: batchnorm by the running statistics */
+		p.rng = net->rng;
 		p.batch = b;
 		p.ws = ws;
 		p.out = out ? out + i * m->outputs : NULL;
@@ -116,7 +125,7 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_exam
 		return bnn_fail(err, BNN_EINVAL, "no state given");
 	if (!r)
 		return bnn_fail(err, BNN_EINVAL, "bnn_model_outputs: no examples given");
-	return model_outputs(st->model, st->params, st->stats, NULL, ds, r->idx, r->n, r->batch,
+	return model_outputs(&(struct predict_net){ st->model, st->params, st->stats, NULL }, ds, r,
 	                     out, nll, err);
 }
 
@@ -282,7 +291,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &rng);
 			w = theta;
 		}
-		if ((rc = model_outputs(m, w, st->stats, mc > 0 ? &rng : NULL, ds, NULL, n, 256,
+		struct predict_net net = { m, w, st->stats, mc > 0 ? &rng : NULL };
+		if ((rc = model_outputs(&net, ds, &(bnn_example_range){ .n = n, .batch = 256 },
 		                        acc.z, NULL, err)))
 			goto done;
 		if (gaussian)

@@ -105,15 +105,48 @@ static double whvi_kl_gauss(long n, const float *mu, const float *rho, double de
 	return kl;
 }
 
+/* Block j of a whvi layer with flows: its values of q(g) and of the
+ * flows, and where their gradients go (the g* NULL without grad). */
+struct whvi_block {
+	long d, flows;                    /* the block's width D and flows F */
+	const float *mu, *rho;            /* q0(g): μ and ρ, D each */
+	const float *fu, *fw, *fb;        /* the flows: u, w (F·D each), b (F) */
+	float *gmu, *grho, *gu, *gw, *gb; /* their gradients, or all NULL */
+};
+
+static struct whvi_block whvi_block_at(const struct whvi_layer *w, long j, const float *params,
+                                       float *grad)
+{
+	const long o = j * w->d, of = j * w->flows * w->d, ob = j * w->flows;
+	struct whvi_block b = {
+		.d = w->d,
+		.flows = w->flows,
+		.mu = params + w->mu->offset + o,
+		.rho = params + w->rho->offset + o,
+		.fu = params + w->fu->offset + of,
+		.fw = params + w->fw->offset + of,
+		.fb = params + w->fb->offset + ob,
+	};
+	if (grad) {
+		b.gmu = grad + w->mu->offset + o;
+		b.grho = grad + w->rho->offset + o;
+		b.gu = grad + w->fu->offset + of;
+		b.gw = grad + w->fw->offset + of;
+		b.gb = grad + w->fb->offset + ob;
+	}
+	return b;
+}
+
 /* One block with flows: the entropy term in closed form and the sampled
  * −log p(z_F) − Σ log|det|, with its gradient through the flows (scale
- * times it added to g*; g NULL: none).  z holds (F + 1)·d scratch doubles,
- * dz d more, eps d. */
-static double whvi_kl_flows(long d, long nf, const float *mu, const float *rho, const float *fu,
-                            const float *fw, const float *fb, double delta, const double *eps,
-                            double scale, float *gmu, float *grho, float *gu, float *gw, float *gb,
-                            double *z, double *dz)
+ * times it added to b->g*; b->gmu NULL: none).  z holds (F + 1)·d
+ * scratch doubles, dz d more, eps d. */
+static double whvi_kl_flows(const struct whvi_block *b, double delta, const double *eps,
+                            double scale, double *z, double *dz)
 {
+	const long d = b->d, nf = b->flows;
+	const float *mu = b->mu, *rho = b->rho, *fu = b->fu, *fw = b->fw, *fb = b->fb;
+	float *gu = b->gu, *gw = b->gw, *gb = b->gb;
 	double kl = 0, *zf = z + nf * d;
 	long i, k;
 
@@ -141,7 +174,7 @@ static double whvi_kl_flows(long d, long nf, const float *mu, const float *rho, 
 	/* −log p(z_F) = Σ(½ln 2π − ½ln δ + ½δz²) */
 	for (i = 0; i < d; i++)
 		kl += WHVI_HALF_LOG_2PI - 0.5 * log(delta) + 0.5 * delta * zf[i] * zf[i];
-	if (!gmu)
+	if (!b->gmu)
 		return kl;
 	for (i = 0; i < d; i++)
 		dz[i] = delta * zf[i];
@@ -170,8 +203,8 @@ static double whvi_kl_flows(long d, long nf, const float *mu, const float *rho, 
 	}
 	for (i = 0; i < d; i++) {
 		double s = bnn_softplus(rho[i]);
-		gmu[i] += (float)(scale * dz[i]);
-		grho[i] += (float)(scale * (dz[i] * eps[i] - 1 / s) * whvi_sigmoid(rho[i]));
+		b->gmu[i] += (float)(scale * dz[i]);
+		b->grho[i] += (float)(scale * (dz[i] * eps[i] - 1 / s) * whvi_sigmoid(rho[i]));
 	}
 	return kl;
 }
@@ -223,7 +256,7 @@ double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double
 			continue;
 		}
 		for (j = 0; j < w.stack; j++) {
-			const long o = j * w.d, of = j * w.flows * w.d, ob = j * w.flows;
+			struct whvi_block block;
 			double *eps = z + (w.flows + 2) * w.d;
 			for (e = 0; e < w.d; e += 256) {
 				long n = w.d - e < 256 ? w.d - e : 256, q;
@@ -232,15 +265,8 @@ double bnn_whvi_kl(const bnn_model *m, const float *params, double delta, double
 				for (q = 0; q < n; q++)
 					eps[e + q] = rng ? buf[q] : 0.0;
 			}
-			kl += whvi_kl_flows(w.d, w.flows, params + w.mu->offset + o,
-			                    params + w.rho->offset + o, params + w.fu->offset + of,
-			                    params + w.fw->offset + of, params + w.fb->offset + ob,
-			                    dl, eps, scale, grad ? grad + w.mu->offset + o : NULL,
-			                    grad ? grad + w.rho->offset + o : NULL,
-			                    grad ? grad + w.fu->offset + of : NULL,
-			                    grad ? grad + w.fw->offset + of : NULL,
-			                    grad ? grad + w.fb->offset + ob : NULL, z,
-			                    z + (w.flows + 1) * w.d);
+			block = whvi_block_at(&w, j, params, grad);
+			kl += whvi_kl_flows(&block, dl, eps, scale, z, z + (w.flows + 1) * w.d);
 		}
 	}
 	return kl;
