@@ -30,12 +30,18 @@
 
 #include "cli_internal.h"
 
+/* "PROG: message" on stderr, without the end of the line. */
+static void cli_say(const struct bnn_cli_args *a, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", a->prog);
+	vfprintf(stderr, fmt, ap);
+}
+
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", a->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_say(a, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return BNN_CLI_FAIL;
@@ -44,9 +50,8 @@ int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
 int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", a->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_say(a, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", a->prog);
 	return BNN_CLI_USAGE;

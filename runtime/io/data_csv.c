@@ -667,6 +667,18 @@ out:
 	return rc;
 }
 
+/* Resize one example array to `count` floats; *arr is kept on failure. */
+static int csv_resize(const char *path, const bnn_dataset *ds, float **arr, size_t count,
+                      bnn_err *err)
+{
+	float *p = realloc(*arr, count * sizeof *p);
+
+	if (!p)
+		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory after %ld rows", path, ds->n);
+	*arr = p;
+	return BNN_OK;
+}
+
 /* Grow the example arrays to hold at least one more row (doubling). */
 static int csv_grow(const char *path, bnn_dataset *ds, long *cap, bnn_err *err)
 {
@@ -674,26 +686,15 @@ static int csv_grow(const char *path, bnn_dataset *ds, long *cap, bnn_err *err)
 	long most = (long)(SIZE_MAX / sizeof(float) / 2);
 	size_t nx = (size_t)n * (size_t)ds->features;
 	size_t ny = (size_t)n * (size_t)ds->targets;
-	float *x, *y;
+	int rc;
 
 	if (n > most / ds->features || (ds->targets && n > most / ds->targets))
 		return bnn_fail(err, BNN_ENOMEM, "%s: too many rows for memory", path);
-	x = realloc(ds->x, nx * sizeof *x);
-	if (!x)
-		return bnn_fail(err, BNN_ENOMEM,
-		                "%s: out of memory after "
-		                "%ld rows",
-		                path, ds->n);
-	ds->x = x;
-	if (ds->targets) {
-		y = realloc(ds->y, ny * sizeof *y);
-		if (!y)
-			return bnn_fail(err, BNN_ENOMEM,
-			                "%s: out of memory "
-			                "after %ld rows",
-			                path, ds->n);
-		ds->y = y;
-	}
+	rc = csv_resize(path, ds, &ds->x, nx, err);
+	if (rc == BNN_OK && ds->targets)
+		rc = csv_resize(path, ds, &ds->y, ny, err);
+	if (rc != BNN_OK)
+		return rc;
 	*cap = n;
 	return BNN_OK;
 }

@@ -52,45 +52,58 @@ static int uncertainty_check(const char *who, const float *probs, long n, int k,
 	return BNN_OK;
 }
 
-int bnn_entropy(const float *probs, long n, int k, double *out, bnn_err *err)
+/* H = −Σ_j p_j log p_j of one row of k probabilities. */
+static double uncertainty_entropy_of(const float *row, int k)
+{
+	double h = 0.0;
+	int j;
+
+	for (j = 0; j < k; j++) {
+		double p = row[j];
+
+		if (p > 0.0) /* 0 log 0 = 0, its limit */
+			h -= p * log(p);
+	}
+	return h;
+}
+
+/* 1 − max_j p_j of one row of k probabilities. */
+static double uncertainty_confidence_of(const float *row, int k)
+{
+	float c = row[0];
+	int j;
+
+	for (j = 1; j < k; j++)
+		if (row[j] > c)
+			c = row[j];
+	return 1.0 - (double)c;
+}
+
+/*
+ * The walk both entry points share: check the arguments, then give each of
+ * the n rows of k probabilities its score.
+ */
+static int uncertainty_score_rows(const char *who, double (*score)(const float *row, int k),
+                                  const float *probs, long n, int k, double *out, bnn_err *err)
 {
 	long i;
-	int j, rc;
+	int rc;
 
-	rc = uncertainty_check("bnn_entropy", probs, n, k, out, err);
+	rc = uncertainty_check(who, probs, n, k, out, err);
 	if (rc != BNN_OK)
 		return rc;
-	for (i = 0; i < n; i++) {
-		const float *row = probs + i * k;
-		double h = 0.0;
-
-		for (j = 0; j < k; j++) {
-			double p = row[j];
-
-			if (p > 0.0) /* 0 log 0 = 0, its limit */
-				h -= p * log(p);
-		}
-		out[i] = h;
-	}
+	for (i = 0; i < n; i++)
+		out[i] = score(probs + i * k, k);
 	return BNN_OK;
+}
+
+int bnn_entropy(const float *probs, long n, int k, double *out, bnn_err *err)
+{
+	return uncertainty_score_rows("bnn_entropy", uncertainty_entropy_of, probs, n, k, out, err);
 }
 
 int bnn_confidence_score(const float *probs, long n, int k, double *out, bnn_err *err)
 {
-	long i;
-	int j, rc;
-
-	rc = uncertainty_check("bnn_confidence_score", probs, n, k, out, err);
-	if (rc != BNN_OK)
-		return rc;
-	for (i = 0; i < n; i++) {
-		const float *row = probs + i * k;
-		float c = row[0];
-
-		for (j = 1; j < k; j++)
-			if (row[j] > c)
-				c = row[j];
-		out[i] = 1.0 - (double)c;
-	}
-	return BNN_OK;
+	return uncertainty_score_rows("bnn_confidence_score", uncertainty_confidence_of, probs, n,
+	                              k, out, err);
 }

@@ -764,6 +764,35 @@ static double *plot_doubles(long n)
 	return malloc((size_t)n * sizeof(double));
 }
 
+/*
+ * Start a chart: every field cleared, then its three labels and its layers;
+ * the caller adds the axis settings its kind needs.
+ */
+static void plot_chart_start(struct plot_chart *c, const char *title, const char *xlabel,
+                             const char *ylabel, const struct plot_layer *layer, int nlayers)
+{
+	memset(c, 0, sizeof *c);
+	c->title = title;
+	c->xlabel = xlabel;
+	c->ylabel = ylabel;
+	c->layer = layer;
+	c->nlayers = nlayers;
+}
+
+/* A layer of n bars from x[i] to x2[i], y[i] high, with a legend entry. */
+static void plot_bars_layer(struct plot_layer *l, const char *name, int colour, double opacity,
+                            long n, const double *x, const double *x2, const double *y)
+{
+	l->kind = PLOT_BARS;
+	l->name = name;
+	l->colour = colour;
+	l->opacity = opacity;
+	l->n = n;
+	l->x = x;
+	l->x2 = x2;
+	l->y = y;
+}
+
 /* ---- reliability diagram ------------------------------------------------ */
 
 /* What the reliability CSV writer needs. */
@@ -846,14 +875,7 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_b
 	}
 
 	memset(layer, 0, sizeof layer);
-	layer[0].kind = PLOT_BARS;
-	layer[0].name = "accuracy";
-	layer[0].colour = 0;
-	layer[0].opacity = 0.75;
-	layer[0].n = nbar;
-	layer[0].x = lo;
-	layer[0].x2 = hi;
-	layer[0].y = acc;
+	plot_bars_layer(&layer[0], "accuracy", 0, 0.75, nbar, lo, hi, acc);
 	layer[1].kind = PLOT_LINE;
 	layer[1].name = "perfect calibration";
 	layer[1].colour = PLOT_GREY;
@@ -862,15 +884,10 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_b
 	layer[1].x = diag;
 	layer[1].y = diag;
 
-	memset(&c, 0, sizeof c);
-	c.title = title;
-	c.xlabel = "confidence";
-	c.ylabel = "accuracy";
+	plot_chart_start(&c, title, "confidence", "accuracy", layer, 2);
 	c.fixed_x = c.fixed_y = 1;
 	c.ax.lo = c.ay.lo = 0.0;
 	c.ax.hi = c.ay.hi = 1.0;
-	c.layer = layer;
-	c.nlayers = 2;
 	ctx.bins = bins;
 	ctx.nbins = nbins;
 	rc = plot_write(&c, path_svg, path_csv, plot_reliability_csv, &ctx, who, err);
@@ -1017,26 +1034,16 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 		for (b = 0; b < nbins; b++)
 			frac[(size_t)s * (size_t)nbins + (size_t)b] =
 			        nfinite > 0 ? (double)cnt[b] / (double)nfinite : 0.0;
-		layer[s].kind = PLOT_BARS;
-		layer[s].name = v->name;
-		layer[s].colour = s;
-		layer[s].opacity = 0.45;
-		layer[s].n = nbins;
-		layer[s].x = edge;
-		layer[s].x2 = edge + 1;
-		layer[s].y = frac + (size_t)s * (size_t)nbins;
+		plot_bars_layer(&layer[s], v->name, s, 0.45, nbins, edge, edge + 1,
+		                frac + (size_t)s * (size_t)nbins);
 	}
 
-	memset(&c, 0, sizeof c);
-	c.title = options->title;
-	c.xlabel = options->xlabel;
-	c.ylabel = "fraction of examples";
+	plot_chart_start(&c, options->title, options->xlabel, "fraction of examples", layer,
+	                 nseries);
 	c.fixed_x = 1;
 	c.ax.lo = lo;
 	c.ax.hi = hi;
 	c.y_zero = 1;
-	c.layer = layer;
-	c.nlayers = nseries;
 	ctx.series = series;
 	ctx.nseries = nseries;
 	ctx.nbins = nbins;
@@ -1169,14 +1176,9 @@ int bnn_plot_curves(const char *path_svg, const char *path_csv, const bnn_plot_c
 		k++;
 	}
 
-	memset(&c, 0, sizeof c);
 	if (options == NULL)
 		options = &no_text;
-	c.title = options->title;
-	c.xlabel = options->xlabel;
-	c.ylabel = options->ylabel;
-	c.layer = layer;
-	c.nlayers = k;
+	plot_chart_start(&c, options->title, options->xlabel, options->ylabel, layer, k);
 	ctx.series = series;
 	ctx.nseries = nseries;
 	rc = plot_write(&c, path_svg, path_csv, plot_curves_csv, &ctx, who, err);
