@@ -511,6 +511,33 @@ static void test_classification_errors(void)
 	is_float(m.accuracy, -7.0, 0.0, "out still untouched");
 }
 
+/* One call of bnn_metrics_regression that must fail with BNN_EINVAL. */
+struct reg_failure {
+	const float *mean;    /* the n x d predictive means */
+	const float *var;     /* the n x d predictive variances */
+	const float *y;       /* the n x d targets */
+	long n;               /* examples */
+	long d;               /* outputs */
+	const char *message;  /* the exact message, or NULL: not checked */
+	const char *what;     /* the name of the code's test */
+	const char *what_msg; /* the name of the message's test */
+};
+
+/* One or two tests per failure: the code, then the message if given. */
+static void reg_fails(const struct reg_failure *c, int count)
+{
+	bnn_regression_metrics r;
+	bnn_err err;
+	int i, rc;
+
+	for (i = 0; i < count; i++) {
+		rc = bnn_metrics_regression(c[i].mean, c[i].var, c[i].y, c[i].n, c[i].d, &r, &err);
+		is_int(rc, BNN_EINVAL, "%s", c[i].what);
+		if (c[i].message)
+			is_str(err.message, c[i].message, "%s", c[i].what_msg);
+	}
+}
+
 /*
  * 3 examples, 2 outputs:
  *
@@ -535,6 +562,21 @@ static void test_regression(void)
 	static const float zero_var[6] = { 1, 2, 0.5f, 0, 4, 0.25f };
 	static const float neg_var[6] = { 1, 2, 0.5f, 1, -4, 0.25f };
 	float nan_var[6] = { NAN, 2, 0.5f, 1, 4, 0.25f };
+	const struct reg_failure rows[] = {
+		{ mean, neg_var, y, 3, 2,
+		  "bnn_metrics_regression: example 2 (0-based), "
+		  "output 0 (0-based): variance -4 is not positive",
+		  "var < 0: BNN_EINVAL", "var = -4 message" },
+		{ mean, nan_var, y, 3, 2, NULL, "var = NaN: BNN_EINVAL", NULL },
+		{ mean, var, y, 0, 2,
+		  "bnn_metrics_regression: n is 0, need at least 1 "
+		  "example",
+		  "regression n = 0: BNN_EINVAL", "regression n = 0 message" },
+		{ mean, var, y, 3, 0,
+		  "bnn_metrics_regression: d is 0, need at least 1 "
+		  "output",
+		  "regression d = 0: BNN_EINVAL", "regression d = 0 message" },
+	};
 	static const float one = 1.0f, zero = 0.0f;
 	bnn_regression_metrics r;
 	bnn_err err;
@@ -559,26 +601,7 @@ static void test_regression(void)
 	       "output 1 (0-based): variance 0 is not positive",
 	       "var = 0 message names example and output");
 	is_float(r.rmse, -7.0, 0.0, "out untouched on failure");
-	rc = bnn_metrics_regression(mean, neg_var, y, 3, 2, &r, &err);
-	is_int(rc, BNN_EINVAL, "var < 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_regression: example 2 (0-based), "
-	       "output 0 (0-based): variance -4 is not positive",
-	       "var = -4 message");
-	rc = bnn_metrics_regression(mean, nan_var, y, 3, 2, &r, &err);
-	is_int(rc, BNN_EINVAL, "var = NaN: BNN_EINVAL");
-	rc = bnn_metrics_regression(mean, var, y, 0, 2, &r, &err);
-	is_int(rc, BNN_EINVAL, "regression n = 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_regression: n is 0, need at least 1 "
-	       "example",
-	       "regression n = 0 message");
-	rc = bnn_metrics_regression(mean, var, y, 3, 0, &r, &err);
-	is_int(rc, BNN_EINVAL, "regression d = 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_regression: d is 0, need at least 1 "
-	       "output",
-	       "regression d = 0 message");
+	reg_fails(rows, (int)(sizeof rows / sizeof rows[0]));
 }
 
 int main(void)
