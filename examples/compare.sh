@@ -67,10 +67,7 @@
 
 me=compare.sh
 
-die() {
-	echo "$me: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/common.sh"
 
 usage() {
 	echo "usage: sh examples/compare.sh OUTDIR [mlp|lenet|resnet|patch] (run by 'make compare', 'make lenet', 'make resnet' and 'make patch')" >&2

@@ -100,13 +100,19 @@ static void dg_help(void)
 	       dg_prog, dg_prog, dg_prog);
 }
 
+/* "PROG: message" on stderr, without the newline. */
+static void dg_say(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", dg_prog);
+	vfprintf(stderr, fmt, ap);
+}
+
 static int dg_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int dg_usage(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", dg_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	dg_say(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", dg_prog);
 	return DG_USAGE;
@@ -116,12 +122,17 @@ static int dg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int dg_fail(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", dg_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	dg_say(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return DG_FAIL;
+}
+
+/* Whether an argument asks for the help (--help or -h). */
+static int dg_is_help(const char *arg)
+{
+	return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
 /* ---- option parsing ------------------------------------------------------ */
@@ -217,7 +228,7 @@ static int dg_toy1d(int argc, char **argv)
 
 	for (j = 2; j < argc; j++) {
 		const char *v;
-		if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0) {
+		if (dg_is_help(argv[j])) {
 			dg_help();
 			return DG_OK;
 		}
@@ -512,7 +523,7 @@ static int dg_images(int argc, char **argv)
 
 	for (j = 2; j < argc; j++) {
 		const char *v;
-		if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0) {
+		if (dg_is_help(argv[j])) {
 			dg_help();
 			return DG_OK;
 		}
@@ -703,7 +714,7 @@ static int dg_ood(int argc, char **argv)
 
 	for (j = 2; j < argc; j++) {
 		const char *v;
-		if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0) {
+		if (dg_is_help(argv[j])) {
 			dg_help();
 			return DG_OK;
 		}
@@ -756,8 +767,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2)
 		return dg_usage("no data set named: use toy1d, images or ood");
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
+	if (dg_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
 		dg_help();
 		return fflush(stdout) == 0 ? DG_OK : DG_FAIL;
 	}

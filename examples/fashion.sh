@@ -27,12 +27,9 @@
 
 me=fashion.sh
 
-die() {
-	echo "$me: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/common.sh"
 
-[ $# -eq 1 ] || { echo "usage: sh examples/fashion.sh OUTDIR (run by 'make fashion')" >&2; exit 2; }
+one_outdir "$@"
 out=$1
 prog=$out/fashion_point
 datagen=${DATAGEN:-$(dirname "$out")/datagen}
@@ -42,7 +39,7 @@ batch=128
 lr=1e-3
 schedule=cosine
 
-[ -x "$prog" ] || die "$prog is not built: run 'make fashion'"
+need_built fashion "$prog"
 
 # The data: the real Fashion-MNIST when installed, else the stand-in.
 . "$(dirname "$0")/fashion_data.sh"

@@ -11,7 +11,7 @@
 #   data  "Fashion-MNIST" or "the synthetic stand-in", for messages.
 # TARGET is the make target that builds $datagen (for the message when it
 # is missing); WHAT names what the caller prints ("the metrics below").
-# The caller defines $me, $out, $datagen and die().
+# The caller defines $me, $out and $datagen, and sources common.sh (die).
 
 fashion_data() {
 	dir=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}

@@ -32,12 +32,9 @@
 
 me=prune.sh
 
-die() {
-	echo "$me: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/common.sh"
 
-[ $# -eq 1 ] || { echo "usage: sh examples/prune.sh OUTDIR (run by 'make prune')" >&2; exit 2; }
+one_outdir "$@"
 out=$1
 prog=$out/fashion_bayes
 prune=$out/prune
@@ -47,8 +44,7 @@ epochs=20
 batch=128
 lr=1e-3
 
-[ -x "$prog" ] || die "$prog is not built: run 'make prune'"
-[ -x "$prune" ] || die "$prune is not built: run 'make prune'"
+need_built prune "$prog" "$prune"
 
 . "$(dirname "$0")/fashion_data.sh"
 fashion_data prune "the accuracies below"

@@ -45,12 +45,9 @@
 
 me=toy1d.sh
 
-die() {
-	echo "$me: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/common.sh"
 
-[ $# -eq 1 ] || { echo "usage: sh examples/toy1d.sh OUTDIR (run by 'make toy1d')" >&2; exit 2; }
+one_outdir "$@"
 out=$1
 prog=$out/toy1d
 bayes=$out/toy1d_bayes
@@ -62,16 +59,11 @@ epochs=2000
 batch=32
 lr=1e-3
 
-for p in "$prog" "$bayes" "$datagen" "$plot"; do
-	[ -x "$p" ] || die "$p is not built: run 'make toy1d'"
-done
+need_built toy1d "$prog" "$bayes" "$datagen" "$plot"
 
-"$datagen" toy1d --n 200 --seed 1 --range 0,0.5 >"$out/toy1d_train.csv" ||
-	die "could not write $out/toy1d_train.csv"
-"$datagen" toy1d --n 500 --seed 2 --range -0.5,1.2 >"$out/toy1d_test.csv" ||
-	die "could not write $out/toy1d_test.csv"
-"$datagen" toy1d --n 500 --seed 3 --range 0,0.5 >"$out/toy1d_test_in.csv" ||
-	die "could not write $out/toy1d_test_in.csv"
+toy1d_csv "$out/toy1d_train.csv" --n 200 --seed 1 --range 0,0.5
+toy1d_csv "$out/toy1d_test.csv" --n 500 --seed 2 --range -0.5,1.2
+toy1d_csv "$out/toy1d_test_in.csv" --n 500 --seed 3 --range 0,0.5
 echo "$me: data in $out: toy1d_train.csv (200 points, x in (0, 0.5))," \
 	"toy1d_test.csv (500, x in (-0.5, 1.2)), toy1d_test_in.csv (500, x in (0, 0.5))" >&2
 

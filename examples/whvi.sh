@@ -36,12 +36,9 @@
 
 me=whvi.sh
 
-die() {
-	echo "$me: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/common.sh"
 
-[ $# -eq 1 ] || { echo "usage: sh examples/whvi.sh OUTDIR (run by 'make whvi')" >&2; exit 2; }
+one_outdir "$@"
 out=$1
 here=$(dirname "$0")
 datagen=${DATAGEN:-$(dirname "$out")/datagen}
@@ -52,10 +49,10 @@ export OPENBLAS_NUM_THREADS
 
 for d in toy1d diabetes; do
 	for v in "" _mf _mcd; do
-		[ -x "$out/whvi_$d$v" ] || die "$out/whvi_$d$v is not built: run 'make whvi'"
+		need_built whvi "$out/whvi_$d$v"
 	done
 done
-[ -x "$datagen" ] || die "$datagen is not built: run 'make whvi'"
+need_built whvi "$datagen"
 
 # json_get KEY FILE: the number under "KEY" in a one-line JSON object.
 json_get() {
@@ -63,10 +60,8 @@ json_get() {
 }
 
 # The data.
-"$datagen" toy1d --n 200 --seed 1 --range 0,0.5 >"$out/whvi_toy1d_train.csv" ||
-	die "could not write $out/whvi_toy1d_train.csv"
-"$datagen" toy1d --n 500 --seed 3 --range 0,0.5 >"$out/whvi_toy1d_test.csv" ||
-	die "could not write $out/whvi_toy1d_test.csv"
+toy1d_csv "$out/whvi_toy1d_train.csv" --n 200 --seed 1 --range 0,0.5
+toy1d_csv "$out/whvi_toy1d_test.csv" --n 500 --seed 3 --range 0,0.5
 # diabetes: the target standardised by the training rows' mean and sd.
 set -- $(awk -F, 'NR > 1 { n++; s += $NF; ss += $NF * $NF }
 	END { m = s / n; printf "%.10g %.10g\n", m, sqrt((ss - n * m * m) / (n - 1)) }' \

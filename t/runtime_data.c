@@ -315,6 +315,208 @@ static void test_idx_types(void)
 	}
 }
 
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* One IDX file that bnn_idx_read must refuse. */
+struct idx_failure {
+	const char *file;      /* in tmpdir */
+	int raw;               /* 1: bytes are the whole file; 0: a header comes first */
+	int type;              /* header: the IDX type byte */
+	int rank;              /* header: the rank byte */
+	unsigned long dims[3]; /* header: the sizes of the first rank dimensions */
+	const char *bytes;     /* the file (raw) or the data after the header */
+	size_t len;            /* how many of those bytes */
+	int gz;                /* written gzip-compressed */
+	const char *after;     /* the message after the file's path */
+	const char *what;      /* the test's name */
+};
+
+/* Bytes 1..9: the data of the 2 x 3 u8 files, 6 of them when complete. */
+#define NINE "\1\2\3\4\5\6\7\10\11"
+
+/* Three tests per failure (code, err->code, exact message); *idx is left
+ * as the last read left it. */
+static void idx_fails(const struct idx_failure *c, int n, bnn_idx *idx)
+{
+	unsigned char buf[256];
+	bnn_err e;
+	size_t len;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		if (c[i].raw) {
+			put(c[i].file, c[i].bytes, c[i].len, c[i].gz);
+		} else {
+			len = idx_build(buf, c[i].type, c[i].rank, c[i].dims, c[i].bytes, c[i].len);
+			put(c[i].file, buf, len, c[i].gz);
+		}
+		rc = bnn_idx_read(tpath(c[i].file), idx, &e);
+		FAILS(rc, &e, BNN_EFORMAT, fmt("%s%s", tpath(c[i].file), c[i].after), "%s",
+		      c[i].what);
+	}
+}
+
+/* Malformed headers, up to a truncated body: the last row is truncated. */
+static const struct idx_failure idx_bad_headers[] = {
+	{ "pgm.idx",
+	  1,
+	  0,
+	  0,
+	  { 0 },
+	  "P5\n2 3\n255\n",
+	  11,
+	  0,
+	  ": not an IDX file (magic bytes 0x50 0x35 at offset 0)",
+	  "wrong magic" },
+	{ "empty.idx",
+	  1,
+	  0,
+	  0,
+	  { 0 },
+	  "",
+	  0,
+	  0,
+	  ": empty file, not an IDX file",
+	  "empty IDX file" },
+	{ "short.idx",
+	  1,
+	  0,
+	  0,
+	  { 0 },
+	  "\0\0\x08",
+	  3,
+	  0,
+	  ": truncated: expected a 4-byte IDX magic, found 3 bytes",
+	  "3-byte file" },
+	{ "type.idx",
+	  0,
+	  0x07,
+	  2,
+	  { 2, 3 },
+	  NINE,
+	  6,
+	  0,
+	  ": unknown IDX type 0x07 at offset 2 (known: 0x08 u8, "
+	  "0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64)",
+	  "unknown type" },
+	{ "rank0.idx",
+	  0,
+	  0x08,
+	  0,
+	  { 2, 3 },
+	  NINE,
+	  6,
+	  0,
+	  ": IDX rank 0 at offset 3 is not in 1..4",
+	  "rank 0" },
+	{ "rank5.idx",
+	  1,
+	  0,
+	  0,
+	  { 0 },
+	  "\0\0\x08\x05",
+	  4,
+	  0,
+	  ": IDX rank 5 at offset 3 is not in 1..4",
+	  "rank 5" },
+	/* Rank 3 needs 4 + 12 = 16 header bytes; 4 + 6 given. */
+	{ "hdr.idx",
+	  1,
+	  0,
+	  0,
+	  { 0 },
+	  "\0\0\x08\x03\0\0\0\x02\0\0",
+	  10,
+	  0,
+	  ": truncated: a rank-3 IDX header has 16 bytes, found 10",
+	  "truncated header" },
+	/* Dimension 2's size sits at offset 4 + 4 = 8. */
+	{ "zero.idx",
+	  0,
+	  0x08,
+	  3,
+	  { 2, 0, 3 },
+	  NINE,
+	  6,
+	  0,
+	  ": dimension 2 has size 0 (offset 8)",
+	  "a size of 0" },
+	/* 65536 * 65536 = 2^32 > 2^31 at dimension 2. */
+	{ "big.idx",
+	  0,
+	  0x08,
+	  3,
+	  { 65536, 65536, 1 },
+	  NINE,
+	  6,
+	  0,
+	  ": too large: dimensions 1..2 (offset 8) hold more "
+	  "than 2147483648 elements",
+	  "more than 2^31 elements" },
+	/* 2 x 3 u8 needs 6 data bytes after the 12-byte header. */
+	{ "trunc.idx",
+	  0,
+	  0x08,
+	  2,
+	  { 2, 3 },
+	  NINE,
+	  4,
+	  0,
+	  ": truncated: expected 6 bytes of data after the 12-byte "
+	  "header, found 4",
+	  "truncated data" },
+};
+
+/* Bodies of the wrong size, plain and compressed (the offsets are the
+ * same), and values a float cannot hold. */
+static const struct idx_failure idx_bad_bodies[] = {
+	{ "trail.idx",
+	  0,
+	  0x08,
+	  2,
+	  { 2, 3 },
+	  NINE,
+	  9,
+	  0,
+	  ": trailing bytes: expected 6 bytes of data after the "
+	  "12-byte header, found 9",
+	  "trailing bytes" },
+	{ "trunc.idx.gz",
+	  0,
+	  0x08,
+	  2,
+	  { 2, 3 },
+	  NINE,
+	  4,
+	  1,
+	  ": truncated: expected 6 bytes of data after the 12-byte "
+	  "header, found 4",
+	  "truncated data, gzip" },
+	{ "trail.idx.gz",
+	  0,
+	  0x08,
+	  2,
+	  { 2, 3 },
+	  NINE,
+	  9,
+	  1,
+	  ": trailing bytes: expected 6 bytes of data after the "
+	  "12-byte header, found 9",
+	  "trailing bytes, gzip" },
+	/* f32 NaN (0x7FC00000) as element 1, at offset 8 + 4. */
+	{ "nan.idx",
+	  0,
+	  0x0D,
+	  1,
+	  { 2 },
+	  "\x3F\x80\0\0\x7F\xC0\0\0",
+	  8,
+	  0,
+	  ": element 1 (0-based, at offset 12) is NaN, "
+	  "infinite or too large for a float",
+	  "f32 NaN" },
+};
+
 static void test_idx_errors(void)
 {
 	static const unsigned char six[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
@@ -332,112 +534,9 @@ static void test_idx_errors(void)
 	      "missing file");
 	ok(idx.data == NULL && idx.count == 0, "failure leaves out zeroed");
 
-	put_text("pgm.idx", "P5\n2 3\n255\n");
-	rc = bnn_idx_read(tpath("pgm.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: not an IDX file (magic bytes 0x50 0x35 at offset 0)", tpath("pgm.idx")),
-	      "wrong magic");
-
-	put("empty.idx", "", 0, 0);
-	rc = bnn_idx_read(tpath("empty.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT, fmt("%s: empty file, not an IDX file", tpath("empty.idx")),
-	      "empty IDX file");
-
-	put("short.idx", "\0\0\x08", 3, 0);
-	rc = bnn_idx_read(tpath("short.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: truncated: expected a 4-byte IDX magic, found 3 bytes", tpath("short.idx")),
-	      "3-byte file");
-
-	n = idx_build(buf, 0x07, 2, d23, six, 6);
-	put("type.idx", buf, n, 0);
-	rc = bnn_idx_read(tpath("type.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: unknown IDX type 0x07 at offset 2 (known: 0x08 u8, "
-	          "0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64)",
-	          tpath("type.idx")),
-	      "unknown type");
-
-	n = idx_build(buf, 0x08, 0, d23, six, 6);
-	put("rank0.idx", buf, n, 0);
-	rc = bnn_idx_read(tpath("rank0.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: IDX rank 0 at offset 3 is not in 1..4", tpath("rank0.idx")), "rank 0");
-
-	put("rank5.idx", "\0\0\x08\x05", 4, 0);
-	rc = bnn_idx_read(tpath("rank5.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: IDX rank 5 at offset 3 is not in 1..4", tpath("rank5.idx")), "rank 5");
-
-	/* Rank 3 needs 4 + 12 = 16 header bytes; 4 + 6 given. */
-	put("hdr.idx", "\0\0\x08\x03\0\0\0\x02\0\0", 10, 0);
-	rc = bnn_idx_read(tpath("hdr.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: truncated: a rank-3 IDX header has 16 bytes, found 10", tpath("hdr.idx")),
-	      "truncated header");
-
-	{
-		unsigned long dz[3] = { 2, 0, 3 };
-
-		n = idx_build(buf, 0x08, 3, dz, six, 6);
-		put("zero.idx", buf, n, 0);
-		rc = bnn_idx_read(tpath("zero.idx"), &idx, &e);
-		/* Dimension 2's size sits at offset 4 + 4 = 8. */
-		FAILS(rc, &e, BNN_EFORMAT,
-		      fmt("%s: dimension 2 has size 0 (offset 8)", tpath("zero.idx")),
-		      "a size of 0");
-	}
-	{
-		/* 65536 * 65536 = 2^32 > 2^31 at dimension 2. */
-		unsigned long dbig[3] = { 65536, 65536, 1 };
-
-		n = idx_build(buf, 0x08, 3, dbig, six, 6);
-		put("big.idx", buf, n, 0);
-		rc = bnn_idx_read(tpath("big.idx"), &idx, &e);
-		FAILS(rc, &e, BNN_EFORMAT,
-		      fmt("%s: too large: dimensions 1..2 (offset 8) hold more "
-		          "than 2147483648 elements",
-		          tpath("big.idx")),
-		      "more than 2^31 elements");
-	}
-
-	/* 2 x 3 u8 needs 6 data bytes after the 12-byte header. */
-	n = idx_build(buf, 0x08, 2, d23, six, 4);
-	put("trunc.idx", buf, n, 0);
-	rc = bnn_idx_read(tpath("trunc.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: truncated: expected 6 bytes of data after the 12-byte "
-	          "header, found 4",
-	          tpath("trunc.idx")),
-	      "truncated data");
+	idx_fails(idx_bad_headers, COUNT(idx_bad_headers), &idx);
 	ok(idx.data == NULL, "truncated: no data left behind");
-
-	n = idx_build(buf, 0x08, 2, d23, six, 9);
-	put("trail.idx", buf, n, 0);
-	rc = bnn_idx_read(tpath("trail.idx"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: trailing bytes: expected 6 bytes of data after the "
-	          "12-byte header, found 9",
-	          tpath("trail.idx")),
-	      "trailing bytes");
-
-	/* The same files compressed: the offsets are the same. */
-	n = idx_build(buf, 0x08, 2, d23, six, 4);
-	put("trunc.idx.gz", buf, n, 1);
-	rc = bnn_idx_read(tpath("trunc.idx.gz"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: truncated: expected 6 bytes of data after the 12-byte "
-	          "header, found 4",
-	          tpath("trunc.idx.gz")),
-	      "truncated data, gzip");
-	n = idx_build(buf, 0x08, 2, d23, six, 9);
-	put("trail.idx.gz", buf, n, 1);
-	rc = bnn_idx_read(tpath("trail.idx.gz"), &idx, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s: trailing bytes: expected 6 bytes of data after the "
-	          "12-byte header, found 9",
-	          tpath("trail.idx.gz")),
-	      "trailing bytes, gzip");
+	idx_fails(idx_bad_bodies, COUNT(idx_bad_bodies), &idx);
 
 	/* A complete IDX file whose gzip stream is cut short: the last 8
 	 * bytes of a gzip file are its CRC-32 and length, so dropping them
@@ -488,20 +587,6 @@ static void test_idx_errors(void)
 		put("bad.idx.gz", gzbuf, gzlen, 0);
 		rc = bnn_idx_read(tpath("bad.idx.gz"), &idx, &e);
 		is_int(rc, BNN_EFORMAT, "corrupt gzip data: BNN_EFORMAT (%s)", e.message);
-	}
-
-	{
-		/* f32 NaN (0x7FC00000) as element 1, at offset 8 + 4. */
-		static const unsigned char nanv[8] = { 0x3F, 0x80, 0, 0, 0x7F, 0xC0, 0, 0 };
-
-		n = idx_build(buf, 0x0D, 1, d2, nanv, sizeof nanv);
-		put("nan.idx", buf, n, 0);
-		rc = bnn_idx_read(tpath("nan.idx"), &idx, &e);
-		FAILS(rc, &e, BNN_EFORMAT,
-		      fmt("%s: element 1 (0-based, at offset 12) is NaN, "
-		          "infinite or too large for a float",
-		          tpath("nan.idx")),
-		      "f32 NaN");
 	}
 
 	{
@@ -863,19 +948,18 @@ struct csv_failure {
 	const char *after;  /* the message after the file's path */
 	const char *what;   /* the test's name */
 };
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* Three tests per failure: the code, err->code and the exact message. */
-static void csv_fails(const struct csv_failure *c, int n)
+/* Three tests per failure: the code, err->code and the exact message; *ds
+ * is left as the last load left it. */
+static void csv_fails(const struct csv_failure *c, int n, bnn_dataset *ds)
 {
-	bnn_dataset ds;
 	bnn_err e;
 	int i, rc;
 
 	for (i = 0; i < n; i++) {
 		if (c[i].text)
 			put_text(c[i].file, c[i].text);
-		rc = csv(c[i].file, c[i].target, c[i].targets, c[i].optional, c[i].features, &ds,
+		rc = csv(c[i].file, c[i].target, c[i].targets, c[i].optional, c[i].features, ds,
 		         &e);
 		FAILS(rc, &e, c[i].code, fmt("%s%s", tpath(c[i].file), c[i].after), "%s",
 		      c[i].what);
@@ -885,7 +969,16 @@ static void csv_fails(const struct csv_failure *c, int n)
 static void test_csv_errors(void)
 {
 	/* Values that are not finite numbers, and text quoted in messages. */
+	/* A file that is not there, then a ragged one: the last row. */
+	static const struct csv_failure unreadable[] = {
+		{ "nope.csv", NULL, NULL, 1, 0, 0, BNN_EIO,
+		  ": cannot open: No such file or directory", "CSV missing" },
+		{ "ragged.csv", "a,b,y\n1,2,3\n4,5\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":3: row has 2 fields but the header has 3", "ragged row" },
+	};
 	static const struct csv_failure values[] = {
+		{ "ragged2.csv", "a,y\n1,2,\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":2: row has 3 fields but the header has 2", "trailing comma" },
 		/* 'abc' starts at byte 7 of "1, 2.5,abc": 1 , space 2 . 5 , a. */
 		{ "nan.csv", "x,age,y\n1, 2.5,abc\n", "x", 1, 0, 0, BNN_EFORMAT,
 		  ":2:8: column 'y': 'abc' is not a number", "not a number" },
@@ -982,34 +1075,14 @@ static void test_csv_errors(void)
 	bnn_err e;
 	int rc;
 
-	rc = csv("nope.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EIO,
-	      fmt("%s: cannot open: No such file or "
-	          "directory",
-	          tpath("nope.csv")),
-	      "CSV missing");
-
 	rc = bnn_data_load_csv(tmpdir, NULL, &ds, &e);
 	FAILS(rc, &e, BNN_EIO, fmt("%s:1: read error: Is a directory", tmpdir), "CSV: a directory");
 
-	put_text("ragged.csv", "a,b,y\n1,2,3\n4,5\n");
-	rc = csv("ragged.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s:3: row has 2 fields but the "
-	          "header has 3",
-	          tpath("ragged.csv")),
-	      "ragged row");
+	csv_fails(unreadable, COUNT(unreadable), &ds);
 	ok(ds.x == NULL && ds.columns == NULL && ds.n == 0, "ragged: data set left zeroed");
-	put_text("ragged2.csv", "a,y\n1,2,\n");
-	rc = csv("ragged2.csv", NULL, 1, 0, 0, &ds, &e);
-	FAILS(rc, &e, BNN_EFORMAT,
-	      fmt("%s:2: row has 3 fields but the "
-	          "header has 2",
-	          tpath("ragged2.csv")),
-	      "trailing comma");
+	csv_fails(values, COUNT(values), &ds);
 
-	csv_fails(values, COUNT(values));
-
+	/* Not in a table: the text holds a NUL, which put_text would cut. */
 	put("nul.csv", "x,y\n1,2\0\n", 9, 0);
 	rc = csv("nul.csv", NULL, 1, 0, 0, &ds, &e);
 	FAILS(rc, &e, BNN_EFORMAT,
@@ -1018,9 +1091,9 @@ static void test_csv_errors(void)
 	          tpath("nul.csv")),
 	      "NUL byte");
 
-	csv_fails(targets, COUNT(targets));
+	csv_fails(targets, COUNT(targets), &ds);
 
-	csv_fails(shapes, COUNT(shapes));
+	csv_fails(shapes, COUNT(shapes), &ds);
 	is_int(bnn_data_load_csv(tpath("ragged.csv"), NULL, &ds, NULL), BNN_EFORMAT,
 	       "CSV: err may be NULL");
 }

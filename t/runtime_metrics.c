@@ -414,13 +414,82 @@ static void test_nll_brier(void)
 	is_float(m.nll, 0.6931471805599453, 1e-15, "nll of it = ln 2");
 }
 
+/* One call of bnn_metrics_classification or bnn_metrics_reliability that
+ * must fail with BNN_EINVAL. */
+struct class_failure {
+	int reliability;      /* 1: bnn_metrics_reliability, 0: ..._classification */
+	const float *probs;   /* the n x k probabilities */
+	const int *labels;    /* the n labels */
+	long n;               /* examples */
+	int k;                /* classes */
+	int bins;             /* reliability bins */
+	int no_err;           /* 1: called with err = NULL */
+	const char *message;  /* the exact message, or NULL: not checked */
+	const char *what;     /* the name of the code's test */
+	const char *what_msg; /* the name of the message's test */
+};
+
+/* One or two tests per failure: the code, then the message if given; *m
+ * must stay as it was. */
+static void class_fails(const struct class_failure *c, int count, bnn_class_metrics *m)
+{
+	bnn_bin bin[2];
+	bnn_err err;
+	bnn_err *e;
+	int i, rc;
+
+	for (i = 0; i < count; i++) {
+		e = c[i].no_err ? NULL : &err;
+		if (c[i].reliability)
+			rc = bnn_metrics_reliability(c[i].probs, c[i].labels, c[i].n, c[i].k,
+			                             c[i].bins, bin, e);
+		else
+			rc = bnn_metrics_classification(c[i].probs, c[i].labels, c[i].n, c[i].k,
+			                                c[i].bins, m, e);
+		is_int(rc, BNN_EINVAL, "%s", c[i].what);
+		if (c[i].message)
+			is_str(err.message, c[i].message, "%s", c[i].what_msg);
+	}
+}
+
 static void test_classification_errors(void)
 {
 	static const int bad_label[4] = { 0, 1, 3, 0 };
 	static const int neg_label[4] = { -1, 1, 0, 0 };
 	float nan_probs[4 * 3];
+	const struct class_failure rows[] = {
+		{ 0, four_probs, neg_label, 4, 3, 2, 0,
+		  "bnn_metrics_classification: example 0 (0-based): "
+		  "label -1 is outside [0, 3)",
+		  "label -1: BNN_EINVAL", "label -1 message" },
+		{ 1, four_probs, bad_label, 4, 3, 2, 0,
+		  "bnn_metrics_reliability: example 2 (0-based): "
+		  "label 3 is outside [0, 3)",
+		  "reliability: label out of range", "reliability names itself" },
+		{ 0, four_probs, bad_label, 4, 3, 2, 1, NULL, "a NULL err is fine", NULL },
+		{ 0, four_probs, four_labels, 4, 3, 0, 0,
+		  "bnn_metrics_classification: bins is 0, need at "
+		  "least 1 bin",
+		  "bins = 0: BNN_EINVAL", "bins = 0 message" },
+		{ 0, four_probs, four_labels, 4, 3, -1, 0, NULL, "bins = -1: BNN_EINVAL", NULL },
+		{ 1, four_probs, four_labels, 4, 3, 0, 0, NULL, "reliability, bins = 0: BNN_EINVAL",
+		  NULL },
+		{ 0, four_probs, four_labels, 0, 3, 2, 0,
+		  "bnn_metrics_classification: n is 0, need at "
+		  "least 1 example",
+		  "n = 0: BNN_EINVAL", "n = 0 message" },
+		{ 0, four_probs, four_labels, 4, 1, 2, 0,
+		  "bnn_metrics_classification: k is 1, need at "
+		  "least 2 classes",
+		  "k = 1: BNN_EINVAL", "k = 1 message" },
+		{ 0, NULL, four_labels, 4, 3, 2, 0, "bnn_metrics_classification: probs is NULL",
+		  "probs = NULL: BNN_EINVAL", "probs = NULL message" },
+		{ 0, nan_probs, four_labels, 4, 3, 2, 0,
+		  "bnn_metrics_classification: example 1 (0-based), "
+		  "class 2: probability nan is not finite",
+		  "a NaN probability: BNN_EINVAL", "NaN message" },
+	};
 	bnn_class_metrics m;
-	bnn_bin bin[2];
 	bnn_err err;
 	int rc;
 
@@ -435,56 +504,38 @@ static void test_classification_errors(void)
 	       "label 3 is outside [0, 3)",
 	       "the message names the example, 0-based");
 	is_float(m.accuracy, -7.0, 0.0, "out untouched on failure");
-	rc = bnn_metrics_classification(four_probs, neg_label, 4, 3, 2, &m, &err);
-	is_int(rc, BNN_EINVAL, "label -1: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_classification: example 0 (0-based): "
-	       "label -1 is outside [0, 3)",
-	       "label -1 message");
-	rc = bnn_metrics_reliability(four_probs, bad_label, 4, 3, 2, bin, &err);
-	is_int(rc, BNN_EINVAL, "reliability: label out of range");
-	is_str(err.message,
-	       "bnn_metrics_reliability: example 2 (0-based): "
-	       "label 3 is outside [0, 3)",
-	       "reliability names itself");
-	rc = bnn_metrics_classification(four_probs, bad_label, 4, 3, 2, &m, NULL);
-	is_int(rc, BNN_EINVAL, "a NULL err is fine");
-
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, 0, &m, &err);
-	is_int(rc, BNN_EINVAL, "bins = 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_classification: bins is 0, need at "
-	       "least 1 bin",
-	       "bins = 0 message");
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 3, -1, &m, &err);
-	is_int(rc, BNN_EINVAL, "bins = -1: BNN_EINVAL");
-	rc = bnn_metrics_reliability(four_probs, four_labels, 4, 3, 0, bin, &err);
-	is_int(rc, BNN_EINVAL, "reliability, bins = 0: BNN_EINVAL");
-	rc = bnn_metrics_classification(four_probs, four_labels, 0, 3, 2, &m, &err);
-	is_int(rc, BNN_EINVAL, "n = 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_classification: n is 0, need at "
-	       "least 1 example",
-	       "n = 0 message");
-	rc = bnn_metrics_classification(four_probs, four_labels, 4, 1, 2, &m, &err);
-	is_int(rc, BNN_EINVAL, "k = 1: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_classification: k is 1, need at "
-	       "least 2 classes",
-	       "k = 1 message");
-	rc = bnn_metrics_classification(NULL, four_labels, 4, 3, 2, &m, &err);
-	is_int(rc, BNN_EINVAL, "probs = NULL: BNN_EINVAL");
-	is_str(err.message, "bnn_metrics_classification: probs is NULL", "probs = NULL message");
 
 	memcpy(nan_probs, four_probs, sizeof nan_probs);
 	nan_probs[1 * 3 + 2] = NAN;
-	rc = bnn_metrics_classification(nan_probs, four_labels, 4, 3, 2, &m, &err);
-	is_int(rc, BNN_EINVAL, "a NaN probability: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_classification: example 1 (0-based), "
-	       "class 2: probability nan is not finite",
-	       "NaN message");
+	class_fails(rows, (int)(sizeof rows / sizeof rows[0]), &m);
 	is_float(m.accuracy, -7.0, 0.0, "out still untouched");
+}
+
+/* One call of bnn_metrics_regression that must fail with BNN_EINVAL. */
+struct reg_failure {
+	const float *mean;    /* the n x d predictive means */
+	const float *var;     /* the n x d predictive variances */
+	const float *y;       /* the n x d targets */
+	long n;               /* examples */
+	long d;               /* outputs */
+	const char *message;  /* the exact message, or NULL: not checked */
+	const char *what;     /* the name of the code's test */
+	const char *what_msg; /* the name of the message's test */
+};
+
+/* One or two tests per failure: the code, then the message if given. */
+static void reg_fails(const struct reg_failure *c, int count)
+{
+	bnn_regression_metrics r;
+	bnn_err err;
+	int i, rc;
+
+	for (i = 0; i < count; i++) {
+		rc = bnn_metrics_regression(c[i].mean, c[i].var, c[i].y, c[i].n, c[i].d, &r, &err);
+		is_int(rc, BNN_EINVAL, "%s", c[i].what);
+		if (c[i].message)
+			is_str(err.message, c[i].message, "%s", c[i].what_msg);
+	}
 }
 
 /*
@@ -511,6 +562,21 @@ static void test_regression(void)
 	static const float zero_var[6] = { 1, 2, 0.5f, 0, 4, 0.25f };
 	static const float neg_var[6] = { 1, 2, 0.5f, 1, -4, 0.25f };
 	float nan_var[6] = { NAN, 2, 0.5f, 1, 4, 0.25f };
+	const struct reg_failure rows[] = {
+		{ mean, neg_var, y, 3, 2,
+		  "bnn_metrics_regression: example 2 (0-based), "
+		  "output 0 (0-based): variance -4 is not positive",
+		  "var < 0: BNN_EINVAL", "var = -4 message" },
+		{ mean, nan_var, y, 3, 2, NULL, "var = NaN: BNN_EINVAL", NULL },
+		{ mean, var, y, 0, 2,
+		  "bnn_metrics_regression: n is 0, need at least 1 "
+		  "example",
+		  "regression n = 0: BNN_EINVAL", "regression n = 0 message" },
+		{ mean, var, y, 3, 0,
+		  "bnn_metrics_regression: d is 0, need at least 1 "
+		  "output",
+		  "regression d = 0: BNN_EINVAL", "regression d = 0 message" },
+	};
 	static const float one = 1.0f, zero = 0.0f;
 	bnn_regression_metrics r;
 	bnn_err err;
@@ -535,26 +601,7 @@ static void test_regression(void)
 	       "output 1 (0-based): variance 0 is not positive",
 	       "var = 0 message names example and output");
 	is_float(r.rmse, -7.0, 0.0, "out untouched on failure");
-	rc = bnn_metrics_regression(mean, neg_var, y, 3, 2, &r, &err);
-	is_int(rc, BNN_EINVAL, "var < 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_regression: example 2 (0-based), "
-	       "output 0 (0-based): variance -4 is not positive",
-	       "var = -4 message");
-	rc = bnn_metrics_regression(mean, nan_var, y, 3, 2, &r, &err);
-	is_int(rc, BNN_EINVAL, "var = NaN: BNN_EINVAL");
-	rc = bnn_metrics_regression(mean, var, y, 0, 2, &r, &err);
-	is_int(rc, BNN_EINVAL, "regression n = 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_regression: n is 0, need at least 1 "
-	       "example",
-	       "regression n = 0 message");
-	rc = bnn_metrics_regression(mean, var, y, 3, 0, &r, &err);
-	is_int(rc, BNN_EINVAL, "regression d = 0: BNN_EINVAL");
-	is_str(err.message,
-	       "bnn_metrics_regression: d is 0, need at least 1 "
-	       "output",
-	       "regression d = 0 message");
+	reg_fails(rows, (int)(sizeof rows / sizeof rows[0]));
 }
 
 int main(void)

@@ -1,0 +1,35 @@
+# common.sh: what the example scripts share, sourced by examples/fashion.sh,
+# prune.sh, toy1d.sh, whvi.sh and compare.sh (POSIX sh) right after they set
+# $me (their own name, e.g. fashion.sh, which prefixes every message).
+#
+# die MESSAGE...         prints "$me: MESSAGE" on stderr and exits with 1.
+# one_outdir ARGS...     exits with 2 and the usage unless ARGS is exactly
+#                        one OUTDIR; the make target is $me without .sh.
+# need_built TARGET P... dies unless every program P is built (executable),
+#                        naming the make target that builds it.
+# toy1d_csv FILE ARGS... writes `datagen toy1d ARGS` to FILE ($datagen).
+
+die() {
+	echo "$me: $*" >&2
+	exit 1
+}
+
+one_outdir() {
+	[ $# -eq 1 ] && return 0
+	echo "usage: sh examples/$me OUTDIR (run by 'make ${me%.sh}')" >&2
+	exit 2
+}
+
+need_built() {
+	target=$1
+	shift
+	for p in "$@"; do
+		[ -x "$p" ] || die "$p is not built: run 'make $target'"
+	done
+}
+
+toy1d_csv() {
+	file=$1
+	shift
+	"$datagen" toy1d "$@" >"$file" || die "could not write $file"
+}
