@@ -1,10 +1,12 @@
 /*
- * blobs.c: the training problem and the checks that t/gen_runtime.c and
- * t/gen_bayes.c share (blobs.h).
+ * blobs.c: the training problem, the checks and the temporary directory
+ * that t/gen_runtime.c and t/gen_bayes.c share (blobs.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blobs.h"
 #include "tap.h"
@@ -68,4 +70,32 @@ int blobs_sigma_positive(const bnn_state *st)
 		if (!(st->sigma[i] > 0) || !isfinite(st->sigma[i]))
 			return 0;
 	return 1;
+}
+
+/* The directory of blobs_tmpdir_make. */
+static char blobs_tmpdir[256];
+
+void blobs_tmpdir_make(const char *name)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(blobs_tmpdir, sizeof blobs_tmpdir, "%s/%s.XXXXXX", base && *base ? base : "/tmp",
+	         name);
+	if (!mkdtemp(blobs_tmpdir))
+		tap_bail_out("cannot create a temporary directory");
+}
+
+const char *blobs_tmp_path(const char *name)
+{
+	static char buf[4][512];
+	static int next;
+	char *p = buf[next++ % 4];
+
+	snprintf(p, 512, "%s/%s", blobs_tmpdir, name);
+	return p;
+}
+
+void blobs_tmpdir_remove(void)
+{
+	rmdir(blobs_tmpdir);
 }

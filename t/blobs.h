@@ -2,7 +2,8 @@
  * blobs.h: what the tests that train generated models share
  * (t/gen_runtime.c, t/gen_bayes.c): the three-blob classification problem
  * they train on, test accuracy through bnn_predict, comparing arrays bit
- * for bit, and checking a posterior's σ.
+ * for bit, checking a posterior's σ, and the temporary directory their
+ * checkpoints go to.
  */
 #ifndef BNN_TEST_BLOBS_H
 #define BNN_TEST_BLOBS_H
@@ -26,5 +27,16 @@ int blobs_same_floats(const float *a, const float *b, long n);
 /* Whether st has a σ that is finite and > 0 on every parameter (every
  * layer of the model meanfield). */
 int blobs_sigma_positive(const bnn_state *st);
+
+/* Create the temporary directory $TMPDIR/name.XXXXXX (/tmp when TMPDIR
+ * is unset or empty).  Bails out when it cannot. */
+void blobs_tmpdir_make(const char *name);
+
+/* The path of file name in that directory; each of the last four
+ * results stays valid. */
+const char *blobs_tmp_path(const char *name);
+
+/* Remove that directory, which the test has emptied by then. */
+void blobs_tmpdir_remove(void);
 
 #endif

@@ -43,3 +43,20 @@ double fixture_max_rel(long n, const double *a, const double *b)
 	}
 	return worst;
 }
+
+void fixture_sylvester(long n, long stride, double *h)
+{
+	long k, i, j;
+
+	h[0] = 1;
+	/* From H_k in the top-left block, fill the other three of H_2k. */
+	for (k = 1; k < n; k *= 2)
+		for (i = 0; i < k; i++)
+			for (j = 0; j < k; j++) {
+				double v = h[i * stride + j];
+
+				h[i * stride + j + k] = v;
+				h[(i + k) * stride + j] = v;
+				h[(i + k) * stride + j + k] = -v;
+			}
+}

@@ -1,10 +1,12 @@
 /*
  * fixtures.h: what the generated-code tests (t/gen_gradcheck.c,
- * t/gen_batchnorm.c, t/gen_patch.c, t/gen_whvi.c) share: the random
+ * t/gen_batchnorm.c, t/gen_patch.c, t/gen_whvi.c) and the kernel tests
+ * that need them (t/runtime_sqgrad.c, t/runtime_fwht.c) share: the random
  * numbers of their weights and data, splitmix64 (Steele, Lea and Flood
  * 2014), written here rather than taken from libbnn so that a change in
- * the runtime's generator cannot move them; buffers; and the comparison
- * of two arrays.
+ * the runtime's generator cannot move them; buffers; the comparison of
+ * two arrays; and the explicit Hadamard matrix the fast transform is
+ * checked against.
  */
 #ifndef T_FIXTURES_H
 #define T_FIXTURES_H
@@ -27,5 +29,9 @@ double *splitmix_doubles(size_t n);
  * is NaN): a relative difference that treats values below 1e-3 as
  * absolute. */
 double fixture_max_rel(long n, const double *a, const double *b);
+
+/* The Hadamard matrix H_n (entries ±1, n a power of 2) by Sylvester's
+ * construction, row-major in h with rows stride apart (stride >= n). */
+void fixture_sylvester(long n, long stride, double *h);
 
 #endif

@@ -58,6 +58,18 @@ struct bn_case {
 	double *w, *x, *y, *ws, *out, *grad, *sq, *stats;
 };
 
+/* The case of generated model m (prefix M in its header) with 3 classes
+ * and the given channels of its batchnorm layers; its arrays come from
+ * bn_case_init. */
+#define BN_CASE(m, M, ...)                                                            \
+	{                                                                             \
+		.name = #m, .pass = m##_pass_f64, .workspace = m##_workspace_floats,  \
+		.inputs = M##_INPUTS, .outputs = M##_OUTPUTS, .nparams = M##_NPARAMS, \
+		.nstats = M##_NSTATS, .classes = 3, .channels = {                     \
+			__VA_ARGS__                                                   \
+		}                                                                     \
+	}
+
 /* Weights U(-0.8, 0.8), inputs U(-1, 1) plus a
  * per-channel offset so that the statistics are far from 0 and 1, labels
  * i mod classes, running statistics: means U(-0.5, 0.5), variances
@@ -284,40 +296,8 @@ static void test_consistency(struct bn_case *c, const double *batch_stats)
 
 int main(void)
 {
-	struct bn_case g = { "bn_grad",
-		             bn_grad_pass_f64,
-		             bn_grad_workspace_floats,
-		             BN_GRAD_INPUTS,
-		             BN_GRAD_OUTPUTS,
-		             BN_GRAD_NPARAMS,
-		             BN_GRAD_NSTATS,
-		             3,
-		             { 2, 3, 3, 5 },
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL };
-	struct bn_case s = { "bn_sq",
-		             bn_sq_pass_f64,
-		             bn_sq_workspace_floats,
-		             BN_SQ_INPUTS,
-		             BN_SQ_OUTPUTS,
-		             BN_SQ_NPARAMS,
-		             BN_SQ_NSTATS,
-		             3,
-		             { 2, 0, 0, 0 },
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL,
-		             NULL };
+	struct bn_case g = BN_CASE(bn_grad, BN_GRAD, 2, 3, 3, 5);
+	struct bn_case s = BN_CASE(bn_sq, BN_SQ, 2, 0, 0, 0);
 	double rgrad[61], rsq[61], rloss, bstats[4];
 
 	is_int(BN_GRAD_NSTATS, 2 * (2 + 3 + 3 + 5),

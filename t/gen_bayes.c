@@ -25,17 +25,6 @@
 #include "rt_drop.h"
 #include "tap.h"
 
-static char tmpdir[256];
-
-static const char *tmp_path(const char *name)
-{
-	static char buf[4][512];
-	static int next;
-	char *p = buf[next++ % 4];
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
-
 /*
  * Is the final σ of vogn or ivon the one their state implies (the trainer
  * derives it at the end of every epoch when mc = 1)?  With n training
@@ -85,8 +74,9 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	if (optimizer == BNN_OPT_BBB)
 		o.lrt = lrt; /* bnn_train refuses options the optimizer does not read */
 	bnn_state_init(&a, &rt_bayes_model, 1, &err);
-	rc = bnn_train(&a, &(bnn_train_io){ .train = train, .checkpoint = tmp_path("bayes.ckpt") },
-	               &o, &err);
+	rc = bnn_train(
+	        &a, &(bnn_train_io){ .train = train, .checkpoint = blobs_tmp_path("bayes.ckpt") },
+	        &o, &err);
 	is_int(rc, BNN_OK, "%s, mc %d%s, trains rt_bayes%s%s", name, mc,
 	       optimizer == BNN_OPT_BBB && !lrt ? ", weight samples" : "", rc ? ": " : "",
 	       rc ? err.message : "");
@@ -121,7 +111,7 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	ok(same, "%s: the same seed trains to identical bits (μ, σ, optimizer state)", name);
 	bnn_state_free(&b);
 
-	is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err), BNN_OK,
+	is_int(bnn_state_load(&loaded, &rt_bayes_model, blobs_tmp_path("bayes.ckpt"), &err), BNN_OK,
 	       "%s: the checkpoint loads", name);
 	same = blobs_same_floats(a.params, loaded.params, a.model->nparams) &&
 	       blobs_same_floats(a.sigma, loaded.sigma, a.model->nparams);
@@ -136,8 +126,8 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 		for (i = 0; a.sigma[i] == 0; i++)
 			;
 		a.sigma[i] = INFINITY;
-		bnn_state_save(&a, tmp_path("bayes.ckpt"), &err);
-		is_int(bnn_state_load(&loaded, &rt_bayes_model, tmp_path("bayes.ckpt"), &err),
+		bnn_state_save(&a, blobs_tmp_path("bayes.ckpt"), &err);
+		is_int(bnn_state_load(&loaded, &rt_bayes_model, blobs_tmp_path("bayes.ckpt"), &err),
 		       BNN_OK, "badam: a checkpoint with σ = +inf loads");
 		bnn_state_free(&loaded);
 	}
@@ -458,17 +448,14 @@ static void test_posterior_csv(void)
 
 int main(void)
 {
-	const char *base = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/gen_bayes.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir))
-		tap_bail_out("cannot create a temporary directory");
+	blobs_tmpdir_make("gen_bayes");
 	bnn_set_threads(1);
 	test_optimizers();
 	test_dropout();
 	test_refusals();
 	test_mc_regression();
 	test_posterior_csv();
-	unlink(tmp_path("bayes.ckpt"));
-	rmdir(tmpdir);
+	unlink(blobs_tmp_path("bayes.ckpt"));
+	blobs_tmpdir_remove();
 	return tap_done();
 }

@@ -38,17 +38,6 @@ static char *slurp(const char *path, long *len)
 	return buf;
 }
 
-static char tmpdir[256];
-
-static const char *tmp_path(const char *name)
-{
-	static char buf[4][512];
-	static int next;
-	char *p = buf[next++ % 4];
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
-
 static void test_descriptor(void)
 {
 	bnn_model bad = rt_blobs_model;
@@ -180,11 +169,11 @@ static void test_divergence_saves(bnn_dataset *valid, long after)
 	o.batch = 16;
 	o.schedule.lr = valid ? 0.05 : 0.01; /* overfits the validation NLL */
 	bnn_state_init(&d, &rt_blobs_model, 7, &err);
-	unlink(tmp_path("d.ckpt"));
+	unlink(blobs_tmp_path("d.ckpt"));
 	is_int(bnn_train(&d,
 	                 &(bnn_train_io){ .train = &train,
 	                                  .valid = valid,
-	                                  .checkpoint = tmp_path("d.ckpt"),
+	                                  .checkpoint = blobs_tmp_path("d.ckpt"),
 	                                  .on_epoch = poison_after,
 	                                  .ctx = &p },
 	                 &o, &err),
@@ -197,14 +186,14 @@ static void test_divergence_saves(bnn_dataset *valid, long after)
 	is_str(err.message, expect, "the message is the divergence's");
 	is_int(d.epoch, valid ? p.best : after, "the state is the %s epoch's (%ld)",
 	       valid ? "best" : "last good", valid ? p.best : after);
-	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("d.ckpt"), &err), BNN_OK,
+	is_int(bnn_state_load(&loaded, &rt_blobs_model, blobs_tmp_path("d.ckpt"), &err), BNN_OK,
 	       "the checkpoint was written");
 	is_int(loaded.epoch, d.epoch, "with that epoch");
 	ok(blobs_same_floats(loaded.params, d.params, d.model->nparams), "and its parameters");
 	bnn_state_free(&loaded);
 	bnn_state_free(&d);
 	bnn_dataset_free(&train);
-	unlink(tmp_path("d.ckpt"));
+	unlink(blobs_tmp_path("d.ckpt"));
 }
 
 static void test_training(void)
@@ -228,7 +217,7 @@ static void test_training(void)
 	ok(acc < 0.7, "before training, accuracy is well below the 0.9 required after (%.3f)", acc);
 	is_int(bnn_train(&a,
 	                 &(bnn_train_io){ .train = &train,
-	                                  .checkpoint = tmp_path("a.ckpt"),
+	                                  .checkpoint = blobs_tmp_path("a.ckpt"),
 	                                  .on_epoch = count_reports,
 	                                  .ctx = &last },
 	                 &o, &err),
@@ -249,7 +238,7 @@ static void test_training(void)
 	bnn_state_free(&b);
 
 	/* checkpoint round trip */
-	is_int(bnn_state_load(&loaded, &rt_blobs_model, tmp_path("a.ckpt"), &err), BNN_OK,
+	is_int(bnn_state_load(&loaded, &rt_blobs_model, blobs_tmp_path("a.ckpt"), &err), BNN_OK,
 	       "the checkpoint loads");
 	ok(blobs_same_floats(a.params, loaded.params, a.model->nparams) &&
 	           blobs_same_floats(a.opt[0], loaded.opt[0], a.model->nparams) &&
@@ -312,7 +301,7 @@ static void test_training(void)
 	 * stays as it was */
 	{
 		long len0, len1;
-		char *before = slurp(tmp_path("a.ckpt"), &len0), *after;
+		char *before = slurp(blobs_tmp_path("a.ckpt"), &len0), *after;
 		float *params = malloc((size_t)a.model->nparams * sizeof *params);
 		long i;
 		memcpy(params, a.params, (size_t)a.model->nparams * sizeof *params);
@@ -320,10 +309,10 @@ static void test_training(void)
 			train.x[i] = NAN; /* data the CSV reader would refuse */
 		o = bnn_train_defaults();
 		o.epochs = 3;
-		is_int(bnn_train(
-		               &a,
-		               &(bnn_train_io){ .train = &train, .checkpoint = tmp_path("a.ckpt") },
-		               &o, &err),
+		is_int(bnn_train(&a,
+		                 &(bnn_train_io){ .train = &train,
+		                                  .checkpoint = blobs_tmp_path("a.ckpt") },
+		                 &o, &err),
 		       BNN_ERANGE, "a non-finite loss stops training");
 		is_str(err.message,
 		       "training diverged in epoch 1 at step 1: the loss is not finite "
@@ -331,7 +320,7 @@ static void test_training(void)
 		       "and says where");
 		ok(blobs_same_floats(params, a.params, a.model->nparams),
 		   "the parameters rolled back");
-		after = slurp(tmp_path("a.ckpt"), &len1);
+		after = slurp(blobs_tmp_path("a.ckpt"), &len1);
 		ok(before && after && len0 == len1 && memcmp(before, after, (size_t)len0) == 0,
 		   "the checkpoint on disk is unchanged");
 		free(before);
@@ -439,13 +428,13 @@ static void load_refused(const bnn_state *st, const char *message, const char *w
 	bnn_err err;
 	char want[512];
 
-	if (bnn_state_save(st, tmp_path("bad.ckpt"), &err))
-		tap_bail_out("cannot save %s: %s", tmp_path("bad.ckpt"), err.message);
-	is_int(bnn_state_load(&back, &rt_blobs_model, tmp_path("bad.ckpt"), &err), BNN_EFORMAT,
-	       "a checkpoint with %s is refused", what);
-	snprintf(want, sizeof want, "%s: %s", tmp_path("bad.ckpt"), message);
+	if (bnn_state_save(st, blobs_tmp_path("bad.ckpt"), &err))
+		tap_bail_out("cannot save %s: %s", blobs_tmp_path("bad.ckpt"), err.message);
+	is_int(bnn_state_load(&back, &rt_blobs_model, blobs_tmp_path("bad.ckpt"), &err),
+	       BNN_EFORMAT, "a checkpoint with %s is refused", what);
+	snprintf(want, sizeof want, "%s: %s", blobs_tmp_path("bad.ckpt"), message);
 	is_str(err.message, want, "and the message names the section and the value");
-	unlink(tmp_path("bad.ckpt"));
+	unlink(blobs_tmp_path("bad.ckpt"));
 }
 
 /* Values no training writes, in a checkpoint whose CRC holds. */
@@ -497,7 +486,7 @@ static void test_refusals(void)
 	bnn_ckpt *ck;
 	float zeros[75] = { 0 };
 
-	is_int(bnn_state_load(&st, &rt_other_model, tmp_path("a.ckpt"), &err), BNN_EMISMATCH,
+	is_int(bnn_state_load(&st, &rt_other_model, blobs_tmp_path("a.ckpt"), &err), BNN_EMISMATCH,
 	       "a checkpoint of rt_blobs does not load into rt_other");
 	ok(strstr(err.message,
 	          "this checkpoint belongs to model 'rt_blobs', not to model 'rt_other'") != NULL,
@@ -505,14 +494,14 @@ static void test_refusals(void)
 
 	ck = bnn_ckpt_new(0x1234, "rt_blobs");
 	bnn_ckpt_add_f32(ck, "params", zeros, 75);
-	bnn_ckpt_save(ck, tmp_path("old.ckpt"), &err);
+	bnn_ckpt_save(ck, blobs_tmp_path("old.ckpt"), &err);
 	bnn_ckpt_free(ck);
-	is_int(bnn_state_load(&st, &rt_blobs_model, tmp_path("old.ckpt"), &err), BNN_EMISMATCH,
-	       "a checkpoint of another version of the model is refused");
+	is_int(bnn_state_load(&st, &rt_blobs_model, blobs_tmp_path("old.ckpt"), &err),
+	       BNN_EMISMATCH, "a checkpoint of another version of the model is refused");
 	ok(strstr(err.message, "belongs to a different version of model 'rt_blobs'") != NULL,
 	   "and says so: %s", err.message);
 
-	is_int(bnn_state_load(&st, &rt_blobs_model, tmp_path("missing.ckpt"), &err), BNN_EIO,
+	is_int(bnn_state_load(&st, &rt_blobs_model, blobs_tmp_path("missing.ckpt"), &err), BNN_EIO,
 	       "a missing checkpoint is an I/O error");
 
 	/* data that does not fit */
@@ -592,7 +581,8 @@ static void test_api_arguments(void)
 	blobs_make(&ds, 30, 2);
 	bnn_state_init(&st, &rt_blobs_model, 1, &err);
 	is_int(bnn_state_init(NULL, &rt_blobs_model, 1, &err), BNN_EINVAL, "bnn_state_init(NULL)");
-	is_int(bnn_state_save(NULL, tmp_path("x.ckpt"), &err), BNN_EINVAL, "bnn_state_save(NULL)");
+	is_int(bnn_state_save(NULL, blobs_tmp_path("x.ckpt"), &err), BNN_EINVAL,
+	       "bnn_state_save(NULL)");
 	is_int(bnn_state_load(&st, &rt_blobs_model, NULL, &err), BNN_EINVAL,
 	       "bnn_state_load without a path");
 	is_int(bnn_predict(&st, &ds, 0, 1, &(bnn_prediction){ 0 }, &err), BNN_EINVAL,
@@ -737,10 +727,7 @@ static void test_augmentation(void)
 
 int main(void)
 {
-	const char *base = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/gen_runtime.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir))
-		tap_bail_out("cannot create a temporary directory");
+	blobs_tmpdir_make("gen_runtime");
 	bnn_set_threads(1);
 	test_descriptor();
 	test_training();
@@ -749,8 +736,8 @@ int main(void)
 	test_api_arguments();
 	test_stop_mid_epoch();
 	test_augmentation();
-	unlink(tmp_path("a.ckpt"));
-	unlink(tmp_path("old.ckpt"));
-	rmdir(tmpdir);
+	unlink(blobs_tmp_path("a.ckpt"));
+	unlink(blobs_tmp_path("old.ckpt"));
+	blobs_tmpdir_remove();
 	return tap_done();
 }

@@ -174,17 +174,9 @@ static void check_gradient(const struct wv_model *m, int with_rng)
 /* The explicit orthonormal Hadamard matrix of side n (Sylvester), n ≤ 16. */
 static void hadamard(long n, double *hm)
 {
-	long i, j, k;
+	long i;
 
-	hm[0] = 1;
-	for (k = 1; k < n; k *= 2)
-		for (i = 0; i < k; i++)
-			for (j = 0; j < k; j++) {
-				double v = hm[i * n + j];
-				hm[i * n + j + k] = v;
-				hm[(i + k) * n + j] = v;
-				hm[(i + k) * n + j + k] = -v;
-			}
+	fixture_sylvester(n, n, hm);
 	for (i = 0; i < n * n; i++)
 		hm[i] /= sqrt((double)n);
 }

@@ -202,6 +202,42 @@ static void check_update(const struct kset *k, int sampling, const char *what)
 	}
 }
 
+/* bnn_bbb_step on elements [i, i + len) of *k; point parameters (μ
+ * alone) when variational is 0. */
+static void step_at(struct kset *k, long i, long len, int variational, const bnn_bbb_params *p)
+{
+	bnn_bbb_step(&(bnn_bbb_arrays){ .n = len,
+	                                .mu = k->mu + i,
+	                                .rho = variational ? k->rho + i : NULL,
+	                                .sigma = variational ? k->sigma + i : NULL,
+	                                .g_mu = k->g + i,
+	                                .g_sigma = variational ? k->gs + i : NULL,
+	                                .m_mu = k->m_mu + i,
+	                                .v_mu = k->v_mu + i,
+	                                .m_rho = variational ? k->m_rho + i : NULL,
+	                                .v_rho = variational ? k->v_rho + i : NULL },
+	             LR, T_STEP, p);
+}
+
+/* bnn_bbb_step_sample on elements [i, i + len) of *k with noise; point
+ * parameters (no ρ) when variational is 0. */
+static void step_sample_at(struct kset *k, long i, long len, int variational,
+                           const bnn_bbb_params *p)
+{
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = len,
+	                                       .mu = k->mu + i,
+	                                       .rho = variational ? k->rho + i : NULL,
+	                                       .g_mu = k->g + i,
+	                                       .eps = k->eps + i,
+	                                       .m_mu = k->m_mu + i,
+	                                       .v_mu = k->v_mu + i,
+	                                       .m_rho = variational ? k->m_rho + i : NULL,
+	                                       .v_rho = variational ? k->v_rho + i : NULL,
+	                                       .theta = k->theta + i,
+	                                       .noise = noise + i },
+	                    LR, T_STEP, p);
+}
+
 /* Run bnn_bbb_step (sampling 0) or bnn_bbb_step_sample on *k from in0, in
  * pieces of the given lengths (cycled), NULL: one call. */
 static void run(struct kset *k, int sampling, const long *pieces, int np)
@@ -216,30 +252,9 @@ static void run(struct kset *k, int sampling, const long *pieces, int np)
 		if (len > NK - i)
 			len = NK - i;
 		if (sampling)
-			bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = len,
-			                                       .mu = k->mu + i,
-			                                       .rho = k->rho + i,
-			                                       .g_mu = k->g + i,
-			                                       .eps = k->eps + i,
-			                                       .m_mu = k->m_mu + i,
-			                                       .v_mu = k->v_mu + i,
-			                                       .m_rho = k->m_rho + i,
-			                                       .v_rho = k->v_rho + i,
-			                                       .theta = k->theta + i,
-			                                       .noise = noise + i },
-			                    LR, T_STEP, &p);
+			step_sample_at(k, i, len, 1, &p);
 		else
-			bnn_bbb_step(&(bnn_bbb_arrays){ .n = len,
-			                                .mu = k->mu + i,
-			                                .rho = k->rho + i,
-			                                .sigma = k->sigma + i,
-			                                .g_mu = k->g + i,
-			                                .g_sigma = k->gs + i,
-			                                .m_mu = k->m_mu + i,
-			                                .v_mu = k->v_mu + i,
-			                                .m_rho = k->m_rho + i,
-			                                .v_rho = k->v_rho + i },
-			             LR, T_STEP, &p);
+			step_at(k, i, len, 1, &p);
 		i += len;
 	}
 }
@@ -303,20 +318,9 @@ static void test_deterministic(void)
 	int i, theta_ok = 1;
 
 	a = in0;
-	bnn_bbb_step(
-	        &(bnn_bbb_arrays){
-	                .n = NK, .mu = a.mu, .g_mu = a.g, .m_mu = a.m_mu, .v_mu = a.v_mu },
-	        LR, T_STEP, &p);
+	step_at(&a, 0, NK, 0, &p);
 	b = in0;
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = NK,
-	                                       .mu = b.mu,
-	                                       .g_mu = b.g,
-	                                       .eps = b.eps,
-	                                       .m_mu = b.m_mu,
-	                                       .v_mu = b.v_mu,
-	                                       .theta = b.theta,
-	                                       .noise = noise },
-	                    LR, T_STEP, &p);
+	step_sample_at(&b, 0, NK, 0, &p);
 	for (i = 0; i < NK; i++) {
 		struct adam_ref am = adam_ref(in0.mu[i], in0.g[i] + dn * in0.mu[i],
 		                              fabs(in0.g[i]) + fabs(dn * in0.mu[i]), in0.m_mu[i],
@@ -348,18 +352,7 @@ static void test_nan(void)
 	for (j = 0; j < 5; j++)
 		a.rho[at[j]] = NAN;
 	a.g[1000] = NAN;
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = NK,
-	                                       .mu = a.mu,
-	                                       .rho = a.rho,
-	                                       .g_mu = a.g,
-	                                       .eps = a.eps,
-	                                       .m_mu = a.m_mu,
-	                                       .v_mu = a.v_mu,
-	                                       .m_rho = a.m_rho,
-	                                       .v_rho = a.v_rho,
-	                                       .theta = a.theta,
-	                                       .noise = noise },
-	                    LR, T_STEP, &p);
+	step_sample_at(&a, 0, NK, 1, &p);
 	for (j = 0; j < 5; j++)
 		if (!isnan(a.rho[at[j]]) || !isnan(a.theta[at[j]]))
 			good = 0;

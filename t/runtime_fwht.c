@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "fixtures.h"
 #include "tap.h"
 
 /* The largest size the explicit matrix is built for, and the largest
@@ -48,22 +49,10 @@ static double *hmat;
 
 static void build_sylvester(void)
 {
-	long n, i, j;
-
 	hmat = malloc((size_t)(MAT_N * MAT_N) * sizeof *hmat);
 	if (!hmat)
 		tap_bail_out("out of memory");
-	hmat[0] = 1;
-	/* From H_n in the top-left block, fill the other three of H_2n. */
-	for (n = 1; n < MAT_N; n *= 2)
-		for (i = 0; i < n; i++)
-			for (j = 0; j < n; j++) {
-				double h = hmat[i * MAT_N + j];
-
-				hmat[i * MAT_N + j + n] = h;
-				hmat[(i + n) * MAT_N + j] = h;
-				hmat[(i + n) * MAT_N + j + n] = -h;
-			}
+	fixture_sylvester(MAT_N, MAT_N, hmat);
 }
 
 /* out = H_n·x from the explicit matrix (n <= MAT_N). */

@@ -42,6 +42,20 @@ static void is_vec3(const float *got, double e0, double e1, double e2, const cha
 	is_float(got[2], e2, 1e-6, "%s [2]", what);
 }
 
+/* One Adam step number t at lr 0.1 on the n elements of w, m and v. */
+static void adam_take(long n, float *w, const float *g, float *m, float *v, int t,
+                      const bnn_adam_params *p)
+{
+	bnn_adam_step(&(bnn_adam_arrays){ .n = n, .w = w, .g = g, .m = m, .v = v }, 0.1f, t, p);
+}
+
+/* Adam's start on 3 elements: w = w0, m = v = 0. */
+static void adam_restart(float *w, float *m, float *v)
+{
+	copy3(w, w0);
+	m[0] = m[1] = m[2] = v[0] = v[1] = v[2] = 0;
+}
+
 static void test_defaults(void)
 {
 	bnn_sgd_params s = bnn_sgd_defaults();
@@ -126,7 +140,7 @@ static void test_adam(void)
 	 * lr g / (|g| + 1e-8) = 0.1 sign(g) to 1e-8: w = (0.9, -2.1, 0.6).
 	 */
 	copy3(w, w0);
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g1, .m = m, .v = v }, 0.1f, 1, &p);
+	adam_take(3, w, g1, m, v, 1, &p);
 	is_vec3(m, 0.05, 0.1, -0.2, "Adam t=1: m");
 	is_vec3(v, 0.00025, 0.001, 0.004, "Adam t=1: v");
 	is_vec3(w, 0.9, -2.1, 0.6, "Adam t=1: w - lr g/(|g| + eps)");
@@ -140,7 +154,7 @@ static void test_adam(void)
 	 * (0.9 - 0.096518199, -2.1 - 0.067005823, 0.6 + 0.093217963) =
 	 * (0.803481801, -2.167005823, 0.693217963).
 	 */
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g2, .m = m, .v = v }, 0.1f, 2, &p);
+	adam_take(3, w, g2, m, v, 2, &p);
 	is_vec3(m, 0.145, 0.09, -0.28, "Adam t=2: m");
 	is_vec3(v, 0.00124975, 0.000999, 0.004996, "Adam t=2: v");
 	is_vec3(w, 0.803481801, -2.167005823, 0.693217963, "Adam t=2: w");
@@ -151,24 +165,21 @@ static void test_adam(void)
 	 * (0.06, 0.08, -0.195) and the t = 1 step is still 0.1 sign.
 	 */
 	p.weight_decay = 0.1f;
-	copy3(w, w0);
-	m[0] = m[1] = m[2] = v[0] = v[1] = v[2] = 0;
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g1, .m = m, .v = v }, 0.1f, 1, &p);
+	adam_restart(w, m, v);
+	adam_take(3, w, g1, m, v, 1, &p);
 	is_vec3(m, 0.06, 0.08, -0.195, "Adam L2 t=1: m sees g + 0.1 w");
 	is_vec3(w, 0.9, -2.1, 0.6, "Adam L2 t=1: w");
 
 	/* The same as Adam without decay fed g + λw by hand, at t = 2. */
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g2, .m = m, .v = v }, 0.1f, 2, &p);
+	adam_take(3, w, g2, m, v, 2, &p);
 	p.weight_decay = 0;
 	copy3(wl, w0);
 	for (i = 0; i < 3; i++)
 		gl[i] = g1[i] + 0.1f * wl[i];
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = wl, .g = gl, .m = ml, .v = vl }, 0.1f, 1,
-	              &p);
+	adam_take(3, wl, gl, ml, vl, 1, &p);
 	for (i = 0; i < 3; i++)
 		gl[i] = g2[i] + 0.1f * wl[i];
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = wl, .g = gl, .m = ml, .v = vl }, 0.1f, 2,
-	              &p);
+	adam_take(3, wl, gl, ml, vl, 2, &p);
 	for (same = 0, i = 0; i < 3; i++)
 		same += fabsf(w[i] - wl[i]) <= 1e-6f && fabsf(m[i] - ml[i]) <= 1e-7f &&
 		        fabsf(v[i] - vl[i]) <= 1e-7f;
@@ -183,27 +194,24 @@ static void test_adam(void)
 	 */
 	p.weight_decay = 0.1f;
 	p.decoupled = 1;
-	copy3(w, w0);
-	m[0] = m[1] = m[2] = v[0] = v[1] = v[2] = 0;
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g1, .m = m, .v = v }, 0.1f, 1, &p);
+	adam_restart(w, m, v);
+	adam_take(3, w, g1, m, v, 1, &p);
 	is_vec3(m, 0.05, 0.1, -0.2, "AdamW t=1: m sees g alone");
 	is_vec3(w, 0.89, -2.08, 0.595, "AdamW t=1: w");
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g2, .m = m, .v = v }, 0.1f, 2, &p);
+	adam_take(3, w, g2, m, v, 2, &p);
 	is_vec3(w, 0.784581801, -2.126205823, 0.682267963, "AdamW t=2: w");
 
 	/* step 0 counts as t = 1: the same sign step. */
 	p = bnn_adam_defaults();
-	copy3(w, w0);
-	m[0] = m[1] = m[2] = v[0] = v[1] = v[2] = 0;
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = g1, .m = m, .v = v }, 0.1f, 0, &p);
+	adam_restart(w, m, v);
+	adam_take(3, w, g1, m, v, 0, &p);
 	is_vec3(w, 0.9, -2.1, 0.6, "Adam step 0 is taken as t=1");
 
 	/* A parameter whose gradient has always been 0: m = v = 0, so the
 	 * step is 0/(0 + eps) = 0, with the default eps. */
 	w[0] = 3.0f;
 	m[0] = v[0] = 0;
-	bnn_adam_step(&(bnn_adam_arrays){ .n = 1, .w = w, .g = g2 + 1, .m = m, .v = v }, 0.1f, 1,
-	              &p);
+	adam_take(1, w, g2 + 1, m, v, 1, &p);
 	is_float(w[0], 3.0, 0, "Adam with g = 0 leaves w alone");
 }
 
@@ -240,14 +248,8 @@ static void test_long_vectors(void)
 				bnn_sgd_step(N, w, g, a, 0.1f, t, &sp);
 				bnn_sgd_step(3, w3, g1, a3, 0.1f, t, &sp);
 			} else {
-				bnn_adam_step(
-				        &(bnn_adam_arrays){
-				                .n = N, .w = w, .g = g, .m = a, .v = b },
-				        0.1f, t, &ap);
-				bnn_adam_step(
-				        &(bnn_adam_arrays){
-				                .n = 3, .w = w3, .g = g1, .m = a3, .v = b3 },
-				        0.1f, t, &ap);
+				adam_take(N, w, g, a, b, t, &ap);
+				adam_take(3, w3, g1, a3, b3, t, &ap);
 			}
 		}
 		for (same = 0, i = 0; i < N; i++)

@@ -69,15 +69,27 @@ static void is_vec3(const float *got, double e0, double e1, double e2, double to
 	is_float(got[2], e2, tol, "%s [2]", what);
 }
 
+/* Are the first 3 floats of a and b the same bit for bit? */
+static int same3(const float *a, const float *b)
+{
+	return memcmp(a, b, 3 * sizeof *a) == 0;
+}
+
 /* The hand-computed problems of the VOGN, IVON and BBB tests, shared by
  * the tests of the plain steps and of the fused ones (the comments at the
  * tests work them through). */
 static const float vogn_s0[3] = { 0.2f, 0.4f, 0.8f };
 static const float vogn_hh1[3] = { 0.5f, 0.2f, 1.0f };
 static const float ivon_hinit[3] = { 0.5f, 0.5f, 0.5f };
+/* IVON's first sample: θ - μ0 = (0.375, -0.125, -0.03125), exact in float */
+static const float ivon_theta0[3] = { 1.375f, -2.125f, 0.46875f };
 static const float bbb_rho0[3] = { 0.0f, -2.0f, 3.0f };
 static const float bbb_gmu[3] = { 0.5f, 1.0f, -2.0f };
 static const float bbb_gsig[3] = { 0.3f, -0.4f, 0.1f };
+/* g∘ε = (0.5·0.6, 1·(-0.4), -2·(-0.05)) = bbb_gsig, exactly in float */
+static const float bbb_eps0[3] = { 0.6f, -0.4f, -0.05f };
+/* The noise of the fused steps' next sample. */
+static const float fused_noise[3] = { 1.0f, -2.0f, 0.5f };
 
 /* VOGN: N = 10, δ = 2, τ = 0.5, β1 = 0.9, β2 = 0.5. */
 static void vogn_problem(bnn_vogn_params *p)
@@ -106,6 +118,197 @@ static void bbb_problem(bnn_bbb_params *p)
 	p->n_data = 10;
 }
 
+/*
+ * One run of each optimizer on the problems above.  A run has NLONG
+ * slots: a 3-parameter run uses the first 3, a long run all of them with
+ * element i as element i % 3, so the two can be compared bit for bit.
+ * The 3-vectors a step takes (ĝ, ĥ, the noise) are spread the same way.
+ */
+
+/* The state of a VOGN run. */
+typedef struct {
+	float mu[NLONG];    /* the means μ */
+	float m[NLONG];     /* the momentum m */
+	float s[NLONG];     /* the scale s */
+	float sigma[NLONG]; /* σ after a step */
+	float theta[NLONG]; /* the fused steps' sample θ */
+} vogn_run;
+
+/* μ = mu0, m = 0, s = vogn_s0. */
+static void vogn_start(vogn_run *r)
+{
+	memset(r, 0, sizeof *r);
+	spread3(r->mu, mu0);
+	spread3(r->s, vogn_s0);
+}
+
+/* bnn_vogn_step on n parameters, lr 0.1; without σ (deterministic)
+ * when with_sigma is 0. */
+static void vogn_take(vogn_run *r, int n, const float *ghat, const float *hhat, int with_sigma,
+                      const bnn_vogn_params *p)
+{
+	float gh[NLONG], hh[NLONG];
+
+	spread3(gh, ghat);
+	spread3(hh, hhat);
+	bnn_vogn_step(&(bnn_vogn_arrays){ .n = n,
+	                                  .mu = r->mu,
+	                                  .ghat = gh,
+	                                  .hhat = hh,
+	                                  .m = r->m,
+	                                  .s = r->s,
+	                                  .sigma = with_sigma ? r->sigma : NULL },
+	              0.1f, p);
+}
+
+/* bnn_vogn_step_sample on n parameters with ĝ = gh1, ĥ = vogn_hh1,
+ * lr 0.1 and fused_noise. */
+static void vogn_take_sample(vogn_run *r, int n, int stochastic, const bnn_vogn_params *p)
+{
+	float gh[NLONG], hh[NLONG], noise[NLONG];
+
+	spread3(gh, gh1);
+	spread3(hh, vogn_hh1);
+	spread3(noise, fused_noise);
+	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = n,
+	                                         .mu = r->mu,
+	                                         .ghat = gh,
+	                                         .hhat = hh,
+	                                         .m = r->m,
+	                                         .s = r->s,
+	                                         .stochastic = stochastic,
+	                                         .theta = r->theta,
+	                                         .noise = noise },
+	                     0.1f, p);
+}
+
+/* The state of an IVON run. */
+typedef struct {
+	float mu[NLONG];    /* the means μ */
+	float g[NLONG];     /* the gradient momentum g */
+	float h[NLONG];     /* the Hessian estimate h */
+	float sigma[NLONG]; /* σ after a step */
+	float theta[NLONG]; /* the fused steps' sample θ */
+} ivon_run;
+
+/* μ = mu0, g = 0, h = ivon_hinit, θ = ivon_theta0. */
+static void ivon_start(ivon_run *r)
+{
+	memset(r, 0, sizeof *r);
+	spread3(r->mu, mu0);
+	spread3(r->h, ivon_hinit);
+	spread3(r->theta, ivon_theta0);
+}
+
+/* bnn_ivon_step number t on n parameters, lr 0.1; hhat NULL is the
+ * deterministic case (no ĥ, no σ). */
+static void ivon_take(ivon_run *r, int n, const float *ghat, const float *hhat, int t,
+                      const bnn_ivon_params *p)
+{
+	float gh[NLONG], hh[NLONG];
+
+	spread3(gh, ghat);
+	if (hhat)
+		spread3(hh, hhat);
+	bnn_ivon_step(&(bnn_ivon_arrays){ .n = n,
+	                                  .mu = r->mu,
+	                                  .ghat = gh,
+	                                  .hhat = hhat ? hh : NULL,
+	                                  .g = r->g,
+	                                  .h = r->h,
+	                                  .sigma = hhat ? r->sigma : NULL },
+	              0.1f, t, p);
+}
+
+/* bnn_ivon_step_sample at t = 1 on n parameters with ĝ = gh1, lr 0.1
+ * and fused_noise. */
+static void ivon_take_sample(ivon_run *r, int n, int stochastic, const bnn_ivon_params *p)
+{
+	float gh[NLONG], noise[NLONG];
+
+	spread3(gh, gh1);
+	spread3(noise, fused_noise);
+	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = n,
+	                                         .mu = r->mu,
+	                                         .ghat = gh,
+	                                         .g = r->g,
+	                                         .h = r->h,
+	                                         .stochastic = stochastic,
+	                                         .theta = r->theta,
+	                                         .noise = noise },
+	                     0.1f, 1, p);
+}
+
+/* The state of a Bayes-by-Backprop run. */
+typedef struct {
+	float mu[NLONG];    /* the means μ */
+	float rho[NLONG];   /* ρ, σ = softplus(ρ) */
+	float sigma[NLONG]; /* σ */
+	float m_mu[NLONG];  /* Adam's first moment of μ */
+	float v_mu[NLONG];  /* Adam's second moment of μ */
+	float m_rho[NLONG]; /* Adam's first moment of ρ */
+	float v_rho[NLONG]; /* Adam's second moment of ρ */
+	float eps[NLONG];   /* the fused steps' ε */
+	float theta[NLONG]; /* the fused steps' sample θ */
+} bbb_run;
+
+/* μ = mu0, ρ = bbb_rho0, σ = softplus(ρ), moments 0, ε = bbb_eps0. */
+static void bbb_start(bbb_run *r)
+{
+	memset(r, 0, sizeof *r);
+	spread3(r->mu, mu0);
+	spread3(r->rho, bbb_rho0);
+	spread3(r->eps, bbb_eps0);
+	bnn_bbb_sigma(NLONG, r->rho, r->sigma);
+}
+
+/* bnn_bbb_step number t on n parameters with g_μ = bbb_gmu,
+ * g_σ = bbb_gsig, lr 0.01; point parameters (no ρ) when variational
+ * is 0. */
+static void bbb_take(bbb_run *r, int n, int variational, int t, const bnn_bbb_params *p)
+{
+	float gm[NLONG], gs[NLONG];
+
+	spread3(gm, bbb_gmu);
+	spread3(gs, bbb_gsig);
+	if (!variational) {
+		bnn_bbb_step(
+		        &(bnn_bbb_arrays){
+		                .n = n, .mu = r->mu, .g_mu = gm, .m_mu = r->m_mu, .v_mu = r->v_mu },
+		        0.01f, t, p);
+		return;
+	}
+	bnn_bbb_step(&(bnn_bbb_arrays){ .n = n,
+	                                .mu = r->mu,
+	                                .rho = r->rho,
+	                                .sigma = r->sigma,
+	                                .g_mu = gm,
+	                                .g_sigma = gs,
+	                                .m_mu = r->m_mu,
+	                                .v_mu = r->v_mu,
+	                                .m_rho = r->m_rho,
+	                                .v_rho = r->v_rho },
+	             0.01f, t, p);
+}
+
+/* bnn_bbb_step_sample at t = 1 on 3 parameters with g_μ = bbb_gmu,
+ * lr 0.01 and fused_noise; deterministic (no ρ) when variational is 0. */
+static void bbb_take_sample(bbb_run *r, int variational, const bnn_bbb_params *p)
+{
+	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = 3,
+	                                       .mu = r->mu,
+	                                       .rho = variational ? r->rho : NULL,
+	                                       .g_mu = bbb_gmu,
+	                                       .eps = r->eps,
+	                                       .m_mu = r->m_mu,
+	                                       .v_mu = r->v_mu,
+	                                       .m_rho = variational ? r->m_rho : NULL,
+	                                       .v_rho = variational ? r->v_rho : NULL,
+	                                       .theta = r->theta,
+	                                       .noise = fused_noise },
+	                    0.01f, 1, p);
+}
+
 static void test_defaults(void)
 {
 	bnn_vogn_params v = bnn_vogn_defaults();
@@ -128,10 +331,8 @@ static void test_vogn(void)
 {
 	bnn_vogn_params p = bnn_vogn_defaults();
 	static const float hh2[3] = { 0.2f, 0.6f, 0.4f };
-	float mu[3], m[3] = { 0, 0, 0 }, s[3], sigma[3], sig2[3];
-	float mu_d[3], m_d[3] = { 0, 0, 0 }, s_d[3];
-	float lmu[NLONG], lm[NLONG], ls[NLONG], lsig[NLONG];
-	float lg1[NLONG], lg2[NLONG], lh1[NLONG], lh2[NLONG];
+	float sig2[3];
+	vogn_run r, d, l;
 
 	/*
 	 * N = 10, δ = 2, τ = 0.5: δ̃ = τδ/N = 0.1 (Alg. 1 line 2).  β1 = 0.9,
@@ -147,34 +348,22 @@ static void test_vogn(void)
 	 *            (0.447213595, 0.447213595, 0.288675135)
 	 */
 	vogn_problem(&p);
-	copy3(mu, mu0);
-	copy3(s, vogn_s0);
-	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 3,
-	                                  .mu = mu,
-	                                  .ghat = gh1,
-	                                  .hhat = vogn_hh1,
-	                                  .m = m,
-	                                  .s = s,
-	                                  .sigma = sigma },
-	              0.1f, &p);
-	is_vec3(m, 0.6, 0.8, -1.95, 1e-6, "VOGN step 1: m (line 19)");
-	is_vec3(s, 0.4, 0.4, 1.1, 1e-6, "VOGN step 1: s (line 20)");
-	is_vec3(mu, 0.88, -2.16, 0.6625, 1e-6, "VOGN step 1: mu (line 21)");
-	is_vec3(sigma, 0.447213595, 0.447213595, 0.288675135, 1e-6, "VOGN step 1: sigma (line 9)");
+	vogn_start(&r);
+	vogn_take(&r, 3, gh1, vogn_hh1, 1, &p);
+	is_vec3(r.m, 0.6, 0.8, -1.95, 1e-6, "VOGN step 1: m (line 19)");
+	is_vec3(r.s, 0.4, 0.4, 1.1, 1e-6, "VOGN step 1: s (line 20)");
+	is_vec3(r.mu, 0.88, -2.16, 0.6625, 1e-6, "VOGN step 1: mu (line 21)");
+	is_vec3(r.sigma, 0.447213595, 0.447213595, 0.288675135, 1e-6,
+	        "VOGN step 1: sigma (line 9)");
 
 	/* bnn_vogn_sigma from the same s gives the same σ. */
-	bnn_vogn_sigma(3, s, sig2, &p);
-	ok(memcmp(sig2, sigma, sizeof sigma) == 0, "bnn_vogn_sigma matches the step's sigma");
+	bnn_vogn_sigma(3, r.s, sig2, &p);
+	ok(same3(sig2, r.sigma), "bnn_vogn_sigma matches the step's sigma");
 
 	/* The deterministic case (sigma NULL): the same μ, m and s. */
-	copy3(mu_d, mu0);
-	copy3(s_d, vogn_s0);
-	bnn_vogn_step(
-	        &(bnn_vogn_arrays){
-	                .n = 3, .mu = mu_d, .ghat = gh1, .hhat = vogn_hh1, .m = m_d, .s = s_d },
-	        0.1f, &p);
-	ok(memcmp(mu_d, mu, sizeof mu) == 0 && memcmp(m_d, m, sizeof m) == 0 &&
-	           memcmp(s_d, s, sizeof s) == 0,
+	vogn_start(&d);
+	vogn_take(&d, 3, gh1, vogn_hh1, 0, &p);
+	ok(same3(d.mu, r.mu) && same3(d.m, r.m) && same3(d.s, r.s),
 	   "VOGN deterministic step 1: same mu, m, s without sigma");
 
 	/*
@@ -188,49 +377,20 @@ static void test_vogn(void)
 	 *        0.6625 + 0.1·2.68875/1.125) = (0.5544, -2.232, 0.9015)
 	 *   σ = 1/√(5, 7, 11.25) = (0.447213595, 0.377964473, 0.298142397)
 	 */
-	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 3,
-	                                  .mu = mu,
-	                                  .ghat = gh2,
-	                                  .hhat = hh2,
-	                                  .m = m,
-	                                  .s = s,
-	                                  .sigma = sigma },
-	              0.1f, &p);
-	is_vec3(m, 1.628, 0.504, -2.68875, 1e-6, "VOGN step 2: m");
-	is_vec3(s, 0.4, 0.6, 1.025, 1e-6, "VOGN step 2: s");
-	is_vec3(mu, 0.5544, -2.232, 0.9015, 1e-6, "VOGN step 2: mu");
-	is_vec3(sigma, 0.447213595, 0.377964473, 0.298142397, 1e-6, "VOGN step 2: sigma");
-	bnn_vogn_step(
-	        &(bnn_vogn_arrays){
-	                .n = 3, .mu = mu_d, .ghat = gh2, .hhat = hh2, .m = m_d, .s = s_d },
-	        0.1f, &p);
-	ok(memcmp(mu_d, mu, sizeof mu) == 0, "VOGN deterministic step 2: same mu without sigma");
+	vogn_take(&r, 3, gh2, hh2, 1, &p);
+	is_vec3(r.m, 1.628, 0.504, -2.68875, 1e-6, "VOGN step 2: m");
+	is_vec3(r.s, 0.4, 0.6, 1.025, 1e-6, "VOGN step 2: s");
+	is_vec3(r.mu, 0.5544, -2.232, 0.9015, 1e-6, "VOGN step 2: mu");
+	is_vec3(r.sigma, 0.447213595, 0.377964473, 0.298142397, 1e-6, "VOGN step 2: sigma");
+	vogn_take(&d, 3, gh2, hh2, 0, &p);
+	ok(same3(d.mu, r.mu), "VOGN deterministic step 2: same mu without sigma");
 
 	/* 69 parameters: the same two steps, element i as element i % 3. */
-	spread3(lmu, mu0);
-	spread3(ls, vogn_s0);
-	memset(lm, 0, sizeof lm);
-	spread3(lg1, gh1);
-	spread3(lg2, gh2);
-	spread3(lh1, vogn_hh1);
-	spread3(lh2, hh2);
-	bnn_vogn_step(&(bnn_vogn_arrays){ .n = NLONG,
-	                                  .mu = lmu,
-	                                  .ghat = lg1,
-	                                  .hhat = lh1,
-	                                  .m = lm,
-	                                  .s = ls,
-	                                  .sigma = lsig },
-	              0.1f, &p);
-	bnn_vogn_step(&(bnn_vogn_arrays){ .n = NLONG,
-	                                  .mu = lmu,
-	                                  .ghat = lg2,
-	                                  .hhat = lh2,
-	                                  .m = lm,
-	                                  .s = ls,
-	                                  .sigma = lsig },
-	              0.1f, &p);
-	ok(same_as3(lmu, mu) && same_as3(lm, m) && same_as3(ls, s) && same_as3(lsig, sigma),
+	vogn_start(&l);
+	vogn_take(&l, NLONG, gh1, vogn_hh1, 1, &p);
+	vogn_take(&l, NLONG, gh2, hh2, 1, &p);
+	ok(same_as3(l.mu, r.mu) && same_as3(l.m, r.m) && same_as3(l.s, r.s) &&
+	           same_as3(l.sigma, r.sigma),
 	   "VOGN on 69 parameters: vector chunks and tail agree bit for bit");
 
 	/* n = 0 touches nothing (NULL arrays are never read). */
@@ -286,9 +446,8 @@ static void test_ivon(void)
 	bnn_ivon_params p = bnn_ivon_defaults();
 	static const float hh1[3] = { 1.5f, -1.0f, 0.5f };
 	static const float hh2[3] = { -4.0f, 0.2f, 0.5f };
-	float mu[3], g[3] = { 0, 0, 0 }, h[3], sigma[3], sig2[3];
-	float lmu[NLONG], lg[NLONG], lh[NLONG], lsig[NLONG];
-	float lg1[NLONG], lg2[NLONG], lh1[NLONG], lh2[NLONG];
+	float sig2[3];
+	ivon_run r, l;
 
 	/*
 	 * β1 = 0.5, β2 = 0.75 (so 1 - β2 = 1/4, ½(1 - β2)² = 1/32), δ = 0.5,
@@ -307,23 +466,15 @@ static void test_ivon(void)
 	 *           (0.312347524, 0.423999152, 0.353553391)
 	 */
 	ivon_problem(&p);
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3,
-	                                  .mu = mu,
-	                                  .ghat = gh1,
-	                                  .hhat = hh1,
-	                                  .g = g,
-	                                  .h = h,
-	                                  .sigma = sigma },
-	              0.1f, 1, &p);
-	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON t=1: g (line 4)");
-	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
+	ivon_start(&r);
+	ivon_take(&r, 3, gh1, hh1, 1, &p);
+	is_vec3(r.g, 0.25, 0.5, -1, 1e-7, "IVON t=1: g (line 4)");
+	is_vec3(r.h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON t=1: h (line 5), positive for negative hhat");
-	is_vec3(mu, 0.921951220, -2, 0.675, 1e-6, "IVON t=1: mu (lines 6-7)");
-	is_vec3(sigma, 0.312347524, 0.423999152, 0.353553391, 1e-6, "IVON t=1: sigma (line 8)");
-	bnn_ivon_sigma(3, h, sig2, &p);
-	ok(memcmp(sig2, sigma, sizeof sigma) == 0, "bnn_ivon_sigma matches the step's sigma");
+	is_vec3(r.mu, 0.921951220, -2, 0.675, 1e-6, "IVON t=1: mu (lines 6-7)");
+	is_vec3(r.sigma, 0.312347524, 0.423999152, 0.353553391, 1e-6, "IVON t=1: sigma (line 8)");
+	bnn_ivon_sigma(3, r.h, sig2, &p);
+	ok(same3(sig2, r.sigma), "bnn_ivon_sigma matches the step's sigma");
 
 	/*
 	 * Step t = 2 with ĝ2 = (1, 0, -1) and ĥ2 = (-4, 0.2, 0.5):
@@ -344,45 +495,20 @@ static void test_ivon(void)
 	 *   σ = 1/√(8 (0.643507050, 0.696485363, 1)) =
 	 *       (0.440735823, 0.423642000, 0.353553391)
 	 */
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3,
-	                                  .mu = mu,
-	                                  .ghat = gh2,
-	                                  .hhat = hh2,
-	                                  .g = g,
-	                                  .h = h,
-	                                  .sigma = sigma },
-	              0.1f, 2, &p);
-	is_vec3(g, 0.625, 0.25, -1, 1e-7, "IVON t=2: g");
-	is_vec3(h, 0.143507050, 0.196485363, 0.5, 1e-6, "IVON t=2: h stays positive for hhat = -4");
-	is_vec3(mu, 0.720817612, -1.904281310, 0.774583333, 1e-6,
+	ivon_take(&r, 3, gh2, hh2, 2, &p);
+	is_vec3(r.g, 0.625, 0.25, -1, 1e-7, "IVON t=2: g");
+	is_vec3(r.h, 0.143507050, 0.196485363, 0.5, 1e-6,
+	        "IVON t=2: h stays positive for hhat = -4");
+	is_vec3(r.mu, 0.720817612, -1.904281310, 0.774583333, 1e-6,
 	        "IVON t=2: mu with bias correction 1/(1 - 0.25)");
-	is_vec3(sigma, 0.440735823, 0.423642000, 0.353553391, 1e-6, "IVON t=2: sigma");
+	is_vec3(r.sigma, 0.440735823, 0.423642000, 0.353553391, 1e-6, "IVON t=2: sigma");
 
 	/* The same two steps on 69 parameters agree bit for bit. */
-	spread3(lmu, mu0);
-	spread3(lh, ivon_hinit);
-	memset(lg, 0, sizeof lg);
-	spread3(lg1, gh1);
-	spread3(lg2, gh2);
-	spread3(lh1, hh1);
-	spread3(lh2, hh2);
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = NLONG,
-	                                  .mu = lmu,
-	                                  .ghat = lg1,
-	                                  .hhat = lh1,
-	                                  .g = lg,
-	                                  .h = lh,
-	                                  .sigma = lsig },
-	              0.1f, 1, &p);
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = NLONG,
-	                                  .mu = lmu,
-	                                  .ghat = lg2,
-	                                  .hhat = lh2,
-	                                  .g = lg,
-	                                  .h = lh,
-	                                  .sigma = lsig },
-	              0.1f, 2, &p);
-	ok(same_as3(lmu, mu) && same_as3(lg, g) && same_as3(lh, h) && same_as3(lsig, sigma),
+	ivon_start(&l);
+	ivon_take(&l, NLONG, gh1, hh1, 1, &p);
+	ivon_take(&l, NLONG, gh2, hh2, 2, &p);
+	ok(same_as3(l.mu, r.mu) && same_as3(l.g, r.g) && same_as3(l.h, r.h) &&
+	           same_as3(l.sigma, r.sigma),
 	   "IVON on 69 parameters: vector chunks and tail agree bit for bit");
 
 	/*
@@ -391,19 +517,10 @@ static void test_ivon(void)
 	 * 0.5 + 0.005) = (0.995, -2, 0.505); h and σ as without clipping.
 	 */
 	p.clip_radius = 0.05;
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	memset(g, 0, sizeof g);
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3,
-	                                  .mu = mu,
-	                                  .ghat = gh1,
-	                                  .hhat = hh1,
-	                                  .g = g,
-	                                  .h = h,
-	                                  .sigma = sigma },
-	              0.1f, 1, &p);
-	is_vec3(mu, 0.995, -2, 0.505, 1e-7, "IVON clip 0.05: mu");
-	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7, "IVON clip 0.05: h unchanged");
+	ivon_start(&r);
+	ivon_take(&r, 3, gh1, hh1, 1, &p);
+	is_vec3(r.mu, 0.995, -2, 0.505, 1e-7, "IVON clip 0.05: mu");
+	is_vec3(r.h, 0.78125, 0.1953125, 0.5, 1e-7, "IVON clip 0.05: h unchanged");
 	p.clip_radius = 0;
 
 	/*
@@ -411,22 +528,16 @@ static void test_ivon(void)
 	 * before, h stays at h0 = 0.5, Δ = (ḡ + 0.5 μ)/(0.5 + 0.5) =
 	 * (1, 0, -1.75), μ = (0.9, -2, 0.675).
 	 */
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	memset(g, 0, sizeof g);
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h }, 0.1f, 1,
-	              &p);
-	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON deterministic: g");
-	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON deterministic: h stays h0");
-	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON deterministic: mu");
+	ivon_start(&r);
+	ivon_take(&r, 3, gh1, NULL, 1, &p);
+	is_vec3(r.g, 0.25, 0.5, -1, 1e-7, "IVON deterministic: g");
+	is_vec3(r.h, 0.5, 0.5, 0.5, 0, "IVON deterministic: h stays h0");
+	is_vec3(r.mu, 0.9, -2, 0.675, 1e-7, "IVON deterministic: mu");
 
 	/* step < 1 counts as the first step: the same as t = 1. */
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	memset(g, 0, sizeof g);
-	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 3, .mu = mu, .ghat = gh1, .g = g, .h = h }, 0.1f, 0,
-	              &p);
-	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON step 0 counts as t = 1");
+	ivon_start(&r);
+	ivon_take(&r, 3, gh1, NULL, 0, &p);
+	is_vec3(r.mu, 0.9, -2, 0.675, 1e-7, "IVON step 0 counts as t = 1");
 
 	bnn_ivon_step(&(bnn_ivon_arrays){ .n = 0 }, 0.1f, 1, &p);
 	bnn_ivon_hess_acc(0, NULL, NULL, NULL, NULL, 1.0f, 1);
@@ -624,15 +735,10 @@ static void test_bbb(void)
 {
 	bnn_bbb_params p = bnn_bbb_defaults();
 	bnn_adam_params ap = bnn_adam_defaults();
-	float mu[3], rho[3], sigma[3];
-	float m_mu[3] = { 0, 0, 0 }, v_mu[3] = { 0, 0, 0 };
-	float m_rho[3] = { 0, 0, 0 }, v_rho[3] = { 0, 0, 0 };
 	float w[3], gd[3], am[3] = { 0, 0, 0 }, av[3] = { 0, 0, 0 };
-	float pmu[3], pm[3] = { 0, 0, 0 }, pv[3] = { 0, 0, 0 };
-	float lmu[NLONG], lrho[NLONG], lsig[NLONG], lgm[NLONG], lgs[NLONG];
-	float lmm[NLONG], lvm[NLONG], lmr[NLONG], lvr[NLONG];
 	float dn = (float)(2.0 / 10.0);
 	int i, t, same = 1;
+	bbb_run r, l, pt;
 
 	/*
 	 * N = 10, δ = 2, lr 0.01, Adam's defaults; μ = (1, -2, 0.5),
@@ -651,96 +757,48 @@ static void test_bbb(void)
 	 *   σ = softplus(ρ) = (0.688159681, 0.128125303, 3.039063876)
 	 */
 	bbb_problem(&p);
-	copy3(mu, mu0);
-	copy3(rho, bbb_rho0);
-	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(&(bnn_bbb_arrays){ .n = 3,
-	                                .mu = mu,
-	                                .rho = rho,
-	                                .sigma = sigma,
-	                                .g_mu = bbb_gmu,
-	                                .g_sigma = bbb_gsig,
-	                                .m_mu = m_mu,
-	                                .v_mu = v_mu,
-	                                .m_rho = m_rho,
-	                                .v_rho = v_rho },
-	             0.01f, 1, &p);
-	is_vec3(m_mu, 0.07, 0.06, -0.19, 1e-7, "BBB t=1: m_mu = 0.1 dmu");
-	is_vec3(v_mu, 0.00049, 0.00036, 0.00361, 1e-9, "BBB t=1: v_mu = 0.001 dmu^2");
-	is_vec3(m_rho, 0.0147179966, -0.0138568934, 0.0644812089, 1e-7,
+	bbb_start(&r);
+	bbb_take(&r, 3, 1, 1, &p);
+	is_vec3(r.m_mu, 0.07, 0.06, -0.19, 1e-7, "BBB t=1: m_mu = 0.1 dmu");
+	is_vec3(r.v_mu, 0.00049, 0.00036, 0.00361, 1e-9, "BBB t=1: v_mu = 0.001 dmu^2");
+	is_vec3(r.m_rho, 0.0147179966, -0.0138568934, 0.0644812089, 1e-7,
 	        "BBB t=1: m_rho = 0.1 dsigma sigmoid(rho)");
-	is_vec3(v_rho, 2.16619424e-5, 1.92013494e-5, 4.15782630e-4, 1e-9,
+	is_vec3(r.v_rho, 2.16619424e-5, 1.92013494e-5, 4.15782630e-4, 1e-9,
 	        "BBB t=1: v_rho = 0.001 drho^2");
-	is_vec3(mu, 0.99, -2.01, 0.51, 1e-6, "BBB t=1: mu");
-	is_vec3(rho, -0.01, -1.99, 2.99, 1e-6, "BBB t=1: rho");
-	is_vec3(sigma, 0.688159681, 0.128125303, 3.039063876, 1e-6,
+	is_vec3(r.mu, 0.99, -2.01, 0.51, 1e-6, "BBB t=1: mu");
+	is_vec3(r.rho, -0.01, -1.99, 2.99, 1e-6, "BBB t=1: rho");
+	is_vec3(r.sigma, 0.688159681, 0.128125303, 3.039063876, 1e-6,
 	        "BBB t=1: sigma = softplus(rho)");
 
 	/* The μ update is bnn_adam_step's, bit for bit, for three steps,
 	 * with the gradient g_μ + (δ/N) μ formed as the step forms it. */
-	copy3(mu, mu0);
-	copy3(rho, bbb_rho0);
+	bbb_start(&r);
 	copy3(w, mu0);
-	memset(m_mu, 0, sizeof m_mu);
-	memset(v_mu, 0, sizeof v_mu);
-	memset(m_rho, 0, sizeof m_rho);
-	memset(v_rho, 0, sizeof v_rho);
-	bnn_bbb_sigma(3, rho, sigma);
 	for (t = 1; t <= 3; t++) {
 		for (i = 0; i < 3; i++)
 			gd[i] = bbb_gmu[i] + dn * w[i];
 		bnn_adam_step(&(bnn_adam_arrays){ .n = 3, .w = w, .g = gd, .m = am, .v = av },
 		              0.01f, t, &ap);
-		bnn_bbb_step(&(bnn_bbb_arrays){ .n = 3,
-		                                .mu = mu,
-		                                .rho = rho,
-		                                .sigma = sigma,
-		                                .g_mu = bbb_gmu,
-		                                .g_sigma = bbb_gsig,
-		                                .m_mu = m_mu,
-		                                .v_mu = v_mu,
-		                                .m_rho = m_rho,
-		                                .v_rho = v_rho },
-		             0.01f, t, &p);
-		if (memcmp(w, mu, sizeof w) != 0)
+		bbb_take(&r, 3, 1, t, &p);
+		if (!same3(w, r.mu))
 			same = 0;
 	}
 	ok(same, "BBB's mu update is bnn_adam_step's for 3 steps");
 
 	/* 69 parameters, the same three steps, bit for bit. */
-	spread3(lmu, mu0);
-	spread3(lrho, bbb_rho0);
-	spread3(lgm, bbb_gmu);
-	spread3(lgs, bbb_gsig);
-	memset(lmm, 0, sizeof lmm);
-	memset(lvm, 0, sizeof lvm);
-	memset(lmr, 0, sizeof lmr);
-	memset(lvr, 0, sizeof lvr);
-	bnn_bbb_sigma(NLONG, lrho, lsig);
+	bbb_start(&l);
 	for (t = 1; t <= 3; t++)
-		bnn_bbb_step(&(bnn_bbb_arrays){ .n = NLONG,
-		                                .mu = lmu,
-		                                .rho = lrho,
-		                                .sigma = lsig,
-		                                .g_mu = lgm,
-		                                .g_sigma = lgs,
-		                                .m_mu = lmm,
-		                                .v_mu = lvm,
-		                                .m_rho = lmr,
-		                                .v_rho = lvr },
-		             0.01f, t, &p);
-	ok(same_as3(lmu, mu) && same_as3(lrho, rho) && same_as3(lsig, sigma) &&
-	           same_as3(lmr, m_rho) && same_as3(lvr, v_rho),
+		bbb_take(&l, NLONG, 1, t, &p);
+	ok(same_as3(l.mu, r.mu) && same_as3(l.rho, r.rho) && same_as3(l.sigma, r.sigma) &&
+	           same_as3(l.m_rho, r.m_rho) && same_as3(l.v_rho, r.v_rho),
 	   "BBB on 69 parameters agrees bit for bit");
 
 	/* Point parameters (rho NULL): μ alone with ∂μ = (0.7, 0.6, -1.9):
 	 * the same m, v and μ as the variational case at t = 1. */
-	copy3(pmu, mu0);
-	bnn_bbb_step(
-	        &(bnn_bbb_arrays){ .n = 3, .mu = pmu, .g_mu = bbb_gmu, .m_mu = pm, .v_mu = pv },
-	        0.01f, 1, &p);
-	is_vec3(pm, 0.07, 0.06, -0.19, 1e-7, "BBB point: m_mu = 0.1 dmu");
-	is_vec3(pmu, 0.99, -2.01, 0.51, 1e-6, "BBB point: mu");
+	bbb_start(&pt);
+	bbb_take(&pt, 3, 0, 1, &p);
+	is_vec3(pt.m_mu, 0.07, 0.06, -0.19, 1e-7, "BBB point: m_mu = 0.1 dmu");
+	is_vec3(pt.mu, 0.99, -2.01, 0.51, 1e-6, "BBB point: mu");
 
 	bnn_bbb_step(&(bnn_bbb_arrays){ .n = 0 }, 0.01f, 1, &p);
 	bnn_bbb_sigma(0, NULL, NULL);
@@ -1116,80 +1174,33 @@ static void sample3(float *theta, const float *mu, const float *sigma, const flo
 static void test_vogn_fused(void)
 {
 	bnn_vogn_params p = bnn_vogn_defaults();
-	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
-	float mu[3], m[3] = { 0, 0, 0 }, s[3], sigma[3], want[3];
-	float fmu[3], fm[3] = { 0, 0, 0 }, fs[3], theta[3];
-	float lmu[NLONG], lm[NLONG], ls[NLONG], lth[NLONG], lno[NLONG];
-	float lg[NLONG], lh[NLONG];
+	float want[3];
+	vogn_run r, f, l;
 
 	/* test_vogn's step 1, then θ = μ + σ·noise with the new μ and σ:
 	 * μ = (0.88, -2.16, 0.6625), σ = (0.447213595, 0.447213595,
 	 * 0.288675135): θ = (1.327213595, -3.054427191, 0.806837568). */
 	vogn_problem(&p);
-	copy3(mu, mu0);
-	copy3(s, vogn_s0);
-	bnn_vogn_step(&(bnn_vogn_arrays){ .n = 3,
-	                                  .mu = mu,
-	                                  .ghat = gh1,
-	                                  .hhat = vogn_hh1,
-	                                  .m = m,
-	                                  .s = s,
-	                                  .sigma = sigma },
-	              0.1f, &p);
-	sample3(want, mu, sigma, noise);
-	copy3(fmu, mu0);
-	copy3(fs, vogn_s0);
-	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 3,
-	                                         .mu = fmu,
-	                                         .ghat = gh1,
-	                                         .hhat = vogn_hh1,
-	                                         .m = fm,
-	                                         .s = fs,
-	                                         .stochastic = 1,
-	                                         .theta = theta,
-	                                         .noise = noise },
-	                     0.1f, &p);
-	is_vec3(theta, 1.327213595, -3.054427191, 0.806837568, 1e-6,
+	vogn_start(&r);
+	vogn_take(&r, 3, gh1, vogn_hh1, 1, &p);
+	sample3(want, r.mu, r.sigma, fused_noise);
+	vogn_start(&f);
+	vogn_take_sample(&f, 3, 1, &p);
+	is_vec3(f.theta, 1.327213595, -3.054427191, 0.806837568, 1e-6,
 	        "VOGN fused: theta = new mu + new sigma * noise (line 9)");
-	ok(memcmp(theta, want, sizeof theta) == 0 && memcmp(fmu, mu, sizeof mu) == 0 &&
-	           memcmp(fm, m, sizeof m) == 0 && memcmp(fs, s, sizeof s) == 0,
+	ok(same3(f.theta, want) && same3(f.mu, r.mu) && same3(f.m, r.m) && same3(f.s, r.s),
 	   "VOGN fused = bnn_vogn_step then the sample, bit for bit");
 
 	/* Deterministic: θ = μ. */
-	copy3(fmu, mu0);
-	copy3(fs, vogn_s0);
-	memset(fm, 0, sizeof fm);
-	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 3,
-	                                         .mu = fmu,
-	                                         .ghat = gh1,
-	                                         .hhat = vogn_hh1,
-	                                         .m = fm,
-	                                         .s = fs,
-	                                         .stochastic = 0,
-	                                         .theta = theta,
-	                                         .noise = noise },
-	                     0.1f, &p);
-	ok(memcmp(theta, fmu, sizeof theta) == 0 && memcmp(fmu, mu, sizeof mu) == 0,
+	vogn_start(&f);
+	vogn_take_sample(&f, 3, 0, &p);
+	ok(same3(f.theta, f.mu) && same3(f.mu, r.mu),
 	   "VOGN fused, deterministic: theta = mu, the same mu");
 
 	/* 69 parameters: chunks and tail agree with the 3-vector. */
-	spread3(lmu, mu0);
-	spread3(ls, vogn_s0);
-	memset(lm, 0, sizeof lm);
-	spread3(lg, gh1);
-	spread3(lh, vogn_hh1);
-	spread3(lno, noise);
-	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = NLONG,
-	                                         .mu = lmu,
-	                                         .ghat = lg,
-	                                         .hhat = lh,
-	                                         .m = lm,
-	                                         .s = ls,
-	                                         .stochastic = 1,
-	                                         .theta = lth,
-	                                         .noise = lno },
-	                     0.1f, &p);
-	ok(same_as3(lth, want) && same_as3(lmu, mu) && same_as3(ls, s),
+	vogn_start(&l);
+	vogn_take_sample(&l, NLONG, 1, &p);
+	ok(same_as3(l.theta, want) && same_as3(l.mu, r.mu) && same_as3(l.s, r.s),
 	   "VOGN fused on 69 parameters agrees bit for bit");
 	bnn_vogn_step_sample(&(bnn_vogn_arrays){ .n = 0, .stochastic = 1 }, 0.1f, &p);
 	ok(1, "VOGN fused with n = 0 does nothing");
@@ -1198,12 +1209,8 @@ static void test_vogn_fused(void)
 static void test_ivon_fused(void)
 {
 	bnn_ivon_params p = bnn_ivon_defaults();
-	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
-	/* θ - μ0 = (0.375, -0.125, -0.03125), exact in float */
-	static const float theta0[3] = { 1.375f, -2.125f, 0.46875f };
-	float mu[3], g[3] = { 0, 0, 0 }, h[3], sigma[3], theta[3], want[3];
-	float lmu[NLONG], lg[NLONG], lh[NLONG], lth[NLONG], lno[NLONG];
-	float lgh[NLONG];
+	float sigma[3], want[3];
+	ivon_run r, l;
 
 	/*
 	 * test_ivon's step t = 1 (β1 = 0.5, β2 = 0.75, h0 = 0.5, δ = 0.5,
@@ -1217,77 +1224,31 @@ static void test_ivon_fused(void)
 	 * = (1.234298744, -2.847998304, 0.851776696).
 	 */
 	ivon_problem(&p);
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	copy3(theta, theta0);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 3,
-	                                         .mu = mu,
-	                                         .ghat = gh1,
-	                                         .g = g,
-	                                         .h = h,
-	                                         .stochastic = 1,
-	                                         .theta = theta,
-	                                         .noise = noise },
-	                     0.1f, 1, &p);
-	is_vec3(g, 0.25, 0.5, -1, 1e-7, "IVON fused: g (line 4)");
-	is_vec3(h, 0.78125, 0.1953125, 0.5, 1e-7,
+	ivon_start(&r);
+	ivon_take_sample(&r, 3, 1, &p);
+	is_vec3(r.g, 0.25, 0.5, -1, 1e-7, "IVON fused: g (line 4)");
+	is_vec3(r.h, 0.78125, 0.1953125, 0.5, 1e-7,
 	        "IVON fused: h with hhat = g (theta - m)/sigma^2 (lines 3, 5)");
-	is_vec3(mu, 0.921951220, -2, 0.675, 1e-6, "IVON fused: mu (line 7)");
-	is_vec3(theta, 1.234298744, -2.847998304, 0.851776696, 1e-6,
+	is_vec3(r.mu, 0.921951220, -2, 0.675, 1e-6, "IVON fused: mu (line 7)");
+	is_vec3(r.theta, 1.234298744, -2.847998304, 0.851776696, 1e-6,
 	        "IVON fused: the next theta (line 2)");
-	bnn_ivon_sigma(3, h, sigma, &p);
-	sample3(want, mu, sigma, noise);
-	ok(memcmp(theta, want, sizeof theta) == 0,
-	   "IVON fused: theta = mu + bnn_ivon_sigma(h) * noise bit for bit");
+	bnn_ivon_sigma(3, r.h, sigma, &p);
+	sample3(want, r.mu, sigma, fused_noise);
+	ok(same3(r.theta, want), "IVON fused: theta = mu + bnn_ivon_sigma(h) * noise bit for bit");
 
 	/* Deterministic: h stays at h0, μ as test_ivon's, θ = μ. */
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	copy3(theta, theta0);
-	memset(g, 0, sizeof g);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 3,
-	                                         .mu = mu,
-	                                         .ghat = gh1,
-	                                         .g = g,
-	                                         .h = h,
-	                                         .stochastic = 0,
-	                                         .theta = theta,
-	                                         .noise = noise },
-	                     0.1f, 1, &p);
-	is_vec3(h, 0.5, 0.5, 0.5, 0, "IVON fused, deterministic: h stays h0");
-	is_vec3(mu, 0.9, -2, 0.675, 1e-7, "IVON fused, deterministic: mu");
-	ok(memcmp(theta, mu, sizeof theta) == 0, "IVON fused, deterministic: theta = mu");
+	ivon_start(&r);
+	ivon_take_sample(&r, 3, 0, &p);
+	is_vec3(r.h, 0.5, 0.5, 0.5, 0, "IVON fused, deterministic: h stays h0");
+	is_vec3(r.mu, 0.9, -2, 0.675, 1e-7, "IVON fused, deterministic: mu");
+	ok(same3(r.theta, r.mu), "IVON fused, deterministic: theta = mu");
 
 	/* 69 parameters agree with the 3-vector. */
-	spread3(lmu, mu0);
-	spread3(lh, ivon_hinit);
-	memset(lg, 0, sizeof lg);
-	spread3(lgh, gh1);
-	spread3(lth, theta0);
-	spread3(lno, noise);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = NLONG,
-	                                         .mu = lmu,
-	                                         .ghat = lgh,
-	                                         .g = lg,
-	                                         .h = lh,
-	                                         .stochastic = 1,
-	                                         .theta = lth,
-	                                         .noise = lno },
-	                     0.1f, 1, &p);
-	copy3(mu, mu0);
-	copy3(h, ivon_hinit);
-	copy3(theta, theta0);
-	memset(g, 0, sizeof g);
-	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 3,
-	                                         .mu = mu,
-	                                         .ghat = gh1,
-	                                         .g = g,
-	                                         .h = h,
-	                                         .stochastic = 1,
-	                                         .theta = theta,
-	                                         .noise = noise },
-	                     0.1f, 1, &p);
-	ok(same_as3(lmu, mu) && same_as3(lh, h) && same_as3(lth, theta),
+	ivon_start(&l);
+	ivon_take_sample(&l, NLONG, 1, &p);
+	ivon_start(&r);
+	ivon_take_sample(&r, 3, 1, &p);
+	ok(same_as3(l.mu, r.mu) && same_as3(l.h, r.h) && same_as3(l.theta, r.theta),
 	   "IVON fused on 69 parameters agrees bit for bit");
 	bnn_ivon_step_sample(&(bnn_ivon_arrays){ .n = 0, .stochastic = 1 }, 0.1f, 1, &p);
 	ok(1, "IVON fused with n = 0 does nothing");
@@ -1296,15 +1257,8 @@ static void test_ivon_fused(void)
 static void test_bbb_fused(void)
 {
 	bnn_bbb_params p = bnn_bbb_defaults();
-	/* g∘ε = (0.5·0.6, 1·(-0.4), -2·(-0.05)) = bbb_gsig, exactly in float */
-	static const float eps0[3] = { 0.6f, -0.4f, -0.05f };
-	static const float noise[3] = { 1.0f, -2.0f, 0.5f };
-	float mu[3], rho[3], sigma[3], want[3];
-	float m_mu[3] = { 0, 0, 0 }, v_mu[3] = { 0, 0, 0 };
-	float m_rho[3] = { 0, 0, 0 }, v_rho[3] = { 0, 0, 0 };
-	float fmu[3], frho[3], eps[3], theta[3];
-	float fm_mu[3] = { 0, 0, 0 }, fv_mu[3] = { 0, 0, 0 };
-	float fm_rho[3] = { 0, 0, 0 }, fv_rho[3] = { 0, 0, 0 };
+	float want[3];
+	bbb_run r, f;
 
 	/*
 	 * test_bbb's step t = 1 (N = 10, δ = 2, lr 0.01) with g_σ = g∘ε:
@@ -1313,60 +1267,23 @@ static void test_bbb_fused(void)
 	 * θ = (1.678159681, -2.266250606, 2.029531938), and ε = noise.
 	 */
 	bbb_problem(&p);
-	copy3(mu, mu0);
-	copy3(rho, bbb_rho0);
-	bnn_bbb_sigma(3, rho, sigma);
-	bnn_bbb_step(&(bnn_bbb_arrays){ .n = 3,
-	                                .mu = mu,
-	                                .rho = rho,
-	                                .sigma = sigma,
-	                                .g_mu = bbb_gmu,
-	                                .g_sigma = bbb_gsig,
-	                                .m_mu = m_mu,
-	                                .v_mu = v_mu,
-	                                .m_rho = m_rho,
-	                                .v_rho = v_rho },
-	             0.01f, 1, &p);
-	sample3(want, mu, sigma, noise);
-	copy3(fmu, mu0);
-	copy3(frho, bbb_rho0);
-	copy3(eps, eps0);
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = 3,
-	                                       .mu = fmu,
-	                                       .rho = frho,
-	                                       .g_mu = bbb_gmu,
-	                                       .eps = eps,
-	                                       .m_mu = fm_mu,
-	                                       .v_mu = fv_mu,
-	                                       .m_rho = fm_rho,
-	                                       .v_rho = fv_rho,
-	                                       .theta = theta,
-	                                       .noise = noise },
-	                    0.01f, 1, &p);
-	is_vec3(theta, 1.678159681, -2.266250606, 2.029531938, 1e-6,
+	bbb_start(&r);
+	bbb_take(&r, 3, 1, 1, &p);
+	sample3(want, r.mu, r.sigma, fused_noise);
+	bbb_start(&f);
+	bbb_take_sample(&f, 1, &p);
+	is_vec3(f.theta, 1.678159681, -2.266250606, 2.029531938, 1e-6,
 	        "BBB fused: the next theta = new mu + softplus(new rho) noise");
-	ok(memcmp(theta, want, sizeof theta) == 0 && memcmp(fmu, mu, sizeof mu) == 0 &&
-	           memcmp(frho, rho, sizeof rho) == 0 && memcmp(fm_rho, m_rho, sizeof m_rho) == 0 &&
-	           memcmp(fv_rho, v_rho, sizeof v_rho) == 0,
+	ok(same3(f.theta, want) && same3(f.mu, r.mu) && same3(f.rho, r.rho) &&
+	           same3(f.m_rho, r.m_rho) && same3(f.v_rho, r.v_rho),
 	   "BBB fused = bnn_bbb_step with g_sigma = g eps, then the sample");
-	ok(memcmp(eps, noise, sizeof eps) == 0, "BBB fused: eps = noise after");
+	ok(same3(f.eps, fused_noise), "BBB fused: eps = noise after");
 
 	/* Deterministic (rho NULL): Adam on μ, θ = μ, ε untouched. */
-	copy3(fmu, mu0);
-	copy3(eps, eps0);
-	memset(fm_mu, 0, sizeof fm_mu);
-	memset(fv_mu, 0, sizeof fv_mu);
-	bnn_bbb_step_sample(&(bnn_bbb_arrays){ .n = 3,
-	                                       .mu = fmu,
-	                                       .g_mu = bbb_gmu,
-	                                       .eps = eps,
-	                                       .m_mu = fm_mu,
-	                                       .v_mu = fv_mu,
-	                                       .theta = theta,
-	                                       .noise = noise },
-	                    0.01f, 1, &p);
-	is_vec3(fmu, 0.99, -2.01, 0.51, 1e-6, "BBB fused, deterministic: mu");
-	ok(memcmp(theta, fmu, sizeof theta) == 0 && memcmp(eps, eps0, sizeof eps) == 0,
+	bbb_start(&f);
+	bbb_take_sample(&f, 0, &p);
+	is_vec3(f.mu, 0.99, -2.01, 0.51, 1e-6, "BBB fused, deterministic: mu");
+	ok(same3(f.theta, f.mu) && same3(f.eps, bbb_eps0),
 	   "BBB fused, deterministic: theta = mu, eps untouched");
 }
 
