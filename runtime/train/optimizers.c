@@ -51,7 +51,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 	[BNN_OPT_VOGN] = {
 		.name = "vogn", .default_lr = 1e-3,
 		.slots = 2, .slot_names = { "m (momentum)", "s (scale)" },
-		.variational = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
+		.variational = 1, .sqgrad_hessian = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
 		.options = "beta1 beta2 mc tau tau_start tau_epochs rho",
 		.setup = train_natural_setup, .step = train_natural_step,
 		.update = train_vogn_update, .sigma = train_vogn_sigma,

@@ -36,7 +36,8 @@ int train_bbb_setup(struct trainer *t, bnn_err *err)
 	 * a weight sample */
 	for (i = 0; i < t->ntensors; i++) {
 		struct train_tensor *tt = &t->tensors[i];
-		tt->weight_sample = tt->stochastic && o->lrt && !(tt->caps & BNN_CAP_SIGMA_LRT);
+		tt->weight_sample =
+		        train_stochastic(tt) && o->lrt && !(tt->caps & BNN_CAP_SIGMA_LRT);
 		t->mixed_lrt |= tt->weight_sample;
 	}
 	if (!(t->gsig = bnn_floats_zeroed(n)))
@@ -56,7 +57,7 @@ void train_bbb_start(struct trainer *t, const struct train_tensor *tt)
 	float rho = (float)bnn_softplus_inverse(t->o->sigma0);
 	long j;
 
-	if (!tt->stochastic)
+	if (!train_stochastic(tt))
 		return;
 	for (j = 0; j < tt->size; j++)
 		st->opt[2][tt->offset + j] = rho;
@@ -88,7 +89,7 @@ void train_bbb_update(struct trainer *t, const struct train_piece *p)
 	long a = p->a;
 	bnn_bbb_arrays arr = { .n = p->len,
 		               .mu = st->params + a,
-		               .rho = tt->stochastic ? st->opt[2] + a : NULL,
+		               .rho = train_stochastic(tt) ? st->opt[2] + a : NULL,
 		               .sigma = st->sigma + a,
 		               .g_mu = t->grad + a,
 		               .g_sigma = t->gsig + a,

@@ -23,9 +23,11 @@
 #include "base/floats.h"
 #include "train_internal.h"
 
-static int is_vogn(const struct trainer *t)
+/* VOGN's ĥ, the squared per-example gradients (its row's sqgrad_hessian);
+ * IVON's is estimated from the sample instead. */
+static int sqgrad_hessian(const struct trainer *t)
 {
-	return t->o->optimizer == BNN_OPT_VOGN;
+	return train_optimizers[t->o->optimizer].sqgrad_hessian;
 }
 
 int train_natural_setup(struct trainer *t, bnn_err *err)
@@ -36,13 +38,13 @@ int train_natural_setup(struct trainer *t, bnn_err *err)
 	t->hess = bnn_floats_zeroed(n); /* IVON reads no entry of deterministic tensors */
 	t->theta = bnn_floats_alloc(n);
 	/* only IVON's ĥ reads ε, and with one sample it uses θ − μ */
-	t->eps = !is_vogn(t) && mc > 1 ? bnn_floats_alloc(n) : NULL;
-	if (!t->hess || !t->theta || (!is_vogn(t) && mc > 1 && !t->eps))
+	t->eps = !sqgrad_hessian(t) && mc > 1 ? bnn_floats_alloc(n) : NULL;
+	if (!t->hess || !t->theta || (!sqgrad_hessian(t) && mc > 1 && !t->eps))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (mc > 1) {
 		t->gk = bnn_floats_alloc(n);
-		t->hk = is_vogn(t) ? bnn_floats_alloc(n) : NULL;
-		if (!t->gk || (is_vogn(t) && !t->hk))
+		t->hk = sqgrad_hessian(t) ? bnn_floats_alloc(n) : NULL;
+		if (!t->gk || (sqgrad_hessian(t) && !t->hk))
 			return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	}
 	return BNN_OK;
@@ -93,7 +95,7 @@ static void vogn_init_scale(struct trainer *t, long b, double tau)
 
 	train_pass(t, b, st->params, NULL, t->grad, st->opt[1], NULL);
 	for (i = 0; i < t->ntensors; i++)
-		if (t->tensors[i].stochastic)
+		if (train_stochastic(&t->tensors[i]))
 			train_vogn_sigma(t, &t->tensors[i], tau);
 }
 
@@ -107,8 +109,8 @@ void train_vogn_update(struct trainer *t, const struct train_piece *p)
 		                .hhat = t->hess + a,
 		                .m = st->opt[0] + a,
 		                .s = st->opt[1] + a,
-		                .sigma = p->tt->stochastic ? st->sigma + a : NULL,
-		                .stochastic = p->tt->stochastic,
+		                .sigma = train_stochastic(p->tt) ? st->sigma + a : NULL,
+		                .stochastic = train_stochastic(p->tt),
 		                .theta = t->theta + a,
 		                .noise = p->noise };
 	bnn_vogn_params vp;
@@ -152,7 +154,7 @@ void train_ivon_start(struct trainer *t, const struct train_tensor *tt)
 	ivon_params(t, tt, &p);
 	for (j = 0; j < tt->size; j++)
 		st->opt[1][tt->offset + j] = (float)p.h0;
-	if (tt->stochastic)
+	if (train_stochastic(tt))
 		bnn_ivon_sigma(tt->size, st->opt[1] + tt->offset, st->sigma + tt->offset, &p);
 }
 
@@ -185,8 +187,8 @@ void train_ivon_update(struct trainer *t, const struct train_piece *p)
 		                .hhat = t->hess + a,
 		                .g = st->opt[0] + a,
 		                .h = st->opt[1] + a,
-		                .sigma = p->tt->stochastic ? st->sigma + a : NULL,
-		                .stochastic = p->tt->stochastic,
+		                .sigma = train_stochastic(p->tt) ? st->sigma + a : NULL,
+		                .stochastic = train_stochastic(p->tt),
 		                .theta = t->theta + a,
 		                .noise = p->noise };
 	bnn_ivon_params ip;
@@ -215,23 +217,23 @@ static void natural_samples(struct trainer *t, long b, double *loss)
 {
 	bnn_state *st = t->st;
 	long n = t->m->nparams;
-	int k, i, K = t->o->mc, vogn = is_vogn(t);
+	int k, i, K = t->o->mc, sq = sqgrad_hessian(t);
 
 	for (k = 0; k < K; k++) {
 		float *g = K > 1 ? t->gk : t->grad;
 		float *h = K > 1 ? t->hk : t->hess;
 		/* VOGN, Alg. 1 lines 8-9; IVON, Alg. 1 line 2: θ ~ q */
 		bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta,
-		                     &t->noise); /* eps NULL: vogn */
-		*loss += train_pass(t, b, t->theta, NULL, g, vogn ? h : NULL, NULL);
+		                     &t->noise); /* eps NULL: vogn, whose ĥ needs no ε */
+		*loss += train_pass(t, b, t->theta, NULL, g, sq ? h : NULL, NULL);
 		if (K > 1)
 			train_mc_average(n, t->grad, g, K, k == 0);
-		if (vogn && K > 1)
+		if (sq && K > 1)
 			train_mc_average(n, t->hess, h, K, k == 0);
-		if (!vogn) /* IVON, Alg. 1 line 3: ĥ = ĝ·(θ − m)/σ² = ĝ·ε/σ */
+		if (!sq) /* IVON, Alg. 1 line 3: ĥ = ĝ·(θ − m)/σ² = ĝ·ε/σ */
 			for (i = 0; i < t->ntensors; i++) {
 				const struct train_tensor *tt = &t->tensors[i];
-				if (tt->stochastic)
+				if (train_stochastic(tt))
 					bnn_ivon_hess_acc(
 					        tt->size, g + tt->offset, t->eps + tt->offset,
 					        st->sigma + tt->offset, t->hess + tt->offset,
@@ -245,16 +247,16 @@ double train_natural_step(struct trainer *t, long b, float lr, double epochs)
 {
 	bnn_state *st = t->st;
 	const bnn_train_options *o = t->o;
-	int vogn = is_vogn(t), fused = o->mc == 1;
+	int sq = sqgrad_hessian(t), fused = o->mc == 1;
 	double loss = 0, tau = vogn_tau(o, epochs);
 
 	t->tau = tau;
-	if (vogn && st->step == 0)
+	if (sq && st->step == 0)
 		vogn_init_scale(t, b, tau);
 	if (fused) {
 		if (!t->primed)
 			train_sample_first(t, tau);
-		loss = train_pass(t, b, t->theta, NULL, t->grad, vogn ? t->hess : NULL, NULL);
+		loss = train_pass(t, b, t->theta, NULL, t->grad, sq ? t->hess : NULL, NULL);
 	} else {
 		natural_samples(t, b, &loss);
 	}

@@ -81,7 +81,7 @@ void train_badam_finish_epoch(struct trainer *t)
 		return;
 	for (i = 0; i < t->ntensors; i++) {
 		const struct train_tensor *tt = &t->tensors[i];
-		if (tt->stochastic) /* BADAM, Alg. 1 output and eq. 10-12 */
+		if (train_stochastic(tt)) /* BADAM, Alg. 1 output and eq. 10-12 */
 			bnn_badam_sigma(tt->size, st->opt[1] + tt->offset, st->step,
 			                t->o->adam.beta2, train_effective_n(t), tt->delta,
 			                st->sigma + tt->offset);

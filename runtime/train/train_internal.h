@@ -26,9 +26,8 @@ struct train_snapshot {
 /* One parameter tensor as the optimizers see it. */
 struct train_tensor {
 	long offset, size;
-	unsigned caps;     /* its layer's BNN_CAP_* (0: the likelihood's σ) */
-	int stochastic;    /* has a posterior (BNN_CAP_SIGMA: a meanfield
-	                      layer's tensor) */
+	unsigned caps;     /* its layer's BNN_CAP_* (0: the likelihood's σ);
+	                      train_stochastic() follows from it */
 	int decays;        /* takes weight decay or the prior's L2 term (not a
 	                      point batchnorm's γ and β) */
 	int patched;       /* the k components of an emp or ecmp layer */
@@ -40,9 +39,14 @@ struct train_tensor {
 	                      sampled by the trainer */
 	double delta;      /* the optimizer's δ for it (prior precision, or
 	                      IVON's weight decay) */
-	int whvi;          /* a whvi layer's tensor (BNN_CAP_WHVI): no decay,
-	                      KL/N added */
 };
+
+/* Whether tensor tt has a posterior (BNN_CAP_SIGMA: a meanfield layer's
+ * tensor); the others are updated by the same rule without noise. */
+static inline int train_stochastic(const struct train_tensor *tt)
+{
+	return (tt->caps & BNN_CAP_SIGMA) != 0;
+}
 
 /* Everything one call of bnn_train works with. */
 struct trainer {
@@ -115,6 +119,9 @@ struct train_optimizer {
 	int delta_over_ess;                    /* δ is the prior precision over the effective
 	                                          sample size (IVON's weight decay) */
 	int decoupled;                         /* selecting it sets adam.decoupled (adamw) */
+	int sqgrad_hessian;                    /* natural steps: ĥ is the pass's mean squared
+	                                          per-example gradients (VOGN), else
+	                                          ĝ·(θ − μ)/σ² (IVON) */
 	const char *options;                   /* the optimizer-specific options it reads,
 	                                          by --set name ("momentum nesterov ...") */
 	/* Allocates its buffers beyond t->grad (NULL: none). */

@@ -117,13 +117,11 @@ static void tensor_setup(const struct trainer *t, const bnn_tensor *bt, const bn
 	tt->offset = bt->offset;
 	tt->size = bt->size;
 	tt->caps = l ? l->caps : 0;
-	tt->stochastic = (tt->caps & BNN_CAP_SIGMA) != 0;
 	/* VOGN, section 3: no L2 regularisation or weight decay on a
 	 * batchnorm's γ and β, unless the model gives them a posterior; none
 	 * on a whvi layer's tensors either: their regulariser is the KL term
 	 * (whvi_kl.c), and S1, S2 have no prior (WHVI, D.1) */
-	tt->whvi = (tt->caps & BNN_CAP_WHVI) != 0;
-	tt->decays = !(batchnorm && l && tt->caps == 0) && !tt->whvi;
+	tt->decays = !(batchnorm && l && tt->caps == 0) && !(tt->caps & BNN_CAP_WHVI);
 	/* EMP, ECMP: the KL of eq. (7) is an L2 term of precision τ·p_k = τ/k
 	 * on each of the k components */
 	tt->patched = bt->components > 1;
@@ -145,7 +143,7 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *bt = &m->tensors[i];
 		tensor_setup(t, bt, bt->layer >= 0 ? &m->layers[bt->layer] : NULL, &t->tensors[i]);
-		t->whvi |= t->tensors[i].whvi;
+		t->whvi |= (t->tensors[i].caps & BNN_CAP_WHVI) != 0;
 	}
 	return BNN_OK;
 }
@@ -312,7 +310,7 @@ static void sigma_from_state(struct trainer *t, double tau)
 	int i;
 
 	for (i = 0; opt->sigma && i < t->ntensors; i++)
-		if (t->tensors[i].stochastic)
+		if (train_stochastic(&t->tensors[i]))
 			opt->sigma(t, &t->tensors[i], tau);
 }
 
