@@ -3,8 +3,9 @@
  * Quoting the source line is the delicate part: the line may hold tabs, UTF-8
  * text, NUL or other control bytes, or be a megabyte long.  Tabs are echoed
  * into the underline so the caret lines up; a valid UTF-8 character
- * (common/utf8.h) takes one column; any other non-printable byte is shown as '?'; a long line is shown
- * as a window of DIAG_WINDOW bytes around the caret, with "..." at a cut.
+ * (common/utf8.h) takes one column; any other non-printable byte is shown
+ * as '?'; a long line is shown as a window of DIAG_WINDOW bytes around the
+ * caret, with "..." at a cut.
  */
 #include "diag.h"
 

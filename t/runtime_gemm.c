@@ -21,8 +21,8 @@
  *
  * C is surrounded by sentinels (the gap between N and ldc, a row after
  * the last) that must come back unchanged.  Also: the dispatch (BNN_GEMM
- * and the thread count), and bnn_dgemm, the double product.  Every seed is fixed; the whole test takes well
- * under a second.
+ * and the thread count), and bnn_dgemm, the double product.  Every seed
+ * is fixed; the whole test takes well under a second.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>

@@ -172,8 +172,9 @@ typedef struct bnn_layer {
  *           (kept with probability 1 − p, scaled by 1/(1 − p)); meanfield
  *           dense layers use the local reparameterisation trick when sigma
  *           is given; whvi layers draw their g = μ + σ∘ε per example (their
- *           posterior is in w: they use neither sigma nor grad_sigma).  The pass draws from rng in a fixed order, so the
- *           same rng state gives the same pass.  NULL: deterministic (no
+ *           posterior is in w: they use neither sigma nor grad_sigma).
+ *           The pass draws from rng in a fixed order, so the same rng
+ *           state gives the same pass.  NULL: deterministic (no
  *           masks: the mean network of MC dropout; no weight noise).
  *   sigma   if not NULL (with rng): the posterior standard deviation of
  *           every parameter (nparams floats, same layout as w).  Meanfield

@@ -11,8 +11,9 @@
  * the passes that give ĝ and ĥ, averages them over the samples (line 16)
  * and calls bnn_vogn_step() once per parameter tensor with that tensor's
  * δ; with one sample per step, bnn_vogn_step_sample() also draws the next
- * step's sample in the same loop, from noise the caller drew.  The per-call constants are computed in double and rounded to float
- * once; the loop is float and vectorised like optim_adam.c's (chunks of
+ * step's sample in the same loop, from noise the caller drew.  The
+ * per-call constants are computed in double and rounded to float once;
+ * the loop is float and vectorised like optim_adam.c's (chunks of
  * OPT_CHUNK with a constant trip count, restrict-qualified arrays, sqrtf
  * under -fno-math-errno, BNN_SIMD_CLONES).
  */
