@@ -779,20 +779,6 @@ static void plot_chart_start(struct plot_chart *c, const char *title, const char
 	c->nlayers = nlayers;
 }
 
-/* A layer of n bars from x[i] to x2[i], y[i] high, with a legend entry. */
-static void plot_bars_layer(struct plot_layer *l, const char *name, int colour, double opacity,
-                            long n, const double *x, const double *x2, const double *y)
-{
-	l->kind = PLOT_BARS;
-	l->name = name;
-	l->colour = colour;
-	l->opacity = opacity;
-	l->n = n;
-	l->x = x;
-	l->x2 = x2;
-	l->y = y;
-}
-
 /* ---- reliability diagram ------------------------------------------------ */
 
 /* What the reliability CSV writer needs. */
@@ -875,14 +861,21 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_b
 	}
 
 	memset(layer, 0, sizeof layer);
-	plot_bars_layer(&layer[0], "accuracy", 0, 0.75, nbar, lo, hi, acc);
-	layer[1].kind = PLOT_LINE;
-	layer[1].name = "perfect calibration";
-	layer[1].colour = PLOT_GREY;
-	layer[1].dashed = 1;
-	layer[1].n = 2;
-	layer[1].x = diag;
-	layer[1].y = diag;
+	layer[0] = (struct plot_layer){ .kind = PLOT_BARS,
+		                        .name = "accuracy",
+		                        .colour = 0,
+		                        .opacity = 0.75,
+		                        .n = nbar,
+		                        .x = lo,
+		                        .x2 = hi,
+		                        .y = acc };
+	layer[1] = (struct plot_layer){ .kind = PLOT_LINE,
+		                        .name = "perfect calibration",
+		                        .colour = PLOT_GREY,
+		                        .dashed = 1,
+		                        .n = 2,
+		                        .x = diag,
+		                        .y = diag };
 
 	plot_chart_start(&c, title, "confidence", "accuracy", layer, 2);
 	c.fixed_x = c.fixed_y = 1;
@@ -1034,8 +1027,14 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 		for (b = 0; b < nbins; b++)
 			frac[(size_t)s * (size_t)nbins + (size_t)b] =
 			        nfinite > 0 ? (double)cnt[b] / (double)nfinite : 0.0;
-		plot_bars_layer(&layer[s], v->name, s, 0.45, nbins, edge, edge + 1,
-		                frac + (size_t)s * (size_t)nbins);
+		layer[s] = (struct plot_layer){ .kind = PLOT_BARS,
+			                        .name = v->name,
+			                        .colour = s,
+			                        .opacity = 0.45,
+			                        .n = nbins,
+			                        .x = edge,
+			                        .x2 = edge + 1,
+			                        .y = frac + (size_t)s * (size_t)nbins };
 	}
 
 	plot_chart_start(&c, options->title, options->xlabel, "fraction of examples", layer,
