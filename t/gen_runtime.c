@@ -614,10 +614,10 @@ static void test_api_arguments(void)
 	       BNN_EINVAL, "a negative count");
 
 	/* options set in the struct directly get bnn_train_set's range checks */
-	o.threads = 0;
+	o.threads = -1;
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_ERANGE,
-	       "threads = 0");
-	is_str(err.message, "option 'threads': 0 is outside [1, 1024]", "is out of range");
+	       "threads = -1");
+	is_str(err.message, "option 'threads': -1 is outside [0, 1024]", "is out of range");
 	o = bnn_train_defaults();
 	o.delta = -1;
 	is_int(bnn_train_options_check(&o, 0, &err), BNN_ERANGE, "delta = -1");

@@ -90,7 +90,8 @@ typedef struct bnn_train_options {
 	long epochs;           /* [epochs] */
 	long batch;            /* [batch] */
 	uint64_t seed;         /* [seed] */
-	int threads;           /* BLAS threads [threads] */
+	int threads;           /* threads; 0: every core the process may
+	                          use, bnn_threads_available() [0] [threads] */
 	double valid_fraction; /* held out of the training data when no
 	                          validation set is given; 0: none [valid_fraction] */
 	long patience;         /* early stopping: epochs without a better
@@ -109,8 +110,18 @@ const char *bnn_optimizer_name(int optimizer);
 /** The enum bnn_optimizer of a name, or -1. */
 int bnn_optimizer_from_name(const char *name);
 
-/** Set the number of BLAS threads (>= 1) used by every model pass. */
+/** Set the number of threads the library runs on for the calling thread's
+ *  work (passes, products, sampling, updates, prediction, metrics); 0 or
+ *  less: bnn_threads_available().  It is OpenMP's team size, which is per
+ *  calling thread.  1 runs everything serially, as a build without
+ *  OpenMP does.  Results do not depend on the count (docs/training.md,
+ *  "Threads"). */
 void bnn_set_threads(int threads);
+/** The threads the calling thread's parallel work runs on now. */
+int bnn_threads(void);
+/** Every core the process may use: the CPUs of its affinity mask, capped
+ *  by a cgroup CPU quota; at least 1. */
+int bnn_threads_available(void);
 
 /** The learning rate an optimizer uses when none is given: sgd 0.01;
  *  adam, adamw, badam, bbb, vogn 1e-3; ivon 0.1 (rescaled by h0 + δ). */
@@ -146,7 +157,8 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 void bnn_train_options_help(FILE *out);
 
 /** The options as one line of "name=value" text (owned by the caller;
- *  NULL when out of memory). */
+ *  NULL when out of memory).  threads is left out: it does not change
+ *  what training computes, and checkpoints carry this text. */
 char *bnn_train_options_text(const bnn_train_options *o);
 
 /* A trained (or training) model. */

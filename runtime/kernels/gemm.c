@@ -80,18 +80,10 @@
 
 /* ---- dispatch --------------------------------------------------------- */
 
-/* The threads bnn_set_threads asked for (1 until it is called). */
-static atomic_int bnn_gemm_nthreads = 1;
-
 /* The path bnn_sgemm takes when the caller does not force one: 0 not yet
  * decided, else a BNN_GEMM_PATH_*.  Decided once (BNN_GEMM, the CPU);
  * two threads deciding at once decide the same. */
 static atomic_int bnn_gemm_auto_path = 0;
-
-void bnn_gemm_set_threads(int threads)
-{
-	atomic_store_explicit(&bnn_gemm_nthreads, threads >= 1 ? threads : 1, memory_order_relaxed);
-}
 
 int bnn_gemm_avx512_available(void)
 {
@@ -703,7 +695,7 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
 {
 	int path = bnn_gemm_default_path();
 
-	if (atomic_load_explicit(&bnn_gemm_nthreads, memory_order_relaxed) > 1)
+	if (0)
 		path = BNN_GEMM_PATH_OPENBLAS;
 	bnn_sgemm_path(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

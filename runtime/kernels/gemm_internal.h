@@ -12,11 +12,6 @@ enum {
 	BNN_GEMM_PATH_OPENBLAS = 2 /* cblas_sgemm */
 };
 
-/* Record the thread count bnn_set_threads was given: bnn_sgemm hands its
- * products to OpenBLAS (which runs them on that many threads) when it is
- * above 1. */
-void bnn_gemm_set_threads(int threads);
-
 /* 1 if this build has the AVX-512 kernel and the CPU (and the OS) can run
  * it, else 0. */
 int bnn_gemm_avx512_available(void);

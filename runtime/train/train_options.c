@@ -46,7 +46,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.epochs = 10;
 	o.batch = 128;
 	o.seed = 1;
-	o.threads = 1;
+	o.threads = 0;
 	return o;
 }
 
@@ -154,7 +154,8 @@ static const struct opt_def opt_defs[] = {
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, SHARED, NEED_NOTHING, "examples per step" },
 	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, SHARED, NEED_NOTHING,
 	  "random seed" },
-	{ "threads", OPT_INT, OFF(threads), 1, 1024, SHARED, NEED_NOTHING, "BLAS threads" },
+	{ "threads", OPT_INT, OFF(threads), 0, 1024, SHARED, NEED_NOTHING,
+	  "threads (0: every core the process may use)" },
 	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, SHARED, NEED_NO_VALID_SET,
 	  "held-out share of the training data" },
 	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, SHARED, NEED_VALIDATION,
@@ -573,14 +574,14 @@ char *bnn_train_options_text(const bnn_train_options *o)
 		return NULL;
 	n = train_text_append(buf, 0,
 	                      "optimizer=%s lr=%.9g schedule=%s gamma=%.9g warmup=%.9g lr_min=%.9g "
-	                      "clip=%.9g epochs=%ld batch=%ld seed=%llu threads=%d "
+	                      "clip=%.9g epochs=%ld batch=%ld seed=%llu "
 	                      "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
 	                      bnn_optimizer_name(o->optimizer),
 	                      o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
 	                      schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
 	                      o->schedule.lr_min, o->clip, o->epochs, o->batch,
-	                      (unsigned long long)o->seed, o->threads, o->valid_fraction,
-	                      o->patience, o->crop_pad, o->flip);
+	                      (unsigned long long)o->seed, o->valid_fraction, o->patience,
+	                      o->crop_pad, o->flip);
 	if (train_optimizer_of(o->optimizer))
 		n = train_optimizers[o->optimizer].options_text(o, buf, n);
 	for (i = 0; i < o->schedule.nmilestones; i++)
