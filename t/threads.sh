@@ -145,4 +145,21 @@ while read -r model csv optimizers; do
 	ok $? "$model: and so does predict --mc 4"
 done <plan.txt
 
+# The default is every core the process may use: its affinity mask.
+if command -v taskset >/dev/null 2>&1; then
+	run taskset -c 0 ./dense --help
+	case $run_out in
+	*"every core this process may use (1 here: its CPU affinity"*) ok 0 "--help counts one core under taskset -c 0" ;;
+	*) ok 1 "--help counts one core under taskset -c 0" ;;
+	esac
+	run taskset -c 0 ./dense train --data vec.csv --target y --epochs 1 --batch 96 --seed 7 \
+		--save affinity.ckpt --quiet
+	is "$run_status" 0 "and trains there with the default threads"
+	./dense train --data vec.csv --target y --epochs 1 --batch 96 --seed 7 --threads 2 \
+		--save two.ckpt --quiet && cmp -s affinity.ckpt two.ckpt
+	ok $? "to the bytes of a run on 2 threads"
+else
+	skip 3 "taskset (util-linux) is not installed"
+fi
+
 done_testing
