@@ -140,7 +140,7 @@ enum {
 	BENCH_GALL = (1u << 9) - 1
 };
 
-static const char *const bench_group_names[] = { "peak", "gemm",  "step", "train",  "vi",
+static const char *const bench_group_names[] = { "peak", "gemm", "step",  "train",  "vi",
 	                                         "fwht", "whvi", "lenet", "threads" };
 
 /*
@@ -1405,9 +1405,9 @@ static void bench_whvis(const bench_opts *o)
  * min_time (measured on a short run first).
  */
 struct bench_thread_case {
-	const char *net;            /* the JSON lines' "net" */
+	const char *net;             /* the JSON lines' "net" */
 	const bnn_model *point, *mf; /* the models (mf: for the variational optimizers) */
-	int optimizer;              /* enum bnn_optimizer */
+	int optimizer;               /* enum bnn_optimizer */
 	long batch;
 	double target; /* least speedup (issue 18) */
 };
@@ -1495,9 +1495,10 @@ static void bench_threads(const bench_opts *o)
 
 static void bench_usage(void)
 {
-	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
-	                " [--clock cpu|wall] [--train-steps N]\n"
-	                "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads[,...]]\n");
+	fprintf(stderr,
+	        "usage: bench [--repeats N] [--min-time SECONDS]"
+	        " [--clock cpu|wall] [--train-steps N]\n"
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads[,...]]\n");
 	exit(2);
 }
 
