@@ -279,12 +279,13 @@ static void test_batch(void)
 		}
 }
 
-/* Threads: batches large enough to be split across threads (FWHT_PAR_WORK
- * in fwht.c) give the same floats with bnn_set_threads(1), 2 and 3, on the
- * in-chunk, vertical and cache-blocked paths. */
+/* Threads: batches large enough to be split across threads (each at least
+ * FWHT_PAR_WORK in fwht.c, 600 K butterflies) give the same floats with
+ * bnn_set_threads(1), 2 and 3, on the in-chunk, vertical and cache-blocked
+ * paths. */
 static void test_threads(void)
 {
-	static const long shapes[][2] = { { 3000, 16 },  { 1000, 64 }, { 37, 1024 },
+	static const long shapes[][2] = { { 12001, 16 }, { 2001, 64 }, { 61, 1024 },
 		                          { 129, 4096 }, { 3, 32768 }, { 7, 131072 } };
 	bnn_rng rng;
 	size_t s;

@@ -339,11 +339,13 @@ int bnn_fwht_vector(float *x, long n, int norm, bnn_err *err)
  * transforms a contiguous run of them, each vector serially as above, so
  * the floats are those of one thread.  At least half the threshold per
  * thread; smaller batches stay on the calling thread, where starting a
- * parallel region would cost more than it saves.  FWHT_PAR_WORK measured:
- * docs/benchmarks.md, "Measurements behind the kernels".
+ * parallel region would cost more than it saves (about 3 us here).
+ * Measured (2 threads against 1, forced onto 2): 0.4x at 66 K, 0.85x-0.95x
+ * at 260 K-330 K, 1.0x-1.2x at 400 K-590 K, 1.5x from 1.3 M; hence 600 K
+ * (docs/benchmarks.md, "Measurements behind the kernels").
  */
 #ifndef FWHT_PAR_WORK
-#define FWHT_PAR_WORK 262144.0
+#define FWHT_PAR_WORK 6e5
 #endif
 
 static int fwht_threads(long batch, long n)

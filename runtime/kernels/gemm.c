@@ -698,12 +698,14 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
  * on where its boundaries fall (the inner dimension's blocks depend on K
  * alone, the dot-product path is chosen on the whole product's shape), so
  * C has the same bits for every thread count.  Smaller products stay on
- * the calling thread: a parallel region costs a few microseconds to start
- * and end, and below the threshold 2 threads were not faster than 1.
- * BNN_GEMM_PAR_FLOPS measured: see bnn_gemm_threads_for.
+ * the calling thread: a parallel region costs about 3 us to start and
+ * end here.  Measured (2 threads against 1, every product forced onto 2,
+ * the MLPs' transposes at batch 32): 0.4x at 0.26 Mflop, 0.8x-0.95x at
+ * 1 Mflop, 1.03x-1.3x at 2.1 Mflop, 1.35x-1.5x at 4.2 Mflop; hence 3
+ * Mflop (docs/benchmarks.md, "Measurements behind the kernels").
  */
 #ifndef BNN_GEMM_PAR_FLOPS
-#define BNN_GEMM_PAR_FLOPS 2e6
+#define BNN_GEMM_PAR_FLOPS 3e6
 #endif
 #define BNN_GEMM_ROWS_UNIT 12 /* the micro-kernel's rows (MR) */
 #define BNN_GEMM_COLS_UNIT 32 /* the micro-kernel's columns (NR) */
