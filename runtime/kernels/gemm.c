@@ -29,7 +29,12 @@
  * of A, which is shared by all of its columns.  OpenBLAS gets a fixed
  * number of parts (one call each) chosen by the shape alone, not one per
  * thread, since its rounding depends on the shape it is called on: this
- * keeps its results the same for every thread count too.
+ * keeps its results the same for every thread count too.  Measured, 2
+ * threads against 1 on the 784->512 layer's products (forward, dW, dX)
+ * on a loaded 2-vCPU machine: 1.70x-2.08x at batch 128, 1.60x-1.91x at
+ * batch 32; the 13-50-50-1 network's products stay on one thread (1.00x).
+ * How, and the other figures: docs/benchmarks.md, "Measurements behind
+ * the kernels".
  *
  * The kernel is the usual Goto/BLIS scheme, in C with AVX-512 intrinsics:
  *
