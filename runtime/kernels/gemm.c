@@ -31,8 +31,9 @@
  * thread, since its rounding depends on the shape it is called on: this
  * keeps its results the same for every thread count too.  Measured, 2
  * threads against 1 on the 784->512 layer's products (forward, dW, dX)
- * on a loaded 2-vCPU machine: 1.70x-2.08x at batch 128, 1.60x-1.91x at
- * batch 32; the 13-50-50-1 network's products stay on one thread (1.00x).
+ * on a loaded 2-vCPU machine: 1.94x, 1.91x, 1.99x at batch 128 and 1.84x,
+ * 1.91x, 1.85x at batch 32 in the quietest run (1.6x-2.08x over eight);
+ * the 13-50-50-1 network's products stay on one thread (1.00x).
  * How, and the other figures: docs/benchmarks.md, "Measurements behind
  * the kernels".
  *
