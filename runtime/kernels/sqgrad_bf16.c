@@ -26,6 +26,10 @@
  * always has room: a pair of bfloat16 takes the space of one float), then
  * a register tile of 8 rows of sw by 48 columns (24 accumulators) runs
  * over the pairs.  An odd batch gets a zero partner for its last example.
+ * A product of at least 4 Mflop runs on the calling thread's team
+ * (bnn_set_threads): the packing of X split by blocks of columns, that of
+ * G by pairs, the tiles by tiles, each tile summing over every pair
+ * itself, so sw has the same bits for every thread count.
  *
  * bnn_sqgrad_bf16 does the work and returns 1 when the CPU has AVX512-BF16
  * and the environment variable BNN_SQGRAD is not "float"; otherwise it
