@@ -224,8 +224,9 @@ static void sq_run(long batch, long k, long n, const float *x, const float *g, f
 	(void)threads;
 #endif
 	{
+		/* the packings of X and G are independent: no barrier between */
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
 #endif
 		for (i = 0; i < cblocks; i++)
 			sq_pack_block(batch, k, x, xp, i * SQ_NR);
@@ -234,11 +235,11 @@ static void sq_run(long batch, long k, long n, const float *x, const float *g, f
 #endif
 		for (i = 0; i < pairs; i++)
 			sq_pack_pair(batch, n, g, gp, i);
-			/* the barriers at the ends of the loops above: every tile
-		 * reads all of both packings */
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
+		/* after the barrier at the end of the loop above: every tile
+		 * reads all of both packings */
 		for (i = 0; i < tiles; i++)
 			sq_tile_at(batch, k, n, xp, gp, sw, i);
 	}
