@@ -760,8 +760,9 @@ static long bnn_gemm_ceil(long x, long unit)
 /* How C is cut for `threads` threads.  The AVX-512 path: one part per
  * thread.  OpenBLAS: BNN_GEMM_OPENBLAS_TILES parts whatever the thread
  * count, as soon as the product is above the threshold: OpenBLAS's
- * rounding depends on the shape it is given (its blocking of K, its
- * small-matrix kernels), so parts that followed the thread count would
+ * rounding depends on the shape it is given (measured: the halves of C
+ * by two calls differ from one call's C), so parts that followed the
+ * thread count would
  * give different bits for different counts; fixed parts give the same
  * bits for every count (at the price of packing A once per part where
  * one call would pack it once).  Rows or columns: columns unless there
