@@ -762,10 +762,9 @@ static long bnn_gemm_ceil(long x, long unit)
  * count, as soon as the product is above the threshold: OpenBLAS's
  * rounding depends on the shape it is given (measured: the halves of C
  * by two calls differ from one call's C), so parts that followed the
- * thread count would
- * give different bits for different counts; fixed parts give the same
- * bits for every count (at the price of packing A once per part where
- * one call would pack it once).  Rows or columns: columns unless there
+ * thread count would give different bits for different counts; fixed
+ * parts give the same bits for every count (at the price of packing A
+ * once per part where one call would pack it once).  Rows or columns: columns unless there
  * are fewer blocks of them than of rows and fewer than 8 (a thread
  * packs only its own columns of op(B) when it is transposed, and the
  * parts are balanced to within one block).  Rows wherever possible was
