@@ -20,8 +20,10 @@
  *  - K = 0 (C scaled by beta), alpha = 0, M or N = 0 (C untouched).
  *
  * C is surrounded by sentinels (the gap between N and ldc, a row after
- * the last) that must come back unchanged.  Also: the dispatch (BNN_GEMM
- * and the thread count), and bnn_dgemm, the double product.  Every seed
+ * the last) that must come back unchanged.  Threads: on both paths, the
+ * benchmark networks' products and odd shapes give the same bytes on 1, 2
+ * and 3 threads, and small products (bnn_gemm_threads_for) stay on one.
+ * Also: the dispatch (BNN_GEMM), and bnn_dgemm, the double product.  Every seed
  * is fixed; the whole test takes well under a second.
  */
 #ifdef HAVE_CONFIG_H
@@ -351,7 +353,7 @@ static void test_dispatch(void)
 	       avx ? "it has" : "it has not");
 	is_int(child_default_path("other"), avx ? BNN_GEMM_PATH_AVX512 : BNN_GEMM_PATH_OPENBLAS,
 	       "BNN_GEMM set to anything else: the same");
-	/* bnn_sgemm itself, on one thread and on two (OpenBLAS) */
+	/* bnn_sgemm itself, on one thread and on two */
 	for (i = 0; i < 6; i++) {
 		a[i] = (float)(i + 1);
 		b[i] = (float)(2 * i - 3);
@@ -369,6 +371,125 @@ static void test_dispatch(void)
 		ok(memcmp(c, want, sizeof c) == 0, "bnn_sgemm with %d thread%s: exact on integers",
 		   t, t > 1 ? "s" : "");
 	}
+	bnn_set_threads(1);
+}
+
+/*
+ * Threads: C computed with bnn_set_threads(1), 2 and 3 has the same bytes
+ * (sentinels included), on the shapes of the benchmark networks'
+ * products (784->512, 512->512 and 512->10 at batch 128 and 32: forward
+ * X·Wᵀ, dW = Gᵀ·X, dX = G·W, each in all four transposes) and on odd
+ * shapes, alpha and beta in turn (beta 0 on a C of NaN) and strides wider
+ * than the rows in turn.  A product is computed once per thread count into
+ * copies of the same C, so each comparison is of one product's bits.
+ */
+static int threads_case(int path, int ta, int tb, long m, long n, long k, int variant,
+                        long *parallel)
+{
+	const long pad = variant % 2 ? 3 : 0;
+	const long lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+	const long asz = (ta ? k : m) * lda, bsz = (tb ? n : k) * ldb, csz = (m + 1) * ldc;
+	const float alpha = alphas[variant % 2], beta = betas[(variant / 2) % 3];
+	float *a = alloc_floats(asz), *b = alloc_floats(bsz), *c0 = alloc_floats(csz);
+	float *c[3];
+	long i;
+	int t, same = 1;
+
+	for (i = 0; i < asz; i++)
+		a[i] = uniform();
+	for (i = 0; i < bsz; i++)
+		b[i] = uniform();
+	for (i = 0; i < csz; i++)
+		c0[i] = i < m * ldc && i % ldc < n ? (beta == 0.0f ? NAN : uniform()) : SENTINEL;
+	for (t = 0; t < 3; t++) {
+		c[t] = alloc_floats(csz);
+		memcpy(c[t], c0, (size_t)csz * sizeof *c0);
+		bnn_set_threads(t + 1);
+		if (t == 1 && bnn_gemm_threads_for(m, n, k) > 1)
+			(*parallel)++;
+		bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c[t], ldc);
+	}
+	bnn_set_threads(1);
+	for (t = 1; t < 3; t++)
+		same &= memcmp(c[t], c[0], (size_t)csz * sizeof *c0) == 0;
+	/* and the product itself is right: no NaN left where beta was 0 */
+	for (i = 0; i < m * ldc; i++)
+		if (i % ldc < n && isnan(c[0][i]))
+			same = 0;
+	if (!same)
+		tap_diag("%s%s m=%ld n=%ld k=%ld variant %d: C differs across thread counts",
+		         ta ? "T" : "N", tb ? "T" : "N", m, n, k, variant);
+	for (t = 0; t < 3; t++)
+		free(c[t]);
+	free(a);
+	free(b);
+	free(c0);
+	return same;
+}
+
+static void test_threads(int path, const char *pname)
+{
+	/* in, out of the benchmark networks' dense layers */
+	static const long layers[][2] = { { 784, 512 }, { 512, 512 }, { 512, 10 } };
+	static const long batches[] = { 128, 32 };
+	static const long odd[][3] = {
+		{ 37, 53, 71 },   { 137, 253, 171 }, { 97, 389, 71 },
+		{ 301, 29, 203 }, { 13, 1025, 97 },
+	};
+	long parallel = 0, count = 0, big = 0;
+	int l, bi, prod, t, s, v = 0, same = 1;
+
+	for (bi = 0; bi < 2; bi++)
+		for (l = 0; l < 3; l++)
+			for (prod = 0; prod < 3; prod++) {
+				const long in = layers[l][0], out = layers[l][1], bt = batches[bi];
+				/* forward (batch, out, in), dW (out, in, batch), dX (batch, in, out) */
+				const long m = prod == 1 ? out : bt;
+				const long n = prod == 0 ? out : in;
+				const long k = prod == 0 ? in : prod == 1 ? bt : out;
+
+				for (t = 0; t < 4; t++, v++, count++) {
+					same &= threads_case(path, t >> 1, t & 1, m, n, k, v % 6,
+					                     &parallel);
+					big += 2.0 * (double)m * (double)n * (double)k >= 4e6;
+				}
+			}
+	for (s = 0; s < 5; s++)
+		for (t = 0; t < 4; t++, v++, count++) {
+			same &= threads_case(path, t >> 1, t & 1, odd[s][0], odd[s][1], odd[s][2],
+			                     v % 6, &parallel);
+			big += 2.0 * (double)odd[s][0] * (double)odd[s][1] * (double)odd[s][2] >=
+			       4e6;
+		}
+	ok(same, "%s: %ld products give the same bytes on 1, 2 and 3 threads", pname, count);
+	ok(parallel >= big && big >= 40,
+	   "%s: %ld of them ran on more than one thread (all %ld of at least 4 Mflop)", pname,
+	   parallel, big);
+}
+
+/* Which products run on more than one thread. */
+static void test_threads_for(void)
+{
+	int in_region = 0;
+
+	bnn_set_threads(1);
+	is_int(bnn_gemm_threads_for(128, 512, 784), 1, "1 thread: a 784->512 product stays on it");
+	bnn_set_threads(3);
+	is_int(bnn_gemm_threads_for(128, 512, 784), 3, "3 threads: a 784->512 product uses them");
+	ok(bnn_gemm_threads_for(32, 50, 13) == 1 && bnn_gemm_threads_for(50, 13, 32) == 1 &&
+	           bnn_gemm_threads_for(32, 50, 50) == 1 && bnn_gemm_threads_for(50, 50, 32) == 1 &&
+	           bnn_gemm_threads_for(32, 1, 50) == 1 && bnn_gemm_threads_for(37, 53, 71) == 1,
+	   "3 threads: the 13-50-50-1 network's products at batch 32 stay on one");
+	ok(bnn_gemm_threads_for(0, 512, 784) == 1 && bnn_gemm_threads_for(128, 512, 0) == 1,
+	   "3 threads: empty products stay on one");
+#ifdef _OPENMP
+#pragma omp parallel num_threads(2) reduction(+ : in_region)
+	in_region += bnn_gemm_threads_for(128, 512, 784);
+	is_int(in_region, 2, "inside a parallel region, every product stays on its thread");
+#else
+	(void)in_region;
+	tap_skip(1, "built without OpenMP");
+#endif
 	bnn_set_threads(1);
 }
 
@@ -465,19 +586,22 @@ int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 10 + 5 + 4);
+	tap_plan(2 * 12 + 5 + 5 + 4);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
 		test_bench_shapes(BNN_GEMM_PATH_AVX512, "avx512");
 		test_degenerate(BNN_GEMM_PATH_AVX512, "avx512");
+		test_threads(BNN_GEMM_PATH_AVX512, "avx512");
 	} else {
-		tap_skip(10, "this CPU (or build) has no AVX-512 kernel");
+		tap_skip(12, "this CPU (or build) has no AVX-512 kernel");
 	}
 	test_small(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_blocks(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_bench_shapes(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_degenerate(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_threads(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_threads_for();
 	test_dispatch();
 	test_dgemm();
 	return tap_done();

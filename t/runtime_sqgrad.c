@@ -16,8 +16,8 @@
  *
  * With BNN_SQGRAD=float, or on a CPU without AVX512-BF16, the kernel
  * declines (returns 0) and leaves every output untouched; that is checked
- * in a child process, since the choice is made once per process.  Every
- * seed is fixed.
+ * in a child process, since the choice is made once per process.  On 1,
+ * 2 and 3 threads the kernel gives the same bytes.  Every seed is fixed.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bnn.h"
 #include "bnn_gen/dense.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -102,6 +103,61 @@ out:
 	return worst;
 }
 
+/*
+ * Threads: sw by bnn_set_threads(1), 2 and 3 has the same bytes, on the
+ * benchmark networks' dense layers (784->512, 512->512, 512->10 at batch
+ * 128 and 32) and odd shapes; all but the 512->10 ones and the smallest odd
+ * one are above the kernel's threshold for threads (SQ_PAR_FLOPS, 4 Mflop),
+ * so they run on 2 and 3.  1 if equal.
+ */
+static int same_on_threads(long B, long k, long n, uint64_t seed)
+{
+	float *x = malloc((size_t)(B * k) * sizeof *x), *g = malloc((size_t)(B * n) * sizeof *g);
+	float *x2 = malloc((size_t)(B * k) * sizeof *x2),
+	      *g2 = malloc((size_t)(B * n) * sizeof *g2);
+	float *sw[3];
+	long i;
+	int t, same = 1;
+
+	if (!x || !g || !x2 || !g2)
+		tap_bail_out("out of memory");
+	for (i = 0; i < B * k; i++)
+		x[i] = spread(&seed);
+	for (i = 0; i < B * n; i++)
+		g[i] = spread(&seed);
+	for (t = 0; t < 3; t++) {
+		if (!(sw[t] = malloc((size_t)(n * k) * sizeof *sw[t])))
+			tap_bail_out("out of memory");
+		memset(sw[t], 0xff, (size_t)(n * k) * sizeof *sw[t]); /* NaN */
+		bnn_set_threads(t + 1);
+		same &= bnn_sqgrad_bf16(B, k, n, x, g, sw[t], x2, g2);
+	}
+	bnn_set_threads(1);
+	for (t = 1; t < 3; t++)
+		same &= memcmp(sw[t], sw[0], (size_t)(n * k) * sizeof *sw[0]) == 0;
+	for (i = 0; i < n * k; i++)
+		same &= !isnan(sw[0][i]);
+	for (t = 0; t < 3; t++)
+		free(sw[t]);
+	free(x), free(g), free(x2), free(g2);
+	return same;
+}
+
+static void test_threads(void)
+{
+	static const long shapes3[][3] = {
+		{ 128, 784, 512 }, { 128, 512, 512 }, { 128, 512, 10 },
+		{ 32, 784, 512 },  { 32, 512, 512 },  { 32, 512, 10 },
+		{ 37, 53, 71 },    { 33, 389, 171 },  { 129, 97, 203 },
+	};
+	int s, same = 1;
+
+	for (s = 0; s < 9; s++)
+		same &= same_on_threads(shapes3[s][0], shapes3[s][1], shapes3[s][2],
+		                        77 + (uint64_t)s);
+	ok(same, "9 products give the same bytes on 1, 2 and 3 threads");
+}
+
 /* In a child with BNN_SQGRAD=float: 0 if the kernel declined and left sw
  * as it was. */
 static int declines_with_float(void)
@@ -129,13 +185,13 @@ int main(void)
 	const char *env = getenv("BNN_SQGRAD");
 	int s, have;
 
-	tap_plan(1 + 2 * NSHAPES);
+	tap_plan(2 + 2 * NSHAPES);
 	ok(declines_with_float() == 0,
 	   "BNN_SQGRAD=float: the kernel declines and leaves sw untouched");
 	__builtin_cpu_init();
 	have = __builtin_cpu_supports("avx512bf16") && !(env && strcmp(env, "float") == 0);
 	if (!have) {
-		tap_skip(2 * NSHAPES, "no AVX512-BF16 on this CPU, or BNN_SQGRAD=float");
+		tap_skip(1 + 2 * NSHAPES, "no AVX512-BF16 on this CPU, or BNN_SQGRAD=float");
 		return tap_done();
 	}
 	for (s = 0; s < NSHAPES; s++) {
@@ -149,5 +205,6 @@ int main(void)
 		   "batch %ld, %ld -> %ld: bias squares equal the float path's bit for bit",
 		   sh->batch, sh->k, sh->n);
 	}
+	test_threads();
 	return tap_done();
 }

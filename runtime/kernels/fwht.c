@@ -34,6 +34,10 @@
  * x86-64 (BNN_SIMD_CLONES, simd_clones.h); all three give the same floats
  * (additions, subtractions and multiplications by ±1 and by c only).
  *
+ * A batch large enough runs on the calling thread's team, split by
+ * vectors (bnn_fwht_batch): the floats are the same for every thread
+ * count.
+ *
  * Measured (bench/bench --only fwht) many times faster than the textbook
  * loop and than the dense product (cblas_sgemm), and the AVX-512 clone
  * several times faster than the baseline SSE2 build alone: the figures
@@ -42,6 +46,10 @@
  */
 #include <math.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "bnn.h"
 #include "simd_clones.h"
@@ -324,13 +332,65 @@ int bnn_fwht_vector(float *x, long n, int norm, bnn_err *err)
 	return BNN_OK;
 }
 
+/*
+ * Threads.  A batch of at least FWHT_PAR_WORK butterfly operations
+ * (batch·n·log2 n), started outside any active parallel region with a
+ * team size above 1 (bnn_set_threads), is split by vectors: each thread
+ * transforms a contiguous run of them, each vector serially as above, so
+ * the floats are those of one thread.  At least half the threshold per
+ * thread; smaller batches stay on the calling thread, where starting a
+ * parallel region would cost more than it saves (about 3 us here).
+ * Measured (2 threads against 1, forced onto 2): 0.4x at 66 K, 0.85x-0.95x
+ * at 260 K-330 K, 1.0x-1.2x at 400 K-590 K, 1.5x from 1.3 M; hence 600 K
+ * (docs/benchmarks.md, "Measurements behind the kernels").
+ */
+#ifndef FWHT_PAR_WORK
+#define FWHT_PAR_WORK 6e5
+#endif
+
+static int fwht_threads(long batch, long n)
+{
+#ifdef _OPENMP
+	const double work =
+	        (double)batch * (double)n * (double)(fwht_log2(n) > 0 ? fwht_log2(n) : 1);
+	int t;
+
+	if (batch < 2 || work < FWHT_PAR_WORK || omp_in_parallel())
+		return 1;
+	t = omp_get_max_threads();
+	if ((double)t > work / (FWHT_PAR_WORK / 2))
+		t = (int)(work / (FWHT_PAR_WORK / 2));
+	if (t > batch)
+		t = (int)batch;
+	return t > 1 ? t : 1;
+#else
+	(void)batch, (void)n;
+	return 1;
+#endif
+}
+
 int bnn_fwht_batch(float *x, long batch, long n, int norm, bnn_err *err)
 {
 	int rc = fwht_check("bnn_fwht_batch", x == NULL, batch, n, norm, err);
+	const float c = fwht_scale(n, norm);
+	int threads, t;
 
 	if (rc)
 		return rc;
-	fwht_run(x, batch, n, fwht_scale(n, norm));
+	threads = fwht_threads(batch, n);
+	if (threads <= 1) {
+		fwht_run(x, batch, n, c);
+		return BNN_OK;
+	}
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+	for (t = 0; t < threads; t++) {
+		const long b0 = batch * t / threads, b1 = batch * (t + 1) / threads;
+
+		if (b1 > b0)
+			fwht_run(x + b0 * n, b1 - b0, n, c);
+	}
 	return BNN_OK;
 }
 

@@ -14,8 +14,28 @@
  * runs, and measured a little faster than OpenBLAS's best (the figures:
  * docs/benchmarks.md, "Measurements behind the kernels").  On a CPU with
  * AVX-512F, bnn_sgemm runs the kernel below; anywhere else, and whenever
- * it is told to (BNN_GEMM=openblas, more than one thread), it calls
- * cblas_sgemm.  See docs/training.md, "Matrix products".
+ * it is told to (BNN_GEMM=openblas), it calls cblas_sgemm, kept on one
+ * thread.  See docs/training.md, "Matrix products".
+ *
+ * Threads.  A large product (BNN_GEMM_PAR_FLOPS, measured below) called
+ * outside any active parallel region, with a team size above 1
+ * (bnn_set_threads), is cut into blocks of whole rows or whole columns of
+ * C, one per thread, each the serial product of its part: nothing is
+ * summed across threads and nothing that sets a result's rounding (the
+ * blocks of the inner dimension, the dot-product path) depends on the
+ * parts, so C has the same bits for every thread count.  Columns are
+ * preferred: a thread then packs only its own columns of op(B) when B is
+ * transposed (the forward product X·Wᵀ), and duplicates only the packing
+ * of A, which is shared by all of its columns.  OpenBLAS gets a fixed
+ * number of parts (one call each) chosen by the shape alone, not one per
+ * thread, since its rounding depends on the shape it is called on: this
+ * keeps its results the same for every thread count too.  Measured, 2
+ * threads against 1 on the 784->512 layer's products (forward, dW, dX)
+ * on a loaded 2-vCPU machine: 1.94x, 1.91x, 1.99x at batch 128 and 1.84x,
+ * 1.91x, 1.85x at batch 32 in the quietest run (1.6x-2.08x over eight);
+ * the 13-50-50-1 network's products stay on one thread (1.00x).
+ * How, and the other figures: docs/benchmarks.md, "Measurements behind
+ * the kernels".
  *
  * The kernel is the usual Goto/BLIS scheme, in C with AVX-512 intrinsics:
  *
@@ -54,7 +74,8 @@
  * Memory.  The packed blocks live in thread-local static storage,
  * (MC·KC + KC·NC) floats = 540 KB per thread (part of each thread's
  * static TLS block, which glibc takes from the thread's stack mapping),
- * so nothing is allocated, and two threads can multiply at once.
+ * so nothing is allocated, and the threads of a product (or two user
+ * threads) multiply at once, each in its own blocks.
  * Nothing here fails, allocates or prints.
  */
 #ifdef HAVE_CONFIG_H
@@ -66,6 +87,9 @@
 #include <string.h>
 
 #include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "bnn.h"
 #include "bnn_gen/gemm.h"
@@ -584,9 +608,14 @@ static long bnn_gemm_split(long len, long max, long unit)
 	return (size + unit - 1) / unit * unit;
 }
 
-static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, long n, long k,
-                                            float alpha, const float *a, long lda, const float *b,
-                                            long ldb, float beta, float *c, long ldc)
+/* The blocked product (everything but the dot-product path) on the whole
+ * of C or on one thread's part of it: the blocks of the inner dimension
+ * (kcmax, the only blocking that changes a result's rounding) depend on K
+ * alone, which no part changes, so every part gives the bits the whole
+ * product would. */
+static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, long n, long k,
+                                             float alpha, const float *a, long lda, const float *b,
+                                             long ldb, float beta, float *c, long ldc)
 {
 	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
 	/* blocks of the inner dimension in 16s when B is transposed (16 x 16
@@ -602,10 +631,6 @@ static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, lo
 	const int direct_a = trans_a;
 	long jc, pc, ic, jr, ir;
 
-	if (!trans_a && trans_b && n <= BNN_GEMM_DOT_MAXN && k >= 32) {
-		bnn_gemm_dots_nt(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-		return;
-	}
 	for (jc = 0; jc < n; jc += ncmax) {
 		const long nc = n - jc < ncmax ? n - jc : ncmax;
 
@@ -667,37 +692,212 @@ static BNN_GEMM_TARGET void bnn_gemm_avx512(int trans_a, int trans_b, long m, lo
 
 #endif /* BNN_GEMM_HAVE_AVX512 */
 
+/* ---- threads -------------------------------------------------------------- */
+
+/*
+ * A product of at least BNN_GEMM_PAR_FLOPS flops (2·M·N·K), called from
+ * outside any active parallel region by a thread whose team size
+ * (omp_get_max_threads, set by bnn_set_threads) is above 1, is cut into
+ * parts of C, one per thread, each a block of whole rows or of whole
+ * columns; every part is the serial product of its rows or columns.
+ * Nothing is reduced across threads, and nothing a part computes depends
+ * on where its boundaries fall (the inner dimension's blocks depend on K
+ * alone, the dot-product path is chosen on the whole product's shape), so
+ * C has the same bits for every thread count.  Smaller products stay on
+ * the calling thread: a parallel region costs about 3 us to start and
+ * end here.  Measured (2 threads against 1, every product forced onto 2,
+ * the MLPs' transposes at batch 32): 0.4x at 0.26 Mflop, 0.8x-0.95x at
+ * 1 Mflop, 1.03x-1.3x at 2.1 Mflop, 1.35x-1.5x at 4.2 Mflop; hence 3
+ * Mflop (docs/benchmarks.md, "Measurements behind the kernels").
+ */
+#ifndef BNN_GEMM_PAR_FLOPS
+#define BNN_GEMM_PAR_FLOPS 3e6
+#endif
+#define BNN_GEMM_ROWS_UNIT 12 /* the micro-kernel's rows (MR) */
+#define BNN_GEMM_COLS_UNIT 32 /* the micro-kernel's columns (NR) */
+#define BNN_GEMM_DOT_UNIT  4  /* the dot-product path's rows */
+#ifndef BNN_GEMM_OPENBLAS_TILES
+#define BNN_GEMM_OPENBLAS_TILES 6 /* balanced on 1, 2, 3 and 6 threads */
+#endif
+
+/* How C is cut: `parts` blocks of rows (by_cols 0) or of columns, with
+ * boundaries at multiples of unit; dot: the dot-product path. */
+typedef struct bnn_gemm_plan {
+	int dot, by_cols, parts;
+	long unit;
+} bnn_gemm_plan;
+
+static double bnn_gemm_flops(long m, long n, long k)
+{
+	return 2.0 * (double)m * (double)n * (double)k;
+}
+
+int bnn_gemm_threads_for(long m, long n, long k)
+{
+#ifdef _OPENMP
+	const double flops = bnn_gemm_flops(m, n, k);
+	int t;
+
+	if (m <= 0 || n <= 0 || k <= 0 || flops < BNN_GEMM_PAR_FLOPS || omp_in_parallel())
+		return 1;
+	t = omp_get_max_threads();
+	/* no more threads than halves of the threshold: a product just above
+	 * it gets 2, not 64 */
+	if ((double)t > flops / (BNN_GEMM_PAR_FLOPS / 2))
+		t = (int)(flops / (BNN_GEMM_PAR_FLOPS / 2));
+	return t > 1 ? t : 1;
+#else
+	(void)m, (void)n, (void)k;
+	return 1;
+#endif
+}
+
+static long bnn_gemm_ceil(long x, long unit)
+{
+	return (x + unit - 1) / unit;
+}
+
+/* How C is cut for `threads` threads.  The AVX-512 path: one part per
+ * thread.  OpenBLAS: BNN_GEMM_OPENBLAS_TILES parts whatever the thread
+ * count, as soon as the product is above the threshold: OpenBLAS's
+ * rounding depends on the shape it is given (measured: the halves of C
+ * by two calls differ from one call's C), so parts that followed the
+ * thread count would give different bits for different counts; fixed
+ * parts give the same bits for every count (at the price of packing A
+ * once per part where one call would pack it once).  Rows or columns: columns unless there
+ * are fewer blocks of them than of rows and fewer than 8 (a thread
+ * packs only its own columns of op(B) when it is transposed, and the
+ * parts are balanced to within one block).  Rows wherever possible was
+ * measured too: no better on the MLPs' products (the forward products
+ * slower, 1.58x-1.73x against 1.71x-1.93x on 2 threads; dW = Gᵀ·X within
+ * the noise). */
+static bnn_gemm_plan bnn_gemm_plan_of(int path, int trans_a, int trans_b, long m, long n, long k,
+                                      int threads)
+{
+	bnn_gemm_plan p;
+	long units;
+
+#if BNN_GEMM_HAVE_AVX512
+	p.dot = path == BNN_GEMM_PATH_AVX512 && !trans_a && trans_b && n <= BNN_GEMM_DOT_MAXN &&
+	        k >= 32;
+#else
+	(void)trans_a, (void)trans_b;
+	p.dot = 0;
+#endif
+	if (p.dot) {
+		p.by_cols = 0;
+		p.unit = BNN_GEMM_DOT_UNIT;
+	} else {
+		const long cu = bnn_gemm_ceil(n, BNN_GEMM_COLS_UNIT);
+		const long ru = bnn_gemm_ceil(m, BNN_GEMM_ROWS_UNIT);
+
+		p.by_cols = cu >= ru || cu >= 8;
+		p.unit = p.by_cols ? BNN_GEMM_COLS_UNIT : BNN_GEMM_ROWS_UNIT;
+	}
+	units = bnn_gemm_ceil(p.by_cols ? n : m, p.unit);
+	if (path == BNN_GEMM_PATH_OPENBLAS)
+		p.parts =
+		        bnn_gemm_flops(m, n, k) < BNN_GEMM_PAR_FLOPS ? 1 : BNN_GEMM_OPENBLAS_TILES;
+	else
+		p.parts = threads;
+	if (p.parts > units)
+		p.parts = (int)units;
+	return p;
+}
+
+/* The start of part t of len in parts: t·len/parts rounded to the
+ * nearest multiple of unit (the parts differ by at most one unit). */
+static long bnn_gemm_bound(long len, long unit, int parts, int t)
+{
+	long b;
+
+	if (t >= parts)
+		return len;
+	b = ((long)t * len / parts + unit / 2) / unit * unit;
+	return b < len ? b : len;
+}
+
+/* The product on rows [i0, i1) and columns [j0, j1) of C, serial. */
+static void bnn_gemm_part(int path, const bnn_gemm_plan *p, int trans_a, int trans_b, long i0,
+                          long i1, long j0, long j1, long k, float alpha, const float *a, long lda,
+                          const float *b, long ldb, float beta, float *c, long ldc)
+{
+	const float *ap = trans_a ? a + i0 : a + i0 * lda;
+	const float *bp = trans_b ? b + j0 * ldb : b + j0;
+	float *cp = c + i0 * ldc + j0;
+
+	if (path == BNN_GEMM_PATH_OPENBLAS) {
+		bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb,
+		                  beta, cp, ldc);
+		return;
+	}
+#if BNN_GEMM_HAVE_AVX512
+	if (p->dot)
+		bnn_gemm_dots_nt(i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+	else
+		bnn_gemm_blocked(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb,
+		                 beta, cp, ldc);
+#else
+	(void)p;
+	bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, cp,
+	                  ldc);
+#endif
+}
+
 /* ---- the entry points --------------------------------------------------- */
 
 void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
                     const float *a, long lda, const float *b, long ldb, float beta, float *c,
                     long ldc)
 {
+	bnn_gemm_plan p;
+	int threads, t;
+
 	if (m <= 0 || n <= 0)
 		return;
-	if (path == BNN_GEMM_PATH_OPENBLAS) {
-		bnn_gemm_openblas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-		return;
-	}
-	if (k <= 0 || alpha == 0.0f) {
+	if (path != BNN_GEMM_PATH_OPENBLAS && (k <= 0 || alpha == 0.0f)) {
 		bnn_gemm_scale(m, n, beta, c, ldc);
 		return;
 	}
-#if BNN_GEMM_HAVE_AVX512
-	bnn_gemm_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#else
-	bnn_gemm_openblas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	threads = bnn_gemm_threads_for(m, n, k);
+	/* an OpenBLAS that runs its own threads (bnn_set_threads not called)
+	 * is left to them: ours around it would oversubscribe the cores */
+	if (path == BNN_GEMM_PATH_OPENBLAS && threads > 1 && openblas_get_num_threads() != 1)
+		threads = 1;
+	p = bnn_gemm_plan_of(path, trans_a, trans_b, m, n, k, threads);
+	if (p.parts <= 1) {
+		bnn_gemm_part(path, &p, trans_a, trans_b, 0, m, 0, n, k, alpha, a, lda, b, ldb,
+		              beta, c, ldc);
+		return;
+	}
+	/* contiguous runs of parts per thread (the OpenBLAS tiles: halves and
+	 * thirds of C on 2 and 3 threads) */
+	if (threads > p.parts)
+		threads = p.parts;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
+	for (t = 0; t < p.parts; t++) {
+		const long len = p.by_cols ? n : m;
+		const long lo = bnn_gemm_bound(len, p.unit, p.parts, t);
+		const long hi = bnn_gemm_bound(len, p.unit, p.parts, t + 1);
+
+		if (lo >= hi)
+			continue;
+		if (p.by_cols)
+			bnn_gemm_part(path, &p, trans_a, trans_b, 0, m, lo, hi, k, alpha, a, lda, b,
+			              ldb, beta, c, ldc);
+		else
+			bnn_gemm_part(path, &p, trans_a, trans_b, lo, hi, 0, n, k, alpha, a, lda, b,
+			              ldb, beta, c, ldc);
+	}
 }
 
 void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
                long lda, const float *b, long ldb, float beta, float *c, long ldc)
 {
-	int path = bnn_gemm_default_path();
-
-	if (0)
-		path = BNN_GEMM_PATH_OPENBLAS;
-	bnn_sgemm_path(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	bnn_sgemm_path(bnn_gemm_default_path(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+	               beta, c, ldc);
 }
 
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,

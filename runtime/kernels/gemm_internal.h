@@ -21,8 +21,16 @@ int bnn_gemm_avx512_available(void);
  * here, else BNN_GEMM_PATH_AVX512.  Read once, on the first call. */
 int bnn_gemm_default_path(void);
 
-/* bnn_sgemm by the given path, whatever the thread count and BNN_GEMM say
- * (for the tests and the benchmark).  BNN_GEMM_PATH_AVX512 requires
+/* The number of threads bnn_sgemm runs an M x N x K product on: 1 inside
+ * an active parallel region, when the team size (omp_get_max_threads) is
+ * 1, or when the product is small (below BNN_GEMM_PAR_FLOPS flops in
+ * gemm.c); else the team size, capped so that each thread gets at least
+ * half the threshold's flops.  The product may use fewer (no more parts
+ * than blocks of 12 rows or 32 columns). */
+int bnn_gemm_threads_for(long m, long n, long k);
+
+/* bnn_sgemm by the given path, whatever BNN_GEMM says (for the tests and
+ * the benchmark), threaded as bnn_sgemm is.  BNN_GEMM_PATH_AVX512 requires
  * bnn_gemm_avx512_available(); in a build without the kernel it calls
  * OpenBLAS. */
 void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,

@@ -26,6 +26,10 @@
  * always has room: a pair of bfloat16 takes the space of one float), then
  * a register tile of 8 rows of sw by 48 columns (24 accumulators) runs
  * over the pairs.  An odd batch gets a zero partner for its last example.
+ * A product of at least 4 Mflop runs on the calling thread's team
+ * (bnn_set_threads): the packing of X split by blocks of columns, that of
+ * G by pairs, the tiles by tiles, each tile summing over every pair
+ * itself, so sw has the same bits for every thread count.
  *
  * bnn_sqgrad_bf16 does the work and returns 1 when the CPU has AVX512-BF16
  * and the environment variable BNN_SQGRAD is not "float"; otherwise it
@@ -34,6 +38,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "bnn_gen/dense.h"
 
@@ -85,42 +93,40 @@ static __mmask16 sq_mask(long cols)
  * out: w words per pair, in blocks of SQ_NR columns (pair p of the block
  * starting at column c at out + c·P + p·width(block), P the number of
  * pairs), so that the tile reads a block's pairs one after the other.
- * Reads a before out overwrites it only when out is not a: the caller
- * packs x into x2, g into g2.
+ * This packs the block of columns starting at c.  Reads a before out
+ * overwrites it only when out is not a: the caller packs x into x2, g
+ * into g2.
  */
-SQ_TARGET static void sq_pack(long batch, long w, const float *a, uint32_t *out)
+SQ_TARGET static void sq_pack_block(long batch, long w, const float *a, uint32_t *out, long c)
 {
-	long pairs = (batch + 1) / 2, c, p, v;
+	long pairs = (batch + 1) / 2, p, v;
+	long cw = w - c < SQ_NR ? w - c : SQ_NR;
+	uint32_t *blk = out + c * pairs;
 
-	for (c = 0; c < w; c += SQ_NR) {
-		long cw = w - c < SQ_NR ? w - c : SQ_NR;
-		uint32_t *blk = out + c * pairs;
-		for (p = 0; p < pairs; p++) {
-			const float *r0 = a + 2 * p * w + c;
-			const float *r1 = 2 * p + 1 < batch ? r0 + w : NULL;
-			for (v = 0; v < cw; v += 16) {
-				__mmask16 m = sq_mask(cw - v);
-				_mm512_mask_storeu_epi32(blk + p * cw + v, m,
-				                         sq_pair(r0 + v, r1 ? r1 + v : NULL, m));
-			}
+	for (p = 0; p < pairs; p++) {
+		const float *r0 = a + 2 * p * w + c;
+		const float *r1 = 2 * p + 1 < batch ? r0 + w : NULL;
+		for (v = 0; v < cw; v += 16) {
+			__mmask16 m = sq_mask(cw - v);
+			_mm512_mask_storeu_epi32(blk + p * cw + v, m,
+			                         sq_pair(r0 + v, r1 ? r1 + v : NULL, m));
 		}
 	}
 }
 
 /* G's squares, packed as pairs of examples per row of sw: row o's word
- * for pair p at out[p·n + o], so the tile's SQ_MR rows sit together. */
-SQ_TARGET static void sq_pack_rows(long batch, long n, const float *g, uint32_t *out)
+ * for pair p at out[p·n + o], so the tile's SQ_MR rows sit together.
+ * This packs pair p. */
+SQ_TARGET static void sq_pack_pair(long batch, long n, const float *g, uint32_t *out, long p)
 {
-	long pairs = (batch + 1) / 2, p, o;
+	const float *r0 = g + 2 * p * n;
+	const float *r1 = 2 * p + 1 < batch ? r0 + n : NULL;
+	long o;
 
-	for (p = 0; p < pairs; p++) {
-		const float *r0 = g + 2 * p * n;
-		const float *r1 = 2 * p + 1 < batch ? r0 + n : NULL;
-		for (o = 0; o < n; o += 16) {
-			__mmask16 m = sq_mask(n - o);
-			_mm512_mask_storeu_epi32(out + p * n + o, m,
-			                         sq_pair(r0 + o, r1 ? r1 + o : NULL, m));
-		}
+	for (o = 0; o < n; o += 16) {
+		__mmask16 m = sq_mask(n - o);
+		_mm512_mask_storeu_epi32(out + p * n + o, m,
+		                         sq_pair(r0 + o, r1 ? r1 + o : NULL, m));
 	}
 }
 
@@ -180,25 +186,94 @@ SQ_TARGET static void sq_edge_tile(long pairs, long n, long k, const uint32_t *g
 	sq_tile(pairs, n, k, gp, xb, cw, o0, mr, scale, sw, c);
 }
 
-SQ_TARGET static void sq_run(long batch, long k, long n, const float *x, const float *g, float *sw,
-                             float *x2, float *g2)
+/* The tile `tile` of sw, counted along the rows of sw (blocks of SQ_MR)
+ * within each block of SQ_NR columns, the blocks of columns in turn:
+ * consecutive tiles share the packed columns of X they read. */
+SQ_TARGET static void sq_tile_at(long batch, long k, long n, const uint32_t *xp, const uint32_t *gp,
+                                 float *sw, long tile)
 {
-	long pairs = (batch + 1) / 2, c, o;
-	uint32_t *xp = (uint32_t *)(void *)x2, *gp = (uint32_t *)(void *)g2;
+	const long pairs = (batch + 1) / 2, rows = (n + SQ_MR - 1) / SQ_MR;
+	const long c = tile / rows * SQ_NR, o = tile % rows * SQ_MR;
+	const long cw = k - c < SQ_NR ? k - c : SQ_NR;
+	const int mr = n - o < SQ_MR ? (int)(n - o) : SQ_MR;
+	const uint32_t *xb = xp + c * pairs;
 
-	sq_pack(batch, k, x, xp);
-	sq_pack_rows(batch, n, g, gp);
-	for (c = 0; c < k; c += SQ_NR) {
-		long cw = k - c < SQ_NR ? k - c : SQ_NR;
-		const uint32_t *xb = xp + c * pairs;
-		for (o = 0; o < n; o += SQ_MR) {
-			int mr = n - o < SQ_MR ? (int)(n - o) : SQ_MR;
-			if (mr == SQ_MR && cw == SQ_NR)
-				sq_full_tile(pairs, n, k, gp, xb, o, (float)batch, sw, c);
-			else
-				sq_edge_tile(pairs, n, k, gp, xb, cw, o, mr, (float)batch, sw, c);
-		}
+	if (mr == SQ_MR && cw == SQ_NR)
+		sq_full_tile(pairs, n, k, gp, xb, o, (float)batch, sw, c);
+	else
+		sq_edge_tile(pairs, n, k, gp, xb, cw, o, mr, (float)batch, sw, c);
+}
+
+/*
+ * The product on `threads` threads (1: the calling one).  Every phase is
+ * split by outputs: the packing of X by blocks of columns, that of G by
+ * pairs of examples, the tiles by tiles; a tile sums over all pairs
+ * itself, so sw has the same bits for every thread count.
+ */
+static void sq_run(long batch, long k, long n, const float *x, const float *g, float *sw, float *x2,
+                   float *g2, int threads)
+{
+	const long pairs = (batch + 1) / 2, cblocks = (k + SQ_NR - 1) / SQ_NR;
+	const long tiles = cblocks * ((n + SQ_MR - 1) / SQ_MR);
+	uint32_t *xp = (uint32_t *)(void *)x2, *gp = (uint32_t *)(void *)g2;
+	long i;
+
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#else
+	(void)threads;
+#endif
+	{
+		/* the packings of X and G are independent: no barrier between */
+#ifdef _OPENMP
+#pragma omp for schedule(static) nowait
+#endif
+		for (i = 0; i < cblocks; i++)
+			sq_pack_block(batch, k, x, xp, i * SQ_NR);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+		for (i = 0; i < pairs; i++)
+			sq_pack_pair(batch, n, g, gp, i);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+		/* after the barrier at the end of the loop above: every tile
+		 * reads all of both packings */
+		for (i = 0; i < tiles; i++)
+			sq_tile_at(batch, k, n, xp, gp, sw, i);
 	}
+}
+
+/*
+ * The number of threads a product of batch·k·n pairs of multiply-adds
+ * runs on: the team size (bnn_set_threads) outside any active parallel
+ * region, for products of at least SQ_PAR_FLOPS flops (2·batch·k·n), with
+ * at least half that per thread; else 1.  Measured (2 threads against 1,
+ * forced onto 2, batch 32 and 64): 0.6x-0.8x up to 1 Mflop, 0.92x at 2.1
+ * Mflop, 1.11x at 4.2 Mflop, 1.18x at 8.4 Mflop (docs/benchmarks.md,
+ * "Measurements behind the kernels").
+ */
+#ifndef SQ_PAR_FLOPS
+#define SQ_PAR_FLOPS 4e6
+#endif
+
+static int sq_threads(long batch, long k, long n)
+{
+#ifdef _OPENMP
+	const double flops = 2.0 * (double)batch * (double)k * (double)n;
+	int t;
+
+	if (flops < SQ_PAR_FLOPS || omp_in_parallel())
+		return 1;
+	t = omp_get_max_threads();
+	if ((double)t > flops / (SQ_PAR_FLOPS / 2))
+		t = (int)(flops / (SQ_PAR_FLOPS / 2));
+	return t > 1 ? t : 1;
+#else
+	(void)batch, (void)k, (void)n;
+	return 1;
+#endif
 }
 
 /* 1: use the bfloat16 kernel; -1: do not (no AVX512-BF16, or
@@ -227,7 +302,7 @@ int bnn_sqgrad_bf16(long batch, long k, long n, const float *x, const float *g, 
 #if SQ_HAVE_BF16
 	if (batch < 1 || !sq_enabled())
 		return 0;
-	sq_run(batch, k, n, x, g, sw, x2, g2);
+	sq_run(batch, k, n, x, g, sw, x2, g2, sq_threads(batch, k, n));
 	return 1;
 #else
 	(void)batch, (void)k, (void)n, (void)x, (void)g, (void)sw, (void)x2, (void)g2;
