@@ -1135,8 +1135,7 @@ static void test_conv_groups(void)
 		bnn_gen_conv s = shapes[si], s1 = shapes[si];
 		const long k = s.c * s.kh * s.kw, p = s.oh * s.ow;
 		const long in = s.c * s.h * s.w, out = s.f * p, fk = s.f * k;
-		const long ncol = bnn_gen_conv_col_floats(&s),
-		           ntmp = s.f * 3 * p > fk ? s.f * 3 * p : fk;
+		const long ncol = bnn_gen_conv_col_floats(&s), ntmp = bnn_gen_conv_tmp_floats(&s);
 		double *x = gc_alloc((size_t)(B * in)), *g = gc_alloc((size_t)(B * out));
 		double *w = gc_alloc((size_t)fk), *b = gc_alloc((size_t)s.f);
 		double *col = gc_alloc((size_t)ncol), *tmp = gc_alloc((size_t)ntmp);

@@ -80,6 +80,19 @@
 #define BNN_GEN_PARALLEL_FOR(work)
 #endif
 
+/* Whether the calling thread's team has more than one thread: kernels
+ * whose serial loop relies on constants of an inlined layer shape keep
+ * that loop for one thread, since a loop inside a parallel region is
+ * compiled as a function of its own where the shape is a variable.  (The
+ * library's bnn_threads, declared here so that this header includes no
+ * other; 0 without OpenMP.) */
+#if defined(_OPENMP)
+int bnn_threads(void);
+#define BNN_GEN_TEAM() (bnn_threads() > 1)
+#else
+#define BNN_GEN_TEAM() 0
+#endif
+
 /* BNN_GEN_LOOP over [lo, hi) instead of [0, n): i runs from lo. */
 #define BNN_GEN_LOOP_RANGE(lo, hi, stmt)                                          \
 	do {                                                                      \
