@@ -562,7 +562,7 @@ static void cg_write_pass(struct cg *cg)
 		     cg->per_example, cg->conv_col, cg->conv_col_floats);
 	if (cg->conv_tmp >= 0)
 		emit(cg->e,
-		     "\tbnn_real *const cv_tmp = ws + %ldL * B + %ldL; /* [%ld] a group's outputs or deltas, or one example's dW */\n",
+		     "\tbnn_real *const cv_tmp = ws + %ldL * B + %ldL; /* [%ld] a group's outputs or deltas, or the lanes' dW */\n",
 		     cg->per_example, cg->conv_tmp, cg->conv_tmp_floats);
 	emit(cg->e,
 	     "\tbnn_real *const sq_x = ws + %ldL * B;\n"

@@ -9,15 +9,17 @@
  * input has a delta, dX (a GEMM per kernel offset and example for stride
  * 1, else col2im(Wᵀ·G) per group; see bnn_gen/conv.h); the mean of
  * squared per-example gradients is accumulated example by example (see
- * bnn_gen_conv_backward_params), so it needs one F × K block, not B of
- * them.  g is a constant of the layer (conv_group below), not the batch.
+ * bnn_gen_conv_backward_params), so it needs BNN_GEN_CONV_LANES F × K
+ * blocks, not B of them.  g is a constant of the layer (conv_group below), not the batch.
  * The layer shape is a static const bnn_gen_conv (cv_NAME), and every
  * conv2d layer shares two scratch blocks that do not grow with the batch:
  * cv_col (bnn_gen_conv_col_floats: the most of one group's columns with
- * its padded input maps, one example's rows for dW, one example's padded
- * deltas and input gradient for dX) and cv_tmp (the largest F·g·P or F·K:
- * one group's outputs or gathered deltas, one example's weight gradient,
- * or the weights reordered).
+ * its padded input maps, BNN_GEN_CONV_LANES examples' rows for dW or
+ * padded deltas and input gradient for dX, so that that many examples'
+ * products run at once on the pass's threads) and cv_tmp
+ * (bnn_gen_conv_tmp_floats: the largest F·g·P or BNN_GEN_CONV_LANES·F·K:
+ * one group's outputs or gathered deltas, the lanes' weight gradients, or
+ * the weights reordered).
  *
  * meanfield: the pass computes the layer on the weights in w, as the
  * runtime's samplers give them (VOGN, IVON, BADAM, and Bayes-by-Backprop
@@ -113,16 +115,14 @@ static bnn_gen_conv conv_shape(const struct cg *cg, int node)
 
 /* The shared scratch: the im2col block (bnn_gen_conv_col_floats of
  * bnn_gen/conv.h, the kernels' own figure: the most of one group's columns
- * with its padded input maps, one example's rows for dW, one example's
- * padded deltas and input gradient for dX); and one group's outputs or
- * gathered deltas, or one example's weight gradient or the weights
- * reordered (F·K). */
+ * with its padded input maps, the rows for dW and the padded deltas and
+ * input gradient for dX of BNN_GEN_CONV_LANES examples); and
+ * (bnn_gen_conv_tmp_floats) one group's outputs or gathered deltas, or
+ * BNN_GEN_CONV_LANES examples' weight gradients (F·K each). */
 static void conv_plan(struct cg *cg, int node)
 {
-	const struct op_attrs *a = &cg->g->nodes[node].attrs;
 	const bnn_gen_conv shape = conv_shape(cg, node);
-	long k, p, f = a->channels, g = shape.g, col;
-	conv_sizes(cg, node, &k, &p);
+	long col;
 	if (cg_family(cg, node) == FAMILY_DROPOUT) {
 		cg->nodes[node].noise_off = cg_reserve(cg, 2 * conv_in_width(cg, node));
 		cg->noise_rng = 1;
@@ -130,10 +130,8 @@ static void conv_plan(struct cg *cg, int node)
 	col = bnn_gen_conv_col_floats(&shape);
 	if (col > cg->conv_col_floats)
 		cg->conv_col_floats = col;
-	if (f * g * p > cg->conv_tmp_floats)
-		cg->conv_tmp_floats = f * g * p;
-	if (f * k > cg->conv_tmp_floats)
-		cg->conv_tmp_floats = f * k;
+	if (bnn_gen_conv_tmp_floats(&shape) > cg->conv_tmp_floats)
+		cg->conv_tmp_floats = bnn_gen_conv_tmp_floats(&shape);
 }
 
 static void conv_declare(struct cg *cg, int node)

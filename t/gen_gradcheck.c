@@ -41,6 +41,7 @@
  * Random numbers for weights and data come from a splitmix64 generator of
  * this file, not from the runtime, so a change in libbnn's RNG cannot move
  * them; the noise of the pass comes from libbnn's bnn_rng, as in use.
+ * Every check runs twice: with bnn_set_threads(1), then with 2 threads.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -1135,8 +1136,7 @@ static void test_conv_groups(void)
 		bnn_gen_conv s = shapes[si], s1 = shapes[si];
 		const long k = s.c * s.kh * s.kw, p = s.oh * s.ow;
 		const long in = s.c * s.h * s.w, out = s.f * p, fk = s.f * k;
-		const long ncol = bnn_gen_conv_col_floats(&s),
-		           ntmp = s.f * 3 * p > fk ? s.f * 3 * p : fk;
+		const long ncol = bnn_gen_conv_col_floats(&s), ntmp = bnn_gen_conv_tmp_floats(&s);
 		double *x = gc_alloc((size_t)(B * in)), *g = gc_alloc((size_t)(B * out));
 		double *w = gc_alloc((size_t)fk), *b = gc_alloc((size_t)s.f);
 		double *col = gc_alloc((size_t)ncol), *tmp = gc_alloc((size_t)ntmp);
@@ -1631,22 +1631,28 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 
 int main(void)
 {
-	int i;
+	int i, threads;
 
 	test_sizes();
-	for (i = 0; i < GC_NMODELS; i++) {
-		struct gc_case c;
+	/* every check on one thread, then on a team of two (the kernels'
+	 * threaded paths) */
+	for (threads = 1; threads <= 2; threads++) {
+		bnn_set_threads(threads);
+		tap_diag("%d thread%s", threads, threads > 1 ? "s" : "");
+		for (i = 0; i < GC_NMODELS; i++) {
+			struct gc_case c;
 
-		gc_case_init(&c, &gc_models[i]);
-		test_case_mode(&c, &gc_plain);
-		if (c.m->pass == gc_mf_pass_f64)
-			test_mf_switches(&c);
-		if (c.m->noisy)
-			test_case_mode(&c, c.m->noisy);
-		gc_case_free(&c);
+			gc_case_init(&c, &gc_models[i]);
+			test_case_mode(&c, &gc_plain);
+			if (c.m->pass == gc_mf_pass_f64)
+				test_mf_switches(&c);
+			if (c.m->noisy)
+				test_case_mode(&c, c.m->noisy);
+			gc_case_free(&c);
+		}
+		test_drop_masks();
+		test_mf_moments();
+		test_conv_groups();
 	}
-	test_drop_masks();
-	test_mf_moments();
-	test_conv_groups();
 	return tap_done();
 }

@@ -1,6 +1,12 @@
 /*
  * bnn_gen/batchnorm.h: the kernels of batchnorm layers
  * (gen/layer_batchnorm.c).
+ *
+ * The channels are shared among the calling thread's OpenMP team
+ * (BNN_GEN_PARALLEL_FOR): a channel's statistics, its parameters'
+ * gradients and squared gradients are each summed by one thread over the
+ * batch in the same order as on one thread; the normalisation is shared
+ * by example.
  */
 #ifndef BNN_GEN_BATCHNORM_H
 #define BNN_GEN_BATCHNORM_H
@@ -35,10 +41,12 @@ static inline void bnn_gen_batchnorm_forward(long batch, long c, long hw,
                                              bnn_real *restrict mr, bnn_real *restrict y)
 {
 	const long chw = c * hw, m = batch * hw;
-	long ch, b;
+	long ch, e;
 
+	BNN_GEN_PARALLEL_FOR(2 * batch * chw)
 	for (ch = 0; ch < c; ch++) {
 		double mean, var;
+		long b;
 		if (batch_stats) {
 			double sum = 0, ss = 0;
 			for (b = 0; b < batch; b++) {
@@ -69,13 +77,17 @@ static inline void bnn_gen_batchnorm_forward(long batch, long c, long hw,
 		mr[ch] = (bnn_real)mean;
 		mr[c + ch] = (bnn_real)(1.0 / sqrt(var + eps));
 	}
-	for (b = 0; b < batch; b++)
-		for (ch = 0; ch < c; ch++) {
-			const bnn_real *restrict xc = x + b * chw + ch * hw;
-			bnn_real *restrict yc = y + b * chw + ch * hw;
-			const bnn_real mu = mr[ch], r = mr[c + ch], g = gamma[ch], s = beta[ch];
+	BNN_GEN_PARALLEL_FOR(batch * chw)
+	for (e = 0; e < batch; e++) {
+		long k;
+
+		for (k = 0; k < c; k++) {
+			const bnn_real *restrict xc = x + e * chw + k * hw;
+			bnn_real *restrict yc = y + e * chw + k * hw;
+			const bnn_real mu = mr[k], r = mr[c + k], g = gamma[k], s = beta[k];
 			BNN_GEN_EACH(hw, 0, yc, g * ((xc[i] - mu) * r) + s);
 		}
+	}
 }
 
 /*
@@ -96,11 +108,13 @@ static inline void bnn_gen_batchnorm_backward(
         bnn_real *restrict sb, bnn_real *restrict dx, int accumulate)
 {
 	const long chw = c * hw, m = batch * hw;
-	long ch, b;
+	long ch;
 
+	BNN_GEN_PARALLEL_FOR(3 * batch * chw)
 	for (ch = 0; ch < c; ch++) {
 		const bnn_real mu = mr[ch], r = mr[c + ch];
 		double sdy = 0, sdyx = 0, qg = 0, qb = 0;
+		long b;
 		for (b = 0; b < batch; b++) {
 			const bnn_real *xc = x + b * chw + ch * hw, *dc = dy + b * chw + ch * hw;
 			double edy = 0, edyx = 0;

@@ -5,6 +5,16 @@
  * (bnn_gen_conv_col_floats, which the compiler reserves too), im2col,
  * im2row and col2im, and the forward and backward passes by GEMM.  A
  * dropout(p) conv2d layer's masks are bnn_gen/noise.h's.
+ *
+ * Threads (the calling thread's OpenMP team, bnn_gen/loop.h): the large
+ * products (a group's forward GEMM, dX's Wᵀ·G_grp) are bnn_sgemm's, which
+ * threads them itself; around them im2col is shared by row, col2im by
+ * example and channel, the scatter and gather by output channel.  The
+ * per-example products (dW, a pointwise layer's passes, stride-1 dX) run
+ * BNN_GEN_CONV_LANES examples at a time, one example a thread, each in a
+ * lane of scratch of its own; the lanes' dW are then added into dW in
+ * example order, each element by one thread, so dW is the same sum, in
+ * the same order, as on one thread.
  */
 #ifndef BNN_GEN_CONV_H
 #define BNN_GEN_CONV_H
@@ -94,12 +104,37 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long 
 		*lo = *hi;
 }
 
+/* Examples whose per-example products run at once, one a thread, each
+ * with its own lane of scratch (BNN_GEN_CONV_LANES copies of one
+ * example's rows or padded deltas in the im2col block, of its F·K product
+ * in the second block): a constant, so that the blocks' size does not
+ * depend on the thread count, and the most threads these products use. */
+#define BNN_GEN_CONV_LANES 8
+
+/* dW's two ways and dX's shifted views: see bnn_gen_conv_backward_params
+ * and bnn_gen_conv_backward_input. */
+#define BNN_GEN_CONV_ROWS_MIN 24
+#define BNN_GEN_CONV_SHIFT_CF 32
+#define BNN_GEN_CONV_SHIFT_P  256
+BNN_GEN_CONV_INLINE int bnn_gen_conv_rows_way(const bnn_gen_conv *s)
+{
+	return s->kw * s->c >= BNN_GEN_CONV_ROWS_MIN;
+}
+BNN_GEN_CONV_INLINE int bnn_gen_conv_shift_way(const bnn_gen_conv *s)
+{
+	return !bnn_gen_conv_is_pointwise(s) && s->sh == 1 && s->sw == 1 &&
+	       s->c * s->f >= BNN_GEN_CONV_SHIFT_CF &&
+	       s->oh * (s->w + 2 * s->pw) >= BNN_GEN_CONV_SHIFT_P;
+}
+
 /* The floats of the im2col scratch a layer needs, the most of: a group's
  * columns, K·g·P, and for a stride-1 layer with padding, after them, the
  * group's input maps with their padding, g·C·(H + 2·ph)·(W + 2·pw) (see
  * bnn_gen_im2col); one example's padded HWC image and its P × K rows
- * (bnn_gen_conv_backward_params); for a stride-1 layer, one example's
- * padded deltas and input gradient (bnn_gen_conv_backward_input_s1).
+ * (bnn_gen_conv_backward_params), BNN_GEN_CONV_LANES times when dW goes
+ * the rows way; for a stride-1 layer, one example's padded deltas and
+ * input gradient (bnn_gen_conv_backward_input_s1), BNN_GEN_CONV_LANES
+ * times when dX goes by shifted views.
  * The one definition of this size: the compiler reserves what this
  * function says (gen/layer_conv.c calls it), t/gen_conv_scratch.c checks
  * the figure emitted into generated code against it. */
@@ -112,13 +147,37 @@ static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
 		floats += s->g * s->c * hp * wp;
 	/* dW: one example's padded HWC image and its P × K rows */
 	need = s->c * hp * wp + s->oh * s->ow * s->c * s->kh * s->kw;
+	if (bnn_gen_conv_rows_way(s))
+		need *= BNN_GEN_CONV_LANES;
 	if (need > floats)
 		floats = need;
 	/* stride-1 dX: the padded deltas and input gradient */
 	need = s->f * s->oh * wp + s->c * (hp + 1) * wp;
+	if (bnn_gen_conv_shift_way(s))
+		need *= BNN_GEN_CONV_LANES;
 	if (s->sh == 1 && s->sw == 1 && need > floats)
 		floats = need;
 	return floats;
+}
+
+/* The floats of the second scratch block: a group's outputs or gathered
+ * deltas, F·g·P, and BNN_GEN_CONV_LANES examples' F·K weight gradients
+ * (which also hold the F·K weights reordered).  The one definition, as
+ * bnn_gen_conv_col_floats's. */
+static inline long bnn_gen_conv_tmp_floats(const bnn_gen_conv *s)
+{
+	const long grp = s->f * s->g * s->oh * s->ow;
+	const long lanes = BNN_GEN_CONV_LANES * s->f * s->c * s->kh * s->kw;
+
+	return grp > lanes ? grp : lanes;
+}
+
+/* How many lanes a kernel may use: BNN_GEN_CONV_LANES when the layer's
+ * scratch was sized for them (way: the layer goes the kernel's way),
+ * else 1. */
+BNN_GEN_CONV_INLINE long bnn_gen_conv_lanes(int way)
+{
+	return way ? BNN_GEN_CONV_LANES : 1;
 }
 
 /*
@@ -132,12 +191,18 @@ static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
  * maps with their zero padding, written after the columns in col (see
  * bnn_gen_conv_col_floats).
  */
+static inline void bnn_gen_im2col_team(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
+                                       bnn_real *restrict col);
 BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
                                         bnn_real *restrict col)
 {
 	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
 	long ci, ki, kj, oy, ox, lo, hi, j;
 
+	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_PAR_MIN) {
+		bnn_gen_im2col_team(s, n, x, col);
+		return;
+	}
 	if (s->sh == 1 && s->sw == 1) {
 		const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw, plane = hp * wp;
 		const bnn_real *src = x;
@@ -198,6 +263,71 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 			}
 }
 
+/* bnn_gen_im2col on the calling thread's team: the padded maps shared by
+ * plane, then the K rows of col by row (each row one thread's copies). */
+static inline void bnn_gen_im2col_team(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
+                                       bnn_real *restrict col)
+{
+	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
+	const long kk = s->kh * s->kw, k = s->c * kk;
+	const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw, plane = hp * wp;
+	const int s1 = s->sh == 1 && s->sw == 1;
+	const bnn_real *src = x;
+	long q, r;
+
+	if (s1 && (s->ph || s->pw)) {
+		bnn_real *restrict pad = col + k * s->g * p;
+
+		BNN_GEN_PARALLEL_FOR(n * s->c * plane)
+		for (q = 0; q < n * s->c; q++) {
+			long oy;
+
+			memset(pad + q * plane, 0, (size_t)plane * sizeof *pad);
+			for (oy = 0; oy < s->h; oy++)
+				bnn_gen_copy(s->w, pad + q * plane + (oy + s->ph) * wp + s->pw,
+				             x + (q * s->h + oy) * s->w);
+		}
+		src = pad;
+	}
+	BNN_GEN_PARALLEL_FOR(k * ld)
+	for (r = 0; r < k; r++) {
+		const long ci = r / kk, ki = (r / s->kw) % s->kh, kj = r % s->kw;
+		bnn_real *row = col + r * ld;
+		long oy, ox, lo, hi, j;
+
+		if (s1) {
+			for (j = 0; j < n; j++)
+				for (oy = 0; oy < s->oh; oy++)
+					bnn_gen_copy(s->ow, row + j * p + oy * s->ow,
+					             src + (j * s->c + ci) * plane +
+					                     (oy + ki) * wp + kj);
+			continue;
+		}
+		bnn_gen_conv_span(s, kj, &lo, &hi);
+		for (j = 0; j < n; j++)
+			for (oy = 0; oy < s->oh; oy++) {
+				long iy = oy * s->sh - s->ph + ki;
+				bnn_real *r0 = row + j * p + oy * s->ow;
+				const bnn_real *xr;
+
+				if (iy < 0 || iy >= s->h) {
+					memset(r0, 0, (size_t)s->ow * sizeof *r0);
+					continue;
+				}
+				xr = x + j * in + (ci * s->h + iy) * s->w;
+				for (ox = 0; ox < lo; ox++)
+					r0[ox] = 0;
+				if (s->sw == 1)
+					bnn_gen_copy(hi - lo, r0 + lo, xr + (lo - s->pw + kj));
+				else
+					for (ox = lo; ox < hi; ox++)
+						r0[ox] = xr[ox * s->sw - s->pw + kj];
+				for (ox = hi; ox < s->ow; ox++)
+					r0[ox] = 0;
+			}
+	}
+}
+
 /* col2im of n examples, the adjoint of bnn_gen_im2col: dx_j (+)= the sum,
  * over the windows, of the entries of dcol (K × n·P) that im2col took from
  * each element (padding entries are dropped).  The n maps are zeroed first
@@ -207,8 +337,47 @@ BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
                                         int accumulate)
 {
 	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
-	long ci, ki, kj, oy, ox, lo, hi, j;
+	long ci, ki, kj, oy, ox, lo, hi, j, q;
 
+	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_PAR_MIN) {
+		/* on the team, by example and channel: the same additions into
+		 * each element, in the same order (kernel offset, then row) */
+		BNN_GEN_PARALLEL_FOR(s->c * s->kh * s->kw * ld)
+		for (q = 0; q < n * s->c; q++) {
+			const long jq = q / s->c, cq = q % s->c;
+			bnn_real *dxq = dx + jq * in + cq * s->h * s->w;
+			long kq;
+
+			if (!accumulate)
+				memset(dxq, 0, (size_t)(s->h * s->w) * sizeof *dxq);
+			for (kq = 0; kq < s->kh * s->kw; kq++) {
+				const long kiq = kq / s->kw, kjq = kq % s->kw;
+				const bnn_real *row =
+				        dcol + (cq * s->kh * s->kw + kq) * ld + jq * p;
+				long y, u, a, b;
+
+				bnn_gen_conv_span(s, kjq, &a, &b);
+				for (y = 0; y < s->oh; y++) {
+					long iy = y * s->sh - s->ph + kiq;
+					const bnn_real *r = row + y * s->ow;
+					bnn_real *xr;
+
+					if (iy < 0 || iy >= s->h)
+						continue;
+					xr = dxq + iy * s->w;
+					if (s->sw == 1) {
+						bnn_real *restrict xo = xr + (a - s->pw + kjq);
+						const bnn_real *restrict ro = r + a;
+						BNN_GEN_EACH(b - a, 1, xo, ro[i]);
+					} else {
+						for (u = a; u < b; u++)
+							xr[u * s->sw - s->pw + kjq] += r[u];
+					}
+				}
+			}
+		}
+		return;
+	}
 	if (!accumulate)
 		memset(dx, 0, (size_t)(n * in) * sizeof *dx);
 	for (ci = 0; ci < s->c; ci++)
@@ -248,6 +417,16 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_gather(const bnn_gen_conv *s, long n,
 	const long p = s->oh * s->ow;
 	long j, f;
 
+	if (BNN_GEN_TEAM() && s->f * n * p > BNN_GEN_PAR_MIN) {
+		BNN_GEN_PARALLEL_FOR(s->f * n * p)
+		for (f = 0; f < s->f; f++) {
+			long jf;
+
+			for (jf = 0; jf < n; jf++)
+				bnn_gen_copy(p, t + (f * n + jf) * p, g + (jf * s->f + f) * p);
+		}
+		return;
+	}
 	for (f = 0; f < s->f; f++)
 		for (j = 0; j < n; j++)
 			memcpy(t + (f * n + j) * p, g + (j * s->f + f) * p, (size_t)p * sizeof *t);
@@ -267,13 +446,16 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 	long e, f, j, n;
 
 	if (bnn_gen_conv_is_pointwise(s)) {
+		/* one GEMM an example, the examples shared by the team */
+		BNN_GEN_PARALLEL_FOR(batch > 1 ? batch * s->f * k * p : 0)
 		for (e = 0; e < batch; e++) {
 			bnn_real *yi = y + e * out;
+			long fo;
 
 			if (b)
-				for (f = 0; f < s->f; f++) {
-					const bnn_real bf = b[f];
-					bnn_real *yf = yi + f * p;
+				for (fo = 0; fo < s->f; fo++) {
+					const bnn_real bf = b[fo];
+					bnn_real *yf = yi + fo * p;
 					BNN_GEN_EACH(p, 0, yf, bf);
 				}
 			bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * in, p, b ? 1.0 : 0.0, yi,
@@ -285,6 +467,21 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 		n = batch - e < s->g ? batch - e : s->g;
 		bnn_gen_im2col(s, n, x + e * in, col);
 		bnn_gen_gemm(0, 0, s->f, n * p, k, 1.0, w, k, col, n * p, 0.0, t, n * p);
+		if (BNN_GEN_TEAM() && s->f * n * p > BNN_GEN_PAR_MIN) {
+			/* the scatter on the team, by output channel */
+			BNN_GEN_PARALLEL_FOR(s->f * n * p)
+			for (f = 0; f < s->f; f++) {
+				const bnn_real bf = b ? b[f] : 0;
+				long jf;
+
+				for (jf = 0; jf < n; jf++) {
+					const bnn_real *restrict tf = t + (f * n + jf) * p;
+					bnn_real *restrict yf = y + (e + jf) * out + f * p;
+					BNN_GEN_EACH(p, 0, yf, tf[i] + bf);
+				}
+			}
+			continue;
+		}
 		for (f = 0; f < s->f; f++) {
 			const bnn_real bf = b ? b[f] : 0;
 
@@ -388,7 +585,6 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_unpermute(const bnn_gen_conv *s, bnn_real 
  *          one-channel first layer, whose rows would be copies of five
  *          floats: im2col's columns of a group, one GEMM per example.
  */
-#define BNN_GEN_CONV_ROWS_MIN 24
 
 /* Example e's share of db and sb: Σ_p G_e[f, p] and its square. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, long batch,
@@ -408,6 +604,39 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, 
 	}
 }
 
+/* dW (+)= and sw (+)= the F·K products of m examples e0 .. e0 + m − 1 in
+ * t (lane j's at t + j·nk), in example order, each element by one
+ * thread: the additions BNN_GEN_EACH makes one example at a time. */
+static inline void bnn_gen_conv_lanes_add(long nk, long m, long e0, bnn_real bsz,
+                                          const bnn_real *restrict t, bnn_real *restrict dw,
+                                          bnn_real *restrict sw)
+{
+	const long chunks = (nk + BNN_GEN_PAR_CHUNK - 1) / BNN_GEN_PAR_CHUNK;
+	long c;
+
+	BNN_GEN_PARALLEL_FOR(m * nk)
+	for (c = 0; c < chunks; c++) {
+		const long lo = c * BNN_GEN_PAR_CHUNK;
+		const long hi = nk - lo < BNN_GEN_PAR_CHUNK ? nk : lo + BNN_GEN_PAR_CHUNK;
+		long j;
+
+		for (j = 0; j < m; j++) {
+			const bnn_real *restrict tj = t + j * nk;
+
+			if (e0 + j > 0)
+				BNN_GEN_LOOP_RANGE(lo, hi, dw[i] += (tj[i]));
+			else
+				BNN_GEN_LOOP_RANGE(lo, hi, dw[i] = (tj[i]));
+			if (!sw)
+				continue;
+			if (e0 + j > 0)
+				BNN_GEN_LOOP_RANGE(lo, hi, sw[i] += (bsz * tj[i] * tj[i]));
+			else
+				BNN_GEN_LOOP_RANGE(lo, hi, sw[i] = (bsz * tj[i] * tj[i]));
+		}
+	}
+}
+
 /* The rows way: example i's windows as rows (bnn_gen_im2row, from its
  * padded HWC image), G_i·R_i (F × K) in t; the sums run in the rows'
  * kernel-offset-major order of K and are permuted into the weight's order
@@ -423,8 +652,38 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_rows(
 	bnn_real *restrict xh = col;
 	bnn_real *restrict rows = bnn_gen_conv_is_pointwise(s) ? col : col + image;
 	const bnn_real bsz = (bnn_real)batch;
-	long e;
+	const long lanes = bnn_gen_conv_lanes(bnn_gen_conv_rows_way(s)), lane = image + p * k;
+	long e, j, m;
 
+	if (BNN_GEN_TEAM() && lanes > 1) {
+		/* lanes examples at a time, one a thread, each in its lane of
+		 * col and of t; then their sums in example order */
+		for (e = 0; e < batch; e += m) {
+			m = batch - e < lanes ? batch - e : lanes;
+			BNN_GEN_PARALLEL_FOR(m > 1 ? m * nf * k * p : 0)
+			for (j = 0; j < m; j++) {
+				bnn_real *xj = col + j * lane;
+				bnn_real *rj = bnn_gen_conv_is_pointwise(s) ? xj : xj + image;
+
+				bnn_gen_conv_pad_hwc(s, x + (e + j) * in, xj);
+				if (!bnn_gen_conv_is_pointwise(s))
+					bnn_gen_im2row(s, xj, rj);
+				bnn_gen_gemm(0, 0, nf, k, p, 1.0, g + (e + j) * out, p, rj, k, 0.0,
+				             t + j * nf * k, k);
+			}
+			bnn_gen_conv_lanes_add(nf * k, m, e, bsz, t, dw, sw);
+			if (db)
+				for (j = 0; j < m; j++)
+					bnn_gen_conv_bias_grads(s, e + j, batch, g + (e + j) * out,
+					                        db, sb);
+		}
+		if (batch > 0) {
+			bnn_gen_conv_unpermute(s, dw, t);
+			if (sw)
+				bnn_gen_conv_unpermute(s, sw, t);
+		}
+		return;
+	}
 	for (e = 0; e < batch; e++) {
 		const bnn_real *ge = g + e * out;
 
@@ -457,8 +716,60 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_cols(
 	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
 	const int pointwise = bnn_gen_conv_is_pointwise(s);
 	const bnn_real bsz = (bnn_real)batch;
-	long e, f, r, j, n;
+	const long lanes = BNN_GEN_CONV_LANES;
+	long e, f, r, j, n, j0, m;
 
+	if (BNN_GEN_TEAM()) {
+		/* a group's columns (im2col on the team), then lanes examples
+		 * of it at a time, one a thread, each product in its lane of t,
+		 * added into dW's rows in example order, shared by row */
+		for (e = 0; e < batch; e += n) {
+			n = batch - e < (pointwise ? lanes : s->g) ? batch - e
+			                                           : (pointwise ? lanes : s->g);
+			if (!pointwise)
+				bnn_gen_im2col(s, n, x + e * in, col);
+			for (j0 = 0; j0 < n; j0 += m) {
+				m = n - j0 < lanes ? n - j0 : lanes;
+				BNN_GEN_PARALLEL_FOR(m > 1 ? m * k * nf * p : 0)
+				for (j = 0; j < m; j++) {
+					const bnn_real *cj = pointwise ? x + (e + j0 + j) * in
+					                               : col + (j0 + j) * p;
+
+					bnn_gen_gemm(0, 1, k, nf, p, 1.0, cj, pointwise ? p : n * p,
+					             g + (e + j0 + j) * out, p, 0.0, t + j * k * nf,
+					             nf);
+				}
+				BNN_GEN_PARALLEL_FOR(m * nf * k)
+				for (f = 0; f < nf; f++) {
+					bnn_real *restrict dwf = dw + f * k;
+					bnn_real *restrict swf = sw ? sw + f * k : NULL;
+					long jj, rr;
+
+					for (jj = 0; jj < m; jj++) {
+						const bnn_real *restrict tf = t + jj * k * nf + f;
+						const long ei = e + j0 + jj;
+
+						for (rr = 0; rr < k; rr++) {
+							const bnn_real v = tf[rr * nf];
+
+							dwf[rr] = ei > 0 ? dwf[rr] + v : v;
+							if (swf)
+								swf[rr] =
+								        ei > 0 ? swf[rr] +
+								                         bsz * v * v
+								               : bsz * v * v;
+						}
+					}
+				}
+				if (db)
+					for (j = 0; j < m; j++)
+						bnn_gen_conv_bias_grads(s, e + j0 + j, batch,
+						                        g + (e + j0 + j) * out, db,
+						                        sb);
+			}
+		}
+		return;
+	}
 	for (e = 0; e < batch; e += n) {
 		const bnn_real *cols = x + e * in;
 
@@ -499,7 +810,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
                                                       bnn_real *restrict sw, bnn_real *restrict sb,
                                                       bnn_real *restrict col, bnn_real *restrict t)
 {
-	if (s->kw * s->c >= BNN_GEN_CONV_ROWS_MIN)
+	if (bnn_gen_conv_rows_way(s))
 		bnn_gen_conv_backward_params_rows(s, batch, x, g, dw, db, sw, sb, col, t);
 	else
 		bnn_gen_conv_backward_params_cols(s, batch, x, g, dw, db, sw, sb, col, t);
@@ -527,12 +838,54 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(
 	const long in = s->c * s->h * s->w, out = s->f * p;
 	const long wp = s->w + 2 * s->pw, pp = s->oh * wp, plane = (s->h + 2 * s->ph + 1) * wp;
 	bnn_real *restrict gp = col, *restrict dxp = col + s->f * pp;
-	long e, o, c, f, y, q;
+	const long lanes = bnn_gen_conv_lanes(bnn_gen_conv_shift_way(s));
+	const long lane = s->f * pp + s->c * plane;
+	long e, o, c, f, y, q, j, m;
 
 	for (o = 0; o < kk; o++) /* t[o][c][f] = W[f][c][o] */
 		for (c = 0; c < s->c; c++)
 			for (f = 0; f < s->f; f++)
 				t[(o * s->c + c) * s->f + f] = w[f * k + c * kk + o];
+	if (BNN_GEN_TEAM() && lanes > 1) {
+		/* lanes examples at a time, one a thread, each with its padded
+		 * deltas and input gradient in its lane of col */
+		for (e = 0; e < batch; e += m) {
+			m = batch - e < lanes ? batch - e : lanes;
+			BNN_GEN_PARALLEL_FOR(m > 1 ? m * kk * s->c * pp * s->f : 0)
+			for (j = 0; j < m; j++) {
+				const bnn_real *ge = g + (e + j) * out;
+				bnn_real *dxe = dx + (e + j) * in;
+				bnn_real *gj = col + j * lane, *dj = gj + s->f * pp;
+				long fj, yj, qj, oj, cj;
+
+				for (fj = 0; fj < s->f; fj++)
+					for (yj = 0; yj < s->oh; yj++) {
+						bnn_real *restrict d = gj + fj * pp + yj * wp;
+						const bnn_real *restrict src =
+						        ge + (fj * s->oh + yj) * s->ow;
+
+						for (qj = 0; qj < s->ow; qj++)
+							d[qj] = src[qj];
+						for (; qj < wp; qj++)
+							d[qj] = 0;
+					}
+				memset(dj, 0, (size_t)(s->c * plane) * sizeof *dj);
+				for (oj = 0; oj < kk; oj++)
+					bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0,
+					             t + oj * s->c * s->f, s->f, gj, pp, 1.0,
+					             dj + (oj / s->kw) * wp + oj % s->kw, plane);
+				for (cj = 0; cj < s->c; cj++)
+					for (yj = 0; yj < s->h; yj++) {
+						bnn_real *restrict d =
+						        dxe + (cj * s->h + yj) * s->w;
+						const bnn_real *restrict src =
+						        dj + cj * plane + (yj + s->ph) * wp + s->pw;
+						BNN_GEN_EACH(s->w, accumulate, d, src[i]);
+					}
+			}
+		}
+		return;
+	}
 	for (e = 0; e < batch; e++) {
 		const bnn_real *ge = g + e * out;
 		bnn_real *dxe = dx + e * in;
@@ -593,8 +946,6 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_cols(
  * (bnn_gen_conv_backward_input_cols: LeNet's layers, 7x7 maps).  Measured
  * on 3x3 and 5x5 layers of 1 to 64 channels and 7x7 to 32x32 maps.  dcol
  * is bnn_gen_conv_col_floats() scratch, t F·g·P. */
-#define BNN_GEN_CONV_SHIFT_CF 32
-#define BNN_GEN_CONV_SHIFT_P  256
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
                                                      const bnn_real *restrict g,
                                                      const bnn_real *restrict w,
@@ -606,11 +957,12 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long
 	long e;
 
 	if (bnn_gen_conv_is_pointwise(s)) {
+		/* one GEMM an example, the examples shared by the team */
+		BNN_GEN_PARALLEL_FOR(batch > 1 ? batch * k * p * s->f : 0)
 		for (e = 0; e < batch; e++)
 			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
 			             accumulate ? 1.0 : 0.0, dx + e * in, p);
-	} else if (s->sh == 1 && s->sw == 1 && s->c * s->f >= BNN_GEN_CONV_SHIFT_CF &&
-	           s->oh * (s->w + 2 * s->pw) >= BNN_GEN_CONV_SHIFT_P) {
+	} else if (bnn_gen_conv_shift_way(s)) {
 		bnn_gen_conv_backward_input_s1(s, batch, g, w, dx, dcol, t, accumulate);
 	} else {
 		bnn_gen_conv_backward_input_cols(s, batch, g, w, dx, dcol, t, accumulate);

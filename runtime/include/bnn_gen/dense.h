@@ -5,6 +5,11 @@
  * gradients, and the two sampled posteriors of a dense layer: dropout(p)'s
  * backward to the input (its masks: bnn_gen/noise.h) and meanfield by the
  * local reparameterisation trick.
+ *
+ * The products are bnn_gen_gemm's (threaded inside bnn_sgemm); the
+ * element-wise loops over a batch run on the calling thread's OpenMP team
+ * (BNN_GEN_PEACH), and the bias's sums over the batch are shared by
+ * column (bnn_gen_col_sums), each column summed by one thread in row order.
  */
 #ifndef BNN_GEN_DENSE_H
 #define BNN_GEN_DENSE_H
@@ -36,16 +41,10 @@ static inline void bnn_gen_dense_backward_params(long batch, long k, long n,
                                                  const bnn_real *restrict g, bnn_real *restrict dw,
                                                  bnn_real *restrict db)
 {
-	long r;
-
 	bnn_gen_gemm(1, 0, n, k, batch, 1.0, g, n, x, k, 0.0, dw, k);
 	if (!db)
 		return;
-	BNN_GEN_EACH(n, 0, db, g[i]);
-	for (r = 1; r < batch; r++) {
-		const bnn_real *gr = g + r * n;
-		BNN_GEN_EACH(n, 1, db, gr[i]);
-	}
+	bnn_gen_col_sums(batch, n, g, db);
 }
 
 /* dX (+)= G·W: G is B×N, W is N×K. */
@@ -77,22 +76,16 @@ static inline void bnn_gen_dense_sqgrad(long batch, long k, long n, const bnn_re
                                         bnn_real *restrict sb, bnn_real *restrict x2,
                                         bnn_real *restrict g2)
 {
-	long r;
-
-	BNN_GEN_EACH(batch * n, 0, g2, g[i] * g[i]);
+	BNN_GEN_PEACH(batch * n, 1, 0, g2, g[i] * g[i]);
 	if (sb) {
-		BNN_GEN_EACH(n, 0, sb, g2[i]);
-		for (r = 1; r < batch; r++) {
-			const bnn_real *gr = g2 + r * n;
-			BNN_GEN_EACH(n, 1, sb, gr[i]);
-		}
+		bnn_gen_col_sums(batch, n, g2, sb);
 		BNN_GEN_EACH(n, 0, sb, sb[i] * (bnn_real)batch);
 	}
 #ifndef BNN_GEN_DOUBLE
 	if (bnn_sqgrad_bf16(batch, k, n, x, g, sw, x2, g2))
 		return;
 #endif
-	BNN_GEN_EACH(batch * k, 0, x2, x[i] * x[i]);
+	BNN_GEN_PEACH(batch * k, 1, 0, x2, x[i] * x[i]);
 	bnn_gen_gemm(1, 0, n, k, batch, (double)batch, g2, n, x2, k, 0.0, sw, k);
 }
 
@@ -109,11 +102,11 @@ static inline void bnn_gen_dropout_backward_input(long batch, long k, long n,
 {
 	if (!accumulate) {
 		bnn_gen_dense_backward_input(batch, k, n, g, w, dx, 0);
-		BNN_GEN_EACH(batch * k, 0, dx, dx[i] * mask[i]);
+		BNN_GEN_PEACH(batch * k, 1, 0, dx, dx[i] * mask[i]);
 		return;
 	}
 	bnn_gen_dense_backward_input(batch, k, n, g, w, scratch, 0);
-	BNN_GEN_EACH(batch * k, 1, dx, scratch[i] * mask[i]);
+	BNN_GEN_PEACH(batch * k, 1, 1, dx, scratch[i] * mask[i]);
 }
 
 /*
@@ -136,14 +129,14 @@ static inline void bnn_gen_lrt_forward(long batch, long k, long n, const bnn_rea
 	bnn_real *vb = sb ? var + n * k : NULL;
 
 	bnn_gen_dense_forward(batch, k, n, x, w, b, y);
-	BNN_GEN_EACH(batch * k, 0, x2, x[i] * x[i]);
-	BNN_GEN_EACH(n * k, 0, var, sw[i] * sw[i]);
+	BNN_GEN_PEACH(batch * k, 1, 0, x2, x[i] * x[i]);
+	BNN_GEN_PEACH(n * k, 1, 0, var, sw[i] * sw[i]);
 	if (vb)
 		BNN_GEN_EACH(n, 0, vb, sb[i] * sb[i]);
 	/* ν is a sum of non-negative terms, so never negative */
 	bnn_gen_dense_forward(batch, k, n, x2, var, vb, sd);
-	BNN_GEN_EACH(batch * n, 0, sd, BNN_GEN_SQRT(sd[i]));
-	BNN_GEN_EACH(batch * n, 1, y, sd[i] * eps[i]);
+	BNN_GEN_PEACH(batch * n, 1, 0, sd, BNN_GEN_SQRT(sd[i]));
+	BNN_GEN_PEACH(batch * n, 1, 1, y, sd[i] * eps[i]);
 }
 
 /* ∂L/∂ν of one output: g·ε/(2√ν), taken as 0 where √ν = 0 (σ = 0 there,
@@ -169,21 +162,15 @@ static inline void bnn_gen_lrt_backward_sigma(
         const bnn_real *restrict sb, bnn_real *restrict gsw, bnn_real *restrict gsb,
         bnn_real *restrict gnu, bnn_real *restrict x2)
 {
-	long r;
-
-	BNN_GEN_EACH(batch * n, 0, gnu, bnn_gen_lrt_gnu1(g[i], eps[i], sd[i]));
+	BNN_GEN_PEACH(batch * n, 1, 0, gnu, bnn_gen_lrt_gnu1(g[i], eps[i], sd[i]));
 	if (!gsw)
 		return;
-	BNN_GEN_EACH(batch * k, 0, x2, x[i] * x[i]);
+	BNN_GEN_PEACH(batch * k, 1, 0, x2, x[i] * x[i]);
 	bnn_gen_gemm(1, 0, n, k, batch, 1.0, gnu, n, x2, k, 0.0, gsw, k);
-	BNN_GEN_EACH(n * k, 0, gsw, 2 * sw[i] * gsw[i]);
+	BNN_GEN_PEACH(n * k, 1, 0, gsw, 2 * sw[i] * gsw[i]);
 	if (!gsb || !sb)
 		return;
-	BNN_GEN_EACH(n, 0, gsb, gnu[i]);
-	for (r = 1; r < batch; r++) {
-		const bnn_real *gr = gnu + r * n;
-		BNN_GEN_EACH(n, 1, gsb, gr[i]);
-	}
+	bnn_gen_col_sums(batch, n, gnu, gsb);
 	BNN_GEN_EACH(n, 0, gsb, 2 * sb[i] * gsb[i]);
 }
 
@@ -200,7 +187,7 @@ static inline void bnn_gen_lrt_backward_input(
 {
 	bnn_gen_dense_backward_input(batch, k, n, g, w, dx, accumulate);
 	bnn_gen_gemm(0, 0, batch, k, n, 1.0, gnu, n, var, k, 0.0, t, k);
-	BNN_GEN_EACH(batch * k, 1, dx, 2 * x[i] * t[i]);
+	BNN_GEN_PEACH(batch * k, 1, 1, dx, 2 * x[i] * t[i]);
 }
 
 #endif /* BNN_GEN_DENSE_H */

@@ -3,6 +3,11 @@
  * (gen/layer_elementwise.c: relu, leaky_relu, tanh, sigmoid, gelu,
  * softplus, cos, and the identity's copy).  The likelihoods and whvi use
  * its scalar sigmoid and softplus too.
+ *
+ * Every kernel is element-wise, on the calling thread's OpenMP team in
+ * fixed chunks (BNN_GEN_PEACH) once B·width is large enough; the cost
+ * figure passed for a loop that calls exp, erf, cos or the tanh polynomial
+ * is 8 (a plain copy's 1), so that those go parallel sooner.
  */
 #ifndef BNN_GEN_ELEMENTWISE_H
 #define BNN_GEN_ELEMENTWISE_H
@@ -20,20 +25,20 @@
 
 static inline void bnn_gen_relu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
-	BNN_GEN_EACH(n, 0, y, x[i] > 0 ? x[i] : 0);
+	BNN_GEN_PEACH(n, 1, 0, y, x[i] > 0 ? x[i] : 0);
 }
 static inline void bnn_gen_relu_backward(long n, const bnn_real *restrict x,
                                          const bnn_real *restrict y, const bnn_real *restrict dy,
                                          bnn_real *restrict dx, int acc)
 {
 	(void)y;
-	BNN_GEN_EACH(n, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], 0));
+	BNN_GEN_PEACH(n, 1, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], 0));
 }
 
 static inline void bnn_gen_leaky_relu_forward(long n, const bnn_real *restrict x,
                                               bnn_real *restrict y, bnn_real slope)
 {
-	BNN_GEN_EACH(n, 0, y, x[i] > 0 ? x[i] : slope * x[i]);
+	BNN_GEN_PEACH(n, 1, 0, y, x[i] > 0 ? x[i] : slope * x[i]);
 }
 static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict x,
                                                const bnn_real *restrict y,
@@ -41,7 +46,7 @@ static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict 
                                                int acc, bnn_real slope)
 {
 	(void)y;
-	BNN_GEN_EACH(n, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], slope * dy[i]));
+	BNN_GEN_PEACH(n, 1, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], slope * dy[i]));
 }
 
 #ifndef BNN_GEN_DOUBLE
@@ -113,8 +118,9 @@ static inline float bnn_gen_tanhf(float x)
 #define BNN_GEN_TANH_CLONES
 #endif
 
+/* tanh over n values on the calling thread (the cloned loop). */
 BNN_GEN_TANH_CLONES
-static inline void bnn_gen_tanh_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+static inline void bnn_gen_tanh_run(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
 #ifdef BNN_GEN_DOUBLE
 	BNN_GEN_EACH(n, 0, y, BNN_GEN_TANH(x[i]));
@@ -122,12 +128,32 @@ static inline void bnn_gen_tanh_forward(long n, const bnn_real *restrict x, bnn_
 	BNN_GEN_EACH(n, 0, y, bnn_gen_tanhf(x[i]));
 #endif
 }
+/* The team's threads each call the cloned loop on their chunks: a loop
+ * written inside the parallel region would be outlined by the compiler
+ * into a function of its own, compiled for the baseline ISA only. */
+static inline void bnn_gen_tanh_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+{
+	const long chunks = (n + BNN_GEN_PAR_CHUNK - 1) / BNN_GEN_PAR_CHUNK;
+	long c;
+
+	if (8 * n <= BNN_GEN_PAR_MIN) {
+		bnn_gen_tanh_run(n, x, y);
+		return;
+	}
+	BNN_GEN_PARALLEL_FOR(8 * n)
+	for (c = 0; c < chunks; c++) {
+		const long lo = c * BNN_GEN_PAR_CHUNK;
+		const long m = n - lo < BNN_GEN_PAR_CHUNK ? n - lo : BNN_GEN_PAR_CHUNK;
+
+		bnn_gen_tanh_run(m, x + lo, y + lo);
+	}
+}
 static inline void bnn_gen_tanh_backward(long n, const bnn_real *restrict x,
                                          const bnn_real *restrict y, const bnn_real *restrict dy,
                                          bnn_real *restrict dx, int acc)
 {
 	(void)x;
-	BNN_GEN_EACH(n, acc, dx, dy[i] * (1 - y[i] * y[i]));
+	BNN_GEN_PEACH(n, 1, acc, dx, dy[i] * (1 - y[i] * y[i]));
 }
 
 /* σ(x) = 1/(1 + e^−x), written so that neither branch overflows. */
@@ -140,23 +166,23 @@ static inline bnn_real bnn_gen_sigmoid1(bnn_real x)
 }
 static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
-	BNN_GEN_EACH(n, 0, y, bnn_gen_sigmoid1(x[i]));
+	BNN_GEN_PEACH(n, 8, 0, y, bnn_gen_sigmoid1(x[i]));
 }
 static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
                                             const bnn_real *restrict y, const bnn_real *restrict dy,
                                             bnn_real *restrict dx, int acc)
 {
 	(void)x;
-	BNN_GEN_EACH(n, acc, dx, dy[i] * y[i] * (1 - y[i]));
+	BNN_GEN_PEACH(n, 1, acc, dx, dy[i] * y[i] * (1 - y[i]));
 }
 
 /* GELU, exact: y = x·Φ(x) with Φ the standard normal CDF;
  * y' = Φ(x) + x·φ(x). */
 static inline void bnn_gen_gelu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
-	BNN_GEN_EACH(n, 0, y,
-	             (bnn_real)0.5 * x[i] *
-	                     (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440)));
+	BNN_GEN_PEACH(n, 8, 0, y,
+	              (bnn_real)0.5 * x[i] *
+	                      (1 + BNN_GEN_ERF(x[i] * (bnn_real)0.70710678118654752440)));
 }
 /* Φ'(x)·x + Φ(x), the derivative of x·Φ(x). */
 static inline bnn_real bnn_gen_gelu_slope1(bnn_real x)
@@ -170,7 +196,7 @@ static inline void bnn_gen_gelu_backward(long n, const bnn_real *restrict x,
                                          bnn_real *restrict dx, int acc)
 {
 	(void)y;
-	BNN_GEN_EACH(n, acc, dx, dy[i] * bnn_gen_gelu_slope1(x[i]));
+	BNN_GEN_PEACH(n, 8, acc, dx, dy[i] * bnn_gen_gelu_slope1(x[i]));
 }
 
 /* softplus(x) = log(1 + e^x) = max(x, 0) + log1p(e^−|x|); its derivative
@@ -182,7 +208,7 @@ static inline bnn_real bnn_gen_softplus1(bnn_real x)
 static inline void bnn_gen_softplus_forward(long n, const bnn_real *restrict x,
                                             bnn_real *restrict y)
 {
-	BNN_GEN_EACH(n, 0, y, bnn_gen_softplus1(x[i]));
+	BNN_GEN_PEACH(n, 8, 0, y, bnn_gen_softplus1(x[i]));
 }
 static inline void bnn_gen_softplus_backward(long n, const bnn_real *restrict x,
                                              const bnn_real *restrict y,
@@ -190,30 +216,30 @@ static inline void bnn_gen_softplus_backward(long n, const bnn_real *restrict x,
                                              int acc)
 {
 	(void)y;
-	BNN_GEN_EACH(n, acc, dx, dy[i] * bnn_gen_sigmoid1(x[i]));
+	BNN_GEN_PEACH(n, 8, acc, dx, dy[i] * bnn_gen_sigmoid1(x[i]));
 }
 
 static inline void bnn_gen_cos_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
-	BNN_GEN_EACH(n, 0, y, BNN_GEN_COS(x[i]));
+	BNN_GEN_PEACH(n, 8, 0, y, BNN_GEN_COS(x[i]));
 }
 static inline void bnn_gen_cos_backward(long n, const bnn_real *restrict x,
                                         const bnn_real *restrict y, const bnn_real *restrict dy,
                                         bnn_real *restrict dx, int acc)
 {
 	(void)y;
-	BNN_GEN_EACH(n, acc, dx, -dy[i] * BNN_GEN_SIN(x[i]));
+	BNN_GEN_PEACH(n, 8, acc, dx, -dy[i] * BNN_GEN_SIN(x[i]));
 }
 
 /* identity and flatten: a copy (the layout of [C, H, W] is already flat). */
 static inline void bnn_gen_copy_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
 {
-	memcpy(y, x, (size_t)n * sizeof *y);
+	BNN_GEN_PEACH(n, 1, 0, y, x[i]);
 }
 static inline void bnn_gen_copy_backward(long n, const bnn_real *restrict dy, bnn_real *restrict dx,
                                          int acc)
 {
-	BNN_GEN_EACH(n, acc, dx, dy[i]);
+	BNN_GEN_PEACH(n, 1, acc, dx, dy[i]);
 }
 
 #endif /* BNN_GEN_ELEMENTWISE_H */

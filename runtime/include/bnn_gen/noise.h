@@ -7,6 +7,10 @@
  * (dropout masks, meanfield's local reparameterisation, whvi's g); dense
  * (gen/layer_dense.c), conv2d (gen/layer_conv.c) and whvi
  * (gen/layer_whvi.c) layers use them.
+ *
+ * The draws stay on the calling thread, in the order the pass makes them
+ * (one stream: a variate's value depends on every draw before it); the
+ * masks' products run on the thread's OpenMP team (BNN_GEN_PEACH).
  */
 #ifndef BNN_GEN_NOISE_H
 #define BNN_GEN_NOISE_H
@@ -76,7 +80,7 @@ static inline void bnn_gen_normal(bnn_rng *rng, long n, bnn_real *restrict out)
 static inline void bnn_gen_dropout_apply(long n, const bnn_real *restrict x,
                                          const bnn_real *restrict mask, bnn_real *restrict xt)
 {
-	BNN_GEN_EACH(n, 0, xt, x[i] * mask[i]);
+	BNN_GEN_PEACH(n, 1, 0, xt, x[i] * mask[i]);
 }
 
 /* dx (+)= d∘mask over n values: a dropout layer's input delta from the
@@ -85,7 +89,7 @@ static inline void bnn_gen_dropout_mask_into(long n, const bnn_real *restrict d,
                                              const bnn_real *restrict mask, bnn_real *restrict dx,
                                              int accumulate)
 {
-	BNN_GEN_EACH(n, accumulate, dx, d[i] * mask[i]);
+	BNN_GEN_PEACH(n, 1, accumulate, dx, d[i] * mask[i]);
 }
 
 #endif /* BNN_GEN_NOISE_H */

@@ -1,6 +1,10 @@
 /*
  * bnn_gen/patch.h: the kernels of ensemble model patching, the emp(k) and
  * ecmp(k) posteriors (gen/layer_patch.c).
+ *
+ * The draws stay on the calling thread, in order (one rng stream); the
+ * gathers, means and scatters are element-wise and run on the thread's
+ * OpenMP team in fixed chunks (BNN_GEN_PEACH) once a tensor is large.
  */
 #ifndef BNN_GEN_PATCH_H
 #define BNN_GEN_PATCH_H
@@ -37,11 +41,8 @@ static inline void bnn_gen_patch_draw(bnn_rng *rng, long k, long n, int per_elem
 static inline void bnn_gen_patch_gather(long k, long n, const bnn_real *restrict w,
                                         const bnn_real *restrict z, bnn_real *restrict out)
 {
-	long i;
-
 	(void)k;
-	for (i = 0; i < n; i++)
-		out[i] = w[(long)z[i] * n + i];
+	BNN_GEN_PEACH(n, 1, 0, out, w[(long)z[i] * n + i]);
 }
 
 /* out = the mean of the k components: the mixture's mean (a pass without
@@ -52,12 +53,12 @@ static inline void bnn_gen_patch_mean(long k, long n, const bnn_real *restrict w
 	const bnn_real scale = (bnn_real)(1.0 / (double)k);
 	long c;
 
-	BNN_GEN_EACH(n, 0, out, w[i]);
+	BNN_GEN_PEACH(n, 1, 0, out, w[i]);
 	for (c = 1; c < k; c++) {
 		const bnn_real *wc = w + c * n;
-		BNN_GEN_EACH(n, 1, out, wc[i]);
+		BNN_GEN_PEACH(n, 1, 1, out, wc[i]);
 	}
-	BNN_GEN_EACH(n, 0, out, out[i] * scale);
+	BNN_GEN_PEACH(n, 1, 0, out, out[i] * scale);
 }
 
 /* The gradient g of the n values the pass used, handed to the components:
@@ -76,9 +77,9 @@ static inline void bnn_gen_patch_scatter(long k, long n, const bnn_real *restric
 		bnn_real *oc = out + c * n;
 		const bnn_real cc = (bnn_real)c;
 		if (z)
-			BNN_GEN_EACH(n, 0, oc, bnn_gen_pick(z[i] == cc, g[i], 0));
+			BNN_GEN_PEACH(n, 1, 0, oc, bnn_gen_pick(z[i] == cc, g[i], 0));
 		else
-			BNN_GEN_EACH(n, 0, oc, g[i] * scale);
+			BNN_GEN_PEACH(n, 1, 0, oc, g[i] * scale);
 	}
 }
 

@@ -1,6 +1,10 @@
 /*
  * bnn_gen/pool.h: the kernels of pooling layers (gen/layer_pool.c):
  * maxpool, avgpool and globalavgpool.
+ *
+ * Each kernel's planes (or output rows) are shared among the calling
+ * thread's OpenMP team (BNN_GEN_PARALLEL_FOR): a plane's outputs, and its
+ * input gradient, are one thread's, computed as on one thread.
  */
 #ifndef BNN_GEN_POOL_H
 #define BNN_GEN_POOL_H
@@ -37,11 +41,13 @@ static inline void bnn_gen_maxpool_forward(long planes, long h, long w, long siz
                                            long oh, long ow, const bnn_real *restrict x,
                                            bnn_real *restrict y)
 {
-	long c, oy, ox, at;
+	long c;
 
+	BNN_GEN_PARALLEL_FOR(planes * h * w)
 	for (c = 0; c < planes; c++) {
 		const bnn_real *xc = x + c * h * w;
 		bnn_real *yc = y + c * oh * ow;
+		long oy, ox, at;
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++)
@@ -57,13 +63,16 @@ static inline void bnn_gen_maxpool_backward(long planes, long h, long w, long si
                                             const bnn_real *restrict dy, bnn_real *restrict dx,
                                             int accumulate)
 {
-	long c, oy, ox, at;
+	long c;
 
-	if (!accumulate)
-		memset(dx, 0, (size_t)(planes * h * w) * sizeof *dx);
+	BNN_GEN_PARALLEL_FOR(planes * h * w)
 	for (c = 0; c < planes; c++) {
 		const bnn_real *xc = x + c * h * w, *dyc = dy + c * oh * ow;
 		bnn_real *dxc = dx + c * h * w;
+		long oy, ox, at;
+
+		if (!accumulate)
+			memset(dxc, 0, (size_t)(h * w) * sizeof *dxc);
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++) {
@@ -81,11 +90,14 @@ static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long siz
                                            bnn_real *restrict y)
 {
 	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
-	long c, oy, ox, u, v;
+	long c;
 
 	if (size == 2 && stride == 2) {
 		/* 2x2 windows (LeNet's): one output row from two input rows */
-		for (c = 0; c < planes; c++)
+		BNN_GEN_PARALLEL_FOR(planes * h * w)
+		for (c = 0; c < planes; c++) {
+			long oy, ox;
+
 			for (oy = 0; oy < oh; oy++) {
 				const bnn_real *restrict r0 = x + c * h * w + 2 * oy * w,
 				                         *restrict r1 = r0 + w;
@@ -96,11 +108,14 @@ static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long siz
 					          r1[2 * ox + 1]) *
 					         scale; /* the general loop's order */
 			}
+		}
 		return;
 	}
+	BNN_GEN_PARALLEL_FOR(planes * h * w)
 	for (c = 0; c < planes; c++) {
 		const bnn_real *xc = x + c * h * w;
 		bnn_real *yc = y + c * oh * ow;
+		long oy, ox, u, v;
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++) {
@@ -122,14 +137,16 @@ static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long si
                                             bnn_real *restrict dx, int accumulate)
 {
 	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
-	long c, oy, ox, u, v;
+	long c;
 
 	if (size == 2 && stride == 2 && h == 2 * oh && w == 2 * ow && !accumulate) {
 		/* 2x2 windows that tile the plane (LeNet's): each element of dx
 		 * is written once, without zeroing dx first */
+		BNN_GEN_PARALLEL_FOR(planes * h * w)
 		for (c = 0; c < planes * oh; c++) {
 			const bnn_real *restrict dyr = dy + c * ow;
 			bnn_real *restrict r0 = dx + 2 * c * w, *restrict r1 = r0 + w;
+			long ox;
 
 			for (ox = 0; ox < ow; ox++) {
 				const bnn_real d = dyr[ox] * scale;
@@ -142,11 +159,14 @@ static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long si
 		}
 		return;
 	}
-	if (!accumulate)
-		memset(dx, 0, (size_t)(planes * h * w) * sizeof *dx);
+	BNN_GEN_PARALLEL_FOR(planes * h * w)
 	for (c = 0; c < planes; c++) {
 		const bnn_real *dyc = dy + c * oh * ow;
 		bnn_real *dxc = dx + c * h * w;
+		long oy, ox, u, v;
+
+		if (!accumulate)
+			memset(dxc, 0, (size_t)(h * w) * sizeof *dxc);
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++) {
@@ -168,6 +188,7 @@ static inline void bnn_gen_globalavgpool_forward(long planes, long hw, const bnn
 	const bnn_real scale = (bnn_real)(1.0 / (double)hw);
 	long c;
 
+	BNN_GEN_PARALLEL_FOR(planes * hw)
 	for (c = 0; c < planes; c++)
 		y[c] = bnn_gen_sum(hw, x + c * hw) * scale;
 }
@@ -179,6 +200,7 @@ static inline void bnn_gen_globalavgpool_backward(long planes, long hw, const bn
 	const bnn_real scale = (bnn_real)(1.0 / (double)hw);
 	long c;
 
+	BNN_GEN_PARALLEL_FOR(planes * hw)
 	for (c = 0; c < planes; c++) {
 		const bnn_real d = dy[c] * scale;
 		bnn_real *dxc = dx + c * hw;

@@ -1,6 +1,13 @@
 /*
  * bnn_gen/whvi.h: the kernels of whvi layers, Walsh-Hadamard variational
  * inference (gen/layer_whvi.c; docs/whvi.md).
+ *
+ * On the calling thread's OpenMP team (bnn_gen/loop.h): the per-example
+ * products are shared by example; the sums over the batch of the
+ * gradients and squared gradients (S1, S2, μ, ρ, the bias) by column, in
+ * chunks of BNN_GEN_WHVI_COLS values, each summed by one thread over the
+ * examples in order.  The transforms are bnn_fwht_batch's; the flows stay
+ * on the calling thread.
  */
 #ifndef BNN_GEN_WHVI_H
 #define BNN_GEN_WHVI_H
@@ -102,10 +109,12 @@ static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
                                         bnn_real *restrict y)
 {
 	const long d = s->d, sd = s->stack * s->d, din = s->din, dout = s->dout;
-	long e, j;
+	long e;
 
+	BNN_GEN_PARALLEL_FOR(batch * sd)
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict xe = x + e * din;
+		long j;
 		for (j = 0; j < s->stack; j++) {
 			bnn_real *restrict tj = t + e * sd + j * d;
 			const bnn_real *restrict s2j = s2 + j * d;
@@ -115,6 +124,7 @@ static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
 		}
 	}
 	bnn_gen_whvi_fwht(batch * s->stack, d, t);
+	BNN_GEN_PARALLEL_FOR(batch * sd)
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict te = t + e * sd;
 		bnn_real *restrict ve = v + e * sd;
@@ -129,6 +139,7 @@ static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
 		}
 	}
 	bnn_gen_whvi_fwht(batch * s->stack, d, v);
+	BNN_GEN_PARALLEL_FOR(batch * dout)
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict ve = v + e * sd;
 		bnn_real *restrict ye = y + e * dout;
@@ -147,6 +158,20 @@ static inline void bnn_gen_whvi_forward(const bnn_gen_whvi *s, long batch,
  * (first: overwrite).  Example by example, one example's gradient c is
  * 1/B of its own (deltas are those of the mean loss), so the mean of the
  * squared per-example gradients is (1/B)·Σ_e (B·c_e)² = B·Σ_e c_e². */
+#define BNN_GEN_WHVI_ACC_RANGE(lo, hi, first, dst, sq, batch, expr)                                \
+	do {                                                                                       \
+		if (first)                                                                         \
+			BNN_GEN_LOOP_RANGE(lo, hi, (dst)[i] = (expr));                             \
+		else                                                                               \
+			BNN_GEN_LOOP_RANGE(lo, hi, (dst)[i] += (expr));                            \
+		if ((sq) && (first))                                                               \
+			BNN_GEN_LOOP_RANGE(lo, hi, (sq)[i] = (bnn_real)(batch) * (expr) * (expr)); \
+		else if (sq)                                                                       \
+			BNN_GEN_LOOP_RANGE(lo, hi,                                                 \
+			                   (sq)[i] += (bnn_real)(batch) * (expr) * (expr));        \
+	} while (0)
+/* Values per column chunk of the sums over the batch. */
+#define BNN_GEN_WHVI_COLS 64
 #define BNN_GEN_WHVI_ACC(n, first, dst, sq, batch, expr)                                 \
 	do {                                                                             \
 		if (first)                                                               \
@@ -189,24 +214,32 @@ static inline void bnn_gen_whvi_backward(
         bnn_real *restrict dx, int accumulate)
 {
 	const long d = s->d, sd = s->stack * s->d, din = s->din, dout = s->dout;
-	long e, j;
+	const long cw = BNN_GEN_WHVI_COLS;
+	long e, j, c;
 
-	/* S1 and the bias, from v before it is overwritten */
+	/* S1 and the bias, from v before it is overwritten; by column */
 	if (dout < sd)
 		bnn_gen_whvi_zero(sd - dout, ds1 + dout, qs1 ? qs1 + dout : NULL);
-	for (e = 0; e < batch; e++) {
-		const bnn_real *restrict ve = v + e * sd, *restrict de = dy + e * dout;
-		BNN_GEN_WHVI_ACC(dout, e == 0, ds1, qs1, batch, de[i] * ve[i]);
-		if (dbmu)
-			BNN_GEN_WHVI_ACC(dout, e == 0, dbmu, qbmu, batch, de[i]);
-		if (dbrho && beps) {
-			const bnn_real *restrict be = beps + e * dout;
-			BNN_GEN_WHVI_ACC(dout, e == 0, dbrho, qbrho, batch, de[i] * be[i] * bsg[i]);
+	BNN_GEN_PARALLEL_FOR(batch * dout)
+	for (c = 0; c < (dout + cw - 1) / cw; c++) {
+		const long lo = c * cw, hi = dout - lo < cw ? dout : lo + cw;
+		long ec;
+		for (ec = 0; ec < batch; ec++) {
+			const bnn_real *restrict ve = v + ec * sd, *restrict de = dy + ec * dout;
+			BNN_GEN_WHVI_ACC_RANGE(lo, hi, ec == 0, ds1, qs1, batch, de[i] * ve[i]);
+			if (dbmu)
+				BNN_GEN_WHVI_ACC_RANGE(lo, hi, ec == 0, dbmu, qbmu, batch, de[i]);
+			if (dbrho && beps) {
+				const bnn_real *restrict be = beps + ec * dout;
+				BNN_GEN_WHVI_ACC_RANGE(lo, hi, ec == 0, dbrho, qbrho, batch,
+				                       de[i] * be[i] * bsg[i]);
+			}
 		}
 	}
 	if (dbrho && !beps)
 		bnn_gen_whvi_zero(dout, dbrho, qbrho);
 	/* du = H·(S1∘dy) */
+	BNN_GEN_PARALLEL_FOR(batch * sd)
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict de = dy + e * dout;
 		bnn_real *restrict ve = v + e * sd;
@@ -218,6 +251,27 @@ static inline void bnn_gen_whvi_backward(
 	/* dg = du∘t, then du∘g into v */
 	if (!dgex && !eps)
 		bnn_gen_whvi_zero(sd, dgrho, qgrho);
+	/* the sums of dμ and dρ by column (every example's du∘t before any
+	 * row of v becomes du∘g), then du∘g by example */
+	if (!dgex) {
+		BNN_GEN_PARALLEL_FOR(batch * sd)
+		for (c = 0; c < (sd + cw - 1) / cw; c++) {
+			const long lo = c * cw, hi = sd - lo < cw ? sd : lo + cw;
+			long ec;
+			for (ec = 0; ec < batch; ec++) {
+				const bnn_real *restrict te = t + ec * sd, *restrict ve =
+				                                                   v + ec * sd;
+				BNN_GEN_WHVI_ACC_RANGE(lo, hi, ec == 0, dgmu, qgmu, batch,
+				                       ve[i] * te[i]);
+				if (eps) {
+					const bnn_real *restrict ee = eps + ec * sd;
+					BNN_GEN_WHVI_ACC_RANGE(lo, hi, ec == 0, dgrho, qgrho, batch,
+					                       ve[i] * te[i] * ee[i] * gsg[i]);
+				}
+			}
+		}
+	}
+	BNN_GEN_PARALLEL_FOR(batch * sd)
 	for (e = 0; e < batch; e++) {
 		const bnn_real *restrict te = t + e * sd;
 		bnn_real *restrict ve = v + e * sd;
@@ -228,11 +282,8 @@ static inline void bnn_gen_whvi_backward(
 			BNN_GEN_EACH(sd, 0, ve, ve[i] * gx[i]);
 			continue;
 		}
-		BNN_GEN_WHVI_ACC(sd, e == 0, dgmu, qgmu, batch, ve[i] * te[i]);
 		if (eps) {
 			const bnn_real *restrict ee = eps + e * sd;
-			BNN_GEN_WHVI_ACC(sd, e == 0, dgrho, qgrho, batch,
-			                 ve[i] * te[i] * ee[i] * gsg[i]);
 			BNN_GEN_EACH(sd, 0, ve, ve[i] * (gmu[i] + gsd[i] * ee[i]));
 		} else {
 			BNN_GEN_EACH(sd, 0, ve, ve[i] * gmu[i]);
@@ -244,20 +295,33 @@ static inline void bnn_gen_whvi_backward(
 		for (j = 0; j < s->stack; j++)
 			bnn_gen_whvi_zero(d - din, ds2 + j * d + din,
 			                  qs2 ? qs2 + j * d + din : NULL);
-	for (e = 0; e < batch; e++) {
-		const bnn_real *restrict xe = x + e * din;
-		for (j = 0; j < s->stack; j++) {
-			const bnn_real *restrict aj = v + e * sd + j * d;
-			bnn_real *restrict dj = ds2 + j * d;
-			bnn_real *restrict qj = qs2 ? qs2 + j * d : NULL;
-			BNN_GEN_WHVI_ACC(din, e == 0, dj, qj, batch, aj[i] * xe[i]);
+	/* S2 by column of each block: chunk c is block c / nb's columns */
+	{
+		const long nb = (din + cw - 1) / cw;
+		BNN_GEN_PARALLEL_FOR(batch * s->stack * din)
+		for (c = 0; c < s->stack * nb; c++) {
+			const long jc = c / nb, lo = (c % nb) * cw,
+			           hi = din - lo < cw ? din : lo + cw;
+			bnn_real *restrict dj = ds2 + jc * d;
+			bnn_real *restrict qj = qs2 ? qs2 + jc * d : NULL;
+			long ec;
+			for (ec = 0; ec < batch; ec++) {
+				const bnn_real *restrict xe = x + ec * din;
+				const bnn_real *restrict aj = v + ec * sd + jc * d;
+				BNN_GEN_WHVI_ACC_RANGE(lo, hi, ec == 0, dj, qj, batch,
+				                       aj[i] * xe[i]);
+			}
 		}
-		if (dx) {
+	}
+	if (dx) {
+		BNN_GEN_PARALLEL_FOR(batch * s->stack * din)
+		for (e = 0; e < batch; e++) {
 			bnn_real *restrict dxe = dx + e * din;
-			for (j = 0; j < s->stack; j++) {
-				const bnn_real *restrict aj = v + e * sd + j * d;
-				const bnn_real *restrict s2j = s2 + j * d;
-				BNN_GEN_EACH(din, accumulate || j > 0, dxe, aj[i] * s2j[i]);
+			long jx;
+			for (jx = 0; jx < s->stack; jx++) {
+				const bnn_real *restrict aj = v + e * sd + jx * d;
+				const bnn_real *restrict s2j = s2 + jx * d;
+				BNN_GEN_EACH(din, accumulate || jx > 0, dxe, aj[i] * s2j[i]);
 			}
 		}
 	}
