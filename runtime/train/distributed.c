@@ -11,10 +11,19 @@
  *
  * The step's reduction: every rank's pass gives the mean over its b_r
  * rows; scaled by b_r / B and summed (MPI_SUM over the communicator) they
- * give the mean over the global minibatch of B rows.  The arrays go out as
- * nonblocking MPI_Iallreduce requests (one per array, and one for the
- * loss), allocated nowhere: the requests live in struct train_dist, made
- * at setup.  Every rank then holds the same sums (Open MPI's reductions
+ * give the mean over the global minibatch of B rows.  Overlap, as
+ * PyTorch's DDP does with buckets: when the step's arrays are the pass's
+ * own outputs (train_dist_arm before the pass), the generated code calls
+ * back after each layer's backward pass (bnn_pass.ready) and that layer's
+ * range goes out at once as a nonblocking MPI_Iallreduce while the
+ * backward pass of the layers below it runs; what no layer reported (the
+ * likelihood's σ) goes out when the pass returns, with the loss, and the
+ * update waits for every request.  Without a callback (IVON's ĥ and BBB's
+ * g∘ε are made from the local gradient after the pass; whvi layers add
+ * their KL gradient after it; several samples per step are averaged
+ * first) the whole arrays go out after the pass.  Nothing is allocated
+ * per step: the requests and the list of ranges live in struct
+ * train_dist, made at setup.  Every rank then holds the same sums (Open MPI's reductions
  * give every rank the same bits: the same operands combined in the same
  * order), so every rank makes the same update and the parameters stay
  * identical; t/mpi.sh checks it.
@@ -39,7 +48,13 @@
 struct train_dist {
 #ifdef BNN_HAVE_MPI
 	MPI_Comm comm;
-	MPI_Request req[4]; /* the step's: up to three arrays and the loss */
+	MPI_Request *req; /* the step's requests, maxreq of them */
+	int nreq, maxreq;
+	long *off, *len; /* the ranges the pass reported, maxranges of them */
+	int nranges, maxranges;
+	float *arrays[3]; /* armed: the arrays the pass's ranges belong to */
+	float w;          /* armed: this rank's rows / the global rows */
+	int armed;
 #endif
 	int rank, size;
 };
@@ -241,7 +256,15 @@ int train_dist_setup(struct trainer *t, const void *comm, bnn_err *err)
 		if (!(t->dist = calloc(1, sizeof *t->dist)))
 			return bnn_fail(err, BNN_ENOMEM, "out of memory");
 		t->dist->comm = c;
-		for (i = 0; i < 4; i++)
+		/* per array: one request per layer and per gap between them */
+		t->dist->maxranges = t->m->nlayers + 1;
+		t->dist->maxreq = 3 * (2 * t->dist->maxranges + 1) + 1;
+		t->dist->req = malloc((size_t)t->dist->maxreq * sizeof *t->dist->req);
+		t->dist->off = malloc((size_t)t->dist->maxranges * sizeof *t->dist->off);
+		t->dist->len = malloc((size_t)t->dist->maxranges * sizeof *t->dist->len);
+		if (!t->dist->req || !t->dist->off || !t->dist->len)
+			return bnn_fail(err, BNN_ENOMEM, "out of memory");
+		for (i = 0; i < t->dist->maxreq; i++)
 			t->dist->req[i] = MPI_REQUEST_NULL;
 		MPI_Comm_rank(c, &t->dist->rank);
 		MPI_Comm_size(c, &t->dist->size);
@@ -261,8 +284,76 @@ int train_dist_setup(struct trainer *t, const void *comm, bnn_err *err)
 
 void train_dist_free(struct trainer *t)
 {
+#ifdef BNN_HAVE_MPI
+	if (t->dist) {
+		free(t->dist->req);
+		free(t->dist->off);
+		free(t->dist->len);
+	}
+#endif
 	free(t->dist);
 	t->dist = NULL;
+}
+
+#ifdef BNN_HAVE_MPI
+/* Scales [off, off + len) of the armed arrays and starts their sums. */
+static void dist_start(struct train_dist *d, long off, long len)
+{
+	long i;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		float *a = d->arrays[k];
+		if (!a || len <= 0)
+			continue;
+		for (i = off; i < off + len; i++)
+			a[i] *= d->w;
+		MPI_Iallreduce(MPI_IN_PLACE, a + off, (int)len, MPI_FLOAT, MPI_SUM, d->comm,
+		               &d->req[d->nreq++]);
+	}
+}
+
+/* bnn_pass.ready: a layer's gradients are final; start their sums (and
+ * let the ones started before progress: Open MPI moves nonblocking
+ * collectives on within MPI calls). */
+static void dist_ready(void *ctx, long off, long len)
+{
+	struct trainer *t = ctx;
+	struct train_dist *d = t->dist;
+	int flag;
+
+	if (!d->armed || d->nranges == d->maxranges || off < 0 || off + len > t->m->nparams)
+		return; /* left to the end of the pass */
+	d->off[d->nranges] = off;
+	d->len[d->nranges++] = len;
+	dist_start(d, off, len);
+	MPI_Testall(d->nreq, d->req, &flag, MPI_STATUSES_IGNORE);
+}
+#endif
+
+void train_dist_arm(struct trainer *t, float *a, float *b, float *c)
+{
+#ifdef BNN_HAVE_MPI
+	struct train_dist *d = t->dist;
+
+	/* whvi layers add their KL gradient after the pass, before the sum */
+	if (!d || d->size == 1 || t->whvi)
+		return;
+	d->arrays[0] = a;
+	d->arrays[1] = b;
+	d->arrays[2] = c;
+	d->w = (float)((double)t->rows / (double)t->global_rows);
+	d->nreq = 0;
+	d->nranges = 0;
+	d->armed = 1;
+	t->ready = dist_ready;
+	t->ready_ctx = t;
+#else
+	(void)t;
+	(void)a;
+	(void)b;
+	(void)c;
+#endif
 }
 
 void train_dist_rows(const struct trainer *t, long b, long *first, long *count)
@@ -284,6 +375,29 @@ double train_dist_step(struct trainer *t, double loss, float *a, float *b, float
 
 	if (!d || d->size == 1)
 		return loss;
+	if (d->armed) { /* the pass started the layers' ranges: send the gaps */
+		long at = 0;
+		int j, m;
+		t->ready = NULL;
+		t->ready_ctx = NULL;
+		d->armed = 0;
+		for (j = 1; j < d->nranges; j++) /* by offset (a few layers) */
+			for (m = j; m > 0 && d->off[m - 1] > d->off[m]; m--) {
+				long o = d->off[m], l = d->len[m];
+				d->off[m] = d->off[m - 1];
+				d->len[m] = d->len[m - 1];
+				d->off[m - 1] = o;
+				d->len[m - 1] = l;
+			}
+		for (j = 0; j <= d->nranges; j++) {
+			long end = j < d->nranges ? d->off[j] : n;
+			dist_start(d, at, end - at);
+			if (j < d->nranges)
+				at = d->off[j] + d->len[j];
+		}
+		nreq = d->nreq;
+		goto send_loss;
+	}
 	w = (float)((double)t->rows / (double)t->global_rows);
 	/* Σ_r (b_r/B)·mean_r = the mean over the B rows of the global batch */
 	for (k = 0; k < 3; k++) {
@@ -294,8 +408,10 @@ double train_dist_step(struct trainer *t, double loss, float *a, float *b, float
 		MPI_Iallreduce(MPI_IN_PLACE, arrays[k], (int)n, MPI_FLOAT, MPI_SUM, d->comm,
 		               &d->req[nreq++]);
 	}
+send_loss:
 	MPI_Iallreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, d->comm, &d->req[nreq++]);
 	MPI_Waitall(nreq, d->req, MPI_STATUSES_IGNORE);
+	d->nreq = 0;
 	return loss;
 #else
 	(void)t;

@@ -30,6 +30,13 @@ void train_dist_free(struct trainer *t);
  * rows, the others q. */
 void train_dist_rows(const struct trainer *t, long b, long *first, long *count);
 
+/* Before a pass whose outputs are the step's arrays (a, b, c as given to
+ * train_dist_step after it): the generated code's bnn_pass.ready starts
+ * each layer's sum as soon as its backward pass is done.  Does nothing for
+ * one process, or with whvi layers (their KL gradient is added after the
+ * pass). */
+void train_dist_arm(struct trainer *t, float *a, float *b, float *c);
+
 /*
  * The reduction after a step's passes: each of the arrays given (NULL:
  * none; every rank passes the same ones), nparams floats each holding this

@@ -185,6 +185,8 @@ double train_bbb_step(struct trainer *t, long b, float lr, double epochs)
 	} else {
 		for (k = 0; k < K; k++) {
 			float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
+			if (o->lrt && K == 1 && !t->mixed_lrt) /* MPI: sums start per layer */
+				train_dist_arm(t, t->grad, t->gsig, NULL);
 			if (o->lrt)
 				loss += bbb_lrt_pass(t, b, g, gs);
 			else

@@ -93,6 +93,7 @@ static void vogn_init_scale(struct trainer *t, long b, double tau)
 	bnn_state *st = t->st;
 	int i;
 
+	train_dist_arm(t, st->opt[1], NULL, NULL); /* MPI: sums start per layer */
 	train_pass(t, b, st->params, NULL, t->grad, st->opt[1], NULL);
 	train_dist_step(t, 0, st->opt[1], NULL, NULL); /* over the MPI ranks */
 	for (i = 0; i < t->ntensors; i++)
@@ -259,6 +260,7 @@ double train_natural_step(struct trainer *t, long b, float lr, double epochs)
 	if (fused) {
 		if (!t->primed)
 			train_sample_first(t, tau);
+		train_dist_arm(t, t->grad, sq ? t->hess : NULL, NULL); /* MPI: per layer */
 		loss = train_pass(t, b, t->theta, NULL, t->grad, sq ? t->hess : NULL, NULL);
 	} else {
 		natural_samples(t, b, &loss);

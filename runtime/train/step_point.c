@@ -16,7 +16,10 @@
 double train_step_point(struct trainer *t, long b, float lr, double epochs)
 {
 	bnn_state *st = t->st;
-	double loss = train_pass(t, b, st->params, NULL, t->grad, NULL, NULL);
+	double loss;
+
+	train_dist_arm(t, t->grad, NULL, NULL); /* MPI: sums start per layer */
+	loss = train_pass(t, b, st->params, NULL, t->grad, NULL, NULL);
 
 	(void)epochs;
 	train_whvi_kl_grad(t);

@@ -91,10 +91,12 @@ struct trainer {
 	float *aug_scratch;       /* one image (bnn_augment_image) */
 	bnn_schedule schedule;
 	/* data parallelism over MPI (distributed.c, docs/distributed.md) */
-	struct train_dist *dist; /* the communicator, or NULL: one process */
-	int rank, nranks;        /* this process's rank, of nranks (1: alone) */
-	long rows, global_rows;  /* the step's rows here, of the global minibatch */
-	int stop_asked;          /* a progress report asked to stop (several ranks:
+	struct train_dist *dist;           /* the communicator, or NULL: one process */
+	int rank, nranks;                  /* this process's rank, of nranks (1: alone) */
+	long rows, global_rows;            /* the step's rows here, of the global minibatch */
+	void (*ready)(void *, long, long); /* bnn_pass.ready of the next pass (train_dist_arm) */
+	void *ready_ctx;
+	int stop_asked; /* a progress report asked to stop (several ranks:
 	                            agreed at the epoch's end) */
 };
 
