@@ -6,7 +6,8 @@
 # OMPI_ALLOW_RUN_AS_ROOT variables.  Checks:
 #   - t/mpi_train (the C API over a communicator of its own) with 2 and 3
 #     processes: identical parameters on every rank for sgd, adam, vogn,
-#     ivon and bbb; sgd and adam equal to one process within a tolerance;
+#     ivon and bbb, and of the running statistics of a batchnorm layer;
+#     sgd and adam equal to one process within a tolerance;
 #     one vogn and one ivon step equal to the N-sample estimator computed
 #     by hand; bad data on one rank stops all (its TAP lines are repeated
 #     here);
@@ -98,7 +99,7 @@ for np in 2 3; do
 		esac
 		n=$((n + 1))
 	done <api.out
-	ok "$([ "$n" -ge 18 ] && echo 0 || echo 1)" "t/mpi_train -np $np reported its 18 results"
+	ok "$([ "$n" -ge 19 ] && echo 0 || echo 1)" "t/mpi_train -np $np reported its 19 results"
 	[ "$st" -eq 0 ] || diag "$(cat api.err)"
 done
 
