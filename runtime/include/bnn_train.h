@@ -253,6 +253,11 @@ typedef struct bnn_train_io {
 	const char *checkpoint;   /* the file to save to, or NULL */
 	bnn_epoch_fn on_epoch;    /* called with each report, or NULL */
 	void *ctx;                /* passed to on_epoch */
+	const void *comm;         /* data-parallel training: a pointer to the MPI_Comm
+	                             whose ranks train together (docs/distributed.md),
+	                             or NULL: MPI_COMM_WORLD when MPI is initialised,
+	                             else this process alone.  A library built without
+	                             MPI refuses a non-NULL comm. */
 } bnn_train_io;
 
 /**
@@ -270,6 +275,14 @@ typedef struct bnn_train_io {
  * and if an epoch of this run completed it is saved to io->checkpoint as at
  * the end of a run (a failed save returns its own code, the message saying
  * both); after a divergence in the first epoch the file is left as it was.
+ * Data-parallel (io->comm, or MPI_COMM_WORLD when MPI is initialised, with
+ * more than one process; docs/distributed.md): every process calls it with
+ * the same data, state and options; each trains on its rows of every
+ * global minibatch of o->batch (the first o->batch mod N processes take
+ * one row more), the gradients and the optimizer's estimates are summed
+ * over the processes, and every process ends with the same state.  Rank 0
+ * alone writes io->checkpoint.  An error on any process is returned on
+ * every one, with the failing rank's message ("rank R of N: ...").
  * io->checkpoint, if not NULL, is saved (atomically) at the end
  * (the best epoch's state with validation data), and during training after
  * an epoch that improved the validation NLL (or any epoch without
@@ -280,6 +293,38 @@ typedef struct bnn_train_io {
  *         (checkpoint).
  */
 int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o, bnn_err *err);
+
+/*
+ * Data-parallel training over MPI (docs/distributed.md).  comm is a
+ * pointer to an MPI_Comm, or NULL: MPI_COMM_WORLD when MPI is initialised,
+ * else this process alone (rank 0 of 1).  In a library built without MPI
+ * these are the one-process case.
+ */
+/** 1 when the library was built with MPI (./configure --with-mpi). */
+int bnn_dist_available(void);
+/** Whether this process was started by an MPI launcher (mpirun, srun). */
+int bnn_dist_launched(void);
+/** For a program's main: initialises MPI (MPI_Init_thread, funneled) when
+ *  the library has it, the process was started by a launcher and MPI is
+ *  not initialised yet.  Returns 1 if it did (then call
+ *  bnn_dist_finalize at the end), 0 if not, a negative code on failure. */
+int bnn_dist_init(int *argc, char ***argv, bnn_err *err);
+/** MPI_Finalize, if MPI is initialised and not finalised, after a barrier
+ *  on MPI_COMM_WORLD (so that every process's messages are out before one
+ *  exits with a failure and mpirun ends the job). */
+void bnn_dist_finalize(void);
+/** This process's rank in comm (0 without MPI). */
+int bnn_dist_rank(const void *comm);
+/** The number of processes of comm (1 without MPI). */
+int bnn_dist_size(const void *comm);
+/** Agree on a status (collective): every rank passes its own rc (with its
+ *  message in err when rc is not BNN_OK); every rank gets back the code
+ *  of the lowest rank that failed, err then holding "rank R of N: " and
+ *  that rank's message, or BNN_OK when all passed. */
+int bnn_dist_agree(const void *comm, int rc, bnn_err *err);
+/** Sum n doubles over the ranks of comm, in place (every rank gets the
+ *  same bits).  0, or -1 when MPI failed. */
+int bnn_dist_sum(const void *comm, double *v, long n);
 
 /**
  * Check that ds fits model m: as many values per example as the model's
