@@ -363,10 +363,13 @@ static void test_mc_regression(void)
 	is_int(bnn_predict(&st, &ds, S, 99,
 	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
 	       BNN_OK, "MC regression predicts");
-	bnn_rng_seed(&rng, 99);
 	for (s = 0; s < S; s++) {
 		bnn_pass p;
+		/* sample s's weights from (99, s), its one batch's noise from
+		 * (99, s, 0) */
+		bnn_rng_seed(&rng, bnn_rng_derive(bnn_rng_derive(99, (uint64_t)s), 0));
 		bnn_posterior_sample(m->nparams, st.params, st.sigma, eps, theta, &rng);
+		bnn_rng_seed(&rng, bnn_predict_seed(99, s, 0));
 		memset(&p, 0, sizeof p);
 		p.w = theta;
 		p.x = x;
@@ -419,6 +422,88 @@ static void test_mc_regression(void)
 	bnn_state_free(&st);
 }
 
+/* bnn_predict on 700 examples (three batches of BNN_PREDICT_BATCH, the
+ * last one short): the same bits with 1, 2 and 3 threads, and each range
+ * of batches from bnn_predict_batches() is the matching slice, the
+ * per-example NLLs summed in order giving the total. */
+static void test_predict_batches(void)
+{
+	enum {
+		N = 700,
+		S = 3
+	};
+	static float x[N * 2], y[N], mean[3][N], var[3][N], pm[N], pv[N];
+	static double each[N], pe[N];
+	double nll[3], pn, sum;
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_err err;
+	int i, t, bad = 0, rc = 0;
+	long j0, j1;
+
+	for (i = 0; i < N; i++) {
+		x[2 * i] = (float)(i % 37) * 0.05f - 1.0f;
+		x[2 * i + 1] = 0.25f * (float)(i % 3);
+		y[i] = 0.01f * (float)(i % 50);
+	}
+	memset(&ds, 0, sizeof ds);
+	ds.n = N;
+	ds.features = 2;
+	ds.rank = 1;
+	ds.shape[0] = 2;
+	ds.targets = 1;
+	ds.x = x;
+	ds.y = y;
+	breg_state(&st);
+	for (t = 1; t <= 3; t++) {
+		bnn_set_threads(t);
+		rc |= bnn_predict(&st, &ds, S, 7,
+		                  &(bnn_prediction){ .probs = mean[t - 1],
+		                                     .var = var[t - 1],
+		                                     .nll = &nll[t - 1],
+		                                     .nll_each = t == 1 ? each : NULL },
+		                  &err);
+	}
+	is_int(rc, BNN_OK, "700 examples predict with 1, 2 and 3 threads");
+	ok(memcmp(mean[0], mean[1], sizeof mean[0]) == 0 &&
+	           memcmp(mean[0], mean[2], sizeof mean[0]) == 0 &&
+	           memcmp(var[0], var[1], sizeof var[0]) == 0 &&
+	           memcmp(var[0], var[2], sizeof var[0]) == 0 &&
+	           memcmp(nll, nll + 1, sizeof *nll) == 0 && memcmp(nll, nll + 2, sizeof *nll) == 0,
+	   "and give the same bits");
+	for (sum = 0, i = 0; i < N; i++)
+		sum += each[i];
+	ok(memcmp(&sum, nll, sizeof sum) == 0, "the total NLL is the per-example NLLs in order");
+	for (t = 1; t <= 2; t++)
+		for (j0 = 0; j0 < 3; j0++)
+			for (j1 = j0 + 1; j1 <= 3; j1++) {
+				long a = j0 * BNN_PREDICT_BATCH;
+				long n = (j1 * BNN_PREDICT_BATCH < N ? j1 * BNN_PREDICT_BATCH : N) -
+				         a;
+				bnn_set_threads(t);
+				rc = bnn_predict_batches(&st, &ds, S, 7, j0, j1,
+				                         &(bnn_prediction){ .probs = pm,
+				                                            .var = pv,
+				                                            .nll = &pn,
+				                                            .nll_each = pe },
+				                         &err);
+				for (sum = 0, i = 0; i < n; i++)
+					sum += each[a + i];
+				bad += rc != BNN_OK ||
+				       memcmp(pm, mean[0] + a, (size_t)n * sizeof *pm) != 0 ||
+				       memcmp(pv, var[0] + a, (size_t)n * sizeof *pv) != 0 ||
+				       memcmp(pe, each + a, (size_t)n * sizeof *pe) != 0 ||
+				       memcmp(&pn, &sum, sizeof sum) != 0;
+			}
+	bnn_set_threads(1);
+	is_int(bad, 0, "every range of batches is the slice of the whole, with 1 and 2 threads");
+	is_int(bnn_predict_batches(&st, &ds, S, 7, 2, 4, &(bnn_prediction){ .probs = pm }, &err),
+	       BNN_EINVAL, "batches beyond the data are refused");
+	is_str(err.message, "batches [2, 4) asked of a data set of 3 batches of 256",
+	       "and the message says how many there are");
+	bnn_state_free(&st);
+}
+
 /* The CSV export: a header and one row per parameter, in tensor order. */
 static void test_posterior_csv(void)
 {
@@ -454,6 +539,7 @@ int main(void)
 	test_dropout();
 	test_refusals();
 	test_mc_regression();
+	test_predict_batches();
 	test_posterior_csv();
 	unlink(blobs_tmp_path("bayes.ckpt"));
 	blobs_tmpdir_remove();

@@ -38,6 +38,11 @@ typedef struct bnn_rng {
 /** Seed the generator; any 64-bit seed (including 0) gives a valid state. */
 void bnn_rng_seed(bnn_rng *rng, uint64_t seed);
 
+/** A seed for substream i of seed: splitmix64's output number i + 1 from
+ *  counter seed, mix(seed + (i + 1)·0x9e3779b97f4a7c15); distinct i give
+ *  unrelated seeds (for a generator per Monte-Carlo sample, per batch). */
+uint64_t bnn_rng_derive(uint64_t seed, uint64_t i);
+
 /** The next 64 random bits. */
 uint64_t bnn_rng_next(bnn_rng *rng);
 

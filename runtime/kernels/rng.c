@@ -110,6 +110,11 @@ static uint64_t rng_splitmix64(uint64_t *x)
 	return rng_mix64(*x += RNG_GOLDEN);
 }
 
+uint64_t bnn_rng_derive(uint64_t seed, uint64_t i)
+{
+	return rng_mix64(seed + (i + 1) * RNG_GOLDEN);
+}
+
 void bnn_rng_seed(bnn_rng *rng, uint64_t seed)
 {
 	uint64_t x = seed;
