@@ -497,6 +497,24 @@ static void test_predict_batches(void)
 			}
 	bnn_set_threads(1);
 	is_int(bad, 0, "every range of batches is the slice of the whole, with 1 and 2 threads");
+	{ /* bnn_model_outputs, gathered in reverse, batches of 64 */
+		static long idx[N];
+		static float o[3][N];
+		double v[3];
+		for (i = 0; i < N; i++)
+			idx[i] = N - 1 - i;
+		for (rc = 0, t = 1; t <= 3; t++) {
+			bnn_set_threads(t);
+			rc |= bnn_model_outputs(
+			        &st, &ds, &(bnn_example_range){ .idx = idx, .n = N, .batch = 64 },
+			        o[t - 1], &v[t - 1], &err);
+		}
+		bnn_set_threads(1);
+		ok(rc == BNN_OK && memcmp(o[0], o[1], sizeof o[0]) == 0 &&
+		           memcmp(o[0], o[2], sizeof o[0]) == 0 &&
+		           memcmp(v, v + 1, sizeof *v) == 0 && memcmp(v, v + 2, sizeof *v) == 0,
+		   "bnn_model_outputs gives the same outputs and NLL with 1, 2 and 3 threads");
+	}
 	is_int(bnn_predict_batches(&st, &ds, S, 7, 2, 4, &(bnn_prediction){ .probs = pm }, &err),
 	       BNN_EINVAL, "batches beyond the data are refused");
 	is_str(err.message, "batches [2, 4) asked of a data set of 3 batches of 256",

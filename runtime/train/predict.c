@@ -51,26 +51,87 @@ int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, b
 	return BNN_OK;
 }
 
-/* The network that model_outputs() runs: a model at parameters w. */
-struct predict_net {
-	const bnn_model *m; /* the model */
-	const float *w;     /* its parameters (the mean, or a posterior sample) */
-	float *stats;       /* running statistics, NULL without batchnorm layers */
-	bnn_rng *rng;       /* the pass's own noise (dropout masks), or NULL */
+/* From how many batches bnn_model_outputs() and bnn_predict() run them in
+ * parallel: a single batch threads its products (gemm.c); from two on,
+ * whole batches per thread split the work with no synchronisation inside
+ * a pass. */
+#define PREDICT_PARALLEL_BATCHES 2
+
+/* The calling thread's index in the team (0 outside a parallel region). */
+static int predict_thread(void)
+{
+#ifdef _OPENMP
+	return omp_get_thread_num();
+#else
+	return 0;
+#endif
+}
+
+/* Per-thread buffers of a batch loop, allocated once before the loop: a
+ * workspace, one batch's raw outputs (z) and, for gathered examples, its
+ * inputs and targets. */
+struct predict_team {
+	int nt;          /* threads with buffers */
+	float **ws, **z; /* nt each */
+	float **xb, **yb;
 };
 
-/* bnn_model_outputs() for the network net over the examples r of ds: the
- * one loop that runs a model over a data set, for validation and for every
- * prediction. */
-static int model_outputs(const struct predict_net *net, const bnn_dataset *ds,
+static void predict_team_free(struct predict_team *team)
+{
+	int t;
+
+	for (t = 0; t < team->nt; t++) {
+		free(team->ws[t]);
+		free(team->z[t]);
+		free(team->xb[t]);
+		free(team->yb[t]);
+	}
+	free(team->ws);
+	free(team->z);
+	free(team->xb);
+	free(team->yb);
+}
+
+/* Buffers for bnn_threads() threads and batches of `batch`: z when
+ * want_z, xb (and yb when want_y) when gather. */
+static int predict_team_alloc(struct predict_team *team, const bnn_model *m, long batch, int want_z,
+                              int gather, int want_y)
+{
+	int t, nt = bnn_threads();
+
+	team->nt = 0;
+	team->ws = calloc((size_t)nt, sizeof *team->ws);
+	team->z = calloc((size_t)nt, sizeof *team->z);
+	team->xb = calloc((size_t)nt, sizeof *team->xb);
+	team->yb = calloc((size_t)nt, sizeof *team->yb);
+	if (!team->ws || !team->z || !team->xb || !team->yb)
+		return -1;
+	team->nt = nt;
+	for (t = 0; t < nt; t++) {
+		team->ws[t] = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
+		if (!team->ws[t])
+			return -1;
+		if (want_z && !(team->z[t] = bnn_floats_alloc(batch * m->outputs)))
+			return -1;
+		if (gather && !(team->xb[t] = bnn_floats_alloc(batch * m->inputs)))
+			return -1;
+		if (gather && want_y && !(team->yb[t] = bnn_floats_alloc(batch * m->targets)))
+			return -1;
+	}
+	return 0;
+}
+
+/* bnn_model_outputs() for the parameters w (and running statistics stats)
+ * over the examples r of ds: batches in parallel, each pass's NLL kept
+ * per batch and added in batch order, as a serial loop would. */
+static int model_outputs(const bnn_model *m, const float *w, float *stats, const bnn_dataset *ds,
                          const bnn_example_range *r, float *out, double *nll, bnn_err *err)
 {
-	const bnn_model *m = net->m;
 	const long *idx = r->idx, n = r->n;
-	long batch = r->batch;
-	float *ws = NULL, *xb = NULL, *yb = NULL;
-	double sum = 0;
-	long i, j;
+	long batch = r->batch, nb, j;
+	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
+	double *bsum = NULL, sum = 0;
+	long i;
 	int rc = bnn_data_fits(m, ds, nll != NULL, err);
 
 	if (rc)
@@ -88,45 +149,48 @@ static int model_outputs(const struct predict_net *net, const bnn_dataset *ds,
 			                idx[i], i, ds->n);
 	if (batch > n)
 		batch = n;
-	ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
-	xb = idx ? bnn_floats_alloc(batch * m->inputs) : NULL;
-	yb = idx && nll ? malloc((size_t)(batch * m->targets) * sizeof *yb) : NULL;
-	if (!ws || (idx && !xb) || (idx && nll && !yb)) {
+	nb = (n + batch - 1) / batch;
+	bsum = malloc((size_t)nb * sizeof *bsum);
+	if (!bsum || predict_team_alloc(&team, m, batch, 0, idx != NULL, nll != NULL)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for a batch of %ld", batch);
 		goto done;
 	}
-	for (i = 0; i < n; i += batch) {
-		long b = n - i < batch ? n - i : batch;
+#pragma omp parallel for schedule(static) if (nb >= PREDICT_PARALLEL_BATCHES)
+	for (j = 0; j < nb; j++) {
+		int t = predict_thread();
+		long i0 = j * batch, b = n - i0 < batch ? n - i0 : batch, e;
 		bnn_pass p;
 		memset(&p, 0, sizeof p);
 		if (idx) {
-			for (j = 0; j < b; j++) {
-				memcpy(xb + j * m->inputs, ds->x + idx[i + j] * m->inputs,
+			float *xb = team.xb[t], *yb = team.yb[t];
+			for (e = 0; e < b; e++) {
+				memcpy(xb + e * m->inputs, ds->x + idx[i0 + e] * m->inputs,
 				       (size_t)m->inputs * sizeof *xb);
 				if (yb)
-					memcpy(yb + j * m->targets, ds->y + idx[i + j] * m->targets,
+					memcpy(yb + e * m->targets,
+					       ds->y + idx[i0 + e] * m->targets,
 					       (size_t)m->targets * sizeof *yb);
 			}
 			p.x = xb;
 			p.y = yb;
 		} else {
-			p.x = ds->x + i * m->inputs;
-			p.y = nll ? ds->y + i * m->targets : NULL;
+			p.x = ds->x + i0 * m->inputs;
+			p.y = nll ? ds->y + i0 * m->targets : NULL;
 		}
-		p.w = net->w;
-		p.stats = net->stats; /* train = 0: batchnorm by the running statistics */
-		p.rng = net->rng;
+		p.w = w;
+		p.stats = stats; /* train = 0: batchnorm by the running statistics */
 		p.batch = b;
-		p.ws = ws;
-		p.out = out ? out + i * m->outputs : NULL;
-		sum += m->pass(&p);
+		p.ws = team.ws[t];
+		p.out = out ? out + i0 * m->outputs : NULL;
+		bsum[j] = m->pass(&p);
 	}
+	for (j = 0; j < nb; j++)
+		sum += bsum[j];
 	if (nll)
 		*nll = sum;
 done:
-	free(ws);
-	free(xb);
-	free(yb);
+	predict_team_free(&team);
+	free(bsum);
 	return rc;
 }
 
@@ -137,8 +201,7 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_exam
 		return bnn_fail(err, BNN_EINVAL, "no state given");
 	if (!r)
 		return bnn_fail(err, BNN_EINVAL, "bnn_model_outputs: no examples given");
-	return model_outputs(&(struct predict_net){ st->model, st->params, st->stats, NULL }, ds, r,
-	                     out, nll, err);
+	return model_outputs(st->model, st->params, st->stats, ds, r, out, nll, err);
 }
 
 /* ½·log(2π) (M_PI is not ISO C). */
@@ -260,60 +323,6 @@ static int predict_check_sigma(const bnn_state *st, bnn_err *err)
 	                m->ntensors > 0 ? j - m->tensors[i].offset : j, (double)st->sigma[j]);
 }
 
-/* Per-thread buffers of the batch loop: a workspace and one batch's raw
- * outputs, allocated once before the loop. */
-struct predict_team {
-	int nt;     /* threads with buffers */
-	float **ws; /* nt workspaces */
-	float **z;  /* nt × (batch × outputs) */
-};
-
-static void predict_team_free(struct predict_team *team)
-{
-	int t;
-
-	for (t = 0; t < team->nt; t++) {
-		free(team->ws ? team->ws[t] : NULL);
-		free(team->z ? team->z[t] : NULL);
-	}
-	free(team->ws);
-	free(team->z);
-}
-
-static int predict_team_alloc(struct predict_team *team, const bnn_model *m, long batch)
-{
-	int t, nt = bnn_threads();
-
-	team->nt = 0;
-	team->ws = calloc((size_t)nt, sizeof *team->ws);
-	team->z = calloc((size_t)nt, sizeof *team->z);
-	if (!team->ws || !team->z)
-		return -1;
-	team->nt = nt;
-	for (t = 0; t < nt; t++) {
-		team->ws[t] = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
-		team->z[t] = bnn_floats_alloc(batch * m->outputs);
-		if (!team->ws[t] || !team->z[t])
-			return -1;
-	}
-	return 0;
-}
-
-/* The calling thread's index in the team (0 outside a parallel region). */
-static int predict_thread(void)
-{
-#ifdef _OPENMP
-	return omp_get_thread_num();
-#else
-	return 0;
-#endif
-}
-
-/* From how many batches they run in parallel: one batch of 256 passes
- * already threads its products (gemm.c); from two on, whole batches per
- * thread split the work with no synchronisation inside a pass. */
-#define PREDICT_PARALLEL_BATCHES 2
-
 uint64_t bnn_predict_seed(uint64_t seed, long sample, long batch)
 {
 	/* sample s's key, then substream 0 (its weights) or j + 1 (batch j) */
@@ -330,7 +339,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
 	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
 	struct predict_acc acc;
-	struct predict_team team = { 0, NULL, NULL };
+	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
 	float *theta = NULL;
 	int rc = bnn_data_fits(m, ds, scored, err);
 
@@ -362,7 +371,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 		theta = bnn_floats_alloc(m->nparams);
 	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (scored && !acc.lse) ||
 	    !acc.var || (mc > 0 && st->sigma && !theta) ||
-	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH)) {
+	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
 	}
