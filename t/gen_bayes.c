@@ -23,6 +23,8 @@
 #include "rt_bayes.h"
 #include "rt_breg.h"
 #include "rt_drop.h"
+#include "rt_wide.h"
+#include "rt_widept.h"
 #include "tap.h"
 
 /*
@@ -324,6 +326,75 @@ static void breg_state(bnn_state *st)
 				st->sigma[m->tensors[i].offset + j] = 0.1f;
 }
 
+/* Two steps of optimizer opt (mc samples, lrt for bbb, gradient
+ * clipping) on rt_wide (rt_widept for sgd, adam and adamw) with `threads` threads, from the same start:
+ * *st receives the trained state. */
+static int wide_run(bnn_state *st, const bnn_dataset *train, int opt, int mc, int lrt, int threads,
+                    bnn_err *err)
+{
+	bnn_train_options o = bnn_train_defaults();
+	int rc;
+
+	o.optimizer = opt;
+	o.epochs = 1;
+	o.batch = 32;
+	o.mc = mc;
+	o.clip = 0.5; /* the norm of 42039 gradients: a sum in pieces */
+	o.threads = threads;
+	if (opt == BNN_OPT_BBB)
+		o.lrt = lrt;
+	if ((rc = bnn_state_init(st, opt <= BNN_OPT_ADAMW ? &rt_widept_model : &rt_wide_model, 3,
+	                         err)))
+		return rc;
+	return bnn_train(st, &(bnn_train_io){ .train = train }, &o, err);
+}
+
+/* Every optimizer's step, fused with the next sample or not, gives the
+ * same bits with 1, 2 and 3 threads on a model large enough for the
+ * updates, the sampler and the clipping to split across threads, with
+ * tensor borders inside blocks and chunks. */
+static void test_threads(void)
+{
+	bnn_dataset train;
+	static const struct {
+		int opt, mc, lrt;
+	} runs[] = {
+		{ BNN_OPT_SGD, 1, 0 },  { BNN_OPT_ADAM, 1, 0 },  { BNN_OPT_ADAMW, 1, 0 },
+		{ BNN_OPT_VOGN, 1, 0 }, { BNN_OPT_VOGN, 2, 0 },  { BNN_OPT_IVON, 1, 0 },
+		{ BNN_OPT_IVON, 2, 0 }, { BNN_OPT_BADAM, 1, 0 }, { BNN_OPT_BBB, 1, 0 },
+		{ BNN_OPT_BBB, 1, 1 },  { BNN_OPT_BBB, 2, 0 },
+	};
+	size_t r;
+
+	blobs_make(&train, 64, 13);
+	ok(rt_wide_model.nparams == 42039 && rt_widept_model.nparams == 42039,
+	   "rt_wide and rt_widept have 42039 parameters");
+	for (r = 0; r < sizeof runs / sizeof *runs; r++) {
+		bnn_state st[3];
+		bnn_err err;
+		int t, i, rc = 0, same = 1;
+
+		for (t = 0; t < 3; t++)
+			rc |= wide_run(&st[t], &train, runs[r].opt, runs[r].mc, runs[r].lrt, t + 1,
+			               &err);
+		for (t = 1; t < 3 && rc == BNN_OK; t++) {
+			long n = rt_wide_model.nparams;
+			same = same && blobs_same_floats(st[0].params, st[t].params, n) &&
+			       blobs_same_floats(st[0].sigma, st[t].sigma, n);
+			for (i = 0; i < BNN_OPT_SLOTS; i++)
+				same = same && blobs_same_floats(st[0].opt[i], st[t].opt[i], n);
+		}
+		ok(rc == BNN_OK && same,
+		   "%s, mc %d%s: two steps on rt_wide give the same bits with 1, 2 and 3 threads%s%s",
+		   bnn_optimizer_name(runs[r].opt), runs[r].mc, runs[r].lrt ? ", lrt" : "",
+		   rc ? ": " : "", rc ? err.message : "");
+		for (t = 0; t < 3; t++)
+			bnn_state_free(&st[t]);
+	}
+	bnn_set_threads(1);
+	bnn_dataset_free(&train);
+}
+
 /* bnn_predict's Monte-Carlo mixture against the same samples drawn here:
  * θ_s = μ + σ∘ε_s from a generator seeded like bnn_predict's, the mixture
  * mean (1/S)Σμ_s, variance σ² + (1/S)Σμ_s² − mean², and NLL
@@ -559,6 +630,7 @@ int main(void)
 	test_mc_regression();
 	test_predict_batches();
 	test_posterior_csv();
+	test_threads();
 	unlink(blobs_tmp_path("bayes.ckpt"));
 	blobs_tmpdir_remove();
 	return tap_done();
