@@ -652,10 +652,12 @@ static void rng_normal_chunk_fill(uint64_t key, size_t c, float *out, size_t len
 	}
 }
 
-/* From how many chunks bnn_rng_normal() splits them across threads: two
- * chunks (32768 variates, some 20 us here) already gain from a second
- * thread (docs/benchmarks.md); below, the call is one chunk, serial. */
-#define NORMAL_PARALLEL_CHUNKS 2
+/* From how many variates bnn_rng_normal() splits its chunks across
+ * threads: two whole chunks.  Measured here (2-vCPU EPYC, AVX-512, the
+ * fastest of 40 alternating runs on a busy machine): n = 32768 took
+ * 8.5 us on one thread and 7.6 on two, 65536 14.3 and 12.3, 131072 27.0
+ * and 15.6; one chunk (16384) is 5.3 us, about what waking a team costs. */
+#define NORMAL_PARALLEL_MIN (2 * NORMAL_CHUNK)
 
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 {
@@ -670,7 +672,7 @@ void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 	nchunks = (n + NORMAL_CHUNK - 1) / NORMAL_CHUNK;
 	/* each chunk's variates follow from (key, c): the split across
 	 * threads changes nothing in them */
-#pragma omp parallel for schedule(static) if (nchunks >= NORMAL_PARALLEL_CHUNKS)
+#pragma omp parallel for schedule(static) if (n >= NORMAL_PARALLEL_MIN)
 	for (c = 0; c < nchunks; c++) {
 		size_t at = c * NORMAL_CHUNK;
 

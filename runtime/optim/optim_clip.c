@@ -21,7 +21,9 @@
  * (OPT_CHUNK partial sums, as one serial loop would have them), and the
  * pieces' sums are added in order; so the norm does not depend on the
  * number of threads, and is the serial loop's for n <= CLIP_PIECE.
- * Parallel from two pieces on: below, the work is some microseconds. */
+ * Parallel from two pieces on: 32768 entries took 16.7 us on one thread
+ * and 10.6 on two here (the fastest of 40 alternating runs), one piece
+ * 7.6 us. */
 #define CLIP_PIECE 16384
 
 /* The pieces' sums wait in an array on the stack (8 KiB, 16 million

@@ -48,7 +48,9 @@ static inline void sample_block(long n, const float *restrict mu, const float *r
 }
 
 /* From how many weights bnn_posterior_sample() splits its chunks across
- * threads: two of the sampler's chunks (see rng.c), as the updates. */
+ * threads: two of the sampler's chunks (see rng.c), as the updates.
+ * Measured here (the fastest of 40 alternating runs): 32768 weights took
+ * 18.3 us on one thread and 11.0 on two; 16384 (one chunk) 10.2 us. */
 #define POST_PARALLEL_MIN (2 * BNN_RNG_NORMAL_CHUNK)
 
 BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,

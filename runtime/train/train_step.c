@@ -305,7 +305,10 @@ static void update_range(struct trainer *t, const struct train_optimizer *opt, f
  * into blocks of BNN_SAMPLE_BLOCK: the same pieces for every number of
  * threads, and every update rule is element-wise, so the split changes no
  * bit.  From UPDATE_PARALLEL_MIN parameters on (two chunks): below, one
- * chunk is a few microseconds of work, the cost of waking a team. */
+ * chunk is a few microseconds of work, the cost of waking a team.  At
+ * two chunks, bnn_posterior_sample (the sampling half of the fused
+ * update) took 18.3 us on one thread and 11.0 on two here (the fastest
+ * of 40 alternating runs). */
 #define UPDATE_CHUNK        BNN_RNG_NORMAL_CHUNK
 #define UPDATE_PARALLEL_MIN (2 * UPDATE_CHUNK)
 
