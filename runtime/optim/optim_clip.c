@@ -78,9 +78,14 @@ double bnn_clip_grad_norm(long n, float *g, double max_norm)
 	if (max_norm > 0 && norm > max_norm && isfinite(norm)) {
 		float scale = (float)(max_norm / norm);
 
-#pragma omp parallel for schedule(static) if (n >= 2 * CLIP_PIECE)
-		for (i = 0; i < n; i++)
-			g[i] *= scale;
+		if (n >= 2 * CLIP_PIECE) {
+#pragma omp parallel for schedule(static)
+			for (i = 0; i < n; i++)
+				g[i] *= scale;
+		} else { /* no OpenMP construct: even an inactive one costs 2 us */
+			for (i = 0; i < n; i++)
+				g[i] *= scale;
+		}
 	}
 	return norm;
 }

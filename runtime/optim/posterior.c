@@ -53,33 +53,48 @@ static inline void sample_block(long n, const float *restrict mu, const float *r
  * 18.3 us on one thread and 11.0 on two; 16384 (one chunk) 10.2 us. */
 #define POST_PARALLEL_MIN (2 * BNN_RNG_NORMAL_CHUNK)
 
-BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,
-                                          const float *restrict sigma, float *restrict eps,
-                                          float *restrict theta, bnn_rng *rng)
+/* Chunk c of the sample, its noise from s sought to the chunk's start,
+ * block by block (buf: a block's ε when the caller keeps none). */
+BNN_SIMD_CLONES static void post_chunk(long n, long c, const float *restrict mu,
+                                       const float *restrict sigma, float *restrict eps,
+                                       float *restrict theta, bnn_rng_normal_stream *s)
+{
+	float buf[BNN_SAMPLE_BLOCK];
+	long i, stop = n - c * BNN_RNG_NORMAL_CHUNK < BNN_RNG_NORMAL_CHUNK
+	                       ? n
+	                       : (c + 1) * BNN_RNG_NORMAL_CHUNK;
+
+	bnn_rng_normal_seek(s, (size_t)(c * BNN_RNG_NORMAL_CHUNK));
+	for (i = c * BNN_RNG_NORMAL_CHUNK; i < stop; i += BNN_SAMPLE_BLOCK) {
+		long len = stop - i < BNN_SAMPLE_BLOCK ? stop - i : BNN_SAMPLE_BLOCK;
+		float *e = eps ? eps + i : buf;
+
+		bnn_rng_normal_next(s, e, (size_t)len);
+		sample_block(len, mu + i, sigma + i, e, theta + i);
+	}
+}
+
+void bnn_posterior_sample(long n, const float *restrict mu, const float *restrict sigma,
+                          float *restrict eps, float *restrict theta, bnn_rng *rng)
 {
 	bnn_rng_normal_stream noise;
 	long c, nchunks = (n + BNN_RNG_NORMAL_CHUNK - 1) / BNN_RNG_NORMAL_CHUNK;
 
 	/* VOGN Alg. 1 lines 8-9, IVON Alg. 1 line 2: θ = μ + σε, ε ~ N(0, I);
 	 * each chunk of the sampler is drawn by a copy of the stream sought
-	 * to it, so the split across threads changes no variate */
+	 * to it, so the split across threads changes no variate.  Below the
+	 * threshold, no OpenMP construct at all (an inactive one costs about
+	 * 2 us). */
 	bnn_rng_normal_begin(&noise, rng, n > 0 ? (size_t)n : 0);
-#pragma omp parallel for schedule(static) if (n >= POST_PARALLEL_MIN)
-	for (c = 0; c < nchunks; c++) {
-		float buf[BNN_SAMPLE_BLOCK];
-		bnn_rng_normal_stream s = noise;
-		long i, stop = n - c * BNN_RNG_NORMAL_CHUNK < BNN_RNG_NORMAL_CHUNK
-		                       ? n
-		                       : (c + 1) * BNN_RNG_NORMAL_CHUNK;
-
-		bnn_rng_normal_seek(&s, (size_t)(c * BNN_RNG_NORMAL_CHUNK));
-		for (i = c * BNN_RNG_NORMAL_CHUNK; i < stop; i += BNN_SAMPLE_BLOCK) {
-			long len = stop - i < BNN_SAMPLE_BLOCK ? stop - i : BNN_SAMPLE_BLOCK;
-			float *e = eps ? eps + i : buf;
-
-			bnn_rng_normal_next(&s, e, (size_t)len);
-			sample_block(len, mu + i, sigma + i, e, theta + i);
+	if (n >= POST_PARALLEL_MIN) {
+#pragma omp parallel for schedule(static)
+		for (c = 0; c < nchunks; c++) {
+			bnn_rng_normal_stream s = noise;
+			post_chunk(n, c, mu, sigma, eps, theta, &s);
 		}
+	} else {
+		for (c = 0; c < nchunks; c++)
+			post_chunk(n, c, mu, sigma, eps, theta, &noise);
 	}
 }
 
