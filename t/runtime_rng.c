@@ -6,7 +6,11 @@
  * GF(2)); the uniform, integer and shuffle helpers by exact values and by
  * chi-square tests with fixed seeds and fixed bounds; the Gaussian sampler
  * by exact variates for crafted draws, by its moments and tail mass over
- * 10^6 variates, and by how many draws each path consumes.  Every seed is
+ * 10^6 variates, by how many draws each path consumes, by its layout
+ * (each chunk of BNN_RNG_NORMAL_CHUNK from its own lanes) against the
+ * recipe in double precision, by prefixes and the same bits with 1, 2
+ * and 3 threads around the chunks' borders, and by pieces and seeks of the
+ * stream against one call.  Every seed is
  * fixed, so every statistic is deterministic: a bound is set at about five
  * standard errors, and the check's description prints the value the seed
  * actually gives.
