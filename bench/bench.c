@@ -102,6 +102,7 @@
 #include "fashion_lenet_bayes.h"
 #include "fashion_mf.h"
 #include "fashion_point.h"
+#include "fashion_resnet.h"
 #include "mf_1024.h"
 #include "mf_128.h"
 #include "mf_256.h"
@@ -135,11 +136,12 @@ enum {
 	BENCH_GFWHT = 1u << 5,
 	BENCH_GWHVI = 1u << 6,
 	BENCH_GLENET = 1u << 7,
-	BENCH_GALL = (1u << 8) - 1
+	BENCH_GTHREADS = 1u << 8,
+	BENCH_GALL = (1u << 9) - 1
 };
 
-static const char *const bench_group_names[] = { "peak", "gemm", "step", "train",
-	                                         "vi",   "fwht", "whvi", "lenet" };
+static const char *const bench_group_names[] = { "peak", "gemm", "step",  "train",  "vi",
+	                                         "fwht", "whvi", "lenet", "threads" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -1391,11 +1393,112 @@ static void bench_whvis(const bench_opts *o)
 	}
 }
 
+/* ---- threads: the trainer's epoch on one thread and on several --------- */
+
+/*
+ * The threads group (issue 18's targets): the trainer's epoch, as in
+ * bench_train, once with threads = 1 and once with bench_threads_many
+ * threads (every core the process may use, at least 2), alternately in
+ * each repeat; the speedup is the median over the repeats of the ratio
+ * within a repeat.  Wall-clock time: CPU time sums over the threads.  A
+ * case's steps per epoch are set so that its one-thread epoch lasts about
+ * min_time (measured on a short run first).
+ */
+struct bench_thread_case {
+	const char *net;             /* the JSON lines' "net" */
+	const bnn_model *point, *mf; /* the models (mf: for the variational optimizers) */
+	int optimizer;               /* enum bnn_optimizer */
+	long batch;
+	double target; /* least speedup (issue 18) */
+};
+static const struct bench_thread_case bench_thread_cases[] = {
+	{ "784-512-512-10", &fashion_point_model, &fashion_mf_model, BNN_OPT_ADAM, 128, 1.75 },
+	{ "784-512-512-10", &fashion_point_model, &fashion_mf_model, BNN_OPT_IVON, 128, 1.75 },
+	{ "784-512-512-10", &fashion_point_model, &fashion_mf_model, BNN_OPT_VOGN, 128, 1.75 },
+	{ "784-512-512-10", &fashion_point_model, &fashion_mf_model, BNN_OPT_ADAM, 32, 1.6 },
+	{ "784-512-512-10", &fashion_point_model, &fashion_mf_model, BNN_OPT_IVON, 32, 1.6 },
+	{ "784-512-512-10", &fashion_point_model, &fashion_mf_model, BNN_OPT_VOGN, 32, 1.6 },
+	{ "lenet", &fashion_lenet_model, &fashion_lenet_bayes_model, BNN_OPT_ADAM, 128, 1.75 },
+	{ "resnet", &fashion_resnet_model, NULL, BNN_OPT_ADAM, 128, 1.75 },
+	{ "13-50-50-1", &mlp13_model, NULL, BNN_OPT_ADAM, 32, 0.95 },
+};
+
+/* The threads bench_threads runs the many-thread side on. */
+static int bench_threads_many(void)
+{
+	int n = bnn_threads_available();
+
+	return n < 2 ? 2 : n;
+}
+
+/* Seconds per step of the case's epoch on this many threads. */
+static double bench_thread_epoch(const struct bench_thread_case *c, const bnn_dataset *ds,
+                                 long steps, int threads)
+{
+	static const struct bench_optim point = { "adam", BNN_OPT_ADAM, 0, 0 };
+	const struct bench_optim op = { bnn_optimizer_name(c->optimizer), c->optimizer,
+		                        c->optimizer != BNN_OPT_ADAM, 0 };
+	const bench_suite su = { "threads", c->net, c->point, c->mf, &point, 1 };
+	bnn_train_options to = bnn_train_defaults();
+
+	to.optimizer = c->optimizer;
+	to.epochs = 2;
+	to.batch = c->batch;
+	to.threads = threads;
+	return bench_train_once(&su, &op, ds, &to, BNN_BENCH_WALL) / (double)steps;
+}
+
+static void bench_threads(const bench_opts *o)
+{
+	size_t i;
+	int many = bench_threads_many(), r;
+
+	for (i = 0; i < sizeof bench_thread_cases / sizeof *bench_thread_cases; i++) {
+		const struct bench_thread_case *c = &bench_thread_cases[i];
+		double one[BENCH_MAX_REPEATS], par[BENCH_MAX_REPEATS], q[BENCH_MAX_REPEATS];
+		long steps = 8;
+		bnn_dataset ds;
+		double probe, speedup;
+
+		bench_data_init(&ds, c->point, c->batch * steps, 5);
+		probe = bench_thread_epoch(c, &ds, steps, 1);
+		free(ds.x);
+		free(ds.y);
+		if (o->train_steps > 0)
+			steps = o->train_steps;
+		else if (probe > 0 && o->min_time / probe > steps)
+			steps = o->min_time / probe > 5000 ? 5000 : (long)ceil(o->min_time / probe);
+		bench_data_init(&ds, c->point, c->batch * steps, 5);
+		for (r = 0; r < o->repeats; r++) {
+			one[r] = bench_thread_epoch(c, &ds, steps, 1);
+			par[r] = bench_thread_epoch(c, &ds, steps, many);
+			q[r] = one[r] / par[r];
+		}
+		speedup = bench_median(q, o->repeats);
+		printf("{\"bench\":\"threads\",\"impl\":\"bnnc\",\"net\":\"%s\","
+		       "\"batch\":%ld,\"optimizer\":\"%s\",\"threads\":%d,"
+		       "\"ms_per_step_1\":%.4f,\"ms_per_step\":%.4f,"
+		       "\"examples_per_s_1\":%.0f,\"examples_per_s\":%.0f,"
+		       "\"speedup\":%.3f,\"target\":%g,\"met\":%s,"
+		       "\"steps_per_epoch\":%ld,\"repeats\":%d}\n",
+		       c->net, c->batch, bnn_optimizer_name(c->optimizer), many,
+		       1e3 * bench_median(one, o->repeats), 1e3 * bench_median(par, o->repeats),
+		       (double)c->batch / bench_median(one, o->repeats),
+		       (double)c->batch / bench_median(par, o->repeats), speedup, c->target,
+		       speedup >= c->target ? "true" : "false", steps, o->repeats);
+		fflush(stdout);
+		free(ds.x);
+		free(ds.y);
+	}
+	bnn_set_threads(1);
+}
+
 static void bench_usage(void)
 {
-	fprintf(stderr, "usage: bench [--repeats N] [--min-time SECONDS]"
-	                " [--clock cpu|wall] [--train-steps N]\n"
-	                "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet[,...]]\n");
+	fprintf(stderr,
+	        "usage: bench [--repeats N] [--min-time SECONDS]"
+	        " [--clock cpu|wall] [--train-steps N]\n"
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads[,...]]\n");
 	exit(2);
 }
 
@@ -1469,7 +1572,8 @@ int main(int argc, char **argv)
 	if (bnn_model_check(&fashion_point_model, &err) ||
 	    bnn_model_check(&fashion_mf_model, &err) || bnn_model_check(&mlp13_model, &err) ||
 	    bnn_model_check(&fashion_lenet_model, &err) ||
-	    bnn_model_check(&fashion_lenet_bayes_model, &err)) {
+	    bnn_model_check(&fashion_lenet_bayes_model, &err) ||
+	    bnn_model_check(&fashion_resnet_model, &err)) {
 		fprintf(stderr, "bench: %s\n", err.message);
 		return 1;
 	}
@@ -1524,5 +1628,7 @@ int main(int argc, char **argv)
 		bench_net_free(&net);
 		bench_train(&bench_lenet_suite, 128, bench_train_steps(&o, adam_lenet), &o);
 	}
+	if (o.groups & BENCH_GTHREADS)
+		bench_threads(&o);
 	return 0;
 }

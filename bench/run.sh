@@ -28,6 +28,12 @@
 # fixed batch against PyTorch's; the ratio line above has it as net "lenet")
 #   {"bench":"lenet_target","optimizer":..,"batch":..,"over_adam":..,"target":..,"met":..}
 #   {"bench":"lenet_target","optimizer":"adam","batch":..,"bnnc_over_pytorch":..,"target":1,"met":..}
+# and for threads (issue 18: bench's threads group, the trainer's step on
+# every core the process may use, at least 2, against one thread, wall
+# clock; Adam's against PyTorch's step on as many threads, torch_mlp.py
+# --threads T with OPENBLAS_NUM_THREADS=T)
+#   {"bench":"threads_target","net":..,"batch":..,"optimizer":..,"threads":..,"speedup":..,"target":..,"met":..}
+#   {"bench":"threads_vs_pytorch","net":..,"batch":..,"threads":..,"bnnc_over_pytorch":..,"target":..,"met":..}
 # With BENCH_ROUNDS=N the two programs run N times, alternately, and every
 # figure is the median over the rounds of the figure of each round (a
 # ratio is taken within a round, then the median of the ratios).
@@ -38,7 +44,7 @@
 # --min-time 0.5"); BENCH_ROUNDS [1]; PYTHON [/usr/bin/python3];
 # BENCH_STRICT=1 makes a missed target an exit status of 1 (by default
 # only a failed run is).  OPENBLAS_NUM_THREADS and OMP_NUM_THREADS are set
-# to 1 here; anything else in the environment (OPENBLAS_CORETYPE, say)
+# to 1 here (but for the many-thread PyTorch run); anything else in the environment (OPENBLAS_CORETYPE, say)
 # reaches both programs.  POSIX sh and awk only.
 
 if [ $# -ne 2 ]; then
@@ -91,6 +97,11 @@ if ! "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
 	torch=0
 fi
 
+# The threads of the many-thread figures: bench's threads group takes
+# every core the process may use, at least 2.
+mt=$(nproc 2>/dev/null || echo 2)
+[ "$mt" -ge 2 ] 2>/dev/null || mt=2
+
 r=1
 while [ "$r" -le "$rounds" ]; do
 	[ "$rounds" -gt 1 ] && echo "# round $r of $rounds"
@@ -100,12 +111,24 @@ while [ "$r" -le "$rounds" ]; do
 		exit 1
 	fi
 	: >"$tmp/torch.$r.json"
+	: >"$tmp/torchmt.$r.json"
 	if [ "$torch" = 1 ]; then
 		# shellcheck disable=SC2086
 		if ! run "$tmp/torch.$r.json" "$PYTHON" "$script" ${BENCH_ARGS-}; then
 			echo "run.sh: $script failed; no ratios to PyTorch" >&2
 			: >"$tmp/torch.$r.json"
 			torch=0
+		fi
+	fi
+	# PyTorch on as many threads as bench's threads group uses (every
+	# core, at least 2), for the many-thread ratios; the wall clock,
+	# as the threads group's.
+	if [ "$torch" = 1 ] && grep -q '"bench":"threads"' "$tmp/bnnc.$r.json"; then
+		# shellcheck disable=SC2086
+		if ! OPENBLAS_NUM_THREADS=$mt OMP_NUM_THREADS=$mt run "$tmp/torchmt.$r.json" \
+			"$PYTHON" "$script" ${BENCH_ARGS-} --threads "$mt" --clock wall --only step,lenet; then
+			echo "run.sh: $script --threads $mt failed; no many-thread ratios" >&2
+			: >"$tmp/torchmt.$r.json"
 		fi
 	fi
 	r=$((r + 1))
@@ -156,7 +179,20 @@ FNR == 1 {
 	b = field($0, "bench")
 	impl = field($0, "impl")
 	key = field($0, "net") " " field($0, "batch")
-	if (b == "adam_step") {
+	if (b == "adam_step" && field($0, "threads") + 0 > 1) {
+		mtms[key, round] = field($0, "ms_per_step")
+	} else if (b == "threads") {
+		tk = field($0, "net") SUBSEP field($0, "batch") SUBSEP field($0, "optimizer")
+		th1[tk, round] = field($0, "ms_per_step_1")
+		thn[tk, round] = field($0, "ms_per_step")
+		thx[tk, round] = field($0, "speedup")
+		tht[tk] = field($0, "target")
+		nthreads = field($0, "threads")
+		if (!(tk in seent)) {
+			seent[tk] = 1
+			torder[++nt] = tk
+		}
+	} else if (b == "adam_step") {
 		ms[impl SUBSEP key, round] = field($0, "ms_per_step")
 		if (!(key in seen)) {
 			seen[key] = 1
@@ -447,7 +483,51 @@ END {
 		                 "\"target\":1,\"met\":%s}", kb[2], rr, \
 		                 rr >= 1 ? "true" : "false")
 	}
+	# issue 18: the epoch of the trainer on every core against one thread, and
+	# against PyTorch on as many threads (the step of Adam)
+	mtt["784-512-512-10" SUBSEP 128] = 3
+	mtt["lenet" SUBSEP 128] = 2
+	if (nt)
+		printf "#\n# threads: the trainer'"'"'s step on %s threads against one" \
+		       " (wall clock)\n# %-16s %5s %-9s %9s %9s %8s %7s\n", nthreads,
+		       "network", "batch", "optimizer", "1 thr ms", "n thr ms", "speedup",
+		       "target"
+	for (i = 1; i <= nt; i++) {
+		tk = torder[i]
+		split(tk, kb, SUBSEP)
+		x = median(thx, tk)
+		t = tht[tk] + 0
+		printf "# %-16s %5s %-9s %9.3f %9.3f %7.2fx %7s %s\n", kb[1], kb[2], kb[3],
+		       median(th1, tk), median(thn, tk), x, ">=" t "x", verdict(x >= t)
+		tline[i] = sprintf("{\"bench\":\"threads_target\",\"net\":\"%s\"," \
+		                   "\"batch\":%s,\"optimizer\":\"%s\",\"threads\":%s," \
+		                   "\"speedup\":%.3f,\"target\":%s,\"met\":%s}", kb[1], \
+		                   kb[2], kb[3], nthreads, x, t, x >= t ? "true" : "false")
+		mk = kb[1] SUBSEP kb[2]
+		if (kb[3] != "adam" || !(mk in mtt))
+			continue
+		for (r = 1; r <= rounds; r++)
+			if (((kb[1] " " kb[2], r) in mtms) && ((tk, r) in thn))
+				mtr[mk, r] = mtms[kb[1] " " kb[2], r] / thn[tk, r]
+		rr = median(mtr, mk)
+		if (rr == "") {
+			printf "#   (no PyTorch figure on %s threads)\n", nthreads
+			continue
+		}
+		printf "#   against PyTorch on %s threads: %.3f ms, %.2fx (target >= %sx) %s\n",
+		       nthreads, median(mtms, kb[1] " " kb[2]), rr, mtt[mk],
+		       verdict(rr >= mtt[mk])
+		tpline[i] = sprintf("{\"bench\":\"threads_vs_pytorch\",\"net\":\"%s\"," \
+		                    "\"batch\":%s,\"threads\":%s,\"bnnc_over_pytorch\":%.3f," \
+		                    "\"target\":%s,\"met\":%s}", kb[1], kb[2], nthreads, rr, \
+		                    mtt[mk], rr >= mtt[mk] ? "true" : "false")
+	}
 	print "#"
+	for (i = 1; i <= nt; i++) {
+		print tline[i]
+		if (i in tpline)
+			print tpline[i]
+	}
 	for (i = 1; i <= nkeys; i++)
 		if (i in line)
 			print line[i]
@@ -474,4 +554,4 @@ END {
 	if (ltline != "")
 		print ltline
 	exit (strict == 1 && missed) ? 1 : 0
-}' "$tmp"/bnnc.*.json "$tmp"/torch.*.json
+}' "$tmp"/bnnc.*.json "$tmp"/torch.*.json "$tmp"/torchmt.*.json

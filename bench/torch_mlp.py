@@ -55,12 +55,18 @@ in the environment before Python starts, the two pools oversubscribe the
 cores and the figures mean nothing, so the script refuses to run (use
 --allow-threads to run anyway, e.g. to see the damage).
 
+With --threads T (and OPENBLAS_NUM_THREADS=T, which it checks), PyTorch
+runs on T threads and the adam_step lines say "threads":T; bench/run.sh
+uses it with T = the cores, against bench.c's threads group (use
+--clock wall then: CPU time sums over the threads).
+
 Usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_mlp.py
            [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
-           [--allow-threads] [--train-steps N] [--only GROUP[,GROUP...]]
+           [--allow-threads] [--threads T] [--train-steps N]
+           [--only GROUP[,GROUP...]]
 --only takes bench.c's group names: step (the adam_step lines of the
 MLPs), train (the train_step lines) and lenet (the CNN's adam_step line)
-run here; the others (peak, gemm, vi, fwht, whvi) have no PyTorch side and are
+run here; the others (peak, gemm, vi, fwht, whvi, threads) have no PyTorch side and are
 accepted and ignored.
 """
 
@@ -75,7 +81,7 @@ import time
 
 
 # bench.c's groups, in its order.
-GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet")
+GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet", "threads")
 
 
 def parse_args():
@@ -92,12 +98,18 @@ def parse_args():
     ap.add_argument("--train-steps", type=int, default=0,
                     help="accepted for bench.c's sake and ignored: the "
                          "steps here reuse one batch")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="PyTorch's intra-op threads (default 1); more "
+                         "requires OPENBLAS_NUM_THREADS to be the same "
+                         "number, and the lines carry \"threads\"")
     ap.add_argument("--only", default=",".join(GROUPS),
                     help="the groups to run, as bench.c's (step, train and "
                          "lenet have a PyTorch side)")
     a = ap.parse_args()
     if a.repeats < 1 or not a.min_time > 0:
         ap.error("--repeats must be >= 1 and --min-time > 0")
+    if a.threads < 1:
+        ap.error("--threads must be >= 1")
     a.only = a.only.split(",")
     for g in a.only:
         if g not in GROUPS:
@@ -105,13 +117,14 @@ def parse_args():
     return a
 
 
-def check_threads(allow):
+def check_threads(allow, threads):
     v = os.environ.get("OPENBLAS_NUM_THREADS")
-    if v == "1":
+    if v == str(threads):
         return
-    msg = ("torch_mlp.py: OPENBLAS_NUM_THREADS is %s, not 1: OpenBLAS's "
+    msg = ("torch_mlp.py: OPENBLAS_NUM_THREADS is %s, not %d: OpenBLAS's "
            "thread pool would run beside PyTorch's and the figures would "
-           "not be single-threaded" % ("unset" if v is None else repr(v)))
+           "not be on %d thread(s)" % ("unset" if v is None else repr(v),
+                                       threads, threads))
     if not allow:
         sys.stderr.write("!!! %s; refusing to run (bench/run.sh sets it; "
                          "--allow-threads overrides)\n" % msg)
@@ -213,7 +226,7 @@ def bench_net(torch, widths, batch, classifier, a, seed, net=None):
         "net": net or "-".join(str(w) for w in widths), "batch": batch,
         "ms_per_step": round(1e3 * sec, 4),
         "steps_per_s": round(1 / sec, 1),
-        "examples_per_s": round(batch / sec),
+        "examples_per_s": round(batch / sec), "threads": a.threads,
         "repeats": a.repeats, "steps_per_repeat": units,
     }, separators=(",", ":")), flush=True)
 
@@ -446,9 +459,9 @@ def bench_vi(torch, batch, a, seed):
 
 def main():
     a = parse_args()
-    check_threads(a.allow_threads)
+    check_threads(a.allow_threads, a.threads)
     import torch
-    torch.set_num_threads(1)
+    torch.set_num_threads(a.threads)
     torch.set_num_interop_threads(1)
     print(json.dumps({
         "bench": "env", "impl": "pytorch", "torch": torch.__version__,

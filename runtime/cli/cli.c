@@ -144,8 +144,12 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
 	       "\n"
+	       "--threads T runs train, eval and predict on T threads; the default is\n"
+	       "every core this process may use (%d here: its CPU affinity, capped by\n"
+	       "a cgroup CPU quota).  Results are the same bits on any number of threads.\n"
+	       "\n"
 	       "Exit status: 0 on success, 1 on a data, model or file error, 2 on a usage error.\n",
-	       BNN_DEFAULT_BINS);
+	       BNN_DEFAULT_BINS, bnn_threads_available());
 }
 
 
