@@ -590,6 +590,11 @@ static void test_predict_batches(void)
 		           memcmp(v, v + 1, sizeof *v) == 0 && memcmp(v, v + 2, sizeof *v) == 0,
 		   "bnn_model_outputs gives the same outputs and NLL with 1, 2 and 3 threads");
 	}
+	pn = 1;
+	ok(bnn_predict_batches(&st, &ds, S, 7, 3, 3, &(bnn_prediction){ .probs = pm, .nll = &pn },
+	                       &err) == BNN_OK &&
+	           pn == 0,
+	   "an empty range of batches predicts nothing, with NLL 0");
 	is_int(bnn_predict_batches(&st, &ds, S, 7, 2, 4, &(bnn_prediction){ .probs = pm }, &err),
 	       BNN_EINVAL, "batches beyond the data are refused");
 	is_str(err.message, "batches [2, 4) asked of a data set of 3 batches of 256",

@@ -355,7 +355,8 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 
 /**
  * bnn_predict() for batches [j0, j1) of ds only (BNN_PREDICT_BATCH
- * examples each; 0 <= j0 < j1 <= the number of batches): examples
+ * examples each; 0 <= j0 <= j1 <= the number of batches; j0 = j1 writes
+ * nothing but a zero NLL): examples
  * [256·j0, min(256·j1, n)), whose results go to out's arrays from their
  * start (row 0: example 256·j0), with out->nll their sum in example order.
  * Every value is bit for bit the one bnn_predict() gives for that example,

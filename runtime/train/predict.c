@@ -351,10 +351,15 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 		return bnn_fail(err, BNN_EINVAL,
 		                "the number of Monte-Carlo samples must be 0 or more");
 	nb = (ds->n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH;
-	if (j0 < 0 || j1 <= j0 || j1 > nb)
+	if (j0 < 0 || j1 < j0 || j1 > nb)
 		return bnn_fail(err, BNN_EINVAL,
 		                "batches [%ld, %ld) asked of a data set of %ld batches of %d", j0,
 		                j1, nb, BNN_PREDICT_BATCH);
+	if (j1 == j0) { /* no batch (a shard with nothing to do): nothing written */
+		if (nll)
+			*nll = 0;
+		return BNN_OK;
+	}
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
 		return rc;
 	first = j0 * BNN_PREDICT_BATCH;
