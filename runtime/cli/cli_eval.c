@@ -10,6 +10,15 @@
  * confidence; with --plots, the charts of docs/plots.md.  predict writes
  * one CSV row per example, atomically when --out names a file; posterior
  * writes the mean and standard deviation of every parameter.
+ *
+ * eval and predict run sharded under mpirun (cli_mpi.h): the examples are
+ * cut into fixed batches of 256, each rank predicts a contiguous run of
+ * them, and rank 0 gathers every prediction in example order and computes
+ * the metrics with the single-process code, alone printing and writing.
+ * A batch's Monte-Carlo samples come from a seed that depends only on
+ * --seed and the batch's index, and the NLL is summed per batch, then over
+ * the batches in order, so the output is the same bytes for any number of
+ * ranks, one process included (docs/distributed.md).
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "cli_internal.h"
+#include "cli_mpi.h"
 
 static void cli_json_number(const char *key, double v, int defined)
 {
@@ -111,31 +121,148 @@ static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 	return 0;
 }
 
-/* Predicts data set (path, labels) with st: mc samples, targets when
- * need_targets, and the scores when want_scores.  Prints errors. */
-static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
-                        const char *path, const char *labels, int need_targets, int want_scores,
-                        struct cli_pred *p)
+/* The examples of one fixed batch of eval and predict: the unit in which
+ * examples are shared out among the ranks and in which they are predicted,
+ * so that what an example receives (its Monte-Carlo samples, its place in
+ * the sums) does not depend on how many ranks there are.  The batch of
+ * bnn_predict's own loop, so that one call is one pass over one batch. */
+#define CLI_BATCH 256L
+
+/* The examples [*lo, *hi) of rank r of size: a contiguous run of whole
+ * batches, the batches split as evenly as they go (the first ranks get one
+ * fewer when they do not divide; a rank may get none). */
+static void cli_shard(long n, int r, int size, long *lo, long *hi)
 {
+	long batches = (n + CLI_BATCH - 1) / CLI_BATCH;
+	long b0 = batches * r / size, b1 = batches * (r + 1) / size;
+
+	*lo = b0 * CLI_BATCH < n ? b0 * CLI_BATCH : n;
+	*hi = b1 * CLI_BATCH < n ? b1 * CLI_BATCH : n;
+}
+
+/* The seed of batch b's Monte-Carlo samples: the seed itself for the first
+ * batch (a data set of one batch is predicted as by one bnn_predict call),
+ * then the first output of the seed's generator advanced by b jumps of
+ * 2^128 (rng, advanced here, is at batch b - 1's jumps). */
+static uint64_t cli_batch_seed(bnn_rng *rng, uint64_t seed, long b)
+{
+	if (b == 0)
+		return seed;
+	bnn_rng_jump(rng);
+	{
+		bnn_rng copy = *rng;
+		return bnn_rng_next(&copy);
+	}
+}
+
+/* Predicts the examples [lo, hi) of ds with st, batch by batch: probs and
+ * var (rows lo.. at their front), and each batch's summed NLL in nll (when
+ * need_targets).  0, or a status after a message in msg. */
+static int cli_pred_shard(const bnn_state *st, const bnn_dataset *ds, long lo, long hi, long mc,
+                          uint64_t seed, int need_targets, float *probs, float *var, double *nll,
+                          char *msg)
+{
+	const bnn_model *m = st->model;
+	bnn_rng rng;
 	bnn_err err;
-	long n;
+	long b, i;
+
+	bnn_rng_seed(&rng, seed);
+	for (b = 0; b * CLI_BATCH < lo; b++) /* the jumps of the batches before lo */
+		cli_batch_seed(&rng, seed, b);
+	for (i = lo; i < hi; i += CLI_BATCH, b++) {
+		bnn_dataset view = *ds; /* batch b, in place */
+		long off = (i - lo) * m->outputs;
+		view.n = hi - i < CLI_BATCH ? hi - i : CLI_BATCH;
+		view.x = ds->x + i * ds->features;
+		view.y = ds->y ? ds->y + i * ds->targets : NULL;
+		if (bnn_predict(st, &view, mc, cli_batch_seed(&rng, seed, b),
+		                &(bnn_prediction){ .probs = probs + off,
+		                                   .var = var + off,
+		                                   .nll = need_targets ? nll + (i - lo) / CLI_BATCH
+		                                                       : NULL },
+		                &err)) {
+			snprintf(msg, BNN_CLI_MSG_MAX, "%s", err.message);
+			return BNN_CLI_FAIL;
+		}
+	}
+	return BNN_CLI_OK;
+}
+
+/* Predicts data set (path, labels) with st: mc samples, targets when
+ * need_targets.  Every rank loads the
+ * data and predicts its share of the batches (cli_shard); rank 0 gathers
+ * every rank's rows in example order and sums the batches' NLL in batch
+ * order, so that its arrays and sums are those of one process, bit for bit,
+ * whatever the number of ranks (cli_pred_check then checks and scores them).
+ * Collective; returns the status all ranks agreed on (the message printed
+ * by rank 0). */
+static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+                        const struct bnn_cli_world *w, const char *path, const char *labels,
+                        int need_targets, struct cli_pred *p)
+{
+	char msg[BNN_CLI_MSG_MAX] = "";
+	bnn_err err;
+	long n = 0, lo = 0, hi = 0, rows, nb = 0, i, *count = NULL, *bcount = NULL;
+	double *nll = NULL;
+	int rc = BNN_CLI_OK, r;
 
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
 	    (st->standardize.features > 0 &&
-	     bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
-		return bnn_cli_error(a, "%s", err.message);
+	     bnn_standardizer_apply(&st->standardize, &p->ds, &err))) {
+		snprintf(msg, sizeof msg, "%s", err.message);
+		rc = BNN_CLI_FAIL;
+	}
+	if ((rc = bnn_cli_agree(w, a, rc, msg)))
+		return rc;
 	n = p->ds.n;
-	p->probs = malloc((size_t)(n * m->outputs) * sizeof *p->probs);
-	p->var = malloc((size_t)(n * m->outputs) * sizeof *p->var);
-	if (!p->probs || !p->var)
-		return bnn_cli_error(a, "out of memory");
-	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed,
-	                &(bnn_prediction){ .probs = p->probs,
-	                                   .var = p->var,
-	                                   .nll = need_targets ? &p->nll : NULL },
-	                &err))
-		return bnn_cli_error(a, "%s", err.message);
+	cli_shard(n, w->rank, w->size, &lo, &hi);
+	rows = w->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
+	nb = (n + CLI_BATCH - 1) / CLI_BATCH;
+	p->probs = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->probs);
+	p->var = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->var);
+	nll = malloc((size_t)(w->rank == 0 ? nb : (hi - lo + CLI_BATCH - 1) / CLI_BATCH + 1) *
+	             sizeof *nll);
+	count = malloc((size_t)w->size * sizeof *count);
+	bcount = malloc((size_t)w->size * sizeof *bcount);
+	if (!p->probs || !p->var || !nll || !count || !bcount) {
+		snprintf(msg, sizeof msg, "out of memory");
+		rc = BNN_CLI_FAIL;
+	} else {
+		rc = cli_pred_shard(st, &p->ds, lo, hi, cli_mc(a, st), a->train.seed, need_targets,
+		                    p->probs, p->var, nll, msg);
+	}
+	if ((rc = bnn_cli_agree(w, a, rc, msg)))
+		goto done;
+	for (r = 0; r < w->size; r++) {
+		long l, h;
+		cli_shard(n, r, w->size, &l, &h);
+		count[r] = (h - l) * m->outputs;
+		bcount[r] = need_targets ? (h - l + CLI_BATCH - 1) / CLI_BATCH : 0;
+	}
+	if (bnn_cli_gather(w, p->probs, count, 0) || bnn_cli_gather(w, p->var, count, 0) ||
+	    bnn_cli_gather(w, nll, bcount, 1)) {
+		rc = bnn_cli_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
+		goto done;
+	}
+	for (i = 0; w->rank == 0 && need_targets && i < nb; i++) /* batch order */
+		p->nll += nll[i];
+done:
+	free(nll);
+	free(count);
+	free(bcount);
+	return rc;
+}
+
+/* Rank 0, after cli_pred_run: checks that every prediction of data set path
+ * is finite and computes the scores when want_scores.  Prints errors. */
+static int cli_pred_check(const bnn_model *m, struct bnn_cli_args *a, const char *path,
+                          int want_scores, struct cli_pred *p)
+{
+	bnn_err err;
+	long n;
+
 	if ((n = cli_first_nonfinite(m, p)) > 0)
 		return bnn_cli_error(
 		        a,
@@ -255,10 +382,21 @@ static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, con
 	return BNN_CLI_OK;
 }
 
-int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
+/* Loads --load on every rank: 0, or the status the ranks agreed on. */
+static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const struct bnn_cli_world *w,
+                          bnn_state *st)
 {
-	bnn_state st;
-	struct cli_pred in, ood;
+	bnn_err err;
+	int rc = bnn_state_load(st, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
+
+	return bnn_cli_agree(w, a, rc, rc ? err.message : NULL);
+}
+
+/* Rank 0's part of eval: the metrics of the gathered predictions, the
+ * charts and the JSON line.  Prints errors. */
+static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+                           struct cli_pred *in, struct cli_pred *ood)
+{
 	bnn_class_metrics cm;
 	bnn_regression_metrics rm;
 	bnn_bin *bins = NULL;
@@ -269,41 +407,37 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 	long rows = 0;
 	int rc;
 
-	memset(&in, 0, sizeof in);
-	memset(&ood, 0, sizeof ood);
-	if (bnn_state_load(&st, m, a->load, &err))
-		return bnn_cli_error(a, "%s", err.message);
-	if ((rc = cli_pred_run(m, a, &st, a->data, a->labels, 1, 1, &in)) ||
-	    (a->ood && (rc = cli_pred_run(m, a, &st, a->ood, a->ood_labels, 0, 1, &ood))))
-		goto done;
+	if ((rc = cli_pred_check(m, a, a->data, 1, in)) ||
+	    (a->ood && (rc = cli_pred_check(m, a, a->ood, 1, ood))))
+		return rc;
 	if (gaussian) {
-		if (bnn_metrics_regression(in.probs, in.var, in.ds.y, in.ds.n, m->outputs, &rm,
+		if (bnn_metrics_regression(in->probs, in->var, in->ds.y, in->ds.n, m->outputs, &rm,
 		                           &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
 	} else {
-		if (cli_class_rows(m, &in, &p2, &labels, &rows) ||
+		if (cli_class_rows(m, in, &p2, &labels, &rows) ||
 		    !(bins = malloc((size_t)a->bins * sizeof *bins))) {
 			rc = bnn_cli_error(a, "out of memory");
 			goto done;
 		}
-		if (bnn_metrics_classification(p2 ? p2 : in.probs, labels, rows, classes,
+		if (bnn_metrics_classification(p2 ? p2 : in->probs, labels, rows, classes,
 		                               (int)a->bins, &cm, &err) ||
-		    bnn_metrics_reliability(p2 ? p2 : in.probs, labels, rows, classes, (int)a->bins,
-		                            bins, &err)) {
+		    bnn_metrics_reliability(p2 ? p2 : in->probs, labels, rows, classes,
+		                            (int)a->bins, bins, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
 		if (p2)
 			cm.nll *= (double)m->outputs; /* per example: the sum over its labels */
 	}
-	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, &in, a->ood ? &ood : NULL)))
+	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, in, a->ood ? ood : NULL)))
 		goto done;
-	printf("{\"n\": %ld, \"mc\": %ld", in.ds.n, cli_mc(a, &st));
+	printf("{\"n\": %ld, \"mc\": %ld", in->ds.n, cli_mc(a, st));
 	if (gaussian) {
 		cli_json_number("rmse", rm.rmse, 1);
-		cli_json_number("nll", in.nll / (double)in.ds.n, 1);
+		cli_json_number("nll", in->nll / (double)in->ds.n, 1);
 	} else {
 		cli_json_number("accuracy", cm.accuracy, 1);
 		cli_json_number("nll", cm.nll, 1);
@@ -312,13 +446,13 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 		cli_json_number("brier", cm.brier, 1);
 		cli_json_number("auroc", cm.auroc, cm.auroc_defined);
 	}
-	cli_json_number("entropy", cli_mean(in.entropy, in.ds.n), 1);
+	cli_json_number("entropy", cli_mean(in->entropy, in->ds.n), 1);
 	if (a->ood) {
-		printf(", \"ood_n\": %ld", ood.ds.n);
-		cli_json_number("ood_entropy", cli_mean(ood.entropy, ood.ds.n), 1);
-		if ((rc = cli_json_ood(a, in.entropy, in.ds.n, ood.entropy, ood.ds.n, "")) ||
+		printf(", \"ood_n\": %ld", ood->ds.n);
+		cli_json_number("ood_entropy", cli_mean(ood->entropy, ood->ds.n), 1);
+		if ((rc = cli_json_ood(a, in->entropy, in->ds.n, ood->entropy, ood->ds.n, "")) ||
 		    (!gaussian &&
-		     (rc = cli_json_ood(a, in.conf, in.ds.n, ood.conf, ood.ds.n, "_conf")))) {
+		     (rc = cli_json_ood(a, in->conf, in->ds.n, ood->conf, ood->ds.n, "_conf")))) {
 			fputc('\n', stdout);
 			goto done;
 		}
@@ -331,6 +465,33 @@ done:
 	free(p2);
 	free(labels);
 	free(bins);
+	return rc;
+}
+
+/* eval: every rank loads the checkpoint and the data and predicts its
+ * share (cli_pred_run); rank 0 computes the metrics with the
+ * single-process code and prints them; every rank ends with rank 0's
+ * status. */
+int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
+{
+	struct bnn_cli_world w;
+	bnn_state st;
+	struct cli_pred in, ood;
+	int rc;
+
+	memset(&in, 0, sizeof in);
+	memset(&ood, 0, sizeof ood);
+	if ((rc = bnn_cli_world(a, &w)))
+		return rc;
+	if ((rc = cli_state_load(m, a, &w, &st)))
+		return rc;
+	if ((rc = cli_pred_run(m, a, &st, &w, a->data, a->labels, 1, &in)) ||
+	    (a->ood && (rc = cli_pred_run(m, a, &st, &w, a->ood, a->ood_labels, 0, &ood))))
+		goto done;
+	if (w.rank == 0)
+		rc = cli_eval_report(m, a, &st, &in, &ood);
+	rc = bnn_cli_agree(&w, a, rc, NULL); /* rank 0 has said why */
+done:
 	cli_pred_free(&in);
 	cli_pred_free(&ood);
 	bnn_state_free(&st);
@@ -410,16 +571,21 @@ int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *
 
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 {
+	struct bnn_cli_world w;
 	bnn_state st;
 	struct cli_pred p;
 	bnn_err err;
 	struct cli_rows rows;
 	int rc;
 
-	if (bnn_state_load(&st, m, a->load, &err))
-		return bnn_cli_error(a, "%s", err.message);
-	rc = cli_pred_run(m, a, &st, a->data, NULL, 0, 0, &p);
-	if (!rc) {
+	memset(&p, 0, sizeof p);
+	if ((rc = bnn_cli_world(a, &w)))
+		return rc;
+	if ((rc = cli_state_load(m, a, &w, &st)))
+		return rc;
+	if ((rc = cli_pred_run(m, a, &st, &w, a->data, NULL, 0, &p)))
+		goto done; /* the ranks have agreed */
+	if (w.rank == 0 && !(rc = cli_pred_check(m, a, a->data, 0, &p))) {
 		rows.m = m;
 		rows.probs = p.probs;
 		rows.var = p.var;
@@ -427,6 +593,8 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
 			rc = bnn_cli_error(a, "%s", err.message);
 	}
+	rc = bnn_cli_agree(&w, a, rc, NULL); /* rank 0 has said why */
+done:
 	cli_pred_free(&p);
 	bnn_state_free(&st);
 	return rc;
