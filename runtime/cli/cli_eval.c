@@ -214,7 +214,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 		snprintf(msg, sizeof msg, "%s", err.message);
 		rc = BNN_CLI_FAIL;
 	}
-	if ((rc = bnn_cli_agree(w, a, rc, msg)))
+	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
 		return rc;
 	n = p->ds.n;
 	cli_shard(n, w->rank, w->size, &lo, &hi);
@@ -233,7 +233,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 		rc = cli_pred_shard(st, &p->ds, lo, hi, cli_mc(a, st), a->train.seed, need_targets,
 		                    p->probs, p->var, nll, msg);
 	}
-	if ((rc = bnn_cli_agree(w, a, rc, msg)))
+	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
 		goto done;
 	for (r = 0; r < w->size; r++) {
 		long l, h;
@@ -241,9 +241,9 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 		count[r] = (h - l) * m->outputs;
 		bcount[r] = need_targets ? (h - l + CLI_BATCH - 1) / CLI_BATCH : 0;
 	}
-	if (bnn_cli_gather(w, p->probs, count, 0) || bnn_cli_gather(w, p->var, count, 0) ||
-	    bnn_cli_gather(w, nll, bcount, 1)) {
-		rc = bnn_cli_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
+	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
+	    bnn_cli_shard_gather(w, p->var, count, 0) || bnn_cli_shard_gather(w, nll, bcount, 1)) {
+		rc = bnn_cli_shard_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
 		goto done;
 	}
 	for (i = 0; w->rank == 0 && need_targets && i < nb; i++) /* batch order */
@@ -389,7 +389,7 @@ static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const stru
 	bnn_err err;
 	int rc = bnn_state_load(st, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
 
-	return bnn_cli_agree(w, a, rc, rc ? err.message : NULL);
+	return bnn_cli_shard_agree(w, a, rc, rc ? err.message : NULL);
 }
 
 /* Rank 0's part of eval: the metrics of the gathered predictions, the
@@ -481,7 +481,7 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 
 	memset(&in, 0, sizeof in);
 	memset(&ood, 0, sizeof ood);
-	if ((rc = bnn_cli_world(a, &w)))
+	if ((rc = bnn_cli_shard_world(a, &w)))
 		return rc;
 	if ((rc = cli_state_load(m, a, &w, &st)))
 		return rc;
@@ -490,7 +490,7 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 		goto done;
 	if (w.rank == 0)
 		rc = cli_eval_report(m, a, &st, &in, &ood);
-	rc = bnn_cli_agree(&w, a, rc, NULL); /* rank 0 has said why */
+	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
 done:
 	cli_pred_free(&in);
 	cli_pred_free(&ood);
@@ -579,7 +579,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	if ((rc = bnn_cli_world(a, &w)))
+	if ((rc = bnn_cli_shard_world(a, &w)))
 		return rc;
 	if ((rc = cli_state_load(m, a, &w, &st)))
 		return rc;
@@ -593,7 +593,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
 			rc = bnn_cli_error(a, "%s", err.message);
 	}
-	rc = bnn_cli_agree(&w, a, rc, NULL); /* rank 0 has said why */
+	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
 done:
 	cli_pred_free(&p);
 	bnn_state_free(&st);

@@ -5,7 +5,7 @@
  * MPI_COMM_WORLD's; otherwise there is one process and agreement is
  * printing one's own message.  An error must never leave a rank waiting in
  * a collective the failed rank will not enter: each rank calls
- * bnn_cli_agree() at the same points whether it failed or not, and stops
+ * bnn_cli_shard_agree() at the same points whether it failed or not, and stops
  * after it when any rank failed.
  */
 #ifdef HAVE_CONFIG_H
@@ -24,6 +24,13 @@
 #include "cli_mpi.h"
 
 #ifdef BNN_HAVE_MPI
+/* Whether a launcher (Open MPI's mpirun, a PMI/PMIx one such as srun)
+ * started this process: otherwise MPI is not started for one process. */
+static int cli_mpi_launched(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
 static void cli_mpi_finalize(void)
 {
 	int done = 0;
@@ -34,7 +41,7 @@ static void cli_mpi_finalize(void)
 }
 #endif
 
-int bnn_cli_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
+int bnn_cli_shard_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
 {
 	w->rank = 0;
 	w->size = 1;
@@ -42,6 +49,8 @@ int bnn_cli_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
 	{
 		int started = 0, provided;
 		MPI_Initialized(&started);
+		if (!started && !cli_mpi_launched())
+			return BNN_CLI_OK; /* a program run by hand: one process */
 		if (!started) {
 			if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) !=
 			    MPI_SUCCESS)
@@ -57,8 +66,8 @@ int bnn_cli_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
 	return BNN_CLI_OK;
 }
 
-int bnn_cli_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, int rc,
-                  const char *msg)
+int bnn_cli_shard_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, int rc,
+                        const char *msg)
 {
 	int worst = rc, first = rc ? w->rank : w->size;
 	char text[BNN_CLI_MSG_MAX];
@@ -92,7 +101,7 @@ int bnn_cli_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, i
 	return worst;
 }
 
-int bnn_cli_gather(const struct bnn_cli_world *w, void *buf, const long *count, int kind)
+int bnn_cli_shard_gather(const struct bnn_cli_world *w, void *buf, const long *count, int kind)
 {
 	int r;
 

@@ -20,24 +20,25 @@ struct bnn_cli_world {
 	int rank, size;
 };
 
-/* Fills w, starting MPI first when the program was built with it and
- * nobody has started it yet (then it is finalised at exit).  0, or
- * BNN_CLI_FAIL after a message when MPI cannot start. */
-int bnn_cli_world(const struct bnn_cli_args *a, struct bnn_cli_world *w);
+/* Fills w, starting MPI first when the program was built with it, a
+ * launcher (mpirun) started it and nobody has started MPI yet (then it is
+ * finalised at exit).  0, or BNN_CLI_FAIL after a message when MPI cannot
+ * start. */
+int bnn_cli_shard_world(const struct bnn_cli_args *a, struct bnn_cli_world *w);
 
 /* Collective: every rank passes its status rc (BNN_CLI_OK or an exit
  * status) and, when it failed, its message (NULL: it printed it itself).
  * Rank 0 prints "PROG: MESSAGE" for the lowest failing rank (prefixed with
  * "rank R: " when that is not rank 0); every rank returns the largest
  * status of all. */
-int bnn_cli_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, int rc,
-                  const char *msg);
+int bnn_cli_shard_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, int rc,
+                        const char *msg);
 
 /* Collective: rank 0's buf receives every rank's count[r] values of kind
  * (0: float, 1: double) in rank order, its own already at the front; the
  * others send theirs from the front of their buf.  0, or -1 when a count
  * does not fit MPI's int (the ranks fail alike: counts are the same on
  * every rank). */
-int bnn_cli_gather(const struct bnn_cli_world *w, void *buf, const long *count, int kind);
+int bnn_cli_shard_gather(const struct bnn_cli_world *w, void *buf, const long *count, int kind);
 
 #endif
