@@ -524,6 +524,22 @@ static void cg_write_noise(struct cg *cg)
 	emit(cg->e, "\t\t}\n\t}\n");
 }
 
+/* After node i's backward pass: its parameters' gradients are final
+ * (bnn_pass.ready; data parallelism starts their sum over the processes). */
+static void cg_write_ready(struct cg *cg, int i)
+{
+	const struct cg_node *c = &cg->nodes[i];
+	long size = 0;
+	int k;
+
+	if (c->layer < 0 || c->first_tensor < 0 || c->ntensors <= 0)
+		return;
+	for (k = 0; k < c->ntensors; k++)
+		size += cg->tensors[c->first_tensor + k].size;
+	emit(cg->e, "\tif (ready)\n\t\tready(ready_ctx, %ldL, %ldL);\n",
+	     cg->tensors[c->first_tensor].offset, size);
+}
+
 static void cg_write_pass(struct cg *cg)
 {
 	const struct graph *g = cg->g;
@@ -539,7 +555,8 @@ static void cg_write_pass(struct cg *cg)
 	     "static double %s_run(const bnn_real *w, const bnn_real *x, const bnn_real *y, long B,\n"
 	     "                     bnn_real *ws, bnn_real *out, bnn_real *grad, bnn_real *sqgrad,\n"
 	     "                     bnn_rng *rng, const bnn_real *sigma, bnn_real *grad_sigma,\n"
-	     "                     bnn_real *stats, int train)\n"
+	     "                     bnn_real *stats, int train,\n"
+	     "                     void (*ready)(void *, long, long), void *ready_ctx)\n"
 	     "{\n"
 	     "\tconst bnn_real *const a_%s = x;\n",
 	     g->name, g->nodes[g->input].name);
@@ -571,6 +588,7 @@ static void cg_write_pass(struct cg *cg)
 	     "\n"
 	     "\t(void)w; (void)grad; (void)sqgrad; (void)sq_x; (void)sq_g;\n"
 	     "\t(void)rng; (void)sigma; (void)grad_sigma; (void)stats; (void)train;\n"
+	     "\t(void)ready; (void)ready_ctx;\n"
 	     "\n",
 	     cg->scratch_x, cg->scratch_g);
 	if (cg->nstats > 0)
@@ -607,6 +625,7 @@ static void cg_write_pass(struct cg *cg)
 			cg_node_layer(cg, i)->backward(cg, i);
 			if (cg_patched(cg, i))
 				cg_patch_backward(cg, i);
+			cg_write_ready(cg, i);
 		}
 	emit(cg->e, "\treturn loss;\n}\n\n");
 }
@@ -707,7 +726,8 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 	     "double %s_pass(const bnn_pass *p)\n"
 	     "{\n"
 	     "\treturn %s_run(p->w, p->x, p->y, p->batch, p->ws, p->out, p->grad, p->sqgrad,\n"
-	     "\t               p->rng, p->sigma, p->grad_sigma, p->stats, p->train);\n"
+	     "\t               p->rng, p->sigma, p->grad_sigma, p->stats, p->train, p->ready,\n"
+	     "\t               p->ready_ctx);\n"
 	     "}\n\n",
 	     m, m);
 	emit(cg->e, "const bnn_model %s_model = {\n\tBNN_MODEL_ABI,\n\t", m);
@@ -787,7 +807,7 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
 	     "                   double *stats, int train)\n"
 	     "{\n"
 	     "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma, grad_sigma, stats,\n"
-	     "\t               train);\n"
+	     "\t               train, NULL, NULL);\n"
 	     "}\n"
 	     "#else\n",
 	     m, m);

@@ -30,11 +30,34 @@
 
 #include "cli_internal.h"
 
-/* "PROG: message" on stderr, without the end of the line. */
+/* "PROG: message" on stderr, without the end of the line (and the
+ * message kept for bnn_cli_agree). */
 static void cli_say(const struct bnn_cli_args *a, const char *fmt, va_list ap)
 {
+	if (a->last_error) {
+		va_list copy;
+		va_copy(copy, ap);
+		vsnprintf(a->last_error, BNN_ERR_MESSAGE_MAX, fmt, copy);
+		va_end(copy);
+	}
 	fprintf(stderr, "%s: ", a->prog);
 	vfprintf(stderr, fmt, ap);
+}
+
+int bnn_cli_agree(const struct bnn_cli_args *a, int status)
+{
+	bnn_err err;
+	int rc;
+
+	if (a->ranks <= 1)
+		return status;
+	bnn_err_clear(&err);
+	if (status && a->last_error)
+		snprintf(err.message, sizeof err.message, "%s", a->last_error);
+	rc = bnn_dist_agree(NULL, status, &err);
+	if (rc && !status)
+		fprintf(stderr, "%s: %s\n", a->prog, err.message);
+	return rc;
 }
 
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
@@ -377,13 +400,40 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 
 static int cli_run(const bnn_model *m, int argc, char **argv);
 
+/* train's checks before any work: the files it writes, the options it
+ * needs.  0, or the exit status after a message. */
+static int cli_train_checks(struct bnn_cli_args *a)
+{
+	bnn_err err;
+	int rc;
+
+	if ((rc = bnn_cli_check_outputs(a)) || (rc = cli_need(a, a->data, "--data FILE")) ||
+	    (rc = cli_need(a, a->save, "--save CKPT")))
+		return rc;
+	if (a->valid_labels && !a->valid)
+		return bnn_cli_usage_error(a, "--valid-labels goes with --valid");
+	if (bnn_train_options_check(&a->train, a->valid != NULL, &err))
+		return bnn_cli_usage_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
 /* Every command's results go to stdout: a failed write (a full disk, a
  * closed pipe) is an error of the command.  A command that failed has
  * said why already (predict and posterior name a failed write to "-"). */
 int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 {
 	const char *prog = argc > 0 && argv[0] ? argv[0] : m->name;
-	int rc = cli_run(m, argc, argv);
+	bnn_err err;
+	/* started by mpirun (and built --with-mpi): MPI for the whole run */
+	int mpi = bnn_dist_init(&argc, &argv, &err), rc;
+
+	if (mpi < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.message);
+		return BNN_CLI_FAIL;
+	}
+	rc = cli_run(m, argc, argv);
+	if (mpi)
+		bnn_dist_finalize();
 
 	errno = 0;
 	if (rc == BNN_CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
@@ -398,11 +448,15 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 {
 	struct bnn_cli_args a;
 	bnn_err err;
-	char list[128];
+	char list[128], last_error[BNN_ERR_MESSAGE_MAX];
 	int where, rc, i;
 
 	memset(&a, 0, sizeof a);
 	a.prog = argc > 0 && argv[0] ? argv[0] : m->name;
+	a.rank = bnn_dist_rank(NULL);
+	a.ranks = bnn_dist_size(NULL);
+	a.last_error = last_error;
+	last_error[0] = '\0';
 	a.train = bnn_train_defaults();
 	a.bins = BNN_DEFAULT_BINS;
 	a.mc = -1; /* eval, predict: 32 for a stochastic model, else 0 */
@@ -431,8 +485,15 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		                           cli_command_list(list, sizeof list));
 	a.model = m;
 	rc = cli_parse(&a, where, argc, argv);
+	if (rc < 0)
+		return BNN_CLI_OK;
+	if (where == IN_TRAIN) { /* every rank's command line and --save checked */
+		if ((rc = bnn_cli_agree(&a, rc ? rc : cli_train_checks(&a))))
+			return rc;
+		return bnn_cli_train(m, &a);
+	}
 	if (rc)
-		return rc < 0 ? BNN_CLI_OK : rc;
+		return rc;
 	if (where == IN_INFO)
 		return cli_info(m, &a);
 	if ((rc = bnn_cli_check_outputs(&a)))
@@ -444,15 +505,6 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 	}
 	if ((rc = cli_need(&a, a.data, "--data FILE")))
 		return rc;
-	if (where == IN_TRAIN) {
-		if ((rc = cli_need(&a, a.save, "--save CKPT")))
-			return rc;
-		if (a.valid_labels && !a.valid)
-			return bnn_cli_usage_error(&a, "--valid-labels goes with --valid");
-		if (bnn_train_options_check(&a.train, a.valid != NULL, &err))
-			return bnn_cli_usage_error(&a, "%s", err.message);
-		return bnn_cli_train(m, &a);
-	}
 	if ((rc = cli_need(&a, a.load, "--load CKPT")))
 		return rc;
 	if (a.ood_labels && !a.ood)

@@ -27,6 +27,9 @@ struct bnn_cli_args {
 	long bins;
 	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
 	int threads_given;
+	int rank, ranks;  /* MPI: this process's rank of ranks (0 of 1 without) */
+	char *last_error; /* BNN_ERR_MESSAGE_MAX bytes: the last message of
+	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
 };
 
 /* Exit statuses. */
@@ -35,6 +38,12 @@ enum {
 	BNN_CLI_FAIL = 1,
 	BNN_CLI_USAGE = 2
 };
+
+/* Under MPI (several ranks): agrees on the status of a stage every rank
+ * takes.  A rank that failed has printed its message; the others print
+ * "PROG: rank R of N: MESSAGE" from the lowest failing rank R, and all
+ * return its status.  One process: returns status. */
+int bnn_cli_agree(const struct bnn_cli_args *a, int status);
 
 /* Prints "PROG: MESSAGE" on stderr and returns BNN_CLI_FAIL. */
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)

@@ -4,7 +4,10 @@
  * checkpoint as training goes (bnn_train saves after every improving
  * epoch, atomically).  Progress goes to stderr: a line per epoch, and on a
  * terminal a live line within the epoch; the final summary is one JSON line
- * on stdout.
+ * on stdout.  Under mpirun (docs/distributed.md) every rank loads the same
+ * data and the ranks agree on the loading's status, so a bad file on one
+ * rank stops them all with its message; rank 0 alone reports progress,
+ * prints the summary and writes the checkpoint.
  */
 #include <math.h>
 #include <stdio.h>
@@ -89,23 +92,21 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	memset(&st, 0, sizeof st);
 	memset(&progress, 0, sizeof progress);
 	progress.tty = isatty(2);
-	progress.quiet = a->quiet;
-	if (cli_train_load(m, a, a->data, a->labels, &train))
-		goto done;
-	if (a->valid && cli_train_load(m, a, a->valid, a->valid_labels, &valid))
-		goto done;
-	if (bnn_state_init(&st, m, a->train.seed, &err)) {
-		bnn_cli_error(a, "%s", err.message);
-		goto done;
-	}
-	if (a->standardize) {
+	progress.quiet = a->quiet || a->rank > 0;
+	rc = cli_train_load(m, a, a->data, a->labels, &train);
+	if (!rc && a->valid)
+		rc = cli_train_load(m, a, a->valid, a->valid_labels, &valid);
+	if (!rc && bnn_state_init(&st, m, a->train.seed, &err))
+		rc = bnn_cli_error(a, "%s", err.message);
+	if (!rc && a->standardize) {
 		if (bnn_standardizer_fit(&train, &st.standardize, &err) ||
 		    bnn_standardizer_apply(&st.standardize, &train, &err) ||
-		    (a->valid && bnn_standardizer_apply(&st.standardize, &valid, &err))) {
-			bnn_cli_error(a, "%s", err.message);
-			goto done;
-		}
+		    (a->valid && bnn_standardizer_apply(&st.standardize, &valid, &err)))
+			rc = bnn_cli_error(a, "%s", err.message);
 	}
+	if ((rc = bnn_cli_agree(a, rc))) /* every rank's data loaded */
+		goto done;
+	rc = BNN_CLI_FAIL;
 	code = bnn_train(&st,
 	                 &(bnn_train_io){ .train = &train,
 	                                  .valid = a->valid ? &valid : NULL,
@@ -117,8 +118,12 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 		if (progress.tty && !a->quiet)
 			fputc('\n', stderr);
 		bnn_cli_error(a, "%s", err.message);
-		if (code == BNN_ERANGE)
+		if (code == BNN_ERANGE && a->rank == 0)
 			cli_report_divergence(a, &progress);
+		goto done;
+	}
+	if (a->rank > 0) {
+		rc = BNN_CLI_OK;
 		goto done;
 	}
 	printf("{\"epochs\": %ld, \"train_loss\": %.6g", progress.epochs_done,

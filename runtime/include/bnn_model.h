@@ -197,6 +197,16 @@ typedef struct bnn_layer {
  *           use the batch's statistics and nothing is stored (gradient
  *           checks).  The gradient is that of the loss as computed: with
  *           batch statistics it flows through the mean and variance.
+ * Overlap (data-parallel training, docs/distributed.md):
+ *   ready   if not NULL (with grad): called with ready_ctx after the
+ *           backward pass of each layer with parameters, in backward
+ *           order, as ready(ready_ctx, offset, size): the entries
+ *           [offset, offset + size) of grad, sqgrad and grad_sigma (the
+ *           layer's tensors) are final, so the runtime can start summing
+ *           them over the processes while the pass goes on.  Parameters
+ *           never reported (the likelihood's σ, and every one with code
+ *           generated before this field existed, which ignores it) are
+ *           final when the pass returns.
  * The pass returns Σ_i ℓ_i, the summed negative log-likelihood of the
  * batch (0 when y is NULL).  It cannot fail: the runtime validates sizes.
  */
@@ -214,6 +224,8 @@ typedef struct bnn_pass {
 	float *grad_sigma;
 	float *stats;
 	int train;
+	void (*ready)(void *ctx, long offset, long size);
+	void *ready_ctx;
 } bnn_pass;
 
 typedef struct bnn_model {

@@ -253,6 +253,11 @@ typedef struct bnn_train_io {
 	const char *checkpoint;   /* the file to save to, or NULL */
 	bnn_epoch_fn on_epoch;    /* called with each report, or NULL */
 	void *ctx;                /* passed to on_epoch */
+	const void *comm;         /* data-parallel training: a pointer to the MPI_Comm
+	                             whose ranks train together (docs/distributed.md),
+	                             or NULL: MPI_COMM_WORLD when MPI is initialised,
+	                             else this process alone.  A library built without
+	                             MPI refuses a non-NULL comm. */
 } bnn_train_io;
 
 /**
@@ -280,6 +285,36 @@ typedef struct bnn_train_io {
  *         (checkpoint).
  */
 int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o, bnn_err *err);
+
+/*
+ * Data-parallel training over MPI (docs/distributed.md).  comm is a
+ * pointer to an MPI_Comm, or NULL: MPI_COMM_WORLD when MPI is initialised,
+ * else this process alone (rank 0 of 1).  In a library built without MPI
+ * these are the one-process case.
+ */
+/** 1 when the library was built with MPI (./configure --with-mpi). */
+int bnn_dist_available(void);
+/** Whether this process was started by an MPI launcher (mpirun, srun). */
+int bnn_dist_launched(void);
+/** For a program's main: initialises MPI (MPI_Init_thread, funneled) when
+ *  the library has it, the process was started by a launcher and MPI is
+ *  not initialised yet.  Returns 1 if it did (then call
+ *  bnn_dist_finalize at the end), 0 if not, a negative code on failure. */
+int bnn_dist_init(int *argc, char ***argv, bnn_err *err);
+/** MPI_Finalize, if MPI is initialised and not finalised. */
+void bnn_dist_finalize(void);
+/** This process's rank in comm (0 without MPI). */
+int bnn_dist_rank(const void *comm);
+/** The number of processes of comm (1 without MPI). */
+int bnn_dist_size(const void *comm);
+/** Agree on a status (collective): every rank passes its own rc (with its
+ *  message in err when rc is not BNN_OK); every rank gets back the code
+ *  of the lowest rank that failed, err then holding "rank R of N: " and
+ *  that rank's message, or BNN_OK when all passed. */
+int bnn_dist_agree(const void *comm, int rc, bnn_err *err);
+/** Sum n doubles over the ranks of comm, in place (every rank gets the
+ *  same bits).  0, or -1 when MPI failed. */
+int bnn_dist_sum(const void *comm, double *v, long n);
 
 /**
  * Check that ds fits model m: as many values per example as the model's

@@ -19,10 +19,12 @@
 #include "train_internal.h"
 
 /* Does this run's update draw the next step's sample?  One sample per
- * step, and a sample of the weights (not the local reparameterisation). */
+ * step, and a sample of the weights (not the local reparameterisation),
+ * in one process (with several MPI ranks g_σ = g∘ε of each rank's own ε
+ * is summed before the update). */
 static int bbb_fused(const struct trainer *t)
 {
-	return t->o->mc == 1 && !t->o->lrt;
+	return t->o->mc == 1 && !t->o->lrt && t->nranks == 1;
 }
 
 int train_bbb_setup(struct trainer *t, bnn_err *err)
@@ -183,6 +185,8 @@ double train_bbb_step(struct trainer *t, long b, float lr, double epochs)
 	} else {
 		for (k = 0; k < K; k++) {
 			float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
+			if (o->lrt && K == 1 && !t->mixed_lrt) /* MPI: sums start per layer */
+				train_dist_arm(t, t->grad, t->gsig, NULL);
 			if (o->lrt)
 				loss += bbb_lrt_pass(t, b, g, gs);
 			else
@@ -194,6 +198,7 @@ double train_bbb_step(struct trainer *t, long b, float lr, double epochs)
 		}
 	}
 	train_whvi_kl_grad(t);
+	loss = train_dist_step(t, loss, t->grad, t->gsig, NULL); /* over the MPI ranks */
 	if (o->clip > 0)
 		bnn_clip_grad_norm(n, t->grad, o->clip);
 	st->step++;

@@ -38,8 +38,8 @@ int train_natural_setup(struct trainer *t, bnn_err *err)
 	t->hess = bnn_floats_zeroed(n); /* IVON reads no entry of deterministic tensors */
 	t->theta = bnn_floats_alloc(n);
 	/* only IVON's ĥ reads ε, and with one sample it uses θ − μ */
-	t->eps = !sqgrad_hessian(t) && mc > 1 ? bnn_floats_alloc(n) : NULL;
-	if (!t->hess || !t->theta || (!sqgrad_hessian(t) && mc > 1 && !t->eps))
+	t->eps = !sqgrad_hessian(t) && (mc > 1 || t->nranks > 1) ? bnn_floats_alloc(n) : NULL;
+	if (!t->hess || !t->theta || (!sqgrad_hessian(t) && (mc > 1 || t->nranks > 1) && !t->eps))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (mc > 1) {
 		t->gk = bnn_floats_alloc(n);
@@ -93,7 +93,9 @@ static void vogn_init_scale(struct trainer *t, long b, double tau)
 	bnn_state *st = t->st;
 	int i;
 
+	train_dist_arm(t, st->opt[1], NULL, NULL); /* MPI: sums start per layer */
 	train_pass(t, b, st->params, NULL, t->grad, st->opt[1], NULL);
+	train_dist_step(t, 0, st->opt[1], NULL, NULL); /* over the MPI ranks */
 	for (i = 0; i < t->ntensors; i++)
 		if (train_stochastic(&t->tensors[i]))
 			train_vogn_sigma(t, &t->tensors[i], tau);
@@ -247,7 +249,9 @@ double train_natural_step(struct trainer *t, long b, float lr, double epochs)
 {
 	bnn_state *st = t->st;
 	const bnn_train_options *o = t->o;
-	int sq = sqgrad_hessian(t), fused = o->mc == 1;
+	/* several MPI ranks: IVON's ĥ of each rank's own sample is summed
+	 * before the update, so the update cannot draw the next sample */
+	int sq = sqgrad_hessian(t), fused = o->mc == 1 && (sq || t->nranks == 1);
 	double loss = 0, tau = vogn_tau(o, epochs);
 
 	t->tau = tau;
@@ -256,10 +260,12 @@ double train_natural_step(struct trainer *t, long b, float lr, double epochs)
 	if (fused) {
 		if (!t->primed)
 			train_sample_first(t, tau);
+		train_dist_arm(t, t->grad, sq ? t->hess : NULL, NULL); /* MPI: per layer */
 		loss = train_pass(t, b, t->theta, NULL, t->grad, sq ? t->hess : NULL, NULL);
 	} else {
 		natural_samples(t, b, &loss);
 	}
+	loss = train_dist_step(t, loss, t->grad, t->hess, NULL); /* over the MPI ranks */
 	if (o->clip > 0)
 		bnn_clip_grad_norm(t->m->nparams, t->grad, o->clip);
 	st->step++;

@@ -16,10 +16,14 @@
 double train_step_point(struct trainer *t, long b, float lr, double epochs)
 {
 	bnn_state *st = t->st;
-	double loss = train_pass(t, b, st->params, NULL, t->grad, NULL, NULL);
+	double loss;
+
+	train_dist_arm(t, t->grad, NULL, NULL); /* MPI: sums start per layer */
+	loss = train_pass(t, b, st->params, NULL, t->grad, NULL, NULL);
 
 	(void)epochs;
 	train_whvi_kl_grad(t);
+	loss = train_dist_step(t, loss, t->grad, NULL, NULL); /* over the MPI ranks */
 	if (t->o->clip > 0)
 		bnn_clip_grad_norm(t->m->nparams, t->grad, t->o->clip);
 	st->step++;

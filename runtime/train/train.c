@@ -16,6 +16,16 @@
  * epoch (the best one with validation data) when an epoch of the run
  * completed; the checkpoint on disk is only ever replaced atomically by a
  * good state.
+ *
+ * Data parallelism over MPI (distributed.c, docs/distributed.md): every
+ * rank shuffles the same way (the same seed) and gathers only its rows of
+ * each global minibatch; the step sums the passes' results over the ranks
+ * before the same update on every rank; each rank draws its own weight
+ * noise, dropout masks and augmentation (streams jumped per rank).
+ * Validation is split across the ranks and its sums and counts added.
+ * Rank 0 alone writes checkpoints.  The ranks agree on the status after
+ * the checks of the data, after every epoch and after every save, so an
+ * error anywhere stops every rank with the failing rank's message.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -172,6 +182,7 @@ static int train_alloc(struct trainer *t, bnn_err *err)
 	const bnn_model *m = t->m;
 	long b = t->o->batch < t->ntrain ? t->o->batch : t->ntrain;
 
+	b = (b + t->nranks - 1) / t->nranks; /* the most rows one rank takes */
 	t->ws = bnn_floats_alloc((long)m->workspace_floats(b) + 1);
 	t->xb = bnn_floats_alloc(b * m->inputs);
 	t->yb = malloc((size_t)(b * m->targets) * sizeof(float));
@@ -237,15 +248,18 @@ static void train_free(struct trainer *t)
 	snapshot_free(&t->start);
 	snapshot_free(&t->best);
 	train_step_free(t);
+	train_dist_free(t);
 }
 
-/* Accuracy of raw outputs against the targets of examples idx[0..n). */
-static double train_accuracy(const bnn_model *m, const bnn_dataset *ds, const long *idx, long n,
-                             const float *out)
+/* Right answers of raw outputs against the targets of examples idx[0..n)
+ * into v[0], answers into v[1] (the validation accuracy is v[0] / v[1]
+ * summed over the ranks). */
+static void train_accuracy(const bnn_model *m, const bnn_dataset *ds, const long *idx, long n,
+                           const float *out, double *v)
 {
 	long i, j, right = 0, total = 0, k = m->outputs;
 	if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN)
-		return NAN;
+		return;
 	for (i = 0; i < n; i++) {
 		const float *z = out + i * k, *y = ds->y + idx[i] * m->targets;
 		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
@@ -261,7 +275,8 @@ static double train_accuracy(const bnn_model *m, const bnn_dataset *ds, const lo
 			total += k;
 		}
 	}
-	return (double)right / (double)total;
+	v[0] = (double)right;
+	v[1] = (double)total;
 }
 
 /*
@@ -278,6 +293,11 @@ static int train_check_batchnorm(struct trainer *t, bnn_err *err)
 	int i;
 
 	t->min_batch = 1;
+	if (batch < t->nranks)
+		return bnn_fail(err, BNN_EINVAL,
+		                "a minibatch of %ld examples cannot be split across %d processes: "
+		                "train with a batch of at least %d",
+		                batch, t->nranks, t->nranks);
 	for (i = 0; i < m->nlayers; i++) {
 		const bnn_layer *l = &m->layers[i];
 		if (strcmp(l->op, "batchnorm") != 0 ||
@@ -291,22 +311,43 @@ static int train_check_batchnorm(struct trainer *t, bnn_err *err)
 			        "minibatch, and a minibatch of %ld example%s gives it one value: "
 			        "train with a batch of at least 2",
 			        l->name, l->in_features, batch, batch == 1 ? "" : "s");
+		if (batch < 2L * t->nranks)
+			return bnn_fail(err, BNN_EINVAL,
+			                "layer '%s' normalises each of its %ld features over each "
+			                "process's rows of the minibatch: train with a batch of at "
+			                "least %d (2 rows for each of %d processes)",
+			                l->name, l->in_features, 2 * t->nranks, t->nranks);
 	}
 	return BNN_OK;
 }
 
+/* Whether any rank asks to stop (one process: stop itself). */
+static int train_agree_stop(struct trainer *t, int stop)
+{
+	double v = stop != 0;
+
+	train_dist_sum(t, &v, 1);
+	return v > 0;
+}
+
 /* One pass over the training data; returns BNN_ERANGE on a non-finite loss.
- * A last minibatch smaller than t->min_batch is left out (the shuffle puts
- * another example last in the next epoch). */
+ * A last minibatch smaller than t->min_batch (for each of the ranks) is
+ * left out (the shuffle puts another example last in the next epoch).
+ * With several ranks, each gathers its rows of every minibatch
+ * (train_dist_rows), the step sums the loss over them, and a stop asked
+ * by a progress report takes effect at the end of the epoch, when every
+ * rank agrees on it (t->stopped stays 0). */
 static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_epoch, void *ctx,
                        bnn_err *err)
 {
 	const bnn_model *m = t->m;
 	const bnn_train_options *o = t->o;
 	long batch = o->batch, steps = (t->ntrain + batch - 1) / batch, s, j, seen = 0;
+	long smallest = t->min_batch * t->nranks, mine, off;
 	double total = 0, t0 = train_now(), last = t0;
+	int stop = 0;
 
-	if (t->ntrain % batch != 0 && t->ntrain % batch < t->min_batch)
+	if (t->ntrain % batch != 0 && t->ntrain % batch < smallest)
 		steps--;
 
 	bnn_rng_shuffle(&t->rng, t->train_idx, t->ntrain);
@@ -314,8 +355,11 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 	for (s = 0; s < steps; s++) {
 		long first = s * batch, b = t->ntrain - first < batch ? t->ntrain - first : batch;
 		double loss, progress;
-		for (j = 0; j < b; j++) {
-			long e = t->train_idx[first + j];
+		train_dist_rows(t, b, &off, &mine);
+		t->rows = mine;
+		t->global_rows = b;
+		for (j = 0; j < mine; j++) {
+			long e = t->train_idx[first + off + j];
 			memcpy(t->xb + j * m->inputs, t->train->x + e * m->inputs,
 			       (size_t)m->inputs * sizeof(float));
 			train_augment(t, t->xb + j * m->inputs);
@@ -323,7 +367,7 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 			       (size_t)m->targets * sizeof(float));
 		}
 		progress = (double)(r->epoch - 1) + (double)(s + 1) / (double)steps;
-		loss = train_step(t, b, bnn_schedule_lr(&t->schedule, progress),
+		loss = train_step(t, mine, bnn_schedule_lr(&t->schedule, progress),
 		                  (double)(r->epoch - 1) + (double)s / (double)steps);
 		if (!isfinite(loss))
 			return bnn_fail(
@@ -341,8 +385,12 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 			r->seconds = last - t0;
 			r->examples_per_second = (double)seen / r->seconds;
 			if (on_epoch(r, ctx)) {
-				t->stopped = 1; /* stop now: the epoch is not complete */
-				return BNN_OK;
+				if (t->nranks > 1) {
+					stop = 1; /* agreed at the epoch's end */
+				} else {
+					t->stopped = 1; /* stop now: the epoch is not complete */
+					return BNN_OK;
+				}
 			}
 		}
 	}
@@ -351,6 +399,8 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 	r->train_loss = total / (double)(seen > 0 ? seen : 1);
 	r->seconds = train_now() - t0;
 	r->examples_per_second = r->seconds > 0 ? (double)seen / r->seconds : 0;
+	if (t->nranks > 1)
+		t->stop_asked = stop;
 	return BNN_OK;
 }
 
@@ -398,6 +448,50 @@ static int train_save_after_divergence(struct trainer *t, int have_best, const c
 	                diverged.message, save_err.message);
 }
 
+/* The same number of training and validation examples on every rank
+ * (every rank shuffles the same indices). */
+static int train_check_sizes(struct trainer *t, bnn_err *err)
+{
+	double v[2] = { (double)t->train->n, t->valid ? (double)t->valid->n : 0 };
+
+	train_dist_sum(t, v, 2);
+	if (v[0] != (double)t->nranks * (double)t->train->n ||
+	    (t->valid && v[1] != (double)t->nranks * (double)t->valid->n))
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "the %s data has %ld examples here and another number on another "
+		                "process: every process must load the same data",
+		                v[0] != (double)t->nranks * (double)t->train->n ? "training"
+		                                                                : "validation",
+		                v[0] != (double)t->nranks * (double)t->train->n ? t->train->n
+		                                                                : t->valid->n);
+	return BNN_OK;
+}
+
+/* The validation NLL and accuracy of the state, each rank running its
+ * share of the held-out examples (train_dist_rows) and the sums and
+ * counts added over the ranks.  A rank's failure is agreed on by the
+ * caller. */
+static int train_validate(struct trainer *t, bnn_epoch_report *r, bnn_err *err)
+{
+	long first, count;
+	double v[4] = { 0, 0, 0, 0 }; /* NLL, right, answers, failed */
+	int rc = BNN_OK;
+
+	train_dist_rows(t, t->nvalid, &first, &count);
+	if (count > 0) {
+		bnn_example_range held_out = { t->valid_idx + first, count, 256 };
+		float *out = t->out + first * t->m->outputs;
+		rc = bnn_model_outputs(t->st, t->valid_ds, &held_out, out, &v[0], err);
+		if (!rc)
+			train_accuracy(t->m, t->valid_ds, t->valid_idx + first, count, out, v + 1);
+	}
+	v[3] = rc != 0;
+	train_dist_sum(t, v, 4);
+	r->valid_nll = v[0] / (double)t->nvalid;
+	r->valid_accuracy = t->m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? NAN : v[1] / v[2];
+	return rc;
+}
+
 int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o, bnn_err *err)
 {
 	const bnn_dataset *train = io ? io->train : NULL, *valid = io ? io->valid : NULL;
@@ -407,7 +501,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	struct trainer t;
 	double best_nll = INFINITY, last_save = train_now();
 	long since_best = 0, e;
-	int rc, have_best = 0;
+	int rc, have_best = 0, k;
 
 	if (!st || !st->model || !st->params || !train || !o)
 		return bnn_fail(err, BNN_EINVAL, "bnn_train: no %s given",
@@ -420,18 +514,30 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	t.train = train;
 	t.valid = valid;
 	t.o = o;
-	if ((rc = bnn_model_check(t.m, err)) || (rc = train_check_options(o, err)) ||
-	    (rc = bnn_train_options_check(o, valid != NULL, err)) ||
-	    (rc = train_check_model(t.m, o, err)) ||
-	    (rc = train_check_targets(t.m, train, "the training data", err)) ||
-	    (valid && (rc = train_check_targets(t.m, valid, "the validation data", err))))
+	if ((rc = train_dist_setup(&t, io->comm, err)))
 		return rc;
+	if (t.rank > 0)
+		checkpoint = NULL; /* rank 0 writes the checkpoints */
+	if (!(rc = bnn_model_check(t.m, err)) && !(rc = train_check_options(o, err)) &&
+	    !(rc = bnn_train_options_check(o, valid != NULL, err)) &&
+	    !(rc = train_check_model(t.m, o, err)) &&
+	    !(rc = train_check_targets(t.m, train, "the training data", err)))
+		rc = valid ? train_check_targets(t.m, valid, "the validation data", err) : BNN_OK;
+	/* every rank's data checked (a bad shard stops all of them) */
+	if ((rc = train_dist_agree(&t, rc, err)) || (rc = train_check_sizes(&t, err)) ||
+	    (rc = train_dist_agree(&t, rc, err))) {
+		train_dist_free(&t);
+		return rc;
+	}
 	if ((rc = train_split(&t, err)) || (rc = train_check_batchnorm(&t, err)))
 		goto done;
 	t.n_data = (double)t.ntrain;
 	/* the data's checks first: a refusal leaves st as it was */
 	if ((rc = train_augment_setup(&t, err)) || (rc = train_step_setup(&t, err)) ||
 	    (rc = train_alloc(&t, err)))
+		goto done;
+	/* one process's failure here (memory) is every process's */
+	if ((rc = train_dist_agree(&t, rc, err)))
 		goto done;
 	free(st->options);
 	st->options = bnn_train_options_text(o);
@@ -443,11 +549,16 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	bnn_rng_jump(&t.rng);
 	t.noise = t.rng;
 	bnn_rng_jump(&t.noise);
+	/* rank r > 0: its own noise and augmentation streams, two jumps on
+	 * per rank (rank 0's are a single process's) */
+	for (k = 0; k < 2 * t.rank; k++)
+		bnn_rng_jump(&t.noise);
 	t.aug = t.noise;
 	bnn_rng_jump(&t.aug);
 	bnn_set_threads(o->threads);
 	for (e = 1; e <= o->epochs; e++) {
 		bnn_epoch_report r;
+		int stop;
 		memset(&r, 0, sizeof r);
 		r.epoch = e;
 		r.epochs = o->epochs;
@@ -458,27 +569,25 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 			train_step_finish_epoch(&t); /* σ of the state as it is, even mid-epoch */
 			rc = train_check_finite(&t, e, err);
 		}
+		rc = train_dist_agree(&t, rc, err);
 		if (rc) {
 			snapshot_copy(&t, &t.start, 0);
-			if (rc == BNN_ERANGE && e > 1)
+			if (rc == BNN_ERANGE && e > 1) {
 				rc = train_save_after_divergence(&t, have_best, checkpoint, err);
+				rc = train_dist_agree(&t, rc, err);
+			}
 			goto done;
 		}
 		if (t.stopped)
 			break; /* by the callback, within the epoch: not counted */
+		stop = train_agree_stop(&t, t.stop_asked);
+		train_dist_mean_stats(&t);
 		st->epoch++;
 		r.improved = 1;
 		if (t.nvalid > 0) {
-			double nll;
-			bnn_example_range held_out = { t.valid_idx, t.nvalid, 256 };
-			rc = bnn_model_outputs(st, t.valid_ds, &held_out, t.out, &nll, err);
-			if (rc)
-				goto done;
-			r.valid_nll = nll / (double)t.nvalid;
-			r.valid_accuracy =
-			        train_accuracy(t.m, t.valid_ds, t.valid_idx, t.nvalid, t.out);
+			rc = train_validate(&t, &r, err);
 			r.improved = r.valid_nll < best_nll;
-			if (r.improved) {
+			if (!rc && r.improved) {
 				best_nll = r.valid_nll;
 				since_best = 0;
 				snapshot_copy(&t, &t.best, 1);
@@ -489,14 +598,17 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		}
 		/* A checkpoint now and then guards a long run against a crash; the
 		 * final one is written below. */
-		if (checkpoint && r.improved && e < o->epochs &&
+		if (!rc && checkpoint && r.improved && e < o->epochs &&
 		    train_now() - last_save >= TRAIN_SAVE_SECONDS) {
-			if ((rc = bnn_state_save(st, checkpoint, err)))
-				goto done;
+			rc = bnn_state_save(st, checkpoint, err);
 			last_save = train_now();
 		}
+		if ((rc = train_dist_agree(&t, rc, err)))
+			goto done;
 		r.lr = bnn_schedule_lr(&t.schedule, (double)e);
-		if (on_epoch && on_epoch(&r, ctx))
+		if (stop)
+			break; /* a progress report asked, on some rank */
+		if (on_epoch && train_agree_stop(&t, on_epoch(&r, ctx)))
 			break;
 		if (t.nvalid > 0 && o->patience > 0 && since_best >= o->patience)
 			break;
@@ -505,6 +617,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		snapshot_copy(&t, &t.best, 0);
 	if (checkpoint)
 		rc = bnn_state_save(st, checkpoint, err);
+	rc = train_dist_agree(&t, rc, err);
 done:
 	train_free(&t);
 	return rc;

@@ -6,13 +6,17 @@
  * (optimizers.c): the gradient estimate (with Monte-Carlo samples of the
  * posterior for vogn, ivon and bbb, step_natural.c and step_bbb.c) and the
  * update, tensor by tensor with each tensor's prior precision
- * (step_point.c for sgd, adam, adamw and badam).
+ * (step_point.c for sgd, adam, adamw and badam).  With more than one MPI
+ * rank (distributed.c), each step's passes see this rank's rows of the
+ * global minibatch and their results are summed over the ranks
+ * (train_dist_step) before the update.
  */
 #ifndef BNN_TRAIN_INTERNAL_H
 #define BNN_TRAIN_INTERNAL_H
 
 #include "bnn.h"
 #include "bnn_variational.h"
+#include "distributed.h"
 
 /* A copy of the trainable state (parameters, σ, optimizer arrays,
  * counters), for rollback and for the best epoch. */
@@ -86,6 +90,14 @@ struct trainer {
 	long aug_c, aug_h, aug_w; /* the images' channels, rows, columns */
 	float *aug_scratch;       /* one image (bnn_augment_image) */
 	bnn_schedule schedule;
+	/* data parallelism over MPI (distributed.c, docs/distributed.md) */
+	struct train_dist *dist;           /* the communicator, or NULL: one process */
+	int rank, nranks;                  /* this process's rank, of nranks (1: alone) */
+	long rows, global_rows;            /* the step's rows here, of the global minibatch */
+	void (*ready)(void *, long, long); /* bnn_pass.ready of the next pass (train_dist_arm) */
+	void *ready_ctx;
+	int stop_asked; /* a progress report asked to stop (several ranks:
+	                            agreed at the epoch's end) */
 };
 
 /* One piece of one tensor for an optimizer's update hook. */

@@ -238,6 +238,8 @@ double train_pass(struct trainer *t, long b, const float *w, const float *sigma,
 	p.grad_sigma = grad_sigma;
 	p.stats = t->st->stats; /* batchnorm: batch statistics, folded in */
 	p.train = 1;
+	p.ready = t->ready; /* data parallelism: a layer's sum starts early */
+	p.ready_ctx = t->ready_ctx;
 	return t->m->pass(&p);
 }
 

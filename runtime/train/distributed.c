@@ -1,0 +1,463 @@
+/*
+ * distributed.c: data-parallel training over MPI (docs/distributed.md):
+ * the communicator of a bnn_train call, the split of each global minibatch
+ * across the ranks, the sum of a step's quantities over them, agreement on
+ * errors, and the public helpers bnn_dist_* (bnn_train.h) that a driver
+ * and the sharded evaluation use.
+ *
+ * Built without MPI (no ./configure --with-mpi, no BNN_HAVE_MPI) every
+ * function is the one-process case: rank 0 of 1, sums that sum nothing,
+ * and a non-NULL communicator is refused with a message.
+ *
+ * The step's reduction: every rank's pass gives the mean over its b_r
+ * rows; scaled by b_r / B and summed (MPI_SUM over the communicator) they
+ * give the mean over the global minibatch of B rows.  Overlap, as
+ * PyTorch's DDP does with buckets: when the step's arrays are the pass's
+ * own outputs (train_dist_arm before the pass), the generated code calls
+ * back after each layer's backward pass (bnn_pass.ready) and that layer's
+ * range goes out at once as a nonblocking MPI_Iallreduce while the
+ * backward pass of the layers below it runs; what no layer reported (the
+ * likelihood's σ) goes out when the pass returns, with the loss, and the
+ * update waits for every request.  Without a callback (IVON's ĥ and BBB's
+ * g∘ε are made from the local gradient after the pass; whvi layers add
+ * their KL gradient after it; several samples per step are averaged
+ * first) the whole arrays go out after the pass.  Nothing is allocated
+ * per step: the requests and the list of ranges live in struct
+ * train_dist, made at setup.  Every rank then holds the same sums (Open MPI's reductions
+ * give every rank the same bits: the same operands combined in the same
+ * order), so every rank makes the same update and the parameters stay
+ * identical; t/mpi.sh checks it.
+ *
+ * MPI errors keep the communicator's handler (MPI_ERRORS_ARE_FATAL by
+ * default: a failed collective ends the job rather than leaving the other
+ * ranks waiting).
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef BNN_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "distributed.h"
+#include "train_internal.h"
+
+struct train_dist {
+#ifdef BNN_HAVE_MPI
+	MPI_Comm comm;
+	MPI_Request *req; /* the step's requests, maxreq of them */
+	int nreq, maxreq;
+	long *off, *len; /* the ranges the pass reported, maxranges of them */
+	int nranges, maxranges;
+	float *arrays[3]; /* armed: the arrays the pass's ranges belong to */
+	float w;          /* armed: this rank's rows / the global rows */
+	int armed;
+#endif
+	int rank, size;
+};
+
+#ifdef BNN_HAVE_MPI
+/* The communicator comm points to; NULL: MPI_COMM_WORLD while MPI is
+ * initialised (and not finalised).  0: none, one process. */
+static int dist_comm(const void *comm, MPI_Comm *c)
+{
+	int init = 0, fin = 0;
+
+	if (comm) {
+		*c = *(const MPI_Comm *)comm;
+		return 1;
+	}
+	MPI_Initialized(&init);
+	MPI_Finalized(&fin);
+	if (!init || fin)
+		return 0;
+	*c = MPI_COMM_WORLD;
+	return 1;
+}
+
+/* Checks that MPI is running before a user's communicator is used. */
+static int dist_check(const void *comm, bnn_err *err)
+{
+	int init = 0, fin = 0;
+
+	if (!comm)
+		return BNN_OK;
+	MPI_Initialized(&init);
+	MPI_Finalized(&fin);
+	if (!init || fin)
+		return bnn_fail(err, BNN_EINVAL,
+		                "a communicator was given, and MPI is %s: call MPI_Init first",
+		                fin ? "finalised" : "not initialised");
+	return BNN_OK;
+}
+#endif
+
+int bnn_dist_available(void)
+{
+#ifdef BNN_HAVE_MPI
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE; PMIx and PMI launchers
+ * (MPICH's hydra, Slurm's srun) set PMIX_RANK or PMI_RANK. */
+int bnn_dist_launched(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+int bnn_dist_init(int *argc, char ***argv, bnn_err *err)
+{
+#ifdef BNN_HAVE_MPI
+	int init = 0, provided;
+
+	MPI_Initialized(&init);
+	if (init || !bnn_dist_launched())
+		return 0;
+	/* OpenMP threads run the work, the calling thread alone talks to MPI */
+	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+		return -bnn_fail(err, BNN_EIO, "MPI_Init_thread failed");
+	return 1;
+#else
+	(void)argc;
+	(void)argv;
+	(void)err;
+	return 0;
+#endif
+}
+
+void bnn_dist_finalize(void)
+{
+#ifdef BNN_HAVE_MPI
+	int init = 0, fin = 0;
+
+	MPI_Initialized(&init);
+	MPI_Finalized(&fin);
+	if (init && !fin)
+		MPI_Finalize();
+#endif
+}
+
+int bnn_dist_rank(const void *comm)
+{
+#ifdef BNN_HAVE_MPI
+	MPI_Comm c;
+	int r = 0;
+
+	if (dist_check(comm, NULL) || !dist_comm(comm, &c))
+		return 0;
+	MPI_Comm_rank(c, &r);
+	return r;
+#else
+	(void)comm;
+	return 0;
+#endif
+}
+
+int bnn_dist_size(const void *comm)
+{
+#ifdef BNN_HAVE_MPI
+	MPI_Comm c;
+	int n = 1;
+
+	if (dist_check(comm, NULL) || !dist_comm(comm, &c))
+		return 1;
+	MPI_Comm_size(c, &n);
+	return n;
+#else
+	(void)comm;
+	return 1;
+#endif
+}
+
+#ifdef BNN_HAVE_MPI
+/* The agreement on c (size > 1): the lowest failing rank by an MPI_MIN,
+ * then its code and message by a broadcast from it. */
+static int dist_agree_comm(MPI_Comm c, int rank, int size, int rc, bnn_err *err)
+{
+	struct {
+		int code;
+		char message[BNN_ERR_MESSAGE_MAX];
+	} what;
+	int mine = rc ? rank : size, first = size;
+
+	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c);
+	if (first == size)
+		return BNN_OK;
+	memset(&what, 0, sizeof what);
+	if (rank == first) {
+		what.code = rc;
+		snprintf(what.message, sizeof what.message, "%s",
+		         err && err->message[0] ? err->message : bnn_strerror(rc));
+	}
+	MPI_Bcast(&what, (int)sizeof what, MPI_BYTE, first, c);
+	return bnn_fail(err, what.code, "rank %d of %d: %s", first, size, what.message);
+}
+#endif
+
+int bnn_dist_agree(const void *comm, int rc, bnn_err *err)
+{
+#ifdef BNN_HAVE_MPI
+	MPI_Comm c;
+	int rank, size;
+
+	if (dist_check(comm, NULL) || !dist_comm(comm, &c))
+		return rc;
+	MPI_Comm_rank(c, &rank);
+	MPI_Comm_size(c, &size);
+	if (size == 1)
+		return rc;
+	return dist_agree_comm(c, rank, size, rc, err);
+#else
+	(void)comm;
+	(void)err;
+	return rc;
+#endif
+}
+
+int bnn_dist_sum(const void *comm, double *v, long n)
+{
+#ifdef BNN_HAVE_MPI
+	MPI_Comm c;
+
+	if (n <= 0 || dist_check(comm, NULL) || !dist_comm(comm, &c))
+		return 0;
+	return MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, c) == MPI_SUCCESS ? 0
+	                                                                                     : -1;
+#else
+	(void)comm;
+	(void)v;
+	(void)n;
+	return 0;
+#endif
+}
+
+/* ---- the trainer's ----------------------------------------------------- */
+
+int train_dist_setup(struct trainer *t, const void *comm, bnn_err *err)
+{
+	t->rank = 0;
+	t->nranks = 1;
+	t->dist = NULL;
+#ifdef BNN_HAVE_MPI
+	{
+		MPI_Comm c;
+		int rc, i;
+
+		if ((rc = dist_check(comm, err)))
+			return rc;
+		if (!dist_comm(comm, &c))
+			return BNN_OK;
+		if (!(t->dist = calloc(1, sizeof *t->dist)))
+			return bnn_fail(err, BNN_ENOMEM, "out of memory");
+		t->dist->comm = c;
+		/* per array: one request per layer and per gap between them */
+		t->dist->maxranges = t->m->nlayers + 1;
+		t->dist->maxreq = 3 * (2 * t->dist->maxranges + 1) + 1;
+		t->dist->req = malloc((size_t)t->dist->maxreq * sizeof *t->dist->req);
+		t->dist->off = malloc((size_t)t->dist->maxranges * sizeof *t->dist->off);
+		t->dist->len = malloc((size_t)t->dist->maxranges * sizeof *t->dist->len);
+		if (!t->dist->req || !t->dist->off || !t->dist->len)
+			return bnn_fail(err, BNN_ENOMEM, "out of memory");
+		for (i = 0; i < t->dist->maxreq; i++)
+			t->dist->req[i] = MPI_REQUEST_NULL;
+		MPI_Comm_rank(c, &t->dist->rank);
+		MPI_Comm_size(c, &t->dist->size);
+		t->rank = t->dist->rank;
+		t->nranks = t->dist->size;
+	}
+	return BNN_OK;
+#else
+	if (comm)
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "a communicator was given, and this libbnn was built without MPI "
+		                "(./configure --with-mpi)");
+	(void)err;
+	return BNN_OK;
+#endif
+}
+
+void train_dist_free(struct trainer *t)
+{
+#ifdef BNN_HAVE_MPI
+	if (t->dist) {
+		free(t->dist->req);
+		free(t->dist->off);
+		free(t->dist->len);
+	}
+#endif
+	free(t->dist);
+	t->dist = NULL;
+}
+
+#ifdef BNN_HAVE_MPI
+/* Scales [off, off + len) of the armed arrays and starts their sums. */
+static void dist_start(struct train_dist *d, long off, long len)
+{
+	long i;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		float *a = d->arrays[k];
+		if (!a || len <= 0)
+			continue;
+		for (i = off; i < off + len; i++)
+			a[i] *= d->w;
+		MPI_Iallreduce(MPI_IN_PLACE, a + off, (int)len, MPI_FLOAT, MPI_SUM, d->comm,
+		               &d->req[d->nreq++]);
+	}
+}
+
+/* bnn_pass.ready: a layer's gradients are final; start their sums (and
+ * let the ones started before progress: Open MPI moves nonblocking
+ * collectives on within MPI calls). */
+static void dist_ready(void *ctx, long off, long len)
+{
+	struct trainer *t = ctx;
+	struct train_dist *d = t->dist;
+	int flag;
+
+	if (!d->armed || d->nranges == d->maxranges || off < 0 || off + len > t->m->nparams)
+		return; /* left to the end of the pass */
+	d->off[d->nranges] = off;
+	d->len[d->nranges++] = len;
+	dist_start(d, off, len);
+	MPI_Testall(d->nreq, d->req, &flag, MPI_STATUSES_IGNORE);
+}
+#endif
+
+void train_dist_arm(struct trainer *t, float *a, float *b, float *c)
+{
+#ifdef BNN_HAVE_MPI
+	struct train_dist *d = t->dist;
+
+	/* whvi layers add their KL gradient after the pass, before the sum */
+	if (!d || d->size == 1 || t->whvi)
+		return;
+	d->arrays[0] = a;
+	d->arrays[1] = b;
+	d->arrays[2] = c;
+	d->w = (float)((double)t->rows / (double)t->global_rows);
+	d->nreq = 0;
+	d->nranges = 0;
+	d->armed = 1;
+	t->ready = dist_ready;
+	t->ready_ctx = t;
+#else
+	(void)t;
+	(void)a;
+	(void)b;
+	(void)c;
+#endif
+}
+
+void train_dist_rows(const struct trainer *t, long b, long *first, long *count)
+{
+	long n = t->nranks, r = t->rank, q = b / n, extra = b % n;
+
+	*count = q + (r < extra);
+	*first = r * q + (r < extra ? r : extra);
+}
+
+double train_dist_step(struct trainer *t, double loss, float *a, float *b, float *c)
+{
+#ifdef BNN_HAVE_MPI
+	struct train_dist *d = t->dist;
+	float *arrays[3] = { a, b, c };
+	long n = t->m->nparams, i;
+	float w;
+	int k, nreq = 0;
+
+	if (!d || d->size == 1)
+		return loss;
+	if (d->armed) { /* the pass started the layers' ranges: send the gaps */
+		long at = 0;
+		int j, m;
+		t->ready = NULL;
+		t->ready_ctx = NULL;
+		d->armed = 0;
+		for (j = 1; j < d->nranges; j++) /* by offset (a few layers) */
+			for (m = j; m > 0 && d->off[m - 1] > d->off[m]; m--) {
+				long o = d->off[m], l = d->len[m];
+				d->off[m] = d->off[m - 1];
+				d->len[m] = d->len[m - 1];
+				d->off[m - 1] = o;
+				d->len[m - 1] = l;
+			}
+		for (j = 0; j <= d->nranges; j++) {
+			long end = j < d->nranges ? d->off[j] : n;
+			dist_start(d, at, end - at);
+			if (j < d->nranges)
+				at = d->off[j] + d->len[j];
+		}
+		nreq = d->nreq;
+		goto send_loss;
+	}
+	w = (float)((double)t->rows / (double)t->global_rows);
+	/* Σ_r (b_r/B)·mean_r = the mean over the B rows of the global batch */
+	for (k = 0; k < 3; k++) {
+		if (!arrays[k])
+			continue;
+		for (i = 0; i < n; i++)
+			arrays[k][i] *= w;
+		MPI_Iallreduce(MPI_IN_PLACE, arrays[k], (int)n, MPI_FLOAT, MPI_SUM, d->comm,
+		               &d->req[nreq++]);
+	}
+send_loss:
+	MPI_Iallreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, d->comm, &d->req[nreq++]);
+	MPI_Waitall(nreq, d->req, MPI_STATUSES_IGNORE);
+	d->nreq = 0;
+	return loss;
+#else
+	(void)t;
+	(void)a;
+	(void)b;
+	(void)c;
+	return loss;
+#endif
+}
+
+int train_dist_agree(struct trainer *t, int rc, bnn_err *err)
+{
+#ifdef BNN_HAVE_MPI
+	if (t->dist && t->dist->size > 1)
+		return dist_agree_comm(t->dist->comm, t->dist->rank, t->dist->size, rc, err);
+#else
+	(void)t;
+	(void)err;
+#endif
+	return rc;
+}
+
+void train_dist_mean_stats(struct trainer *t)
+{
+#ifdef BNN_HAVE_MPI
+	struct train_dist *d = t->dist;
+	long i, n = t->m->nstats;
+
+	if (!d || d->size == 1 || n == 0 || !t->st->stats)
+		return;
+	MPI_Allreduce(MPI_IN_PLACE, t->st->stats, (int)n, MPI_FLOAT, MPI_SUM, d->comm);
+	for (i = 0; i < n; i++)
+		t->st->stats[i] /= (float)d->size;
+#else
+	(void)t;
+#endif
+}
+
+void train_dist_sum(struct trainer *t, double *v, int n)
+{
+#ifdef BNN_HAVE_MPI
+	if (t->dist && t->dist->size > 1)
+		MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, t->dist->comm);
+#else
+	(void)t;
+	(void)v;
+	(void)n;
+#endif
+}

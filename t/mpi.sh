@@ -1,0 +1,182 @@
+#!/bin/sh
+# mpi.sh: data-parallel training under mpirun (./configure --with-mpi;
+# docs/distributed.md).  Without an MPI build, or without mpirun, every
+# test is reported as SKIP with the reason.  mpirun gets --oversubscribe
+# (more processes than this machine's cores) and, as root, the two
+# OMPI_ALLOW_RUN_AS_ROOT variables.  Checks:
+#   - t/mpi_train (the C API over a communicator of its own) with 2 and 3
+#     processes: identical parameters on every rank for sgd, adam, vogn,
+#     ivon and bbb; sgd and adam equal to one process within a tolerance;
+#     one vogn and one ivon step equal to the N-sample estimator computed
+#     by hand; bad data on one rank stops all (its TAP lines are repeated
+#     here);
+#   - the driver (bnnc --main) under mpirun -np 2 and -np 3: adam's
+#     checkpoint equals a single process's within 1e-5 + 1e-4|x|, vogn
+#     and ivon train;
+#   - a bad data file on rank 1 only: every rank exits non-zero within
+#     seconds, and the message names it on rank 0 too;
+#   - rank 0's --save unwritable: every rank fails before training;
+#   - rank 1 killed with SIGKILL: the job ends, the checkpoint of an
+#     earlier run is left as it was;
+#   - examples/mpi_train.c (the user's communicator) builds and runs.
+#
+# shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
+. "$TAP_SH"
+
+NTESTS=40
+if [ -z "${BNN_WITH_MPI-}" ]; then
+	skip "$NTESTS" "libbnn was built without MPI (./configure --with-mpi)"
+	done_testing
+fi
+MPIRUN=${BNN_MPIRUN:-mpirun}
+if ! command -v "$MPIRUN" >/dev/null 2>&1; then
+	skip "$NTESTS" "mpirun was not found (Debian package: openmpi-bin)"
+	done_testing
+fi
+if [ "$(id -u)" -eq 0 ]; then
+	OMPI_ALLOW_RUN_AS_ROOT=1
+	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+fi
+# shared memory between the processes of this machine, no network probing
+OMPI_MCA_btl=self,vader
+export OMPI_MCA_btl
+mpi() { # NP ARGS...
+	np=$1
+	shift
+	timeout 120 "$MPIRUN" --oversubscribe --bind-to none -np "$np" "$@"
+}
+
+cd "$TAP_TMP" || bail_out "no temporary directory"
+
+# ---- the C API --------------------------------------------------------------
+for np in 2 3; do
+	mpi "$np" "$top_builddir/t/mpi_train" >api.out 2>api.err && st=0 || st=$?
+	is "$st" 0 "t/mpi_train under mpirun -np $np exits 0"
+	n=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok 0 "${line#ok * - }" ;;
+		"not ok "*)
+			ok 1 "${line#not ok * - }"
+			;;
+		"#"*) diag "${line#\# }" ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+	done <api.out
+	ok "$([ "$n" -ge 18 ] && echo 0 || echo 1)" "t/mpi_train -np $np reported its 18 results"
+	[ "$st" -eq 0 ] || diag "$(cat api.err)"
+done
+
+# ---- the driver -------------------------------------------------------------
+# y = 0.5a - b + 0.3cd, inputs from a linear congruential generator.
+awk 'BEGIN { s = 5; print "a,b,c,d,y"
+	for (i = 0; i < 120; i++) {
+		for (j = 1; j <= 4; j++) { s = (s * 1103515245 + 12345) % 2147483648; x[j] = 2 * s / 2147483648 - 1 }
+		printf "%.6f,%.6f,%.6f,%.6f,%.6f\n", x[1], x[2], x[3], x[4], 0.5 * x[1] - x[2] + 0.3 * x[3] * x[4]
+	} }' >train.csv
+sed '6s/^[^,]*,/oops,/' train.csv >bad.csv
+
+for model in mpi_point mpi_mf; do
+	# shellcheck disable=SC2086  # flags are words
+	"$BNNC" --main -o $model.c "$top_srcdir/t/models/$model.bnn" &&
+		$CC $BNN_CFLAGS -o $model $model.c $BNN_LIBS && st=0 || st=$?
+	is "$st" 0 "bnnc --main $model.bnn links against the MPI build"
+done
+
+train() { # NP MODEL SAVE ARGS...
+	np=$1 model=$2 save=$3
+	shift 3
+	if [ "$np" -eq 0 ]; then
+		./"$model" train --data train.csv --threads 1 --seed 4 --quiet --save "$save" "$@"
+	else
+		mpi "$np" ./"$model" train --data train.csv --threads 1 --seed 4 --quiet \
+			--save "$save" "$@"
+	fi
+}
+# the parameters of two checkpoints agree within 1e-5 + 1e-4 |x|
+close() { # MODEL CKPT1 CKPT2
+	./"$1" posterior --load "$2" --out a.csv && ./"$1" posterior --load "$3" --out b.csv &&
+		paste -d, a.csv b.csv | awk -F, 'NR > 1 {
+			d = $3 - $7; if (d < 0) d = -d; t = $7 < 0 ? -$7 : $7
+			if (d > 1e-5 + 1e-4 * t) { print "row " NR ": " $3 " vs " $7; bad = 1 } }
+			END { exit bad }'
+}
+
+train 0 mpi_point one.ckpt --optimizer adam --epochs 4 --batch 32 >one.out 2>one.err &&
+	st=0 || st=$?
+is "$st" 0 "one process trains mpi_point with adam"
+for np in 2 3; do
+	train "$np" mpi_point "np$np.ckpt" --optimizer adam --epochs 4 --batch 32 >np.out 2>np.err &&
+		st=0 || st=$?
+	is "$st" 0 "mpirun -np $np: the driver trains with adam"
+	is "$(grep -c '"epochs": 4' np.out)" 1 "rank 0 alone prints the summary (np $np)"
+	close mpi_point "np$np.ckpt" one.ckpt >close.out 2>&1 && st=0 || st=$?
+	is "$st" 0 "adam over $np processes: the parameters of one process with the same global batch"
+	[ "$st" -eq 0 ] || diag "$(head -5 close.out)"
+done
+for opt in vogn ivon bbb; do
+	train 3 mpi_mf "$opt.ckpt" --optimizer "$opt" --epochs 3 --batch 30 >o.out 2>o.err &&
+		st=0 || st=$?
+	is "$st" 0 "mpirun -np 3: the driver trains mpi_mf with $opt"
+	[ "$st" -eq 0 ] || diag "$(cat o.err)"
+done
+
+# ---- faults -----------------------------------------------------------------
+start=$(date +%s)
+mpi 1 ./mpi_point train --data train.csv --quiet --save f.ckpt : \
+	-np 1 ./mpi_point train --data bad.csv --quiet --save f.ckpt >f.out 2>f.err && st=0 || st=$?
+elapsed=$(($(date +%s) - start))
+ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "bad data on rank 1: the job exits non-zero"
+ok "$([ "$elapsed" -lt 30 ] && echo 0 || echo 1)" "within seconds (${elapsed} s)"
+is "$(grep -c 'bad.csv' f.err)" 2 "both ranks print the message naming the bad file"
+is "$(grep -c 'rank 1 of 2: .*bad.csv' f.err)" 1 "rank 0 says it came from rank 1"
+ok "$(test ! -e f.ckpt; echo $?)" "and nothing was saved"
+
+mpi 1 ./mpi_point train --data train.csv --save nodir/x.ckpt : \
+	-np 1 ./mpi_point train --data train.csv --save w.ckpt >w.out 2>w.err && st=0 || st=$?
+ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "rank 0's --save unwritable: the job exits non-zero"
+is "$(grep -c 'rank 0 of 2: .*nodir' w.err)" 1 "rank 1 reports rank 0's message"
+is "$(grep -c '^epoch' w.err)" 0 "before training"
+
+train 0 mpi_point keep.ckpt --optimizer adam --epochs 2 >/dev/null 2>&1
+cp keep.ckpt keep.orig
+rm -f pid
+(
+	mpi 1 ./mpi_point train --data train.csv --quiet --epochs 1000000 --save keep.ckpt : \
+		-np 1 sh -c 'echo $$ >pid; exec ./mpi_point train --data train.csv --quiet --epochs 1000000 --save keep.ckpt' \
+		>k.out 2>k.err
+	echo $? >k.status
+) &
+i=0
+while [ ! -s pid ] && [ "$i" -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 1
+kill -9 "$(cat pid)" 2>/dev/null
+i=0
+while [ ! -s k.status ] && [ "$i" -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+ok "$([ -s k.status ] && [ "$(cat k.status)" -ne 0 ] && echo 0 || echo 1)" \
+	"rank 1 killed by SIGKILL: the job ends non-zero within 30 s"
+ok "$(cmp -s keep.ckpt keep.orig; echo $?)" "and the last checkpoint is left as it was"
+wait
+
+# ---- the example: a user's communicator -------------------------------------
+# shellcheck disable=SC2086  # flags are words
+"$BNNC" -o model.c "$top_srcdir/examples/whvi_diabetes_mf.bnn" &&
+	$CC $BNN_CFLAGS -o mpi_example "$top_srcdir/examples/mpi_train.c" model.c $BNN_LIBS &&
+	st=0 || st=$?
+is "$st" 0 "examples/mpi_train.c builds against the MPI build"
+mpi 2 ./mpi_example "$top_srcdir/examples/data/diabetes_train.csv" ex.ckpt >ex.out 2>ex.err &&
+	st=0 || st=$?
+is "$st" 0 "and runs under mpirun -np 2"
+is "$(grep -c 'on 2 processes.*the same posterior on every process: yes' ex.out)" 1 \
+	"with the same posterior on every process"
+ok "$(test -s ex.ckpt; echo $?)" "rank 0 wrote the checkpoint"
+
+done_testing
