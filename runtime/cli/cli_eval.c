@@ -18,7 +18,8 @@
  * A batch's Monte-Carlo samples come from a seed that depends only on
  * --seed and the batch's index, and the NLL is summed per batch, then over
  * the batches in order, so the output is the same bytes for any number of
- * ranks, one process included (docs/distributed.md).
+ * ranks, one process included (docs/driver.md, "eval and predict under
+ * mpirun").
  */
 #include <errno.h>
 #include <math.h>
