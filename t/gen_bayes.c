@@ -23,6 +23,8 @@
 #include "rt_bayes.h"
 #include "rt_breg.h"
 #include "rt_drop.h"
+#include "rt_wide.h"
+#include "rt_widept.h"
 #include "tap.h"
 
 /*
@@ -324,6 +326,75 @@ static void breg_state(bnn_state *st)
 				st->sigma[m->tensors[i].offset + j] = 0.1f;
 }
 
+/* Two steps of optimizer opt (mc samples, lrt for bbb, gradient
+ * clipping) on rt_wide (rt_widept for sgd, adam and adamw) with `threads` threads, from the same start:
+ * *st receives the trained state. */
+static int wide_run(bnn_state *st, const bnn_dataset *train, int opt, int mc, int lrt, int threads,
+                    bnn_err *err)
+{
+	bnn_train_options o = bnn_train_defaults();
+	int rc;
+
+	o.optimizer = opt;
+	o.epochs = 1;
+	o.batch = 32;
+	o.mc = mc;
+	o.clip = 0.5; /* the norm of 42039 gradients: a sum in pieces */
+	o.threads = threads;
+	if (opt == BNN_OPT_BBB)
+		o.lrt = lrt;
+	if ((rc = bnn_state_init(st, opt <= BNN_OPT_ADAMW ? &rt_widept_model : &rt_wide_model, 3,
+	                         err)))
+		return rc;
+	return bnn_train(st, &(bnn_train_io){ .train = train }, &o, err);
+}
+
+/* Every optimizer's step, fused with the next sample or not, gives the
+ * same bits with 1, 2 and 3 threads on a model large enough for the
+ * updates, the sampler and the clipping to split across threads, with
+ * tensor borders inside blocks and chunks. */
+static void test_threads(void)
+{
+	bnn_dataset train;
+	static const struct {
+		int opt, mc, lrt;
+	} runs[] = {
+		{ BNN_OPT_SGD, 1, 0 },  { BNN_OPT_ADAM, 1, 0 },  { BNN_OPT_ADAMW, 1, 0 },
+		{ BNN_OPT_VOGN, 1, 0 }, { BNN_OPT_VOGN, 2, 0 },  { BNN_OPT_IVON, 1, 0 },
+		{ BNN_OPT_IVON, 2, 0 }, { BNN_OPT_BADAM, 1, 0 }, { BNN_OPT_BBB, 1, 0 },
+		{ BNN_OPT_BBB, 1, 1 },  { BNN_OPT_BBB, 2, 0 },
+	};
+	size_t r;
+
+	blobs_make(&train, 64, 13);
+	ok(rt_wide_model.nparams == 42039 && rt_widept_model.nparams == 42039,
+	   "rt_wide and rt_widept have 42039 parameters");
+	for (r = 0; r < sizeof runs / sizeof *runs; r++) {
+		bnn_state st[3];
+		bnn_err err;
+		int t, i, rc = 0, same = 1;
+
+		for (t = 0; t < 3; t++)
+			rc |= wide_run(&st[t], &train, runs[r].opt, runs[r].mc, runs[r].lrt, t + 1,
+			               &err);
+		for (t = 1; t < 3 && rc == BNN_OK; t++) {
+			long n = rt_wide_model.nparams;
+			same = same && blobs_same_floats(st[0].params, st[t].params, n) &&
+			       blobs_same_floats(st[0].sigma, st[t].sigma, n);
+			for (i = 0; i < BNN_OPT_SLOTS; i++)
+				same = same && blobs_same_floats(st[0].opt[i], st[t].opt[i], n);
+		}
+		ok(rc == BNN_OK && same,
+		   "%s, mc %d%s: two steps on rt_wide give the same bits with 1, 2 and 3 threads%s%s",
+		   bnn_optimizer_name(runs[r].opt), runs[r].mc, runs[r].lrt ? ", lrt" : "",
+		   rc ? ": " : "", rc ? err.message : "");
+		for (t = 0; t < 3; t++)
+			bnn_state_free(&st[t]);
+	}
+	bnn_set_threads(1);
+	bnn_dataset_free(&train);
+}
+
 /* bnn_predict's Monte-Carlo mixture against the same samples drawn here:
  * θ_s = μ + σ∘ε_s from a generator seeded like bnn_predict's, the mixture
  * mean (1/S)Σμ_s, variance σ² + (1/S)Σμ_s² − mean², and NLL
@@ -363,10 +434,13 @@ static void test_mc_regression(void)
 	is_int(bnn_predict(&st, &ds, S, 99,
 	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
 	       BNN_OK, "MC regression predicts");
-	bnn_rng_seed(&rng, 99);
 	for (s = 0; s < S; s++) {
 		bnn_pass p;
+		/* sample s's weights from (99, s), its one batch's noise from
+		 * (99, s, 0) */
+		bnn_rng_seed(&rng, bnn_rng_derive(bnn_rng_derive(99, (uint64_t)s), 0));
 		bnn_posterior_sample(m->nparams, st.params, st.sigma, eps, theta, &rng);
+		bnn_rng_seed(&rng, bnn_predict_seed(99, s, 0));
 		memset(&p, 0, sizeof p);
 		p.w = theta;
 		p.x = x;
@@ -419,6 +493,106 @@ static void test_mc_regression(void)
 	bnn_state_free(&st);
 }
 
+/* bnn_predict on 700 examples (three batches of BNN_PREDICT_BATCH, the
+ * last one short): the same bits with 1, 2 and 3 threads, and each range
+ * of batches from bnn_predict_batches() is the matching slice, the
+ * per-example NLLs summed in order giving the total. */
+static void test_predict_batches(void)
+{
+	enum {
+		N = 700,
+		S = 3
+	};
+	static float x[N * 2], y[N], mean[3][N], var[3][N], pm[N], pv[N];
+	static double each[N], pe[N];
+	double nll[3], pn, sum;
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_err err;
+	int i, t, bad = 0, rc = 0;
+	long j0, j1;
+
+	for (i = 0; i < N; i++) {
+		x[2 * i] = (float)(i % 37) * 0.05f - 1.0f;
+		x[2 * i + 1] = 0.25f * (float)(i % 3);
+		y[i] = 0.01f * (float)(i % 50);
+	}
+	memset(&ds, 0, sizeof ds);
+	ds.n = N;
+	ds.features = 2;
+	ds.rank = 1;
+	ds.shape[0] = 2;
+	ds.targets = 1;
+	ds.x = x;
+	ds.y = y;
+	breg_state(&st);
+	for (t = 1; t <= 3; t++) {
+		bnn_set_threads(t);
+		rc |= bnn_predict(&st, &ds, S, 7,
+		                  &(bnn_prediction){ .probs = mean[t - 1],
+		                                     .var = var[t - 1],
+		                                     .nll = &nll[t - 1],
+		                                     .nll_each = t == 1 ? each : NULL },
+		                  &err);
+	}
+	is_int(rc, BNN_OK, "700 examples predict with 1, 2 and 3 threads");
+	ok(memcmp(mean[0], mean[1], sizeof mean[0]) == 0 &&
+	           memcmp(mean[0], mean[2], sizeof mean[0]) == 0 &&
+	           memcmp(var[0], var[1], sizeof var[0]) == 0 &&
+	           memcmp(var[0], var[2], sizeof var[0]) == 0 &&
+	           memcmp(nll, nll + 1, sizeof *nll) == 0 && memcmp(nll, nll + 2, sizeof *nll) == 0,
+	   "and give the same bits");
+	for (sum = 0, i = 0; i < N; i++)
+		sum += each[i];
+	ok(memcmp(&sum, nll, sizeof sum) == 0, "the total NLL is the per-example NLLs in order");
+	for (t = 1; t <= 2; t++)
+		for (j0 = 0; j0 < 3; j0++)
+			for (j1 = j0 + 1; j1 <= 3; j1++) {
+				long a = j0 * BNN_PREDICT_BATCH;
+				long n = (j1 * BNN_PREDICT_BATCH < N ? j1 * BNN_PREDICT_BATCH : N) -
+				         a;
+				bnn_set_threads(t);
+				rc = bnn_predict_batches(&st, &ds, S, 7, j0, j1,
+				                         &(bnn_prediction){ .probs = pm,
+				                                            .var = pv,
+				                                            .nll = &pn,
+				                                            .nll_each = pe },
+				                         &err);
+				for (sum = 0, i = 0; i < n; i++)
+					sum += each[a + i];
+				bad += rc != BNN_OK ||
+				       memcmp(pm, mean[0] + a, (size_t)n * sizeof *pm) != 0 ||
+				       memcmp(pv, var[0] + a, (size_t)n * sizeof *pv) != 0 ||
+				       memcmp(pe, each + a, (size_t)n * sizeof *pe) != 0 ||
+				       memcmp(&pn, &sum, sizeof sum) != 0;
+			}
+	bnn_set_threads(1);
+	is_int(bad, 0, "every range of batches is the slice of the whole, with 1 and 2 threads");
+	{ /* bnn_model_outputs, gathered in reverse, batches of 64 */
+		static long idx[N];
+		static float o[3][N];
+		double v[3];
+		for (i = 0; i < N; i++)
+			idx[i] = N - 1 - i;
+		for (rc = 0, t = 1; t <= 3; t++) {
+			bnn_set_threads(t);
+			rc |= bnn_model_outputs(
+			        &st, &ds, &(bnn_example_range){ .idx = idx, .n = N, .batch = 64 },
+			        o[t - 1], &v[t - 1], &err);
+		}
+		bnn_set_threads(1);
+		ok(rc == BNN_OK && memcmp(o[0], o[1], sizeof o[0]) == 0 &&
+		           memcmp(o[0], o[2], sizeof o[0]) == 0 &&
+		           memcmp(v, v + 1, sizeof *v) == 0 && memcmp(v, v + 2, sizeof *v) == 0,
+		   "bnn_model_outputs gives the same outputs and NLL with 1, 2 and 3 threads");
+	}
+	is_int(bnn_predict_batches(&st, &ds, S, 7, 2, 4, &(bnn_prediction){ .probs = pm }, &err),
+	       BNN_EINVAL, "batches beyond the data are refused");
+	is_str(err.message, "batches [2, 4) asked of a data set of 3 batches of 256",
+	       "and the message says how many there are");
+	bnn_state_free(&st);
+}
+
 /* The CSV export: a header and one row per parameter, in tensor order. */
 static void test_posterior_csv(void)
 {
@@ -454,7 +628,9 @@ int main(void)
 	test_dropout();
 	test_refusals();
 	test_mc_regression();
+	test_predict_batches();
 	test_posterior_csv();
+	test_threads();
 	unlink(blobs_tmp_path("bayes.ckpt"));
 	blobs_tmpdir_remove();
 	return tap_done();

@@ -7,7 +7,9 @@
  * confidences near them, empty bins, ECE with one bin, MCE, AUROC with
  * ties, with one class missing and with perfect separation, the NLL floor,
  * the Brier score of one-hot and uniform predictions, a 3-example, 2-output
- * regression case, and the argument errors with their exact messages.
+ * regression case, the argument errors with their exact messages, and
+ * long inputs: the AUROC's parallel sort against the pairwise count, and
+ * every metric the same bits with 1, 2 and 3 threads.
  * The probabilities are chosen to be exact in float (multiples of 1/16),
  * so most checks use a tolerance of 1e-15 or none at all.
  */
@@ -604,6 +606,81 @@ static void test_regression(void)
 	reg_fails(rows, (int)(sizeof rows / sizeof rows[0]));
 }
 
+/*
+ * Long inputs: the AUROC of 5000 scores with many ties (sorted in pieces
+ * of 2048 and merged) against the pairwise count, and every metric of
+ * 20000 examples of 10 classes (classification, reliability bins, OOD,
+ * regression) the same bits with 1, 2 and 3 threads.
+ */
+static void test_threads(void)
+{
+	enum {
+		NP = 5000,
+		N = 20000,
+		K = 10
+	};
+	static double sc[N], sc2[N];
+	static int pos[N], lab[N];
+	static float probs[N * K], mean[N], var[N], y[N];
+	bnn_class_metrics cm[3];
+	bnn_regression_metrics rm[3];
+	bnn_ood_metrics om[3];
+	bnn_bin bins[3][15];
+	double auc, pairs = 0, npos = 0;
+	bnn_rng r;
+	long i, j;
+	int t, def, rc = 0, k;
+
+	/* zeroed: memcmp compares the structures' padding too */
+	memset(cm, 0, sizeof cm);
+	memset(rm, 0, sizeof rm);
+	memset(om, 0, sizeof om);
+	memset(bins, 0, sizeof bins);
+	bnn_rng_seed(&r, 4);
+	for (i = 0; i < N; i++) {
+		double sum = 0;
+		sc[i] = (double)bnn_rng_below(&r, 300) / 7; /* ties */
+		sc2[i] = (double)bnn_rng_below(&r, 1000) / 3 + 20;
+		pos[i] = bnn_rng_uniform(&r) < 0.3 + sc[i] / 100;
+		lab[i] = (int)bnn_rng_below(&r, K);
+		for (k = 0; k < K; k++)
+			sum += probs[i * K + k] = (float)(bnn_rng_uniform(&r) + (k == lab[i]));
+		for (k = 0; k < K; k++)
+			probs[i * K + k] = (float)(probs[i * K + k] / sum);
+		mean[i] = (float)bnn_rng_uniform(&r);
+		var[i] = (float)(0.1 + bnn_rng_uniform(&r));
+		y[i] = (float)bnn_rng_uniform(&r);
+	}
+	for (i = 0; i < NP; i++)
+		if (pos[i]) {
+			npos++;
+			for (j = 0; j < NP; j++)
+				if (!pos[j])
+					pairs += sc[i] > sc[j] ? 1.0 : sc[i] == sc[j] ? 0.5 : 0.0;
+		}
+	for (t = 1; t <= 3; t++) {
+		bnn_set_threads(t);
+		rc |= bnn_auroc(sc, pos, NP, &auc, &def, NULL);
+		if (t == 1)
+			is_float(auc, pairs / (npos * (NP - npos)), 1e-15,
+			         "AUROC of 5000 scores with ties: the pairwise count");
+		rc |= bnn_metrics_classification(probs, lab, N, K, 15, &cm[t - 1], NULL);
+		rc |= bnn_metrics_reliability(probs, lab, N, K, 15, bins[t - 1], NULL);
+		rc |= bnn_metrics_regression(mean, var, y, N / 2, 2, &rm[t - 1], NULL);
+		rc |= bnn_metrics_ood(sc2, N / 2, sc2 + N / 2, N / 2, &om[t - 1], NULL);
+	}
+	bnn_set_threads(1);
+	is_int(rc, BNN_OK, "20000 examples: every metric computes with 1, 2 and 3 threads");
+	ok(memcmp(&cm[0], &cm[1], sizeof cm[0]) == 0 && memcmp(&cm[0], &cm[2], sizeof cm[0]) == 0 &&
+	           memcmp(bins[0], bins[1], sizeof bins[0]) == 0 &&
+	           memcmp(bins[0], bins[2], sizeof bins[0]) == 0 &&
+	           memcmp(&rm[0], &rm[1], sizeof rm[0]) == 0 &&
+	           memcmp(&rm[0], &rm[2], sizeof rm[0]) == 0 &&
+	           memcmp(&om[0], &om[1], sizeof om[0]) == 0 &&
+	           memcmp(&om[0], &om[2], sizeof om[0]) == 0,
+	   "and gives the same bits");
+}
+
 int main(void)
 {
 	test_four_examples();
@@ -617,5 +694,6 @@ int main(void)
 	test_nll_brier();
 	test_classification_errors();
 	test_regression();
+	test_threads();
 	return tap_done();
 }

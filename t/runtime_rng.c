@@ -402,10 +402,71 @@ static int generic_block_same(const float *a, size_t n, uint64_t seed)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* splitmix64's i-th output from counter x (the first is i = 1). */
+static uint64_t splitmix_out(uint64_t x, uint64_t i)
+{
+	uint64_t z = x + i * UINT64_C(0x9e3779b97f4a7c15);
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* The draw a wide call makes first from a generator seeded with seed. */
+static uint64_t ref_key(uint64_t seed)
+{
+	bnn_rng r;
+
+	bnn_rng_seed(&r, seed);
+	return bnn_rng_next(&r);
+}
+
+/*
+ * The largest difference between a[0..len) and block b of chunk c of a
+ * wide call with draw key, by the documented recipe in double precision:
+ * lane l of chunk c is seeded by bnn_rng_seed() from splitmix64's output
+ * 16c + l + 1 from key and steps as xoshiro256++; step t of block b
+ * (16 steps a block) gives pair p its radius from 32-bit word p of lanes
+ * 0..7's draws and its angle from word p of lanes 8..15's, the variates
+ * a[32t + p] and a[32t + 16 + p].  The approximations stay within 1.6e-5.
+ */
+static double layout_worst(const float *a, uint64_t key, size_t c, size_t b, size_t len)
+{
+	bnn_rng lanes[16];
+	double worst = 0;
+	size_t i;
+	int l;
+
+	for (l = 0; l < 16; l++)
+		bnn_rng_seed(&lanes[l], splitmix_out(key, 16 * c + (uint64_t)l + 1));
+	for (i = 0; i < 16 * b; i++)
+		for (l = 0; l < 16; l++)
+			plusplus_next(&lanes[l]);
+	for (i = 0; i < 16; i++) {
+		uint64_t d[16];
+		int p;
+
+		for (l = 0; l < 16; l++)
+			d[l] = plusplus_next(&lanes[l]);
+		for (p = 0; p < 16; p++) {
+			int shift = 32 * (p & 1);
+			double x, y;
+
+			box_muller((uint32_t)(d[p / 2] >> shift), (uint32_t)(d[8 + p / 2] >> shift),
+			           &x, &y);
+			if (32 * i + p < len)
+				worst = fmax(worst, fabs(a[32 * i + p] - x));
+			if (32 * i + 16 + p < len)
+				worst = fmax(worst, fabs(a[32 * i + 16 + p] - y));
+		}
+	}
+	return worst;
+}
+
 static void test_normal_sizes(void)
 {
 	float a[1100], b[1100];
-	bnn_rng r, r2, ref, lanes[16];
+	bnn_rng r, r2, ref;
 	double worst;
 	int i, same, bad;
 
@@ -440,63 +501,90 @@ static void test_normal_sizes(void)
 		same += a[i] == b[i];
 	is_int(same, 7, "n = 7 is a prefix of n = 511");
 
-	/* From 512 on: sixteen lane seeds, plus (n % 512 + 1) / 2 draws. */
+	/* From 512 on: one draw, whatever n. */
 	bnn_rng_seed(&r, 9);
 	ref = r;
 	a[1001] = 123.0f;
 	bnn_rng_normal(&r, a, 1001);
-	for (i = 0; i < 16 + (1001 % 512 + 1) / 2; i++)
-		bnn_rng_next(&ref);
-	ok(same_state(&r, &ref), "n = 1001 uses 16 + 245 draws");
+	bnn_rng_next(&ref);
+	ok(same_state(&r, &ref), "n = 1001 uses one draw");
 	for (bad = 0, i = 0; i < 1001; i++)
 		bad += !isfinite(a[i]) || a[i] == 123.0f;
 	ok(bad == 0 && a[1001] == 123.0f, "n = 1001 fills exactly 1001");
 
-	/* The remainder is the narrow sampler on the caller's stream after
-	 * the sixteen lane seeds. */
+	/* ... and a prefix of a larger call: the last partial block is the
+	 * start of the whole one. */
 	bnn_rng_seed(&r2, 9);
-	for (i = 0; i < 16; i++)
-		bnn_rng_next(&r2);
-	bnn_rng_normal(&r2, b, 489);
-	for (same = 0, i = 0; i < 489; i++)
-		same += a[512 + i] == b[i];
-	is_int(same, 489, "n = 1001: the last 489 come from the caller's stream");
+	bnn_rng_normal(&r2, b, 1024);
+	ok(memcmp(a, b, 1001 * sizeof *a) == 0, "n = 1001 is a prefix of n = 1024");
 
-	/* The wide block's layout, against the recipe computed here in double
-	 * precision (docs/optimizers.md): lane l is seeded by bnn_rng_seed()
-	 * from the caller's l-th draw and steps as xoshiro256++; step t's
-	 * pair p takes its radius from 32-bit word p of lanes 0..7's draws
-	 * and its angle from word p of lanes 8..15's, and gives a[32t + p]
-	 * and a[32t + 16 + p].  The approximations stay within 1.6e-5. */
-	bnn_rng_seed(&r2, 9);
-	for (i = 0; i < 16; i++)
-		bnn_rng_seed(&lanes[i], bnn_rng_next(&r2));
-	for (worst = 0, i = 0; i < 16; i++) {
-		uint64_t d[16];
-		int l, p;
-
-		for (l = 0; l < 16; l++)
-			d[l] = plusplus_next(&lanes[l]);
-		for (p = 0; p < 16; p++) {
-			int shift = 32 * (p & 1);
-			double x, y;
-
-			box_muller((uint32_t)(d[p / 2] >> shift), (uint32_t)(d[8 + p / 2] >> shift),
-			           &x, &y);
-			worst = fmax(worst, fabs(a[32 * i + p] - x));
-			worst = fmax(worst, fabs(a[32 * i + 16 + p] - y));
-		}
-	}
-	ok(worst < 2e-5, "n = 1001: the 512 block variates follow the layout (worst %.2g)", worst);
+	/* The layout, against the recipe computed here in double precision
+	 * (docs/optimizers.md), blocks 0 and 1 of chunk 0. */
+	worst = fmax(layout_worst(a, ref_key(9), 0, 0, 512),
+	             layout_worst(a + 512, ref_key(9), 0, 1, 489));
+	ok(worst < 2e-5, "n = 1001: the variates follow the layout (worst %.2g)", worst);
 	ok(generic_block_same(a, 1001, 9), "the AVX-512 block and the compiled one "
 	                                   "(BNN_RNG=generic) give the same bits");
+}
 
-	bnn_rng_seed(&r, 9);
-	ref = r;
-	bnn_rng_normal(&r, a, 1024);
-	for (i = 0; i < 16; i++)
-		bnn_rng_next(&ref);
-	ok(same_state(&r, &ref), "n = 1024 uses the sixteen lane seeds only");
+/*
+ * Sizes around the chunks of BNN_RNG_NORMAL_CHUNK variates: each follows
+ * the layout of its own chunk's lanes (blocks 0 and the last of each
+ * chunk checked against the recipe), smaller calls are prefixes of larger
+ * ones, and 1, 2 and 3 threads give the same bits.
+ */
+static void test_normal_chunks(void)
+{
+	enum {
+		C = BNN_RNG_NORMAL_CHUNK
+	};
+	static const size_t sizes[] = { C - 1, C, C + 1, 2 * C + 512, 3 * C + 5 };
+	size_t nmax = 3 * C + 5, si, c;
+	float *big = malloc(nmax * sizeof *big), *x = malloc(nmax * sizeof *x);
+	uint64_t key = ref_key(5);
+	double worst = 0;
+	int bad_prefix = 0, bad_threads = 0, bad_state = 0, t;
+
+	if (!big || !x)
+		tap_bail_out("out of memory");
+	{
+		bnn_rng r;
+
+		bnn_rng_seed(&r, 5);
+		bnn_rng_normal(&r, big, nmax);
+	}
+	for (c = 0; c * C < nmax; c++) {
+		size_t len = nmax - c * C < C ? nmax - c * C : C;
+		size_t last = (len - 1) / 512;
+
+		worst = fmax(worst, layout_worst(big + c * C, key, c, 0, len < 512 ? len : 512));
+		worst = fmax(worst, layout_worst(big + c * C + last * 512, key, c, last,
+		                                 len - last * 512));
+	}
+	ok(worst < 2e-5, "n = 3 chunks + 5: each chunk follows its lanes' layout (worst %.2g)",
+	   worst);
+	for (si = 0; si < sizeof sizes / sizeof *sizes; si++)
+		for (t = 1; t <= 3; t++) {
+			size_t n = sizes[si];
+			bnn_rng r, ref;
+
+			bnn_set_threads(t);
+			bnn_rng_seed(&r, 5);
+			ref = r;
+			bnn_rng_next(&ref);
+			bnn_rng_normal(&r, x, n);
+			bad_prefix += memcmp(x, big, n * sizeof *x) != 0;
+			bad_threads += t > 1 && memcmp(x, big, n * sizeof *x) != 0;
+			bad_state += !same_state(&r, &ref);
+		}
+	bnn_set_threads(1);
+	is_int(bad_prefix, 0, "n = C - 1, C, C + 1, 2C + 512, 3C + 5: prefixes of one call");
+	is_int(bad_threads, 0, "... the same bits with 1, 2 and 3 threads");
+	is_int(bad_state, 0, "... and each uses one draw");
+	ok(generic_block_same(big, nmax, 5), "n = 3 chunks + 5: the AVX-512 blocks and the "
+	                                     "compiled ones give the same bits");
+	free(big);
+	free(x);
 }
 
 /*
@@ -508,12 +596,16 @@ static void test_normal_sizes(void)
  */
 static void test_normal_stream(void)
 {
-	static const size_t sizes[] = { 0, 1, 7, 511, 512, 513, 1001, 1536, 4396 };
-	static const size_t pieces[] = { 1, 3, 100, 512, 700, 1024, 5000 };
 	enum {
-		NMAX = 4396
+		C = BNN_RNG_NORMAL_CHUNK,
+		NMAX = 3 * C + 5,
+		PMAX = C + 1
 	};
-	float *a = malloc(NMAX * sizeof *a), *b = malloc((NMAX + 5000) * sizeof *b);
+	static const size_t sizes[] = { 0,    1,    7,     511, 512,   513, 1001,
+		                        1536, 4396, C - 1, C,   C + 1, NMAX };
+	static const size_t pieces[] = { 1, 3, 100, 512, 700, 1024, 5000, PMAX };
+	static const size_t offsets[] = { 0, 1, 511, 512, 513, 4096, C - 1, C, C + 700, NMAX - 3 };
+	float *a = malloc(NMAX * sizeof *a), *b = malloc((NMAX + PMAX) * sizeof *b);
 	size_t si, pi;
 	int bad_vals = 0, bad_state = 0, bad_count = 0;
 
@@ -542,10 +634,44 @@ static void test_normal_stream(void)
 		}
 	}
 	is_int(bad_vals, 0,
-	       "normal stream: pieces of 1 to 5000 give bnn_rng_normal's "
-	       "variates for n = 0 to 4396");
+	       "normal stream: pieces of 1 to C + 1 give bnn_rng_normal's "
+	       "variates for n = 0 to 3C + 5");
 	is_int(bad_state, 0, "normal stream: ... and leave rng where the call does");
 	is_int(bad_count, 0, "normal stream: pieces are whole until the last, which is cut at n");
+
+	/* Seeking: a copy of a begun stream, sought to any offset, reads on
+	 * from there; so does the original after its copy moved. */
+	{
+		bnn_rng r;
+		bnn_rng_normal_stream st, cp;
+		size_t oi, bad_seek = 0;
+
+		bnn_rng_seed(&r, 31 + NMAX);
+		bnn_rng_normal_begin(&st, &r, NMAX);
+		for (oi = 0; oi < sizeof offsets / sizeof *offsets; oi++) {
+			size_t o = offsets[oi], k;
+
+			cp = st;
+			bnn_rng_normal_seek(&cp, o);
+			k = bnn_rng_normal_next(&cp, b, 1000);
+			bad_seek += k != (NMAX - o < 1000 ? NMAX - o : 1000) ||
+			            memcmp(b, a + o, k * sizeof *b) != 0;
+			bnn_rng_normal_seek(&st, NMAX - 1 - o);
+			k = bnn_rng_normal_next(&st, b, 3);
+			bad_seek += memcmp(b, a + NMAX - 1 - o, k * sizeof *b) != 0;
+		}
+		bnn_rng_seed(&r, 3);
+		bnn_rng_normal_begin(&st, &r, 300);
+		bnn_rng_normal(&r, b, 0); /* nothing: r is free again */
+		bnn_rng_seed(&r, 3);
+		bnn_rng_normal(&r, a, 300);
+		bnn_rng_normal_seek(&st, 101);
+		bad_seek += bnn_rng_normal_next(&st, b, 500) != 199 ||
+		            memcmp(b, a + 101, 199 * sizeof *b) != 0;
+		is_int((long)bad_seek, 0,
+		       "normal stream: seeking to offsets around blocks and "
+		       "chunks, narrow calls included");
+	}
 
 	/* Many blocks: the AVX-512 and compiled blocks agree here too. */
 	{
@@ -580,6 +706,7 @@ int main(void)
 	test_normal_exact();
 	test_normal_moments();
 	test_normal_sizes();
+	test_normal_chunks();
 	test_normal_stream();
 	return tap_done();
 }

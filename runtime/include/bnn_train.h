@@ -346,10 +346,16 @@ int bnn_state_is_stochastic(const bnn_state *st);
 
 /* Where bnn_predict() writes (NULL fields: not wanted, except probs). */
 typedef struct bnn_prediction {
-	float *probs; /* n × outputs: probabilities, or the Gaussian mean */
-	float *var;   /* gaussian: n × outputs, the mixture variance, or NULL */
-	double *nll;  /* the summed NLL, or NULL (then ds needs no targets) */
+	float *probs;     /* n × outputs: probabilities, or the Gaussian mean */
+	float *var;       /* gaussian: n × outputs, the mixture variance, or NULL */
+	double *nll;      /* the summed NLL, or NULL (then ds needs no targets, unless
+	                     nll_each is given) */
+	double *nll_each; /* n: each example's NLL, or NULL */
 } bnn_prediction;
+
+/* The examples per batch of bnn_predict(): batch j is examples
+ * [256j, 256(j + 1)) of the data set (the last one shorter). */
+#define BNN_PREDICT_BATCH 256
 
 /**
  * Predictive distributions for every example of ds (standardised already),
@@ -357,22 +363,47 @@ typedef struct bnn_prediction {
  * mc = 0 predicts at the posterior mean: the parameters in st->params, no
  * dropout masks.  mc = S > 0 averages S Monte-Carlo samples: each draws
  * θ = μ + σ∘ε for the whole data set (when st->sigma is set) and fresh
- * dropout masks (per example), from a generator seeded with seed.
+ * dropout masks (per example).  The randomness depends on (seed, sample,
+ * batch) only: sample s's weights come from a generator seeded with
+ * bnn_rng_derive(bnn_rng_derive(seed, s), 0), the pass noise of batch j
+ * in sample s from one seeded with bnn_predict_seed(seed, s, j); so the
+ * result is the same for every number of threads, and for any split of
+ * the batches (bnn_predict_batches()).
  *   categorical: out->probs n × outputs, the mean of the S softmax outputs;
  *   bernoulli:   out->probs n × outputs, the mean of the S values of
  *                P(y = 1);
  *   gaussian:    out->probs receives the mixture mean, out->var (may be
  *                NULL) the mixture variance: mean of (σ² + μ_s²) − (mean
  *                of μ_s)².
- * out->nll (may be NULL; then ds needs no targets) receives the summed negative
- * log-likelihood of the targets under the predictive distribution: for
- * the mixture, −log((1/S)·Σ_s p(y | θ_s)) by log-sum-exp.
+ * out->nll_each (may be NULL) receives each example's negative
+ * log-likelihood of its targets under the predictive distribution: for
+ * the mixture, −log((1/S)·Σ_s p(y | θ_s)) by log-sum-exp; out->nll (may be
+ * NULL) their sum, added in example order.  With both NULL ds needs no
+ * targets.  The batches run in parallel on bnn_threads() threads, each
+ * with buffers of its own.
  * @return BNN_OK; BNN_EINVAL (mc < 0, or mc > 0 and a σ is not finite:
  *         the message names the parameter), BNN_EMISMATCH (data),
  *         BNN_ENOMEM.
  */
 int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
                 const bnn_prediction *out, bnn_err *err);
+
+/**
+ * bnn_predict() for batches [j0, j1) of ds only (BNN_PREDICT_BATCH
+ * examples each; 0 <= j0 < j1 <= the number of batches): examples
+ * [256·j0, min(256·j1, n)), whose results go to out's arrays from their
+ * start (row 0: example 256·j0), with out->nll their sum in example order.
+ * Every value is bit for bit the one bnn_predict() gives for that example,
+ * so ranks that predict disjoint batch ranges and gather them reproduce
+ * it, the total NLL included when summed in example order from nll_each.
+ */
+int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed, long j0,
+                        long j1, const bnn_prediction *out, bnn_err *err);
+
+/** The seed of the pass noise (dropout masks and the like) of batch j in
+ *  Monte-Carlo sample s of bnn_predict(seed): bnn_rng_derive(
+ *  bnn_rng_derive(seed, s), j + 1). */
+uint64_t bnn_predict_seed(uint64_t seed, long sample, long batch);
 
 /**
  * The KL term of the ELBO for the whvi layers of m (whvi_kl.c, docs/whvi.md):

@@ -31,9 +31,16 @@
  * scalar double Box-Muller (the figures: docs/benchmarks.md,
  * "Measurements behind the kernels").
  *
+ * From NORMAL_WIDE_MIN on, a call takes one draw of the caller's stream,
+ * its key, and every chunk of NORMAL_CHUNK variates gets lanes of its own
+ * seeded from (key, chunk index) by splitmix64: chunks can be drawn in
+ * any order by any thread, so bnn_rng_normal splits them across the
+ * OpenMP team and the variates do not depend on the number of threads.
+ *
  * bnn_rng_normal_begin/next hand out one call's variates in pieces, for
  * callers that use each piece while it is in cache (the trainer's noise,
- * posterior.c).
+ * posterior.c), and bnn_rng_normal_seek lets each thread of such a caller
+ * start at its own piece.
  */
 #include <math.h>
 #include <stdint.h>
@@ -47,12 +54,16 @@
 /* The Gaussian sampler's layout: NORMAL_LANES streams side by side in
  * blocks of NORMAL_PAIRS pairs (a multiple of NORMAL_LANES); n below
  * NORMAL_WIDE_MIN, and the rest of n after the blocks, come from the
- * caller's own stream in chunks of NARROW_PAIRS pairs.  Changing any of
- * the first three changes the variates a seed gives (bnn_rng.h documents
- * them); NARROW_PAIRS only sets the work per chunk. */
+ * caller's own stream in chunks of NARROW_PAIRS pairs.  From
+ * NORMAL_WIDE_MIN on, every NORMAL_CHUNK variates (a multiple of the
+ * block) have lanes of their own, seeded from (the call's draw, the
+ * chunk's index).  Changing any of the first four changes the variates a
+ * seed gives (bnn_rng.h documents them); NARROW_PAIRS only sets the work
+ * per chunk. */
 #define NORMAL_LANES    16
 #define NORMAL_PAIRS    256
 #define NORMAL_WIDE_MIN (2 * NORMAL_PAIRS)
+#define NORMAL_CHUNK    16384
 #define NARROW_PAIRS    32
 
 /* On x86-64 with gcc and glibc, the block sampler is compiled three times
@@ -97,6 +108,11 @@ RNG_INLINE uint64_t rng_mix64(uint64_t z)
 static uint64_t rng_splitmix64(uint64_t *x)
 {
 	return rng_mix64(*x += RNG_GOLDEN);
+}
+
+uint64_t bnn_rng_derive(uint64_t seed, uint64_t i)
+{
+	return rng_mix64(seed + (i + 1) * RNG_GOLDEN);
 }
 
 void bnn_rng_seed(bnn_rng *rng, uint64_t seed)
@@ -565,22 +581,45 @@ static void rng_normal_narrow(uint64_t s[4], float *out, size_t n)
 	}
 }
 
-/* The lanes' states of one wide call: lane l is seeded, as by
- * bnn_rng_seed(), from the l-th of NORMAL_LANES draws of the caller's
- * stream, its state word k being splitmix64's (k + 1)-th output from that
- * seed.  Written lane-wise so that the clones vectorise it: a call's 64
+/* The lanes' states of chunk c of a wide call whose draw of the caller's
+ * stream was key: lane l is seeded, as by bnn_rng_seed(), from splitmix64's
+ * output number 16c + l + 1 from counter key, and its state word k is
+ * splitmix64's (k + 1)-th output from that seed.  So each chunk's lanes
+ * follow from (key, c) alone, and chunks can be drawn in any order, by
+ * any thread.  Written lane-wise so that the clones vectorise it: 64
  * splitmix64 outputs one after the other had cost a measurable share of a
  * call of 4096 variates (docs/benchmarks.md). */
-RNG_CLONES static void rng_seed_lanes(bnn_rng *rng, uint64_t lane[4][NORMAL_LANES])
+RNG_CLONES static void rng_seed_chunk(uint64_t key, size_t c, uint64_t lane[4][NORMAL_LANES])
 {
 	uint64_t seed[NORMAL_LANES];
 	int k, l;
 
 	for (l = 0; l < NORMAL_LANES; l++)
-		seed[l] = bnn_rng_next(rng);
+		seed[l] = rng_mix64(key +
+		                    ((uint64_t)c * NORMAL_LANES + (uint64_t)l + 1) * RNG_GOLDEN);
 	for (k = 0; k < 4; k++)
 		for (l = 0; l < NORMAL_LANES; l++)
 			lane[k][l] = rng_mix64(seed[l] + (uint64_t)(k + 1) * RNG_GOLDEN);
+}
+
+/* Advance the lanes past nb blocks without computing them: a block is
+ * NORMAL_PAIRS / NORMAL_LANES steps of every lane (rng_normal_block). */
+static void rng_skip_blocks(uint64_t lane[4][NORMAL_LANES], size_t nb)
+{
+	size_t i;
+	int l;
+
+	for (i = 0; i < nb * (NORMAL_PAIRS / NORMAL_LANES); i++)
+		for (l = 0; l < NORMAL_LANES; l++) {
+			uint64_t t = lane[1][l] << 17;
+
+			lane[2][l] ^= lane[0][l];
+			lane[3][l] ^= lane[1][l];
+			lane[1][l] ^= lane[2][l];
+			lane[0][l] ^= lane[3][l];
+			lane[2][l] ^= t;
+			lane[3][l] = rng_rotl(lane[3][l], 45);
+		}
 }
 
 /* One block of the wide sampler, by the intrinsics where the CPU has
@@ -596,43 +635,92 @@ static void rng_normal_wide_block(uint64_t lane[4][NORMAL_LANES], float *out)
 	rng_normal_block(lane, out);
 }
 
+/* The first len (<= NORMAL_CHUNK) variates of chunk c of a wide call:
+ * whole blocks in place, a last partial one through a buffer. */
+static void rng_normal_chunk_fill(uint64_t key, size_t c, float *out, size_t len)
+{
+	uint64_t lane[4][NORMAL_LANES];
+	float buf[2 * NORMAL_PAIRS];
+	size_t i;
+
+	rng_seed_chunk(key, c, lane);
+	for (i = 0; i + 2 * NORMAL_PAIRS <= len; i += 2 * NORMAL_PAIRS)
+		rng_normal_wide_block(lane, out + i);
+	if (i < len) {
+		rng_normal_wide_block(lane, buf);
+		memcpy(out + i, buf, (len - i) * sizeof *out);
+	}
+}
+
+/* From how many chunks bnn_rng_normal() splits them across threads: two
+ * chunks (32768 variates, some 20 us here) already gain from a second
+ * thread (docs/benchmarks.md); below, the call is one chunk, serial. */
+#define NORMAL_PARALLEL_CHUNKS 2
+
 void bnn_rng_normal(bnn_rng *rng, float *out, size_t n)
 {
-	bnn_rng_normal_stream s;
+	uint64_t key;
+	size_t c, nchunks;
 
-	bnn_rng_normal_begin(&s, rng, n);
-	bnn_rng_normal_next(&s, out, n);
+	if (n < NORMAL_WIDE_MIN) {
+		rng_normal_narrow(rng->s, out, n);
+		return;
+	}
+	key = bnn_rng_next(rng);
+	nchunks = (n + NORMAL_CHUNK - 1) / NORMAL_CHUNK;
+	/* each chunk's variates follow from (key, c): the split across
+	 * threads changes nothing in them */
+#pragma omp parallel for schedule(static) if (nchunks >= NORMAL_PARALLEL_CHUNKS)
+	for (c = 0; c < nchunks; c++) {
+		size_t at = c * NORMAL_CHUNK;
+
+		rng_normal_chunk_fill(key, c, out + at,
+		                      n - at < NORMAL_CHUNK ? n - at : NORMAL_CHUNK);
+	}
 }
 
 /* ---- one call in pieces ------------------------------------------------- */
 
 _Static_assert(BNN_RNG_NORMAL_LANES == NORMAL_LANES && BNN_RNG_NORMAL_BLOCK == 2 * NORMAL_PAIRS &&
-                       BNN_RNG_NORMAL_BLOCK == NORMAL_WIDE_MIN,
+                       BNN_RNG_NORMAL_BLOCK == NORMAL_WIDE_MIN &&
+                       BNN_RNG_NORMAL_CHUNK == NORMAL_CHUNK &&
+                       NORMAL_CHUNK % (2 * NORMAL_PAIRS) == 0,
                "bnn_rng.h's sizes are the sampler's");
 
 void bnn_rng_normal_begin(bnn_rng_normal_stream *s, bnn_rng *rng, size_t n)
 {
-	s->rng = rng;
+	s->n = n;
 	s->buf_pos = s->buf_len = 0;
-	if (n < NORMAL_WIDE_MIN) {
-		s->blocks = 0;
-		s->tail = n;
+	s->chunk = SIZE_MAX; /* no lanes seeded yet */
+	s->at = 0;
+	s->key = 0;
+	if (n < NORMAL_WIDE_MIN) { /* the whole call, now, into the buffer */
+		rng_normal_narrow(rng->s, s->buf, n);
+		s->buf_len = n;
+		s->next = n;
 		return;
 	}
-	rng_seed_lanes(rng, s->lane); /* as bnn_rng_normal() does first */
-	s->blocks = n / (2 * NORMAL_PAIRS);
-	s->tail = n % (2 * NORMAL_PAIRS);
+	s->key = bnn_rng_next(rng); /* as bnn_rng_normal() does first */
+	s->next = 0;
 }
 
-/* Where the next len variates go: straight into out when its room holds
- * them all, else into s's buffer, from which the next calls copy them. */
-static float *rng_stream_target(bnn_rng_normal_stream *s, float *out, size_t room, size_t len)
+/* The block of variates from s->next (a multiple of the block) into dst,
+ * which has room for a whole block; returns how many of them belong to
+ * the call.  The lanes are reseeded when s->next is in another chunk than
+ * theirs, or behind them, and skip forward to s->next otherwise. */
+static size_t rng_stream_block(bnn_rng_normal_stream *s, float *dst)
 {
-	if (room >= len)
-		return out;
-	s->buf_pos = 0;
-	s->buf_len = len;
-	return s->buf;
+	size_t c = s->next / NORMAL_CHUNK, len = s->n - s->next;
+
+	if (s->chunk != c || s->at > s->next) {
+		rng_seed_chunk(s->key, c, s->lane);
+		s->chunk = c;
+		s->at = c * NORMAL_CHUNK;
+	}
+	rng_skip_blocks(s->lane, (s->next - s->at) / (2 * NORMAL_PAIRS));
+	rng_normal_wide_block(s->lane, dst);
+	s->at = s->next + 2 * NORMAL_PAIRS;
+	return len < 2 * NORMAL_PAIRS ? len : 2 * NORMAL_PAIRS;
 }
 
 size_t bnn_rng_normal_next(bnn_rng_normal_stream *s, float *out, size_t k)
@@ -640,10 +728,9 @@ size_t bnn_rng_normal_next(bnn_rng_normal_stream *s, float *out, size_t k)
 	size_t done = 0;
 
 	while (done < k) {
-		float *dst;
 		size_t len;
 
-		if (s->buf_pos < s->buf_len) { /* the rest of a block or the tail */
+		if (s->buf_pos < s->buf_len) { /* the rest of a block or the narrow call */
 			len = s->buf_len - s->buf_pos;
 			len = len < k - done ? len : k - done;
 			memcpy(out + done, s->buf + s->buf_pos, len * sizeof *out);
@@ -651,21 +738,34 @@ size_t bnn_rng_normal_next(bnn_rng_normal_stream *s, float *out, size_t k)
 			done += len;
 			continue;
 		}
-		if (s->blocks > 0) { /* the lanes' next block */
-			len = 2 * NORMAL_PAIRS;
-			dst = rng_stream_target(s, out + done, k - done, len);
-			rng_normal_wide_block(s->lane, dst);
-			s->blocks--;
-		} else if (s->tail > 0) { /* rng's own variates, after the blocks */
-			len = s->tail;
-			dst = rng_stream_target(s, out + done, k - done, len);
-			rng_normal_narrow(s->rng->s, dst, len);
-			s->tail = 0;
-		} else {
+		if (s->next >= s->n)
 			break; /* all n given */
-		}
-		if (dst != s->buf)
+		if (k - done >= 2 * NORMAL_PAIRS && s->n - s->next >= 2 * NORMAL_PAIRS) {
+			len = rng_stream_block(s, out + done); /* a whole block, in place */
 			done += len;
+		} else {
+			len = rng_stream_block(s, s->buf);
+			s->buf_pos = 0;
+			s->buf_len = len;
+		}
+		s->next += len;
 	}
 	return done;
+}
+
+void bnn_rng_normal_seek(bnn_rng_normal_stream *s, size_t offset)
+{
+	if (offset > s->n)
+		offset = s->n;
+	if (s->n < NORMAL_WIDE_MIN) { /* the buffer holds the whole call */
+		s->buf_pos = offset;
+		return;
+	}
+	s->buf_pos = s->buf_len = 0;
+	s->next = offset - offset % (2 * NORMAL_PAIRS);
+	if (offset % (2 * NORMAL_PAIRS)) {
+		s->buf_len = rng_stream_block(s, s->buf);
+		s->buf_pos = offset % (2 * NORMAL_PAIRS);
+		s->next += s->buf_len;
+	}
 }

@@ -11,7 +11,8 @@
  * over all n, drawn in pieces of BNN_SAMPLE_BLOCK floats (16 KiB, in L1;
  * bnn_rng_normal_next()), each turned into θ while still in cache, so the
  * noise costs one write (ε, when wanted) instead of a write and a read
- * from memory.  The KL sums its terms in double with a logarithm of our
+ * from memory; the sampler's chunks (BNN_RNG_NORMAL_CHUNK) run in
+ * parallel, each from its own lanes.  The KL sums its terms in double with a logarithm of our
  * own that gcc vectorises (see kl_log).  Pruning selects the k lowest
  * scores exactly by a radix selection on the scores' bits, without
  * sorting or allocating.
@@ -46,22 +47,37 @@ static inline void sample_block(long n, const float *restrict mu, const float *r
 		theta[i] = mu[i] + sigma[i] * eps[i];
 }
 
+/* From how many weights bnn_posterior_sample() splits its chunks across
+ * threads: two of the sampler's chunks (see rng.c), as the updates. */
+#define POST_PARALLEL_MIN (2 * BNN_RNG_NORMAL_CHUNK)
+
 BNN_SIMD_CLONES void bnn_posterior_sample(long n, const float *restrict mu,
                                           const float *restrict sigma, float *restrict eps,
                                           float *restrict theta, bnn_rng *rng)
 {
-	float buf[BNN_SAMPLE_BLOCK];
 	bnn_rng_normal_stream noise;
-	long i;
+	long c, nchunks = (n + BNN_RNG_NORMAL_CHUNK - 1) / BNN_RNG_NORMAL_CHUNK;
 
-	/* VOGN Alg. 1 lines 8-9, IVON Alg. 1 line 2: θ = μ + σε, ε ~ N(0, I) */
+	/* VOGN Alg. 1 lines 8-9, IVON Alg. 1 line 2: θ = μ + σε, ε ~ N(0, I);
+	 * each chunk of the sampler is drawn by a copy of the stream sought
+	 * to it, so the split across threads changes no variate */
 	bnn_rng_normal_begin(&noise, rng, n > 0 ? (size_t)n : 0);
-	for (i = 0; i < n; i += BNN_SAMPLE_BLOCK) {
-		long len = n - i < BNN_SAMPLE_BLOCK ? n - i : BNN_SAMPLE_BLOCK;
-		float *e = eps ? eps + i : buf;
+#pragma omp parallel for schedule(static) if (n >= POST_PARALLEL_MIN)
+	for (c = 0; c < nchunks; c++) {
+		float buf[BNN_SAMPLE_BLOCK];
+		bnn_rng_normal_stream s = noise;
+		long i, stop = n - c * BNN_RNG_NORMAL_CHUNK < BNN_RNG_NORMAL_CHUNK
+		                       ? n
+		                       : (c + 1) * BNN_RNG_NORMAL_CHUNK;
 
-		bnn_rng_normal_next(&noise, e, (size_t)len);
-		sample_block(len, mu + i, sigma + i, e, theta + i);
+		bnn_rng_normal_seek(&s, (size_t)(c * BNN_RNG_NORMAL_CHUNK));
+		for (i = c * BNN_RNG_NORMAL_CHUNK; i < stop; i += BNN_SAMPLE_BLOCK) {
+			long len = stop - i < BNN_SAMPLE_BLOCK ? stop - i : BNN_SAMPLE_BLOCK;
+			float *e = eps ? eps + i : buf;
+
+			bnn_rng_normal_next(&s, e, (size_t)len);
+			sample_block(len, mu + i, sigma + i, e, theta + i);
+		}
 	}
 }
 

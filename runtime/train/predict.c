@@ -8,10 +8,22 @@
  * at the posterior mean or averaged over Monte-Carlo samples of the
  * posterior (weights θ = μ + σ∘ε, dropout masks), with the NLL of the
  * predictive mixture by log-sum-exp.
+ *
+ * Prediction runs in fixed batches of BNN_PREDICT_BATCH examples, split
+ * across the OpenMP team (each thread with a workspace of its own,
+ * allocated before the loop), and its randomness depends on (seed,
+ * sample, batch) only: each batch adds to its own examples' sums, so the
+ * result is the same bit for bit for every number of threads and for any
+ * range of batches (bnn_predict_batches(), for sharding across
+ * processes).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "bnn.h"
 #include "base/floats.h"
@@ -39,26 +51,87 @@ int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, b
 	return BNN_OK;
 }
 
-/* The network that model_outputs() runs: a model at parameters w. */
-struct predict_net {
-	const bnn_model *m; /* the model */
-	const float *w;     /* its parameters (the mean, or a posterior sample) */
-	float *stats;       /* running statistics, NULL without batchnorm layers */
-	bnn_rng *rng;       /* the pass's own noise (dropout masks), or NULL */
+/* From how many batches bnn_model_outputs() and bnn_predict() run them in
+ * parallel: a single batch threads its products (gemm.c); from two on,
+ * whole batches per thread split the work with no synchronisation inside
+ * a pass. */
+#define PREDICT_PARALLEL_BATCHES 2
+
+/* The calling thread's index in the team (0 outside a parallel region). */
+static int predict_thread(void)
+{
+#ifdef _OPENMP
+	return omp_get_thread_num();
+#else
+	return 0;
+#endif
+}
+
+/* Per-thread buffers of a batch loop, allocated once before the loop: a
+ * workspace, one batch's raw outputs (z) and, for gathered examples, its
+ * inputs and targets. */
+struct predict_team {
+	int nt;          /* threads with buffers */
+	float **ws, **z; /* nt each */
+	float **xb, **yb;
 };
 
-/* bnn_model_outputs() for the network net over the examples r of ds: the
- * one loop that runs a model over a data set, for validation and for every
- * prediction. */
-static int model_outputs(const struct predict_net *net, const bnn_dataset *ds,
+static void predict_team_free(struct predict_team *team)
+{
+	int t;
+
+	for (t = 0; t < team->nt; t++) {
+		free(team->ws[t]);
+		free(team->z[t]);
+		free(team->xb[t]);
+		free(team->yb[t]);
+	}
+	free(team->ws);
+	free(team->z);
+	free(team->xb);
+	free(team->yb);
+}
+
+/* Buffers for bnn_threads() threads and batches of `batch`: z when
+ * want_z, xb (and yb when want_y) when gather. */
+static int predict_team_alloc(struct predict_team *team, const bnn_model *m, long batch, int want_z,
+                              int gather, int want_y)
+{
+	int t, nt = bnn_threads();
+
+	team->nt = 0;
+	team->ws = calloc((size_t)nt, sizeof *team->ws);
+	team->z = calloc((size_t)nt, sizeof *team->z);
+	team->xb = calloc((size_t)nt, sizeof *team->xb);
+	team->yb = calloc((size_t)nt, sizeof *team->yb);
+	if (!team->ws || !team->z || !team->xb || !team->yb)
+		return -1;
+	team->nt = nt;
+	for (t = 0; t < nt; t++) {
+		team->ws[t] = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
+		if (!team->ws[t])
+			return -1;
+		if (want_z && !(team->z[t] = bnn_floats_alloc(batch * m->outputs)))
+			return -1;
+		if (gather && !(team->xb[t] = bnn_floats_alloc(batch * m->inputs)))
+			return -1;
+		if (gather && want_y && !(team->yb[t] = bnn_floats_alloc(batch * m->targets)))
+			return -1;
+	}
+	return 0;
+}
+
+/* bnn_model_outputs() for the parameters w (and running statistics stats)
+ * over the examples r of ds: batches in parallel, each pass's NLL kept
+ * per batch and added in batch order, as a serial loop would. */
+static int model_outputs(const bnn_model *m, const float *w, float *stats, const bnn_dataset *ds,
                          const bnn_example_range *r, float *out, double *nll, bnn_err *err)
 {
-	const bnn_model *m = net->m;
 	const long *idx = r->idx, n = r->n;
-	long batch = r->batch;
-	float *ws = NULL, *xb = NULL, *yb = NULL;
-	double sum = 0;
-	long i, j;
+	long batch = r->batch, nb, j;
+	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
+	double *bsum = NULL, sum = 0;
+	long i;
 	int rc = bnn_data_fits(m, ds, nll != NULL, err);
 
 	if (rc)
@@ -76,45 +149,48 @@ static int model_outputs(const struct predict_net *net, const bnn_dataset *ds,
 			                idx[i], i, ds->n);
 	if (batch > n)
 		batch = n;
-	ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
-	xb = idx ? bnn_floats_alloc(batch * m->inputs) : NULL;
-	yb = idx && nll ? malloc((size_t)(batch * m->targets) * sizeof *yb) : NULL;
-	if (!ws || (idx && !xb) || (idx && nll && !yb)) {
+	nb = (n + batch - 1) / batch;
+	bsum = malloc((size_t)nb * sizeof *bsum);
+	if (!bsum || predict_team_alloc(&team, m, batch, 0, idx != NULL, nll != NULL)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for a batch of %ld", batch);
 		goto done;
 	}
-	for (i = 0; i < n; i += batch) {
-		long b = n - i < batch ? n - i : batch;
+#pragma omp parallel for schedule(static) if (nb >= PREDICT_PARALLEL_BATCHES)
+	for (j = 0; j < nb; j++) {
+		int t = predict_thread();
+		long i0 = j * batch, b = n - i0 < batch ? n - i0 : batch, e;
 		bnn_pass p;
 		memset(&p, 0, sizeof p);
 		if (idx) {
-			for (j = 0; j < b; j++) {
-				memcpy(xb + j * m->inputs, ds->x + idx[i + j] * m->inputs,
+			float *xb = team.xb[t], *yb = team.yb[t];
+			for (e = 0; e < b; e++) {
+				memcpy(xb + e * m->inputs, ds->x + idx[i0 + e] * m->inputs,
 				       (size_t)m->inputs * sizeof *xb);
 				if (yb)
-					memcpy(yb + j * m->targets, ds->y + idx[i + j] * m->targets,
+					memcpy(yb + e * m->targets,
+					       ds->y + idx[i0 + e] * m->targets,
 					       (size_t)m->targets * sizeof *yb);
 			}
 			p.x = xb;
 			p.y = yb;
 		} else {
-			p.x = ds->x + i * m->inputs;
-			p.y = nll ? ds->y + i * m->targets : NULL;
+			p.x = ds->x + i0 * m->inputs;
+			p.y = nll ? ds->y + i0 * m->targets : NULL;
 		}
-		p.w = net->w;
-		p.stats = net->stats; /* train = 0: batchnorm by the running statistics */
-		p.rng = net->rng;
+		p.w = w;
+		p.stats = stats; /* train = 0: batchnorm by the running statistics */
 		p.batch = b;
-		p.ws = ws;
-		p.out = out ? out + i * m->outputs : NULL;
-		sum += m->pass(&p);
+		p.ws = team.ws[t];
+		p.out = out ? out + i0 * m->outputs : NULL;
+		bsum[j] = m->pass(&p);
 	}
+	for (j = 0; j < nb; j++)
+		sum += bsum[j];
 	if (nll)
 		*nll = sum;
 done:
-	free(ws);
-	free(xb);
-	free(yb);
+	predict_team_free(&team);
+	free(bsum);
 	return rc;
 }
 
@@ -125,8 +201,7 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_exam
 		return bnn_fail(err, BNN_EINVAL, "no state given");
 	if (!r)
 		return bnn_fail(err, BNN_EINVAL, "bnn_model_outputs: no examples given");
-	return model_outputs(&(struct predict_net){ st->model, st->params, st->stats, NULL }, ds, r,
-	                     out, nll, err);
+	return model_outputs(st->model, st->params, st->stats, ds, r, out, nll, err);
 }
 
 /* ½·log(2π) (M_PI is not ISO C). */
@@ -155,7 +230,8 @@ static double log_add(double a, double b)
 	return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
 }
 
-/* What Monte-Carlo prediction accumulates over its samples. */
+/* What Monte-Carlo prediction accumulates over its samples, for the n
+ * examples of the range predicted (row i: the range's i-th example). */
 struct predict_acc {
 	long n, k;
 	double *sum;    /* n × k: Σ_s p_s (classification) or Σ_s μ_s (gaussian) */
@@ -163,17 +239,19 @@ struct predict_acc {
 	double *sumvar; /* gaussian: Σ_s σ²_s per output (k) */
 	double *lse;    /* n: log Σ_s p(y_i | θ_s), when targets are scored */
 	double *var;    /* gaussian: σ² per output of the current sample */
-	float *z;       /* n × k raw outputs of one sample */
 };
 
-/* Adds one sample's raw outputs (acc->z) to the sums; y may be NULL. */
-static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, const float *y,
-                               int first)
+/* Adds one sample's raw outputs z of rows [i0, i0 + b) to the sums; y (the
+ * targets of those rows) may be NULL.  Each row's sums are its own: the
+ * batches of a sample can be added in any order, by any thread. */
+static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, const float *zb,
+                               const float *yb, long i0, long b, int first)
 {
-	long i, j, k = acc->k;
+	long r, j, k = acc->k;
 
-	for (i = 0; i < acc->n; i++) {
-		const float *z = acc->z + i * k;
+	for (r = 0; r < b; r++) {
+		long i = i0 + r;
+		const float *z = zb + r * k;
 		double *sum = acc->sum + i * k, ll = 0;
 		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
 			double zmax = z[0], norm = 0;
@@ -183,15 +261,15 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				norm += exp((double)z[j] - zmax);
 			for (j = 0; j < k; j++)
 				sum[j] += exp((double)z[j] - zmax) / norm;
-			if (y)
-				ll = (double)z[(long)y[i]] - zmax - log(norm);
+			if (yb)
+				ll = (double)z[(long)yb[r]] - zmax - log(norm);
 		} else if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
 			for (j = 0; j < k; j++) {
 				double zj = z[j];
 				sum[j] += 1.0 / (1.0 + exp(-zj));
 				/* log σ(z) = −softplus(−z), log(1 − σ(z)) = −softplus(z) */
-				if (y)
-					ll -= y[i * k + j] > 0.5f
+				if (yb)
+					ll -= yb[r * k + j] > 0.5f
 					              ? log1p(exp(-fabs(zj))) + fmax(-zj, 0)
 					              : log1p(exp(-fabs(zj))) + fmax(zj, 0);
 			}
@@ -200,14 +278,14 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				double mu = z[j];
 				sum[j] += mu;
 				acc->sumsq[i * k + j] += mu * mu;
-				if (y) {
-					double d = y[i * k + j] - mu;
+				if (yb) {
+					double d = yb[r * k + j] - mu;
 					ll -= PREDICT_HALF_LOG_2PI + 0.5 * log(acc->var[j]) +
 					      d * d / (2 * acc->var[j]);
 				}
 			}
 		}
-		if (y)
+		if (yb)
 			acc->lse[i] = first ? ll : log_add(acc->lse[i], ll);
 	}
 }
@@ -219,7 +297,6 @@ static void predict_acc_free(struct predict_acc *acc)
 	free(acc->sumvar);
 	free(acc->lse);
 	free(acc->var);
-	free(acc->z);
 }
 
 /* Fails unless every σ of st is finite (a sample of an infinite σ gives no
@@ -246,18 +323,25 @@ static int predict_check_sigma(const bnn_state *st, bnn_err *err)
 	                m->ntensors > 0 ? j - m->tensors[i].offset : j, (double)st->sigma[j]);
 }
 
-int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
-                const bnn_prediction *out, bnn_err *err)
+uint64_t bnn_predict_seed(uint64_t seed, long sample, long batch)
+{
+	/* sample s's key, then substream 0 (its weights) or j + 1 (batch j) */
+	return bnn_rng_derive(bnn_rng_derive(seed, (uint64_t)sample), (uint64_t)(batch + 1));
+}
+
+int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed, long j0,
+                        long j1, const bnn_prediction *out, bnn_err *err)
 {
 	float *probs = out ? out->probs : NULL, *var = out ? out->var : NULL;
-	double *nll = out ? out->nll : NULL;
+	double *nll = out ? out->nll : NULL, *nll_each = out ? out->nll_each : NULL;
+	int scored = nll || nll_each;
 	const bnn_model *m = st && st->model ? st->model : NULL;
-	long n = ds ? ds->n : 0, k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1;
+	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
 	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
 	struct predict_acc acc;
+	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
 	float *theta = NULL;
-	bnn_rng rng;
-	int rc = bnn_data_fits(m, ds, nll != NULL, err);
+	int rc = bnn_data_fits(m, ds, scored, err);
 
 	if (rc)
 		return rc;
@@ -266,40 +350,69 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 	if (mc < 0)
 		return bnn_fail(err, BNN_EINVAL,
 		                "the number of Monte-Carlo samples must be 0 or more");
+	nb = (ds->n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH;
+	if (j0 < 0 || j1 <= j0 || j1 > nb)
+		return bnn_fail(err, BNN_EINVAL,
+		                "batches [%ld, %ld) asked of a data set of %ld batches of %d", j0,
+		                j1, nb, BNN_PREDICT_BATCH);
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
 		return rc;
+	first = j0 * BNN_PREDICT_BATCH;
+	n = (j1 * BNN_PREDICT_BATCH < ds->n ? j1 * BNN_PREDICT_BATCH : ds->n) - first;
 	memset(&acc, 0, sizeof acc);
 	acc.n = n;
 	acc.k = k;
 	acc.sum = calloc((size_t)(n * k), sizeof *acc.sum);
 	acc.sumsq = gaussian ? calloc((size_t)(n * k), sizeof *acc.sumsq) : NULL;
 	acc.sumvar = calloc((size_t)k, sizeof *acc.sumvar);
-	acc.lse = nll ? malloc((size_t)n * sizeof *acc.lse) : NULL;
+	acc.lse = scored ? malloc((size_t)n * sizeof *acc.lse) : NULL;
 	acc.var = malloc((size_t)k * sizeof *acc.var);
-	acc.z = malloc((size_t)(n * k) * sizeof *acc.z);
 	if (mc > 0 && st->sigma)
 		theta = bnn_floats_alloc(m->nparams);
-	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (nll && !acc.lse) || !acc.var ||
-	    !acc.z || (mc > 0 && st->sigma && !theta)) {
+	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (scored && !acc.lse) ||
+	    !acc.var || (mc > 0 && st->sigma && !theta) ||
+	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
 	}
-	bnn_rng_seed(&rng, seed);
 	for (s = 0; s < samples; s++) {
 		const float *w = st->params;
-		if (theta) { /* θ_s = μ + σ∘ε for the whole data set */
-			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &rng);
+		long j;
+		if (theta) { /* θ_s = μ + σ∘ε for the whole data set, from (seed, s) */
+			bnn_rng wr;
+			bnn_rng_seed(&wr, bnn_rng_derive(bnn_rng_derive(seed, (uint64_t)s), 0));
+			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &wr);
 			w = theta;
 		}
-		struct predict_net net = { m, w, st->stats, mc > 0 ? &rng : NULL };
-		if ((rc = model_outputs(&net, ds, &(bnn_example_range){ .n = n, .batch = 256 },
-		                        acc.z, NULL, err)))
-			goto done;
 		if (gaussian)
 			predict_variance(st, w, acc.var);
-		predict_accumulate(m, &acc, nll ? ds->y : NULL, s == 0);
 		for (i = 0; gaussian && i < k; i++)
 			acc.sumvar[i] += acc.var[i];
+			/* each batch's pass noise from (seed, s, j), its rows' sums its
+		 * own: nothing depends on which thread runs it */
+#pragma omp parallel for schedule(static) if (j1 - j0 >= PREDICT_PARALLEL_BATCHES)
+		for (j = j0; j < j1; j++) {
+			int t = predict_thread();
+			long i0 = j * BNN_PREDICT_BATCH - first;
+			long b = n - i0 < BNN_PREDICT_BATCH ? n - i0 : BNN_PREDICT_BATCH;
+			const float *yb = scored ? ds->y + (first + i0) * m->targets : NULL;
+			bnn_rng rng;
+			bnn_pass p;
+
+			memset(&p, 0, sizeof p);
+			p.x = ds->x + (first + i0) * m->inputs;
+			p.w = w;
+			p.stats = st->stats; /* train = 0: batchnorm by the running statistics */
+			if (mc > 0) {
+				bnn_rng_seed(&rng, bnn_predict_seed(seed, s, j));
+				p.rng = &rng;
+			}
+			p.batch = b;
+			p.ws = team.ws[t];
+			p.out = team.z[t];
+			m->pass(&p);
+			predict_accumulate(m, &acc, team.z[t], yb, i0, b, s == 0);
+		}
 	}
 	for (i = 0; i < n * k; i++) {
 		double mean = acc.sum[i] / (double)samples;
@@ -308,14 +421,28 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
 			var[i] = (float)(acc.sumvar[i % k] / (double)samples +
 			                 fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0));
 	}
-	if (nll) {
+	if (scored) {
 		double total = 0;
-		for (i = 0; i < n; i++)
-			total -= acc.lse[i] - log((double)samples);
-		*nll = total;
+		for (i = 0; i < n; i++) {
+			double e = -(acc.lse[i] - log((double)samples));
+			if (nll_each)
+				nll_each[i] = e;
+			total += e; /* in example order: a sharded sum of nll_each matches */
+		}
+		if (nll)
+			*nll = total;
 	}
 done:
 	predict_acc_free(&acc);
+	predict_team_free(&team);
 	free(theta);
 	return rc;
+}
+
+int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed,
+                const bnn_prediction *out, bnn_err *err)
+{
+	long nb = ds && ds->n > 0 ? (ds->n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH : 1;
+
+	return bnn_predict_batches(st, ds, mc, seed, 0, nb, out, err);
 }

@@ -129,6 +129,8 @@ static double bbb_weight_sample(struct trainer *t, long b, float *g, float *gs)
 
 	bnn_posterior_sample(n, st->params, st->sigma, t->eps, t->theta, &t->noise);
 	loss = train_pass(t, b, t->theta, NULL, g, NULL, NULL);
+	/* element-wise: threads from two sampler chunks on, as the updates */
+#pragma omp parallel for schedule(static) if (n >= 2 * BNN_RNG_NORMAL_CHUNK)
 	for (i = 0; i < n; i++)
 		gs[i] = g[i] * t->eps[i];
 	return loss;

@@ -213,13 +213,37 @@ int train_ivon_text(const bnn_train_options *o, char *buf, int n)
 
 /* ---- the step ------------------------------------------------------------ */
 
+/* IVON's ĥ of sample k of K added to t->hess over the stochastic tensors:
+ * element-wise, so split across threads in fixed chunks of the
+ * sampler's size, from two of them on (as the updates, train_step.c). */
+static void ivon_hess_acc(struct trainer *t, const float *g, int K, int k)
+{
+	const bnn_state *st = t->st;
+	long n = t->m->nparams, c, nchunks = (n + BNN_RNG_NORMAL_CHUNK - 1) / BNN_RNG_NORMAL_CHUNK;
+
+#pragma omp parallel for schedule(static) if (n >= 2 * BNN_RNG_NORMAL_CHUNK)
+	for (c = 0; c < nchunks; c++) {
+		long start = c * BNN_RNG_NORMAL_CHUNK;
+		long end = n - start < BNN_RNG_NORMAL_CHUNK ? n : start + BNN_RNG_NORMAL_CHUNK;
+		int i;
+		for (i = 0; i < t->ntensors; i++) {
+			const struct train_tensor *tt = &t->tensors[i];
+			long a = tt->offset > start ? tt->offset : start;
+			long e = tt->offset + tt->size < end ? tt->offset + tt->size : end;
+			if (e > a && train_stochastic(tt))
+				bnn_ivon_hess_acc(e - a, g + a, t->eps + a, st->sigma + a,
+				                  t->hess + a, 1.0f / (float)K, k > 0);
+		}
+	}
+}
+
 /* With K > 1 samples: K posterior samples drawn afresh, their ĝ and ĥ
  * averaged into t->grad and t->hess. */
 static void natural_samples(struct trainer *t, long b, double *loss)
 {
 	bnn_state *st = t->st;
 	long n = t->m->nparams;
-	int k, i, K = t->o->mc, sq = sqgrad_hessian(t);
+	int k, K = t->o->mc, sq = sqgrad_hessian(t);
 
 	for (k = 0; k < K; k++) {
 		float *g = K > 1 ? t->gk : t->grad;
@@ -233,14 +257,7 @@ static void natural_samples(struct trainer *t, long b, double *loss)
 		if (sq && K > 1)
 			train_mc_average(n, t->hess, h, K, k == 0);
 		if (!sq) /* IVON, Alg. 1 line 3: ĥ = ĝ·(θ − m)/σ² = ĝ·ε/σ */
-			for (i = 0; i < t->ntensors; i++) {
-				const struct train_tensor *tt = &t->tensors[i];
-				if (train_stochastic(tt))
-					bnn_ivon_hess_acc(
-					        tt->size, g + tt->offset, t->eps + tt->offset,
-					        st->sigma + tt->offset, t->hess + tt->offset,
-					        1.0f / (float)K, k > 0);
-			}
+			ivon_hess_acc(t, g, K, k);
 	}
 }
 

@@ -248,58 +248,108 @@ void train_mc_average(long n, float *acc, const float *x, int k, int first)
 	float w = 1.0f / (float)k;
 	long i;
 
-	if (first)
+	/* element-wise: any split is exact; two sampler chunks of work at
+	 * least, as the updates */
+	if (first) {
+#pragma omp parallel for schedule(static) if (n >= 2 * BNN_RNG_NORMAL_CHUNK)
 		for (i = 0; i < n; i++)
 			acc[i] = w * x[i];
-	else
+	} else {
+#pragma omp parallel for schedule(static) if (n >= 2 * BNN_RNG_NORMAL_CHUNK)
 		for (i = 0; i < n; i++)
 			acc[i] += w * x[i];
+	}
 }
+
+/* The first tensor that ends after parameter `at` (the tensors tile the
+ * parameters in order, as bnn_model_check() requires). */
+static int tensor_at(const struct trainer *t, long at)
+{
+	int lo = 0, hi = t->ntensors;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (t->tensors[mid].offset + t->tensors[mid].size <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The update of parameters [start, end), split at the tensors' borders,
+ * with noise[0..end − start) the next sample's ε for them (or NULL). */
+static void update_range(struct trainer *t, const struct train_optimizer *opt, float lr, double tau,
+                         long start, long end, const float *noise)
+{
+	struct train_piece p = { NULL, 0, 0, NULL, lr, tau };
+	int i;
+
+	for (i = tensor_at(t, start); i < t->ntensors; i++) {
+		const struct train_tensor *tt = &t->tensors[i];
+		long a = tt->offset > start ? tt->offset : start;
+		long e = tt->offset + tt->size < end ? tt->offset + tt->size : end;
+		if (tt->offset >= end)
+			break;
+		if (e > a) {
+			p.tt = tt;
+			p.a = a;
+			p.len = e - a;
+			p.noise = noise ? noise + (a - start) : NULL;
+			opt->update(t, &p);
+		}
+	}
+}
+
+/* The updates run in parallel over fixed pieces of the parameter vector,
+ * UPDATE_CHUNK parameters each (the sampler's chunk: each piece's noise
+ * comes from its own lanes), split at the tensors' borders and, within,
+ * into blocks of BNN_SAMPLE_BLOCK: the same pieces for every number of
+ * threads, and every update rule is element-wise, so the split changes no
+ * bit.  From UPDATE_PARALLEL_MIN parameters on (two chunks): below, one
+ * chunk is a few microseconds of work, the cost of waking a team. */
+#define UPDATE_CHUNK        BNN_RNG_NORMAL_CHUNK
+#define UPDATE_PARALLEL_MIN (2 * UPDATE_CHUNK)
+
+_Static_assert(UPDATE_CHUNK % BNN_SAMPLE_BLOCK == 0,
+               "a sampler chunk is whole blocks of the fused update");
 
 void train_update_tensors(struct trainer *t, float lr, double tau)
 {
 	const struct train_optimizer *opt = &train_optimizers[t->o->optimizer];
-	struct train_piece p = { NULL, 0, 0, NULL, lr, tau };
-	int i;
+	long n = t->m->nparams, c, nchunks = (n + UPDATE_CHUNK - 1) / UPDATE_CHUNK;
 
-	for (i = 0; i < t->ntensors; i++) {
-		p.tt = &t->tensors[i];
-		p.a = p.tt->offset;
-		p.len = p.tt->size;
-		opt->update(t, &p);
+#pragma omp parallel for schedule(static) if (n >= UPDATE_PARALLEL_MIN)
+	for (c = 0; c < nchunks; c++) {
+		long start = c * UPDATE_CHUNK;
+		update_range(t, opt, lr, tau, start,
+		             n - start < UPDATE_CHUNK ? n : start + UPDATE_CHUNK, NULL);
 	}
 }
 
 /* The noise is bnn_posterior_sample's (one bnn_rng_normal() call over all
  * parameters), drawn block by block, each block split at the tensors'
- * borders (the tensors tile the parameters in order, as bnn_model_check()
- * requires). */
+ * borders; each chunk of the sampler is one piece of the parallel loop,
+ * drawn by a copy of the stream sought to its start. */
 void train_update_and_sample(struct trainer *t, float lr, double tau)
 {
 	const struct train_optimizer *opt = &train_optimizers[t->o->optimizer];
-	float noise[BNN_SAMPLE_BLOCK];
-	struct train_piece p = { NULL, 0, 0, NULL, lr, tau };
 	bnn_rng_normal_stream stream;
-	long n = t->m->nparams, start;
-	int i = 0;
+	long n = t->m->nparams, c, nchunks = (n + UPDATE_CHUNK - 1) / UPDATE_CHUNK;
 
 	bnn_rng_normal_begin(&stream, &t->noise, (size_t)n);
-	for (start = 0; start < n; start += BNN_SAMPLE_BLOCK) {
-		long end = n - start < BNN_SAMPLE_BLOCK ? n : start + BNN_SAMPLE_BLOCK;
-		bnn_rng_normal_next(&stream, noise, (size_t)(end - start));
-		for (; i < t->ntensors; i++) {
-			const struct train_tensor *tt = &t->tensors[i];
-			long a = tt->offset > start ? tt->offset : start;
-			long e = tt->offset + tt->size < end ? tt->offset + tt->size : end;
-			if (e > a) {
-				p.tt = tt;
-				p.a = a;
-				p.len = e - a;
-				p.noise = noise + (a - start);
-				opt->update(t, &p);
-			}
-			if (tt->offset + tt->size > end)
-				break; /* the tensor goes on in the next block */
+#pragma omp parallel for schedule(static) if (n >= UPDATE_PARALLEL_MIN)
+	for (c = 0; c < nchunks; c++) {
+		float noise[BNN_SAMPLE_BLOCK];
+		bnn_rng_normal_stream s = stream;
+		long start, stop = n - c * UPDATE_CHUNK < UPDATE_CHUNK ? n : (c + 1) * UPDATE_CHUNK;
+
+		bnn_rng_normal_seek(&s, (size_t)(c * UPDATE_CHUNK));
+		for (start = c * UPDATE_CHUNK; start < stop; start += BNN_SAMPLE_BLOCK) {
+			long end =
+			        stop - start < BNN_SAMPLE_BLOCK ? stop : start + BNN_SAMPLE_BLOCK;
+			bnn_rng_normal_next(&s, noise, (size_t)(end - start));
+			update_range(t, opt, lr, tau, start, end, noise);
 		}
 	}
 }
