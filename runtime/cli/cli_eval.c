@@ -11,15 +11,14 @@
  * one CSV row per example, atomically when --out names a file; posterior
  * writes the mean and standard deviation of every parameter.
  *
- * eval and predict run sharded under mpirun (cli_mpi.h): the examples are
- * cut into fixed batches of 256, each rank predicts a contiguous run of
- * them, and rank 0 gathers every prediction in example order and computes
- * the metrics with the single-process code, alone printing and writing.
- * A batch's Monte-Carlo samples come from a seed that depends only on
- * --seed and the batch's index, and the NLL is summed per batch, then over
- * the batches in order, so the output is the same bytes for any number of
- * ranks, one process included (docs/driver.md, "eval and predict under
- * mpirun").
+ * eval and predict run sharded under mpirun (cli_mpi.h): each rank
+ * predicts a contiguous run of bnn_predict's batches of 256 examples, and
+ * rank 0 gathers every prediction in example order and computes the
+ * metrics with the single-process code, alone printing and writing.
+ * bnn_predict's randomness depends on (--seed, sample, batch) only
+ * (bnn_predict_batches), and the per-example NLL is summed in example
+ * order, so the output is the same bytes for any number of ranks, one
+ * process included (docs/driver.md, "eval and predict under mpirun").
  */
 #include <errno.h>
 #include <math.h>
@@ -122,79 +121,26 @@ static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 	return 0;
 }
 
-/* The examples of one fixed batch of eval and predict: the unit in which
- * examples are shared out among the ranks and in which they are predicted,
- * so that what an example receives (its Monte-Carlo samples, its place in
- * the sums) does not depend on how many ranks there are.  The batch of
- * bnn_predict's own loop, so that one call is one pass over one batch. */
-#define CLI_BATCH 256L
-
-/* The examples [*lo, *hi) of rank r of size: a contiguous run of whole
- * batches, the batches split as evenly as they go (the first ranks get one
- * fewer when they do not divide; a rank may get none). */
-static void cli_shard(long n, int r, int size, long *lo, long *hi)
+/* The examples [*lo, *hi) of rank r of size: a contiguous run of
+ * bnn_predict's batches (BNN_PREDICT_BATCH examples, the unit its
+ * randomness is tied to), the batches split as evenly as they go (the
+ * first ranks get one fewer when they do not divide; a rank may get
+ * none); *j0, *j1 the batches. */
+static void cli_shard(long n, int r, int size, long *j0, long *j1, long *lo, long *hi)
 {
-	long batches = (n + CLI_BATCH - 1) / CLI_BATCH;
-	long b0 = batches * r / size, b1 = batches * (r + 1) / size;
+	long batches = (n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH;
 
-	*lo = b0 * CLI_BATCH < n ? b0 * CLI_BATCH : n;
-	*hi = b1 * CLI_BATCH < n ? b1 * CLI_BATCH : n;
-}
-
-/* The seed of batch b's Monte-Carlo samples: the seed itself for the first
- * batch (a data set of one batch is predicted as by one bnn_predict call),
- * then the first output of the seed's generator advanced by b jumps of
- * 2^128 (rng, advanced here, is at batch b - 1's jumps). */
-static uint64_t cli_batch_seed(bnn_rng *rng, uint64_t seed, long b)
-{
-	if (b == 0)
-		return seed;
-	bnn_rng_jump(rng);
-	{
-		bnn_rng copy = *rng;
-		return bnn_rng_next(&copy);
-	}
-}
-
-/* Predicts the examples [lo, hi) of ds with st, batch by batch: probs and
- * var (rows lo.. at their front), and each batch's summed NLL in nll (when
- * need_targets).  0, or a status after a message in msg. */
-static int cli_pred_shard(const bnn_state *st, const bnn_dataset *ds, long lo, long hi, long mc,
-                          uint64_t seed, int need_targets, float *probs, float *var, double *nll,
-                          char *msg)
-{
-	const bnn_model *m = st->model;
-	bnn_rng rng;
-	bnn_err err;
-	long b, i;
-
-	bnn_rng_seed(&rng, seed);
-	for (b = 0; b * CLI_BATCH < lo; b++) /* the jumps of the batches before lo */
-		cli_batch_seed(&rng, seed, b);
-	for (i = lo; i < hi; i += CLI_BATCH, b++) {
-		bnn_dataset view = *ds; /* batch b, in place */
-		long off = (i - lo) * m->outputs;
-		view.n = hi - i < CLI_BATCH ? hi - i : CLI_BATCH;
-		view.x = ds->x + i * ds->features;
-		view.y = ds->y ? ds->y + i * ds->targets : NULL;
-		if (bnn_predict(st, &view, mc, cli_batch_seed(&rng, seed, b),
-		                &(bnn_prediction){ .probs = probs + off,
-		                                   .var = var + off,
-		                                   .nll = need_targets ? nll + (i - lo) / CLI_BATCH
-		                                                       : NULL },
-		                &err)) {
-			snprintf(msg, BNN_CLI_MSG_MAX, "%s", err.message);
-			return BNN_CLI_FAIL;
-		}
-	}
-	return BNN_CLI_OK;
+	*j0 = batches * r / size;
+	*j1 = batches * (r + 1) / size;
+	*lo = *j0 * BNN_PREDICT_BATCH < n ? *j0 * BNN_PREDICT_BATCH : n;
+	*hi = *j1 * BNN_PREDICT_BATCH < n ? *j1 * BNN_PREDICT_BATCH : n;
 }
 
 /* Predicts data set (path, labels) with st: mc samples, targets when
- * need_targets.  Every rank loads the
- * data and predicts its share of the batches (cli_shard); rank 0 gathers
- * every rank's rows in example order and sums the batches' NLL in batch
- * order, so that its arrays and sums are those of one process, bit for bit,
+ * need_targets.  Every rank loads the data and predicts its share of the
+ * batches (cli_shard, bnn_predict_batches); rank 0 gathers every rank's
+ * rows and each example's NLL in example order and sums the NLL in that
+ * order, so that its arrays and sums are bnn_predict's, bit for bit,
  * whatever the number of ranks (cli_pred_check then checks and scores them).
  * Collective; returns the status all ranks agreed on (the message printed
  * by rank 0). */
@@ -204,7 +150,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 {
 	char msg[BNN_CLI_MSG_MAX] = "";
 	bnn_err err;
-	long n = 0, lo = 0, hi = 0, rows, nb = 0, i, *count = NULL, *bcount = NULL;
+	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
 	double *nll = NULL;
 	int rc = BNN_CLI_OK, r;
 
@@ -218,41 +164,44 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
 		return rc;
 	n = p->ds.n;
-	cli_shard(n, w->rank, w->size, &lo, &hi);
+	cli_shard(n, w->rank, w->size, &j0, &j1, &lo, &hi);
 	rows = w->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
-	nb = (n + CLI_BATCH - 1) / CLI_BATCH;
 	p->probs = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->probs);
 	p->var = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->var);
-	nll = malloc((size_t)(w->rank == 0 ? nb : (hi - lo + CLI_BATCH - 1) / CLI_BATCH + 1) *
-	             sizeof *nll);
+	nll = need_targets ? malloc((size_t)(rows + 1) * sizeof *nll) : NULL;
 	count = malloc((size_t)w->size * sizeof *count);
-	bcount = malloc((size_t)w->size * sizeof *bcount);
-	if (!p->probs || !p->var || !nll || !count || !bcount) {
+	ncount = malloc((size_t)w->size * sizeof *ncount);
+	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
-	} else {
-		rc = cli_pred_shard(st, &p->ds, lo, hi, cli_mc(a, st), a->train.seed, need_targets,
-		                    p->probs, p->var, nll, msg);
+	} else if (j1 > j0 &&
+	           bnn_predict_batches(
+	                   st, &p->ds, cli_mc(a, st), a->train.seed, j0, j1,
+	                   &(bnn_prediction){ .probs = p->probs, .var = p->var, .nll_each = nll },
+	                   &err)) {
+		snprintf(msg, sizeof msg, "%s", err.message);
+		rc = BNN_CLI_FAIL;
 	}
 	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
 		goto done;
 	for (r = 0; r < w->size; r++) {
 		long l, h;
-		cli_shard(n, r, w->size, &l, &h);
+		cli_shard(n, r, w->size, &j0, &j1, &l, &h);
 		count[r] = (h - l) * m->outputs;
-		bcount[r] = need_targets ? (h - l + CLI_BATCH - 1) / CLI_BATCH : 0;
+		ncount[r] = h - l;
 	}
 	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
-	    bnn_cli_shard_gather(w, p->var, count, 0) || bnn_cli_shard_gather(w, nll, bcount, 1)) {
+	    bnn_cli_shard_gather(w, p->var, count, 0) ||
+	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1))) {
 		rc = bnn_cli_shard_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
 		goto done;
 	}
-	for (i = 0; w->rank == 0 && need_targets && i < nb; i++) /* batch order */
-		p->nll += nll[i];
+	for (i = 0; w->rank == 0 && need_targets && i < n; i++)
+		p->nll += nll[i]; /* example order, as bnn_predict sums them */
 done:
 	free(nll);
 	free(count);
-	free(bcount);
+	free(ncount);
 	return rc;
 }
 
