@@ -5,8 +5,8 @@
 # are trained by one process; then eval with --mc 8 under mpirun -np 1, 2
 # and 3 must print the single-process metrics JSON byte for byte (the
 # 1,000 examples are 4 batches of 256, so 3 ranks get 1, 1 and 2 batches;
-# the regression's 700 are 3 batches, one per rank), with --ood too, and
-# predict must write the same CSV.  Errors: a checkpoint that no rank can
+# the regression's 700 are 3 batches, one per rank), with --ood too and
+# with 2 threads per rank, and predict must write the same CSV.  Errors: a checkpoint that no rank can
 # read, and data that only rank 1 cannot read (two application contexts of
 # one mpirun), end every rank with a non-zero status and the message,
 # printed once by rank 0, well within a timeout.  Skips unless libbnn was
@@ -100,6 +100,9 @@ for m in cls reg; do
 		ok $? "$m: and prints the same metrics, byte for byte (-np $np)"
 	done
 done
+mpi 2 ./cls eval --load cls.ckpt --data cls.csv --mc 8 --threads 2 >cls.t2.json
+cmp -s cls.json cls.t2.json
+ok $? "cls: and with 2 threads per rank (-np 2 --threads 2)"
 grep -q '"auroc": 0\.' cls.json
 ok $? "the classifier's metrics are not degenerate: $(cat cls.json)"
 ./cls eval --load cls.ckpt --data cls.csv --ood far.csv --mc 4 --seed 5 --threads 1 >ood.json
