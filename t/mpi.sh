@@ -6,7 +6,8 @@
 # OMPI_ALLOW_RUN_AS_ROOT variables.  Checks:
 #   - t/mpi_train (the C API over a communicator of its own) with 2 and 3
 #     processes: identical parameters on every rank for sgd, adam, vogn,
-#     ivon and bbb; sgd and adam equal to one process within a tolerance;
+#     ivon and bbb, and of the running statistics of a batchnorm layer;
+#     sgd and adam equal to one process within a tolerance;
 #     one vogn and one ivon step equal to the N-sample estimator computed
 #     by hand; bad data on one rank stops all (its TAP lines are repeated
 #     here);
@@ -18,13 +19,48 @@
 #   - rank 0's --save unwritable: every rank fails before training;
 #   - rank 1 killed with SIGKILL: the job ends, the checkpoint of an
 #     earlier run is left as it was;
-#   - examples/mpi_train.c (the user's communicator) builds and runs.
+#   - examples/mpi_train.c (the user's communicator) builds and runs;
+#   - built without MPI: bnn_train refuses a communicator with a message.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
 
-NTESTS=40
+NTESTS=64
+cd "$TAP_TMP" || bail_out "no temporary directory"
+
 if [ -z "${BNN_WITH_MPI-}" ]; then
+	# a library without MPI is one process and refuses a communicator
+	cat >nompi.c <<'EOF_C'
+#include <stdio.h>
+#include "bnn.h"
+#include "mpi_point.h"
+int main(void)
+{
+	float x[8] = { 0 }, y[2] = { 0 };
+	bnn_dataset ds = { 2, 4, 1, { 4 }, 1, x, y, NULL };
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state st;
+	bnn_err err;
+	int comm = 0, rc;
+	if (bnn_state_init(&st, &mpi_point_model, 1, &err))
+		return 1;
+	rc = bnn_train(&st, &(bnn_train_io){ .train = &ds, .comm = &comm }, &o, &err);
+	printf("%d %d %d %d\n%s\n", rc == BNN_EUNSUPPORTED, bnn_dist_available(),
+	       bnn_dist_rank(NULL), bnn_dist_size(NULL), err.message);
+	bnn_state_free(&st);
+	return 0;
+}
+EOF_C
+	# shellcheck disable=SC2086  # flags are words
+	"$BNNC" -o mpi_point.c "$top_srcdir/t/models/mpi_point.bnn" &&
+		$CC $BNN_CFLAGS -o nompi nompi.c mpi_point.c $BNN_LIBS && st=0 || st=$?
+	is "$st" 0 "without MPI: a program passing a communicator builds"
+	run ./nompi
+	is "$(echo "$run_out" | sed -n 1p)" "1 0 0 1" \
+		"bnn_train refuses it (BNN_EUNSUPPORTED); rank 0 of 1, MPI not available"
+	is "$(echo "$run_out" | sed -n 2p)" \
+		"a communicator was given, and this libbnn was built without MPI (./configure --with-mpi)" \
+		"with a message saying how to build with MPI"
 	skip "$NTESTS" "libbnn was built without MPI (./configure --with-mpi)"
 	done_testing
 fi
@@ -47,8 +83,6 @@ mpi() { # NP ARGS...
 	timeout 120 "$MPIRUN" --oversubscribe --bind-to none -np "$np" "$@"
 }
 
-cd "$TAP_TMP" || bail_out "no temporary directory"
-
 # ---- the C API --------------------------------------------------------------
 for np in 2 3; do
 	mpi "$np" "$top_builddir/t/mpi_train" >api.out 2>api.err && st=0 || st=$?
@@ -65,7 +99,7 @@ for np in 2 3; do
 		esac
 		n=$((n + 1))
 	done <api.out
-	ok "$([ "$n" -ge 18 ] && echo 0 || echo 1)" "t/mpi_train -np $np reported its 18 results"
+	ok "$([ "$n" -ge 19 ] && echo 0 || echo 1)" "t/mpi_train -np $np reported its 19 results"
 	[ "$st" -eq 0 ] || diag "$(cat api.err)"
 done
 

@@ -9,6 +9,9 @@
  *   - for sgd, adam, vogn, ivon and bbb (with and without the local
  *     reparameterisation), the parameters (and σ) at the end are the same
  *     bits on every rank;
+ *   - with a batchnorm layer (each process normalising by its own rows),
+ *     the parameters and the running statistics (averaged over the
+ *     processes at every epoch end) are the same bits on every rank;
  *   - sgd and adam (no noise) give the parameters of one process
  *     (MPI_COMM_SELF) with the same global batch, up to the order of the
  *     sums: |a − b| <= 1e-5 + 1e-4·|b| for every parameter;
@@ -27,6 +30,7 @@
 #include <string.h>
 
 #include "bnn.h"
+#include "mpi_bn.h"
 #include "mpi_mf.h"
 #include "mpi_point.h"
 
@@ -322,6 +326,19 @@ int main(int argc, char **argv)
 			bnn_state_free(&one);
 		}
 		bnn_state_free(&st);
+	}
+
+	{
+		bnn_train_options o = options("adam", 2, 16);
+		bnn_state st;
+		bnn_err err;
+		int rc = train(&mpi_bn_model, &ds, &o, &comm, &st, &err);
+
+		check(rc == 0 && same_everywhere(st.params, mpi_bn_model.nparams) &&
+		              same_everywhere(st.stats, mpi_bn_model.nstats),
+		      "batchnorm: the same parameters and running statistics on every rank");
+		if (!rc)
+			bnn_state_free(&st);
 	}
 
 	for (i = 0; i < 2; i++) {

@@ -432,15 +432,14 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 		return BNN_CLI_FAIL;
 	}
 	rc = cli_run(m, argc, argv);
-	if (mpi)
-		bnn_dist_finalize();
-
 	errno = 0;
 	if (rc == BNN_CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
 		fprintf(stderr, "%s: error writing standard output%s%s\n", prog, errno ? ": " : "",
 		        errno ? strerror(errno) : "");
-		return BNN_CLI_FAIL;
+		rc = BNN_CLI_FAIL;
 	}
+	if (mpi)
+		bnn_dist_finalize();
 	return rc;
 }
 

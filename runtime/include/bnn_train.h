@@ -275,6 +275,14 @@ typedef struct bnn_train_io {
  * and if an epoch of this run completed it is saved to io->checkpoint as at
  * the end of a run (a failed save returns its own code, the message saying
  * both); after a divergence in the first epoch the file is left as it was.
+ * Data-parallel (io->comm, or MPI_COMM_WORLD when MPI is initialised, with
+ * more than one process; docs/distributed.md): every process calls it with
+ * the same data, state and options; each trains on its rows of every
+ * global minibatch of o->batch (the first o->batch mod N processes take
+ * one row more), the gradients and the optimizer's estimates are summed
+ * over the processes, and every process ends with the same state.  Rank 0
+ * alone writes io->checkpoint.  An error on any process is returned on
+ * every one, with the failing rank's message ("rank R of N: ...").
  * io->checkpoint, if not NULL, is saved (atomically) at the end
  * (the best epoch's state with validation data), and during training after
  * an epoch that improved the validation NLL (or any epoch without
@@ -301,7 +309,9 @@ int bnn_dist_launched(void);
  *  not initialised yet.  Returns 1 if it did (then call
  *  bnn_dist_finalize at the end), 0 if not, a negative code on failure. */
 int bnn_dist_init(int *argc, char ***argv, bnn_err *err);
-/** MPI_Finalize, if MPI is initialised and not finalised. */
+/** MPI_Finalize, if MPI is initialised and not finalised, after a barrier
+ *  on MPI_COMM_WORLD (so that every process's messages are out before one
+ *  exits with a failure and mpirun ends the job). */
 void bnn_dist_finalize(void);
 /** This process's rank in comm (0 without MPI). */
 int bnn_dist_rank(const void *comm);

@@ -138,8 +138,12 @@ void bnn_dist_finalize(void)
 
 	MPI_Initialized(&init);
 	MPI_Finalized(&fin);
-	if (init && !fin)
-		MPI_Finalize();
+	if (!init || fin)
+		return;
+	/* every process has said what it had to before any exits: mpirun
+	 * ends the job at the first non-zero status */
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
 #endif
 }
 

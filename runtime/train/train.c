@@ -514,8 +514,10 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	t.train = train;
 	t.valid = valid;
 	t.o = o;
-	if ((rc = train_dist_setup(&t, io->comm, err)))
+	if ((rc = train_dist_setup(&t, io->comm, err))) {
+		train_dist_free(&t);
 		return rc;
+	}
 	if (t.rank > 0)
 		checkpoint = NULL; /* rank 0 writes the checkpoints */
 	if (!(rc = bnn_model_check(t.m, err)) && !(rc = train_check_options(o, err)) &&
@@ -529,13 +531,12 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		train_dist_free(&t);
 		return rc;
 	}
-	if ((rc = train_split(&t, err)) || (rc = train_check_batchnorm(&t, err)))
-		goto done;
-	t.n_data = (double)t.ntrain;
-	/* the data's checks first: a refusal leaves st as it was */
-	if ((rc = train_augment_setup(&t, err)) || (rc = train_step_setup(&t, err)) ||
-	    (rc = train_alloc(&t, err)))
-		goto done;
+	if (!(rc = train_split(&t, err)) && !(rc = train_check_batchnorm(&t, err))) {
+		t.n_data = (double)t.ntrain;
+		/* the data's checks first: a refusal leaves st as it was */
+		if (!(rc = train_augment_setup(&t, err)) && !(rc = train_step_setup(&t, err)))
+			rc = train_alloc(&t, err);
+	}
 	/* one process's failure here (memory) is every process's */
 	if ((rc = train_dist_agree(&t, rc, err)))
 		goto done;
