@@ -138,7 +138,7 @@ timeout 120 mpirun --oversubscribe -np 1 ./reg eval --load reg.ckpt --data reg.c
 	-np 2 ./reg eval --load reg.ckpt --data bad.csv --threads 1 >out.txt 2>err.txt
 st=$?
 ok "$(test $st -ne 0 && test $st -ne 124; echo $?)" "data only ranks 1 and 2 cannot read: every rank stops, non-zero (status $st)"
-is "$(grep './reg:' err.txt)" "./reg: rank 1: bad.csv:2: row has 3 fields but the header has 6" \
+is "$(grep './reg:' err.txt)" "./reg: rank 1 of 3: bad.csv:2: row has 3 fields but the header has 6" \
 	"and rank 0 prints the message of the first failed rank"
 is "$(cat out.txt)" "" "nothing reaches stdout"
 timeout 120 mpirun --oversubscribe -np 2 ./reg predict --load reg.ckpt --data bad.csv --threads 1 \

@@ -96,7 +96,7 @@ int bnn_cli_shard_agree(const struct bnn_cli_world *w, const struct bnn_cli_args
 		if (first == 0)
 			bnn_cli_error(a, "%s", text);
 		else
-			bnn_cli_error(a, "rank %d: %s", first, text);
+			bnn_cli_error(a, "rank %d of %d: %s", first, w->size, text);
 	}
 	return worst;
 }

@@ -29,7 +29,7 @@ int bnn_cli_shard_world(const struct bnn_cli_args *a, struct bnn_cli_world *w);
 /* Collective: every rank passes its status rc (BNN_CLI_OK or an exit
  * status) and, when it failed, its message (NULL: it printed it itself).
  * Rank 0 prints "PROG: MESSAGE" for the lowest failing rank (prefixed with
- * "rank R: " when that is not rank 0); every rank returns the largest
+ * "rank R of N: " when that is not rank 0); every rank returns the largest
  * status of all. */
 int bnn_cli_shard_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, int rc,
                         const char *msg);
