@@ -87,6 +87,7 @@ train() {
 		--labels "$data/train-labels-idx1-ubyte.gz" --optimizer adam --lr 1e-3 \
 		--epochs 2 --batch 256 --seed 1 --threads 1 --quiet --save "$tmp/m$np.ckpt"
 	if [ "$np" -gt 1 ]; then
+		# shellcheck disable=SC2086  # $place is words
 		set -- "$MPIRUN" $place -np "$np" "$@"
 	fi
 	if ! "$@" >"$tmp/out" 2>"$tmp/err"; then

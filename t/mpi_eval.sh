@@ -96,7 +96,7 @@ for m in cls reg; do
 	for np in 1 2 3; do
 		mpi $np ./$m eval --load $m.ckpt --data $m.csv --mc 8 --threads 1 >$m.$np.json
 		ok $? "$m: eval under mpirun -np $np succeeds"
-		cmp -s $m.json $m.$np.json
+		cmp -s "$m.json" "$m.$np.json"
 		ok $? "$m: and prints the same metrics, byte for byte (-np $np)"
 	done
 done
@@ -117,7 +117,7 @@ for m in cls reg; do
 		mpi $np ./$m predict --load $m.ckpt --data $m.csv --mc 8 --threads 1 \
 			--out $m.pred.$np.csv
 		ok $? "$m: predict under mpirun -np $np succeeds"
-		cmp -s $m.pred.csv $m.pred.$np.csv
+		cmp -s "$m.pred.csv" "$m.pred.$np.csv"
 		ok $? "$m: and writes the single-process CSV, byte for byte (-np $np)"
 	done
 done
