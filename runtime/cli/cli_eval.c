@@ -10,6 +10,15 @@
  * confidence; with --plots, the charts of docs/plots.md.  predict writes
  * one CSV row per example, atomically when --out names a file; posterior
  * writes the mean and standard deviation of every parameter.
+ *
+ * eval and predict run sharded under mpirun (cli_mpi.h): each rank
+ * predicts a contiguous run of bnn_predict's batches of 256 examples, and
+ * rank 0 gathers every prediction in example order and computes the
+ * metrics with the single-process code, alone printing and writing.
+ * bnn_predict's randomness depends on (--seed, sample, batch) only
+ * (bnn_predict_batches), and the per-example NLL is summed in example
+ * order, so the output is the same bytes for any number of ranks, one
+ * process included (docs/driver.md, "eval and predict under mpirun").
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "cli_internal.h"
+#include "cli_mpi.h"
 
 static void cli_json_number(const char *key, double v, int defined)
 {
@@ -111,31 +121,98 @@ static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 	return 0;
 }
 
-/* Predicts data set (path, labels) with st: mc samples, targets when
- * need_targets, and the scores when want_scores.  Prints errors. */
-static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
-                        const char *path, const char *labels, int need_targets, int want_scores,
-                        struct cli_pred *p)
+/* The examples [*lo, *hi) of rank r of size: a contiguous run of
+ * bnn_predict's batches (BNN_PREDICT_BATCH examples, the unit its
+ * randomness is tied to), the batches split as evenly as they go (the
+ * first ranks get one fewer when they do not divide; a rank may get
+ * none); *j0, *j1 the batches. */
+static void cli_shard(long n, int r, int size, long *j0, long *j1, long *lo, long *hi)
 {
+	long batches = (n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH;
+
+	*j0 = batches * r / size;
+	*j1 = batches * (r + 1) / size;
+	*lo = *j0 * BNN_PREDICT_BATCH < n ? *j0 * BNN_PREDICT_BATCH : n;
+	*hi = *j1 * BNN_PREDICT_BATCH < n ? *j1 * BNN_PREDICT_BATCH : n;
+}
+
+/* Predicts data set (path, labels) with st: mc samples, targets when
+ * need_targets.  Every rank loads the data and predicts its share of the
+ * batches (cli_shard, bnn_predict_batches); rank 0 gathers every rank's
+ * rows and each example's NLL in example order and sums the NLL in that
+ * order, so that its arrays and sums are bnn_predict's, bit for bit,
+ * whatever the number of ranks (cli_pred_check then checks and scores them).
+ * Collective; returns the status all ranks agreed on (the message printed
+ * by rank 0). */
+static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+                        const struct bnn_cli_world *w, const char *path, const char *labels,
+                        int need_targets, struct cli_pred *p)
+{
+	char msg[BNN_CLI_MSG_MAX] = "";
 	bnn_err err;
-	long n;
+	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
+	double *nll = NULL;
+	int rc = BNN_CLI_OK, r;
 
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
 	    (st->standardize.features > 0 &&
-	     bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
-		return bnn_cli_error(a, "%s", err.message);
+	     bnn_standardizer_apply(&st->standardize, &p->ds, &err))) {
+		snprintf(msg, sizeof msg, "%s", err.message);
+		rc = BNN_CLI_FAIL;
+	}
+	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
+		return rc;
 	n = p->ds.n;
-	p->probs = malloc((size_t)(n * m->outputs) * sizeof *p->probs);
-	p->var = malloc((size_t)(n * m->outputs) * sizeof *p->var);
-	if (!p->probs || !p->var)
-		return bnn_cli_error(a, "out of memory");
-	if (bnn_predict(st, &p->ds, cli_mc(a, st), a->train.seed,
-	                &(bnn_prediction){ .probs = p->probs,
-	                                   .var = p->var,
-	                                   .nll = need_targets ? &p->nll : NULL },
-	                &err))
-		return bnn_cli_error(a, "%s", err.message);
+	cli_shard(n, w->rank, w->size, &j0, &j1, &lo, &hi);
+	rows = w->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
+	p->probs = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->probs);
+	p->var = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->var);
+	nll = need_targets ? malloc((size_t)(rows + 1) * sizeof *nll) : NULL;
+	count = malloc((size_t)w->size * sizeof *count);
+	ncount = malloc((size_t)w->size * sizeof *ncount);
+	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount) {
+		snprintf(msg, sizeof msg, "out of memory");
+		rc = BNN_CLI_FAIL;
+	} else if (j1 > j0 &&
+	           bnn_predict_batches(
+	                   st, &p->ds, cli_mc(a, st), a->train.seed, j0, j1,
+	                   &(bnn_prediction){ .probs = p->probs, .var = p->var, .nll_each = nll },
+	                   &err)) {
+		snprintf(msg, sizeof msg, "%s", err.message);
+		rc = BNN_CLI_FAIL;
+	}
+	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
+		goto done;
+	for (r = 0; r < w->size; r++) {
+		long l, h;
+		cli_shard(n, r, w->size, &j0, &j1, &l, &h);
+		count[r] = (h - l) * m->outputs;
+		ncount[r] = h - l;
+	}
+	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
+	    bnn_cli_shard_gather(w, p->var, count, 0) ||
+	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1))) {
+		rc = bnn_cli_shard_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
+		goto done;
+	}
+	for (i = 0; w->rank == 0 && need_targets && i < n; i++)
+		p->nll += nll[i]; /* example order, as bnn_predict sums them */
+done:
+	free(nll);
+	free(count);
+	free(ncount);
+	return rc;
+}
+
+/* Rank 0, after cli_pred_run: checks that every prediction of data set path
+ * is finite and computes the scores when want_scores.  Prints errors. */
+static int cli_pred_check(const bnn_model *m, struct bnn_cli_args *a, const char *path,
+                          int want_scores, struct cli_pred *p)
+{
+	bnn_err err;
+	long n;
+
 	if ((n = cli_first_nonfinite(m, p)) > 0)
 		return bnn_cli_error(
 		        a,
@@ -255,10 +332,21 @@ static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, con
 	return BNN_CLI_OK;
 }
 
-int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
+/* Loads --load on every rank: 0, or the status the ranks agreed on. */
+static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const struct bnn_cli_world *w,
+                          bnn_state *st)
 {
-	bnn_state st;
-	struct cli_pred in, ood;
+	bnn_err err;
+	int rc = bnn_state_load(st, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
+
+	return bnn_cli_shard_agree(w, a, rc, rc ? err.message : NULL);
+}
+
+/* Rank 0's part of eval: the metrics of the gathered predictions, the
+ * charts and the JSON line.  Prints errors. */
+static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+                           struct cli_pred *in, struct cli_pred *ood)
+{
 	bnn_class_metrics cm;
 	bnn_regression_metrics rm;
 	bnn_bin *bins = NULL;
@@ -269,41 +357,37 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 	long rows = 0;
 	int rc;
 
-	memset(&in, 0, sizeof in);
-	memset(&ood, 0, sizeof ood);
-	if (bnn_state_load(&st, m, a->load, &err))
-		return bnn_cli_error(a, "%s", err.message);
-	if ((rc = cli_pred_run(m, a, &st, a->data, a->labels, 1, 1, &in)) ||
-	    (a->ood && (rc = cli_pred_run(m, a, &st, a->ood, a->ood_labels, 0, 1, &ood))))
-		goto done;
+	if ((rc = cli_pred_check(m, a, a->data, 1, in)) ||
+	    (a->ood && (rc = cli_pred_check(m, a, a->ood, 1, ood))))
+		return rc;
 	if (gaussian) {
-		if (bnn_metrics_regression(in.probs, in.var, in.ds.y, in.ds.n, m->outputs, &rm,
+		if (bnn_metrics_regression(in->probs, in->var, in->ds.y, in->ds.n, m->outputs, &rm,
 		                           &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
 	} else {
-		if (cli_class_rows(m, &in, &p2, &labels, &rows) ||
+		if (cli_class_rows(m, in, &p2, &labels, &rows) ||
 		    !(bins = malloc((size_t)a->bins * sizeof *bins))) {
 			rc = bnn_cli_error(a, "out of memory");
 			goto done;
 		}
-		if (bnn_metrics_classification(p2 ? p2 : in.probs, labels, rows, classes,
+		if (bnn_metrics_classification(p2 ? p2 : in->probs, labels, rows, classes,
 		                               (int)a->bins, &cm, &err) ||
-		    bnn_metrics_reliability(p2 ? p2 : in.probs, labels, rows, classes, (int)a->bins,
-		                            bins, &err)) {
+		    bnn_metrics_reliability(p2 ? p2 : in->probs, labels, rows, classes,
+		                            (int)a->bins, bins, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
 		if (p2)
 			cm.nll *= (double)m->outputs; /* per example: the sum over its labels */
 	}
-	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, &in, a->ood ? &ood : NULL)))
+	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, in, a->ood ? ood : NULL)))
 		goto done;
-	printf("{\"n\": %ld, \"mc\": %ld", in.ds.n, cli_mc(a, &st));
+	printf("{\"n\": %ld, \"mc\": %ld", in->ds.n, cli_mc(a, st));
 	if (gaussian) {
 		cli_json_number("rmse", rm.rmse, 1);
-		cli_json_number("nll", in.nll / (double)in.ds.n, 1);
+		cli_json_number("nll", in->nll / (double)in->ds.n, 1);
 	} else {
 		cli_json_number("accuracy", cm.accuracy, 1);
 		cli_json_number("nll", cm.nll, 1);
@@ -312,13 +396,13 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 		cli_json_number("brier", cm.brier, 1);
 		cli_json_number("auroc", cm.auroc, cm.auroc_defined);
 	}
-	cli_json_number("entropy", cli_mean(in.entropy, in.ds.n), 1);
+	cli_json_number("entropy", cli_mean(in->entropy, in->ds.n), 1);
 	if (a->ood) {
-		printf(", \"ood_n\": %ld", ood.ds.n);
-		cli_json_number("ood_entropy", cli_mean(ood.entropy, ood.ds.n), 1);
-		if ((rc = cli_json_ood(a, in.entropy, in.ds.n, ood.entropy, ood.ds.n, "")) ||
+		printf(", \"ood_n\": %ld", ood->ds.n);
+		cli_json_number("ood_entropy", cli_mean(ood->entropy, ood->ds.n), 1);
+		if ((rc = cli_json_ood(a, in->entropy, in->ds.n, ood->entropy, ood->ds.n, "")) ||
 		    (!gaussian &&
-		     (rc = cli_json_ood(a, in.conf, in.ds.n, ood.conf, ood.ds.n, "_conf")))) {
+		     (rc = cli_json_ood(a, in->conf, in->ds.n, ood->conf, ood->ds.n, "_conf")))) {
 			fputc('\n', stdout);
 			goto done;
 		}
@@ -331,6 +415,33 @@ done:
 	free(p2);
 	free(labels);
 	free(bins);
+	return rc;
+}
+
+/* eval: every rank loads the checkpoint and the data and predicts its
+ * share (cli_pred_run); rank 0 computes the metrics with the
+ * single-process code and prints them; every rank ends with rank 0's
+ * status. */
+int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
+{
+	struct bnn_cli_world w;
+	bnn_state st;
+	struct cli_pred in, ood;
+	int rc;
+
+	memset(&in, 0, sizeof in);
+	memset(&ood, 0, sizeof ood);
+	if ((rc = bnn_cli_shard_world(a, &w)))
+		return rc;
+	if ((rc = cli_state_load(m, a, &w, &st)))
+		return rc;
+	if ((rc = cli_pred_run(m, a, &st, &w, a->data, a->labels, 1, &in)) ||
+	    (a->ood && (rc = cli_pred_run(m, a, &st, &w, a->ood, a->ood_labels, 0, &ood))))
+		goto done;
+	if (w.rank == 0)
+		rc = cli_eval_report(m, a, &st, &in, &ood);
+	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
+done:
 	cli_pred_free(&in);
 	cli_pred_free(&ood);
 	bnn_state_free(&st);
@@ -410,16 +521,21 @@ int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *
 
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 {
+	struct bnn_cli_world w;
 	bnn_state st;
 	struct cli_pred p;
 	bnn_err err;
 	struct cli_rows rows;
 	int rc;
 
-	if (bnn_state_load(&st, m, a->load, &err))
-		return bnn_cli_error(a, "%s", err.message);
-	rc = cli_pred_run(m, a, &st, a->data, NULL, 0, 0, &p);
-	if (!rc) {
+	memset(&p, 0, sizeof p);
+	if ((rc = bnn_cli_shard_world(a, &w)))
+		return rc;
+	if ((rc = cli_state_load(m, a, &w, &st)))
+		return rc;
+	if ((rc = cli_pred_run(m, a, &st, &w, a->data, NULL, 0, &p)))
+		goto done; /* the ranks have agreed */
+	if (w.rank == 0 && !(rc = cli_pred_check(m, a, a->data, 0, &p))) {
 		rows.m = m;
 		rows.probs = p.probs;
 		rows.var = p.var;
@@ -427,6 +543,8 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
 			rc = bnn_cli_error(a, "%s", err.message);
 	}
+	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
+done:
 	cli_pred_free(&p);
 	bnn_state_free(&st);
 	return rc;
