@@ -191,6 +191,20 @@ BNN_GEN_CONV_INLINE long bnn_gen_conv_lanes(int way)
  * maps with their zero padding, written after the columns in col (see
  * bnn_gen_conv_col_floats).
  */
+/*
+ * BNN_GEN_CONV_COPY_MIN: the size of col (elements) from which im2col and
+ * col2im run on the team.  Their team versions lose the layer's shape as
+ * compile-time constants (OpenMP outlines the loop), and measured slower
+ * than the inlined one-thread copies on every network tried, with the
+ * rest of the step on two threads (Fashion-MNIST, batch 128, trainer's
+ * examples/s on two threads): the LeNet 14,000 with them against 18,700
+ * without, the ResNet 2,460-3,090 against 3,000.  So they run only on
+ * layers far larger than those; t/gen_threads compiles with this set to
+ * BNN_GEN_PAR_MIN so that they stay tested.
+ */
+#ifndef BNN_GEN_CONV_COPY_MIN
+#define BNN_GEN_CONV_COPY_MIN (1L << 26)
+#endif
 static inline void bnn_gen_im2col_team(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
                                        bnn_real *restrict col);
 BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
@@ -199,7 +213,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
 	long ci, ki, kj, oy, ox, lo, hi, j;
 
-	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_PAR_MIN) {
+	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_CONV_COPY_MIN) {
 		bnn_gen_im2col_team(s, n, x, col);
 		return;
 	}
@@ -339,7 +353,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
 	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
 	long ci, ki, kj, oy, ox, lo, hi, j, q;
 
-	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_PAR_MIN) {
+	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_CONV_COPY_MIN) {
 		/* on the team, by example and channel: the same additions into
 		 * each element, in the same order (kernel offset, then row) */
 		BNN_GEN_PARALLEL_FOR(s->c * s->kh * s->kw * ld)
