@@ -11,20 +11,26 @@
 #include "blobs.h"
 #include "tap.h"
 
+void blobs_flat(bnn_dataset *ds, long n, long features, float *x, float *y)
+{
+	memset(ds, 0, sizeof *ds);
+	ds->n = n;
+	ds->features = features;
+	ds->rank = 1;
+	ds->shape[0] = features;
+	ds->targets = 1;
+	ds->x = x;
+	ds->y = y;
+}
+
 void blobs_make(bnn_dataset *ds, long n, uint64_t seed)
 {
 	static const float centre[3][4] = { { 2, 0, 0, 0 }, { 0, 2, 0, -1 }, { -2, -1, 0, 1 } };
 	bnn_rng rng;
 	long i, j;
 
-	memset(ds, 0, sizeof *ds);
-	ds->n = n;
-	ds->features = 4;
-	ds->rank = 1;
-	ds->shape[0] = 4;
-	ds->targets = 1;
-	ds->x = malloc((size_t)n * 4 * sizeof *ds->x);
-	ds->y = malloc((size_t)n * sizeof *ds->y);
+	blobs_flat(ds, n, 4, malloc((size_t)n * 4 * sizeof *ds->x),
+	           malloc((size_t)n * sizeof *ds->y));
 	if (!ds->x || !ds->y)
 		tap_bail_out("out of memory");
 	bnn_rng_seed(&rng, seed);

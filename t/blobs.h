@@ -15,6 +15,10 @@
 /* n examples of three Gaussian blobs in 4-D (example i has class i % 3,
  * centres at ±2 on different axes, noise sd 0.7): linearly separable up
  * to a few per cent of overlap.  Bails out when out of memory. */
+/* ds: n examples of `features` values in x, one target each in y (the
+ * arrays are the caller's; nothing is copied). */
+void blobs_flat(bnn_dataset *ds, long n, long features, float *x, float *y);
+
 void blobs_make(bnn_dataset *ds, long n, uint64_t seed);
 
 /* Test accuracy of a 3-class st on ds, predicting with mc samples (seed

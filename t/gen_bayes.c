@@ -426,14 +426,7 @@ static void test_mc_regression(void)
 		x[2 * i + 1] = 0.25f * (float)(i % 2);
 		y[i] = 0.1f * (float)i;
 	}
-	memset(&ds, 0, sizeof ds);
-	ds.n = N;
-	ds.features = 2;
-	ds.rank = 1;
-	ds.shape[0] = 2;
-	ds.targets = 1;
-	ds.x = x;
-	ds.y = y;
+	blobs_flat(&ds, N, 2, x, y);
 	breg_state(&st);
 	is_int(bnn_predict(&st, &ds, S, 99,
 	                   &(bnn_prediction){ .probs = mean, .var = var, .nll = &nll }, &err),
@@ -521,14 +514,7 @@ static void test_predict_batches(void)
 		x[2 * i + 1] = 0.25f * (float)(i % 3);
 		y[i] = 0.01f * (float)(i % 50);
 	}
-	memset(&ds, 0, sizeof ds);
-	ds.n = N;
-	ds.features = 2;
-	ds.rank = 1;
-	ds.shape[0] = 2;
-	ds.targets = 1;
-	ds.x = x;
-	ds.y = y;
+	blobs_flat(&ds, N, 2, x, y);
 	breg_state(&st);
 	for (t = 1; t <= 3; t++) {
 		bnn_set_threads(t);

@@ -414,14 +414,7 @@ static void reg_make(bnn_dataset *ds, long n, uint64_t seed)
 	bnn_rng rng;
 	long i;
 
-	memset(ds, 0, sizeof *ds);
-	ds->n = n;
-	ds->features = 1;
-	ds->rank = 1;
-	ds->shape[0] = 1;
-	ds->targets = 1;
-	ds->x = malloc((size_t)n * sizeof *ds->x);
-	ds->y = malloc((size_t)n * sizeof *ds->y);
+	blobs_flat(ds, n, 1, malloc((size_t)n * sizeof *ds->x), malloc((size_t)n * sizeof *ds->y));
 	if (!ds->x || !ds->y)
 		tap_bail_out("out of memory");
 	bnn_rng_seed(&rng, seed);
