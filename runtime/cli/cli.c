@@ -251,8 +251,6 @@ static int cli_train_set(struct bnn_cli_args *a, const char *name, const char *v
 
 	if (bnn_train_set(&a->train, name, value, &err))
 		return bnn_cli_usage_error(a, "%s", err.message);
-	if (strcmp(name, "threads") == 0)
-		a->threads_given = 1;
 	return BNN_CLI_OK;
 }
 
