@@ -26,8 +26,8 @@ struct bnn_cli_args {
 	int standardize, quiet;
 	long bins;
 	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
-	int rank, ranks;  /* MPI: this process's rank of ranks (0 of 1 without) */
-	char *last_error; /* BNN_ERR_MESSAGE_MAX bytes: the last message of
+	int rank, ranks;         /* MPI: this process's rank of ranks (0 of 1 without) */
+	char *last_error;        /* BNN_ERR_MESSAGE_MAX bytes: the last message of
 	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
 };
 
