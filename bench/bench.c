@@ -82,11 +82,13 @@
  * the monotonic clock instead.
  *
  * Usage: bench [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
- *              [--train-steps N] [--only GROUP[,GROUP...]]
+ *              [--train-steps N] [--only GROUP[,GROUP...]] [--net NAME]
  * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
  * (vi_parts, vi_kernels and posterior_sample), fwht, whvi, lenet
  * (adam_step, step_parts and lenet_step of the CNN); by default all run.
+ * --net NAME keeps only the threads group's cases of that network
+ * (784-512-512-10, lenet, resnet, 13-50-50-1).
  * The env line always comes first.
  */
 #include <math.h>
@@ -124,6 +126,7 @@ typedef struct bench_opts {
 	long train_steps; /* steps per timed epoch of bench_train; 0: enough
 	                     for Adam's epoch to last min_time */
 	unsigned groups;  /* the BENCH_G* groups to run */
+	const char *net;  /* the threads group's network, or NULL for all */
 } bench_opts;
 
 /* The groups of figures --only selects. */
@@ -1460,6 +1463,8 @@ static void bench_threads(const bench_opts *o)
 		bnn_dataset ds;
 		double probe, speedup;
 
+		if (o->net && strcmp(o->net, c->net))
+			continue;
 		bench_data_init(&ds, c->point, c->batch * steps, 5);
 		probe = bench_thread_epoch(c, &ds, steps, 1);
 		free(ds.x);
@@ -1498,7 +1503,8 @@ static void bench_usage(void)
 	fprintf(stderr,
 	        "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads[,...]]\n");
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads[,...]]"
+	        " [--net NAME]\n");
 	exit(2);
 }
 
@@ -1546,6 +1552,8 @@ static void bench_args(int argc, char **argv, bench_opts *o)
 			o->groups = bench_groups(argv[++i]);
 			if (!o->groups)
 				bench_usage();
+		} else if (i + 1 < argc && !strcmp(argv[i], "--net")) {
+			o->net = argv[++i];
 		} else if (i + 1 < argc && !strcmp(argv[i], "--clock")) {
 			i++;
 			if (!strcmp(argv[i], "cpu"))
@@ -1562,7 +1570,7 @@ static void bench_args(int argc, char **argv, bench_opts *o)
 
 int main(int argc, char **argv)
 {
-	bench_opts o = { 7, 0.2, BNN_BENCH_CPU, 0, BENCH_GALL };
+	bench_opts o = { 7, 0.2, BNN_BENCH_CPU, 0, BENCH_GALL, NULL };
 	bnn_bench_peak pk = { 0 };
 	bench_net net;
 	double adam32 = 0, adam128 = 0, adam_lenet = 0; /* 0: not measured */

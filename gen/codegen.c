@@ -575,11 +575,12 @@ static void cg_write_pass(struct cg *cg)
 			cg_patch_declare(cg, i);
 	}
 	if (cg->conv_col >= 0)
-		emit(cg->e, "\tbnn_real *const cv_col = ws + %ldL * B + %ldL; /* [%ld] im2col */\n",
+		emit(cg->e,
+		     "\tbnn_real *const cv_col = ws + %ldL * B + %ldL; /* [%ld] im2col lanes */\n",
 		     cg->per_example, cg->conv_col, cg->conv_col_floats);
 	if (cg->conv_tmp >= 0)
 		emit(cg->e,
-		     "\tbnn_real *const cv_tmp = ws + %ldL * B + %ldL; /* [%ld] a group's outputs or deltas, or the lanes' dW */\n",
+		     "\tbnn_real *const cv_tmp = ws + %ldL * B + %ldL; /* [%ld] output and dW lanes, dW slots */\n",
 		     cg->per_example, cg->conv_tmp, cg->conv_tmp_floats);
 	emit(cg->e,
 	     "\tbnn_real *const sq_x = ws + %ldL * B;\n"

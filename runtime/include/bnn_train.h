@@ -119,6 +119,13 @@ int bnn_optimizer_from_name(const char *name);
 void bnn_set_threads(int threads);
 /** The threads the calling thread's parallel work runs on now. */
 int bnn_threads(void);
+/** The threads a parallel region started here would get: 1 inside an
+ *  active parallel region (OpenMP runs nested regions on one thread),
+ *  else bnn_threads().  For generated code (bnn_gen/loop.h). */
+int bnn_threads_here(void);
+/** The calling thread's number in its team, 0 outside a parallel region.
+ *  For generated code (bnn_gen/loop.h). */
+int bnn_thread_index(void);
 /** Every core the process may use: the CPUs of its affinity mask, capped
  *  by a cgroup CPU quota; at least 1. */
 int bnn_threads_available(void);

@@ -1,6 +1,9 @@
 /*
  * threads.c: how many threads the library runs on (bnn_set_threads,
- * bnn_threads, bnn_threads_available; docs/training.md, "Threads").
+ * bnn_threads, bnn_threads_available; docs/training.md, "Threads"), and
+ * the two questions generated code asks of OpenMP (bnn_threads_here,
+ * bnn_thread_index: bnn_gen/loop.h), so that its headers include no
+ * OpenMP header.
  *
  * The library's parallel loops are OpenMP's: the generated code's
  * (the bnn_gen headers), the matrix products (gemm.c), the sampler, the optimizer
@@ -109,5 +112,23 @@ int bnn_threads(void)
 	return omp_get_max_threads();
 #else
 	return 1;
+#endif
+}
+
+int bnn_threads_here(void)
+{
+#ifdef _OPENMP
+	return omp_in_parallel() ? 1 : omp_get_max_threads();
+#else
+	return 1;
+#endif
+}
+
+int bnn_thread_index(void)
+{
+#ifdef _OPENMP
+	return omp_get_thread_num();
+#else
+	return 0;
 #endif
 }

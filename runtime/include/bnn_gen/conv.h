@@ -2,19 +2,23 @@
  * bnn_gen/conv.h: the kernels of conv2d layers (gen/layer_conv.c).
  *
  * The layer's shape (bnn_gen_conv), the floats of scratch it needs
- * (bnn_gen_conv_col_floats, which the compiler reserves too), im2col,
- * im2row and col2im, and the forward and backward passes by GEMM.  A
- * dropout(p) conv2d layer's masks are bnn_gen/noise.h's.
+ * (bnn_gen_conv_col_floats and bnn_gen_conv_tmp_floats, which the
+ * compiler reserves too), im2col, im2row and col2im, and the forward and
+ * backward passes by GEMM.  A dropout(p) conv2d layer's masks are
+ * bnn_gen/noise.h's.
  *
- * Threads (the calling thread's OpenMP team, bnn_gen/loop.h): the large
- * products (a group's forward GEMM, dX's Wᵀ·G_grp) are bnn_sgemm's, which
- * threads them itself; around them im2col is shared by row, col2im by
- * example and channel, the scatter and gather by output channel.  The
- * per-example products (dW, a pointwise layer's passes, stride-1 dX) run
- * BNN_GEN_CONV_LANES examples at a time, one example a thread, each in a
- * lane of scratch of its own; the lanes' dW are then added into dW in
- * example order, each element by one thread, so dW is the same sum, in
- * the same order, as on one thread.
+ * Threads: each kernel is a list of tasks (a group of examples, or one
+ * example) that write disjoint outputs, shared among the team that the
+ * generated code starts around the call (BNN_GEN_TEAM_REGION with the
+ * kernel's bnn_gen_conv_*_team count: bnn_gen/loop.h says why the region
+ * is the caller's).  A task runs serially, inlined with the layer's
+ * shape as constants, in its thread's lane of scratch.  dW is a sum over
+ * examples, so every task (a fixed chunk of examples) sums its own
+ * examples into a slot of its own, and the slots are added into dW in
+ * task order, BNN_GEN_CONV_LANES tasks at a time: the same sums in the
+ * same order for any team, one thread included.  With a team of one
+ * (few or small tasks), the tasks run on the calling thread and their
+ * products may use the team themselves (bnn_sgemm threads large ones).
  */
 #ifndef BNN_GEN_CONV_H
 #define BNN_GEN_CONV_H
@@ -53,9 +57,9 @@
  *          F × n·P) and col2im.
  * The group's outputs or gathered deltas live in a second scratch block
  * of F·g·P floats (also used as the F·K block of one example's weight
- * gradient, or the reordered weights).  Memory holds one group's columns
- * or one example's rows at a time, never B of them: it does not grow with
- * the batch.  A pointwise layer (1x1 kernel, stride 1, no padding) needs
+ * gradient).  Each thread of a team has a lane of each block; a lane
+ * holds one group's columns or one example's rows at a time, never B of
+ * them: memory does not grow with the batch.  A pointwise layer (1x1 kernel, stride 1, no padding) needs
  * no columns: its input is already the K × P matrix of each example, and
  * it runs one GEMM per example straight from x (g is 1 for it). */
 
@@ -104,11 +108,11 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long 
 		*lo = *hi;
 }
 
-/* Examples whose per-example products run at once, one a thread, each
- * with its own lane of scratch (BNN_GEN_CONV_LANES copies of one
- * example's rows or padded deltas in the im2col block, of its F·K product
- * in the second block): a constant, so that the blocks' size does not
- * depend on the thread count, and the most threads these products use. */
+
+/* The lanes of scratch: one a thread, so the most threads a conv2d
+ * kernel runs on.  A constant, so that the scratch's size (a figure of the
+ * generated code) does not depend on the thread count; and the tasks of
+ * dW whose slots are added into dW at a time. */
 #define BNN_GEN_CONV_LANES 8
 
 /* dW's two ways and dX's shifted views: see bnn_gen_conv_backward_params
@@ -127,57 +131,120 @@ BNN_GEN_CONV_INLINE int bnn_gen_conv_shift_way(const bnn_gen_conv *s)
 	       s->oh * (s->w + 2 * s->pw) >= BNN_GEN_CONV_SHIFT_P;
 }
 
-/* The floats of the im2col scratch a layer needs, the most of: a group's
+/* Examples per task of dW: the rows way takes each example's rows on its
+ * own, so a small chunk (many tasks to share); the cols way takes a
+ * group's columns, so a group. */
+#define BNN_GEN_CONV_ROWS_CHUNK 4
+BNN_GEN_CONV_INLINE long bnn_gen_conv_dw_chunk(const bnn_gen_conv *s)
+{
+	return bnn_gen_conv_rows_way(s) ? BNN_GEN_CONV_ROWS_CHUNK : s->g;
+}
+
+/* The floats of one lane of the im2col block, the most of: a group's
  * columns, K·g·P, and for a stride-1 layer with padding, after them, the
  * group's input maps with their padding, g·C·(H + 2·ph)·(W + 2·pw) (see
- * bnn_gen_im2col); one example's padded HWC image and its P × K rows
- * (bnn_gen_conv_backward_params), BNN_GEN_CONV_LANES times when dW goes
- * the rows way; for a stride-1 layer, one example's padded deltas and
- * input gradient (bnn_gen_conv_backward_input_s1), BNN_GEN_CONV_LANES
- * times when dX goes by shifted views.
- * The one definition of this size: the compiler reserves what this
- * function says (gen/layer_conv.c calls it), t/gen_conv_scratch.c checks
- * the figure emitted into generated code against it. */
-static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
+ * bnn_gen_im2col; dX's columns, by col2im, take K·g·P too); one example's
+ * padded HWC image and its P × K rows (dW the rows way); one example's
+ * padded deltas and input gradient (dX by shifted views). */
+static inline long bnn_gen_conv_lane_col_floats(const bnn_gen_conv *s)
 {
 	const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw;
 	long floats = s->c * s->kh * s->kw * s->g * s->oh * s->ow, need;
 
 	if (s->sh == 1 && s->sw == 1 && (s->ph || s->pw))
 		floats += s->g * s->c * hp * wp;
-	/* dW: one example's padded HWC image and its P × K rows */
 	need = s->c * hp * wp + s->oh * s->ow * s->c * s->kh * s->kw;
-	if (bnn_gen_conv_rows_way(s))
-		need *= BNN_GEN_CONV_LANES;
-	if (need > floats)
+	if (bnn_gen_conv_rows_way(s) && need > floats)
 		floats = need;
-	/* stride-1 dX: the padded deltas and input gradient */
 	need = s->f * s->oh * wp + s->c * (hp + 1) * wp;
-	if (bnn_gen_conv_shift_way(s))
-		need *= BNN_GEN_CONV_LANES;
-	if (s->sh == 1 && s->sw == 1 && need > floats)
+	if (bnn_gen_conv_shift_way(s) && need > floats)
 		floats = need;
 	return floats;
 }
 
-/* The floats of the second scratch block: a group's outputs or gathered
- * deltas, F·g·P, and BNN_GEN_CONV_LANES examples' F·K weight gradients
- * (which also hold the F·K weights reordered).  The one definition, as
- * bnn_gen_conv_col_floats's. */
-static inline long bnn_gen_conv_tmp_floats(const bnn_gen_conv *s)
+/* The floats of one lane of the second block: a group's outputs or
+ * gathered deltas, F·g·P, or one example's F·K weight gradient. */
+static inline long bnn_gen_conv_lane_tmp_floats(const bnn_gen_conv *s)
 {
-	const long grp = s->f * s->g * s->oh * s->ow;
-	const long lanes = BNN_GEN_CONV_LANES * s->f * s->c * s->kh * s->kw;
+	const long grp = s->f * s->g * s->oh * s->ow, nk = s->f * s->c * s->kh * s->kw;
 
-	return grp > lanes ? grp : lanes;
+	return grp > nk ? grp : nk;
 }
 
-/* How many lanes a kernel may use: BNN_GEN_CONV_LANES when the layer's
- * scratch was sized for them (way: the layer goes the kernel's way),
- * else 1. */
-BNN_GEN_CONV_INLINE long bnn_gen_conv_lanes(int way)
+/* The floats of one task's slot of dW sums: its dW and its squares' sum
+ * (F·K each), its db and its squares' sum (F each). */
+static inline long bnn_gen_conv_slot_floats(const bnn_gen_conv *s)
 {
-	return way ? BNN_GEN_CONV_LANES : 1;
+	return 2 * (s->f * s->c * s->kh * s->kw + s->f);
+}
+
+/* The floats of the im2col block: BNN_GEN_CONV_LANES lanes.  The one
+ * definition of this size, and of bnn_gen_conv_tmp_floats: the compiler
+ * reserves what they say (gen/layer_conv.c calls them),
+ * t/gen_conv_scratch.c checks the figures emitted into generated code
+ * against them. */
+static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
+{
+	return BNN_GEN_CONV_LANES * bnn_gen_conv_lane_col_floats(s);
+}
+
+/* The floats of the second block: BNN_GEN_CONV_LANES lanes, then as many
+ * slots of dW sums (which also hold the weights reordered for dX by
+ * shifted views: F·K floats). */
+static inline long bnn_gen_conv_tmp_floats(const bnn_gen_conv *s)
+{
+	return BNN_GEN_CONV_LANES * (bnn_gen_conv_lane_tmp_floats(s) + bnn_gen_conv_slot_floats(s));
+}
+
+/* ---- the team of a kernel ---------------------------------------------------
+ * The threads the tasks of a kernel run on: the calling thread's team,
+ * at most BNN_GEN_CONV_LANES, when there are at least as many tasks and
+ * the kernel's work passes BNN_GEN_CONV_TEAM_FLOPS; else 1.
+ * BNN_GEN_CONV_TEAM_FLOPS: a team's start and join cost about 2.5 µs
+ * (bnn_gen/loop.h), some 100,000 flops of these products.
+ * Tasks: groups of g examples (forward, dX by col2im), chunks of
+ * bnn_gen_conv_dw_chunk examples (dW), examples (a pointwise layer's
+ * passes, dX by shifted views). */
+#define BNN_GEN_CONV_TEAM_FLOPS (1L << 20)
+BNN_GEN_CONV_INLINE int bnn_gen_conv_team(long tasks, long flops)
+{
+	long n = BNN_GEN_THREADS_HERE();
+
+	if (n > BNN_GEN_CONV_LANES)
+		n = BNN_GEN_CONV_LANES;
+	return n > 1 && tasks >= n && flops >= BNN_GEN_CONV_TEAM_FLOPS ? (int)n : 1;
+}
+
+/* The flops of a pass's product over the batch: 2·F·K·P a example. */
+BNN_GEN_CONV_INLINE long bnn_gen_conv_flops(const bnn_gen_conv *s, long batch)
+{
+	return 2 * s->f * s->c * s->kh * s->kw * s->oh * s->ow * batch;
+}
+
+/* The tasks of forward and of dX by col2im: groups of g examples (a
+ * pointwise layer's g is 1). */
+BNN_GEN_CONV_INLINE long bnn_gen_conv_groups(const bnn_gen_conv *s, long batch)
+{
+	return (batch + s->g - 1) / s->g;
+}
+
+BNN_GEN_CONV_INLINE int bnn_gen_conv_forward_team(const bnn_gen_conv *s, long batch)
+{
+	return bnn_gen_conv_team(bnn_gen_conv_groups(s, batch), bnn_gen_conv_flops(s, batch));
+}
+
+BNN_GEN_CONV_INLINE int bnn_gen_conv_backward_params_team(const bnn_gen_conv *s, long batch)
+{
+	const long chunk = bnn_gen_conv_dw_chunk(s);
+
+	return bnn_gen_conv_team((batch + chunk - 1) / chunk, bnn_gen_conv_flops(s, batch));
+}
+
+BNN_GEN_CONV_INLINE int bnn_gen_conv_backward_input_team(const bnn_gen_conv *s, long batch)
+{
+	const long tasks = bnn_gen_conv_shift_way(s) ? batch : bnn_gen_conv_groups(s, batch);
+
+	return bnn_gen_conv_team(tasks, bnn_gen_conv_flops(s, batch));
 }
 
 /*
@@ -191,32 +258,12 @@ BNN_GEN_CONV_INLINE long bnn_gen_conv_lanes(int way)
  * maps with their zero padding, written after the columns in col (see
  * bnn_gen_conv_col_floats).
  */
-/*
- * BNN_GEN_CONV_COPY_MIN: the size of col (elements) from which im2col and
- * col2im run on the team.  Their team versions lose the layer's shape as
- * compile-time constants (OpenMP outlines the loop), and measured slower
- * than the inlined one-thread copies on every network tried, with the
- * rest of the step on two threads (Fashion-MNIST, batch 128, trainer's
- * examples/s on two threads): the LeNet 14,000 with them against 18,700
- * without, the ResNet 2,460-3,090 against 3,000.  So they run only on
- * layers far larger than those; t/gen_threads compiles with this set to
- * BNN_GEN_PAR_MIN so that they stay tested.
- */
-#ifndef BNN_GEN_CONV_COPY_MIN
-#define BNN_GEN_CONV_COPY_MIN (1L << 26)
-#endif
-static inline void bnn_gen_im2col_team(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
-                                       bnn_real *restrict col);
 BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
                                         bnn_real *restrict col)
 {
 	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
 	long ci, ki, kj, oy, ox, lo, hi, j;
 
-	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_CONV_COPY_MIN) {
-		bnn_gen_im2col_team(s, n, x, col);
-		return;
-	}
 	if (s->sh == 1 && s->sw == 1) {
 		const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw, plane = hp * wp;
 		const bnn_real *src = x;
@@ -277,71 +324,6 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 			}
 }
 
-/* bnn_gen_im2col on the calling thread's team: the padded maps shared by
- * plane, then the K rows of col by row (each row one thread's copies). */
-static inline void bnn_gen_im2col_team(const bnn_gen_conv *s, long n, const bnn_real *restrict x,
-                                       bnn_real *restrict col)
-{
-	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
-	const long kk = s->kh * s->kw, k = s->c * kk;
-	const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw, plane = hp * wp;
-	const int s1 = s->sh == 1 && s->sw == 1;
-	const bnn_real *src = x;
-	long q, r;
-
-	if (s1 && (s->ph || s->pw)) {
-		bnn_real *restrict pad = col + k * s->g * p;
-
-		BNN_GEN_PARALLEL_FOR(n * s->c * plane)
-		for (q = 0; q < n * s->c; q++) {
-			long oy;
-
-			memset(pad + q * plane, 0, (size_t)plane * sizeof *pad);
-			for (oy = 0; oy < s->h; oy++)
-				bnn_gen_copy(s->w, pad + q * plane + (oy + s->ph) * wp + s->pw,
-				             x + (q * s->h + oy) * s->w);
-		}
-		src = pad;
-	}
-	BNN_GEN_PARALLEL_FOR(k * ld)
-	for (r = 0; r < k; r++) {
-		const long ci = r / kk, ki = (r / s->kw) % s->kh, kj = r % s->kw;
-		bnn_real *row = col + r * ld;
-		long oy, ox, lo, hi, j;
-
-		if (s1) {
-			for (j = 0; j < n; j++)
-				for (oy = 0; oy < s->oh; oy++)
-					bnn_gen_copy(s->ow, row + j * p + oy * s->ow,
-					             src + (j * s->c + ci) * plane +
-					                     (oy + ki) * wp + kj);
-			continue;
-		}
-		bnn_gen_conv_span(s, kj, &lo, &hi);
-		for (j = 0; j < n; j++)
-			for (oy = 0; oy < s->oh; oy++) {
-				long iy = oy * s->sh - s->ph + ki;
-				bnn_real *r0 = row + j * p + oy * s->ow;
-				const bnn_real *xr;
-
-				if (iy < 0 || iy >= s->h) {
-					memset(r0, 0, (size_t)s->ow * sizeof *r0);
-					continue;
-				}
-				xr = x + j * in + (ci * s->h + iy) * s->w;
-				for (ox = 0; ox < lo; ox++)
-					r0[ox] = 0;
-				if (s->sw == 1)
-					bnn_gen_copy(hi - lo, r0 + lo, xr + (lo - s->pw + kj));
-				else
-					for (ox = lo; ox < hi; ox++)
-						r0[ox] = xr[ox * s->sw - s->pw + kj];
-				for (ox = hi; ox < s->ow; ox++)
-					r0[ox] = 0;
-			}
-	}
-}
-
 /* col2im of n examples, the adjoint of bnn_gen_im2col: dx_j (+)= the sum,
  * over the windows, of the entries of dcol (K × n·P) that im2col took from
  * each element (padding entries are dropped).  The n maps are zeroed first
@@ -351,47 +333,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
                                         int accumulate)
 {
 	const long p = s->oh * s->ow, in = s->c * s->h * s->w, ld = n * p;
-	long ci, ki, kj, oy, ox, lo, hi, j, q;
+	long ci, ki, kj, oy, ox, lo, hi, j;
 
-	if (BNN_GEN_TEAM() && s->c * s->kh * s->kw * ld > BNN_GEN_CONV_COPY_MIN) {
-		/* on the team, by example and channel: the same additions into
-		 * each element, in the same order (kernel offset, then row) */
-		BNN_GEN_PARALLEL_FOR(s->c * s->kh * s->kw * ld)
-		for (q = 0; q < n * s->c; q++) {
-			const long jq = q / s->c, cq = q % s->c;
-			bnn_real *dxq = dx + jq * in + cq * s->h * s->w;
-			long kq;
-
-			if (!accumulate)
-				memset(dxq, 0, (size_t)(s->h * s->w) * sizeof *dxq);
-			for (kq = 0; kq < s->kh * s->kw; kq++) {
-				const long kiq = kq / s->kw, kjq = kq % s->kw;
-				const bnn_real *row =
-				        dcol + (cq * s->kh * s->kw + kq) * ld + jq * p;
-				long y, u, a, b;
-
-				bnn_gen_conv_span(s, kjq, &a, &b);
-				for (y = 0; y < s->oh; y++) {
-					long iy = y * s->sh - s->ph + kiq;
-					const bnn_real *r = row + y * s->ow;
-					bnn_real *xr;
-
-					if (iy < 0 || iy >= s->h)
-						continue;
-					xr = dxq + iy * s->w;
-					if (s->sw == 1) {
-						bnn_real *restrict xo = xr + (a - s->pw + kjq);
-						const bnn_real *restrict ro = r + a;
-						BNN_GEN_EACH(b - a, 1, xo, ro[i]);
-					} else {
-						for (u = a; u < b; u++)
-							xr[u * s->sw - s->pw + kjq] += r[u];
-					}
-				}
-			}
-		}
-		return;
-	}
 	if (!accumulate)
 		memset(dx, 0, (size_t)(n * in) * sizeof *dx);
 	for (ci = 0; ci < s->c; ci++)
@@ -431,80 +374,83 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_gather(const bnn_gen_conv *s, long n,
 	const long p = s->oh * s->ow;
 	long j, f;
 
-	if (BNN_GEN_TEAM() && s->f * n * p > BNN_GEN_PAR_MIN) {
-		BNN_GEN_PARALLEL_FOR(s->f * n * p)
-		for (f = 0; f < s->f; f++) {
-			long jf;
-
-			for (jf = 0; jf < n; jf++)
-				bnn_gen_copy(p, t + (f * n + jf) * p, g + (jf * s->f + f) * p);
-		}
-		return;
-	}
 	for (f = 0; f < s->f; f++)
 		for (j = 0; j < n; j++)
 			memcpy(t + (f * n + j) * p, g + (j * s->f + f) * p, (size_t)p * sizeof *t);
 }
 
-/* Y_grp = W·col_grp + b for every group of examples: x is B × (C·H·W),
- * y B × (F·P), b NULL for no bias; col is K·g·P scratch and t F·g·P
- * (the group's product before it is scattered into y, with the bias). */
+/* Forward of the n examples from e (one group): their columns in col,
+ * Y_grp = W·col_grp in t (F × n·P), scattered into y's [e][F][P] layout
+ * with the bias b (NULL: none) added on the way. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_forward_group(const bnn_gen_conv *s, long e, long n,
+                                                    const bnn_real *restrict x,
+                                                    const bnn_real *restrict w,
+                                                    const bnn_real *restrict b,
+                                                    bnn_real *restrict col, bnn_real *restrict t,
+                                                    bnn_real *restrict y)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long in = s->c * s->h * s->w, out = s->f * p;
+	long f, j;
+
+	bnn_gen_im2col(s, n, x + e * in, col);
+	bnn_gen_gemm(0, 0, s->f, n * p, k, 1.0, w, k, col, n * p, 0.0, t, n * p);
+	for (f = 0; f < s->f; f++) {
+		const bnn_real bf = b ? b[f] : 0;
+
+		for (j = 0; j < n; j++) {
+			const bnn_real *restrict tf = t + (f * n + j) * p;
+			bnn_real *restrict yf = y + (e + j) * out + f * p;
+			BNN_GEN_EACH(p, 0, yf, tf[i] + bf);
+		}
+	}
+}
+
+/* Forward of a pointwise layer's example e: Y_e = W·X_e + b, one GEMM
+ * straight from x. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_forward_pointwise(const bnn_gen_conv *s, long e,
+                                                        const bnn_real *restrict x,
+                                                        const bnn_real *restrict w,
+                                                        const bnn_real *restrict b,
+                                                        bnn_real *restrict y)
+{
+	const long k = s->c, p = s->oh * s->ow;
+	bnn_real *yi = y + e * s->f * p;
+	long f;
+
+	if (b)
+		for (f = 0; f < s->f; f++) {
+			const bnn_real bf = b[f];
+			bnn_real *yf = yi + f * p;
+			BNN_GEN_EACH(p, 0, yf, bf);
+		}
+	bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * k * p, p, b ? 1.0 : 0.0, yi, p);
+}
+
+/* Y = conv(X) + b over the batch: x is B × (C·H·W), y B × (F·P), b NULL
+ * for no bias; col and t the layer's scratch (bnn_gen_conv_col_floats,
+ * bnn_gen_conv_tmp_floats).  The groups (a pointwise layer's examples)
+ * are the tasks, each in its thread's lane; run it on a team of
+ * bnn_gen_conv_forward_team threads. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
                                               const bnn_real *restrict x,
                                               const bnn_real *restrict w,
                                               const bnn_real *restrict b, bnn_real *restrict col,
                                               bnn_real *restrict t, bnn_real *restrict y)
 {
-	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
-	const long in = s->c * s->h * s->w, out = s->f * p;
-	long e, f, j, n;
+	const long tasks = bnn_gen_conv_groups(s, batch);
+	long q;
 
-	if (bnn_gen_conv_is_pointwise(s)) {
-		/* one GEMM an example, the examples shared by the team */
-		BNN_GEN_PARALLEL_FOR(batch > 1 ? batch * s->f * k * p : 0)
-		for (e = 0; e < batch; e++) {
-			bnn_real *yi = y + e * out;
-			long fo;
+	BNN_GEN_TEAM_FOR
+	for (q = 0; q < tasks; q++) {
+		const long lane = BNN_GEN_LANE(), e = q * s->g;
 
-			if (b)
-				for (fo = 0; fo < s->f; fo++) {
-					const bnn_real bf = b[fo];
-					bnn_real *yf = yi + fo * p;
-					BNN_GEN_EACH(p, 0, yf, bf);
-				}
-			bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * in, p, b ? 1.0 : 0.0, yi,
-			             p);
-		}
-		return;
-	}
-	for (e = 0; e < batch; e += n) {
-		n = batch - e < s->g ? batch - e : s->g;
-		bnn_gen_im2col(s, n, x + e * in, col);
-		bnn_gen_gemm(0, 0, s->f, n * p, k, 1.0, w, k, col, n * p, 0.0, t, n * p);
-		if (BNN_GEN_TEAM() && s->f * n * p > BNN_GEN_PAR_MIN) {
-			/* the scatter on the team, by output channel */
-			BNN_GEN_PARALLEL_FOR(s->f * n * p)
-			for (f = 0; f < s->f; f++) {
-				const bnn_real bf = b ? b[f] : 0;
-				long jf;
-
-				for (jf = 0; jf < n; jf++) {
-					const bnn_real *restrict tf = t + (f * n + jf) * p;
-					bnn_real *restrict yf = y + (e + jf) * out + f * p;
-					BNN_GEN_EACH(p, 0, yf, tf[i] + bf);
-				}
-			}
-			continue;
-		}
-		for (f = 0; f < s->f; f++) {
-			const bnn_real bf = b ? b[f] : 0;
-
-			for (j = 0; j < n; j++) {
-				const bnn_real *restrict tf = t + (f * n + j) * p;
-				bnn_real *restrict yf = y + (e + j) * out + f * p;
-				BNN_GEN_EACH(p, 0, yf, tf[i] + bf);
-			}
-		}
+		if (bnn_gen_conv_is_pointwise(s))
+			bnn_gen_conv_forward_pointwise(s, e, x, w, b, y);
+		else
+			bnn_gen_conv_forward_group(s, e, batch - e < s->g ? batch - e : s->g, x, w,
+			                           b, col + lane * bnn_gen_conv_lane_col_floats(s),
+			                           t + lane * bnn_gen_conv_lane_tmp_floats(s), y);
 	}
 }
 
@@ -581,27 +527,28 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_unpermute(const bnn_gen_conv *s, bnn_real 
  * is its own delta: see bnn_gen_dense_sqgrad), so
  *     sw = (1/B)·Σ_i (B·G_i·col_iᵀ)² = B·Σ_i (G_i·col_iᵀ)²,
  *     sb = B·Σ_i (Σ_p G_i[·, p])²                            (overwritten),
- * one example at a time through an F·K scratch block t, so memory does
- * not grow with batch × parameters.  dW is summed the same way with or
- * without sw, so the gradient does not depend on whether sqgrad is asked
- * for.  db and sb are NULL without a bias; col is
- * bnn_gen_conv_col_floats() scratch.
+ * one example at a time through an F·K block of its lane, so memory does
+ * not grow with batch × parameters.  The sums run over fixed chunks of
+ * examples (bnn_gen_conv_dw_chunk), each a task summing into a slot of
+ * its own, then over the slots in chunk order.  dW is summed the same
+ * way with or without sw, so the gradient does not depend on whether
+ * sqgrad is asked for.  db and sb are NULL without a bias.
  *
  * Two ways, chosen by the layer's shape (a constant where the kernel is
  * inlined, so only one is compiled in; measured on 3x3 and 5x5 layers of
  * 1 to 64 channels):
- *   rows   (bnn_gen_conv_backward_params_rows) for layers whose window
- *          rows are long, KW·C >= BNN_GEN_CONV_ROWS_MIN floats: the
- *          windows as the rows of a P × K matrix, which the GEMM reads in
- *          place (measured faster on the 3x3 benchmark's products:
- *          docs/benchmarks.md);
- *   cols   (bnn_gen_conv_backward_params_cols) otherwise, e.g. LeNet's
- *          one-channel first layer, whose rows would be copies of five
- *          floats: im2col's columns of a group, one GEMM per example.
+ *   rows   (bnn_gen_conv_dw_rows) for layers whose window rows are long,
+ *          KW·C >= BNN_GEN_CONV_ROWS_MIN floats: the windows as the rows
+ *          of a P × K matrix, which the GEMM reads in place (measured
+ *          faster on the 3x3 benchmark's products: docs/benchmarks.md);
+ *   cols   (bnn_gen_conv_dw_cols) otherwise, e.g. LeNet's one-channel
+ *          first layer, whose rows would be copies of five floats:
+ *          im2col's columns of a group, one GEMM per example.
  */
 
-/* Example e's share of db and sb: Σ_p G_e[f, p] and its square. */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, long batch,
+/* Example e's share of db and sb: Σ_p G_e[f, p] and its square, assigned
+ * when first, else added. */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, int first, long batch,
                                                  const bnn_real *restrict ge, bnn_real *restrict db,
                                                  bnn_real *restrict sb)
 {
@@ -612,211 +559,140 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, long e, 
 	for (f = 0; f < s->f; f++) {
 		const bnn_real sum = bnn_gen_sum(p, ge + f * p);
 
-		db[f] = e > 0 ? db[f] + sum : sum;
+		db[f] = first ? sum : db[f] + sum;
 		if (sb)
-			sb[f] = e > 0 ? sb[f] + bsz * sum * sum : bsz * sum * sum;
+			sb[f] = first ? bsz * sum * sum : sb[f] + bsz * sum * sum;
 	}
 }
 
-/* dW (+)= and sw (+)= the F·K products of m examples e0 .. e0 + m − 1 in
- * t (lane j's at t + j·nk), in example order, each element by one
- * thread: the additions BNN_GEN_EACH makes one example at a time. */
-static inline void bnn_gen_conv_lanes_add(long nk, long m, long e0, bnn_real bsz,
-                                          const bnn_real *restrict t, bnn_real *restrict dw,
-                                          bnn_real *restrict sw)
+/* The rows way of the n examples from e: example i's windows as rows
+ * (bnn_gen_im2row, from its padded HWC image, in col), G_i·R_i (F × K)
+ * in t, summed into the slot's dW (and sw) in the rows' kernel-offset-
+ * major order of K (bnn_gen_conv_backward_params permutes at the end). */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_dw_rows(const bnn_gen_conv *s, long batch, long e, long n,
+                                              const bnn_real *restrict x,
+                                              const bnn_real *restrict g, int squares,
+                                              bnn_real *restrict col, bnn_real *restrict t,
+                                              bnn_real *restrict slot)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow, nk = s->f * k;
+	const long in = s->c * s->h * s->w, out = s->f * p;
+	const long image = (s->h + 2 * s->ph) * (s->w + 2 * s->pw) * s->c;
+	bnn_real *restrict rows = bnn_gen_conv_is_pointwise(s) ? col : col + image;
+	bnn_real *restrict dw = slot, *restrict sw = slot + nk;
+	const bnn_real bsz = (bnn_real)batch;
+	long j;
+
+	for (j = 0; j < n; j++) {
+		bnn_gen_conv_pad_hwc(s, x + (e + j) * in, col);
+		if (!bnn_gen_conv_is_pointwise(s)) /* a pointwise layer's image is its rows */
+			bnn_gen_im2row(s, col, rows);
+		bnn_gen_gemm(0, 0, s->f, k, p, 1.0, g + (e + j) * out, p, rows, k, 0.0, t, k);
+		BNN_GEN_EACH(nk, j > 0, dw, t[i]);
+		if (squares)
+			BNN_GEN_EACH(nk, j > 0, sw, bsz * t[i] * t[i]);
+	}
+}
+
+/* The cols way of the n examples from e: their columns (im2col, in col;
+ * a pointwise layer's input is its columns), then per example the K × F
+ * product col_i·G_iᵀ in t (the faster orientation for these thin
+ * layers), summed into the rows of the slot's dW (and sw). */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_dw_cols(const bnn_gen_conv *s, long batch, long e, long n,
+                                              const bnn_real *restrict x,
+                                              const bnn_real *restrict g, int squares,
+                                              bnn_real *restrict col, bnn_real *restrict t,
+                                              bnn_real *restrict slot)
+{
+	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow, nk = s->f * k;
+	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
+	const int pointwise = bnn_gen_conv_is_pointwise(s);
+	bnn_real *restrict dw = slot, *restrict sw = slot + nk;
+	const bnn_real bsz = (bnn_real)batch;
+	long j, f, r;
+
+	if (!pointwise)
+		bnn_gen_im2col(s, n, x + e * in, col);
+	for (j = 0; j < n; j++) {
+		if (pointwise)
+			bnn_gen_gemm(0, 1, k, nf, p, 1.0, x + (e + j) * in, p, g + (e + j) * out, p,
+			             0.0, t, nf);
+		else
+			bnn_gen_gemm(0, 1, k, nf, p, 1.0, col + j * p, n * p, g + (e + j) * out, p,
+			             0.0, t, nf);
+		for (f = 0; f < nf; f++) {
+			bnn_real *restrict dwf = dw + f * k;
+			bnn_real *restrict swf = sw + f * k;
+			const bnn_real *restrict tf = t + f;
+
+			for (r = 0; r < k; r++) {
+				const bnn_real v = tf[r * nf];
+
+				dwf[r] = j > 0 ? dwf[r] + v : v;
+				if (squares)
+					swf[r] = j > 0 ? swf[r] + bsz * v * v : bsz * v * v;
+			}
+		}
+	}
+}
+
+/* dW, db (and sw, sb) (+)= the slots of the m tasks from task r0, in task
+ * order (the batch's first task assigns): the elements shared among the
+ * team in fixed chunks, each element's additions one thread's. */
+static inline void bnn_gen_conv_slots_add(long nk, long nf, long m, long r0, long slot,
+                                          const bnn_real *restrict slots, bnn_real *restrict dw,
+                                          bnn_real *restrict db, bnn_real *restrict sw,
+                                          bnn_real *restrict sb)
 {
 	const long chunks = (nk + BNN_GEN_PAR_CHUNK - 1) / BNN_GEN_PAR_CHUNK;
-	long c;
+	long c, j;
 
-	BNN_GEN_PARALLEL_FOR(m * nk)
+	BNN_GEN_TEAM_FOR
 	for (c = 0; c < chunks; c++) {
 		const long lo = c * BNN_GEN_PAR_CHUNK;
 		const long hi = nk - lo < BNN_GEN_PAR_CHUNK ? nk : lo + BNN_GEN_PAR_CHUNK;
-		long j;
+		long jc;
 
-		for (j = 0; j < m; j++) {
-			const bnn_real *restrict tj = t + j * nk;
+		for (jc = 0; jc < m; jc++) {
+			const bnn_real *restrict pw = slots + jc * slot, *restrict ps = pw + nk;
 
-			if (e0 + j > 0)
-				BNN_GEN_LOOP_RANGE(lo, hi, dw[i] += (tj[i]));
+			if (r0 + jc > 0)
+				BNN_GEN_LOOP_RANGE(lo, hi, dw[i] += pw[i]);
 			else
-				BNN_GEN_LOOP_RANGE(lo, hi, dw[i] = (tj[i]));
+				BNN_GEN_LOOP_RANGE(lo, hi, dw[i] = pw[i]);
 			if (!sw)
 				continue;
-			if (e0 + j > 0)
-				BNN_GEN_LOOP_RANGE(lo, hi, sw[i] += (bsz * tj[i] * tj[i]));
+			if (r0 + jc > 0)
+				BNN_GEN_LOOP_RANGE(lo, hi, sw[i] += ps[i]);
 			else
-				BNN_GEN_LOOP_RANGE(lo, hi, sw[i] = (bsz * tj[i] * tj[i]));
+				BNN_GEN_LOOP_RANGE(lo, hi, sw[i] = ps[i]);
 		}
+	}
+	if (!db)
+		return;
+	BNN_GEN_TEAM_SINGLE
+	for (j = 0; j < m; j++) {
+		const bnn_real *restrict pb = slots + j * slot + 2 * nk, *restrict psb = pb + nf;
+
+		if (r0 + j > 0)
+			BNN_GEN_LOOP(nf, db[i] += pb[i]);
+		else
+			BNN_GEN_LOOP(nf, db[i] = pb[i]);
+		if (!sb)
+			continue;
+		if (r0 + j > 0)
+			BNN_GEN_LOOP(nf, sb[i] += psb[i]);
+		else
+			BNN_GEN_LOOP(nf, sb[i] = psb[i]);
 	}
 }
 
-/* The rows way: example i's windows as rows (bnn_gen_im2row, from its
- * padded HWC image), G_i·R_i (F × K) in t; the sums run in the rows'
- * kernel-offset-major order of K and are permuted into the weight's order
- * at the end. */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_rows(
-        const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
-        bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw, bnn_real *restrict sb,
-        bnn_real *restrict col, bnn_real *restrict t)
-{
-	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
-	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
-	const long image = (s->h + 2 * s->ph) * (s->w + 2 * s->pw) * s->c;
-	bnn_real *restrict xh = col;
-	bnn_real *restrict rows = bnn_gen_conv_is_pointwise(s) ? col : col + image;
-	const bnn_real bsz = (bnn_real)batch;
-	const long lanes = bnn_gen_conv_lanes(bnn_gen_conv_rows_way(s)), lane = image + p * k;
-	long e, j, m;
-
-	if (BNN_GEN_TEAM() && lanes > 1) {
-		/* lanes examples at a time, one a thread, each in its lane of
-		 * col and of t; then their sums in example order */
-		for (e = 0; e < batch; e += m) {
-			m = batch - e < lanes ? batch - e : lanes;
-			BNN_GEN_PARALLEL_FOR(m > 1 ? m * nf * k * p : 0)
-			for (j = 0; j < m; j++) {
-				bnn_real *xj = col + j * lane;
-				bnn_real *rj = bnn_gen_conv_is_pointwise(s) ? xj : xj + image;
-
-				bnn_gen_conv_pad_hwc(s, x + (e + j) * in, xj);
-				if (!bnn_gen_conv_is_pointwise(s))
-					bnn_gen_im2row(s, xj, rj);
-				bnn_gen_gemm(0, 0, nf, k, p, 1.0, g + (e + j) * out, p, rj, k, 0.0,
-				             t + j * nf * k, k);
-			}
-			bnn_gen_conv_lanes_add(nf * k, m, e, bsz, t, dw, sw);
-			if (db)
-				for (j = 0; j < m; j++)
-					bnn_gen_conv_bias_grads(s, e + j, batch, g + (e + j) * out,
-					                        db, sb);
-		}
-		if (batch > 0) {
-			bnn_gen_conv_unpermute(s, dw, t);
-			if (sw)
-				bnn_gen_conv_unpermute(s, sw, t);
-		}
-		return;
-	}
-	for (e = 0; e < batch; e++) {
-		const bnn_real *ge = g + e * out;
-
-		bnn_gen_conv_pad_hwc(s, x + e * in, xh);
-		if (!bnn_gen_conv_is_pointwise(s)) /* a pointwise layer's image is its rows */
-			bnn_gen_im2row(s, xh, rows);
-		bnn_gen_gemm(0, 0, nf, k, p, 1.0, ge, p, rows, k, 0.0, t, k);
-		BNN_GEN_EACH(nf * k, e > 0, dw, t[i]);
-		if (sw)
-			BNN_GEN_EACH(nf * k, e > 0, sw, bsz * t[i] * t[i]);
-		if (db)
-			bnn_gen_conv_bias_grads(s, e, batch, ge, db, sb);
-	}
-	if (batch < 1)
-		return;
-	bnn_gen_conv_unpermute(s, dw, t);
-	if (sw)
-		bnn_gen_conv_unpermute(s, sw, t);
-}
-
-/* The cols way: a group's columns by im2col (a pointwise layer's input is
- * its columns), then per example the K × F product col_i·G_iᵀ in t (the
- * faster orientation for these thin layers) added into dW's rows. */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params_cols(
-        const bnn_gen_conv *s, long batch, const bnn_real *restrict x, const bnn_real *restrict g,
-        bnn_real *restrict dw, bnn_real *restrict db, bnn_real *restrict sw, bnn_real *restrict sb,
-        bnn_real *restrict col, bnn_real *restrict t)
-{
-	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
-	const long in = s->c * s->h * s->w, out = s->f * p, nf = s->f;
-	const int pointwise = bnn_gen_conv_is_pointwise(s);
-	const bnn_real bsz = (bnn_real)batch;
-	const long lanes = BNN_GEN_CONV_LANES;
-	long e, f, r, j, n, j0, m;
-
-	if (BNN_GEN_TEAM()) {
-		/* a group's columns (im2col on the team), then lanes examples
-		 * of it at a time, one a thread, each product in its lane of t,
-		 * added into dW's rows in example order, shared by row */
-		for (e = 0; e < batch; e += n) {
-			n = batch - e < (pointwise ? lanes : s->g) ? batch - e
-			                                           : (pointwise ? lanes : s->g);
-			if (!pointwise)
-				bnn_gen_im2col(s, n, x + e * in, col);
-			for (j0 = 0; j0 < n; j0 += m) {
-				m = n - j0 < lanes ? n - j0 : lanes;
-				BNN_GEN_PARALLEL_FOR(m > 1 ? m * k * nf * p : 0)
-				for (j = 0; j < m; j++) {
-					const bnn_real *cj = pointwise ? x + (e + j0 + j) * in
-					                               : col + (j0 + j) * p;
-
-					bnn_gen_gemm(0, 1, k, nf, p, 1.0, cj, pointwise ? p : n * p,
-					             g + (e + j0 + j) * out, p, 0.0, t + j * k * nf,
-					             nf);
-				}
-				BNN_GEN_PARALLEL_FOR(m * nf * k)
-				for (f = 0; f < nf; f++) {
-					bnn_real *restrict dwf = dw + f * k;
-					bnn_real *restrict swf = sw ? sw + f * k : NULL;
-					long jj, rr;
-
-					for (jj = 0; jj < m; jj++) {
-						const bnn_real *restrict tf = t + jj * k * nf + f;
-						const long ei = e + j0 + jj;
-
-						for (rr = 0; rr < k; rr++) {
-							const bnn_real v = tf[rr * nf];
-
-							dwf[rr] = ei > 0 ? dwf[rr] + v : v;
-							if (swf)
-								swf[rr] =
-								        ei > 0 ? swf[rr] +
-								                         bsz * v * v
-								               : bsz * v * v;
-						}
-					}
-				}
-				if (db)
-					for (j = 0; j < m; j++)
-						bnn_gen_conv_bias_grads(s, e + j0 + j, batch,
-						                        g + (e + j0 + j) * out, db,
-						                        sb);
-			}
-		}
-		return;
-	}
-	for (e = 0; e < batch; e += n) {
-		const bnn_real *cols = x + e * in;
-
-		n = pointwise ? 1 : batch - e < s->g ? batch - e : s->g;
-		if (!pointwise) {
-			bnn_gen_im2col(s, n, x + e * in, col);
-			cols = col;
-		}
-		for (j = 0; j < n; j++) {
-			const bnn_real *ge = g + (e + j) * out;
-			const long ei = e + j;
-
-			bnn_gen_gemm(0, 1, k, nf, p, 1.0, cols + j * p, n * p, ge, p, 0.0, t, nf);
-			for (f = 0; f < nf; f++) {
-				bnn_real *restrict dwf = dw + f * k;
-				bnn_real *restrict swf = sw ? sw + f * k : NULL;
-				const bnn_real *restrict tf = t + f;
-
-				for (r = 0; r < k; r++) {
-					const bnn_real v = tf[r * nf];
-
-					dwf[r] = ei > 0 ? dwf[r] + v : v;
-					if (swf)
-						swf[r] =
-						        ei > 0 ? swf[r] + bsz * v * v : bsz * v * v;
-				}
-			}
-			if (db)
-				bnn_gen_conv_bias_grads(s, ei, batch, ge, db, sb);
-		}
-	}
-}
-
+/* dW, db (and sw, sb when sw is not NULL) of the batch: x the layer's
+ * input, g its deltas; col and t the layer's scratch.  Tasks of
+ * bnn_gen_conv_dw_chunk examples, BNN_GEN_CONV_LANES at a time, each in
+ * its thread's lane and summing into its slot (after the lanes of t);
+ * then the slots are added in task order.  Run it on a team of
+ * bnn_gen_conv_backward_params_team threads. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, long batch,
                                                       const bnn_real *restrict x,
                                                       const bnn_real *restrict g,
@@ -824,10 +700,45 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
                                                       bnn_real *restrict sw, bnn_real *restrict sb,
                                                       bnn_real *restrict col, bnn_real *restrict t)
 {
-	if (bnn_gen_conv_rows_way(s))
-		bnn_gen_conv_backward_params_rows(s, batch, x, g, dw, db, sw, sb, col, t);
-	else
-		bnn_gen_conv_backward_params_cols(s, batch, x, g, dw, db, sw, sb, col, t);
+	const long nk = s->f * s->c * s->kh * s->kw, p = s->oh * s->ow, out = s->f * p;
+	const long chunk = bnn_gen_conv_dw_chunk(s), tasks = (batch + chunk - 1) / chunk;
+	const long lc = bnn_gen_conv_lane_col_floats(s), lt = bnn_gen_conv_lane_tmp_floats(s);
+	const long slot = bnn_gen_conv_slot_floats(s);
+	bnn_real *restrict slots = t + BNN_GEN_CONV_LANES * lt;
+	long r0, j;
+
+	for (r0 = 0; r0 < tasks; r0 += BNN_GEN_CONV_LANES) {
+		const long m = tasks - r0 < BNN_GEN_CONV_LANES ? tasks - r0 : BNN_GEN_CONV_LANES;
+
+		BNN_GEN_TEAM_FOR
+		for (j = 0; j < m; j++) {
+			const long lane = BNN_GEN_LANE(), e = (r0 + j) * chunk;
+			const long n = batch - e < chunk ? batch - e : chunk;
+			bnn_real *sj = slots + j * slot;
+			long i;
+
+			if (bnn_gen_conv_rows_way(s))
+				bnn_gen_conv_dw_rows(s, batch, e, n, x, g, sw != NULL,
+				                     col + lane * lc, t + lane * lt, sj);
+			else
+				bnn_gen_conv_dw_cols(s, batch, e, n, x, g, sw != NULL,
+				                     col + lane * lc, t + lane * lt, sj);
+			if (db)
+				for (i = 0; i < n; i++)
+					bnn_gen_conv_bias_grads(s, i == 0, batch, g + (e + i) * out,
+					                        sj + 2 * nk,
+					                        sb ? sj + 2 * nk + s->f : NULL);
+		}
+		bnn_gen_conv_slots_add(nk, s->f, m, r0, slot, slots, dw, db, sw, sb);
+	}
+	if (bnn_gen_conv_rows_way(s) && batch > 0) {
+		BNN_GEN_TEAM_SINGLE
+		{
+			bnn_gen_conv_unpermute(s, dw, t);
+			if (sw)
+				bnn_gen_conv_unpermute(s, sw, t);
+		}
+	}
 }
 
 /*
@@ -838,148 +749,118 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
  * one spare row, so that no view runs past its plane), each kernel offset
  * (ki, kj) is one GEMM,
  *     DXp[c][ki·WP + kj + q] += Σ_f W[f][c][ki][kj]·Gp[f][q],
- * q < OH·WP, C × OH·WP from W's slice (C × F, in t) and Gp; the extra
- * columns add zeros.  Then the inside of DXp is dX.  Nothing is gathered
- * or scattered element by element, and each GEMM's operand is read in
- * place.  col holds Gp and DXp (bnn_gen_conv_col_floats), t the F·K
- * weights reordered.
+ * q < OH·WP, C × OH·WP from W's slice (C × F, in wt: W reordered) and Gp;
+ * the extra columns add zeros.  Then the inside of DXp is dX.  Nothing
+ * is gathered or scattered element by element, and each GEMM's operand
+ * is read in place.  col (one lane) holds Gp and DXp.
  */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_s1(
-        const bnn_gen_conv *s, long batch, const bnn_real *restrict g, const bnn_real *restrict w,
-        bnn_real *restrict dx, bnn_real *restrict col, bnn_real *restrict t, int accumulate)
+BNN_GEN_CONV_INLINE void bnn_gen_conv_dx_shifted(const bnn_gen_conv *s, long e,
+                                                 const bnn_real *restrict g,
+                                                 const bnn_real *restrict wt, bnn_real *restrict dx,
+                                                 bnn_real *restrict col, int accumulate)
 {
-	const long kk = s->kh * s->kw, k = s->c * kk, p = s->oh * s->ow;
+	const long kk = s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
 	const long wp = s->w + 2 * s->pw, pp = s->oh * wp, plane = (s->h + 2 * s->ph + 1) * wp;
+	const bnn_real *ge = g + e * out;
+	bnn_real *dxe = dx + e * in;
 	bnn_real *restrict gp = col, *restrict dxp = col + s->f * pp;
-	const long lanes = bnn_gen_conv_lanes(bnn_gen_conv_shift_way(s));
-	const long lane = s->f * pp + s->c * plane;
-	long e, o, c, f, y, q, j, m;
+	long o, c, f, y, q;
 
-	for (o = 0; o < kk; o++) /* t[o][c][f] = W[f][c][o] */
-		for (c = 0; c < s->c; c++)
-			for (f = 0; f < s->f; f++)
-				t[(o * s->c + c) * s->f + f] = w[f * k + c * kk + o];
-	if (BNN_GEN_TEAM() && lanes > 1) {
-		/* lanes examples at a time, one a thread, each with its padded
-		 * deltas and input gradient in its lane of col */
-		for (e = 0; e < batch; e += m) {
-			m = batch - e < lanes ? batch - e : lanes;
-			BNN_GEN_PARALLEL_FOR(m > 1 ? m * kk * s->c * pp * s->f : 0)
-			for (j = 0; j < m; j++) {
-				const bnn_real *ge = g + (e + j) * out;
-				bnn_real *dxe = dx + (e + j) * in;
-				bnn_real *gj = col + j * lane, *dj = gj + s->f * pp;
-				long fj, yj, qj, oj, cj;
+	for (f = 0; f < s->f; f++)
+		for (y = 0; y < s->oh; y++) {
+			bnn_real *restrict d = gp + f * pp + y * wp;
+			const bnn_real *restrict src = ge + (f * s->oh + y) * s->ow;
 
-				for (fj = 0; fj < s->f; fj++)
-					for (yj = 0; yj < s->oh; yj++) {
-						bnn_real *restrict d = gj + fj * pp + yj * wp;
-						const bnn_real *restrict src =
-						        ge + (fj * s->oh + yj) * s->ow;
-
-						for (qj = 0; qj < s->ow; qj++)
-							d[qj] = src[qj];
-						for (; qj < wp; qj++)
-							d[qj] = 0;
-					}
-				memset(dj, 0, (size_t)(s->c * plane) * sizeof *dj);
-				for (oj = 0; oj < kk; oj++)
-					bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0,
-					             t + oj * s->c * s->f, s->f, gj, pp, 1.0,
-					             dj + (oj / s->kw) * wp + oj % s->kw, plane);
-				for (cj = 0; cj < s->c; cj++)
-					for (yj = 0; yj < s->h; yj++) {
-						bnn_real *restrict d =
-						        dxe + (cj * s->h + yj) * s->w;
-						const bnn_real *restrict src =
-						        dj + cj * plane + (yj + s->ph) * wp + s->pw;
-						BNN_GEN_EACH(s->w, accumulate, d, src[i]);
-					}
-			}
+			for (q = 0; q < s->ow; q++)
+				d[q] = src[q];
+			for (; q < wp; q++)
+				d[q] = 0;
 		}
-		return;
-	}
-	for (e = 0; e < batch; e++) {
-		const bnn_real *ge = g + e * out;
-		bnn_real *dxe = dx + e * in;
-
-		for (f = 0; f < s->f; f++)
-			for (y = 0; y < s->oh; y++) {
-				bnn_real *restrict d = gp + f * pp + y * wp;
-				const bnn_real *restrict src = ge + (f * s->oh + y) * s->ow;
-
-				for (q = 0; q < s->ow; q++)
-					d[q] = src[q];
-				for (; q < wp; q++)
-					d[q] = 0;
-			}
-		memset(dxp, 0, (size_t)(s->c * plane) * sizeof *dxp);
-		for (o = 0; o < kk; o++)
-			bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, t + o * s->c * s->f, s->f, gp, pp,
-			             1.0, dxp + (o / s->kw) * wp + o % s->kw, plane);
-		for (c = 0; c < s->c; c++)
-			for (y = 0; y < s->h; y++) {
-				bnn_real *restrict d = dxe + (c * s->h + y) * s->w;
-				const bnn_real *restrict src =
-				        dxp + c * plane + (y + s->ph) * wp + s->pw;
-				BNN_GEN_EACH(s->w, accumulate, d, src[i]);
-			}
-	}
+	memset(dxp, 0, (size_t)(s->c * plane) * sizeof *dxp);
+	for (o = 0; o < kk; o++)
+		bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, wt + o * s->c * s->f, s->f, gp, pp, 1.0,
+		             dxp + (o / s->kw) * wp + o % s->kw, plane);
+	for (c = 0; c < s->c; c++)
+		for (y = 0; y < s->h; y++) {
+			bnn_real *restrict d = dxe + (c * s->h + y) * s->w;
+			const bnn_real *restrict src = dxp + c * plane + (y + s->ph) * wp + s->pw;
+			BNN_GEN_EACH(s->w, accumulate, d, src[i]);
+		}
 }
 
-/* dX (+)= col2im(Wᵀ·G_grp) for every group of examples: G_grp the
- * group's deltas gathered into F × n·P (in t, F·g·P), Wᵀ·G_grp its columns'
- * gradient (in dcol, K·g·P). */
-BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input_cols(
-        const bnn_gen_conv *s, long batch, const bnn_real *restrict g, const bnn_real *restrict w,
-        bnn_real *restrict dx, bnn_real *restrict dcol, bnn_real *restrict t, int accumulate)
+/* dX (+)= col2im(Wᵀ·G_grp) of the n examples from e (one group): G_grp
+ * the group's deltas gathered into F × n·P (in t), Wᵀ·G_grp its columns'
+ * gradient (in dcol). */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_dx_group(const bnn_gen_conv *s, long e, long n,
+                                               const bnn_real *restrict g,
+                                               const bnn_real *restrict w, bnn_real *restrict dx,
+                                               bnn_real *restrict dcol, bnn_real *restrict t,
+                                               int accumulate)
 {
 	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
-	const long in = s->c * s->h * s->w, out = s->f * p;
-	long e, n;
+	const bnn_real *gg = g + e * s->f * p;
 
-	for (e = 0; e < batch; e += n) {
-		const bnn_real *gg = g + e * out;
-
-		n = batch - e < s->g ? batch - e : s->g;
-		if (n > 1) {
-			bnn_gen_conv_gather(s, n, gg, t);
-			gg = t;
-		}
-		bnn_gen_gemm(1, 0, k, n * p, s->f, 1.0, w, k, gg, n * p, 0.0, dcol, n * p);
-		bnn_gen_col2im(s, n, dcol, dx + e * in, accumulate);
+	if (n > 1) {
+		bnn_gen_conv_gather(s, n, gg, t);
+		gg = t;
 	}
+	bnn_gen_gemm(1, 0, k, n * p, s->f, 1.0, w, k, gg, n * p, 0.0, dcol, n * p);
+	bnn_gen_col2im(s, n, dcol, dx + e * s->c * s->h * s->w, accumulate);
 }
 
 /* dX (+)= the gradient of the layer's input: for a pointwise layer,
- * dX_i (+)= Wᵀ·G_i (no columns); for a stride-1 layer whose products by
- * shifted views are large enough to pay for being KH·KW per example
- * (C·F >= BNN_GEN_CONV_SHIFT_CF and OH·(W + 2·pw) >= BNN_GEN_CONV_SHIFT_P),
- * by bnn_gen_conv_backward_input_s1; otherwise by col2im
- * (bnn_gen_conv_backward_input_cols: LeNet's layers, 7x7 maps).  Measured
- * on 3x3 and 5x5 layers of 1 to 64 channels and 7x7 to 32x32 maps.  dcol
- * is bnn_gen_conv_col_floats() scratch, t F·g·P. */
+ * dX_i (+)= Wᵀ·G_i (no columns), a task an example; for a stride-1 layer
+ * whose products by shifted views are large enough to pay for being
+ * KH·KW per example (C·F >= BNN_GEN_CONV_SHIFT_CF and
+ * OH·(W + 2·pw) >= BNN_GEN_CONV_SHIFT_P), bnn_gen_conv_dx_shifted, a task
+ * an example; otherwise by col2im (bnn_gen_conv_dx_group, a task a group:
+ * LeNet's layers, 7x7 maps).  Measured on 3x3 and 5x5 layers of 1 to 64
+ * channels and 7x7 to 32x32 maps.  dcol and t are the layer's scratch
+ * (bnn_gen_conv_col_floats, bnn_gen_conv_tmp_floats).  Run it on a team
+ * of bnn_gen_conv_backward_input_team threads. */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long batch,
                                                      const bnn_real *restrict g,
                                                      const bnn_real *restrict w,
                                                      bnn_real *restrict dx, bnn_real *restrict dcol,
                                                      bnn_real *restrict t, int accumulate)
 {
-	const long k = s->c * s->kh * s->kw, p = s->oh * s->ow;
+	const long kk = s->kh * s->kw, k = s->c * kk, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
-	long e;
+	const long lc = bnn_gen_conv_lane_col_floats(s), lt = bnn_gen_conv_lane_tmp_floats(s);
+	bnn_real *restrict wt = t + BNN_GEN_CONV_LANES * lt;
+	long e, q;
 
 	if (bnn_gen_conv_is_pointwise(s)) {
-		/* one GEMM an example, the examples shared by the team */
-		BNN_GEN_PARALLEL_FOR(batch > 1 ? batch * k * p * s->f : 0)
+		BNN_GEN_TEAM_FOR
 		for (e = 0; e < batch; e++)
 			bnn_gen_gemm(1, 0, k, p, s->f, 1.0, w, k, g + e * out, p,
 			             accumulate ? 1.0 : 0.0, dx + e * in, p);
 	} else if (bnn_gen_conv_shift_way(s)) {
-		bnn_gen_conv_backward_input_s1(s, batch, g, w, dx, dcol, t, accumulate);
+		BNN_GEN_TEAM_SINGLE
+		{
+			long o, c, f; /* wt[o][c][f] = W[f][c][o] */
+
+			for (o = 0; o < kk; o++)
+				for (c = 0; c < s->c; c++)
+					for (f = 0; f < s->f; f++)
+						wt[(o * s->c + c) * s->f + f] =
+						        w[f * k + c * kk + o];
+		}
+		BNN_GEN_TEAM_FOR
+		for (e = 0; e < batch; e++)
+			bnn_gen_conv_dx_shifted(s, e, g, wt, dx, dcol + BNN_GEN_LANE() * lc,
+			                        accumulate);
 	} else {
-		bnn_gen_conv_backward_input_cols(s, batch, g, w, dx, dcol, t, accumulate);
+		const long tasks = bnn_gen_conv_groups(s, batch);
+
+		BNN_GEN_TEAM_FOR
+		for (q = 0; q < tasks; q++) {
+			const long lane = BNN_GEN_LANE(), e0 = q * s->g;
+
+			bnn_gen_conv_dx_group(s, e0, batch - e0 < s->g ? batch - e0 : s->g, g, w,
+			                      dx, dcol + lane * lc, t + lane * lt, accumulate);
+		}
 	}
 }
 

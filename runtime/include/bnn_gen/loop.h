@@ -80,17 +80,36 @@
 #define BNN_GEN_PARALLEL_FOR(work)
 #endif
 
-/* Whether the calling thread's team has more than one thread: kernels
- * whose serial loop relies on constants of an inlined layer shape keep
- * that loop for one thread, since a loop inside a parallel region is
- * compiled as a function of its own where the shape is a variable.  (The
- * library's bnn_threads, declared here so that this header includes no
- * other; 0 without OpenMP.) */
+/* ---- teams around a kernel --------------------------------------------------
+ * A kernel whose serial loops rely on the constants of an inlined layer
+ * shape (bnn_gen/conv.h) cannot hold its own parallel region: OpenMP
+ * outlines a region into a function of its own before inlining, where
+ * the shape is a variable.  So the generated code starts the region
+ * around the kernel's call, BNN_GEN_TEAM_REGION(n) right before it: the
+ * outlined body then inlines the kernel with the shape still a constant.
+ * Inside, every thread of the team runs the kernel's code; the kernel
+ * shares its tasks with BNN_GEN_TEAM_FOR (an orphaned `omp for`, static
+ * schedule, a barrier at its end) and does shared one-off work under
+ * BNN_GEN_TEAM_SINGLE.  BNN_GEN_LANE() is the calling thread's number in
+ * the team (0 on one thread), the lane of scratch it works in.  With
+ * n = 1, or called outside such a region, the same loops run every task
+ * on the calling thread.  bnn_threads_here() (the library's, declared here
+ * so that this header includes no other) is 1 inside an active region,
+ * where a nested region would get one thread anyway. */
 #if defined(_OPENMP)
-int bnn_threads(void);
-#define BNN_GEN_TEAM() (bnn_threads() > 1)
+int bnn_threads_here(void);
+int bnn_thread_index(void);
+#define BNN_GEN_TEAM_REGION(n) BNN_GEN_PRAGMA_(omp parallel num_threads(n) if ((n) > 1))
+#define BNN_GEN_TEAM_FOR       BNN_GEN_PRAGMA_(omp for schedule(static))
+#define BNN_GEN_TEAM_SINGLE    BNN_GEN_PRAGMA_(omp single)
+#define BNN_GEN_LANE()         bnn_thread_index()
+#define BNN_GEN_THREADS_HERE() bnn_threads_here()
 #else
-#define BNN_GEN_TEAM() 0
+#define BNN_GEN_TEAM_REGION(n)
+#define BNN_GEN_TEAM_FOR
+#define BNN_GEN_TEAM_SINGLE
+#define BNN_GEN_LANE()         0
+#define BNN_GEN_THREADS_HERE() 1
 #endif
 
 /* BNN_GEN_LOOP over [lo, hi) instead of [0, n): i runs from lo. */
