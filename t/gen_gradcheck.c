@@ -401,21 +401,22 @@ static void test_sizes(void)
 	is_int(GC_LENET_INPUTS, 144, "gc_lenet: 1*12*12 = 144 inputs");
 	is_int(GC_LENET_NPARAMS, 489, "gc_lenet: 40+222+200+27 = 489 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
-	 * BNN_GEN_CONV_LANES = 8 lanes of the largest K·g·P, one group of g
+	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
+	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g
 	 * examples' columns (groups of 32 here, the most bnnc takes: c1:
 	 * 9·32·144 = 41472; c2: 36·32·16 = 18432), plus the group's padded
 	 * input for a stride-1 layer with padding (c1: 32·1·14·14 = 6272);
 	 * and 8 lanes of the largest F·g·P or F·K (c1: 4·32·144 = 18432) with
 	 * as many slots of dW sums, 2·(F·K + F) (c1: 2·(36 + 4) = 80). */
-	is_int(gc_lenet_workspace_floats(0), 8 * (41472 + 6272) + 8 * (18432 + 80),
-	       "gc_lenet: workspace for no example = 8 lanes of im2col 41472 + 6272, "
-	       "8 of 18432 and slots of 80");
+	is_int(gc_lenet_workspace_floats(0), 8 * (41472 + 6272 + 65536) + 8 * (18432 + 80),
+	       "gc_lenet: workspace for no example = 8 lanes of im2col 41472 + 6272 and a guard "
+	       "of 65536, 8 of 18432 and slots of 80");
 	/* gc_conv: K·g·P: a 12·32·16 = 6144, b 18·32·10 = 5760, p pointwise
 	 * (g = 1) 2·42 = 84, g 12·32·2 = 768 (none has stride 1 and padding);
 	 * F·g·P: a 3·32·16 = 1536, with slots of 2·(3·12 + 3) = 78. */
-	is_int(gc_conv_workspace_floats(0), 8 * 6144 + 8 * (1536 + 78),
-	       "gc_conv: workspace for no example = 8 lanes of im2col 6144, 8 of 1536 and "
-	       "slots of 78");
+	is_int(gc_conv_workspace_floats(0), 8 * (6144 + 65536) + 8 * (1536 + 78),
+	       "gc_conv: workspace for no example = 8 lanes of im2col 6144 and a guard of 65536, "
+	       "8 of 1536 and slots of 78");
 }
 
 /*

@@ -178,14 +178,36 @@ static inline long bnn_gen_conv_slot_floats(const bnn_gen_conv *s)
 	return 2 * (s->f * s->c * s->kh * s->kw + s->f);
 }
 
-/* The floats of the im2col block: BNN_GEN_CONV_LANES lanes.  The one
+/* The floats between two lanes of the im2col block, which no thread
+ * writes.  A lane is written from start to end (im2col) and read back
+ * with a stride of a row (the GEMM); with the lanes back to back, a
+ * thread's conv2d forward on two threads ran no faster than on one, a
+ * guard of 1 MB between them gave 1.9x (LeNet's first layer, batch 128,
+ * best of 2000; the likely cause: the cache's prefetchers run ahead of a
+ * thread's lane into the next one, which another core is writing).  64K
+ * floats measured as good as 1 MB (the LeNet's pass: its layers' forward
+ * from 437 and 470 us on one thread to 202 and 225 us on two, against
+ * 362 and 295 us without); the guard costs address space, not memory,
+ * since no one touches its pages. */
+#ifndef BNN_GEN_CONV_LANE_GUARD
+#define BNN_GEN_CONV_LANE_GUARD 65536L
+#endif
+/* Lane j of the im2col block starts at col + j·(this): a lane rounded up
+ * to whole cache lines and a guard. */
+static inline long bnn_gen_conv_lane_col_stride(const bnn_gen_conv *s)
+{
+	return (bnn_gen_conv_lane_col_floats(s) + 15) / 16 * 16 + BNN_GEN_CONV_LANE_GUARD;
+}
+
+/* The floats of the im2col block: BNN_GEN_CONV_LANES lanes with their
+ * guards.  The one
  * definition of this size, and of bnn_gen_conv_tmp_floats: the compiler
  * reserves what they say (gen/layer_conv.c calls them),
  * t/gen_conv_scratch.c checks the figures emitted into generated code
  * against them. */
 static inline long bnn_gen_conv_col_floats(const bnn_gen_conv *s)
 {
-	return BNN_GEN_CONV_LANES * bnn_gen_conv_lane_col_floats(s);
+	return BNN_GEN_CONV_LANES * bnn_gen_conv_lane_col_stride(s);
 }
 
 /* The floats of the second block: BNN_GEN_CONV_LANES lanes, then as many
@@ -449,7 +471,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 			bnn_gen_conv_forward_pointwise(s, e, x, w, b, y);
 		else
 			bnn_gen_conv_forward_group(s, e, batch - e < s->g ? batch - e : s->g, x, w,
-			                           b, col + lane * bnn_gen_conv_lane_col_floats(s),
+			                           b, col + lane * bnn_gen_conv_lane_col_stride(s),
 			                           t + lane * bnn_gen_conv_lane_tmp_floats(s), y);
 	}
 }
@@ -702,7 +724,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
 {
 	const long nk = s->f * s->c * s->kh * s->kw, p = s->oh * s->ow, out = s->f * p;
 	const long chunk = bnn_gen_conv_dw_chunk(s), tasks = (batch + chunk - 1) / chunk;
-	const long lc = bnn_gen_conv_lane_col_floats(s), lt = bnn_gen_conv_lane_tmp_floats(s);
+	const long lc = bnn_gen_conv_lane_col_stride(s), lt = bnn_gen_conv_lane_tmp_floats(s);
 	const long slot = bnn_gen_conv_slot_floats(s);
 	bnn_real *restrict slots = t + BNN_GEN_CONV_LANES * lt;
 	long r0, j;
@@ -827,7 +849,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long
 {
 	const long kk = s->kh * s->kw, k = s->c * kk, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
-	const long lc = bnn_gen_conv_lane_col_floats(s), lt = bnn_gen_conv_lane_tmp_floats(s);
+	const long lc = bnn_gen_conv_lane_col_stride(s), lt = bnn_gen_conv_lane_tmp_floats(s);
 	bnn_real *restrict wt = t + BNN_GEN_CONV_LANES * lt;
 	long e, q;
 
