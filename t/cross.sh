@@ -19,16 +19,17 @@
 #      timeout) are each reported with the target and the reason, and a
 #      missing tool is named with its Debian package.
 # A target whose tools are missing is skipped with the reason, unless
-# BNN_REQUIRE_CROSS=1 (CI sets it: .ci/run), which makes it a failure.
+# BNN_REQUIRE_CROSS=1 (CI sets it: .ci/run), which makes it a failure
+# (t/cross/cross_tap.sh, whose checks other tests use too).
 # The size of the probe's image on the board (arm-none-eabi-size) is
 # printed as a diagnostic.  About five seconds.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
+# shellcheck source=t/cross/cross_tap.sh
+. "$top_srcdir/t/cross/cross_tap.sh"
 
 cross=$top_srcdir/t/cross
-run_sh=$cross/run.sh
-sh=$(command -v sh) || bail_out "no sh on the PATH"
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
 # A program that ends in one of three ways: exit status END_STATUS, a
@@ -47,20 +48,6 @@ int main(void)
 }
 END
 
-# target_ready TARGET N: 0 if the tools of TARGET are installed;
-# otherwise report N tests as skipped (or, with BNN_REQUIRE_CROSS=1, the
-# first as failed and the others skipped) and return 1.
-target_ready() {
-	missing=$("$sh" "$run_sh" --tools "$1" 2>&1) && return 0
-	if [ "${BNN_REQUIRE_CROSS-}" = 1 ]; then
-		is "$missing" "" "$1: its tools are installed (BNN_REQUIRE_CROSS=1)"
-		skip $(($2 - 1)) "$missing"
-	else
-		skip "$2" "$missing"
-	fi
-	return 1
-}
-
 # 1. "%a" by hand against printf, on the host.
 # shellcheck disable=SC2086  # CC may hold words
 $CC -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$cross" -o print_check \
@@ -68,8 +55,7 @@ $CC -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$cross" -o print_check \
 is "$run_status:$run_out" "0:0 disagreement(s)" "cross_put_float writes what printf(\"%a\") writes"
 
 # 2. The probe: the host's output is the reference.
-run "$sh" "$run_sh" host host.out -- "$cross/probe.c"
-is "$run_status$run_err" 0 "host: the probe builds and runs"
+cross_run host host.out "the probe" -- "$cross/probe.c"
 grep -v '^target: ' host.out >host.cmp
 is "$(sed -n 1p host.out)" "target: byte order little, FLT_EVAL_METHOD 0" \
 	"host: little-endian, floats evaluated in float"
@@ -77,8 +63,7 @@ is "$(sed -n 1p host.out)" "target: byte order little, FLT_EVAL_METHOD 0" \
 # probe_on TARGET BYTE-ORDER: the probe on TARGET prints what the host's
 # does (3 tests).
 probe_on() {
-	run "$sh" "$run_sh" "$1" "$1.out" -- "$cross/probe.c"
-	is "$run_status$run_err" 0 "$1: the probe builds and runs"
+	cross_run "$1" "$1.out" "the probe" -- "$cross/probe.c"
 	grep -v '^target: ' "$1.out" >"$1.cmp"
 	is_file host.cmp "$1.cmp" "$1: the probe prints the same bytes as on the host"
 	target_line=$(sed -n 1p "$1.out")
@@ -88,25 +73,23 @@ probe_on() {
 	esac
 }
 
-# end_with TARGET HOW WANT-ERR DESC: a program that ends HOW (flags for
-# end.c, none for the endless loop) makes run.sh fail with the message
-# WANT-ERR as its last line (qemu may say why it stopped before it).
+# end_with TIMEOUT TARGET HOW WANT-ERR DESC: a program that ends HOW
+# (flags for end.c, none for the endless loop), run with a limit of
+# TIMEOUT seconds, makes run.sh fail with the message WANT-ERR as its last
+# line (qemu may say why it stopped before it).
 end_with() {
 	# shellcheck disable=SC2086  # no flags must be no word
-	run "$sh" "$run_sh" "$1" end.out -- $2 end.c
-	is "$run_status:$(printf '%s\n' "$run_err" | tail -n 1)" "1:$3" "$1: $4"
+	run env CROSS_TIMEOUT="$1" "$cross_sh" "$cross_run_sh" "$2" end.out -- $3 end.c
+	is "$run_status:$(printf '%s\n' "$run_err" | tail -n 1)" "1:$4" "$2: $5"
 }
 
 # 3. The Cortex-M4 board.
-if target_ready arm-m4 6; then
+if cross_ready arm-m4 6; then
 	probe_on arm-m4 little
-	if command -v arm-none-eabi-size >/dev/null 2>&1; then
-		diag "the probe's image (arm-none-eabi-size arm-m4.out.elf):"
-		diag "$(arm-none-eabi-size arm-m4.out.elf)"
-	fi
-	end_with arm-m4 -DEND_STATUS=3 "run.sh: arm-m4: ./end.out.elf exited with status 3" \
+	cross_size arm-m4.out.elf
+	end_with 60 arm-m4 -DEND_STATUS=3 "run.sh: arm-m4: ./end.out.elf exited with status 3" \
 		"main's return value is qemu's exit status"
-	run "$sh" "$run_sh" arm-m4 end.out -- -DEND_TRAP end.c
+	run "$cross_sh" "$cross_run_sh" arm-m4 end.out -- -DEND_TRAP end.c
 	case $run_err in
 	"m4_startup: HardFault at pc 0x"*"
 run.sh: arm-m4: ./end.out.elf exited with status 131") st=0 ;;
@@ -114,19 +97,19 @@ run.sh: arm-m4: ./end.out.elf exited with status 131") st=0 ;;
 	esac
 	ok $st "arm-m4: a fault is reported with its name and pc, and ends the run"
 	[ $st -eq 0 ] || diag "$run_err"
-	CROSS_TIMEOUT=1 end_with arm-m4 "" "run.sh: arm-m4: ./end.out.elf timed out after 1 s" \
+	end_with 1 arm-m4 "" "run.sh: arm-m4: ./end.out.elf timed out after 1 s" \
 		"a program that never ends is stopped by the timeout"
 fi
 
 # 4. s390x.
-if target_ready s390x 4; then
+if cross_ready s390x 4; then
 	probe_on s390x big
-	end_with s390x -DEND_STATUS=3 "run.sh: s390x: ./end.out.elf exited with status 3" \
+	end_with 60 s390x -DEND_STATUS=3 "run.sh: s390x: ./end.out.elf exited with status 3" \
 		"main's return value is the exit status"
 fi
 
 # 5. A missing tool is named, with its package, and exits 77.
-run env PATH=/nonexistent "$sh" "$run_sh" --tools s390x
+run env PATH=/nonexistent "$cross_sh" "$cross_run_sh" --tools s390x
 is "$run_status:$run_err" \
 	"77:run.sh: s390x: s390x-linux-gnu-gcc is not installed (Debian package gcc-s390x-linux-gnu)" \
 	"a missing cross compiler is named with its Debian package"
