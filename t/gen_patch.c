@@ -79,7 +79,7 @@ static double stats[PT_GRAD_NSTATS] = { 0.1, -0.2, 0.3, 1.5, 0.7, 1.1 };
 static double pt_pass(const double *wt, const double *x0, const double *y0, long b, double *out,
                       double *grad, double *sq, int with_rng, double *st)
 {
-	static double ws[1 << 16];
+	static double ws[1 << 20]; /* conv2d: eight lanes with their guards */
 	bnn_rng rng;
 
 	if (pt_grad_workspace_floats(b) > sizeof ws / sizeof ws[0])
@@ -144,7 +144,7 @@ static void pt_draws(long *z)
 /* Check 2. */
 static void test_point_equivalence(void)
 {
-	static double ws[1 << 16];
+	static double ws[1 << 20]; /* conv2d: eight lanes with their guards */
 	double wpoint[PT_POINT_NPARAMS], gpoint[PT_POINT_NPARAMS], g[PT_GRAD_NPARAMS];
 	double want[PT_GRAD_NPARAMS], out[B * 3], outp[B * 3], loss, lossp;
 	long z[PT_POINT_NPARAMS], i, at = 0;
