@@ -52,7 +52,7 @@
  *          its image in HWC order), G_i·rows_i (F × K, one GEMM);
  *     dX   for a stride-1 layer, one GEMM per kernel offset between the
  *          deltas and a shifted view of the padded input gradient
- *          (bnn_gen_conv_backward_input_s1); otherwise, per group,
+ *          (bnn_gen_conv_dx_shifted); otherwise, per group,
  *          dcol_grp = Wᵀ·G_grp (G_grp the group's deltas gathered into
  *          F × n·P) and col2im.
  * The group's outputs or gathered deltas live in a second scratch block
