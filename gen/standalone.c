@@ -376,7 +376,7 @@ static void sa_write_predict(struct sa *s)
 	const char *m = s->m, *u = s->up;
 	long k = sa_outputs(s);
 	int gaussian = g->likelihood == LIKELIHOOD_GAUSSIAN;
-	char var[48];
+	char var[200];
 
 	emit(s->e,
 	     "int %s_predict_summary(const float *x, long n, int mc, uint64_t seed, void *ws,\n"
@@ -492,19 +492,20 @@ static void sa_write_predict(struct sa *s)
 			     k, k);
 		emit(s->e,
 		     "\t\t{\n"
-		     "\t\t\tdouble hp = 0.0, eh = acc[%ldL] / (double)samples;\n"
+		     "\t\t\tconst double eh = acc[%ldL] / (double)samples;\n"
+		     "\t\t\tfloat hp = 0.0f; /* as h above: equal to eh for one sample */\n"
 		     "\t\t\tfor (j = 0; j < %ldL; j++) {\n"
 		     "\t\t\t\tconst float q = (float)(acc[j] / (double)samples);\n"
 		     "\t\t\t\tout[i * %ldL + j] = q;\n"
 		     "\t\t\t\tif (q > 0.0f)\n"
-		     "\t\t\t\t\thp -= (double)(q * BNNS_LOG(q));\n",
+		     "\t\t\t\t\thp -= q * BNNS_LOG(q);\n",
 		     k, k, k);
 		if (g->likelihood == LIKELIHOOD_BERNOULLI)
 			emit(s->e, "\t\t\t\tif (q < 1.0f)\n"
-			           "\t\t\t\t\thp -= (double)((1.0f - q) * BNNS_LOG(1.0f - q));\n");
+			           "\t\t\t\t\thp -= (1.0f - q) * BNNS_LOG(1.0f - q);\n");
 		emit(s->e, "\t\t\t}\n"
 		           "\t\t\tif (summary) {\n"
-		           "\t\t\t\tsummary[3 * i] = (float)hp;\n"
+		           "\t\t\t\tsummary[3 * i] = hp;\n"
 		           "\t\t\t\tsummary[3 * i + 1] = (float)eh;\n"
 		           "\t\t\t\tsummary[3 * i + 2] = (float)(hp > eh ? hp - eh : 0.0);\n"
 		           "\t\t\t}\n"
@@ -585,7 +586,7 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 	struct emit e;
 	struct sa_files w;
 	bnn_err err;
-	int i, rc, errors = 0, status = 1;
+	int rc, status = 1;
 	size_t j;
 
 	memset(&s, 0, sizeof s);
@@ -604,11 +605,6 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		s.up[j] = (char)(g->name[j] >= 'a' && g->name[j] <= 'z' ? g->name[j] - 'a' + 'A'
 		                                                        : g->name[j]);
 	s.cg.e = &e;
-	for (i = 0; i < g->nnodes; i++)
-		if (s.cg.nodes[i].code)
-			errors += sa_layer_supported(&s, i, d);
-	if (errors)
-		goto done;
 	s.act = calloc((size_t)g->nnodes, sizeof *s.act);
 	if (!s.act) {
 		fputs("bnnc: out of memory\n", stderr);

@@ -74,11 +74,9 @@ struct sa {
 	int random;       /* some layer's inference is random (σ or pass noise) */
 };
 
-/* standalone_layers.c: whether code exists for node I (else a diagnostic
- * names the layer and its family; returns the number of errors), its
- * workspace beyond its activation, the math it needs, and its forward
- * code. */
-int sa_layer_supported(struct sa *s, int i, struct diag *d);
+/* standalone_layers.c: node I's workspace beyond its activation and the
+ * math it needs (its plan), and its forward code.  Every op and family
+ * the training code supports has code. */
 void sa_layer_plan(struct sa *s, int i);
 void sa_layer_forward(struct sa *s, int i);
 /* Whether node I's inference is random (σ or noise it draws). */

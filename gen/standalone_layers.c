@@ -99,19 +99,6 @@ int sa_layer_alias(const struct sa *s, int i)
 	return op == OP_FLATTEN || op == OP_IDENTITY;
 }
 
-int sa_layer_supported(struct sa *s, int i, struct diag *d)
-{
-	const struct graph_node *n = &s->g->nodes[i];
-	if (sa_whvi(s, i) && n->family.flows > 0) {
-		diag_error(d, n->loc,
-		           "--standalone does not support layer '%s' with posterior family "
-		           "'whvi' with flows (flows = %d) yet",
-		           n->name, n->family.flows);
-		return 1;
-	}
-	return 0;
-}
-
 void sa_layer_plan(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -128,7 +115,7 @@ void sa_layer_plan(struct sa *s, int i)
 		whvi_dims(n->attrs.in_features, n->attrs.units, &w);
 		if (2 * w.stack * w.d > s->whvi_floats)
 			s->whvi_floats = 2 * w.stack * w.d;
-		s->needs |= SA_EXP | SA_LOG1P;
+		s->needs |= SA_EXP | SA_LOG1P | (n->family.flows > 0 ? SA_TANH : 0u);
 	}
 	if (n->op == OP_DENSE && !sa_whvi(s, i))
 		s->needs |= SA_DOT;
@@ -544,12 +531,31 @@ static void sa_whvi_dense(struct sa *s, int i)
 	const struct cg_node *c = &s->cg.nodes[i];
 	const struct cg_tensor *t = &s->cg.tensors[c->first_tensor];
 	long s1 = t[0].offset, s2 = t[1].offset, mu = t[2].offset, rho = t[3].offset, sd;
+	long nf = n->family.flows;
+	int bias_t = nf > 0 ? 7 : 4; /* the bias's mean and ρ follow the flows */
 	struct whvi_dims w;
-	char scale[48];
+	char scale[48], flows[1600];
 
 	whvi_dims(din, dout, &w);
 	sd = w.stack * w.d;
 	sa_float(1.0 / sqrt((double)w.d), scale, sizeof scale);
+	flows[0] = '\0';
+	if (nf > 0) /* planar flows on g (appendix C, eq. 20), flow by flow */
+		snprintf(
+		        flows, sizeof flows,
+		        "\t\tfor (h = 0; h < %ld; h++)\n"
+		        "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+		        "\t\t\t\tconst float *const fu = %s_w_params + %ld + (j * %ld + h) * %ld;\n"
+		        "\t\t\t\tconst float *const fw = %s_w_params + %ld + (j * %ld + h) * %ld;\n"
+		        "\t\t\t\tfloat a = %s_w_params[%ld + j * %ld + h], th;\n"
+		        "\t\t\t\tfor (q = 0; q < %ld; q++)\n"
+		        "\t\t\t\t\ta += fw[q] * g[j * %ld + q];\n"
+		        "\t\t\t\tth = BNNS_TANH(a);\n"
+		        "\t\t\t\tfor (q = 0; q < %ld; q++)\n"
+		        "\t\t\t\t\tg[j * %ld + q] = g[j * %ld + q] + fu[q] * th;\n"
+		        "\t\t\t}\n",
+		        nf, w.stack, s->m, t[4].offset, nf, w.d, s->m, t[5].offset, nf, w.d, s->m,
+		        t[6].offset, nf, w.d, w.d, w.d, w.d, w.d);
 	emit(s->e,
 	     "\t\tfloat *const g = wv, *const t = wv + %ld;\n"
 	     "\t\tlong j, q, h, blk0;\n"
@@ -560,6 +566,7 @@ static void sa_whvi_dense(struct sa *s, int i)
 	     "\t\t\tg[q] = noisy ? %s_w_params[%ld + q] + sdv * bnns_normal(bnns_draw(key, q))\n"
 	     "\t\t\t             : %s_w_params[%ld + q];\n"
 	     "\t\t}\n"
+	     "%s"
 	     "\t\tfor (j = 0; j < %ld; j++)\n"
 	     "\t\t\tfor (q = 0; q < %ld; q++)\n"
 	     "\t\t\t\tt[j * %ld + q] = q < %ld ? %s_w_params[%ld + j * %ld + q] * a_%s[q] : 0.0f;\n"
@@ -584,10 +591,10 @@ static void sa_whvi_dense(struct sa *s, int i)
 	     "\t\t}\n"
 	     "\t\tfor (q = 0; q < %ld; q++)\n"
 	     "\t\t\ta_%s[q] = %s_w_params[%ld + q] * t[q]",
-	     sd, i, sd, s->m, rho, s->m, mu, s->m, mu, w.stack, w.d, w.d, din, s->m, s2, w.d, in,
-	     w.stack, w.d, w.d, w.d, w.d, scale, sd, dout, name, s->m, s1);
+	     sd, i, sd, s->m, rho, s->m, mu, s->m, mu, flows, w.stack, w.d, w.d, din, s->m, s2, w.d,
+	     in, w.stack, w.d, w.d, w.d, w.d, scale, sd, dout, name, s->m, s1);
 	if (n->attrs.bias) {
-		long bm = t[4].offset, br = t[5].offset;
+		long bm = t[bias_t].offset, br = t[bias_t + 1].offset;
 		emit(s->e,
 		     " + %s_w_params[%ld + q];\n"
 		     "\t\tif (noisy)\n"

@@ -27,6 +27,7 @@
 /* The pieces of emitted code, in dependency order. */
 enum {
 	M_BITS,
+	M_FLOAT,
 	M_EXP,
 	M_LOG,
 	M_LOG1P,
@@ -41,20 +42,20 @@ enum {
 };
 
 static const char *const math_text[M_COUNT] = {
-	[M_BITS] = "/* The bits of a float and back (through a union, which C99 allows). */\n"
+	[M_BITS] = "/* The bits of a float (through a union, which C99 allows). */\n"
 	           "static uint32_t bnns_bits(float x)\n"
 	           "{\n"
 	           "\tunion {\n\t\tfloat f;\n\t\tuint32_t u;\n\t} v;\n"
 	           "\tv.f = x;\n"
 	           "\treturn v.u;\n"
-	           "}\n"
-	           "\n"
-	           "static float bnns_float(uint32_t u)\n"
-	           "{\n"
-	           "\tunion {\n\t\tfloat f;\n\t\tuint32_t u;\n\t} v;\n"
-	           "\tv.u = u;\n"
-	           "\treturn v.f;\n"
 	           "}\n\n",
+	[M_FLOAT] = "/* The float of given bits. */\n"
+	            "static float bnns_float(uint32_t u)\n"
+	            "{\n"
+	            "\tunion {\n\t\tfloat f;\n\t\tuint32_t u;\n\t} v;\n"
+	            "\tv.u = u;\n"
+	            "\treturn v.f;\n"
+	            "}\n\n",
 	[M_EXP] = "/* e^x: x = n·ln 2 + r (Cody and Waite, ln 2 in two parts, n·hi exact),\n"
 	          " * |r| <= ln 2 / 2, e^r by its Taylor polynomial to r^7 (error below\n"
 	          " * 2^-26), times 2^n in two factors, so subnormal results round once.\n"
@@ -229,13 +230,13 @@ static const char *const math_text[M_COUNT] = {
 
 /* What each piece calls. */
 static const unsigned math_deps[M_COUNT] = {
-	[M_EXP] = 1u << M_BITS,
-	[M_LOG] = 1u << M_BITS,
+	[M_EXP] = 1u << M_FLOAT,
+	[M_LOG] = (1u << M_BITS) | (1u << M_FLOAT),
 	[M_LOG1P] = (1u << M_LOG) | (1u << M_BITS),
 	[M_TANH] = 1u << M_EXP,
 	[M_ERF] = 1u << M_EXP,
-	[M_COS] = (1u << M_COSQ) | (1u << M_BITS),
-	[M_SQRT] = 1u << M_BITS,
+	[M_COS] = (1u << M_COSQ) | (1u << M_BITS) | (1u << M_FLOAT),
+	[M_SQRT] = (1u << M_BITS) | (1u << M_FLOAT),
 	[M_GAUSS] = (1u << M_SQRT) | (1u << M_LOG) | (1u << M_COSQ) | (1u << M_RNG),
 };
 
