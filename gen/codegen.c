@@ -889,15 +889,14 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
 	struct cg_files w;
 	bnn_err err;
 	char *canonical = NULL;
-	int status = 1;
+	int status = 1, rc;
 
-	memset(&cg, 0, sizeof cg);
 	memset(&w, 0, sizeof w);
-	cg.g = g;
+	rc = codegen_plan(&cg, g, d); /* > 0: reported through d */
 	cg.e = &e;
-	if (cg_check_supported(g, d) > 0)
-		return 1;
-	if (cg_plan(&cg) < 0 || !(canonical = codegen_canonical(g))) {
+	if (rc > 0)
+		goto done;
+	if (rc < 0 || !(canonical = codegen_canonical(g))) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
@@ -910,8 +909,6 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
 		status = 0;
 done:
 	free(canonical);
-	free(cg.nodes);
-	free(cg.tensors);
-	free(cg.stats);
+	codegen_plan_free(&cg);
 	return status;
 }
