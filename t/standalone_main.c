@@ -3,10 +3,11 @@
  * `bnnc --standalone` file and nothing else (no libbnn): the model's
  * predictive of a CSV data set, printed one example a line.
  *
- *   prog MC SEED < data.csv          outputs in predict's CSV column order
+ *   prog MC SEED [g] < data.csv      outputs in predict's CSV column order
  *                                    (mean_j,var_j for Gaussian models),
- *                                    then the three summaries; MC = 0 as
- *                                    %.9g, MC > 0 as %a (exact bits)
+ *                                    then the three summaries; MC = 0 (or
+ *                                    with g) as %.9g, MC > 0 as %a (exact
+ *                                    bits)
  *   prog bad < data.csv              the return codes of invalid calls
  *
  * Built with -DSA_MODEL=name -DSA_UP=NAME -DSA_HEADER='"name_infer.h"': the
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	mc = atoi(argv[1]);
-	exact = mc > 0;
+	exact = mc > 0 && !(argc > 3 && strcmp(argv[3], "g") == 0);
 	rc = SA_PREDICT(x, n, mc, strtoull(argv[2], NULL, 10), ws, sizeof ws, out, sum);
 	if (rc != 0) {
 		printf("error %d\n", rc);
