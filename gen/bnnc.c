@@ -3,6 +3,11 @@
  *   bnnc [--main] [-o OUT.c] FILE   generate OUT.c and OUT.h (default: the
  *                               model file's name with .c and .h, in the
  *                               current directory)
+ *   bnnc --standalone [-o OUT.c] FILE
+ *                               generate OUT.c and OUT.h, the model's inference
+ *                               with no dependency (default: the model file's
+ *                               name with _infer.c and _infer.h), which include
+ *                               the weights header OUT_weights.h
  *   bnnc --check FILE...        report problems; print nothing for a clean model
  *   bnnc --summary [-o OUT] FILE...
  *                               a table of each model's layers and parameters
@@ -22,6 +27,7 @@
 #include "common/paths.h"
 #include "front.h"
 #include "codegen.h"
+#include "standalone.h"
 #include "summary.h"
 
 enum bnnc_mode {
@@ -35,15 +41,18 @@ struct bnnc_options {
 	enum bnnc_mode mode;
 	const char *output; /* -o FILE, or NULL for the default */
 	int with_main;      /* --main: generate a main() too */
+	int standalone;     /* --standalone: the inference target */
 	char **files;       /* borrowed from argv */
 	int nfiles;
 	char *c_path; /* code generation: the C file to write (owned) */
 	char *h_path; /* code generation: its header (owned) */
+	char *w_name; /* --standalone: the weights header's name (owned) */
 };
 
 static void bnnc_help(FILE *out)
 {
 	fputs("Usage: bnnc [--main] [-o OUTPUT.c] FILE\n"
+	      "       bnnc --standalone [-o OUTPUT.c] FILE\n"
 	      "       bnnc --check FILE...\n"
 	      "       bnnc --summary [-o OUTPUT] FILE...\n"
 	      "Compile a .bnn model into C, check model files, or describe them.\n"
@@ -56,6 +65,13 @@ static void bnnc_help(FILE *out)
 	      "  --main             also write a main() into the C file, so that\n"
 	      "                     `cc OUTPUT.c $(pkg-config --cflags --libs libbnn)`\n"
 	      "                     builds a program with train, eval and predict\n"
+	      "  --standalone       write the model's inference alone: OUTPUT.c and\n"
+	      "                     OUTPUT.h, C99 with no libbnn, malloc or stdio (and\n"
+	      "                     no libm with -D<MODEL>_NO_LIBM), which include the\n"
+	      "                     trained values from OUTPUT_weights.h, written by\n"
+	      "                     the model's driver: `./MODEL export --load CKPT`;\n"
+	      "                     without -o, the model file's name with _infer.c\n"
+	      "                     and _infer.h (docs/standalone.md)\n"
 	      "  --check            check each FILE and report every problem found;\n"
 	      "                     a valid model prints nothing (warnings aside)\n"
 	      "  --summary          print a table of each model: nodes, ops, output\n"
@@ -149,13 +165,21 @@ static int bnnc_output_names(struct bnnc_options *o)
 		n = strlen(base);
 		if (n > 4 && strcmp(base + n - 4, ".bnn") == 0)
 			n -= 4;
-		o->c_path = malloc(n + 3);
+		o->c_path = malloc(n + 10);
 		if (o->c_path)
-			snprintf(o->c_path, n + 3, "%.*s.c", (int)n, base);
+			snprintf(o->c_path, n + 10, "%.*s%s.c", (int)n, base,
+			         o->standalone ? "_infer" : "");
 	}
 	if (o->c_path)
 		o->h_path = strdup(o->c_path);
-	if (!o->c_path || !o->h_path) {
+	if (o->c_path && o->standalone) { /* OUT.c: OUT_weights.h */
+		const char *b = codegen_basename(o->c_path);
+		n = strlen(b) - 2;
+		o->w_name = malloc(n + 12);
+		if (o->w_name)
+			snprintf(o->w_name, n + 12, "%.*s_weights.h", (int)n, b);
+	}
+	if (!o->c_path || !o->h_path || (o->standalone && !o->w_name)) {
 		fputs("bnnc: out of memory\n", stderr);
 		return 1;
 	}
@@ -196,6 +220,8 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
 			r = bnnc_set_mode(o, MODE_SUMMARY, a);
 		} else if (strcmp(a, "--main") == 0) {
 			o->with_main = 1;
+		} else if (strcmp(a, "--standalone") == 0) {
+			o->standalone = 1;
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
 			if (i + 1 >= argc)
 				return bnnc_usage_error("option '%s' needs a file name", a);
@@ -217,6 +243,14 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
 	if (o->with_main && o->mode != MODE_GENERATE)
 		return bnnc_usage_error(
 		        "%s", "--main goes with code generation, not --check or --summary");
+	if (o->standalone && o->mode != MODE_GENERATE)
+		return bnnc_usage_error(
+		        "%s", "--standalone goes with code generation, not --check or --summary");
+	if (o->standalone && o->with_main)
+		return bnnc_usage_error("%s",
+		                        "--standalone does not go with --main: the standalone "
+		                        "file has no driver (its weights come from the "
+		                        "driver's export command)");
 	if (o->output && o->mode == MODE_CHECK)
 		return bnnc_usage_error("%s", "-o does not go with --check");
 	if (o->output && !o->output[0])
@@ -237,6 +271,14 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
 static int bnnc_generate(const struct bnnc_options *o, struct front *f)
 {
 	struct codegen_options co;
+	if (o->standalone) {
+		struct standalone_options so;
+		so.source = f->src.name;
+		so.c_path = o->c_path;
+		so.h_path = o->h_path;
+		so.w_name = o->w_name;
+		return standalone_write(&f->graph, &so, &f->diag);
+	}
 	memset(&co, 0, sizeof co);
 	co.source = f->src.name;
 	co.c_path = o->c_path;
@@ -292,5 +334,6 @@ int main(int argc, char **argv)
 	free(o.files);
 	free(o.c_path);
 	free(o.h_path);
+	free(o.w_name);
 	return status;
 }

@@ -418,7 +418,7 @@ static void cg_upper(const char *s, char *buf, size_t size)
 	buf[i] = '\0';
 }
 
-static const char *cg_basename(const char *path)
+const char *codegen_basename(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
@@ -760,7 +760,7 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
  * trigraph, which -std=c11 replaces first. */
 const char *codegen_include_problem(const char *h_path)
 {
-	const char *p, *name = cg_basename(h_path);
+	const char *p, *name = codegen_basename(h_path);
 	for (p = name; *p; p++) {
 		if (*p == '"')
 			return "a double quote";
@@ -790,7 +790,7 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
 	     "\n"
 	     "#include \"%s\"\n"
 	     "\n",
-	     cg_basename(o->h_path));
+	     codegen_basename(o->h_path));
 	cg_write_pass(cg);
 	emit(cg->e,
 	     "size_t %s_workspace_floats(long batch)\n"
@@ -865,6 +865,24 @@ static int cg_fill_h(FILE *f, void *ctx)
 	return 0;
 }
 
+int codegen_plan(struct cg *cg, const struct graph *g, struct diag *d)
+{
+	memset(cg, 0, sizeof *cg);
+	cg->g = g;
+	if (cg_check_supported(g, d) > 0)
+		return 1;
+	return cg_plan(cg) < 0 ? -1 : 0;
+}
+
+void codegen_plan_free(struct cg *cg)
+{
+	free(cg->nodes);
+	free(cg->tensors);
+	free(cg->stats);
+	cg->nodes = NULL;
+	cg->tensors = cg->stats = NULL;
+}
+
 int codegen_write(const struct graph *g, const struct codegen_options *o, struct diag *d)
 {
 	struct cg cg;
@@ -872,15 +890,14 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
 	struct cg_files w;
 	bnn_err err;
 	char *canonical = NULL;
-	int status = 1;
+	int status = 1, rc;
 
-	memset(&cg, 0, sizeof cg);
 	memset(&w, 0, sizeof w);
-	cg.g = g;
+	rc = codegen_plan(&cg, g, d); /* > 0: reported through d */
 	cg.e = &e;
-	if (cg_check_supported(g, d) > 0)
-		return 1;
-	if (cg_plan(&cg) < 0 || !(canonical = codegen_canonical(g))) {
+	if (rc > 0)
+		goto done;
+	if (rc < 0 || !(canonical = codegen_canonical(g))) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
@@ -893,8 +910,6 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
 		status = 0;
 done:
 	free(canonical);
-	free(cg.nodes);
-	free(cg.tensors);
-	free(cg.stats);
+	codegen_plan_free(&cg);
 	return status;
 }

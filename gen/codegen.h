@@ -37,4 +37,17 @@ char *codegen_canonical(const struct graph *g);
 /* FNV-1a, 64 bits, of a NUL-terminated string. */
 unsigned long long codegen_fnv1a64(const char *s);
 
+/* The plan the generated pass is written from, for the other writers of a
+ * model (bnnc --standalone): which nodes get code, their widths, the
+ * parameter tensors with their offsets in the parameter vector, the
+ * running statistics.  CG is zeroed first and gets g; a plan is freed with
+ * codegen_plan_free().  Reports a node without code through D and returns
+ * 1; returns -1 when out of memory, 0 on success. */
+struct cg;
+int codegen_plan(struct cg *cg, const struct graph *g, struct diag *d);
+void codegen_plan_free(struct cg *cg);
+
+/* The last component of PATH (what an #include line names). */
+const char *codegen_basename(const char *path);
+
 #endif

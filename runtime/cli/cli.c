@@ -16,6 +16,7 @@
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
  *                 [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
+ *   MODEL export  --load CKPT [-o FILE.h]
  *   MODEL info    [--load CKPT]
  *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
@@ -86,7 +87,8 @@ enum {
 	IN_EVAL = 2,
 	IN_PREDICT = 4,
 	IN_INFO = 8,
-	IN_POSTERIOR = 16
+	IN_POSTERIOR = 16,
+	IN_EXPORT = 32
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -108,6 +110,7 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
 	  "                 [--mc S] [--seed S] [--batch B] [--threads T]" },
 	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
+	{ "export", IN_EXPORT, "--load CKPT [-o FILE.h]" },
 	{ "info", IN_INFO, "[--load CKPT]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
@@ -165,6 +168,9 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        example as CSV to --out (default: stdout); --mc as for eval.\n"
 	       "posterior writes the posterior mean and standard deviation of every\n"
 	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
+	       "export  writes the checkpoint's trained values as the C header that\n"
+	       "        `bnnc --standalone` inference includes (default: %s_infer_weights.h;\n"
+	       "        -o - for stdout); docs/standalone.md.\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
@@ -172,7 +178,7 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "a cgroup CPU quota).  Results are the same bits on any number of threads.\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on a data, model or file error, 2 on a usage error.\n",
-	       BNN_DEFAULT_BINS, bnn_threads_available());
+	       BNN_DEFAULT_BINS, m->name, bnn_threads_available());
 }
 
 
@@ -219,8 +225,9 @@ static const struct cli_opt cli_opts[] = {
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN },
 	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
-	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR },
-	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR },
+	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT },
+	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR | IN_EXPORT },
+	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--bins", CLI_COUNT, ARG(bins), 1, 100000, "bins", IN_EVAL },
 	{ "--quiet", CLI_FLAG, ARG(quiet), 0, 0, NULL, IN_TRAIN },
 };
@@ -315,7 +322,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 			cli_help(a->model, a->prog);
 			return -1; /* done: exit 0 */
 		}
-		if (strncmp(arg, "--", 2) != 0)
+		if (strncmp(arg, "--", 2) != 0 && !(where == IN_EXPORT && strcmp(arg, "-o") == 0))
 			return bnn_cli_usage_error(
 			        a, "unexpected argument '%s' (options start with --)", arg);
 		eq = strchr(arg, '=');
@@ -449,7 +456,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 {
 	struct bnn_cli_args a;
 	bnn_err err;
-	char list[128], last_error[BNN_ERR_MESSAGE_MAX];
+	char list[128], last_error[BNN_ERR_MESSAGE_MAX], weights[BNN_ERR_MESSAGE_MAX];
 	int where, rc, i;
 
 	memset(&a, 0, sizeof a);
@@ -497,8 +504,17 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		return rc;
 	if (where == IN_INFO)
 		return cli_info(m, &a);
+	if (where == IN_EXPORT && !a.out) {
+		snprintf(weights, sizeof weights, "%s_infer_weights.h", m->name);
+		a.out = weights;
+	}
 	if ((rc = bnn_cli_check_outputs(&a)))
 		return rc;
+	if (where == IN_EXPORT) {
+		if ((rc = cli_need(&a, a.load, "--load CKPT")))
+			return rc;
+		return bnn_cli_export(m, &a);
+	}
 	if (where == IN_POSTERIOR) {
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))
 			return rc;

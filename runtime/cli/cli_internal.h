@@ -1,7 +1,7 @@
 /*
  * cli_internal.h: what the driver's files share (not installed).  cli.c
  * parses the command line and dispatches; cli_data.c loads data sets for a
- * model; cli_train.c and cli_eval.c are the subcommands.
+ * model; cli_train.c, cli_eval.c and cli_export.c are the subcommands.
  */
 #ifndef BNN_CLI_INTERNAL_H
 #define BNN_CLI_INTERNAL_H
@@ -70,6 +70,9 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
+
+/* export: the weights header of the standalone inference (cli_export.c). */
+int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);
 
 /* Writes a file atomically: fill() writes into a temporary file next to
  * path, which is renamed over path only when complete.  path "-" writes

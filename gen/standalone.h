@@ -1,0 +1,91 @@
+/* standalone.h: what the parts of the standalone target share (bnnc
+ * --standalone; docs/standalone.md).
+ *
+ * standalone.c drives: it plans the model with codegen's own planning
+ * (codegen_plan: the live nodes, their shapes, the parameter tensors and
+ * their offsets in the parameter vector, the running statistics), lays out
+ * the one-example workspace, and writes NAME_infer.h and NAME_infer.c.
+ * standalone_layers.c emits each node's inference code (one example at a
+ * time, with the noise of one Monte-Carlo sample); standalone_math.c emits
+ * the file's own float functions and its counter-based random generator,
+ * only those the model uses, so that the file compiles without unused
+ * functions.
+ *
+ * The emitted code names its arrays after the weights header's sections
+ * (MODEL_w_params, MODEL_w_sigma, MODEL_w_stats, ...; runtime/cli/
+ * cli_export.c writes them), and its own static helpers bnns_*.
+ */
+#ifndef BNN_STANDALONE_H
+#define BNN_STANDALONE_H
+
+#include "cg.h"
+#include "diag.h"
+#include "graph.h"
+
+struct standalone_options {
+	const char *source; /* the .bnn file, for the provenance comment */
+	const char *c_path; /* NAME_infer.c */
+	const char *h_path; /* NAME_infer.h */
+	const char *w_name; /* the weights header's default name (NAME_infer_weights.h) */
+};
+
+/* Writes the standalone inference files of G; reports what it cannot
+ * generate through D (at the node) and I/O failures on stderr.  Returns 0
+ * on success. */
+int standalone_write(const struct graph *g, const struct standalone_options *o, struct diag *d);
+
+/* The functions of <math.h> (or their own versions) and the random
+ * generator a model's code needs (struct sa.needs). */
+enum {
+	SA_EXP = 1 << 0,   /* expf */
+	SA_LOG = 1 << 1,   /* logf */
+	SA_LOG1P = 1 << 2, /* log1pf */
+	SA_TANH = 1 << 3,  /* tanhf */
+	SA_ERF = 1 << 4,   /* erff */
+	SA_COS = 1 << 5,   /* cosf */
+	SA_SQRT = 1 << 6,  /* sqrtf */
+	SA_RNG = 1 << 7,   /* the counter-based generator: keys, uniform draws */
+	SA_GAUSS = 1 << 8, /* its standard normal variates */
+	SA_DOT = 1 << 9,   /* bnns_dot: a dense layer's sums */
+	SA_DOT2 = 1 << 10  /* bnns_dot2: the local reparameterisation's variances */
+};
+
+/* The standalone plan of a model. */
+struct sa {
+	struct cg cg; /* codegen's plan: nodes, widths, tensors, statistics */
+	struct emit *e;
+	const struct graph *g;
+	const char *m;     /* the model's name: the prefix of the API */
+	char up[128];      /* the same in capitals: the prefix of its macros */
+	long *act;         /* per node: the offset of its activation in the
+	                      workspace's floats, -1 when it has none */
+	long in_off;       /* the example's (standardised) input */
+	long block_off;    /* a layer's parameters of this sample (patch, σ) */
+	long block_floats; /*   the largest such block */
+	long xt_off;       /* a dropout layer's masked input */
+	long xt_floats;
+	long whvi_off; /* a whvi layer's g and transform: 2·stack·D */
+	long whvi_floats;
+	long prob_off;    /* the outputs' probabilities of one sample */
+	long floats;      /* floats of the workspace after the accumulators */
+	long doubles;     /* the accumulators (doubles, first in the workspace) */
+	unsigned needs;   /* SA_* */
+	int sigma_layers; /* some layer has a σ per parameter (BNN_CAP_SIGMA) */
+	int random;       /* some layer's inference is random (σ or pass noise) */
+};
+
+/* standalone_layers.c: node I's workspace beyond its activation and the
+ * math it needs (its plan), and its forward code.  Every op and family
+ * the training code supports has code. */
+void sa_layer_plan(struct sa *s, int i);
+void sa_layer_forward(struct sa *s, int i);
+/* Whether node I's inference is random (σ or noise it draws). */
+int sa_layer_random(const struct sa *s, int i);
+/* Whether node I's output is its input's buffer (flatten, identity). */
+int sa_layer_alias(const struct sa *s, int i);
+
+/* standalone_math.c: the functions of s->needs, each once, those of the
+ * random generator always and the others only under MODEL_NO_LIBM. */
+void sa_emit_math(struct sa *s);
+
+#endif

@@ -1,0 +1,649 @@
+/* standalone_layers.c: the inference code of each node for bnnc
+ * --standalone (see standalone.h), one example at a time.
+ *
+ * The code of a node reads its input activations and writes its own into
+ * the caller's workspace (struct sa's offsets), with every size a
+ * constant.  It runs inside the file's bnns_forward(), where `noisy` says
+ * whether this pass is a Monte-Carlo sample and `ekey` is the key of the
+ * example's draws in it (standalone_math.c); each node draws from its own
+ * stream, bnns_draw(ekey, NODE), so its noise depends on (seed, sample,
+ * example, node) only.  Without noise (the posterior-mean pass) each node
+ * computes what libbnn's pass computes without rng (predict --mc 0):
+ *   point, meanfield   the weights μ;
+ *   dropout(p)         no mask;
+ *   emp, ecmp          the mean of the k components (bnn_gen_patch_mean);
+ *   whvi               g = μ (through the flows, if any), the bias's mean.
+ * With noise, each node samples its posterior for this example alone
+ * (docs/standalone.md, "Monte-Carlo samples"):
+ *   meanfield dense    the local reparameterisation (Kingma, Salimans and
+ *                      Welling 2015, eq. 6 and 7): y = γ + √ν∘ε with
+ *                      γ = W_μ·x + b_μ, ν = σ_W²·x² + σ_b², which has the
+ *                      distribution of y under a weight sample of its own;
+ *   meanfield conv2d,  W = μ + σ∘ε, the sample written into the block;
+ *   batchnorm
+ *   dropout(p)         a mask per input value: kept, as 1/(1 − p), when
+ *                      the top 24 bits of a draw are ≥ ⌈p·2^24⌉ (libbnn's
+ *                      bnn_gen_dropout_mask rule);
+ *   emp, ecmp          the mixing assignment (Chang et al., eq. 5 and 6):
+ *                      one component for the layer (emp) or per value
+ *                      (ecmp), uniform, gathered into the block;
+ *   whvi               g = μ + σ∘ε, σ = softplus(ρ) (Rossi et al., eq. 2,
+ *                      section 2.3), and the bias μ_b + σ_b·ε_b.
+ * A meanfield layer's σ comes from the weights header's `sigma` section
+ * (MODEL_W_SIGMA_COUNT defined); without it (a checkpoint trained by a
+ * point optimizer) the layer is its mean in every sample, as in libbnn.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+#include "standalone.h"
+
+/* A float constant as an exact hexadecimal literal ("0x1.8p-3f"). */
+static void sa_float(double v, char *buf, size_t size)
+{
+	float f = (float)v;
+	if (f == 0)
+		snprintf(buf, size, "%s0.0f", 1 / f < 0 ? "-" : "");
+	else
+		snprintf(buf, size, "%af", (double)f);
+}
+
+/* The family of node I as its code sees it. */
+static enum family_id sa_family(const struct sa *s, int i)
+{
+	return cg_family(&s->cg, i);
+}
+
+static int sa_patched(const struct sa *s, int i)
+{
+	return cg_patched(&s->cg, i);
+}
+
+static int sa_whvi(const struct sa *s, int i)
+{
+	return s->g->nodes[i].op == OP_DENSE && sa_family(s, i) == FAMILY_WHVI;
+}
+
+/* Meanfield layers other than dense sample their weights into the block
+ * (dense ones use the local reparameterisation). */
+static int sa_samples_weights(const struct sa *s, int i)
+{
+	return sa_family(s, i) == FAMILY_MEANFIELD && s->g->nodes[i].op != OP_DENSE;
+}
+
+/* The floats of one copy of node I's parameters. */
+static long sa_param_floats(const struct sa *s, int i)
+{
+	const struct cg_node *c = &s->cg.nodes[i];
+	long p = 0;
+	int k;
+	for (k = 0; k < c->ntensors; k++)
+		p += s->cg.tensors[c->first_tensor + k].size;
+	return sa_patched(s, i) ? p / s->g->nodes[i].family.k : p;
+}
+
+int sa_layer_random(const struct sa *s, int i)
+{
+	enum family_id f = sa_family(s, i);
+	if (!op_has_weights(s->g->nodes[i].op))
+		return 0;
+	return f == FAMILY_DROPOUT || f == FAMILY_EMP || f == FAMILY_ECMP || f == FAMILY_WHVI ||
+	       (f == FAMILY_MEANFIELD && s->sigma_layers);
+}
+
+int sa_layer_alias(const struct sa *s, int i)
+{
+	enum op_id op = s->g->nodes[i].op;
+	return op == OP_FLATTEN || op == OP_IDENTITY;
+}
+
+void sa_layer_plan(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	long in = s->cg.nodes[n->inputs[0]].width;
+	enum family_id f = sa_family(s, i);
+	if (sa_patched(s, i) || sa_samples_weights(s, i)) {
+		long p = sa_param_floats(s, i);
+		s->block_floats = p > s->block_floats ? p : s->block_floats;
+	}
+	if (f == FAMILY_DROPOUT && op_has_weights(n->op))
+		s->xt_floats = in > s->xt_floats ? in : s->xt_floats;
+	if (sa_whvi(s, i)) {
+		struct whvi_dims w;
+		whvi_dims(n->attrs.in_features, n->attrs.units, &w);
+		if (2 * w.stack * w.d > s->whvi_floats)
+			s->whvi_floats = 2 * w.stack * w.d;
+		s->needs |= SA_EXP | SA_LOG1P | (n->family.flows > 0 ? SA_TANH : 0u);
+	}
+	if (n->op == OP_DENSE && !sa_whvi(s, i))
+		s->needs |= SA_DOT;
+	if (f == FAMILY_MEANFIELD && n->op == OP_DENSE && s->sigma_layers)
+		s->needs |= SA_SQRT | SA_DOT2;
+	if (sa_layer_random(s, i))
+		s->needs |= SA_RNG;
+	if ((f == FAMILY_MEANFIELD && s->sigma_layers) || sa_whvi(s, i))
+		s->needs |= SA_GAUSS;
+	switch (n->op) {
+	case OP_BATCHNORM:
+		s->needs |= SA_SQRT;
+		break;
+	case OP_TANH:
+		s->needs |= SA_TANH;
+		break;
+	case OP_SIGMOID:
+		s->needs |= SA_EXP;
+		break;
+	case OP_GELU:
+		s->needs |= SA_ERF;
+		break;
+	case OP_SOFTPLUS:
+		s->needs |= SA_EXP | SA_LOG1P;
+		break;
+	case OP_COS:
+		s->needs |= SA_COS;
+		break;
+	default:
+		break;
+	}
+}
+
+/* "a_NAME" of node I. */
+static const char *sa_act(const struct sa *s, int i)
+{
+	return s->g->nodes[i].name;
+}
+
+/* The address of tensor K of node I, through p_NAME (the node's
+ * parameters of this pass: the header's array, or the block). */
+static void sa_tensor(const struct sa *s, int i, int k, char *buf, size_t size)
+{
+	const struct cg_node *c = &s->cg.nodes[i];
+	long rel;
+	if (k >= c->ntensors) {
+		snprintf(buf, size, "(const float *)0");
+		return;
+	}
+	if (sa_patched(s, i))
+		rel = cg_patch_rel(&s->cg, i, k);
+	else
+		rel = s->cg.tensors[c->first_tensor + k].offset -
+		      s->cg.tensors[c->first_tensor].offset;
+	snprintf(buf, size, "p_%s + %ld", sa_act(s, i), rel);
+}
+
+/* p_NAME: the node's parameters of this pass.  Emp and ecmp gather them
+ * into the block (or average the components); meanfield layers other than
+ * dense sample them into it. */
+static void sa_emit_params(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const struct cg_node *c = &s->cg.nodes[i];
+	const char *name = sa_act(s, i);
+	long first = s->cg.tensors[c->first_tensor].offset;
+	int k;
+
+	if (!sa_patched(s, i)) {
+		emit(s->e, "\t\tconst float *p_%s = %s_w_params + %ld;\n", name, s->m, first);
+		if (!sa_samples_weights(s, i))
+			return;
+		emit(s->e,
+		     "#ifdef %s_W_SIGMA_COUNT\n"
+		     "\t\tif (noisy) {\n"
+		     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+		     "\t\t\tlong j;\n"
+		     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+		     "\t\t\t\tblk[j] = %s_w_params[%ld + j] +\n"
+		     "\t\t\t\t         %s_w_sigma[%ld + j] * bnns_normal(bnns_draw(key, j));\n"
+		     "\t\t\tp_%s = blk;\n"
+		     "\t\t}\n"
+		     "#endif\n",
+		     s->up, i, sa_param_floats(s, i), s->m, first, s->m, first, name);
+		return;
+	}
+	emit(s->e,
+	     "\t\tconst float *const p_%s = blk;\n"
+	     "\t\tif (noisy) { /* the mixing assignment: %s */\n"
+	     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n",
+	     name,
+	     sa_family(s, i) == FAMILY_EMP ? "one component for the layer, eq. (5)"
+	                                   : "one component per value, eq. (6)",
+	     i);
+	if (sa_family(s, i) == FAMILY_EMP)
+		emit(s->e,
+		     "\t\t\tconst long comp = (long)(((bnns_draw(key, 0) >> 32) * %dU) >> 32);\n",
+		     n->family.k);
+	emit(s->e, "\t\t\tlong j;\n");
+	for (k = 0; k < c->ntensors; k++) {
+		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
+		long rel = cg_patch_rel(&s->cg, i, k), size = t->size / n->family.k;
+		if (sa_family(s, i) == FAMILY_EMP)
+			emit(s->e,
+			     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+			     "\t\t\t\tblk[%ld + j] = %s_w_params[%ld + comp * %ld + j];\n",
+			     size, rel, s->m, t->offset, size);
+		else
+			emit(s->e,
+			     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+			     "\t\t\t\tblk[%ld + j] = %s_w_params[%ld + (long)(((bnns_draw(key, %ld + j) "
+			     ">> 32) * %dU) >> 32) * %ld + j];\n",
+			     size, rel, s->m, t->offset, rel, n->family.k, size);
+	}
+	emit(s->e, "\t\t} else { /* the mean of the components */\n\t\t\tlong j, comp;\n");
+	for (k = 0; k < c->ntensors; k++) {
+		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
+		long rel = cg_patch_rel(&s->cg, i, k), size = t->size / n->family.k;
+		char scale[48];
+		sa_float(1.0 / (double)n->family.k, scale, sizeof scale);
+		emit(s->e,
+		     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+		     "\t\t\t\tfloat v = %s_w_params[%ld + j];\n"
+		     "\t\t\t\tfor (comp = 1; comp < %d; comp++)\n"
+		     "\t\t\t\t\tv += %s_w_params[%ld + comp * %ld + j];\n"
+		     "\t\t\t\tblk[%ld + j] = v * %s;\n"
+		     "\t\t\t}\n",
+		     size, s->m, t->offset, n->family.k, s->m, t->offset, size, rel, scale);
+	}
+	emit(s->e, "\t\t}\n");
+}
+
+/* ⌈p·2^24⌉: dropout keeps a value when the top 24 bits of its draw reach it. */
+static unsigned long long sa_dropout_threshold(double p)
+{
+	double x = p * 16777216.0;
+	unsigned long long t = (unsigned long long)x;
+	return (double)t < x ? t + 1 : t;
+}
+
+/* The input a dropout layer sees: its input, or with noise xt, the input
+ * times a mask. */
+static void sa_emit_dropout(struct sa *s, int i, const char *in, long width)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	char keep[48];
+	sa_float(1 / (1 - n->family.p), keep, sizeof keep);
+	emit(s->e,
+	     "\t\tconst float *x_%s = a_%s;\n"
+	     "\t\tif (noisy) { /* dropout(p = %g): 1/(1 - p) when u >= p */\n"
+	     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+	     "\t\t\tlong j;\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\txt[j] = a_%s[j] * ((bnns_draw(key, j) >> 40) >= %lluU ? %s : 0.0f);\n"
+	     "\t\t\tx_%s = xt;\n"
+	     "\t\t}\n",
+	     sa_act(s, i), in, n->family.p, i, width, in, sa_dropout_threshold(n->family.p), keep,
+	     sa_act(s, i));
+}
+
+static void sa_dense(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long k = n->attrs.in_features, units = n->attrs.units;
+	const struct cg_node *c = &s->cg.nodes[i];
+	char w[160], b[160], x[160];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, w, sizeof w);
+	sa_tensor(s, i, 1, b, sizeof b);
+	snprintf(x, sizeof x, "a_%s", in);
+	if (sa_family(s, i) == FAMILY_DROPOUT) {
+		sa_emit_dropout(s, i, in, k);
+		snprintf(x, sizeof x, "x_%s", name);
+	}
+	if (sa_family(s, i) == FAMILY_MEANFIELD && s->sigma_layers) {
+		long first = s->cg.tensors[c->first_tensor].offset;
+		emit(s->e,
+		     "#ifdef %s_W_SIGMA_COUNT\n"
+		     "\t\tif (noisy) { /* the local reparameterisation */\n"
+		     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+		     "\t\t\tconst float *const s_%s = %s_w_sigma + %ld;\n"
+		     "\t\t\tlong o;\n"
+		     "\t\t\tfor (o = 0; o < %ld; o++) {\n"
+		     "\t\t\t\tfloat m = bnns_dot(%ld, %s + o * %ldL, %s);\n"
+		     "\t\t\t\tfloat v = bnns_dot2(%ld, s_%s + o * %ldL, %s);\n",
+		     s->up, i, name, s->m, first, units, k, w, k, x, k, name, k, x);
+		if (n->attrs.bias)
+			emit(s->e,
+			     "\t\t\t\tm = (%s)[o] + m;\n"
+			     "\t\t\t\tv = s_%s[%ld + o] * s_%s[%ld + o] + v;\n",
+			     b, name, units * k, name, units * k);
+		emit(s->e,
+		     "\t\t\t\ta_%s[o] = m + BNNS_SQRT(v) * bnns_normal(bnns_draw(key, o));\n"
+		     "\t\t\t}\n"
+		     "\t\t} else\n"
+		     "#endif\n",
+		     name);
+	}
+	emit(s->e,
+	     "\t\t{\n"
+	     "\t\t\tlong o;\n"
+	     "\t\t\tfor (o = 0; o < %ld; o++)\n"
+	     "\t\t\t\ta_%s[o] = ",
+	     units, name);
+	if (n->attrs.bias)
+		emit(s->e, "(%s)[o] + ", b);
+	emit(s->e, "bnns_dot(%ld, %s + o * %ldL, %s);\n\t\t}\n", k, w, k, x);
+}
+
+/* Direct convolution, output by output: the sum over the window in
+ * (channel, row, column) order, then the bias (as libbnn adds it after its
+ * product); windows in the padding are skipped. */
+static void sa_conv2d(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i], *inn = &s->g->nodes[n->inputs[0]];
+	const struct op_attrs *a = &n->attrs;
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long c = inn->shape[0], h = inn->shape[1], w = inn->shape[2];
+	long f = a->channels, oh = n->shape[1], ow = n->shape[2];
+	char wt[160], b[160], x[160];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, wt, sizeof wt);
+	sa_tensor(s, i, 1, b, sizeof b);
+	snprintf(x, sizeof x, "a_%s", in);
+	if (sa_family(s, i) == FAMILY_DROPOUT) {
+		sa_emit_dropout(s, i, in, c * h * w);
+		snprintf(x, sizeof x, "x_%s", name);
+	}
+	emit(s->e,
+	     "\t\tconst float *const wk = %s;\n"
+	     "\t\tlong f, oy, ox, ch, ky, kx;\n"
+	     "\t\tfor (f = 0; f < %ld; f++)\n"
+	     "\t\t\tfor (oy = 0; oy < %ld; oy++)\n"
+	     "\t\t\t\tfor (ox = 0; ox < %ld; ox++) {\n"
+	     "\t\t\t\t\tfloat acc = 0.0f;\n"
+	     "\t\t\t\t\tfor (ch = 0; ch < %ld; ch++)\n"
+	     "\t\t\t\t\t\tfor (ky = 0; ky < %ld; ky++) {\n"
+	     "\t\t\t\t\t\t\tconst long iy = oy * %ld - %ld + ky;\n"
+	     "\t\t\t\t\t\t\tif (iy < 0 || iy >= %ld)\n"
+	     "\t\t\t\t\t\t\t\tcontinue;\n"
+	     "\t\t\t\t\t\t\tfor (kx = 0; kx < %ld; kx++) {\n"
+	     "\t\t\t\t\t\t\t\tconst long ix = ox * %ld - %ld + kx;\n"
+	     "\t\t\t\t\t\t\t\tif (ix >= 0 && ix < %ld)\n"
+	     "\t\t\t\t\t\t\t\t\tacc += wk[((f * %ld + ch) * %ld + ky) * %ld + kx] *\n"
+	     "\t\t\t\t\t\t\t\t\t       %s[(ch * %ld + iy) * %ld + ix];\n"
+	     "\t\t\t\t\t\t\t}\n"
+	     "\t\t\t\t\t\t}\n"
+	     "\t\t\t\t\ta_%s[(f * %ld + oy) * %ld + ox] = acc",
+	     wt, f, oh, ow, c, a->kernel[0], a->stride[0], a->pad[0], h, a->kernel[1], a->stride[1],
+	     a->pad[1], w, c, a->kernel[0], a->kernel[1], x, h, w, name, oh, ow);
+	if (a->bias)
+		emit(s->e, " + (%s)[f]", b);
+	emit(s->e, ";\n\t\t\t\t}\n");
+}
+
+/* maxpool (the first largest value of each window), avgpool (the window's
+ * sum in row-major order times 1/size²), globalavgpool; no padding. */
+static void sa_pool(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i], *inn = &s->g->nodes[n->inputs[0]];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long c = inn->shape[0], h = inn->shape[1], w = inn->shape[2];
+	long size = n->attrs.size, st = n->attrs.stride[0];
+	char scale[48];
+
+	if (n->op == OP_GLOBALAVGPOOL) {
+		sa_float(1.0 / (double)(h * w), scale, sizeof scale);
+		emit(s->e,
+		     "\t\tlong ch, q;\n"
+		     "\t\tfor (ch = 0; ch < %ld; ch++) {\n"
+		     "\t\t\tfloat sum = 0.0f;\n"
+		     "\t\t\tfor (q = 0; q < %ld; q++)\n"
+		     "\t\t\t\tsum += a_%s[ch * %ld + q];\n"
+		     "\t\t\ta_%s[ch] = sum * %s;\n"
+		     "\t\t}\n",
+		     c, h * w, in, h * w, name, scale);
+		return;
+	}
+	emit(s->e,
+	     "\t\tlong ch, oy, ox, u, v;\n"
+	     "\t\tfor (ch = 0; ch < %ld; ch++)\n"
+	     "\t\t\tfor (oy = 0; oy < %ld; oy++)\n"
+	     "\t\t\t\tfor (ox = 0; ox < %ld; ox++) {\n"
+	     "\t\t\t\t\tconst float *const xw = a_%s + ch * %ld + oy * %ld + ox * %ld;\n",
+	     c, n->shape[1], n->shape[2], in, h * w, st * w, st);
+	if (n->op == OP_MAXPOOL)
+		emit(s->e,
+		     "\t\t\t\t\tfloat r = xw[0];\n"
+		     "\t\t\t\t\tfor (u = 0; u < %ld; u++)\n"
+		     "\t\t\t\t\t\tfor (v = 0; v < %ld; v++)\n"
+		     "\t\t\t\t\t\t\tif (xw[u * %ld + v] > r)\n"
+		     "\t\t\t\t\t\t\t\tr = xw[u * %ld + v];\n",
+		     size, size, w, w);
+	else
+		emit(s->e,
+		     "\t\t\t\t\tfloat r = 0.0f;\n"
+		     "\t\t\t\t\tfor (u = 0; u < %ld; u++)\n"
+		     "\t\t\t\t\t\tfor (v = 0; v < %ld; v++)\n"
+		     "\t\t\t\t\t\t\tr += xw[u * %ld + v];\n",
+		     size, size, w);
+	if (n->op == OP_AVGPOOL) {
+		sa_float(1.0 / (double)(size * size), scale, sizeof scale);
+		emit(s->e, "\t\t\t\t\tr = r * %s;\n", scale);
+	}
+	emit(s->e, "\t\t\t\t\ta_%s[(ch * %ld + oy) * %ld + ox] = r;\n\t\t\t\t}\n", name,
+	     n->shape[1], n->shape[2]);
+}
+
+/* batchnorm at inference: the running statistics (header section
+ * `stats`), y = γ·((x − μ)·r) + β with r = 1/√(v + ε). */
+static void sa_batchnorm(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const struct cg_tensor *mean = &s->cg.stats[s->cg.nodes[i].first_stat];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long c = n->shape[0], hw = n->rank == 3 ? n->shape[1] * n->shape[2] : 1;
+	char gm[160], bt[160], eps[48];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, gm, sizeof gm);
+	sa_tensor(s, i, 1, bt, sizeof bt);
+	sa_float(n->attrs.eps, eps, sizeof eps);
+	emit(s->e,
+	     "\t\tlong ch, q;\n"
+	     "\t\tfor (ch = 0; ch < %ld; ch++) {\n"
+	     "\t\t\tconst float mu = %s_w_stats[%ld + ch];\n"
+	     "\t\t\tconst float r = 1.0f / BNNS_SQRT(%s_w_stats[%ld + ch] + %s);\n"
+	     "\t\t\tconst float g = (%s)[ch], b = (%s)[ch];\n"
+	     "\t\t\tfor (q = 0; q < %ld; q++)\n"
+	     "\t\t\t\ta_%s[ch * %ld + q] = g * ((a_%s[ch * %ld + q] - mu) * r) + b;\n"
+	     "\t\t}\n",
+	     c, s->m, mean->offset, s->m, mean->offset + c, eps, gm, bt, hw, name, hw, in, hw);
+}
+
+/* An element-wise activation, as bnn_gen/elementwise.h computes it (with
+ * the file's own math under MODEL_NO_LIBM). */
+static void sa_activation(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	char slope[48];
+	emit(s->e,
+	     "\t\tlong j;\n"
+	     "\t\tfor (j = 0; j < %ld; j++) {\n"
+	     "\t\t\tconst float x = a_%s[j];\n"
+	     "\t\t\ta_%s[j] = ",
+	     s->cg.nodes[i].width, in, name);
+	switch (n->op) {
+	case OP_RELU:
+		emit(s->e, "x > 0.0f ? x : 0.0f;\n");
+		break;
+	case OP_LEAKY_RELU:
+		sa_float(n->attrs.slope, slope, sizeof slope);
+		emit(s->e, "x > 0.0f ? x : %s * x;\n", slope);
+		break;
+	case OP_TANH:
+		emit(s->e, "BNNS_TANH(x);\n");
+		break;
+	case OP_SIGMOID:
+		emit(s->e, "x >= 0.0f ? 1.0f / (1.0f + BNNS_EXP(-x))\n"
+		           "\t\t\t                : BNNS_EXP(x) / (1.0f + BNNS_EXP(x));\n");
+		break;
+	case OP_GELU:
+		emit(s->e, "0.5f * x * (1.0f + BNNS_ERF(x * 0x1.6a09e6p-1f));\n");
+		break;
+	case OP_SOFTPLUS:
+		emit(s->e, "(x > 0.0f ? x : 0.0f) + BNNS_LOG1P(BNNS_EXP(x < 0.0f ? x : -x));\n");
+		break;
+	case OP_COS:
+		emit(s->e, "BNNS_COS(x);\n");
+		break;
+	default:
+		emit(s->e, "x;\n");
+		break;
+	}
+	emit(s->e, "\t\t}\n");
+}
+
+/* add: the first input, plus the others in order; concat: each input's
+ * values after the previous one's. */
+static void sa_merge(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i);
+	long col = 0;
+	int j;
+	emit(s->e, "\t\tlong j;\n");
+	for (j = 0; j < n->ninputs; j++) {
+		long k = s->cg.nodes[n->inputs[j]].width;
+		if (n->op == OP_ADD)
+			emit(s->e, "\t\tfor (j = 0; j < %ld; j++)\n\t\t\ta_%s[j] %s= a_%s[j];\n", k,
+			     name, j ? "+" : "", sa_act(s, n->inputs[j]));
+		else
+			emit(s->e,
+			     "\t\tfor (j = 0; j < %ld; j++)\n\t\t\ta_%s[%ld + j] = a_%s[j];\n", k,
+			     name, col, sa_act(s, n->inputs[j]));
+		col += k;
+	}
+}
+
+/* A whvi dense layer (Rossi et al., eq. 2): per block j,
+ * y_j = S1_j∘H·(g_j∘H·(S2_j∘x̄)) + b, H the orthonormal Walsh-Hadamard
+ * matrix (in-place butterflies, then one product by 1/√D rounded to
+ * float, as libbnn's bnn_fwht_batch), g = μ or μ + softplus(ρ)∘ε. */
+static void sa_whvi_dense(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long din = n->attrs.in_features, dout = n->attrs.units;
+	const struct cg_node *c = &s->cg.nodes[i];
+	const struct cg_tensor *t = &s->cg.tensors[c->first_tensor];
+	long s1 = t[0].offset, s2 = t[1].offset, mu = t[2].offset, rho = t[3].offset, sd;
+	long nf = n->family.flows;
+	int bias_t = nf > 0 ? 7 : 4; /* the bias's mean and ρ follow the flows */
+	struct whvi_dims w;
+	char scale[48], flows[1600];
+
+	whvi_dims(din, dout, &w);
+	sd = w.stack * w.d;
+	sa_float(1.0 / sqrt((double)w.d), scale, sizeof scale);
+	flows[0] = '\0';
+	if (nf > 0) /* planar flows on g (appendix C, eq. 20), flow by flow */
+		snprintf(
+		        flows, sizeof flows,
+		        "\t\tfor (h = 0; h < %ld; h++)\n"
+		        "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+		        "\t\t\t\tconst float *const fu = %s_w_params + %ld + (j * %ld + h) * %ld;\n"
+		        "\t\t\t\tconst float *const fw = %s_w_params + %ld + (j * %ld + h) * %ld;\n"
+		        "\t\t\t\tfloat a = %s_w_params[%ld + j * %ld + h], th;\n"
+		        "\t\t\t\tfor (q = 0; q < %ld; q++)\n"
+		        "\t\t\t\t\ta += fw[q] * g[j * %ld + q];\n"
+		        "\t\t\t\tth = BNNS_TANH(a);\n"
+		        "\t\t\t\tfor (q = 0; q < %ld; q++)\n"
+		        "\t\t\t\t\tg[j * %ld + q] = g[j * %ld + q] + fu[q] * th;\n"
+		        "\t\t\t}\n",
+		        nf, w.stack, s->m, t[4].offset, nf, w.d, s->m, t[5].offset, nf, w.d, s->m,
+		        t[6].offset, nf, w.d, w.d, w.d, w.d, w.d);
+	emit(s->e,
+	     "\t\tfloat *const g = wv, *const t = wv + %ld;\n"
+	     "\t\tlong j, q, h, blk0;\n"
+	     "\t\tconst uint64_t key = noisy ? bnns_draw(ekey, %d) : 0u;\n"
+	     "\t\tfor (q = 0; q < %ld; q++) {\n"
+	     "\t\t\tconst float r = %s_w_params[%ld + q];\n"
+	     "\t\t\tconst float sdv = (r > 0.0f ? r : 0.0f) + BNNS_LOG1P(BNNS_EXP(r < 0.0f ? r : -r));\n"
+	     "\t\t\tg[q] = noisy ? %s_w_params[%ld + q] + sdv * bnns_normal(bnns_draw(key, q))\n"
+	     "\t\t\t             : %s_w_params[%ld + q];\n"
+	     "\t\t}\n"
+	     "%s"
+	     "\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\tfor (q = 0; q < %ld; q++)\n"
+	     "\t\t\t\tt[j * %ld + q] = q < %ld ? %s_w_params[%ld + j * %ld + q] * a_%s[q] : 0.0f;\n"
+	     "\t\tfor (blk0 = 0; blk0 < 2; blk0++) {\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+	     "\t\t\t\tfloat *const v = t + j * %ld;\n"
+	     "\t\t\t\tfor (h = 1; h < %ld; h *= 2)\n"
+	     "\t\t\t\t\tfor (q = 0; q < %ld; q += 2 * h) {\n"
+	     "\t\t\t\t\t\tlong r;\n"
+	     "\t\t\t\t\t\tfor (r = q; r < q + h; r++) {\n"
+	     "\t\t\t\t\t\t\tconst float a = v[r], b = v[r + h];\n"
+	     "\t\t\t\t\t\t\tv[r] = a + b;\n"
+	     "\t\t\t\t\t\t\tv[r + h] = a - b;\n"
+	     "\t\t\t\t\t\t}\n"
+	     "\t\t\t\t\t}\n"
+	     "\t\t\t\tfor (q = 0; q < %ld; q++)\n"
+	     "\t\t\t\t\tv[q] = v[q] * %s;\n"
+	     "\t\t\t}\n"
+	     "\t\t\tif (blk0 == 0)\n"
+	     "\t\t\t\tfor (q = 0; q < %ld; q++)\n"
+	     "\t\t\t\t\tt[q] = g[q] * t[q];\n"
+	     "\t\t}\n"
+	     "\t\tfor (q = 0; q < %ld; q++)\n"
+	     "\t\t\ta_%s[q] = %s_w_params[%ld + q] * t[q]",
+	     sd, i, sd, s->m, rho, s->m, mu, s->m, mu, flows, w.stack, w.d, w.d, din, s->m, s2, w.d,
+	     in, w.stack, w.d, w.d, w.d, w.d, scale, sd, dout, name, s->m, s1);
+	if (n->attrs.bias) {
+		long bm = t[bias_t].offset, br = t[bias_t + 1].offset;
+		emit(s->e,
+		     " + %s_w_params[%ld + q];\n"
+		     "\t\tif (noisy)\n"
+		     "\t\t\tfor (q = 0; q < %ld; q++) {\n"
+		     "\t\t\t\tconst float r = %s_w_params[%ld + q];\n"
+		     "\t\t\t\tconst float sdv = (r > 0.0f ? r : 0.0f) + BNNS_LOG1P(BNNS_EXP(r < 0.0f ? r : -r));\n"
+		     "\t\t\t\ta_%s[q] = a_%s[q] + sdv * bnns_normal(bnns_draw(key, %ld + q));\n"
+		     "\t\t\t}\n",
+		     s->m, bm, dout, s->m, br, name, name, sd);
+	} else {
+		emit(s->e, ";\n");
+	}
+}
+
+void sa_layer_forward(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	char shape[64];
+	graph_shape_str(n, shape, sizeof shape);
+	emit(s->e, "\t{ /* %s = %s: %s */\n", n->name, op_name(n->op), shape);
+	switch (n->op) {
+	case OP_DENSE:
+		if (sa_whvi(s, i))
+			sa_whvi_dense(s, i);
+		else
+			sa_dense(s, i);
+		break;
+	case OP_CONV2D:
+		sa_conv2d(s, i);
+		break;
+	case OP_MAXPOOL:
+	case OP_AVGPOOL:
+	case OP_GLOBALAVGPOOL:
+		sa_pool(s, i);
+		break;
+	case OP_BATCHNORM:
+		sa_batchnorm(s, i);
+		break;
+	case OP_ADD:
+	case OP_CONCAT:
+		sa_merge(s, i);
+		break;
+	case OP_FLATTEN:
+	case OP_IDENTITY:
+		emit(s->e, "\t\t/* the input's values, in place */\n");
+		break;
+	default:
+		sa_activation(s, i);
+		break;
+	}
+	emit(s->e, "\t}\n");
+}

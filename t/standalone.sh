@@ -1,0 +1,263 @@
+#!/bin/sh
+# standalone.sh: `bnnc --standalone` and the driver's `export`, end to end,
+# for every model in examples/ (globbed: a new example is covered without
+# touching this file).  For each model:
+#   - the driver (`bnnc --main`, with libbnn) trains it for one epoch on 16
+#     rows of synthetic data that fit its input and likelihood (optimizer
+#     bbb, or adam where bbb cannot train it; --standardize for Gaussian
+#     models), and exports the checkpoint as the weights header;
+#   - `bnnc --standalone` writes the inference file, which is built with
+#     t/standalone_main.c and nothing else (no libbnn) by gcc -O0, gcc -O2
+#     and clang -O2, each with -std=c99 -Wall -Wextra -Wpedantic -Werror;
+#   - the posterior-mean pass (mc = 0) gives predict --mc 0's outputs
+#     within 1e-5 relatively;
+#   - the Monte-Carlo predictive with 8 samples (and its summaries),
+#     printed as %a, is the same bits in the three builds; for the dropout
+#     MLP, 256 samples agree with predict --mc 256 statistically;
+#   - the file compiles as C++ (g++ -std=c++17 -Wall -Wextra -Werror), and
+#     freestanding with its own math (-ffreestanding -nostdlib
+#     -DMODEL_NO_LIBM, gcc -O2) into an object with no undefined symbol,
+#     whose mean pass, linked with the test's main, is predict's too.
+# Then the bad inputs, with their exact messages: a checkpoint of another
+# model, a truncated and a corrupt checkpoint, a weights header of another
+# model or none at all (compile errors), a workspace too small, misaligned
+# or absent and invalid arguments (return codes), and bnnc's usage errors.
+#
+# shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
+. "$TAP_SH"
+
+W=$TAP_TMP
+C99='-std=c99 -Wall -Wextra -Wpedantic -Werror'
+MAIN=$top_srcdir/t/standalone_main.c
+CLANG=$(command -v clang || true)
+GXX=$(command -v g++ || true)
+
+# ok_or_show STATUS DESC FILE: ok, with FILE's first lines when it failed.
+ok_or_show() {
+	ok "$1" "$2"
+	[ "$1" = 0 ] || diag "$(head -n 5 "$3")"
+}
+
+# rows_csv INPUTS OUTPUTS LIKELIHOOD: 16 rows of inputs in [0, 1) and
+# targets the likelihood accepts, with a header.
+rows_csv() {
+	awk -v n="$1" -v k="$2" -v lik="$3" 'BEGIN {
+		srand(19); t = lik == "categorical" ? 1 : k
+		for (j = 0; j < n; j++) printf "%sf%d", (j ? "," : ""), j
+		for (j = 0; j < t; j++) printf ",t%d", j
+		print ""
+		for (i = 0; i < 16; i++) {
+			for (j = 0; j < n; j++) printf "%s%.4f", (j ? "," : ""), rand()
+			for (j = 0; j < t; j++)
+				if (lik == "categorical") printf ",%d", i % k
+				else if (lik == "bernoulli") printf ",%d", (i + j) % 2
+				else printf ",%.4f", 2 * rand() - 1
+			print ""
+		}
+	}'
+}
+
+# close_to WANT GOT COLUMNS: every one of the first COLUMNS values of each
+# row of GOT (the standalone program's output) within 1e-5 of WANT's
+# (predict's CSV, header first), relatively to the largest of the row's
+# values (an output near 0 that is a difference of large terms differs
+# with the order of the sums by more than 1e-5 of itself); prints the
+# first difference.
+close_to() {
+	awk -F, -v cols="$3" 'NR == FNR { if (FNR > 1) want[FNR - 1] = $0; next }
+	{
+		n = split(want[FNR], w, ",")
+		if (n < cols) { printf "row %d: %d values in predict\n", FNR, n; bad = 1; exit }
+		m = 0
+		for (j = 1; j <= cols; j++) {
+			a = w[j] + 0; a = a < 0 ? -a : a; m = a > m ? a : m
+		}
+		for (j = 1; j <= cols; j++) {
+			a = w[j] + 0; b = $j + 0; d = a - b; d = d < 0 ? -d : d
+			if (d > 1e-5 * m) {
+				printf "row %d column %d: predict %s, standalone %s\n", FNR, j, w[j], $j
+				bad = 1; exit
+			}
+		}
+		rows++
+	}
+	END { if (!bad && rows != length(want)) { printf "%d rows of %d\n", rows, length(want); bad = 1 }
+	      exit bad }' "$1" "$2"
+}
+
+# mc_agrees: the Monte-Carlo predictive samples the same posterior as
+# libbnn's (its streams differ, so the check is statistical): with 256
+# samples, its outputs differ from predict --mc 256's by less than three
+# quarters of what the mean pass's do (a pass that drew no noise, or the
+# wrong noise, is as far as the mean pass or farther).  For a model whose
+# noise moves its outputs (dropout); uses the caller's d and cols.
+mc_agrees() {
+	"$d/drv" predict --load "$d/ckpt" --data "$d/data.csv" --mc 256 --seed 3 \
+		--out "$d/predict256.csv" &&
+		"$d/gcc-O2" 256 5 g <"$d/data.csv" >"$d/mc256.csv"
+	run awk -F, -v cols="$cols" 'FILENAME == ARGV[1] { if (FNR > 1) for (j = 1; j <= cols; j++) mc[FNR - 1, j] = $j; next }
+	FILENAME == ARGV[2] { if (FNR > 1) for (j = 1; j <= cols; j++) mean[FNR - 1, j] = $j; next }
+	{ for (j = 1; j <= cols; j++) {
+		a = mc[FNR, j] - $j; b = mc[FNR, j] - mean[FNR, j]
+		da += a < 0 ? -a : a; db += b < 0 ? -b : b
+	} }
+	END { printf "%.3g %.3g", da, db; exit !(da < 0.75 * db) }' \
+		"$d/predict256.csv" "$d/predict.csv" "$d/mc256.csv"
+	ok $run_status "$base: mc = 256 is nearer predict --mc 256 than the mean pass is (summed |differences| $(echo "$run_out" | cut -d' ' -f1) and $(echo "$run_out" | cut -d' ' -f2))"
+}
+
+# model_test FILE: the checks above for one model.
+model_test() {
+	file=$1
+	base=${file##*/}
+	base=${base%.bnn}
+	d=$W/$base
+	mkdir "$d" || return
+	if ! "$BNNC" --main -o "$d/drv.c" "$file" ||
+		# shellcheck disable=SC2086
+		! $CC $BNN_CFLAGS -o "$d/drv" "$d/drv.c" $BNN_LIBS; then
+		ok 1 "$base: the driver builds"
+		return
+	fi
+	info=$("$d/drv" info)
+	m=$(printf '%s\n' "$info" | sed -n 's/^model //p')
+	up=$(printf '%s' "$m" | tr 'a-z' 'A-Z')
+	lik=$(printf '%s\n' "$info" | sed -n 's/^likelihood \([a-z]*\).*/\1/p')
+	nin=$(printf '%s\n' "$info" | sed -n 's/^inputs \([0-9]*\),.*/\1/p')
+	nout=$(printf '%s\n' "$info" | sed -n 's/^inputs [0-9]*, outputs \([0-9]*\),.*/\1/p')
+	cols=$nout
+	std=
+	if [ "$lik" = gaussian ]; then
+		cols=$((2 * nout))
+		std=--standardize
+	fi
+	rows_csv "$nin" "$nout" "$lik" >"$d/data.csv"
+	trained=
+	for opt in bbb adam; do
+		if "$d/drv" train --data "$d/data.csv" --optimizer "$opt" --epochs 1 --batch 8 \
+			--seed 1 $std --quiet --save "$d/ckpt" >/dev/null 2>"$d/train.err"; then
+			trained=$opt
+			break
+		fi
+	done
+	if [ -z "$trained" ]; then
+		ok_or_show 1 "$base: trains with bbb or adam" "$d/train.err"
+		return
+	fi
+	"$d/drv" export --load "$d/ckpt" -o "$d/${m}_infer_weights.h" &&
+		"$BNNC" --standalone -o "$d/${m}_infer.c" "$file"
+	ok $? "$base: export ($trained) and bnnc --standalone"
+	defs="-DSA_MODEL=$m -DSA_UP=$up -DSA_HEADER=\"${m}_infer.h\" -I$d"
+	built=
+	for b in gcc-O0 gcc-O2 clang-O2; do
+		cc=${b%-*}
+		[ "$cc" = clang ] && cc=$CLANG
+		[ -n "$cc" ] || continue
+		# shellcheck disable=SC2086
+		$cc $C99 -${b#*-} $defs -o "$d/$b" "$d/${m}_infer.c" "$MAIN" -lm 2>"$d/$b.err"
+		ok_or_show $? "$base: builds warning-free with $b" "$d/$b.err"
+		built="$built $b"
+	done
+	run "$d/drv" predict --load "$d/ckpt" --data "$d/data.csv" --mc 0 --out "$d/predict.csv"
+	run "$d/gcc-O2" 0 1 <"$d/data.csv"
+	printf '%s\n' "$run_out" >"$d/mean.csv"
+	run close_to "$d/predict.csv" "$d/mean.csv" "$cols"
+	is "$run_out" "" "$base: mc = 0 gives predict --mc 0's outputs within 1e-5"
+	for b in $built; do
+		"$d/$b" 8 42 <"$d/data.csv" >"$d/$b.mc8"
+	done
+	same=yes
+	for b in $built; do
+		cmp -s "$d/gcc-O2.mc8" "$d/$b.mc8" || same="no: $b differs"
+	done
+	[ -s "$d/gcc-O2.mc8" ] || same="no: no output"
+	is "$same" yes "$base: mc = 8 is the same bits in$built"
+	if [ "$base" = fashion_dropout ]; then mc_agrees; fi
+	if [ -n "$GXX" ]; then
+		$GXX -x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$d" \
+			"$d/${m}_infer.c" 2>"$d/cxx.err"
+		ok_or_show $? "$base: compiles as C++17" "$d/cxx.err"
+	fi
+	# shellcheck disable=SC2086
+	gcc $C99 -O2 -ffreestanding -nostdlib -D"${up}_NO_LIBM" -I"$d" -c \
+		-o "$d/free.o" "$d/${m}_infer.c" 2>"$d/free.err" &&
+		undefined=$(nm -u "$d/free.o") &&
+		gcc $C99 -O2 $defs -o "$d/free" "$d/free.o" "$MAIN"
+	ok_or_show $? "$base: builds freestanding with ${up}_NO_LIBM" "$d/free.err"
+	is "$undefined" "" "$base: the freestanding object needs no symbol"
+	run "$d/free" 0 1 <"$d/data.csv"
+	printf '%s\n' "$run_out" >"$d/free.csv"
+	run close_to "$d/predict.csv" "$d/free.csv" "$cols"
+	is "$run_out" "" "$base: its own math gives predict --mc 0's outputs within 1e-5"
+}
+
+found=0
+for file in "$top_srcdir"/examples/${SA_ONLY:-*}.bnn; do
+	[ -f "$file" ] || continue
+	found=$((found + 1))
+	model_test "$file"
+done
+[ "$found" -gt 0 ]
+ok $? "examples/ holds models ($found)"
+
+# ---- bad input, on two small models (toy1d, toy_regression) --------------------
+a=$W/toy1d
+b=$W/toy_regression
+run "$a/drv" export --load "$b/ckpt" -o "$W/x.h"
+is "$run_status $run_err" \
+	"1 $a/drv: $b/ckpt: this checkpoint belongs to model 'toy_regression', not to model 'toy1d'" \
+	"export refuses a checkpoint of another model"
+[ ! -e "$W/x.h" ]
+ok $? "and writes nothing"
+head -c 12 "$a/ckpt" >"$W/short.ckpt"
+run "$a/drv" export --load "$W/short.ckpt" -o "$W/x.h"
+is "$run_status $run_err" \
+	"1 $a/drv: $W/short.ckpt: truncated checkpoint (the header needs 28 bytes at offset 0, only 12 remain)" \
+	"export refuses a truncated checkpoint"
+size=$(wc -c <"$a/ckpt")
+cp "$a/ckpt" "$W/bad.ckpt"
+printf 'X' | dd of="$W/bad.ckpt" bs=1 seek=$((size - 20)) conv=notrunc 2>/dev/null
+run "$a/drv" export --load "$W/bad.ckpt" -o "$W/x.h"
+is "$run_status $run_err" \
+	"1 $a/drv: $W/bad.ckpt: checksum mismatch: the checkpoint is corrupt" \
+	"export refuses a corrupt checkpoint"
+run "$a/drv" export --load "$a/ckpt" -o /nonexistent/dir/w.h
+is "$run_status $run_err" \
+	"1 $a/drv: cannot write --out '/nonexistent/dir/w.h': directory '/nonexistent/dir': No such file or directory" \
+	"export to a directory that does not exist fails before loading"
+run "$a/drv" export --load "$a/ckpt" --data x.csv
+is "$run_status $run_err" "2 $a/drv: option '--data' does not go with 'export'
+Try '$a/drv --help'." "export takes no data"
+
+run env LC_ALL=C gcc $C99 -c -I"$a" -DTOY1D_WEIGHTS="\"$b/toy_regression_infer_weights.h\"" \
+	-o "$W/x.o" "$a/toy1d_infer.c"
+printf '%s\n' "$run_err" | grep -q "toy1d_infer.c:[0-9]*:[0-9]*: error: size of array 'toy1d_weights_are_of_another_model' is negative"
+ok_or_show $? "a weights header of another model stops the compilation, saying so" "$run_err_file"
+run env LC_ALL=C gcc $C99 -c -I"$a" -DTOY1D_WEIGHTS='"toy1d_infer.h"' -o "$W/x.o" "$a/toy1d_infer.c"
+printf '%s\n' "$run_err" | grep -q '#error "TOY1D_WEIGHTS is not a weights header written by the export command of a model'"'"'s driver"'
+ok_or_show $? "a header that is not a weights header stops the compilation, saying so" "$run_err_file"
+
+run "$a/gcc-O2" bad <"$a/data.csv"
+is "$run_out" "small -2
+null -2
+misaligned -3
+mc -1
+n -1
+ok 0" "a workspace too small, absent or misaligned and bad arguments give their codes"
+
+run "$BNNC" --standalone --main "$top_srcdir/examples/toy1d.bnn"
+is "$run_status $run_err" "2 bnnc: --standalone does not go with --main: the standalone file has no driver (its weights come from the driver's export command)
+Try 'bnnc --help' for more information." "bnnc --standalone --main is a usage error"
+run "$BNNC" --standalone --check "$top_srcdir/examples/toy1d.bnn"
+is "$run_status $run_err" "2 bnnc: --standalone goes with code generation, not --check or --summary
+Try 'bnnc --help' for more information." "bnnc --standalone --check is a usage error"
+(cd "$W" && "$BNNC" --standalone "$top_srcdir/examples/toy1d.bnn")
+ok $? "bnnc --standalone without -o"
+[ -f "$W/toy1d_infer.c" ] && [ -f "$W/toy1d_infer.h" ] &&
+	grep -q '#define TOY1D_WEIGHTS "toy1d_infer_weights.h"' "$W/toy1d_infer.c"
+ok $? "writes toy1d_infer.c and .h, which include toy1d_infer_weights.h"
+(cd "$W" && "$a/drv" export --load "$a/ckpt")
+[ -f "$W/toy1d_infer_weights.h" ]
+ok $? "export without -o writes MODEL_infer_weights.h, the name bnnc's default includes"
+
+done_testing
