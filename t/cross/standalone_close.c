@@ -18,7 +18,6 @@
  * first difference (line, word, both values) and exits 1.  Exit status 2:
  * bad usage or an unreadable file.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +44,6 @@ static int sc_number(const char *w, double *v)
 {
 	char *end;
 
-	errno = 0;
 	*v = strtod(w, &end);
 	return end != w && *end == '\0';
 }
