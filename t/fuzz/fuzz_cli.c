@@ -5,7 +5,7 @@
  * separated by NUL bytes (at most 32).  The driver runs in the scratch
  * directory (the process changes into it on the first input), which holds
  * a small training set d.csv (columns a,b,c,d,label; 8 rows) and a
- * checkpoint m.ckpt of the model, so that "train --data d.csv", "eval
+ * checkpoint m.ckpt of the model (both rewritten for each input), so that "train --data d.csv", "eval
  * --load m.ckpt ..." and the rest do real work; whatever else a command
  * writes there is removed after each input.
  *
@@ -44,25 +44,45 @@ static const char cli_data[] = "a,b,c,d,label\n"
 
 static const char *const cli_fixtures[] = { "d.csv", "m.ckpt", NULL };
 
-/* The directory and its two files, once per process. */
-static void cli_setup(void)
+static uint8_t *cli_ckpt; /* the bytes of m.ckpt */
+static long cli_ckpt_size;
+
+/* Saves a checkpoint of the model's initial state, keeping its bytes. */
+static void cli_make_checkpoint(void)
 {
-	static int done;
 	bnn_state st;
 	bnn_err err;
+	FILE *f;
 
-	if (done)
-		return;
-	done = 1;
-	if (chdir(fuzz_scratch_dir()) != 0)
-		abort();
-	fuzz_scratch_write(1, "d.csv", cli_data, sizeof cli_data - 1);
 	if (bnn_state_init(&st, &rt_blobs_model, 1, &err) != BNN_OK ||
 	    bnn_state_save(&st, "m.ckpt", &err) != BNN_OK) {
 		fprintf(stderr, "fuzz: %s\n", err.message);
 		abort();
 	}
 	bnn_state_free(&st);
+	if (!(f = fopen("m.ckpt", "rb")) || fseek(f, 0, SEEK_END) != 0 ||
+	    (cli_ckpt_size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0 ||
+	    !(cli_ckpt = malloc((size_t)cli_ckpt_size)) ||
+	    fread(cli_ckpt, 1, (size_t)cli_ckpt_size, f) != (size_t)cli_ckpt_size)
+		abort();
+	fclose(f);
+}
+
+/* The directory and its two files, written afresh for every input: a
+ * command may have overwritten them (--save m.ckpt, --out d.csv), and each
+ * input must run as it would alone. */
+static void cli_setup(void)
+{
+	static int done;
+
+	if (!done) {
+		done = 1;
+		if (chdir(fuzz_scratch_dir()) != 0)
+			abort();
+		cli_make_checkpoint();
+	}
+	fuzz_scratch_write(1, "d.csv", cli_data, sizeof cli_data - 1);
+	fuzz_scratch_write(1, "m.ckpt", cli_ckpt, (size_t)cli_ckpt_size);
 }
 
 /* Whether argument A stays within the limits above. */
