@@ -28,7 +28,8 @@
 
 #include "bnn.h"
 
-#define IDX_CHUNK 65536 /* bytes per gzread() of the data; a multiple of 8 */
+#define IDX_CHUNK        65536 /* bytes per gzread() of the data; a multiple of 8 */
+#define IDX_FIRST_FLOATS 65536 /* the data's first allocation (then doubled) */
 
 /* The largest element count accepted: 2^31, or LONG_MAX if smaller. */
 #define IDX_MAX_COUNT \
@@ -254,13 +255,36 @@ static int idx_read_header(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 	return BNN_OK;
 }
 
+/* Makes room for N floats in out->data (*CAP of them so far), growing it
+ * geometrically up to TOTAL: memory follows the data actually read, so a
+ * header that announces 2^31 elements in a file of 40 bytes costs 256 KiB,
+ * not 8 GiB, before the file is found truncated.  0, or -1 when out of
+ * memory (out->data unchanged). */
+static int idx_reserve(bnn_idx *out, size_t *cap, size_t n, size_t total)
+{
+	size_t want = *cap ? *cap : IDX_FIRST_FLOATS;
+	float *p;
+
+	if (n <= *cap)
+		return 0;
+	while (want < n && want < total)
+		want = want > total / 2 ? total : 2 * want;
+	if (want > total)
+		want = total;
+	if (!(p = realloc(out->data, want * sizeof *p)))
+		return -1;
+	out->data = p;
+	*cap = want;
+	return 0;
+}
+
 /* Read the data that follows the header into out->data, then check that
  * nothing follows it. */
 static int idx_read_data(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 {
 	size_t size = (size_t)idx_type_size(out->type);
 	long header = r->offset;
-	size_t per_chunk = IDX_CHUNK / size, done = 0, got, bad;
+	size_t per_chunk = IDX_CHUNK / size, done = 0, got, bad, cap = 0;
 	size_t total = (size_t)out->count;
 	unsigned long long bytes = (unsigned long long)total * size;
 	unsigned long long trailing = 0;
@@ -272,18 +296,20 @@ static int idx_read_data(struct idx_reader *r, bnn_idx *out, bnn_err *err)
 		                "%s: %ld elements do not "
 		                "fit in memory",
 		                r->path, out->count);
-	out->data = malloc(total * sizeof(float));
-	buf = malloc(IDX_CHUNK);
-	if (!out->data || !buf) {
-		rc = bnn_fail(err, BNN_ENOMEM,
-		              "%s: out of memory for %ld "
-		              "elements",
-		              r->path, out->count);
+	if (!(buf = malloc(IDX_CHUNK))) {
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory", r->path);
 		goto out;
 	}
 	while (done < total) {
 		size_t k = total - done < per_chunk ? total - done : per_chunk;
 
+		if (idx_reserve(out, &cap, done + k, total)) {
+			rc = bnn_fail(err, BNN_ENOMEM,
+			              "%s: out of memory for %ld "
+			              "elements",
+			              r->path, out->count);
+			goto out;
+		}
 		rc = idx_read(r, buf, k * size, &got, err);
 		if (rc)
 			goto out;
