@@ -831,38 +831,74 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
 
 /* What the two fills of bnn_file_replace() need. */
 struct cg_files {
-	struct cg *cg;
-	const struct codegen_options *o;
-	const char *canonical; /* the model's canonical text (provenance) */
-	bnn_err c_err;         /* why the C file could not be written */
-	int c_failed;          /* the C file failed (report c_err) */
+	struct emit *e;
+	const char *c_path;
+	codegen_writer write_h, write_c;
+	void *ctx;
+	bnn_err c_err; /* why the C file could not be written */
+	int c_failed;  /* the C file failed (report c_err) */
 };
 
 /* Writes the C file into F (a fill of bnn_file_replace()). */
 static int cg_fill_c(FILE *f, void *ctx)
 {
 	struct cg_files *w = ctx;
-	emit_init(w->cg->e, f);
-	cg_write_c(w->cg, w->o, w->canonical);
-	return emit_failed(w->cg->e) ? -1 : 0;
+	emit_init(w->e, f);
+	w->write_c(w->ctx);
+	return emit_failed(w->e) ? -1 : 0;
 }
 
 /* Writes the header into F, then replaces the C file while the header's
- * new contents wait in their temporary file: a failure of either leaves
- * both files as they were (only a failure of the header's own final
- * rename, after the C file's, leaves the new C file with the old header). */
+ * new contents wait in their temporary file. */
 static int cg_fill_h(FILE *f, void *ctx)
 {
 	struct cg_files *w = ctx;
-	emit_init(w->cg->e, f);
-	cg_write_header(w->cg, w->o);
-	if (emit_failed(w->cg->e))
+	emit_init(w->e, f);
+	w->write_h(w->ctx);
+	if (emit_failed(w->e))
 		return -1;
-	if (bnn_file_replace(w->o->c_path, "", cg_fill_c, w, &w->c_err) != BNN_OK) {
+	if (bnn_file_replace(w->c_path, "", cg_fill_c, w, &w->c_err) != BNN_OK) {
 		w->c_failed = 1;
 		return EIO;
 	}
 	return 0;
+}
+
+int codegen_write_files(struct emit *e, const char *h_path, const char *c_path,
+                        codegen_writer write_h, codegen_writer write_c, void *ctx)
+{
+	struct cg_files w;
+	bnn_err err;
+
+	memset(&w, 0, sizeof w);
+	w.e = e;
+	w.c_path = c_path;
+	w.write_h = write_h;
+	w.write_c = write_c;
+	w.ctx = ctx;
+	if (bnn_file_replace(h_path, "", cg_fill_h, &w, &err) == BNN_OK)
+		return 0;
+	fprintf(stderr, "bnnc: %s\n", w.c_failed ? w.c_err.message : err.message);
+	return 1;
+}
+
+/* The generated pass's files, as codegen_write_files() writes them. */
+struct cg_model {
+	struct cg *cg;
+	const struct codegen_options *o;
+	const char *canonical; /* the model's canonical text (provenance) */
+};
+
+static void cg_model_header(void *ctx)
+{
+	const struct cg_model *m = ctx;
+	cg_write_header(m->cg, m->o);
+}
+
+static void cg_model_c(void *ctx)
+{
+	const struct cg_model *m = ctx;
+	cg_write_c(m->cg, m->o, m->canonical);
 }
 
 int codegen_plan(struct cg *cg, const struct graph *g, struct diag *d)
@@ -887,12 +923,10 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
 {
 	struct cg cg;
 	struct emit e;
-	struct cg_files w;
-	bnn_err err;
+	struct cg_model m;
 	char *canonical = NULL;
 	int status = 1, rc;
 
-	memset(&w, 0, sizeof w);
 	rc = codegen_plan(&cg, g, d); /* > 0: reported through d */
 	cg.e = &e;
 	if (rc > 0)
@@ -901,13 +935,10 @@ int codegen_write(const struct graph *g, const struct codegen_options *o, struct
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
-	w.cg = &cg;
-	w.o = o;
-	w.canonical = canonical;
-	if (bnn_file_replace(o->h_path, "", cg_fill_h, &w, &err) != BNN_OK)
-		fprintf(stderr, "bnnc: %s\n", w.c_failed ? w.c_err.message : err.message);
-	else
-		status = 0;
+	m.cg = &cg;
+	m.o = o;
+	m.canonical = canonical;
+	status = codegen_write_files(&e, o->h_path, o->c_path, cg_model_header, cg_model_c, &m);
 done:
 	free(canonical);
 	codegen_plan_free(&cg);

@@ -47,6 +47,18 @@ struct cg;
 int codegen_plan(struct cg *cg, const struct graph *g, struct diag *d);
 void codegen_plan_free(struct cg *cg);
 
+/* Writes a generated header and C file, both replaced atomically: WRITE_H
+ * and WRITE_C write from CTX into E (the emitter they write with, pointed
+ * here at the file's temporary copy); the C file is replaced while the header's new contents wait in
+ * their temporary file, so a failure of either leaves both files as they
+ * were (only a failure of the header's own final rename, after the C
+ * file's, leaves the new C file with the old header).  Prints
+ * "bnnc: MESSAGE" and returns 1 on failure, 0 on success. */
+struct emit;
+typedef void (*codegen_writer)(void *ctx);
+int codegen_write_files(struct emit *e, const char *h_path, const char *c_path,
+                        codegen_writer write_h, codegen_writer write_c, void *ctx);
+
 /* The last component of PATH (what an #include line names). */
 const char *codegen_basename(const char *path);
 

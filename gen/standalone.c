@@ -18,8 +18,8 @@
  * weights header's checks, the math (standalone_math.c), bnns_forward()
  * with each node's code (standalone_layers.c), and the predictive
  * (MODEL_predict_summary, MODEL_predict).  Both files go through
- * bnn_file_replace(), the C file inside the header's fill, as codegen.c
- * does, so a failure leaves the old files as they were.
+ * codegen_write_files(), as the pass's do, so a failure leaves the old
+ * files as they were.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -555,30 +555,18 @@ static void sa_write_c(struct sa *s, const struct standalone_options *o)
 struct sa_files {
 	struct sa *s;
 	const struct standalone_options *o;
-	bnn_err c_err;
-	int c_failed;
 };
 
-static int sa_fill_c(FILE *f, void *ctx)
+static void sa_files_header(void *ctx)
 {
-	struct sa_files *w = ctx;
-	emit_init(w->s->e, f);
-	sa_write_c(w->s, w->o);
-	return emit_failed(w->s->e) ? -1 : 0;
+	const struct sa_files *w = ctx;
+	sa_write_header(w->s, w->o);
 }
 
-static int sa_fill_h(FILE *f, void *ctx)
+static void sa_files_c(void *ctx)
 {
-	struct sa_files *w = ctx;
-	emit_init(w->s->e, f);
-	sa_write_header(w->s, w->o);
-	if (emit_failed(w->s->e))
-		return -1;
-	if (bnn_file_replace(w->o->c_path, "", sa_fill_c, w, &w->c_err) != BNN_OK) {
-		w->c_failed = 1;
-		return -1;
-	}
-	return 0;
+	const struct sa_files *w = ctx;
+	sa_write_c(w->s, w->o);
 }
 
 int standalone_write(const struct graph *g, const struct standalone_options *o, struct diag *d)
@@ -586,12 +574,10 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 	struct sa s;
 	struct emit e;
 	struct sa_files w;
-	bnn_err err;
 	int rc, status = 1;
 	size_t j;
 
 	memset(&s, 0, sizeof s);
-	memset(&w, 0, sizeof w);
 	rc = codegen_plan(&s.cg, g, d);
 	if (rc != 0) {
 		if (rc < 0)
@@ -614,10 +600,7 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 	sa_plan(&s);
 	w.s = &s;
 	w.o = o;
-	if (bnn_file_replace(o->h_path, "", sa_fill_h, &w, &err) != BNN_OK)
-		fprintf(stderr, "bnnc: %s\n", w.c_failed ? w.c_err.message : err.message);
-	else
-		status = 0;
+	status = codegen_write_files(&e, o->h_path, o->c_path, sa_files_header, sa_files_c, &w);
 done:
 	free(s.act);
 	codegen_plan_free(&s.cg);
