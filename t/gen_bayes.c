@@ -178,6 +178,57 @@ static void test_badam_ess(const bnn_dataset *train)
 	bnn_state_free(&st);
 }
 
+/* VOGN's s after `epochs` full-batch steps with the option beta2 = b. */
+static void vogn_s_after(const bnn_dataset *train, const char *b, long epochs, bnn_state *st)
+{
+	bnn_train_options o = bnn_train_defaults();
+	bnn_err err;
+
+	o.optimizer = BNN_OPT_VOGN;
+	o.epochs = epochs;
+	o.batch = train->n; /* one step an epoch */
+	o.schedule.lr = 0.01;
+	bnn_train_set(&o, "beta2", b, &err);
+	bnn_state_init(st, &rt_bayes_model, 1, &err);
+	is_int(bnn_train(st, &(bnn_train_io){ .train = train }, &o, &err), BNN_OK,
+	       "vogn trains %ld full-batch step(s) with beta2 = %s", epochs, b);
+}
+
+/*
+ * The option beta2 is Alg. 1 line 20's β2, s ← (1 − τβ2)s + β2ĥ
+ * (docs/optimizers/vogn.md, "Convention"), not its complement: with
+ * β2 = 0 s stays at s0 however many steps run (the complement would make
+ * s the last ĥ), and one step is linear in β2 between s0 and ĥ1, the
+ * sample of the first step being the same for every β2 (it depends on s0
+ * and μ0 only): s(0.25) = 0.75 s0 + 0.25 ĥ1 = (s(0) + s(0.5)) / 2.
+ */
+static void test_vogn_beta2(const bnn_dataset *train)
+{
+	bnn_state one, two, half, quarter;
+	long n = rt_bayes_model.nparams, j, off = 0;
+	int moved = 0;
+
+	vogn_s_after(train, "0", 1, &one);
+	vogn_s_after(train, "0", 2, &two);
+	vogn_s_after(train, "0.5", 1, &half);
+	vogn_s_after(train, "0.25", 1, &quarter);
+	ok(blobs_same_floats(one.opt[1], two.opt[1], n),
+	   "vogn, beta2 = 0: s is s0 after one step and after two (the weight of the new h is 0)");
+	for (j = 0; j < n; j++) {
+		double want = 0.5 * ((double)one.opt[1][j] + half.opt[1][j]);
+		if (one.opt[1][j] != half.opt[1][j])
+			moved = 1;
+		if (fabs(quarter.opt[1][j] - want) > 1e-6 * fabs(want) + 1e-30)
+			off++;
+	}
+	ok(moved, "vogn, beta2 = 0.5: s moves towards the new h");
+	is_int((int)off, 0, "vogn, one step: s(beta2 = 0.25) = (s(0) + s(0.5)) / 2 within 1e-6");
+	bnn_state_free(&one);
+	bnn_state_free(&two);
+	bnn_state_free(&half);
+	bnn_state_free(&quarter);
+}
+
 static void test_optimizers(void)
 {
 	bnn_dataset train, test;
@@ -194,6 +245,7 @@ static void test_optimizers(void)
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 0);
 	test_badam_ess(&train);
+	test_vogn_beta2(&train);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
 }
@@ -303,6 +355,8 @@ static void test_refusals(void)
 	is_int(bnn_train_set(&o, "beta2", "0.9999", &err), BNN_OK, "beta2 is set");
 	ok(o.ivon.beta2 == 0.9999f && o.vogn.beta2 == 0.9999f && o.adam.beta2 == 0.9999f,
 	   "beta2 applies to adam, vogn and ivon");
+	ok(bnn_train_defaults().vogn.beta2 == 0.001f,
+	   "vogn's default beta2 is line 20's 0.001 (the old decay 0.999's complement)");
 	is_int(bnn_train_set(&o, "optimizer", "vadam", &err), BNN_EINVAL, "an unknown optimizer");
 	is_str(err.message,
 	       "unknown optimizer 'vadam' (choose sgd, adam, adamw, vogn, ivon, badam or bbb)",

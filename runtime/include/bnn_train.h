@@ -41,7 +41,7 @@ enum bnn_optimizer {
 /* VOGN's options beyond the shared ones (Osawa et al., Algorithm 1). */
 typedef struct bnn_vogn_options {
 	float beta1;       /* momentum rate β1 [0.9] [beta1] */
-	float beta2;       /* moving-average rate β2 [0.999] [beta2] */
+	float beta2;       /* β2 of Alg. 1 line 20, the weight of the new ĥ [0.001] [beta2] */
 	double tau;        /* tempering τ at the end of the schedule [1] [tau] */
 	double tau_start;  /* τ at the start; NaN: tau (no schedule) [tau_start] */
 	double tau_epochs; /* epochs of the linear τ schedule [0] [tau_epochs] */
