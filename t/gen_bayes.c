@@ -9,9 +9,11 @@
  * dropout trains with Adam; the optimizer/family combinations that make no
  * sense are refused with their messages; bnn_predict's Monte-Carlo
  * averages (probabilities, the mixture mean and variance, the NLL by
- * log-mean-exp) equal the same computation done here sample by sample,
- * from the documented (seed, sample, batch) streams; prediction, ranges
- * of batches and bnn_model_outputs give the same bits with 1, 2 and 3
+ * log-mean-exp; a classifier's expected entropy and energy score) equal
+ * the same computation done here sample by sample, from the documented
+ * (seed, sample, batch) streams; VOGN's beta2 is line 20's β2 (β2 = 0
+ * keeps s at s0, one step is linear in β2); prediction (the expected
+ * entropy and energy included), ranges of batches and bnn_model_outputs give the same bits with 1, 2 and 3
  * threads; two steps of every optimizer on a 42039-parameter model give
  * the same bits with 1, 2 and 3 threads; the posterior CSV export.  The update rules themselves are checked
  * against hand computations in t/runtime_variational.c.
@@ -642,6 +644,194 @@ static void test_predict_batches(void)
 	bnn_state_free(&st);
 }
 
+/* A hand-made posterior for rt_bayes: μ from the initialiser (seed 3),
+ * σ = 0.5 on every parameter, wide enough for the samples to disagree. */
+static void bayes_state(bnn_state *st)
+{
+	const bnn_model *m = &rt_bayes_model;
+	bnn_err err;
+	long j;
+
+	bnn_state_init(st, m, 3, &err);
+	st->sigma = calloc((size_t)m->nparams, sizeof *st->sigma);
+	for (j = 0; j < m->nparams; j++)
+		st->sigma[j] = 0.5f;
+}
+
+/*
+ * bnn_predict's expected entropy and energy of a categorical MC predictive
+ * are those of its S samples, computed here sample by sample from the
+ * documented streams (as test_mc_regression does): E_θ H[p] is the mean of
+ * −Σ_j p_sj log p_sj and the energy the mean of −log Σ_j exp(z_sj) (Liu et
+ * al. 2020, eq. 5); the mutual information H[E p] − E H[p] is then ≥ 0 and
+ * bnn_entropy_split of the same S sample rows gives the same expected
+ * entropy.  With mc = 0 the expected entropy is the mean network's entropy.
+ * A regression model is refused.
+ */
+static void test_mc_split(void)
+{
+	const bnn_model *m = &rt_bayes_model;
+	enum {
+		N = 6,
+		S = 4,
+		K = 3
+	};
+	float x[N * 4], y[N], probs[N * K], z[N * K], ps[S * N * K], *theta, *eps;
+	double xent[N], energy[N], want_x[N] = { 0 }, want_e[N] = { 0 }, h[N], mi[N];
+	double sh[N], sx[N], smi[N];
+	double worst_x = 0, worst_e = 0, worst_split = 0;
+	float *ws = malloc(m->workspace_floats(N) * sizeof *ws + 4);
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_rng rng;
+	bnn_err err;
+	int s, i, j, positive = 0, nonneg = 1;
+
+	theta = malloc((size_t)m->nparams * sizeof *theta);
+	eps = malloc((size_t)m->nparams * sizeof *eps);
+	if (!ws || !theta || !eps)
+		tap_bail_out("out of memory");
+	for (i = 0; i < N * 4; i++)
+		x[i] = (float)((i * 7) % 11) * 0.4f - 2.0f;
+	for (i = 0; i < N; i++)
+		y[i] = (float)(i % 3);
+	blobs_flat(&ds, N, 4, x, y);
+	bayes_state(&st);
+	is_int(bnn_predict(&st, &ds, S, 99,
+	                   &(bnn_prediction){
+	                           .probs = probs, .expected_entropy = xent, .energy = energy },
+	                   &err),
+	       BNN_OK, "a categorical MC predictive gives its expected entropy and energy");
+	for (s = 0; s < S; s++) {
+		bnn_pass p;
+		bnn_rng_seed(&rng, bnn_rng_derive(bnn_rng_derive(99, (uint64_t)s), 0));
+		bnn_posterior_sample(m->nparams, st.params, st.sigma, eps, theta, &rng);
+		bnn_rng_seed(&rng, bnn_predict_seed(99, s, 0));
+		memset(&p, 0, sizeof p);
+		p.w = theta;
+		p.x = x;
+		p.batch = N;
+		p.ws = ws;
+		p.out = z;
+		p.rng = &rng;
+		m->pass(&p);
+		for (i = 0; i < N; i++) {
+			double zmax = z[i * K], norm = 0, hs = 0;
+			for (j = 1; j < K; j++)
+				zmax = fmax(zmax, z[i * K + j]);
+			for (j = 0; j < K; j++)
+				norm += exp(z[i * K + j] - zmax);
+			for (j = 0; j < K; j++) {
+				double pj = exp(z[i * K + j] - zmax) / norm;
+				hs -= pj * log(pj);
+				ps[(s * N + i) * K + j] = (float)pj;
+			}
+			want_x[i] += hs / S;
+			want_e[i] += -(zmax + log(norm)) / S;
+		}
+	}
+	if (bnn_entropy(probs, N, K, h, &err) || bnn_mutual_information(h, xent, N, mi, &err) ||
+	    bnn_entropy_split(ps, S, N, K, sh, sx, smi, &err))
+		tap_bail_out("%s", err.message);
+	for (i = 0; i < N; i++) {
+		worst_x = fmax(worst_x, fabs(xent[i] - want_x[i]));
+		worst_e = fmax(worst_e, fabs(energy[i] - want_e[i]) / fabs(want_e[i]));
+		worst_split = fmax(worst_split, fabs(sx[i] - want_x[i]));
+		positive += mi[i] > 1e-3;
+		nonneg &= mi[i] >= 0 && h[i] >= xent[i] - 1e-7;
+	}
+	ok(worst_x < 1e-12,
+	   "the expected entropy is the mean of the samples' entropies (error %.2g)", worst_x);
+	ok(worst_e < 1e-12, "the energy is the mean of the samples' -logsumexp (rel. error %.2g)",
+	   worst_e);
+	ok(worst_split < 1e-6,
+	   "bnn_entropy_split of the sample rows gives that expected entropy (error %.2g)",
+	   worst_split);
+	ok(nonneg && positive == N,
+	   "the mutual information H[E p] - E H[p] is > 0 on every example (%d of %d)", positive,
+	   N);
+	is_int(bnn_predict(&st, &ds, 0, 99,
+	                   &(bnn_prediction){
+	                           .probs = probs, .expected_entropy = xent, .energy = energy },
+	                   &err),
+	       BNN_OK, "mc 0 gives them too");
+	bnn_entropy(probs, N, K, h, &err);
+	for (worst_x = 0, i = 0; i < N; i++)
+		worst_x = fmax(worst_x, fabs(xent[i] - h[i]));
+	ok(worst_x < 1e-6, "at the mean the expected entropy is the entropy (error %.2g)", worst_x);
+	bnn_state_free(&st);
+	breg_state(&st);
+	blobs_flat(&ds, N, 2, x, y);
+	is_int(bnn_predict(&st, &ds, 2, 99, &(bnn_prediction){ .probs = probs, .energy = energy },
+	                   &err),
+	       BNN_EINVAL, "a regression model has no energy score");
+	is_str(err.message,
+	       "model 'rt_breg' is a regression model (gaussian): the expected entropy and the "
+	       "energy score are defined for classifiers only",
+	       "and the message says so");
+	bnn_state_free(&st);
+	free(ws);
+	free(theta);
+	free(eps);
+}
+
+/* The expected entropy and the energy of 700 examples (three batches):
+ * the same bits with 1, 2 and 3 threads and for every range of batches,
+ * each row's sums taken in sample order whatever thread runs its batch. */
+static void test_split_threads(void)
+{
+	enum {
+		N = 700,
+		S = 3
+	};
+	static float x[N * 4], pm[N * 3];
+	static double xe[3][N], en[3][N], pxe[N], pen[N];
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_err err;
+	int i, t, bad = 0, rc = 0;
+	long j0, j1;
+
+	for (i = 0; i < N * 4; i++)
+		x[i] = (float)(i % 29) * 0.1f - 1.4f;
+	blobs_flat(&ds, N, 4, x, NULL);
+	ds.targets = 0;
+	bayes_state(&st);
+	for (t = 1; t <= 3; t++) {
+		bnn_set_threads(t);
+		rc |= bnn_predict(&st, &ds, S, 5,
+		                  &(bnn_prediction){ .probs = pm,
+		                                     .expected_entropy = xe[t - 1],
+		                                     .energy = en[t - 1] },
+		                  &err);
+	}
+	is_int(rc, BNN_OK,
+	       "700 examples give their expected entropy and energy with 1, 2, 3 threads");
+	ok(memcmp(xe[0], xe[1], sizeof xe[0]) == 0 && memcmp(xe[0], xe[2], sizeof xe[0]) == 0 &&
+	           memcmp(en[0], en[1], sizeof en[0]) == 0 &&
+	           memcmp(en[0], en[2], sizeof en[0]) == 0,
+	   "and the same bits");
+	for (t = 1; t <= 2; t++)
+		for (j0 = 0; j0 < 3; j0++)
+			for (j1 = j0 + 1; j1 <= 3; j1++) {
+				long a = j0 * BNN_PREDICT_BATCH;
+				long n = (j1 * BNN_PREDICT_BATCH < N ? j1 * BNN_PREDICT_BATCH : N) -
+				         a;
+				bnn_set_threads(t);
+				rc = bnn_predict_batches(&st, &ds, S, 5, j0, j1,
+				                         &(bnn_prediction){ .probs = pm,
+				                                            .expected_entropy = pxe,
+				                                            .energy = pen },
+				                         &err);
+				bad += rc != BNN_OK ||
+				       memcmp(pxe, xe[0] + a, (size_t)n * sizeof *pxe) != 0 ||
+				       memcmp(pen, en[0] + a, (size_t)n * sizeof *pen) != 0;
+			}
+	bnn_set_threads(1);
+	is_int(bad, 0, "every range of batches gives the slice of the whole, with 1 and 2 threads");
+	bnn_state_free(&st);
+}
+
 /* The CSV export: a header and one row per parameter, in tensor order. */
 static void test_posterior_csv(void)
 {
@@ -678,6 +868,8 @@ int main(void)
 	test_refusals();
 	test_mc_regression();
 	test_predict_batches();
+	test_mc_split();
+	test_split_threads();
 	test_posterior_csv();
 	test_threads();
 	unlink(blobs_tmp_path("bayes.ckpt"));
