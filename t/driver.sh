@@ -236,6 +236,21 @@ want=$(paste -d, ml.csv ml_pred.csv | awk -F, 'NR > 1 {
 } END { printf "%.5f %.5f", nll / n, ent / n }')
 got=$(sed 's/.*"nll": \([^,]*\),.*"entropy": \([^,]*\),.*/\1 \2/' ml.json | awk '{ printf "%.5f %.5f", $1, $2 }')
 is "$got" "$want" "eval's nll and entropy are sums over an example's labels, averaged over examples"
+is "$(head -1 ml_pred.csv)" "p_0,p_1,entropy,expected_entropy,mutual_information" \
+	"a multi-label model's predict header: P(y = 1) per label, then the entropy and its split"
+ok "$(awk -F, 'NR > 1 { h = 0; for (j = 1; j <= 2; j++) h -= $j * log($j) + (1 - $j) * log(1 - $j)
+	d = h - $3; if (d > 1e-6 || d < -1e-6 || $4 != $3 || $5 != "0") bad = 1 } END { exit bad }' ml_pred.csv; echo $?)" \
+	"its entropy is the sum of the labels' binary entropies; at the mean (--mc 0) no split"
+# with a posterior, the split per label summed: entropy = expected entropy +
+# mutual information, the mutual information >= 0 (and > 0 somewhere)
+printf 'model mlb;\ninput x[4];\nposterior meanfield;\nlabels ~ bernoulli(dense(x, 2));\n' >mlb.bnn
+"$BNNC" --main -o mlb.c mlb.bnn && $CC $BNN_CFLAGS -o mlb mlb.c $BNN_LIBS &&
+	./mlb train --data ml.csv --optimizer ivon --epochs 5 --batch 16 --lr 0.2 --save mlb.ckpt --quiet >/dev/null &&
+	./mlb predict --load mlb.ckpt --data ml.csv --mc 16 >mlb_pred.csv
+ok $? "a mean-field multi-label model trains and predicts with 16 samples"
+ok "$(awk -F, 'NR > 1 { d = $3 - $4 - $5; if ($5 < 0 || (d > 1e-7 || d < -1e-7) && $5 > 0) bad = 1
+	if ($5 > 0) pos++ } END { exit bad || pos < 1 }' mlb_pred.csv; echo $?)" \
+	"its entropy = expected_entropy + mutual_information, the mutual information >= 0 and > 0 somewhere"
 
 # ---- batchnorm over vectors needs two examples per minibatch ----------------------
 printf 'model bnvec;\ninput x[4];\nh = relu(batchnorm(dense(x, 8)));\ny ~ categorical(dense(h, 3));\n' >bnvec.bnn
