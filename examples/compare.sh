@@ -235,7 +235,7 @@ run sgd    fashion_point   sgd   --lr 0.05 --set schedule=cosine
 run mcdrop fashion_dropout adam  --lr 1e-3 --set schedule=cosine
 run bbb    fashion_bayes   bbb   --lr 1e-3 --set schedule=cosine
 run vogn   fashion_bayes   vogn  --lr 2.5e-5 --set schedule=cosine --set warmup=1 \
-	--set beta2=0.001 --set rho=100 --set delta=2500
+	--set beta2=0.999 --set rho=100 --set delta=2500
 run ivon   fashion_bayes   ivon  --lr 0.3 --set schedule=cosine --set h0=0.3
 run badam  fashion_bayes   badam --lr 1e-3 --set schedule=cosine --set ess=5e8
 fi

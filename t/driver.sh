@@ -102,10 +102,19 @@ ok $st "--bins 5"
 
 run ./blobs predict --load m.ckpt --data test.csv --out pred.csv
 is "$run_status" 0 "predict succeeds"
-is "$(head -1 pred.csv)" "p_0,p_1,p_2,predicted" "predict writes a CSV header"
+is "$(head -1 pred.csv)" "p_0,p_1,p_2,predicted,entropy,expected_entropy,mutual_information" \
+	"predict writes a CSV header"
 is "$(wc -l <pred.csv | tr -d ' ')" 151 "and one row per example"
 ok "$(awk -F, 'NR > 1 { s = $1 + $2 + $3; if (s < 0.999 || s > 1.001) bad = 1 } END { exit bad }' pred.csv; echo $?)" \
 	"every row of probabilities sums to 1"
+# the entropy column is -sum p log p of the row's probabilities (to their 9
+# printed digits); a point network (--mc 0) has no split: the expected
+# entropy is the entropy and the mutual information 0, exactly
+ok "$(awk -F, 'NR > 1 { h = 0; for (j = 1; j <= 3; j++) if ($j > 0) h -= $j * log($j)
+	d = h - $5; if (d > 1e-6 || d < -1e-6) bad = 1 } END { exit bad }' pred.csv; echo $?)" \
+	"the entropy column is the entropy of the probabilities"
+ok "$(awk -F, 'NR > 1 && ($6 != $5 || $7 != "0") { bad = 1 } END { exit bad }' pred.csv; echo $?)" \
+	"with --mc 0: expected_entropy = entropy and mutual_information = 0"
 cut -d, -f1-4 test.csv >features.csv
 run ./blobs predict --load m.ckpt --data features.csv
 is "$run_status" 0 "predict takes data without the target column"
@@ -227,6 +236,21 @@ want=$(paste -d, ml.csv ml_pred.csv | awk -F, 'NR > 1 {
 } END { printf "%.5f %.5f", nll / n, ent / n }')
 got=$(sed 's/.*"nll": \([^,]*\),.*"entropy": \([^,]*\),.*/\1 \2/' ml.json | awk '{ printf "%.5f %.5f", $1, $2 }')
 is "$got" "$want" "eval's nll and entropy are sums over an example's labels, averaged over examples"
+is "$(head -1 ml_pred.csv)" "p_0,p_1,entropy,expected_entropy,mutual_information" \
+	"a multi-label model's predict header: P(y = 1) per label, then the entropy and its split"
+ok "$(awk -F, 'NR > 1 { h = 0; for (j = 1; j <= 2; j++) h -= $j * log($j) + (1 - $j) * log(1 - $j)
+	d = h - $3; if (d > 1e-6 || d < -1e-6 || $4 != $3 || $5 != "0") bad = 1 } END { exit bad }' ml_pred.csv; echo $?)" \
+	"its entropy is the sum of the labels' binary entropies; at the mean (--mc 0) no split"
+# with a posterior, the split per label summed: entropy = expected entropy +
+# mutual information, the mutual information >= 0 (and > 0 somewhere)
+printf 'model mlb;\ninput x[4];\nposterior meanfield;\nlabels ~ bernoulli(dense(x, 2));\n' >mlb.bnn
+"$BNNC" --main -o mlb.c mlb.bnn && $CC $BNN_CFLAGS -o mlb mlb.c $BNN_LIBS &&
+	./mlb train --data ml.csv --optimizer ivon --epochs 5 --batch 16 --lr 0.2 --save mlb.ckpt --quiet >/dev/null &&
+	./mlb predict --load mlb.ckpt --data ml.csv --mc 16 >mlb_pred.csv
+ok $? "a mean-field multi-label model trains and predicts with 16 samples"
+ok "$(awk -F, 'NR > 1 { d = $3 - $4 - $5; if ($5 < 0 || (d > 1e-7 || d < -1e-7) && $5 > 0) bad = 1
+	if ($5 > 0) pos++ } END { exit bad || pos < 1 }' mlb_pred.csv; echo $?)" \
+	"its entropy = expected_entropy + mutual_information, the mutual information >= 0 and > 0 somewhere"
 
 # ---- batchnorm over vectors needs two examples per minibatch ----------------------
 printf 'model bnvec;\ninput x[4];\nh = relu(batchnorm(dense(x, 8)));\ny ~ categorical(dense(h, 3));\n' >bnvec.bnn
@@ -458,11 +482,27 @@ is "$run_out" "$out1" "the same --seed repeats the MC evaluation exactly"
 awk -F, 'NR == 1 { print; next } { printf "%g,%g,%g,%g,%s\n", $1 + 6, $2 - 6, $3 + 6, $4 - 6, $5 }' test.csv >far.csv
 run ./bayes eval --load b.ckpt --data test.csv --ood far.csv --plots plots
 is "$run_status" 0 "eval --ood --plots succeeds"
-for key in ood_n ood_entropy ood_auroc ood_fpr95 ood_detection_error ood_aupr_in ood_aupr_out \
-	ood_auroc_conf ood_fpr95_conf ood_aupr_in_conf ood_aupr_out_conf; do
+for key in expected_entropy mutual_information ood_n ood_entropy ood_expected_entropy \
+	ood_mutual_information ood_auroc ood_fpr95 ood_detection_error ood_aupr_in ood_aupr_out \
+	ood_auroc_conf ood_fpr95_conf ood_aupr_in_conf ood_aupr_out_conf \
+	ood_auroc_mi ood_fpr95_mi ood_detection_error_mi ood_aupr_in_mi ood_aupr_out_mi \
+	ood_auroc_energy ood_fpr95_energy ood_detection_error_energy ood_aupr_in_energy \
+	ood_aupr_out_energy; do
 	case $run_out in *"\"$key\": "*) st=0 ;; *) st=1 ;; esac
 	ok $st "eval --ood reports $key"
 done
+mi_in=$(printf '%s\n' "$run_out" | sed -n 's/.*"mutual_information": \([0-9.e-]*\).*/\1/p')
+mi_out=$(printf '%s\n' "$run_out" | sed -n 's/.*"ood_mutual_information": \([0-9.e-]*\).*/\1/p')
+ok "$(awk -v a="$mi_in" -v b="$mi_out" 'BEGIN { exit !(a > 0 && b > a) }'; echo $?)" \
+	"the posterior's samples disagree more far from the data: mutual information $mi_out > $mi_in > 0"
+# predict with 8 samples: the split's columns, the same bytes for 1 and 3 threads
+run ./bayes predict --load b.ckpt --data test.csv --mc 8 --seed 3 --threads 1 --out bpred1.csv
+run ./bayes predict --load b.ckpt --data test.csv --mc 8 --seed 3 --threads 3 --out bpred3.csv
+cmp -s bpred1.csv bpred3.csv
+ok $? "predict --mc 8 writes the same bytes with 1 and 3 threads"
+ok "$(awk -F, 'NR > 1 { d = $5 - $6 - $7; if ($7 < 0 || $6 < 0 || (d > 1e-7 || d < -1e-7) && $7 > 0) bad = 1
+	if ($7 > 0) pos++ } END { exit bad || pos < 1 }' bpred1.csv; echo $?)" \
+	"--mc 8: entropy = expected_entropy + mutual_information, mutual_information >= 0 and > 0 somewhere"
 for f in reliability.svg reliability.csv entropy.svg entropy.csv; do
 	ok "$(test -s "plots/$f"; echo $?)" "--plots writes $f"
 done

@@ -9,9 +9,11 @@
  * dropout trains with Adam; the optimizer/family combinations that make no
  * sense are refused with their messages; bnn_predict's Monte-Carlo
  * averages (probabilities, the mixture mean and variance, the NLL by
- * log-mean-exp) equal the same computation done here sample by sample,
- * from the documented (seed, sample, batch) streams; prediction, ranges
- * of batches and bnn_model_outputs give the same bits with 1, 2 and 3
+ * log-mean-exp; a classifier's expected entropy and energy score) equal
+ * the same computation done here sample by sample, from the documented
+ * (seed, sample, batch) streams; VOGN's beta2 is line 20's β2 (β2 = 0
+ * keeps s at s0, one step is linear in β2); prediction (the expected
+ * entropy and energy included), ranges of batches and bnn_model_outputs give the same bits with 1, 2 and 3
  * threads; two steps of every optimizer on a 42039-parameter model give
  * the same bits with 1, 2 and 3 threads; the posterior CSV export.  The update rules themselves are checked
  * against hand computations in t/runtime_variational.c.
@@ -178,6 +180,57 @@ static void test_badam_ess(const bnn_dataset *train)
 	bnn_state_free(&st);
 }
 
+/* VOGN's s after `epochs` full-batch steps with the option beta2 = b. */
+static void vogn_s_after(const bnn_dataset *train, const char *b, long epochs, bnn_state *st)
+{
+	bnn_train_options o = bnn_train_defaults();
+	bnn_err err;
+
+	o.optimizer = BNN_OPT_VOGN;
+	o.epochs = epochs;
+	o.batch = train->n; /* one step an epoch */
+	o.schedule.lr = 0.01;
+	bnn_train_set(&o, "beta2", b, &err);
+	bnn_state_init(st, &rt_bayes_model, 1, &err);
+	is_int(bnn_train(st, &(bnn_train_io){ .train = train }, &o, &err), BNN_OK,
+	       "vogn trains %ld full-batch step(s) with beta2 = %s", epochs, b);
+}
+
+/*
+ * The option beta2 is Alg. 1 line 20's β2, s ← (1 − τβ2)s + β2ĥ
+ * (docs/optimizers/vogn.md, "Convention"), not its complement: with
+ * β2 = 0 s stays at s0 however many steps run (the complement would make
+ * s the last ĥ), and one step is linear in β2 between s0 and ĥ1, the
+ * sample of the first step being the same for every β2 (it depends on s0
+ * and μ0 only): s(0.25) = 0.75 s0 + 0.25 ĥ1 = (s(0) + s(0.5)) / 2.
+ */
+static void test_vogn_beta2(const bnn_dataset *train)
+{
+	bnn_state one, two, half, quarter;
+	long n = rt_bayes_model.nparams, j, off = 0;
+	int moved = 0;
+
+	vogn_s_after(train, "0", 1, &one);
+	vogn_s_after(train, "0", 2, &two);
+	vogn_s_after(train, "0.5", 1, &half);
+	vogn_s_after(train, "0.25", 1, &quarter);
+	ok(blobs_same_floats(one.opt[1], two.opt[1], n),
+	   "vogn, beta2 = 0: s is s0 after one step and after two (the weight of the new h is 0)");
+	for (j = 0; j < n; j++) {
+		double want = 0.5 * ((double)one.opt[1][j] + half.opt[1][j]);
+		if (one.opt[1][j] != half.opt[1][j])
+			moved = 1;
+		if (fabs(quarter.opt[1][j] - want) > 1e-6 * fabs(want) + 1e-30)
+			off++;
+	}
+	ok(moved, "vogn, beta2 = 0.5: s moves towards the new h");
+	is_int((int)off, 0, "vogn, one step: s(beta2 = 0.25) = (s(0) + s(0.5)) / 2 within 1e-6");
+	bnn_state_free(&one);
+	bnn_state_free(&two);
+	bnn_state_free(&half);
+	bnn_state_free(&quarter);
+}
+
 static void test_optimizers(void)
 {
 	bnn_dataset train, test;
@@ -194,6 +247,7 @@ static void test_optimizers(void)
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 0);
 	test_badam_ess(&train);
+	test_vogn_beta2(&train);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);
 }
@@ -303,6 +357,8 @@ static void test_refusals(void)
 	is_int(bnn_train_set(&o, "beta2", "0.9999", &err), BNN_OK, "beta2 is set");
 	ok(o.ivon.beta2 == 0.9999f && o.vogn.beta2 == 0.9999f && o.adam.beta2 == 0.9999f,
 	   "beta2 applies to adam, vogn and ivon");
+	ok(bnn_train_defaults().vogn.beta2 == 0.001f,
+	   "vogn's default beta2 is line 20's 0.001 (the old decay 0.999's complement)");
 	is_int(bnn_train_set(&o, "optimizer", "vadam", &err), BNN_EINVAL, "an unknown optimizer");
 	is_str(err.message,
 	       "unknown optimizer 'vadam' (choose sgd, adam, adamw, vogn, ivon, badam or bbb)",
@@ -588,6 +644,194 @@ static void test_predict_batches(void)
 	bnn_state_free(&st);
 }
 
+/* A hand-made posterior for rt_bayes: μ from the initialiser (seed 3),
+ * σ = 0.5 on every parameter, wide enough for the samples to disagree. */
+static void bayes_state(bnn_state *st)
+{
+	const bnn_model *m = &rt_bayes_model;
+	bnn_err err;
+	long j;
+
+	bnn_state_init(st, m, 3, &err);
+	st->sigma = calloc((size_t)m->nparams, sizeof *st->sigma);
+	for (j = 0; j < m->nparams; j++)
+		st->sigma[j] = 0.5f;
+}
+
+/*
+ * bnn_predict's expected entropy and energy of a categorical MC predictive
+ * are those of its S samples, computed here sample by sample from the
+ * documented streams (as test_mc_regression does): E_θ H[p] is the mean of
+ * −Σ_j p_sj log p_sj and the energy the mean of −log Σ_j exp(z_sj) (Liu et
+ * al. 2020, eq. 5); the mutual information H[E p] − E H[p] is then ≥ 0 and
+ * bnn_entropy_split of the same S sample rows gives the same expected
+ * entropy.  With mc = 0 the expected entropy is the mean network's entropy.
+ * A regression model is refused.
+ */
+static void test_mc_split(void)
+{
+	const bnn_model *m = &rt_bayes_model;
+	enum {
+		N = 6,
+		S = 4,
+		K = 3
+	};
+	float x[N * 4], y[N], probs[N * K], z[N * K], ps[S * N * K], *theta, *eps;
+	double xent[N], energy[N], want_x[N] = { 0 }, want_e[N] = { 0 }, h[N], mi[N];
+	double sh[N], sx[N], smi[N];
+	double worst_x = 0, worst_e = 0, worst_split = 0;
+	float *ws = malloc(m->workspace_floats(N) * sizeof *ws + 4);
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_rng rng;
+	bnn_err err;
+	int s, i, j, positive = 0, nonneg = 1;
+
+	theta = malloc((size_t)m->nparams * sizeof *theta);
+	eps = malloc((size_t)m->nparams * sizeof *eps);
+	if (!ws || !theta || !eps)
+		tap_bail_out("out of memory");
+	for (i = 0; i < N * 4; i++)
+		x[i] = (float)((i * 7) % 11) * 0.4f - 2.0f;
+	for (i = 0; i < N; i++)
+		y[i] = (float)(i % 3);
+	blobs_flat(&ds, N, 4, x, y);
+	bayes_state(&st);
+	is_int(bnn_predict(&st, &ds, S, 99,
+	                   &(bnn_prediction){
+	                           .probs = probs, .expected_entropy = xent, .energy = energy },
+	                   &err),
+	       BNN_OK, "a categorical MC predictive gives its expected entropy and energy");
+	for (s = 0; s < S; s++) {
+		bnn_pass p;
+		bnn_rng_seed(&rng, bnn_rng_derive(bnn_rng_derive(99, (uint64_t)s), 0));
+		bnn_posterior_sample(m->nparams, st.params, st.sigma, eps, theta, &rng);
+		bnn_rng_seed(&rng, bnn_predict_seed(99, s, 0));
+		memset(&p, 0, sizeof p);
+		p.w = theta;
+		p.x = x;
+		p.batch = N;
+		p.ws = ws;
+		p.out = z;
+		p.rng = &rng;
+		m->pass(&p);
+		for (i = 0; i < N; i++) {
+			double zmax = z[i * K], norm = 0, hs = 0;
+			for (j = 1; j < K; j++)
+				zmax = fmax(zmax, z[i * K + j]);
+			for (j = 0; j < K; j++)
+				norm += exp(z[i * K + j] - zmax);
+			for (j = 0; j < K; j++) {
+				double pj = exp(z[i * K + j] - zmax) / norm;
+				hs -= pj * log(pj);
+				ps[(s * N + i) * K + j] = (float)pj;
+			}
+			want_x[i] += hs / S;
+			want_e[i] += -(zmax + log(norm)) / S;
+		}
+	}
+	if (bnn_entropy(probs, N, K, h, &err) || bnn_mutual_information(h, xent, N, mi, &err) ||
+	    bnn_entropy_split(ps, S, N, K, sh, sx, smi, &err))
+		tap_bail_out("%s", err.message);
+	for (i = 0; i < N; i++) {
+		worst_x = fmax(worst_x, fabs(xent[i] - want_x[i]));
+		worst_e = fmax(worst_e, fabs(energy[i] - want_e[i]) / fabs(want_e[i]));
+		worst_split = fmax(worst_split, fabs(sx[i] - want_x[i]));
+		positive += mi[i] > 1e-3;
+		nonneg &= mi[i] >= 0 && h[i] >= xent[i] - 1e-7;
+	}
+	ok(worst_x < 1e-12,
+	   "the expected entropy is the mean of the samples' entropies (error %.2g)", worst_x);
+	ok(worst_e < 1e-12, "the energy is the mean of the samples' -logsumexp (rel. error %.2g)",
+	   worst_e);
+	ok(worst_split < 1e-6,
+	   "bnn_entropy_split of the sample rows gives that expected entropy (error %.2g)",
+	   worst_split);
+	ok(nonneg && positive == N,
+	   "the mutual information H[E p] - E H[p] is > 0 on every example (%d of %d)", positive,
+	   N);
+	is_int(bnn_predict(&st, &ds, 0, 99,
+	                   &(bnn_prediction){
+	                           .probs = probs, .expected_entropy = xent, .energy = energy },
+	                   &err),
+	       BNN_OK, "mc 0 gives them too");
+	bnn_entropy(probs, N, K, h, &err);
+	for (worst_x = 0, i = 0; i < N; i++)
+		worst_x = fmax(worst_x, fabs(xent[i] - h[i]));
+	ok(worst_x < 1e-6, "at the mean the expected entropy is the entropy (error %.2g)", worst_x);
+	bnn_state_free(&st);
+	breg_state(&st);
+	blobs_flat(&ds, N, 2, x, y);
+	is_int(bnn_predict(&st, &ds, 2, 99, &(bnn_prediction){ .probs = probs, .energy = energy },
+	                   &err),
+	       BNN_EINVAL, "a regression model has no energy score");
+	is_str(err.message,
+	       "model 'rt_breg' is a regression model (gaussian): the expected entropy and the "
+	       "energy score are defined for classifiers only",
+	       "and the message says so");
+	bnn_state_free(&st);
+	free(ws);
+	free(theta);
+	free(eps);
+}
+
+/* The expected entropy and the energy of 700 examples (three batches):
+ * the same bits with 1, 2 and 3 threads and for every range of batches,
+ * each row's sums taken in sample order whatever thread runs its batch. */
+static void test_split_threads(void)
+{
+	enum {
+		N = 700,
+		S = 3
+	};
+	static float x[N * 4], pm[N * 3];
+	static double xe[3][N], en[3][N], pxe[N], pen[N];
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_err err;
+	int i, t, bad = 0, rc = 0;
+	long j0, j1;
+
+	for (i = 0; i < N * 4; i++)
+		x[i] = (float)(i % 29) * 0.1f - 1.4f;
+	blobs_flat(&ds, N, 4, x, NULL);
+	ds.targets = 0;
+	bayes_state(&st);
+	for (t = 1; t <= 3; t++) {
+		bnn_set_threads(t);
+		rc |= bnn_predict(&st, &ds, S, 5,
+		                  &(bnn_prediction){ .probs = pm,
+		                                     .expected_entropy = xe[t - 1],
+		                                     .energy = en[t - 1] },
+		                  &err);
+	}
+	is_int(rc, BNN_OK,
+	       "700 examples give their expected entropy and energy with 1, 2, 3 threads");
+	ok(memcmp(xe[0], xe[1], sizeof xe[0]) == 0 && memcmp(xe[0], xe[2], sizeof xe[0]) == 0 &&
+	           memcmp(en[0], en[1], sizeof en[0]) == 0 &&
+	           memcmp(en[0], en[2], sizeof en[0]) == 0,
+	   "and the same bits");
+	for (t = 1; t <= 2; t++)
+		for (j0 = 0; j0 < 3; j0++)
+			for (j1 = j0 + 1; j1 <= 3; j1++) {
+				long a = j0 * BNN_PREDICT_BATCH;
+				long n = (j1 * BNN_PREDICT_BATCH < N ? j1 * BNN_PREDICT_BATCH : N) -
+				         a;
+				bnn_set_threads(t);
+				rc = bnn_predict_batches(&st, &ds, S, 5, j0, j1,
+				                         &(bnn_prediction){ .probs = pm,
+				                                            .expected_entropy = pxe,
+				                                            .energy = pen },
+				                         &err);
+				bad += rc != BNN_OK ||
+				       memcmp(pxe, xe[0] + a, (size_t)n * sizeof *pxe) != 0 ||
+				       memcmp(pen, en[0] + a, (size_t)n * sizeof *pen) != 0;
+			}
+	bnn_set_threads(1);
+	is_int(bad, 0, "every range of batches gives the slice of the whole, with 1 and 2 threads");
+	bnn_state_free(&st);
+}
+
 /* The CSV export: a header and one row per parameter, in tensor order. */
 static void test_posterior_csv(void)
 {
@@ -624,6 +868,8 @@ int main(void)
 	test_refusals();
 	test_mc_regression();
 	test_predict_batches();
+	test_mc_split();
+	test_split_threads();
 	test_posterior_csv();
 	test_threads();
 	unlink(blobs_tmp_path("bayes.ckpt"));

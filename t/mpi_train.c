@@ -214,7 +214,7 @@ static void by_hand(int natural, const bnn_dataset *ds, const bnn_train_options 
 	streams(o->seed, 0, &shuffle, &noise);
 	bnn_rng_shuffle(&shuffle, idx, B);
 	vp.beta1 = o->vogn.beta1;
-	vp.beta2 = 1.0 - (double)o->vogn.beta2;
+	vp.beta2 = o->vogn.beta2;
 	vp.tau = o->vogn.tau;
 	vp.delta = o->delta;
 	vp.n_data = (double)B;

@@ -5,7 +5,10 @@
  * TPR, detection error, AUPR-in, AUPR-out) and the SVG/CSV charts
  * (plot_svg.c, bnn_plot.h).  Every expected number is worked out by hand in
  * the comment next to its check: entropies of uniform, one-hot, 3-class
- * and Bernoulli rows; every OOD metric on a small example with ties (the
+ * and Bernoulli rows; the split of an MC predictive's entropy into
+ * expected entropy and mutual information on two samples of four rows;
+ * the energy score of logits; the four OOD scores' AUROC and FPR95 on a
+ * tiny in/out set; every OOD metric on a small example with ties (the
  * thresholds, TPR/FPR and the precision-recall steps are listed), on
  * perfect and reversed separation, all-tied scores, -0.0 against +0.0,
  * infinite scores and the 95% order statistic with m = 20; the charts'
@@ -110,6 +113,130 @@ static void test_entropy_errors(void)
 	is_int(rc, BNN_EINVAL, "confidence score: NULL out is EINVAL");
 	is_str(err.message, "bnn_confidence_score: out is NULL",
 	       "confidence score: NULL out message");
+}
+
+/* ---- the entropy split, the mutual information and the energy --------- */
+
+/*
+ * S = 2 samples of n = 4 two-class predictions (sample-major):
+ *   example 0: (0.5, 0.5), (0.5, 0.5)  mean (0.5, 0.5): H = ln 2, E H = ln 2,
+ *                                      MI = 0 (the samples agree: aleatoric)
+ *   example 1: (1, 0), (1, 0)          H = E H = MI = 0
+ *   example 2: (1, 0), (0, 1)          H = ln 2, E H = 0, MI = ln 2
+ *                                      (they disagree: epistemic)
+ *   example 3: (0.75, 0.25), (0.25, 0.75)
+ *                                      H = ln 2, E H = ln 4 − 0.75 ln 3,
+ *                                      MI = 0.75 ln 3 − ln 2 = 0.130812035941137
+ */
+static const float split_probs[2 * 4 * 2] = {
+	0.5f, 0.5f, 1.0f, 0.0f, 1.0f, 0.0f, 0.75f, 0.25f, /* sample 0 */
+	0.5f, 0.5f, 1.0f, 0.0f, 0.0f, 1.0f, 0.25f, 0.75f, /* sample 1 */
+};
+
+static void test_entropy_split(void)
+{
+	double h[4], eh[4], mi[4], mi2[4];
+	bnn_err err;
+
+	is_int(bnn_entropy_split(split_probs, 2, 4, 2, h, eh, mi, &err), BNN_OK,
+	       "entropy split: succeeds");
+	is_float(h[0], 0.6931471805599453, TOL, "split: agreeing halves: H = ln 2");
+	is_float(eh[0], 0.6931471805599453, TOL, "split: agreeing halves: E H = ln 2");
+	is_float(mi[0], 0.0, 0.0, "split: agreeing halves: MI = 0 exactly");
+	ok(h[1] == 0 && eh[1] == 0 && mi[1] == 0, "split: agreeing one-hot rows: all 0");
+	is_float(h[2], 0.6931471805599453, TOL, "split: disagreeing one-hot rows: H = ln 2");
+	is_float(eh[2], 0.0, 0.0, "split: disagreeing one-hot rows: E H = 0");
+	is_float(mi[2], 0.6931471805599453, TOL, "split: disagreeing one-hot rows: MI = ln 2");
+	is_float(h[3], 0.6931471805599453, TOL, "split: (0.75, 0.25) and (0.25, 0.75): H = ln 2");
+	is_float(eh[3], 0.5623351446188083, TOL, "split: E H = ln 4 - 0.75 ln 3");
+	is_float(mi[3], 0.130812035941137, 1e-15, "split: MI = 0.75 ln 3 - ln 2");
+	is_int(bnn_entropy_split(split_probs, 1, 4, 2, h, eh, mi, &err), BNN_OK,
+	       "split: one sample");
+	ok(mi[2] == 0 && mi[3] == 0 && h[3] == eh[3], "split: one sample has MI 0 and E H = H");
+
+	/* bnn_mutual_information from the two entropies: H − E H, rounding
+	 * residues below 0 written as 0. */
+	h[0] = 1.0, eh[0] = 0.25;
+	h[1] = 0.5, eh[1] = 0.5000001;
+	is_int(bnn_mutual_information(h, eh, 2, mi2, &err), BNN_OK, "mutual information: succeeds");
+	ok(mi2[0] == 0.75 && mi2[1] == 0.0, "mutual information: 1 - 0.25 = 0.75; -1e-7 -> 0");
+
+	is_int(bnn_entropy_split(split_probs, 0, 4, 2, h, eh, mi, &err), BNN_EINVAL,
+	       "split: no sample is EINVAL");
+	is_str(err.message, "bnn_entropy_split: samples is 0, need at least 1",
+	       "split: S = 0 message");
+	is_int(bnn_entropy_split(split_probs, 2, 4, 2, h, NULL, mi, &err), BNN_EINVAL,
+	       "split: a NULL output is EINVAL");
+	is_str(err.message, "bnn_entropy_split: an output array is NULL", "split: NULL message");
+	h[0] = nan("");
+	is_int(bnn_mutual_information(h, eh, 2, mi2, &err), BNN_EINVAL,
+	       "mutual information: a NaN entropy is EINVAL");
+	is_str(err.message,
+	       "bnn_mutual_information: example 0 (0-based): the entropy nan is not finite",
+	       "mutual information: NaN message");
+}
+
+static void test_energy(void)
+{
+	/* −log Σ exp(z) (Liu et al. 2020, eq. 5, T = 1):
+	 * (0, 0): −ln 2;  (1000, 1000): −(1000 + ln 2), no overflow;
+	 * (10, 0): −(10 + ln(1 + e^-10)) = −10.000045398899218;
+	 * (1, 1): −(1 + ln 2);  (3, −3): −(3 + ln(1 + e^-6)) = −3.0024756851377306 */
+	static const float z[5 * 2] = { 0, 0, 1000, 1000, 10, 0, 1, 1, 3, -3 };
+	float bad[2] = { 0, 0 };
+	double e[5];
+	bnn_err err;
+
+	is_int(bnn_energy(z, 5, 2, e, &err), BNN_OK, "energy: succeeds");
+	is_float(e[0], -0.6931471805599453, TOL, "energy: (0, 0) = -ln 2");
+	is_float(e[1], -1000.6931471805599, 1e-12, "energy: (1000, 1000) = -(1000 + ln 2)");
+	is_float(e[2], -10.000045398899218, 1e-14, "energy: (10, 0)");
+	is_float(e[3], -1.6931471805599454, 1e-15, "energy: (1, 1) = -(1 + ln 2)");
+	is_float(e[4], -3.0024756851377306, 1e-15, "energy: (3, -3)");
+	bad[1] = INFINITY;
+	is_int(bnn_energy(bad, 1, 2, e, &err), BNN_EINVAL, "energy: an infinite logit is EINVAL");
+	is_str(err.message, "bnn_energy: example 0 (0-based), logit 1: inf is not finite",
+	       "energy: message");
+}
+
+/*
+ * The four OOD scores on a tiny set: the in-distribution examples are
+ * examples 0 and 1 of split_probs, the OOD ones 2 and 3.
+ *   entropy  in {ln 2, 0}, OOD {ln 2, ln 2}: each OOD beats 0 and ties
+ *            ln 2: AUROC (1.5 + 1.5)/4 = 0.75; t95 = ln 2 accepts both
+ *            OOD: FPR95 = 1;
+ *   1 − max of the mean rows (0.5, 0.5), (1, 0), (0.5, 0.5), (0.5, 0.5):
+ *            in {0.5, 0}, OOD {0.5, 0.5}: 0.75 and 1 likewise;
+ *   MI       in {0, 0}, OOD {ln 2, 0.1308}: AUROC 1, FPR95 0 (the samples'
+ *            disagreement is what marks these OOD examples);
+ *   energy   logits in (10, 0), (1, 1) -> {−10.0000454, −1.6931472}, OOD
+ *            (0, 0), (3, −3) -> {−0.6931472, −3.0024757}: −0.69 beats both,
+ *            −3.00 beats −10.00 only: AUROC 3/4; t95 = −1.693 accepts −3.00:
+ *            FPR95 0.5.
+ */
+static void test_ood_scores(void)
+{
+	static const float mean[4 * 2] = { 0.5f, 0.5f, 1.0f, 0.0f, 0.5f, 0.5f, 0.5f, 0.5f };
+	static const float z[4 * 2] = { 10, 0, 1, 1, 0, 0, 3, -3 };
+	double h[4], eh[4], mi[4], c[4], e[4];
+	bnn_ood_metrics om;
+	bnn_err err;
+
+	if (bnn_entropy_split(split_probs, 2, 4, 2, h, eh, mi, &err) ||
+	    bnn_confidence_score(mean, 4, 2, c, &err) || bnn_energy(z, 4, 2, e, &err))
+		tap_bail_out("%s", err.message);
+	bnn_metrics_ood(h, 2, h + 2, 2, &om, &err);
+	ok(om.auroc == 0.75 && om.fpr95 == 1, "OOD by entropy: AUROC 0.75, FPR95 1 (%g, %g)",
+	   om.auroc, om.fpr95);
+	bnn_metrics_ood(c, 2, c + 2, 2, &om, &err);
+	ok(om.auroc == 0.75 && om.fpr95 == 1, "OOD by 1 - max p: AUROC 0.75, FPR95 1 (%g, %g)",
+	   om.auroc, om.fpr95);
+	bnn_metrics_ood(mi, 2, mi + 2, 2, &om, &err);
+	ok(om.auroc == 1 && om.fpr95 == 0, "OOD by mutual information: AUROC 1, FPR95 0 (%g, %g)",
+	   om.auroc, om.fpr95);
+	bnn_metrics_ood(e, 2, e + 2, 2, &om, &err);
+	ok(om.auroc == 0.75 && om.fpr95 == 0.5, "OOD by energy: AUROC 0.75, FPR95 0.5 (%g, %g)",
+	   om.auroc, om.fpr95);
 }
 
 /* ---- OOD metrics -------------------------------------------------------- */
@@ -705,6 +832,9 @@ int main(void)
 
 	test_entropy();
 	test_entropy_errors();
+	test_entropy_split();
+	test_energy();
+	test_ood_scores();
 	test_ood_ties();
 	test_ood_fpr95();
 	test_ood_extremes();

@@ -5,11 +5,14 @@
  * or averaged over --mc samples).  eval prints the metrics of
  * docs/metrics.md as one JSON line: a multi-label (bernoulli) model is
  * scored over every (example, label) decision as a two-class problem, with
- * nll per example summed over its labels; the predictive entropy; with
- * --ood, out-of-distribution detection scored by entropy and by
- * confidence; with --plots, the charts of docs/plots.md.  predict writes
- * one CSV row per example, atomically when --out names a file; posterior
- * writes the mean and standard deviation of every parameter.
+ * nll per example summed over its labels; the predictive entropy and, for
+ * a classifier, its split into the expected entropy (aleatoric) and the
+ * mutual information (epistemic); with --ood, out-of-distribution
+ * detection scored by entropy, confidence, mutual information and energy;
+ * with --plots, the charts of docs/plots.md.  predict writes one CSV row
+ * per example (a classifier's with the entropy and its split), atomically
+ * when --out names a file; posterior writes the mean and standard
+ * deviation of every parameter.
  *
  * eval and predict run sharded under mpirun (cli_mpi.h): each rank
  * predicts a contiguous run of bnn_predict's batches of 256 examples, and
@@ -53,8 +56,13 @@ struct cli_pred {
 	bnn_dataset ds;
 	float *probs, *var; /* n × outputs: probabilities, or mean and variance */
 	double nll;         /* summed NLL of the predictive (with targets) */
+	long mc;            /* the Monte-Carlo samples predicted with */
 	double *entropy;    /* n: predictive entropy */
 	double *conf;       /* n: 1 − confidence (classification), else NULL */
+	/* classification, else NULL: */
+	double *xent;   /* n: expected entropy E_θ H[p] (bnn_predict) */
+	double *mi;     /* n: mutual information, entropy − xent */
+	double *energy; /* n: the samples' mean energy score (bnn_predict) */
 };
 
 static void cli_pred_free(struct cli_pred *p)
@@ -64,13 +72,31 @@ static void cli_pred_free(struct cli_pred *p)
 	free(p->var);
 	free(p->entropy);
 	free(p->conf);
+	free(p->xent);
+	free(p->mi);
+	free(p->energy);
 	memset(p, 0, sizeof *p);
+}
+
+/* The mutual information of a classifier's predictions, entropy − the
+ * expected entropy bnn_predict gave.  With --mc 0 there is one prediction
+ * and no split (docs/metrics.md): the expected entropy is the entropy
+ * itself, the mutual information 0, exactly. */
+static int cli_split(long n, struct cli_pred *p, bnn_err *err)
+{
+	if (!(p->mi = calloc((size_t)n, sizeof *p->mi)))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory");
+	if (p->mc > 0)
+		return bnn_mutual_information(p->entropy, p->xent, n, p->mi, err);
+	memcpy(p->xent, p->entropy, (size_t)n * sizeof *p->xent);
+	return BNN_OK;
 }
 
 /* Entropy and confidence scores: categorical rows as they are; bernoulli
  * labels as 2-class rows, summed (entropy) or averaged (1 − confidence)
  * over the labels of an example; gaussian: the entropy of each output's
- * predictive Gaussian, ½·log(2πe·var), summed. */
+ * predictive Gaussian, ½·log(2πe·var), summed.  Then a classifier's
+ * mutual information (cli_split). */
 static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 {
 	long n = p->ds.n, k = m->outputs, i, j;
@@ -82,9 +108,10 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 	if (!p->entropy || (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN && !p->conf))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory");
 	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
-		if ((rc = bnn_entropy(p->probs, n, (int)k, p->entropy, err)))
+		if ((rc = bnn_entropy(p->probs, n, (int)k, p->entropy, err)) ||
+		    (rc = bnn_confidence_score(p->probs, n, (int)k, p->conf, err)))
 			return rc;
-		return bnn_confidence_score(p->probs, n, (int)k, p->conf, err);
+		return cli_split(n, p, err);
 	}
 	for (i = 0; i < n && !rc; i++)
 		for (j = 0; j < k && !rc; j++) {
@@ -105,6 +132,8 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 				}
 			}
 		}
+	if (!rc && m->likelihood == BNN_LIKELIHOOD_BERNOULLI)
+		rc = cli_split(n, p, err);
 	return rc;
 }
 
@@ -152,7 +181,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	bnn_err err;
 	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
 	double *nll = NULL;
-	int rc = BNN_CLI_OK, r;
+	int rc = BNN_CLI_OK, r, classes = m->likelihood != BNN_LIKELIHOOD_GAUSSIAN;
 
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
@@ -168,17 +197,25 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	rows = w->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
 	p->probs = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->probs);
 	p->var = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->var);
+	p->mc = cli_mc(a, st);
+	if (classes) {
+		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);
+		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
+	}
 	nll = need_targets ? malloc((size_t)(rows + 1) * sizeof *nll) : NULL;
 	count = malloc((size_t)w->size * sizeof *count);
 	ncount = malloc((size_t)w->size * sizeof *ncount);
-	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount) {
+	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount ||
+	    (classes && (!p->xent || !p->energy))) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
-	} else if (j1 > j0 &&
-	           bnn_predict_batches(
-	                   st, &p->ds, cli_mc(a, st), a->train.seed, j0, j1,
-	                   &(bnn_prediction){ .probs = p->probs, .var = p->var, .nll_each = nll },
-	                   &err)) {
+	} else if (j1 > j0 && bnn_predict_batches(st, &p->ds, p->mc, a->train.seed, j0, j1,
+	                                          &(bnn_prediction){ .probs = p->probs,
+	                                                             .var = p->var,
+	                                                             .nll_each = nll,
+	                                                             .expected_entropy = p->xent,
+	                                                             .energy = p->energy },
+	                                          &err)) {
 		snprintf(msg, sizeof msg, "%s", err.message);
 		rc = BNN_CLI_FAIL;
 	}
@@ -192,7 +229,9 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	}
 	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
 	    bnn_cli_shard_gather(w, p->var, count, 0) ||
-	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1))) {
+	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1)) ||
+	    (classes && (bnn_cli_shard_gather(w, p->xent, ncount, 1) ||
+	                 bnn_cli_shard_gather(w, p->energy, ncount, 1)))) {
 		rc = bnn_cli_shard_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
 		goto done;
 	}
@@ -397,12 +436,23 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 		cli_json_number("auroc", cm.auroc, cm.auroc_defined);
 	}
 	cli_json_number("entropy", cli_mean(in->entropy, in->ds.n), 1);
+	if (!gaussian) {
+		cli_json_number("expected_entropy", cli_mean(in->xent, in->ds.n), 1);
+		cli_json_number("mutual_information", cli_mean(in->mi, in->ds.n), 1);
+	}
 	if (a->ood) {
 		printf(", \"ood_n\": %ld", ood->ds.n);
 		cli_json_number("ood_entropy", cli_mean(ood->entropy, ood->ds.n), 1);
+		if (!gaussian) {
+			cli_json_number("ood_expected_entropy", cli_mean(ood->xent, ood->ds.n), 1);
+			cli_json_number("ood_mutual_information", cli_mean(ood->mi, ood->ds.n), 1);
+		}
 		if ((rc = cli_json_ood(a, in->entropy, in->ds.n, ood->entropy, ood->ds.n, "")) ||
 		    (!gaussian &&
-		     (rc = cli_json_ood(a, in->conf, in->ds.n, ood->conf, ood->ds.n, "_conf")))) {
+		     ((rc = cli_json_ood(a, in->conf, in->ds.n, ood->conf, ood->ds.n, "_conf")) ||
+		      (rc = cli_json_ood(a, in->mi, in->ds.n, ood->mi, ood->ds.n, "_mi")) ||
+		      (rc = cli_json_ood(a, in->energy, in->ds.n, ood->energy, ood->ds.n,
+		                         "_energy"))))) {
 			fputc('\n', stdout);
 			goto done;
 		}
@@ -452,6 +502,7 @@ done:
 struct cli_rows {
 	const bnn_model *m;
 	const float *probs, *var;
+	const struct cli_pred *p; /* a classifier's entropy, xent and mi */
 	long n;
 };
 
@@ -469,6 +520,8 @@ static int cli_write_rows(FILE *f, void *ctx)
 	}
 	if (r->m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
 		fprintf(f, ",predicted");
+	if (!gaussian)
+		fprintf(f, ",entropy,expected_entropy,mutual_information");
 	fputc('\n', f);
 	for (i = 0; i < r->n; i++) {
 		long best = 0;
@@ -484,6 +537,8 @@ static int cli_write_rows(FILE *f, void *ctx)
 		}
 		if (r->m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
 			fprintf(f, ",%ld", best);
+		if (!gaussian)
+			fprintf(f, ",%.9g,%.9g,%.9g", r->p->entropy[i], r->p->xent[i], r->p->mi[i]);
 		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
@@ -535,10 +590,12 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		return rc;
 	if ((rc = cli_pred_run(m, a, &st, &w, a->data, NULL, 0, &p)))
 		goto done; /* the ranks have agreed */
-	if (w.rank == 0 && !(rc = cli_pred_check(m, a, a->data, 0, &p))) {
+	if (w.rank == 0 &&
+	    !(rc = cli_pred_check(m, a, a->data, m->likelihood != BNN_LIKELIHOOD_GAUSSIAN, &p))) {
 		rows.m = m;
 		rows.probs = p.probs;
 		rows.var = p.var;
+		rows.p = &p;
 		rows.n = p.ds.n;
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
 			rc = bnn_cli_error(a, "%s", err.message);

@@ -198,6 +198,51 @@ int bnn_entropy(const float *probs, long n, int k, double *out, bnn_err *err);
 int bnn_confidence_score(const float *probs, long n, int k, double *out, bnn_err *err);
 
 /**
+ * The split of the predictive entropy of S Monte-Carlo predictions:
+ * probs holds S blocks of n × k probabilities (sample s, example i, class
+ * j at probs[(s·n + i)·k + j]).  For each example, with p̄ the mean of its
+ * S rows (in double):
+ *   entropy[i]            = H[p̄] = −Σ_j p̄_j log p̄_j (total),
+ *   expected_entropy[i]   = (1/S) Σ_s H[p_s] (aleatoric),
+ *   mutual_information[i] = entropy[i] − expected_entropy[i] (epistemic,
+ *                           the information the label carries about the
+ *                           weights), ≥ 0 by Jensen's inequality; a
+ *                           negative rounding residue is written as 0.
+ * One sample (S = 1) gives mutual information 0.  A Bernoulli model
+ * passes 2-class rows per label and adds the three over its labels.
+ * @return BNN_OK; BNN_EINVAL when a pointer is NULL, S < 1, n < 1, k < 2
+ *         or a probability is not finite or negative (the message names
+ *         the row s·n + i and class, 0-based, as bnn_entropy() does).
+ *         Allocates nothing; the outputs are written only on success.
+ */
+int bnn_entropy_split(const float *probs, long samples, long n, int k, double *entropy,
+                      double *expected_entropy, double *mutual_information, bnn_err *err);
+
+/**
+ * The mutual information of each example, entropy[i] − expected_entropy[i]
+ * (0 where rounding makes it negative), from the predictive entropy
+ * (bnn_entropy() of the mean prediction) and the expected entropy
+ * bnn_predict() accumulates (bnn_prediction.expected_entropy).
+ * @return BNN_OK; BNN_EINVAL when a pointer is NULL, n < 1 or a value is
+ *         not finite (the message names the example, 0-based).  out is
+ *         written only on success.
+ */
+int bnn_mutual_information(const double *entropy, const double *expected_entropy, long n,
+                           double *out, bnn_err *err);
+
+/**
+ * The energy score of each row of logits (Liu et al., "Energy-based
+ * out-of-distribution detection", NeurIPS 2020, eq. 5 with T = 1):
+ * out[i] = −log Σ_j exp(z_ij), by log-sum-exp in double.  Higher means
+ * more likely OOD (the paper thresholds −E).  bnn_predict() gives its
+ * mean over the Monte-Carlo samples (bnn_prediction.energy).
+ * @return BNN_OK; BNN_EINVAL when a pointer is NULL, n < 1, k < 1 or a
+ *         logit is not finite (the message names the example and logit,
+ *         0-based).  Allocates nothing; out is written only on success.
+ */
+int bnn_energy(const float *logits, long n, int k, double *out, bnn_err *err);
+
+/**
  * Out-of-distribution detection metrics of score_in (the in-distribution
  * examples) against score_out, HIGHER meaning more likely OOD; definitions
  * at the top of this file.  O((m + o) log(m + o)); the result does not

@@ -41,7 +41,7 @@ enum bnn_optimizer {
 /* VOGN's options beyond the shared ones (Osawa et al., Algorithm 1). */
 typedef struct bnn_vogn_options {
 	float beta1;       /* momentum rate β1 [0.9] [beta1] */
-	float beta2;       /* moving-average rate β2 [0.999] [beta2] */
+	float beta2;       /* β2 of Alg. 1 line 20, the weight of the new ĥ [0.001] [beta2] */
 	double tau;        /* tempering τ at the end of the schedule [1] [tau] */
 	double tau_start;  /* τ at the start; NaN: tau (no schedule) [tau_start] */
 	double tau_epochs; /* epochs of the linear τ schedule [0] [tau_epochs] */
@@ -368,6 +368,11 @@ typedef struct bnn_prediction {
 	double *nll;      /* the summed NLL, or NULL (then ds needs no targets, unless
 	                     nll_each is given) */
 	double *nll_each; /* n: each example's NLL, or NULL */
+	/* Classification only (categorical, bernoulli); each may be NULL: */
+	double *expected_entropy; /* n: E_θ H[p(y | x, θ)], the mean over the
+	                             samples of each one's entropy (aleatoric) */
+	double *energy;           /* n: the mean over the samples of the energy
+	                             score of each one's logits (Liu et al. 2020) */
 } bnn_prediction;
 
 /* The examples per batch of bnn_predict(): batch j is examples
@@ -392,6 +397,20 @@ typedef struct bnn_prediction {
  *   gaussian:    out->probs receives the mixture mean, out->var (may be
  *                NULL) the mixture variance: mean of (σ² + μ_s²) − (mean
  *                of μ_s)².
+ * Classifiers (else BNN_EINVAL when either is asked):
+ * out->expected_entropy (may be NULL) receives E_θ H[p(y | x, θ)], the
+ * mean over the S samples of the entropy of each sample's prediction
+ * (categorical: −Σ_j p_j log p_j; bernoulli: the sum over the labels of
+ * each label's binary entropy), the aleatoric part of the predictive
+ * entropy H[E_θ p]; bnn_mutual_information() gives the epistemic part.
+ * With mc = 0 there is one prediction, the mean network's, and this is
+ * its entropy: the split needs samples (docs/metrics.md).
+ * out->energy (may be NULL) receives the mean over the samples of the
+ * energy score of each sample's logits z, E = −log Σ_j exp(z_j) (Liu et
+ * al. 2020, eq. 5 with T = 1; bernoulli: −Σ_j log(1 + exp(z_j)), each
+ * label a two-logit softmax (0, z_j)), higher for inputs less like the
+ * training data.  Both are sums of each row's own terms in sample order,
+ * so they are the same bits for every number of threads and batch range.
  * out->nll_each (may be NULL) receives each example's negative
  * log-likelihood of its targets under the predictive distribution: for
  * the mixture, −log((1/S)·Σ_s p(y | θ_s)) by log-sum-exp; out->nll (may be

@@ -54,8 +54,7 @@ extern "C" {
 /* VOGN hyperparameters (defaults in brackets; Osawa et al., Fig. 2). */
 typedef struct bnn_vogn_params {
 	double beta1;  /* β1, momentum rate [0.9] */
-	double beta2;  /* β2, line 20's rate: the weight of the new ĥ [0.001,
-	                * 1 − the paper's tables' 0.999 read as a decay] */
+	double beta2;  /* β2 of line 20, the weight of the new ĥ [0.001] */
 	double tau;    /* τ, tempering [1] (the trainer schedules it) */
 	double delta;  /* δ, prior precision [0: unset: the layer's] */
 	double n_data; /* N after N ← ρN (Alg. 1 line 2) [0: unset], > 0 */

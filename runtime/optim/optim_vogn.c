@@ -33,7 +33,7 @@ bnn_vogn_params bnn_vogn_defaults(void)
 	bnn_vogn_params p;
 
 	p.beta1 = 0.9;
-	p.beta2 = 0.001; /* line 20's rate: 1 − the tables' decay 0.999 */
+	p.beta2 = 0.001; /* line 20's β2: s keeps 99.9% of its past (vogn.md) */
 	p.tau = 1.0;
 	p.delta = 0.0;
 	p.n_data = 0.0;

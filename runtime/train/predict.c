@@ -7,7 +7,9 @@
  * (bernoulli), or a Gaussian mean and variance (σ² fixed or learned),
  * at the posterior mean or averaged over Monte-Carlo samples of the
  * posterior (weights θ = μ + σ∘ε, dropout masks), with the NLL of the
- * predictive mixture by log-sum-exp.
+ * predictive mixture by log-sum-exp, and for classifiers the mean over
+ * the samples of each one's entropy (the aleatoric part of the predictive
+ * entropy) and of its energy score (Liu et al. 2020), OOD scores.
  *
  * Prediction runs in fixed batches of BNN_PREDICT_BATCH examples, split
  * across the OpenMP team (each thread with a workspace of its own,
@@ -239,7 +241,41 @@ struct predict_acc {
 	double *sumvar; /* gaussian: Σ_s σ²_s per output (k) */
 	double *lse;    /* n: log Σ_s p(y_i | θ_s), when targets are scored */
 	double *var;    /* gaussian: σ² per output of the current sample */
+	double *sument; /* n: Σ_s H[p(y_i | θ_s)] (classification), or NULL */
+	double *sumen;  /* n: Σ_s E(x_i; θ_s), the energy score, or NULL */
 };
+
+/* The entropy −Σ_j p_j log p_j and the energy −log Σ_j exp(z_j) (Liu et
+ * al. 2020, eq. 5, T = 1) of one softmax row of logits z, k of them,
+ * whose largest is zmax and Σ_j exp(z_j − zmax) = norm: log p_j is
+ * z_j − zmax − log norm, exact where p_j underflows to 0. */
+static void predict_softmax_scores(const float *z, long k, double zmax, double norm, double *h,
+                                   double *energy)
+{
+	double lnorm = log(norm), e = 0;
+	long j;
+
+	for (j = 0; j < k; j++) {
+		double lp = (double)z[j] - zmax - lnorm;
+		e -= exp(lp) * lp;
+	}
+	*h = e;
+	*energy = -(zmax + lnorm);
+}
+
+/* The binary entropy of P(y = 1) = σ(z), p·softplus(−z) + (1 − p)·softplus(z)
+ * (−log σ(z) = softplus(−z)), and the energy of the label as a two-logit
+ * softmax (0, z), −log(1 + e^z) = −softplus(z) (summed over the labels: the
+ * joint energy of Wang et al. 2021 for multi-label classifiers). */
+static void predict_bernoulli_scores(double z, double *h, double *energy)
+{
+	double p = 1.0 / (1.0 + exp(-z));
+	double sp_neg = log1p(exp(-fabs(z))) + fmax(-z, 0); /* softplus(−z) */
+	double sp_pos = log1p(exp(-fabs(z))) + fmax(z, 0);  /* softplus(z) */
+
+	*h = p * sp_neg + (1 - p) * sp_pos;
+	*energy = -sp_pos;
+}
 
 /* Adds one sample's raw outputs z of rows [i0, i0 + b) to the sums; y (the
  * targets of those rows) may be NULL.  Each row's sums are its own: the
@@ -252,7 +288,7 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 	for (r = 0; r < b; r++) {
 		long i = i0 + r;
 		const float *z = zb + r * k;
-		double *sum = acc->sum + i * k, ll = 0;
+		double *sum = acc->sum + i * k, ll = 0, h = 0, en = 0;
 		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
 			double zmax = z[0], norm = 0;
 			for (j = 1; j < k; j++)
@@ -263,10 +299,17 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				sum[j] += exp((double)z[j] - zmax) / norm;
 			if (yb)
 				ll = (double)z[(long)yb[r]] - zmax - log(norm);
+			if (acc->sument || acc->sumen)
+				predict_softmax_scores(z, k, zmax, norm, &h, &en);
 		} else if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
 			for (j = 0; j < k; j++) {
-				double zj = z[j];
+				double zj = z[j], hj, ej;
 				sum[j] += 1.0 / (1.0 + exp(-zj));
+				if (acc->sument || acc->sumen) {
+					predict_bernoulli_scores(zj, &hj, &ej);
+					h += hj;
+					en += ej;
+				}
 				/* log σ(z) = −softplus(−z), log(1 − σ(z)) = −softplus(z) */
 				if (yb)
 					ll -= yb[r * k + j] > 0.5f
@@ -287,6 +330,10 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 		}
 		if (yb)
 			acc->lse[i] = first ? ll : log_add(acc->lse[i], ll);
+		if (acc->sument) /* in sample order: the same bits for any threads */
+			acc->sument[i] += h;
+		if (acc->sumen)
+			acc->sumen[i] += en;
 	}
 }
 
@@ -297,6 +344,8 @@ static void predict_acc_free(struct predict_acc *acc)
 	free(acc->sumvar);
 	free(acc->lse);
 	free(acc->var);
+	free(acc->sument);
+	free(acc->sumen);
 }
 
 /* Fails unless every σ of st is finite (a sample of an infinite σ gives no
@@ -334,6 +383,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 {
 	float *probs = out ? out->probs : NULL, *var = out ? out->var : NULL;
 	double *nll = out ? out->nll : NULL, *nll_each = out ? out->nll_each : NULL;
+	double *xent = out ? out->expected_entropy : NULL, *energy = out ? out->energy : NULL;
 	int scored = nll || nll_each;
 	const bnn_model *m = st && st->model ? st->model : NULL;
 	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
@@ -350,6 +400,11 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	if (mc < 0)
 		return bnn_fail(err, BNN_EINVAL,
 		                "the number of Monte-Carlo samples must be 0 or more");
+	if (gaussian && (xent || energy))
+		return bnn_fail(err, BNN_EINVAL,
+		                "model '%s' is a regression model (gaussian): the expected entropy "
+		                "and the energy score are defined for classifiers only",
+		                m->name);
 	nb = (ds->n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH;
 	if (j0 < 0 || j1 < j0 || j1 > nb)
 		return bnn_fail(err, BNN_EINVAL,
@@ -372,10 +427,13 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	acc.sumvar = calloc((size_t)k, sizeof *acc.sumvar);
 	acc.lse = scored ? malloc((size_t)n * sizeof *acc.lse) : NULL;
 	acc.var = malloc((size_t)k * sizeof *acc.var);
+	acc.sument = xent ? calloc((size_t)n, sizeof *acc.sument) : NULL;
+	acc.sumen = energy ? calloc((size_t)n, sizeof *acc.sumen) : NULL;
 	if (mc > 0 && st->sigma)
 		theta = bnn_floats_alloc(m->nparams);
 	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (scored && !acc.lse) ||
-	    !acc.var || (mc > 0 && st->sigma && !theta) ||
+	    !acc.var || (mc > 0 && st->sigma && !theta) || (xent && !acc.sument) ||
+	    (energy && !acc.sumen) ||
 	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
@@ -425,6 +483,12 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 		if (gaussian && var) /* the mixture's variance: mean σ² + variance of μ_s */
 			var[i] = (float)(acc.sumvar[i % k] / (double)samples +
 			                 fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0));
+	}
+	for (i = 0; i < n; i++) {
+		if (xent)
+			xent[i] = acc.sument[i] / (double)samples;
+		if (energy)
+			energy[i] = acc.sumen[i] / (double)samples;
 	}
 	if (scored) {
 		double total = 0;

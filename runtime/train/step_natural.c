@@ -57,11 +57,9 @@ static void vogn_params(const struct trainer *t, const struct train_tensor *tt, 
 {
 	*p = bnn_vogn_defaults();
 	p->beta1 = t->o->vogn.beta1;
-	/* The option is the decay of s's moving average, like Adam's β2 and
-	 * the value of the paper's tables (0.999, next to β1 = 0.9 in line 19's
-	 * decay convention); line 20 weighs the new ĥ by its rate, 1 − decay
-	 * (docs/optimizers/vogn.md). */
-	p->beta2 = 1.0 - (double)t->o->vogn.beta2;
+	/* The option is the paper's β2, Alg. 1 line 20's weight of the new ĥ
+	 * (docs/optimizers/vogn.md, "Convention"). */
+	p->beta2 = t->o->vogn.beta2;
 	p->tau = tau;
 	p->delta = tt->delta;
 	p->n_data = t->o->vogn.rho * t->n_data;

@@ -29,7 +29,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.sgd = bnn_sgd_defaults();
 	o.adam = bnn_adam_defaults();
 	o.vogn.beta1 = 0.9f;
-	o.vogn.beta2 = 0.999f;
+	o.vogn.beta2 = 0.001f; /* Alg. 1 line 20's β2, literally (docs/optimizers/vogn.md) */
 	o.vogn.tau = 1;
 	o.vogn.tau_start = NAN;
 	o.vogn.tau_epochs = 0;
@@ -120,7 +120,7 @@ static const struct opt_def opt_defs[] = {
 	{ "beta1", OPT_BETA1, 0, 0, 0.999999, OWN, NEED_NOTHING,
 	  "adam, vogn, ivon: momentum / first-moment decay" },
 	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, OWN, NEED_NOTHING,
-	  "adam, vogn, ivon: second-moment / Hessian decay" },
+	  "adam, ivon: second-moment / Hessian decay; vogn: weight of the new GN estimate" },
 	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, OWN, NEED_NOTHING,
 	  "adam: denominator constant (> 0)" },
 	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING,
