@@ -65,7 +65,7 @@ replay() {
 		status=1
 		echo "fuzz-coverage: an input failed (see $out/replay-$name.tap)" >&2
 	}
-	printf '%-22s %6s inputs\n' "$name" "$(grep -c '^ok' "$out/replay-$name.tap")"
+	printf '%-22s %6s inputs\n' "$name" "$(grep -c '^ok .* bytes)$' "$out/replay-$name.tap")"
 }
 replay corpus
 replay seeds-bnn bnn "$src"/t/invalid/*.bnn
