@@ -14,11 +14,16 @@
  * else they are an error, so that example i is always on line i + 1.
  *
  * Numbers follow C's decimal syntax, checked here rather than left to
- * strtod(): [+-] digits [. digits] [e [+-] digits], with no hex floats,
- * NaN or infinity.  The conversion itself is strtod()'s; should the
- * program have set a locale whose decimal point is not '.', the text is
- * converted again with that locale's decimal point, so files always use
- * '.' whatever the locale.
+ * strtof(): [+-] digits [. digits] [e [+-] digits], with no hex floats,
+ * NaN or infinity.  The conversion itself is strtof()'s, correctly rounded
+ * to the nearest float, rather than strtod()'s followed by a cast, which
+ * rounds twice: a decimal near the midpoint of two floats could land on
+ * the wrong one, and "3.4028235e38", the shortest spelling of FLT_MAX
+ * (what NumPy prints for it), is above FLT_MAX as a double.  Only a
+ * number that rounds to infinity is too large.  Should the program have
+ * set a locale whose decimal point is not '.', the text is converted
+ * again with that locale's decimal point, so files always use '.'
+ * whatever the locale.
  *
  * Positions in messages are "FILE:LINE:COL", LINE and COL counted from 1,
  * COL in bytes from the start of the line (a UTF-8 byte order mark at the
@@ -26,7 +31,6 @@
  * byte of the field.
  */
 #include <errno.h>
-#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -341,7 +345,7 @@ static int csv_nonfinite_syntax(const char *s, size_t len)
 static enum csv_number_status csv_number(const char *s, size_t len, float *out)
 {
 	char *end;
-	double v;
+	float v;
 
 	while (len > 0 && csv_blank(*s)) {
 		s++;
@@ -353,7 +357,7 @@ static enum csv_number_status csv_number(const char *s, size_t len, float *out)
 		return CSV_EMPTY;
 	if (!csv_decimal_syntax(s, len))
 		return csv_nonfinite_syntax(s, len) ? CSV_NOT_FINITE : CSV_NOT_NUMBER;
-	v = strtod(s, &end);
+	v = strtof(s, &end);
 	if (end != s + len) {
 		/* A locale whose decimal point is not ".": convert a copy
 		 * that uses the locale's. */
@@ -373,16 +377,18 @@ static enum csv_number_status csv_number(const char *s, size_t len, float *out)
 			}
 		}
 		*q = '\0';
-		v = strtod(copy, &end);
+		v = strtof(copy, &end);
 		whole = end == q;
 		free(copy);
 		if (!whole)
 			return CSV_NOT_NUMBER;
 	}
-	/* Out of a float's range, the conversion would be undefined. */
-	if (!(fabs(v) <= FLT_MAX))
+	/* strtof() overflows to an infinity: the number rounds beyond
+	 * FLT_MAX.  Underflow gives a subnormal or 0, which is the nearest
+	 * float and kept. */
+	if (isinf(v))
 		return CSV_TOO_LARGE;
-	*out = (float)v;
+	*out = v;
 	return CSV_NUMBER;
 }
 

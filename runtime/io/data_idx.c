@@ -31,6 +31,12 @@
 #define IDX_CHUNK        65536 /* bytes per gzread() of the data; a multiple of 8 */
 #define IDX_FIRST_FLOATS 65536 /* the data's first allocation (then doubled) */
 
+/* The midpoint between FLT_MAX and 2^128: a double from FLT_MAX up to (not
+ * including) it rounds to FLT_MAX as a float, from it on to infinity.  So
+ * an f64 element of 3.4028235e38, the shortest decimal of FLT_MAX, reads as
+ * FLT_MAX, as it does in a CSV file. */
+#define IDX_FLOAT_OVERFLOW 0x1.ffffffp127
+
 /* The largest element count accepted: 2^31, or LONG_MAX if smaller. */
 #define IDX_MAX_COUNT \
 	((uint64_t)LONG_MAX < (UINT64_C(1) << 31) ? (uint64_t)LONG_MAX : (UINT64_C(1) << 31))
@@ -178,9 +184,9 @@ static size_t idx_convert(int type, const unsigned char *p, size_t count, float 
 			memcpy(&v, &u, sizeof v);
 			/* Converting a double out of a float's range is
 			 * undefined, so test first (NaN fails too). */
-			if (!(fabs(v) <= FLT_MAX))
+			if (!(fabs(v) < IDX_FLOAT_OVERFLOW))
 				return i;
-			out[i] = (float)v;
+			out[i] = fabs(v) <= FLT_MAX ? (float)v : v > 0 ? FLT_MAX : -FLT_MAX;
 		}
 		return count;
 	default: /* cannot happen: the type was checked */

@@ -11,6 +11,10 @@
  * code under test must never exit), exits non-zero (LeakSanitizer in an
  * --enable-asan build) or runs over REPLAY_SECONDS.  The child's stderr is
  * captured and shown under a failure.
+ *
+ * `replay SURFACE PATH...` does the same for the files and directories
+ * named (t/fuzz/coverage.sh measures the line coverage of the seed corpora
+ * and of a campaign's corpus with it).
  */
 #include <dirent.h>
 #include <signal.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,28 +156,73 @@ static int replay_visible(const struct dirent *e)
 	return e->d_name[0] != '.';
 }
 
-static void replay_surface(const struct replay_surface *s, const char *top)
+/* Replays every visible file of DIR, in name order; returns their count
+ * (-1 if DIR cannot be read). */
+static int replay_dir(const struct replay_surface *s, const char *dir)
 {
-	char dir[4096];
 	struct dirent **names;
-	int i, n;
+	int i, n = scandir(dir, &names, replay_visible, replay_by_name);
 
-	snprintf(dir, sizeof dir, "%s/t/fuzz/corpus/%s", top, s->name);
-	n = scandir(dir, &names, replay_visible, replay_by_name);
-	if (!ok(n > 0, "corpus %s has inputs", s->name))
-		return;
 	for (i = 0; i < n; i++) {
 		replay_file(s, dir, names[i]->d_name);
 		free(names[i]);
 	}
-	free(names);
+	if (n >= 0)
+		free(names);
+	return n;
 }
 
-int main(void)
+static void replay_surface(const struct replay_surface *s, const char *top)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof dir, "%s/t/fuzz/corpus/%s", top, s->name);
+	ok(replay_dir(s, dir) > 0, "corpus %s has inputs", s->name);
+}
+
+/* `replay SURFACE PATH...`: the files named, and every file of the
+ * directories named, fed to SURFACE's entry point the same way (the seed
+ * corpora outside t/fuzz/corpus/, and a fuzzing campaign's t/fuzz/work/
+ * TARGET/, for t/fuzz/coverage.sh). */
+static int replay_paths(const char *surface, char **paths, int count)
+{
+	const struct replay_surface *s = NULL;
+	char dir[4096];
+	struct stat sb;
+	size_t i;
+	int k;
+
+	for (i = 0; i < sizeof replay_surfaces / sizeof replay_surfaces[0]; i++)
+		if (strcmp(surface, replay_surfaces[i].name) == 0)
+			s = &replay_surfaces[i];
+	if (!s) {
+		fprintf(stderr,
+		        "replay: unknown surface '%s' (bnn, bnn_dict, csv, idx, ckpt, cli)\n",
+		        surface);
+		return 2;
+	}
+	for (k = 0; k < count; k++) {
+		const char *slash = strrchr(paths[k], '/');
+
+		if (stat(paths[k], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			ok(replay_dir(s, paths[k]) >= 0, "%s: read", paths[k]);
+		} else if (slash) {
+			snprintf(dir, sizeof dir, "%.*s", (int)(slash - paths[k]), paths[k]);
+			replay_file(s, dir, slash + 1);
+		} else {
+			replay_file(s, ".", paths[k]);
+		}
+	}
+	return tap_done();
+}
+
+int main(int argc, char **argv)
 {
 	const char *top = getenv("top_srcdir");
 	size_t i;
 
+	if (argc > 2)
+		return replay_paths(argv[1], argv + 2, argc - 2);
 	if (!top)
 		top = ".";
 	for (i = 0; i < sizeof replay_surfaces / sizeof replay_surfaces[0]; i++)
