@@ -176,14 +176,11 @@ expect_check utf8_quote "invalid UTF-8 in a quoted line is shown as '?', valid U
 # (without the limit, expanding it all would take far too long and far too
 # much memory: docs/benchmarks.md has the measurement): the error is at the
 # call that goes past the limit, and the notes go up the chain of calls to
-# the top level.
-start=$(date +%s)
+# the top level.  Its speed is not timed here (no test depends on the
+# machine's load); the timeout only turns a hang into a failure (status 124).
 # shellcheck disable=SC2086
 $limit "$BNNC" --check doubling30.bnn >doubling30.out 2>doubling30.err
-status=$?
-elapsed=$(($(date +%s) - start))
-is "$status" 1 "blocks doubling 30 times: bnnc exits 1"
-ok "$(test "$elapsed" -le 5; echo $?)" "within seconds (took ${elapsed} s)"
+is "$?" 1 "blocks doubling 30 times: bnnc exits 1 (no hang, no crash)"
 is "$(sed -n 1,3p doubling30.err)" "doubling30.bnn:30:20: error: blocks expand into too many nodes (the limit is 100000 in all)
  block b27(v) { a = b28(v); c = b28(v); return add(a, c); }
                     ^~~" "the error is at the block call that goes past the limit"

@@ -158,12 +158,11 @@ for opt in vogn ivon bbb; do
 done
 
 # ---- faults -----------------------------------------------------------------
-start=$(date +%s)
+# (mpi's timeout turns a deadlock into status 124, which fails the second check)
 mpi 1 ./mpi_point train --data train.csv --quiet --save f.ckpt : \
 	-np 1 ./mpi_point train --data bad.csv --quiet --save f.ckpt >f.out 2>f.err && st=0 || st=$?
-elapsed=$(($(date +%s) - start))
 ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "bad data on rank 1: the job exits non-zero"
-ok "$([ "$elapsed" -lt 30 ] && echo 0 || echo 1)" "within seconds (${elapsed} s)"
+ok "$([ "$st" -ne 124 ] && echo 0 || echo 1)" "without waiting for the timeout (status $st)"
 is "$(grep -c 'bad.csv' f.err)" 2 "both ranks print the message naming the bad file"
 is "$(grep -c 'rank 1 of 2: .*bad.csv' f.err)" 1 "rank 0 says it came from rank 1"
 ok "$(test ! -e f.ckpt; echo $?)" "and nothing was saved"
