@@ -30,15 +30,30 @@ W=$TAP_TMP
 D=$top_srcdir/t/data/standalone_example
 SRC=$top_srcdir/examples/standalone/classify.c
 C99='-std=c99 -Wall -Wextra -Wpedantic -Werror'
-CLFLAGS='-DCLASSIFY_MODEL=tiny -DCLASSIFY_UP=TINY -DCLASSIFY_HEADER="tiny_infer.h" -DTINY_NO_LIBM'
+
+# build OUT [ARGS...]: classify.c and the tiny model's standalone file
+# alone, with the file's own math, into OUT
+build() {
+	out=$1
+	shift
+	# shellcheck disable=SC2086 # $C99 is split on purpose
+	$CC $C99 -O2 -DCLASSIFY_MODEL=tiny -DCLASSIFY_UP=TINY -DCLASSIFY_HEADER='"tiny_infer.h"' \
+		-DTINY_NO_LIBM -I"$W" -o "$out" "$SRC" "$W/tiny_infer.c" "$@"
+}
+
+# ok_or_show STATUS DESC FILE: ok, with FILE's last lines when it failed.
+ok_or_show() {
+	ok "$1" "$2"
+	[ "$1" = 0 ] || diag "$(tail -n 5 "$3")"
+}
 
 plan 9
 
 # the driver, a checkpoint (any: only its fingerprint lines are kept), the
 # weights header, the standalone file
+# shellcheck disable=SC2086 # the flags are split on purpose
 {
 	"$BNNC" --main -o "$W/drv.c" "$D/tiny.bnn" &&
-		# shellcheck disable=SC2086 # flags are split on purpose
 		$CC $BNN_CFLAGS -o "$W/drv" "$W/drv.c" $BNN_LIBS &&
 		awk 'BEGIN { for (j = 0; j < 16; j++) printf "%sf%d", (j ? "," : ""), j
 			print ",t"
@@ -56,15 +71,15 @@ plan 9
 		} >"$W/tiny_infer_weights.h" &&
 		"$BNNC" --standalone -o "$W/tiny_infer.c" "$D/tiny.bnn"
 } >"$W/setup.log" 2>&1
-ok $? "the tiny model's driver, checkpoint, weights header and standalone file"
-[ $? = 0 ] || diag "$(tail -n 5 "$W/setup.log")"
+ok_or_show $? "the tiny model's driver, checkpoint, weights header and standalone file" \
+	"$W/setup.log"
 
-# shellcheck disable=SC2086
-$CC $C99 -O2 $CLFLAGS -I"$W" -o "$W/classify" "$SRC" "$W/tiny_infer.c" >"$W/cc.log" 2>&1
-ok $? "classify.c builds with the standalone file alone (gcc -std=c99 -Wall -Wextra -Wpedantic -Werror)"
-[ -s "$W/cc.log" ] && diag "$(head -n 5 "$W/cc.log")"
+build "$W/classify" >"$W/cc.log" 2>&1
+ok_or_show $? "classify.c builds with the standalone file alone (-std=c99 -Wall -Wextra -Wpedantic -Werror)" \
+	"$W/cc.log"
 
-# idx FILE TYPE-AND-RANK-BYTES SIZES... then the data on stdin (octal escapes)
+# header RANK SIZES...: an IDX header of unsigned bytes (type 0x08)
+# shellcheck disable=SC2059 # the formats are octal escapes made here
 header() {
 	printf '\000\000\010\00'"$1"
 	shift
@@ -73,7 +88,8 @@ header() {
 		printf "\\$(printf '%03o' $((n >> 8 & 255)))\\$(printf '%03o' $((n & 255)))"
 	done
 }
-# rows HALF-TOP HALF-BOTTOM: one 4x4 image, 8 pixels of each (octal)
+# image TOP BOTTOM: one 4x4 image, 8 pixels of each value (octal)
+# shellcheck disable=SC2059
 image() {
 	i=0
 	while [ $i -lt 8 ]; do printf "\\$1"; i=$((i + 1)); done
@@ -125,9 +141,7 @@ accuracy answered 0.6667 (4 of 6) all 0.6667 (4 of 6)" "a threshold above ln 3 a
 # through zlib, the gzip files as Debian's dataset-fashion-mnist has them
 if command -v gzip >/dev/null 2>&1; then
 	gzip -c "$W/images.idx" >"$W/images.idx.gz" && gzip -c "$W/labels.idx" >"$W/labels.idx.gz"
-	# shellcheck disable=SC2086
-	$CC $C99 -O2 $CLFLAGS -DCLASSIFY_ZLIB -I"$W" -o "$W/classify_z" "$SRC" "$W/tiny_infer.c" \
-		-lz >"$W/ccz.log" 2>&1 &&
+	build "$W/classify_z" -DCLASSIFY_ZLIB -lz >"$W/ccz.log" 2>&1 &&
 		run "$W/classify_z" --per-image --mc 0 "$W/images.idx.gz" "$W/labels.idx" &&
 		[ "$run_out" = "$(cd "$W" && ./classify --per-image --mc 0 images.idx labels.idx)" ]
 	ok $? "built with -DCLASSIFY_ZLIB, it reads gzip files and gives the same lines"

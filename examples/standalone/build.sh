@@ -1,3 +1,4 @@
+#!/bin/sh
 # build.sh: `make standalone-example`: examples/standalone/classify.c end
 # to end from a .bnn file (POSIX sh; README.md in this directory):
 #   1. the model's driver (built by make, with libbnn) trains it on
@@ -32,7 +33,7 @@ datagen=${DATAGEN:-$(dirname "$out")/datagen}
 bnnc=${BNNC:-bnnc}
 cc=${CC:-cc}
 cflags=${CFLAGS:--std=c99 -O2}
-up=$(printf '%s' "$model" | tr 'a-z' 'A-Z')
+up=$(printf '%s' "$model" | tr '[:lower:]' '[:upper:]')
 ckpt=$out/${model}_standalone.ckpt
 
 need_built standalone-example "$prog"
