@@ -68,7 +68,16 @@
  *                    trainer's step (bnn_train, one MC sample) with adam on
  *                    fashion_lenet and ivon and vogn on
  *                    examples/fashion_lenet_bayes.bnn, as lenet_step lines
- *                    with each one's ratio to Adam's and examples/s.
+ *                    with each one's ratio to Adam's and examples/s;
+ *   infer1           posterior-mean inference of the 784-512-512-10 MLP
+ *                    (examples/fashion_point.bnn), one example at a time:
+ *                    its `bnnc --standalone` file compiled by the host's cc
+ *                    -std=c99 -O2 (bench/libinfer1.a, the weights of
+ *                    BENCH_INFER1_CKPT exported into it) against libbnn's
+ *                    own bnn_predict() on a one-example data set with the
+ *                    same checkpoint (mc = 0), their repeats interleaved,
+ *                    cycling over 64 inputs; and the largest difference of
+ *                    their outputs, relative to the largest output.
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -88,7 +97,7 @@
  * (vi_parts, vi_kernels and posterior_sample), fwht, whvi, lenet
  * (adam_step, step_parts and lenet_step of the CNN); by default all run.
  * --net NAME keeps only the threads group's cases of that network
- * (784-512-512-10, lenet, resnet, 13-50-50-1).
+ * (784-512-512-10, lenet, resnet, 13-50-50-1); infer1 (batch-1 inference).
  * The env line always comes first.
  */
 #include <math.h>
@@ -104,6 +113,7 @@
 #include "fashion_lenet_bayes.h"
 #include "fashion_mf.h"
 #include "fashion_point.h"
+#include "fashion_point_infer.h"
 #include "fashion_resnet.h"
 #include "mf_1024.h"
 #include "mf_128.h"
@@ -140,11 +150,12 @@ enum {
 	BENCH_GWHVI = 1u << 6,
 	BENCH_GLENET = 1u << 7,
 	BENCH_GTHREADS = 1u << 8,
-	BENCH_GALL = (1u << 9) - 1
+	BENCH_GINFER1 = 1u << 9,
+	BENCH_GALL = (1u << 10) - 1
 };
 
-static const char *const bench_group_names[] = { "peak", "gemm", "step",  "train",  "vi",
-	                                         "fwht", "whvi", "lenet", "threads" };
+static const char *const bench_group_names[] = { "peak", "gemm", "step",  "train",   "vi",
+	                                         "fwht", "whvi", "lenet", "threads", "infer1" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -1498,12 +1509,112 @@ static void bench_threads(const bench_opts *o)
 	bnn_set_threads(1);
 }
 
+/* ---- batch-1 inference ---------------------------------------------------- */
+
+/* The checkpoint whose weights bench/libinfer1.a holds (Makefile.am). */
+#ifndef BENCH_INFER1_CKPT
+#define BENCH_INFER1_CKPT "bench/models/fashion_point_infer.ckpt"
+#endif
+#define BENCH_INFER1_N 64 /* the inputs cycled over */
+
+/* One example at a time: the standalone file's or libbnn's prediction. */
+typedef struct bench_infer1 {
+	const bnn_state *st;
+	const float *x; /* BENCH_INFER1_N inputs */
+	long next;      /* the example of the next call */
+	double ws[(FASHION_POINT_WORKSPACE_BYTES + 7) / 8];
+	float out[FASHION_POINT_OUT_FLOATS];
+} bench_infer1;
+
+static void bench_infer1_standalone(void *ctx)
+{
+	bench_infer1 *b = ctx;
+	fashion_point_predict(b->x + b->next * FASHION_POINT_INPUTS, 1, 0, 0, b->ws, sizeof b->ws,
+	                      b->out);
+	b->next = (b->next + 1) % BENCH_INFER1_N;
+	bench_sink += b->out[0];
+}
+
+static void bench_infer1_libbnn(void *ctx)
+{
+	bench_infer1 *b = ctx;
+	bnn_dataset one;
+	bnn_prediction pr;
+	bnn_err err;
+
+	memset(&one, 0, sizeof one);
+	memset(&pr, 0, sizeof pr);
+	one.n = 1;
+	one.features = FASHION_POINT_INPUTS;
+	one.rank = 1;
+	one.shape[0] = FASHION_POINT_INPUTS;
+	one.x = (float *)(b->x + b->next * FASHION_POINT_INPUTS);
+	pr.probs = b->out;
+	if (bnn_predict(b->st, &one, 0, 0, &pr, &err) != BNN_OK) {
+		fprintf(stderr, "bench: infer1: %s\n", err.message);
+		exit(1);
+	}
+	b->next = (b->next + 1) % BENCH_INFER1_N;
+	bench_sink += b->out[0];
+}
+
+/* The largest difference between the two outputs over the inputs,
+ * relative to the largest output (they differ only in the order of the
+ * sums: docs/standalone.md, 1e-5 in t/standalone.sh). */
+static double bench_infer1_diff(bench_infer1 *sa, bench_infer1 *lib)
+{
+	double d = 0, top = 0;
+	long i, j;
+	for (i = 0; i < BENCH_INFER1_N; i++) {
+		bench_infer1_standalone(sa);
+		bench_infer1_libbnn(lib);
+		for (j = 0; j < FASHION_POINT_OUT_FLOATS; j++) {
+			d = fmax(d, fabs((double)sa->out[j] - lib->out[j]));
+			top = fmax(top, fabs((double)lib->out[j]));
+		}
+	}
+	return top > 0 ? d / top : d;
+}
+
+static void bench_infer1s(const bench_opts *o)
+{
+	static bench_infer1 sa, lib; /* static: the workspace is a device's static RAM */
+	bnn_dataset ds;
+	bnn_state st;
+	bnn_err err;
+	bench_op a = { bench_infer1_standalone, NULL, &sa },
+	         b = { bench_infer1_libbnn, NULL, &lib };
+	bench_result ra, rb;
+	double ratio, diff;
+
+	if (bnn_state_load(&st, &fashion_point_model, BENCH_INFER1_CKPT, &err) != BNN_OK) {
+		fprintf(stderr, "bench: infer1: %s\n", err.message);
+		exit(1);
+	}
+	bench_data_init(&ds, &fashion_point_model, BENCH_INFER1_N, 19);
+	sa.x = lib.x = ds.x;
+	sa.st = lib.st = &st;
+	diff = bench_infer1_diff(&sa, &lib);
+	bench_measure_pair(&a, &b, o, &ra, &rb, &ratio);
+	printf("{\"bench\":\"infer1\",\"impl\":\"standalone\",\"net\":\"784-512-512-10\","
+	       "\"cc\":\"cc -std=c99 -O2\",\"ms_per_example\":%.5f,\"examples_per_s\":%.0f,"
+	       "\"workspace_bytes\":%lu}\n",
+	       1e3 * ra.seconds, 1 / ra.seconds, (unsigned long)FASHION_POINT_WORKSPACE_BYTES);
+	printf("{\"bench\":\"infer1\",\"impl\":\"libbnn\",\"net\":\"784-512-512-10\","
+	       "\"ms_per_example\":%.5f,\"examples_per_s\":%.0f,"
+	       "\"standalone_over_libbnn\":%.3f,\"max_rel_diff\":%.3g}\n",
+	       1e3 * rb.seconds, 1 / rb.seconds, 1 / ratio, diff);
+	free(ds.x);
+	free(ds.y);
+	bnn_state_free(&st);
+}
+
 static void bench_usage(void)
 {
 	fprintf(stderr,
 	        "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads[,...]]"
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads|infer1[,...]]"
 	        " [--net NAME]\n");
 	exit(2);
 }
@@ -1638,5 +1749,7 @@ int main(int argc, char **argv)
 	}
 	if (o.groups & BENCH_GTHREADS)
 		bench_threads(&o);
+	if (o.groups & BENCH_GINFER1)
+		bench_infer1s(&o);
 	return 0;
 }

@@ -34,6 +34,12 @@
 # --threads T with OPENBLAS_NUM_THREADS=T)
 #   {"bench":"threads_target","net":..,"batch":..,"optimizer":..,"threads":..,"speedup":..,"target":..,"met":..}
 #   {"bench":"threads_vs_pytorch","net":..,"batch":..,"threads":..,"bnnc_over_pytorch":..,"target":..,"met":..}
+# and for batch-1 inference (issue 19: bench's infer1 group, the
+# 784-512-512-10 MLP's posterior-mean pass one example at a time: the
+# standalone file (cc -std=c99 -O2) against libbnn's bnn_predict and
+# PyTorch's no_grad forward, torch_mlp.py's infer1 line)
+#   {"bench":"infer1_target","vs":"libbnn","standalone_over_libbnn":..,"target":1.5,"met":..}
+#   {"bench":"infer1_target","vs":"pytorch","pytorch_over_standalone":..,"target":1,"met":..}
 # With BENCH_ROUNDS=N the two programs run N times, alternately, and every
 # figure is the median over the rounds of the figure of each round (a
 # ratio is taken within a round, then the median of the ratios).
@@ -264,6 +270,12 @@ FNR == 1 {
 		if (!(wd in seenwd)) {
 			seenwd[wd] = 1
 			wdorder[++nwd] = wd
+		}
+	} else if (b == "infer1") {
+		inf[impl, round] = field($0, "ms_per_example")
+		if (impl == "libbnn") {
+			infq["q", round] = field($0, "standalone_over_libbnn")
+			infd = field($0, "max_rel_diff")
 		}
 	} else if (b == "sqgrad_overhead") {
 		sq[key, round] = field($0, "ratio")
@@ -522,6 +534,30 @@ END {
 		                    "\"target\":%s,\"met\":%s}", kb[1], kb[2], nthreads, rr, \
 		                    mtt[mk], rr >= mtt[mk] ? "true" : "false")
 	}
+	# issue 19: batch-1 inference, standalone against libbnn and PyTorch
+	for (r = 1; r <= rounds; r++)
+		if ((("pytorch", r) in inf) && (("standalone", r) in inf))
+			infp["p", r] = inf["pytorch", r] / inf["standalone", r]
+	iq = median(infq, "q")
+	ip = median(infp, "p")
+	if (iq != "") {
+		printf "#\n# batch-1 posterior-mean inference, 784-512-512-10, one core" \
+		       " (ms per example):\n"
+		printf "#   standalone (cc -std=c99 -O2) %9.4f\n", median(inf, "standalone")
+		printf "#   libbnn bnn_predict, batch 1  %9.4f  standalone/libbnn %.3f" \
+		       " (target <= 1.5) %s; outputs within %.2g\n", median(inf, "libbnn"), iq,
+		       verdict(iq <= 1.5), infd
+		iline = sprintf("{\"bench\":\"infer1_target\",\"vs\":\"libbnn\"," \
+		                "\"standalone_over_libbnn\":%.3f,\"target\":1.5,\"met\":%s}", \
+		                iq, iq <= 1.5 ? "true" : "false")
+	}
+	if (ip != "") {
+		printf "#   PyTorch no_grad, batch 1     %9.4f  pytorch/standalone %.2fx" \
+		       " (target > 1) %s\n", median(inf, "pytorch"), ip, verdict(ip > 1)
+		ipline = sprintf("{\"bench\":\"infer1_target\",\"vs\":\"pytorch\"," \
+		                 "\"pytorch_over_standalone\":%.3f,\"target\":1,\"met\":%s}", \
+		                 ip, ip > 1 ? "true" : "false")
+	}
 	print "#"
 	for (i = 1; i <= nt; i++) {
 		print tline[i]
@@ -553,5 +589,9 @@ END {
 			print lline[i]
 	if (ltline != "")
 		print ltline
+	if (iline != "")
+		print iline
+	if (ipline != "")
+		print ipline
 	exit (strict == 1 && missed) ? 1 : 0
 }' "$tmp"/bnnc.*.json "$tmp"/torch.*.json "$tmp"/torchmt.*.json

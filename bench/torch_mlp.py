@@ -49,6 +49,11 @@ for Fashion-MNIST and bench/fashion_mf.bnn):
   badam  torch.optim.Adam with L2 weight decay delta/N (BADAM's training;
          its posterior is read off v once per epoch, not per step).
 
+Then, for bench.c's infer1 group, the posterior-mean inference of the
+784-512-512-10 network one example at a time (model.eval(),
+torch.no_grad(), a [1, 784] tensor per call, cycling over 64 inputs), as
+an infer1 line with ms_per_example.
+
 Debian's PyTorch does its matrix products in OpenBLAS, whose thread pool
 torch.set_num_threads() does not govern: unless OPENBLAS_NUM_THREADS=1 is
 in the environment before Python starts, the two pools oversubscribe the
@@ -65,8 +70,8 @@ Usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_mlp.py
            [--allow-threads] [--threads T] [--train-steps N]
            [--only GROUP[,GROUP...]]
 --only takes bench.c's group names: step (the adam_step lines of the
-MLPs), train (the train_step lines) and lenet (the CNN's adam_step line)
-run here; the others (peak, gemm, vi, fwht, whvi, threads) have no PyTorch side and are
+MLPs), train (the train_step lines), lenet (the CNN's adam_step line)
+and infer1 (batch-1 inference) run here; the others (peak, gemm, vi, fwht, whvi, threads) have no PyTorch side and are
 accepted and ignored.
 """
 
@@ -81,7 +86,8 @@ import time
 
 
 # bench.c's groups, in its order.
-GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet", "threads")
+GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet", "threads",
+          "infer1")
 
 
 def parse_args():
@@ -228,6 +234,30 @@ def bench_net(torch, widths, batch, classifier, a, seed, net=None):
         "steps_per_s": round(1 / sec, 1),
         "examples_per_s": round(batch / sec), "threads": a.threads,
         "repeats": a.repeats, "steps_per_repeat": units,
+    }, separators=(",", ":")), flush=True)
+
+
+def bench_infer1(torch, a, seed):
+    """Time the posterior-mean inference of the 784-512-512-10 MLP one
+    example at a time and print its infer1 line."""
+    torch.manual_seed(seed)
+    model = mlp(torch, [784, 512, 512, 10]).eval()
+    xs = [torch.randn(1, 784) for _ in range(64)]
+    state = {"next": 0}
+
+    def step():
+        i = state["next"]
+        with torch.no_grad():
+            torch.softmax(model(xs[i]), 1)  # probabilities, as the C sides
+        state["next"] = (i + 1) % len(xs)
+
+    now = time.process_time if a.clock == "cpu" else time.perf_counter
+    sec, units = measure(step, lambda: None, a.repeats, a.min_time, now)
+    print(json.dumps({
+        "bench": "infer1", "impl": "pytorch", "net": "784-512-512-10",
+        "ms_per_example": round(1e3 * sec, 5),
+        "examples_per_s": round(1 / sec), "threads": a.threads,
+        "repeats": a.repeats, "examples_per_repeat": units,
     }, separators=(",", ":")), flush=True)
 
 
@@ -478,6 +508,8 @@ def main():
         bench_vi(torch, 128, a, 1)
     if "lenet" in a.only:
         bench_net(torch, [784, 10], 128, True, a, 1, net="lenet")
+    if "infer1" in a.only:
+        bench_infer1(torch, a, 1)
     return 0
 
 

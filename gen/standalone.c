@@ -13,8 +13,8 @@
  * model (codegen_plan: nodes, widths, tensors and their offsets in the
  * parameter vector, running statistics), lays out one example's workspace
  * (sa_plan: the accumulators of the Monte-Carlo average in doubles, then
- * the input, every activation, and the scratch of the layers that need
- * some), then writes the header (the API) and the C file: provenance, the
+ * the input, the activations and the scratch of the layers that need some,
+ * by liveness: buffers whose lives do not meet share memory), then writes the header (the API) and the C file: provenance, the
  * weights header's checks, the math (standalone_math.c), bnns_forward()
  * with each node's code (standalone_layers.c), and the predictive
  * (MODEL_predict_summary, MODEL_predict).  Both files go through
@@ -31,11 +31,85 @@
 
 /* ---- planning -------------------------------------------------------------- */
 
-static long sa_take(struct sa *s, long floats)
+/* The workspace's floats are laid out by liveness: every buffer (an
+ * activation, a layer's scratch, the input, one sample's probabilities)
+ * is a region with the steps it is live over, and two regions may share
+ * memory when those steps do not meet.  Step i is node i's code (the
+ * nodes run in index order), step -1 the input's standardisation before
+ * the pass, step nnodes the predictive's use of the outputs after it. */
+struct sa_region {
+	long floats;
+	int first, last; /* live from the step that writes it to its last reader */
+	long *off;       /* where its offset goes */
+	int seq;         /* the order it was taken in */
+};
+
+struct sa_layout {
+	struct sa_region *r;
+	int n;
+};
+
+/* Registers a region of FLOATS live over steps [FIRST, LAST]; its offset
+ * is written to *OFF by sa_place().  Regions of no floats take none. */
+static void sa_take(struct sa_layout *l, long floats, int first, int last, long *off)
 {
-	long off = s->floats;
-	s->floats += floats;
+	*off = 0;
+	if (floats <= 0)
+		return;
+	l->r[l->n].floats = floats;
+	l->r[l->n].first = first;
+	l->r[l->n].last = last;
+	l->r[l->n].off = off;
+	l->r[l->n].seq = l->n;
+	l->n++;
+}
+
+/* Larger regions first, then earlier ones, then in the order taken: the
+ * greedy-by-size order of offline planners (e.g. TensorFlow Lite Micro's),
+ * whose large buffers set the peak and are hardest to fit later. */
+static int sa_region_cmp(const void *pa, const void *pb)
+{
+	const struct sa_region *a = pa, *b = pb;
+	if (a->floats != b->floats)
+		return a->floats > b->floats ? -1 : 1;
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The lowest offset where R fits beside the placed regions live at the
+ * same time. */
+static long sa_lowest_fit(const struct sa_layout *l, int placed, const struct sa_region *r)
+{
+	long off = 0;
+	int moved = 1, j;
+	while (moved) {
+		moved = 0;
+		for (j = 0; j < placed; j++) {
+			const struct sa_region *q = &l->r[j];
+			if (q->last < r->first || r->last < q->first)
+				continue;
+			if (off < *q->off + q->floats && *q->off < off + r->floats) {
+				off = *q->off + q->floats;
+				moved = 1;
+			}
+		}
+	}
 	return off;
+}
+
+/* Places every region; returns the floats they span. */
+static long sa_place(struct sa_layout *l)
+{
+	long end = 0;
+	int i;
+	qsort(l->r, (size_t)l->n, sizeof *l->r, sa_region_cmp);
+	for (i = 0; i < l->n; i++) {
+		*l->r[i].off = sa_lowest_fit(l, i, &l->r[i]);
+		if (*l->r[i].off + l->r[i].floats > end)
+			end = *l->r[i].off + l->r[i].floats;
+	}
+	return end;
 }
 
 /* Whether the model's inference is random for a checkpoint with σ. */
@@ -48,47 +122,164 @@ static int sa_any_random(const struct sa *s)
 	return 0;
 }
 
-/* The workspace of one example: accumulators (doubles), then floats: the
- * input, the activations (flatten and identity share their input's), the
- * layers' scratch, one sample's output probabilities. */
-static void sa_plan(struct sa *s)
+/* Whether node I's code reads value j of its first input only before it
+ * writes value j of its output (standalone_layers.c: the activations'
+ * loop, batchnorm's, add's first copy), so it can overwrite that input
+ * when nothing reads it later. */
+static int sa_in_place_op(enum op_id op)
+{
+	switch (op) {
+	case OP_RELU:
+	case OP_LEAKY_RELU:
+	case OP_TANH:
+	case OP_SIGMOID:
+	case OP_GELU:
+	case OP_SOFTPLUS:
+	case OP_COS:
+	case OP_BATCHNORM:
+	case OP_ADD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Per node, the last step that reads its activation (the output: after
+ * the pass; the input: always, every sample of an example starts from
+ * it), or -2 when nothing does. */
+static void sa_last_readers(const struct sa *s, int *last)
 {
 	const struct graph *g = s->g;
+	int i, j;
+	for (i = 0; i < g->nnodes; i++)
+		last[i] = -2;
+	for (i = 0; i < g->nnodes; i++)
+		if (s->cg.nodes[i].code)
+			for (j = 0; j < g->nodes[i].ninputs; j++)
+				last[g->nodes[i].inputs[j]] = i;
+	last[g->output] = g->nnodes;
+	last[g->input] = g->nnodes;
+}
+
+/* Whether node I can write its output over its first input's buffer
+ * (owner OWN[in], last read by step RLAST[owner]): an in-place op that is
+ * that buffer's last reader, whose other inputs live elsewhere, and the
+ * buffer is not the example's input. */
+static int sa_can_overwrite(const struct sa *s, int i, const int *own, const int *rlast)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	int o = own[n->inputs[0]], j;
+	if (!sa_in_place_op(n->op) || o == s->g->input || rlast[o] != i)
+		return 0;
+	for (j = 1; j < n->ninputs; j++)
+		if (own[n->inputs[j]] == o)
+			return 0;
+	return 1;
+}
+
+/* Which node's buffer holds each node's activation (OWN; flatten and
+ * identity share their input's, in-place ops overwrite theirs), and the
+ * last step that reads each buffer (RLAST, by owner). */
+static void sa_owners(const struct sa *s, const int *last, int *own, int *rlast)
+{
+	const struct graph *g = s->g;
+	int i;
+	for (i = 0; i < g->nnodes; i++) {
+		own[i] = i;
+		rlast[i] = last[i];
+		if (i == g->input || !s->cg.nodes[i].code)
+			continue;
+		if (sa_layer_alias(s, i) || sa_can_overwrite(s, i, own, rlast)) {
+			own[i] = own[g->nodes[i].inputs[0]];
+			if (last[i] > rlast[own[i]])
+				rlast[own[i]] = last[i];
+		}
+	}
+}
+
+/* Node I's scratch: the block, xt and wv its plan asks for (sa_layer_plan
+ * keeps the largest of each over the layers), and the first and last
+ * steps that use each, FIRST and LAST, indexed 0 (block), 1 (xt), 2 (wv). */
+static void sa_plan_layer(struct sa *s, int i, int *first, int *last)
+{
+	long *const size[3] = { &s->block_floats, &s->xt_floats, &s->whvi_floats };
+	long keep[3];
+	int k;
+	for (k = 0; k < 3; k++) {
+		keep[k] = *size[k];
+		*size[k] = 0;
+	}
+	sa_layer_plan(s, i);
+	for (k = 0; k < 3; k++) {
+		if (*size[k] > 0) {
+			first[k] = first[k] < 0 ? i : first[k];
+			last[k] = i;
+		}
+		*size[k] = *size[k] > keep[k] ? *size[k] : keep[k];
+	}
+}
+
+/* The workspace of one example: accumulators (doubles), then floats laid
+ * out by liveness (sa_region): the input, the activations, the layers'
+ * scratch, one sample's output probabilities.  Returns 0, or -1 when out
+ * of memory. */
+static int sa_plan(struct sa *s)
+{
+	const struct graph *g = s->g;
+	const int nn = g->nnodes;
 	long k = s->cg.nodes[g->output].width;
+	int first[3] = { -1, -1, -1 }, last[3] = { -1, -1, -1 };
+	int *rd = calloc((size_t)nn * 3, sizeof *rd);
+	struct sa_layout l;
 	int i;
 
-	for (i = 0; i < g->nnodes; i++)
+	l.n = 0;
+	l.r = calloc((size_t)nn + 4, sizeof *l.r);
+	if (!rd || !l.r) {
+		free(rd);
+		free(l.r);
+		return -1;
+	}
+	for (i = 0; i < nn; i++)
 		if (s->cg.nodes[i].code && cg_family(&s->cg, i) == FAMILY_MEANFIELD)
 			s->sigma_layers = 1;
 	s->random = sa_any_random(s);
-	s->in_off = sa_take(s, s->cg.nodes[g->input].width);
-	for (i = 0; i < g->nnodes; i++) {
+	sa_last_readers(s, rd);
+	sa_owners(s, rd, rd + nn, rd + 2 * nn);
+	for (i = 0; i < nn; i++) {
+		const int own = rd[nn + i];
 		s->act[i] = -1;
-		if (i == g->input)
-			s->act[i] = s->in_off;
-		else if (!s->cg.nodes[i].code)
+		if (i != g->input && !s->cg.nodes[i].code)
 			continue;
-		else if (sa_layer_alias(s, i))
-			s->act[i] = s->act[g->nodes[i].inputs[0]];
-		else
-			s->act[i] = sa_take(s, s->cg.nodes[i].width);
-		if (s->cg.nodes[i].code)
-			sa_layer_plan(s, i);
+		s->act[i] = 0; /* an offset, set below */
+		if (own == i)
+			sa_take(&l, s->cg.nodes[i].width, i == g->input ? -1 : i, rd[2 * nn + i],
+			        &s->act[i]);
+		if (i != g->input)
+			sa_plan_layer(s, i, first, last);
 	}
-	s->block_off = sa_take(s, s->block_floats);
-	s->xt_off = sa_take(s, s->xt_floats);
-	s->whvi_off = sa_take(s, s->whvi_floats);
+	sa_take(&l, s->block_floats, first[0], last[0], &s->block_off);
+	sa_take(&l, s->xt_floats, first[1], last[1], &s->xt_off);
+	sa_take(&l, s->whvi_floats, first[2], last[2], &s->whvi_off);
 	if (g->likelihood == LIKELIHOOD_GAUSSIAN) {
 		s->doubles = 2 * k;
 		if (g->sigma_learned)
 			s->needs |= SA_EXP;
 	} else {
-		s->prob_off = sa_take(s, k);
+		sa_take(&l, k, nn, nn, &s->prob_off);
 		s->doubles = k + 1;
 		s->needs |= SA_EXP | SA_LOG;
 	}
+	s->floats = sa_place(&l);
+	for (i = 0; i < nn; i++)
+		if (s->act[i] >= 0 && rd[nn + i] != i)
+			s->act[i] = s->act[rd[nn + i]];
+	s->in_off = s->act[g->input];
 	if (s->floats == 0)
 		s->floats = 1;
+	free(rd);
+	free(l.r);
+	return 0;
 }
 
 /* ---- the header ----------------------------------------------------------------- */
@@ -597,7 +788,10 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
-	sa_plan(&s);
+	if (sa_plan(&s) != 0) {
+		fputs("bnnc: out of memory\n", stderr);
+		goto done;
+	}
 	w.s = &s;
 	w.o = o;
 	status = codegen_write_files(&e, o->h_path, o->c_path, sa_files_header, sa_files_c, &w);

@@ -10,7 +10,7 @@
  * call each, in a static workspace of exactly the header's
  * *_WORKSPACE_BYTES, and prints every output in "%a" notation (exact bits):
  *
- *   model NAME inputs 784 outputs 10 workspace 61672
+ *   model NAME inputs 784 outputs 10 workspace 26744
  *   mean I: OUT_0 ... OUT_{F-1} | SUMMARY_0 SUMMARY_1 SUMMARY_2
  *   mc4 I: ...
  *
