@@ -11,7 +11,7 @@
  * one list here and no optimizer has a case of its own:
  *   resume          text, "key=value" lines: the format's version, the
  *                   live epoch and step, the shuffles done, the training
- *                   and validation sizes, the noise and augmentation
+ *                   and validation sizes, the processes, the noise and augmentation
  *                   streams (xoshiro256** states), the early-stopping
  *                   bookkeeping (best NLL as a hex float, epochs since)
  *                   and VOGN's τ of the last step
@@ -96,12 +96,13 @@ int train_progress_add(bnn_ckpt *ck, const bnn_model *m, const bnn_train_progres
 
 	progress_rng_text(noise, sizeof noise, &p->noise);
 	progress_rng_text(aug, sizeof aug, &p->aug);
-	snprintf(text, sizeof text,
-	         "version=%d\nepoch=%ld\nstep=%ld\nshuffles=%ld\ntrain_examples=%ld\n"
-	         "valid_examples=%ld\nrng.noise=%s\nrng.aug=%s\nhave_best=%d\nbest_nll=%a\n"
-	         "since_best=%ld\ntau=%a\n",
-	         PROGRESS_VERSION, p->epoch, p->step, p->shuffles, p->ntrain, p->nvalid, noise, aug,
-	         p->have_best, p->best_nll, p->since_best, p->tau);
+	snprintf(
+	        text, sizeof text,
+	        "version=%d\nepoch=%ld\nstep=%ld\nshuffles=%ld\ntrain_examples=%ld\n"
+	        "valid_examples=%ld\nranks=%ld\nrng.noise=%s\nrng.aug=%s\nhave_best=%d\nbest_nll=%a\n"
+	        "since_best=%ld\ntau=%a\n",
+	        PROGRESS_VERSION, p->epoch, p->step, p->shuffles, p->ntrain, p->nvalid, p->ranks,
+	        noise, aug, p->have_best, p->best_nll, p->since_best, p->tau);
 	rc = bnn_ckpt_add_text(ck, "resume", text);
 	for (i = 0; !rc && i < TRAIN_SNAPSHOT_ARRAYS; i++)
 		if (p->live[i])
@@ -237,6 +238,7 @@ static int progress_read_text(const char *text, const char *path, bnn_train_prog
 	    (rc = progress_long(text, path, "shuffles", 0, &p->shuffles, err)) ||
 	    (rc = progress_long(text, path, "train_examples", 1, &p->ntrain, err)) ||
 	    (rc = progress_long(text, path, "valid_examples", 0, &p->nvalid, err)) ||
+	    (rc = progress_long(text, path, "ranks", 1, &p->ranks, err)) ||
 	    (rc = progress_rng(text, path, "rng.noise", &p->noise, err)) ||
 	    (rc = progress_rng(text, path, "rng.aug", &p->aug, err)) ||
 	    (rc = progress_long(text, path, "have_best", 0, &have_best, err)) ||

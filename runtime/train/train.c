@@ -483,6 +483,7 @@ static int train_save(struct trainer *t, const char *path, int resumable, bnn_er
 		p.shuffles = t->shuffles;
 		p.ntrain = t->ntrain;
 		p.nvalid = t->nvalid;
+		p.ranks = t->nranks;
 		p.noise = t->noise;
 		p.aug = t->aug;
 		p.have_best = t->have_best;
@@ -521,6 +522,11 @@ static int train_resume(struct trainer *t, bnn_err *err)
 	if (t->nranks > 1)
 		return bnn_fail(err, BNN_EUNSUPPORTED,
 		                "a run can be resumed on one process only, not on %d", t->nranks);
+	if (p->ranks != 1) /* its other ranks' noise streams are not in it */
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "the run to resume trained on %ld processes, and a run can be "
+		                "resumed only if it trained on one",
+		                p->ranks);
 	if (p->ntrain != t->ntrain || p->nvalid != t->nvalid)
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "the run to resume trained on %ld examples and held out %ld, and "

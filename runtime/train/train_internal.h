@@ -33,6 +33,7 @@ struct bnn_train_progress {
 	long epoch, step;                   /* the live state's counters */
 	long shuffles;                      /* epochs shuffled since the seed (replayed) */
 	long ntrain, nvalid;                /* training and held-out examples of the run */
+	long ranks;                         /* the processes it trained on */
 	bnn_rng noise, aug;                 /* the trainer's streams after the last epoch */
 	int have_best;                      /* validation: the best epoch's state is kept */
 	double best_nll;                    /* its validation NLL (inf: none yet) */
