@@ -330,7 +330,10 @@ typedef struct bnn_train_io {
  * io->checkpoint, if not NULL, is saved (atomically) at the end
  * (the best epoch's state with validation data), and during training after
  * an epoch that improved the validation NLL (or any epoch without
- * validation) when 30 seconds have passed since the last save.
+ * validation) when 30 seconds have passed since the last save, and after
+ * every io->checkpoint_every epochs.  A save at an epoch's end also
+ * writes the resume sections (docs/checkpoint.md), from which
+ * io->resume continues the run bit for bit.
  * @return BNN_OK; BNN_EINVAL/BNN_EMISMATCH (options, data that does not fit
  *         the model), BNN_EUNSUPPORTED (posterior families these optimizers
  *         do not train), BNN_ERANGE (divergence), BNN_ENOMEM, BNN_EIO

@@ -9,7 +9,11 @@
  * the generated code, Monte-Carlo samples of the posterior where the
  * optimizer uses them, and the fused update).  After the epoch: validation NLL (and
  * accuracy), early-stopping bookkeeping, report; a checkpoint at most every
- * TRAIN_SAVE_SECONDS when the epoch improved, and always at the end.
+ * TRAIN_SAVE_SECONDS when the epoch improved, every io->checkpoint_every
+ * epochs, and always at the end.  Every checkpoint written at an epoch's
+ * end carries where the run stands (train_save, progress.c), and
+ * io->resume puts a new call back there (train_resume): the run goes on
+ * bit for bit as if it had never stopped.
  *
  * Safety: the state at the start of each epoch is kept, so a non-finite
  * loss rolls back to it and returns BNN_ERANGE, after saving the last good
