@@ -9,7 +9,8 @@
  *   MODEL train   --data FILE [--labels FILE] [--target NAME] [--standardize]
  *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
  *                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]
- *                 [--set NAME=VALUE ...] [--quiet] --save CKPT
+ *                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]
+ *                 [--checkpoint-every N] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
  *                 [--batch B] [--threads T]
@@ -101,7 +102,8 @@ static const struct cli_command {
 	  "--data FILE [--labels FILE] [--target NAME] [--standardize]\n"
 	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
 	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
-	  "                 [--set NAME=VALUE ...] [--quiet] --save CKPT" },
+	  "                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]\n"
+	  "                 [--checkpoint-every N] --save CKPT" },
 	{ "eval", IN_EVAL,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
@@ -152,6 +154,11 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        prints a JSON summary on stdout and progress on stderr.\n"
 	       "        --standardize scales inputs to zero mean, unit variance (statistics\n"
 	       "        from the training data, stored in CKPT and reused by eval/predict).\n"
+	       "        --resume CKPT continues the run that saved CKPT where it stopped,\n"
+	       "        with the same options (only --epochs, the total, and --threads may\n"
+	       "        change); --init CKPT starts a new run from CKPT's parameters (same\n"
+	       "        tensors; another family's checkpoint too); --checkpoint-every N\n"
+	       "        also saves CKPT after every N epochs (docs/training.md).\n"
 	       "        Options for --set NAME=VALUE (docs/training.md):\n",
 	       m->name, m->bnnc_version, m->source);
 	bnn_train_options_help(stdout);
@@ -230,6 +237,10 @@ static const struct cli_opt cli_opts[] = {
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--bins", CLI_COUNT, ARG(bins), 1, 100000, "bins", IN_EVAL },
 	{ "--quiet", CLI_FLAG, ARG(quiet), 0, 0, NULL, IN_TRAIN },
+	{ "--resume", CLI_TEXT, ARG(resume), 0, 0, NULL, IN_TRAIN },
+	{ "--init", CLI_TEXT, ARG(init), 0, 0, NULL, IN_TRAIN },
+	{ "--checkpoint-every", CLI_COUNT, ARG(checkpoint_every), 1, 1000000000, "epochs",
+	  IN_TRAIN },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -421,6 +432,14 @@ static int cli_train_checks(struct bnn_cli_args *a)
 		return rc;
 	if (a->valid_labels && !a->valid)
 		return bnn_cli_usage_error(a, "--valid-labels goes with --valid");
+	if (a->resume && a->init)
+		return bnn_cli_usage_error(a, "--resume continues a run and --init starts a new "
+		                              "one: give one of them");
+	if (a->resume && a->ranks > 1)
+		return bnn_cli_usage_error(a,
+		                           "--resume runs on one process, not on %d: resume "
+		                           "without mpirun",
+		                           a->ranks);
 	if (bnn_train_options_check(&a->train, a->valid != NULL, &err))
 		return bnn_cli_usage_error(a, "%s", err.message);
 	return BNN_CLI_OK;

@@ -20,6 +20,8 @@ struct bnn_cli_args {
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;
 	const char *save, *load, *out;
+	const char *resume, *init;    /* train: continue a run, or start from parameters */
+	long checkpoint_every;        /* train: save every N epochs (0: off) */
 	const char *ood, *ood_labels; /* eval: out-of-distribution data */
 	const char *plots;            /* eval: directory for the charts */
 	long mc;                      /* eval, predict: MC samples (-1: default) */

@@ -8,9 +8,17 @@
  * data and the ranks agree on the loading's status, so a bad file on one
  * rank stops them all with its message; rank 0 alone reports progress,
  * prints the summary and writes the checkpoint.
+ *
+ * --resume CKPT continues the run that wrote CKPT (its state, streams and
+ * early stopping: bnn_train_io.resume) with the options it was trained
+ * with: only epochs (the run's total) and threads may change, and
+ * --standardize must be given as it was (the statistics stored in CKPT
+ * are reused).  --init CKPT starts a new run from CKPT's parameters
+ * (bnn_state_warm_start).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -79,6 +87,120 @@ static int cli_train_load(const bnn_model *m, struct bnn_cli_args *a, const char
 	return BNN_CLI_OK;
 }
 
+/* The next option of an options text ("name=value" words), skipping
+ * epochs, which a resumed run may change; NULL at the end. */
+static const char *cli_next_option(const char *p, int *len)
+{
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return NULL;
+		*len = (int)strcspn(p, " ");
+		if (strncmp(p, "epochs=", 7) != 0)
+			return p;
+		p += *len;
+	}
+}
+
+/* --resume: the options of this command against those the run was
+ * trained with, word by word (bnn_train_options_text); the first that
+ * differs is named. */
+static int cli_resume_options(struct bnn_cli_args *a, const char *trained)
+{
+	char *given = bnn_train_options_text(&a->train);
+	const char *p = trained ? trained : "", *q = given;
+	int lp = 0, lq = 0, rc = BNN_CLI_OK;
+
+	if (!given)
+		return bnn_cli_error(a, "out of memory");
+	for (;;) {
+		p = cli_next_option(p, &lp);
+		q = cli_next_option(q, &lq);
+		if (!p && !q)
+			break;
+		if (!p || !q || lp != lq || strncmp(p, q, (size_t)lp) != 0) {
+			rc = bnn_cli_error(
+			        a,
+			        "%s: cannot resume with other options: the run was trained "
+			        "with %.*s, and this command gives %.*s (only --epochs and "
+			        "--threads may change on resume)",
+			        a->resume, p ? lp : 7, p ? p : "nothing", q ? lq : 7,
+			        q ? q : "nothing");
+			break;
+		}
+		p += lp;
+		q += lq;
+	}
+	free(given);
+	return rc;
+}
+
+/* --resume CKPT: the state of the run and where it stood, if this command
+ * may continue it. */
+static int cli_resume_load(const bnn_model *m, struct bnn_cli_args *a, bnn_state *st)
+{
+	bnn_err err;
+	long done;
+	int rc;
+
+	if (bnn_state_load(st, m, a->resume, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	if (!st->progress)
+		return bnn_cli_error(a,
+		                     "%s: cannot resume: the checkpoint has no training progress "
+		                     "(section 'resume'; an older libbnn wrote it, or its run "
+		                     "diverged or was stopped within an epoch): start a new run "
+		                     "from its parameters with --init %s",
+		                     a->resume, a->resume);
+	if (a->standardize != (st->standardize.features > 0))
+		return bnn_cli_error(a,
+		                     "%s: cannot resume with other options: the run was trained "
+		                     "%s --standardize, and this command %s",
+		                     a->resume, a->standardize ? "without" : "with",
+		                     a->standardize ? "gives it" : "does not");
+	if ((rc = cli_resume_options(a, st->options)))
+		return rc;
+	done = bnn_train_progress_epoch(st->progress);
+	if (a->train.epochs <= done)
+		return bnn_cli_error(
+		        a,
+		        "%s: the run has completed %ld epochs already, and --epochs is "
+		        "%ld: give the total number of epochs, more than %ld, to train "
+		        "further",
+		        a->resume, done, a->train.epochs, done);
+	return BNN_CLI_OK;
+}
+
+/* The state a run starts from: a fresh one (from --init CKPT's
+ * parameters), or --resume CKPT's. */
+static int cli_train_state(const bnn_model *m, struct bnn_cli_args *a, bnn_state *st)
+{
+	bnn_err err;
+
+	if (a->resume)
+		return cli_resume_load(m, a, st);
+	if (bnn_state_init(st, m, a->train.seed, &err) ||
+	    (a->init && bnn_state_warm_start(st, a->init, &err)))
+		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
+/* --standardize: statistics from the training data, or a resumed run's. */
+static int cli_train_standardize(struct bnn_cli_args *a, bnn_state *st, bnn_dataset *train,
+                                 bnn_dataset *valid)
+{
+	bnn_err err;
+
+	if (!a->standardize)
+		return BNN_CLI_OK;
+	if ((!a->resume && bnn_standardizer_fit(train, &st->standardize, &err)) ||
+	    bnn_standardizer_apply(&st->standardize, train, &err) ||
+	    (a->valid && bnn_standardizer_apply(&st->standardize, valid, &err)))
+		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
 int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 {
 	bnn_dataset train, valid;
@@ -96,14 +218,10 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	rc = cli_train_load(m, a, a->data, a->labels, &train);
 	if (!rc && a->valid)
 		rc = cli_train_load(m, a, a->valid, a->valid_labels, &valid);
-	if (!rc && bnn_state_init(&st, m, a->train.seed, &err))
-		rc = bnn_cli_error(a, "%s", err.message);
-	if (!rc && a->standardize) {
-		if (bnn_standardizer_fit(&train, &st.standardize, &err) ||
-		    bnn_standardizer_apply(&st.standardize, &train, &err) ||
-		    (a->valid && bnn_standardizer_apply(&st.standardize, &valid, &err)))
-			rc = bnn_cli_error(a, "%s", err.message);
-	}
+	if (!rc)
+		rc = cli_train_state(m, a, &st);
+	if (!rc)
+		rc = cli_train_standardize(a, &st, &train, &valid);
 	if ((rc = bnn_cli_agree(a, rc))) /* every rank's data loaded */
 		goto done;
 	rc = BNN_CLI_FAIL;
@@ -111,6 +229,8 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	                 &(bnn_train_io){ .train = &train,
 	                                  .valid = a->valid ? &valid : NULL,
 	                                  .checkpoint = a->save,
+	                                  .resume = a->resume != NULL,
+	                                  .checkpoint_every = a->checkpoint_every,
 	                                  .on_epoch = cli_on_epoch,
 	                                  .ctx = &progress },
 	                 &a->train, &err);

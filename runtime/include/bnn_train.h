@@ -172,6 +172,12 @@ char *bnn_train_options_text(const bnn_train_options *o);
 /* How many arrays of optimizer state a bnn_state can hold. */
 #define BNN_OPT_SLOTS 5
 
+/* Where a training run stands beyond the state's arrays (random streams,
+ * early stopping, the live state when the arrays hold the best epoch's):
+ * what bnn_train needs to continue the run (bnn_train_io.resume).
+ * Opaque; a checkpoint's resume sections (docs/checkpoint.md). */
+typedef struct bnn_train_progress bnn_train_progress;
+
 typedef struct bnn_state {
 	const bnn_model *model;       /* borrowed */
 	float *params;                /* model->nparams, owned: the parameters, or
@@ -198,6 +204,12 @@ typedef struct bnn_state {
 	long epoch;                   /* epochs completed */
 	bnn_standardizer standardize; /* features 0: inputs used as they are */
 	char *options;                /* text of the options used, owned (or NULL) */
+	bnn_train_progress *progress; /* owned, or NULL: where the run that made
+	                                 this state stands, from bnn_state_load
+	                                 of a checkpoint bnn_train wrote (saved
+	                                 again by bnn_state_save); bnn_train
+	                                 consumes it (docs/training.md,
+	                                 "Resuming") */
 } bnn_state;
 
 /**
@@ -225,9 +237,27 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
 /**
  * Load a checkpoint written for the same model (same fingerprint); any
  * other is BNN_EMISMATCH naming both models.  st is initialised by this
- * call (free it with bnn_state_free) only on success.
+ * call (free it with bnn_state_free) only on success.  st->progress is
+ * set when the checkpoint has the resume sections.
  */
 int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err);
+
+/** The epochs the run of p had completed (its live state's), or -1 for
+ *  NULL. */
+long bnn_train_progress_epoch(const bnn_train_progress *p);
+
+/**
+ * Warm start: copy the parameters (the posterior mean) of the checkpoint
+ * at path into st->params, tensor by tensor by name, from a checkpoint of
+ * this model or of another one with the same tensors (a point model's
+ * into a meanfield one's).  Nothing else is taken: σ, the optimizer
+ * state, running statistics, standardisation and counters stay st's.
+ * @return BNN_OK; BNN_EMISMATCH naming the tensor (missing on either
+ *         side, or of another shape: both shapes), BNN_EFORMAT (no tensor
+ *         list in a checkpoint of another model, or a bad one), the
+ *         loader's errors.
+ */
+int bnn_state_warm_start(bnn_state *st, const char *path, bnn_err *err);
 
 /* Progress of training, passed to a bnn_epoch_fn after every epoch
  * (final = 1) and, within an epoch, about twice a second (final = 0: only
@@ -260,6 +290,13 @@ typedef struct bnn_train_io {
 	const char *checkpoint;   /* the file to save to, or NULL */
 	bnn_epoch_fn on_epoch;    /* called with each report, or NULL */
 	void *ctx;                /* passed to on_epoch */
+	int resume;               /* 1: continue the run st->progress describes (st
+	                             loaded by bnn_state_load): its random streams,
+	                             shuffles and early stopping go on where they
+	                             were, and epochs counts from that run's start;
+	                             one process only (docs/training.md) */
+	long checkpoint_every;    /* > 0: also save io->checkpoint after every this
+	                             many epochs (counted from the run's start) */
 	const void *comm;         /* data-parallel training: a pointer to the MPI_Comm
 	                             whose ranks train together (docs/distributed.md),
 	                             or NULL: MPI_COMM_WORLD when MPI is initialised,
@@ -293,7 +330,10 @@ typedef struct bnn_train_io {
  * io->checkpoint, if not NULL, is saved (atomically) at the end
  * (the best epoch's state with validation data), and during training after
  * an epoch that improved the validation NLL (or any epoch without
- * validation) when 30 seconds have passed since the last save.
+ * validation) when 30 seconds have passed since the last save, and after
+ * every io->checkpoint_every epochs.  A save at an epoch's end also
+ * writes the resume sections (docs/checkpoint.md), from which
+ * io->resume continues the run bit for bit.
  * @return BNN_OK; BNN_EINVAL/BNN_EMISMATCH (options, data that does not fit
  *         the model), BNN_EUNSUPPORTED (posterior families these optimizers
  *         do not train), BNN_ERANGE (divergence), BNN_ENOMEM, BNN_EIO

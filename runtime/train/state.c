@@ -17,6 +17,12 @@
  *   options              text, the training options (for the record)
  *   standardize.mean     f32, inputs values each, with standardisation
  *   standardize.std
+ *   tensors              text, a line per parameter tensor in the order
+ *                        of params: "NAME SIZE SHAPE" (SHAPE "8x4", or
+ *                        "3*8x4" for 3 components), for a warm start of
+ *                        another model (warm_start.c)
+ *   resume, resume.*     where the run stands, when st->progress is set
+ *                        (progress.c)
  * A checkpoint is bound to its model by the fingerprint of the canonical
  * model text, so parameters are never loaded into a network they do not
  * fit.
@@ -32,8 +38,7 @@
 #include "train_internal.h"
 
 /* The checkpoint section of each optimizer slot. */
-static const char *const slot_names[BNN_OPT_SLOTS] = { "opt.a", "opt.b", "opt.c", "opt.d",
-	                                               "opt.e" };
+#define slot_names (train_array_names + 3)
 
 const char *bnn_optimizer_name(int optimizer)
 {
@@ -95,19 +100,62 @@ void bnn_state_free(bnn_state *st)
 		free(st->opt[i]);
 	free(st->options);
 	bnn_standardizer_free(&st->standardize);
+	train_progress_free(st->progress);
 	memset(st, 0, sizeof *st);
 }
 
-int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
+/* The shape of a tensor as the tensors section writes it: "8x4", and
+ * "3*8x4" for the 3 components of an emp or ecmp layer. */
+void train_tensor_shape(const bnn_tensor *t, char *buf, size_t size)
 {
-	const bnn_model *m = st ? st->model : NULL;
+	int n = 0, d;
+
+	buf[0] = '\0';
+	if (t->components > 1)
+		n = snprintf(buf, size, "%d*", t->components);
+	for (d = 0; d < t->rank && n >= 0 && (size_t)n < size; d++)
+		n += snprintf(buf + n, size - (size_t)n, "%s%ld", d ? "x" : "", t->shape[d]);
+}
+
+/* The tensors section: "NAME SIZE SHAPE" per tensor. */
+static int state_add_tensors(bnn_ckpt *ck, const bnn_model *m)
+{
+	size_t cap = 64, len = 0;
+	char *text = malloc(cap), shape[128];
+	int t, rc;
+
+	for (t = 0; text && t < m->ntensors; t++) {
+		const bnn_tensor *bt = &m->tensors[t];
+		size_t need;
+		train_tensor_shape(bt, shape, sizeof shape);
+		need = strlen(bt->name) + strlen(shape) + 32;
+		if (len + need > cap) {
+			char *bigger = realloc(text, cap = 2 * (len + need));
+			if (!bigger) {
+				free(text);
+				return BNN_ENOMEM;
+			}
+			text = bigger;
+		}
+		len += (size_t)snprintf(text + len, cap - len, "%s %ld %s\n", bt->name, bt->size,
+		                        shape);
+	}
+	if (!text)
+		return BNN_ENOMEM;
+	text[len] = '\0';
+	rc = bnn_ckpt_add_text(ck, "tensors", text);
+	free(text);
+	return rc;
+}
+
+int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_err *err)
+{
+	const bnn_model *m = st->model;
 	bnn_ckpt *ck;
 	char meta[256];
 	int rc = BNN_OK, i;
 
-	if (!m || !st->params || !path)
-		return bnn_fail(err, BNN_EINVAL, "bnn_state_save: no %s given",
-		                !path ? "path" : "state");
+	*out = NULL;
 	ck = bnn_ckpt_new(m->fingerprint, m->name);
 	if (!ck)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory building a checkpoint");
@@ -132,10 +180,29 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 			rc = bnn_ckpt_add_f32(ck, "standardize.std", st->standardize.std,
 			                      st->standardize.features);
 	}
-	if (rc)
-		rc = bnn_fail(err, rc, "cannot build checkpoint %s: %s", path, bnn_strerror(rc));
-	else
-		rc = bnn_ckpt_save(ck, path, err);
+	if (!rc)
+		rc = state_add_tensors(ck, m);
+	if (!rc && st->progress)
+		rc = train_progress_add(ck, m, st->progress);
+	if (rc) {
+		bnn_ckpt_free(ck);
+		return bnn_fail(err, rc, "cannot build checkpoint %s: %s", path, bnn_strerror(rc));
+	}
+	*out = ck;
+	return BNN_OK;
+}
+
+int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
+{
+	bnn_ckpt *ck;
+	int rc;
+
+	if (!st || !st->model || !st->params || !path)
+		return bnn_fail(err, BNN_EINVAL, "bnn_state_save: no %s given",
+		                !path ? "path" : "state");
+	if ((rc = train_state_ckpt(st, path, &ck, err)))
+		return rc;
+	rc = bnn_ckpt_save(ck, path, err);
 	bnn_ckpt_free(ck);
 	return rc;
 }
@@ -205,7 +272,7 @@ static int state_meta_optimizer(const char *meta)
 
 /* The first of n values that is not finite (or negative, when nonneg);
  * -1 when all are fine. */
-static long state_first_bad(const float *v, long n, int nonneg)
+long train_first_bad(const float *v, long n, int nonneg)
 {
 	long i;
 
@@ -259,7 +326,7 @@ static int state_check_stats(const bnn_state *s, const char *path, bnn_err *err)
 	for (t = 0; t < m->nstat_tensors; t++) {
 		const bnn_tensor *bt = &m->stat_tensors[t];
 		int var = bt->role == BNN_ROLE_RUNNING_VAR;
-		if ((bad = state_first_bad(s->stats + bt->offset, bt->size, var)) >= 0)
+		if ((bad = train_first_bad(s->stats + bt->offset, bt->size, var)) >= 0)
 			return state_bad_value(path, "stats", bt->offset + bad,
 			                       s->stats[bt->offset + bad],
 			                       var ? "a finite variance >= 0" : "finite", err);
@@ -273,14 +340,14 @@ static int state_check_values(const bnn_state *s, const char *path, bnn_err *err
 	long bad, i;
 	int k, rc;
 
-	if ((bad = state_first_bad(s->params, m->nparams, 0)) >= 0)
+	if ((bad = train_first_bad(s->params, m->nparams, 0)) >= 0)
 		return state_bad_value(path, "params", bad, s->params[bad], "finite", err);
 	if (s->sigma && (rc = state_check_sigma(s, path, err)))
 		return rc;
 	if (s->stats && (rc = state_check_stats(s, path, err)))
 		return rc;
 	for (k = 0; k < BNN_OPT_SLOTS; k++)
-		if (s->opt[k] && (bad = state_first_bad(s->opt[k], m->nparams, 0)) >= 0)
+		if (s->opt[k] && (bad = train_first_bad(s->opt[k], m->nparams, 0)) >= 0)
 			return state_bad_value(path, slot_names[k], bad, s->opt[k][bad], "finite",
 			                       err);
 	for (i = 0; i < s->standardize.features; i++) {
@@ -374,7 +441,8 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err 
 		memcpy(s.standardize.mean, mean, (size_t)m->inputs * sizeof(float));
 		memcpy(s.standardize.std, sd, (size_t)m->inputs * sizeof(float));
 	}
-	if ((rc = state_check_values(&s, path, err)))
+	if ((rc = state_check_values(&s, path, err)) ||
+	    (rc = train_progress_load(ck, path, &s, &s.progress, err)))
 		goto fail;
 	bnn_ckpt_free(ck);
 	*st = s;

@@ -9,7 +9,11 @@
  * the generated code, Monte-Carlo samples of the posterior where the
  * optimizer uses them, and the fused update).  After the epoch: validation NLL (and
  * accuracy), early-stopping bookkeeping, report; a checkpoint at most every
- * TRAIN_SAVE_SECONDS when the epoch improved, and always at the end.
+ * TRAIN_SAVE_SECONDS when the epoch improved, every io->checkpoint_every
+ * epochs, and always at the end.  Every checkpoint written at an epoch's
+ * end carries where the run stands (train_save, progress.c), and
+ * io->resume puts a new call back there (train_resume): the run goes on
+ * bit for bit as if it had never stopped.
  *
  * Safety: the state at the start of each epoch is kept, so a non-finite
  * loss rolls back to it and returns BNN_ERANGE, after saving the last good
@@ -45,17 +49,16 @@ static double train_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The arrays of the state a snapshot copies: params, sigma, stats, opt[]. */
+/* The arrays of the state a snapshot copies: params, sigma, stats, opt[]
+ * (train_state_array). */
 static float **state_array(bnn_state *st, int i)
 {
-	return i == 0 ? &st->params : i == 1 ? &st->sigma : i == 2 ? &st->stats : &st->opt[i - 3];
+	return train_state_array(st, i);
 }
 
-/* The bytes of state_array(st, i): nstats floats for the statistics, else
- * nparams. */
 static size_t state_array_bytes(const bnn_model *m, int i)
 {
-	return (size_t)(i == 2 ? m->nstats : m->nparams) * sizeof(float);
+	return (size_t)train_array_size(m, i) * sizeof(float);
 }
 
 /* Allocates a snapshot for the arrays the state has now. */
@@ -351,6 +354,7 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 		steps--;
 
 	bnn_rng_shuffle(&t->rng, t->train_idx, t->ntrain);
+	t->shuffles++;
 	r->steps = steps;
 	for (s = 0; s < steps; s++) {
 		long first = s * batch, b = t->ntrain - first < batch ? t->ntrain - first : batch;
@@ -448,6 +452,115 @@ static int train_save_after_divergence(struct trainer *t, int have_best, const c
 	                diverged.message, save_err.message);
 }
 
+/*
+ * Saves the checkpoint a run ending now would leave: the best epoch's
+ * state with validation data (t->best), else the live one.  At an
+ * epoch's end (resumable) it also carries where the run stands
+ * (progress.c): the live arrays when they are not the best's, the
+ * streams, the early-stopping bookkeeping and the sample the last update
+ * drew for the next step, so that a run resumed from it goes on exactly
+ * as this one would.
+ */
+static int train_save(struct trainer *t, const char *path, int resumable, bnn_err *err)
+{
+	bnn_state *st = t->st, view = *st;
+	bnn_train_progress p;
+	bnn_ckpt *ck;
+	int i, rc, live_differs = t->have_best && t->since_best > 0;
+
+	memset(&p, 0, sizeof p);
+	for (i = 0; t->have_best && i < TRAIN_SNAPSHOT_ARRAYS; i++) {
+		if (!*state_array(st, i))
+			continue;
+		*state_array(&view, i) = t->best.arrays[i];
+		if (live_differs)
+			p.live[i] = *state_array(st, i);
+	}
+	if (t->have_best) {
+		view.step = t->best.step;
+		view.epoch = t->best.epoch;
+	}
+	view.progress = NULL;
+	if (resumable) {
+		p.epoch = st->epoch;
+		p.step = st->step;
+		p.shuffles = t->shuffles;
+		p.ntrain = t->ntrain;
+		p.nvalid = t->nvalid;
+		p.ranks = t->nranks;
+		p.noise = t->noise;
+		p.aug = t->aug;
+		p.have_best = t->have_best;
+		p.best_nll = t->best_nll;
+		p.since_best = t->since_best;
+		p.tau = t->tau;
+		p.theta = t->primed ? t->theta : NULL;
+		p.eps = t->primed ? t->eps : NULL;
+		view.progress = &p;
+	}
+	if ((rc = train_state_ckpt(&view, path, &ck, err)))
+		return rc;
+	rc = bnn_ckpt_save(ck, path, err);
+	bnn_ckpt_free(ck);
+	return rc;
+}
+
+/*
+ * --resume: puts the trainer where the run of st->progress stood at the
+ * end of its last epoch: the best epoch's state (the arrays as loaded)
+ * kept for early stopping, the live arrays, the shuffled order and its
+ * stream (replayed from the seed: each epoch shuffles the last order),
+ * the noise and augmentation streams, and the next step's sample.
+ */
+static int train_resume(struct trainer *t, bnn_err *err)
+{
+	bnn_state *st = t->st;
+	const bnn_train_progress *p = st->progress;
+	long k;
+	int i;
+
+	if (!p)
+		return bnn_fail(err, BNN_EINVAL,
+		                "the state has no training progress to resume (its checkpoint has "
+		                "no section 'resume')");
+	if (t->nranks > 1)
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "a run can be resumed on one process only, not on %d", t->nranks);
+	if (p->ranks != 1) /* its other ranks' noise streams are not in it */
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "the run to resume trained on %ld processes, and a run can be "
+		                "resumed only if it trained on one",
+		                p->ranks);
+	if (p->ntrain != t->ntrain || p->nvalid != t->nvalid)
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "the run to resume trained on %ld examples and held out %ld, and "
+		                "this data gives %ld and %ld: resume with the same data",
+		                p->ntrain, p->nvalid, t->ntrain, t->nvalid);
+	if (p->have_best)
+		snapshot_copy(t, &t->best, 1);
+	for (i = 0; i < TRAIN_SNAPSHOT_ARRAYS; i++)
+		if (p->live[i] && *state_array(st, i))
+			memcpy(*state_array(st, i), p->live[i], state_array_bytes(t->m, i));
+	st->step = p->step;
+	st->epoch = p->epoch;
+	for (k = 0; k < p->shuffles; k++)
+		bnn_rng_shuffle(&t->rng, t->train_idx, t->ntrain);
+	t->shuffles = p->shuffles;
+	t->noise = p->noise;
+	t->aug = p->aug;
+	t->have_best = p->have_best;
+	t->best_nll = p->best_nll;
+	t->since_best = p->since_best;
+	t->tau = p->tau;
+	if (p->theta && t->theta) {
+		memcpy(t->theta, p->theta, (size_t)t->m->nparams * sizeof *t->theta);
+		if (p->eps && t->eps)
+			memcpy(t->eps, p->eps, (size_t)t->m->nparams * sizeof *t->eps);
+		t->primed = 1;
+	}
+	return BNN_OK;
+}
+
 /* The same number of training and validation examples on every rank
  * (every rank shuffles the same indices). */
 static int train_check_sizes(struct trainer *t, bnn_err *err)
@@ -499,9 +612,9 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	bnn_epoch_fn on_epoch = io ? io->on_epoch : NULL;
 	void *ctx = io ? io->ctx : NULL;
 	struct trainer t;
-	double best_nll = INFINITY, last_save = train_now();
-	long since_best = 0, e;
-	int rc, have_best = 0, k;
+	double last_save = train_now();
+	long e, first = 1;
+	int rc, k;
 
 	if (!st || !st->model || !st->params || !train || !o)
 		return bnn_fail(err, BNN_EINVAL, "bnn_train: no %s given",
@@ -556,10 +669,24 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		bnn_rng_jump(&t.noise);
 	t.aug = t.noise;
 	bnn_rng_jump(&t.aug);
+	t.best_nll = INFINITY;
+	if (io->resume) {
+		rc = train_dist_agree(&t, train_resume(&t, err), err);
+		if (rc)
+			goto done;
+		first = st->epoch + 1; /* epochs counts from the resumed run's start */
+	}
+	/* it described the state as loaded, not as this run leaves it */
+	train_progress_free(st->progress);
+	st->progress = NULL;
 	bnn_set_threads(o->threads);
-	for (e = 1; e <= o->epochs; e++) {
+	for (e = first; e <= o->epochs; e++) {
 		bnn_epoch_report r;
 		int stop;
+		/* early stopping (checked here too for a resumed run that had
+		 * stopped) */
+		if (t.nvalid > 0 && o->patience > 0 && t.since_best >= o->patience)
+			break;
 		memset(&r, 0, sizeof r);
 		r.epoch = e;
 		r.epochs = o->epochs;
@@ -573,8 +700,8 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		rc = train_dist_agree(&t, rc, err);
 		if (rc) {
 			snapshot_copy(&t, &t.start, 0);
-			if (rc == BNN_ERANGE && e > 1) {
-				rc = train_save_after_divergence(&t, have_best, checkpoint, err);
+			if (rc == BNN_ERANGE && e > first) {
+				rc = train_save_after_divergence(&t, t.have_best, checkpoint, err);
 				rc = train_dist_agree(&t, rc, err);
 			}
 			goto done;
@@ -587,21 +714,24 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		r.improved = 1;
 		if (t.nvalid > 0) {
 			rc = train_validate(&t, &r, err);
-			r.improved = r.valid_nll < best_nll;
+			r.improved = r.valid_nll < t.best_nll;
 			if (!rc && r.improved) {
-				best_nll = r.valid_nll;
-				since_best = 0;
+				t.best_nll = r.valid_nll;
+				t.since_best = 0;
 				snapshot_copy(&t, &t.best, 1);
-				have_best = 1;
+				t.have_best = 1;
 			} else {
-				since_best++;
+				t.since_best++;
 			}
 		}
-		/* A checkpoint now and then guards a long run against a crash; the
-		 * final one is written below. */
-		if (!rc && checkpoint && r.improved && e < o->epochs &&
-		    train_now() - last_save >= TRAIN_SAVE_SECONDS) {
-			rc = bnn_state_save(st, checkpoint, err);
+		/* A checkpoint now and then guards a long run against a crash
+		 * (every checkpoint_every epochs, and after an improving epoch
+		 * when TRAIN_SAVE_SECONDS have passed); the final one is written
+		 * below. */
+		if (!rc && checkpoint && e < o->epochs &&
+		    ((io->checkpoint_every > 0 && e % io->checkpoint_every == 0) ||
+		     (r.improved && train_now() - last_save >= TRAIN_SAVE_SECONDS))) {
+			rc = train_save(&t, checkpoint, 1, err);
 			last_save = train_now();
 		}
 		if ((rc = train_dist_agree(&t, rc, err)))
@@ -611,13 +741,12 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 			break; /* a progress report asked, on some rank */
 		if (on_epoch && train_agree_stop(&t, on_epoch(&r, ctx)))
 			break;
-		if (t.nvalid > 0 && o->patience > 0 && since_best >= o->patience)
-			break;
 	}
-	if (have_best)
-		snapshot_copy(&t, &t.best, 0);
+	/* resumable unless the callback stopped within an epoch */
 	if (checkpoint)
-		rc = bnn_state_save(st, checkpoint, err);
+		rc = train_save(&t, checkpoint, !t.stopped, err);
+	if (t.have_best)
+		snapshot_copy(&t, &t.best, 0);
 	rc = train_dist_agree(&t, rc, err);
 done:
 	train_free(&t);

@@ -27,6 +27,50 @@ struct train_snapshot {
 	long step, epoch;
 };
 
+/* Where a run stands beyond the state's arrays (progress.c): the resume
+ * sections of a checkpoint. */
+struct bnn_train_progress {
+	long epoch, step;                   /* the live state's counters */
+	long shuffles;                      /* epochs shuffled since the seed (replayed) */
+	long ntrain, nvalid;                /* training and held-out examples of the run */
+	long ranks;                         /* the processes it trained on */
+	bnn_rng noise, aug;                 /* the trainer's streams after the last epoch */
+	int have_best;                      /* validation: the best epoch's state is kept */
+	double best_nll;                    /* its validation NLL (inf: none yet) */
+	long since_best;                    /* epochs since it (early stopping) */
+	double tau;                         /* vogn's τ at the last step */
+	float *live[TRAIN_SNAPSHOT_ARRAYS]; /* the live arrays (state_array
+	                                       order) when the state's own hold the
+	                                       best epoch's, else NULL */
+	float *theta, *eps;                 /* the next sample drawn by the last update, or NULL */
+};
+
+/* The state's arrays in snapshot order: params, sigma, stats, opt[]; their
+ * section names and sizes (progress.c). */
+extern const char *const train_array_names[TRAIN_SNAPSHOT_ARRAYS];
+float **train_state_array(bnn_state *st, int i);
+long train_array_size(const bnn_model *m, int i);
+
+/* The first of n values that is not finite (or negative, when nonneg);
+ * -1 when all are fine (state.c). */
+long train_first_bad(const float *v, long n, int nonneg);
+
+/* The resume sections of p into ck (progress.c). */
+int train_progress_add(bnn_ckpt *ck, const bnn_model *m, const bnn_train_progress *p);
+/* The resume sections of ck for state st (its arrays loaded), or *out
+ * NULL when it has none. */
+int train_progress_load(const bnn_ckpt *ck, const char *path, const bnn_state *st,
+                        bnn_train_progress **out, bnn_err *err);
+void train_progress_free(bnn_train_progress *p);
+
+/* A tensor's shape as the tensors section writes it: "8x4", "3*8x4"
+ * (state.c). */
+void train_tensor_shape(const bnn_tensor *t, char *buf, size_t size);
+
+/* The checkpoint of a state (state.c): its sections, the tensor list, and
+ * st->progress's resume sections when set. */
+int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_err *err);
+
 /* One parameter tensor as the optimizers see it. */
 struct train_tensor {
 	long offset, size;
@@ -98,6 +142,11 @@ struct trainer {
 	void *ready_ctx;
 	int stop_asked; /* a progress report asked to stop (several ranks:
 	                            agreed at the epoch's end) */
+	/* where the run stands, for its checkpoints' resume sections */
+	long shuffles;   /* epochs shuffled since the seed */
+	int have_best;   /* t->best holds the best epoch's state */
+	double best_nll; /* its validation NLL */
+	long since_best; /* epochs since it */
 };
 
 /* One piece of one tensor for an optimizer's update hook. */
