@@ -8,7 +8,11 @@
  * crash leaves either the old file or the new one, never half of one.
  * PATH must be a regular file or not exist: renaming over a device or a
  * pipe would replace the node itself (as root, /dev/null would become a
- * plain file).
+ * plain file).  t/ckpt_kill.sh (SIGKILL at random moments of a save) and
+ * t/ckpt_faults.sh (a full disk, read-only and vanished directories,
+ * failures of write, flush, fsync, rename and close injected by
+ * t/faultshim.so) test these claims (docs/checkpoint.md, "Guarantees and
+ * how they are tested").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +33,9 @@ static int replace_errno(void)
 
 /* fsync the directory holding path, so that the rename itself survives a
  * crash.  Best effort: some file systems refuse, and the data is already
- * safe in one file or the other. */
+ * safe in one file or the other.  A failure is not an error of the save:
+ * the rename is done and path holds the new file, while BNN_EIO promises
+ * that path is unchanged. */
 static void replace_sync_dir(const char *path)
 {
 	size_t size = strlen(path) + 2; /* room for "." */
