@@ -192,6 +192,8 @@ static int cli_export_q8(float v, float scale)
  * SIGMA or params (row scale SCALE for int8 params). */
 static float cli_export_kept(const struct cli_export *x, int sigma, float v, float scale)
 {
+	if (x->storage == CLI_STORAGE_F32)
+		return v;
 	if (x->storage == CLI_STORAGE_INT8 && !sigma)
 		return (float)cli_export_q8(v, scale) * scale;
 	return cli_export_from_bf16(cli_export_bf16(v));
@@ -224,13 +226,12 @@ static int cli_export_storage(const struct bnn_cli_args *a, struct cli_export *x
 	x->storage = (enum cli_storage)(a->storage ? k : 0);
 	layer = x->storage != CLI_STORAGE_F32 ? cli_export_refused_layer(x->m) : -1;
 	if (layer >= 0)
-		return bnn_cli_error(
-		        a,
-		        "--storage %s: layer '%s' has a %s posterior, whose parameters "
-		        "are stored in f32 only (bf16 and int8 compress the weight "
-		        "matrices and kernels of point, meanfield and dropout layers)",
-		        cli_storage_names[x->storage], x->m->layers[layer].name,
-		        x->m->layers[layer].family);
+		return bnn_cli_error(a,
+		                     "--storage %s: layer '%s' is %s, whose parameters "
+		                     "are stored in f32 only (bf16 and int8 compress the weight "
+		                     "matrices and kernels of point, meanfield and dropout layers)",
+		                     cli_storage_names[x->storage], x->m->layers[layer].name,
+		                     x->m->layers[layer].family);
 	return BNN_CLI_OK;
 }
 
