@@ -15,7 +15,8 @@
  * (sa_plan: the accumulators of the Monte-Carlo average in doubles, then
  * the input, every activation, and the scratch of the layers that need
  * some), then writes the header (the API) and the C file: provenance, the
- * weights header's checks, the math (standalone_math.c), bnns_forward()
+ * weights header's checks, the math (standalone_math.c), the reading of
+ * the header's storage (standalone_storage.c), bnns_forward()
  * with each node's code (standalone_layers.c), and the predictive
  * (MODEL_predict_summary, MODEL_predict).  Both files go through
  * codegen_write_files(), as the pass's do, so a failure leaves the old

@@ -6,7 +6,9 @@
  * their offsets in the parameter vector, the running statistics), lays out
  * the one-example workspace, and writes NAME_infer.h and NAME_infer.c.
  * standalone_layers.c emits each node's inference code (one example at a
- * time, with the noise of one Monte-Carlo sample); standalone_math.c emits
+ * time, with the noise of one Monte-Carlo sample); standalone_storage.c
+ * defines how the code reads the weights header under each storage (f32,
+ * bf16, int8: `MODEL export --storage`); standalone_math.c emits
  * the file's own float functions and its counter-based random generator,
  * only those the model uses, so that the file compiles without unused
  * functions.

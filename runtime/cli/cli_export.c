@@ -253,6 +253,43 @@ static struct cli_split cli_export_split(const bnn_model *m)
 	return c;
 }
 
+/* The rows of the compressed tensors in order (a dense weight's output
+ * rows, a kernel's output channels): the row of each int8 scale. */
+struct cli_rows {
+	const bnn_model *m;
+	int t;         /* the tensor */
+	long r;        /* its row, -1 before the first */
+	long off, len; /* the row: len values at off in the section */
+};
+
+static void cli_rows_begin(struct cli_rows *it, const bnn_model *m)
+{
+	it->m = m;
+	it->t = -1;
+	it->r = 0;
+	it->off = it->len = 0;
+}
+
+/* Moves to the next row; 0 past the last. */
+static int cli_rows_next(struct cli_rows *it)
+{
+	const bnn_tensor *w = it->t >= 0 ? &it->m->tensors[it->t] : NULL;
+	if (w && ++it->r < w->shape[0]) {
+		it->off += it->len;
+		return 1;
+	}
+	for (it->t++; it->t < it->m->ntensors; it->t++) {
+		w = &it->m->tensors[it->t];
+		if (cli_export_compressed(w) && w->shape[0] > 0) {
+			it->r = 0;
+			it->off = w->offset;
+			it->len = w->size / w->shape[0];
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* "\n\t" every 8 (or 4) values. */
 static void cli_export_sep(FILE *f, long j, int per_line)
 {
@@ -270,7 +307,8 @@ static void cli_export_split_section(FILE *f, const struct cli_export *x,
 	struct cli_split n = cli_export_split(m);
 	int sigma = strcmp(c->name, "sigma") == 0;
 	int q8 = x->storage == CLI_STORAGE_INT8 && !sigma;
-	long j, k = 0, r;
+	struct cli_rows it;
+	long j, k = 0;
 	int t;
 
 	fprintf(f,
@@ -280,21 +318,15 @@ static void cli_export_split_section(FILE *f, const struct cli_export *x,
 	        "static const %s %s_w_%s_q[%ld] = {",
 	        c->name, q8 ? "int8 with a scale per row" : "bf16", up, uid, c->n, up, uid, n.q,
 	        q8 ? "int8_t" : "uint16_t", m->name, id, n.q > 0 ? n.q : 1);
-	for (t = 0; t < m->ntensors; t++) {
-		const bnn_tensor *w = &m->tensors[t];
-		long len = w->shape[0] > 0 ? w->size / w->shape[0] : w->size;
-		if (!cli_export_compressed(w))
-			continue;
-		for (r = 0; r < w->shape[0]; r++) {
-			const float *v = c->data + w->offset + r * len;
-			float scale = q8 ? cli_export_row_scale(v, len) : 0;
-			for (j = 0; j < len; j++, k++) {
-				cli_export_sep(f, k, 8);
-				if (q8)
-					fprintf(f, "%d", cli_export_q8(v[j], scale));
-				else
-					fprintf(f, "0x%04x", (unsigned)cli_export_bf16(v[j]));
-			}
+	for (cli_rows_begin(&it, m); cli_rows_next(&it);) {
+		const float *v = c->data + it.off;
+		float scale = q8 ? cli_export_row_scale(v, it.len) : 0;
+		for (j = 0; j < it.len; j++, k++) {
+			cli_export_sep(f, k, 8);
+			if (q8)
+				fprintf(f, "%d", cli_export_q8(v[j], scale));
+			else
+				fprintf(f, "0x%04x", (unsigned)cli_export_bf16(v[j]));
 		}
 	}
 	fputs(n.q > 0 ? "\n};\n" : "\n\t0\n};\n", f);
@@ -303,16 +335,9 @@ static void cli_export_split_section(FILE *f, const struct cli_export *x,
 		        "#define %s_W_%s_SCALE_COUNT %ldL\n"
 		        "static const float %s_w_%s_scale[%ld] = {",
 		        up, uid, n.rows, m->name, id, n.rows > 0 ? n.rows : 1);
-		for (k = 0, t = 0; t < m->ntensors; t++) {
-			const bnn_tensor *w = &m->tensors[t];
-			long len = w->shape[0] > 0 ? w->size / w->shape[0] : w->size;
-			if (!cli_export_compressed(w))
-				continue;
-			for (r = 0; r < w->shape[0]; r++, k++) {
-				cli_export_sep(f, k, 4);
-				cli_export_float(f, cli_export_row_scale(
-				                            c->data + w->offset + r * len, len));
-			}
+		for (k = 0, cli_rows_begin(&it, m); cli_rows_next(&it); k++) {
+			cli_export_sep(f, k, 4);
+			cli_export_float(f, cli_export_row_scale(c->data + it.off, it.len));
 		}
 		fputs(n.rows > 0 ? "\n};\n" : "\n\t0x0p+0f\n};\n", f);
 	}
@@ -395,40 +420,25 @@ static int cli_export_fill(FILE *f, void *ctx)
 static int cli_export_round(const struct bnn_cli_args *a, const struct cli_export *x, float *data,
                             int sigma, const char *name)
 {
-	const bnn_model *m = x->m;
-	long j, r;
-	int t;
-	for (t = 0; t < m->ntensors; t++) {
-		const bnn_tensor *w = &m->tensors[t];
-		long len = w->shape[0] > 0 ? w->size / w->shape[0] : w->size;
-		if (!cli_export_compressed(w))
-			continue;
-		for (r = 0; r < w->shape[0]; r++) {
-			float *v = data + w->offset + r * len;
-			float scale = cli_export_row_scale(v, len);
-			for (j = 0; j < len; j++) {
-				float k = cli_export_kept(x, sigma, v[j], scale);
-				if (!isfinite(k))
-					return bnn_cli_error(
-					        a,
-					        "%s: section '%s' value %ld is %g, beyond "
-					        "what --storage %s can hold",
-					        a->load, name, w->offset + r * len + j,
-					        (double)v[j], cli_storage_names[x->storage]);
-			}
-		}
+	struct cli_rows it;
+	long j;
+	for (cli_rows_begin(&it, x->m); cli_rows_next(&it);) {
+		const float *v = data + it.off;
+		float scale = cli_export_row_scale(v, it.len);
+		for (j = 0; j < it.len; j++)
+			if (!isfinite(cli_export_kept(x, sigma, v[j], scale)))
+				return bnn_cli_error(
+				        a,
+				        "%s: section '%s' value %ld is %g, beyond what "
+				        "--storage %s can hold",
+				        a->load, name, it.off + j, (double)v[j],
+				        cli_storage_names[x->storage]);
 	}
-	for (t = 0; t < m->ntensors; t++) { /* the checks passed: replace */
-		const bnn_tensor *w = &m->tensors[t];
-		long len = w->shape[0] > 0 ? w->size / w->shape[0] : w->size;
-		if (!cli_export_compressed(w))
-			continue;
-		for (r = 0; r < w->shape[0]; r++) {
-			float *v = data + w->offset + r * len;
-			float scale = cli_export_row_scale(v, len);
-			for (j = 0; j < len; j++)
-				v[j] = cli_export_kept(x, sigma, v[j], scale);
-		}
+	for (cli_rows_begin(&it, x->m); cli_rows_next(&it);) { /* the checks passed */
+		float *v = data + it.off;
+		float scale = cli_export_row_scale(v, it.len);
+		for (j = 0; j < it.len; j++)
+			v[j] = cli_export_kept(x, sigma, v[j], scale);
 	}
 	return BNN_CLI_OK;
 }
