@@ -106,7 +106,7 @@ lenet() {
 	fi &&
 		"./$m" export --load "$m.ckpt" --storage "$st" --rounded "$ckpt" \
 			-o "${m}_infer_weights.h" &&
-		"./$m" predict --load "$ckpt" --data data.csv --mc 0 --out "$m.predict.csv"
+		"./$m" predict --load "$ckpt" --data data.csv --mc 0 --out "$m${3:+.$st}.predict.csv"
 	built=$?
 	[ "$st" = f32 ] || m0=$m m=$m.$st # the results' file names
 	ok $built "$m: trained ($2), exported ($st), bnnc --standalone, predict --mc 0"
