@@ -29,6 +29,11 @@
  *                      (ecmp), uniform, gathered into the block;
  *   whvi               g = μ + σ∘ε, σ = softplus(ρ) (Rossi et al., eq. 2,
  *                      section 2.3), and the bias μ_b + σ_b·ε_b.
+ * The header is read through standalone_storage.c's macros wherever the
+ * storage matters (BNNS_WT, BNNS_DOT, BNNS_SCALED for the weight matrices
+ * and kernels, BNNS_P for the other arrays), so the one file reads an f32,
+ * bf16 or int8 header; a meanfield conv2d layer's kernel under bf16 or int8
+ * is decoded into the block (sa_emit_sampled_compressed).
  * A meanfield layer's σ comes from the weights header's `sigma` section
  * (MODEL_W_SIGMA_COUNT defined); without it (a checkpoint trained by a
  * point optimizer) the layer is its mean in every sample, as in libbnn.
