@@ -187,21 +187,21 @@ ok $? "and writes nothing"
 
 if driver whvi_toy1d; then
 	run "$d/drv" export --load "$d/ckpt" --storage int8 -o "$W/x.h"
-	is "$run_status $run_err" "1 $d/drv: --storage int8: layer 'h1' is whvi, whose parameters are stored in f32 only (bf16 and int8 compress the weight matrices and kernels of point, meanfield and dropout layers)" \
+	is "$run_status $run_err" "1 $d/drv: --storage int8: layer 'h1_dense' is whvi, whose parameters are stored in f32 only (bf16 and int8 compress the weight matrices and kernels of point, meanfield and dropout layers)" \
 		"export refuses to compress a whvi layer"
 	[ ! -e "$W/x.h" ]
 	ok $? "and writes nothing"
 	# a compressed header given anyway (another model's export: toy1d's)
 	sed "s/TOY1D_/${up}_/g; s/toy1d_w_/${m}_w_/g" "$W/toy1d/w_bf16.h" >"$d/forced.h"
 	run env LC_ALL=C gcc $C99 -c -D"${up}_WEIGHTS=\"forced.h\"" -I"$d" -o "$W/x.o" "$d/$base.c"
-	printf '%s\n' "$run_err" | grep -q "#error \"layer 'h1' is whvi: its weights header must be exported with --storage f32\""
+	printf '%s\n' "$run_err" | grep -q "#error \"layer 'h1_dense' is whvi: its weights header must be exported with --storage f32\""
 	ok_or_show $? "the C file of a whvi model stops at a compressed header, saying why" "$run_err_file"
 else
 	ok 1 "whvi_toy1d: the driver builds and trains"
 fi
 if driver tiny_resnet; then
 	run "$d/drv" export --load "$d/ckpt" --storage bf16 -o "$W/x.h"
-	is "$run_status $run_err" "1 $d/drv: --storage bf16: layer 'b1' is emp, whose parameters are stored in f32 only (bf16 and int8 compress the weight matrices and kernels of point, meanfield and dropout layers)" \
+	is "$run_status $run_err" "1 $d/drv: --storage bf16: layer 's1_b1' is emp, whose parameters are stored in f32 only (bf16 and int8 compress the weight matrices and kernels of point, meanfield and dropout layers)" \
 		"export refuses to compress an emp layer"
 else
 	ok 1 "tiny_resnet: the driver builds and trains"
