@@ -14,8 +14,10 @@
  * parameter vector, running statistics), lays out one example's workspace
  * (sa_plan: the accumulators of the Monte-Carlo average in doubles, then
  * the input, the activations and the scratch of the layers that need some,
- * by liveness: buffers whose lives do not meet share memory), then writes the header (the API) and the C file: provenance, the
- * weights header's checks, the math (standalone_math.c), bnns_forward()
+ * by liveness: buffers whose lives do not meet share memory), then writes
+ * the header (the API) and the C file: provenance, the weights header's
+ * checks, the math (standalone_math.c), the reading of the header's
+ * storage (standalone_storage.c), bnns_forward()
  * with each node's code (standalone_layers.c), and the predictive
  * (MODEL_predict_summary, MODEL_predict).  Both files go through
  * codegen_write_files(), as the pass's do, so a failure leaves the old
@@ -615,10 +617,11 @@ static void sa_write_predict(struct sa *s)
 		     "\t\t\t}\n"
 		     "\t\t}\n",
 		     k, k);
-		if (g->sigma_learned)
-			snprintf(var, sizeof var, "BNNS_EXP(2.0f * %s_w_params[%ldL + j])", m,
-			         s->cg.tensors[s->cg.sigma_tensor].offset);
-		else
+		if (g->sigma_learned) {
+			char at[80];
+			sa_kept(s, s->cg.sigma_tensor, 0, at, sizeof at);
+			snprintf(var, sizeof var, "BNNS_EXP(2.0f * %s_w_params[%s + j])", m, at);
+		} else
 			snprintf(var, sizeof var, "%af", (double)(float)(g->sigma * g->sigma));
 		emit(s->e,
 		     "\t\t{\n"
@@ -735,7 +738,12 @@ static void sa_write_c(struct sa *s, const struct standalone_options *o)
 	sa_write_weights_checks(s, o, fp);
 	sa_write_math_macros(s);
 	sa_emit_math(s);
+	sa_write_storage(s);
+	if (s->nq > 0) /* bf16 and int8 read the compressed rows with their own */
+		emit(s->e, "#if %s_W_STORAGE == 0\n", s->up);
 	sa_write_dots(s);
+	if (s->nq > 0)
+		emit(s->e, "#endif\n\n");
 	sa_write_random_macro(s);
 	sa_write_forward(s);
 	sa_write_predict(s);
@@ -788,7 +796,7 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
-	if (sa_plan(&s) != 0) {
+	if (sa_plan(&s) != 0 || sa_storage_plan(&s) != 0) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
@@ -797,6 +805,8 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 	status = codegen_write_files(&e, o->h_path, o->c_path, sa_files_header, sa_files_c, &w);
 done:
 	free(s.act);
+	free(s.soff);
+	free(s.srow);
 	codegen_plan_free(&s.cg);
 	return status;
 }

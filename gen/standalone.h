@@ -6,7 +6,9 @@
  * their offsets in the parameter vector, the running statistics), lays out
  * the one-example workspace, and writes NAME_infer.h and NAME_infer.c.
  * standalone_layers.c emits each node's inference code (one example at a
- * time, with the noise of one Monte-Carlo sample); standalone_math.c emits
+ * time, with the noise of one Monte-Carlo sample); standalone_storage.c
+ * defines how the code reads the weights header under each storage (f32,
+ * bf16, int8: `MODEL export --storage`); standalone_math.c emits
  * the file's own float functions and its counter-based random generator,
  * only those the model uses, so that the file compiles without unused
  * functions.
@@ -71,6 +73,13 @@ struct sa {
 	long doubles;     /* the accumulators (doubles, first in the workspace) */
 	unsigned needs;   /* SA_* */
 	int sigma_layers; /* some layer has a σ per parameter (BNN_CAP_SIGMA) */
+	long *soff;       /* per tensor: its offset in the split header's array
+	                     (standalone_storage.c): MODEL_w_params_q when it is
+	                     compressed, MODEL_w_params when not */
+	long *srow;       /* per compressed tensor: its first row's int8 scale */
+	long nq, nrows;   /* compressed values and rows */
+	int q_sigma;      /* a compressed tensor has a σ (a meanfield layer's) */
+	int refused;      /* the first node that only f32 can store, or -1 */
 	int random;       /* some layer's inference is random (σ or pass noise) */
 };
 
@@ -83,6 +92,17 @@ void sa_layer_forward(struct sa *s, int i);
 int sa_layer_random(const struct sa *s, int i);
 /* Whether node I's output is its input's buffer (flatten, identity). */
 int sa_layer_alias(const struct sa *s, int i);
+
+/* standalone_storage.c: the reading of the weights header for each
+ * storage (f32, bf16, int8).  sa_storage_plan lays out the split header
+ * (-1: out of memory); sa_compressed says whether tensor T is compressed;
+ * sa_kept writes "BNNS_P(off, kept)", the offset of value REL of the
+ * uncompressed tensor T in either layout; sa_write_storage writes the
+ * checks, the reading macros and the dot products of bf16 and int8. */
+int sa_storage_plan(struct sa *s);
+int sa_compressed(const struct sa *s, int t);
+void sa_kept(const struct sa *s, int t, long rel, char *buf, size_t size);
+void sa_write_storage(struct sa *s);
 
 /* standalone_math.c: the functions of s->needs, each once, those of the
  * random generator always and the others only under MODEL_NO_LIBM. */

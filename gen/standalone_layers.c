@@ -29,6 +29,11 @@
  *                      (ecmp), uniform, gathered into the block;
  *   whvi               g = μ + σ∘ε, σ = softplus(ρ) (Rossi et al., eq. 2,
  *                      section 2.3), and the bias μ_b + σ_b·ε_b.
+ * The header is read through standalone_storage.c's macros wherever the
+ * storage matters (BNNS_WT, BNNS_DOT, BNNS_SCALED for the weight matrices
+ * and kernels, BNNS_P for the other arrays), so the one file reads an f32,
+ * bf16 or int8 header; a meanfield conv2d layer's kernel under bf16 or int8
+ * is decoded into the block (sa_emit_sampled_compressed).
  * A meanfield layer's σ comes from the weights header's `sigma` section
  * (MODEL_W_SIGMA_COUNT defined); without it (a checkpoint trained by a
  * point optimizer) the layer is its mean in every sample, as in libbnn.
@@ -71,6 +76,15 @@ static int sa_whvi(const struct sa *s, int i)
 static int sa_samples_weights(const struct sa *s, int i)
 {
 	return sa_family(s, i) == FAMILY_MEANFIELD && s->g->nodes[i].op != OP_DENSE;
+}
+
+/* Whether node I's weight matrix or kernel is compressed by bf16 and int8
+ * (standalone_storage.c): it is then read through BNNS_WT, its bias and
+ * the node's other tensors through BNNS_P. */
+static int sa_node_compressed(const struct sa *s, int i)
+{
+	const struct cg_node *c = &s->cg.nodes[i];
+	return !sa_patched(s, i) && c->ntensors > 0 && sa_compressed(s, c->first_tensor);
 }
 
 /* The floats of one copy of node I's parameters. */
@@ -165,12 +179,87 @@ static void sa_tensor(const struct sa *s, int i, int k, char *buf, size_t size)
 		snprintf(buf, size, "(const float *)0");
 		return;
 	}
+	if (sa_node_compressed(s, i) && !sa_samples_weights(s, i)) { /* no p_NAME */
+		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
+		char at[96];
+		if (sa_compressed(s, c->first_tensor + k)) {
+			snprintf(buf, size, "BNNS_WT(%ld, %ld)", t->offset,
+			         s->soff[c->first_tensor + k]);
+			return;
+		}
+		sa_kept(s, c->first_tensor + k, 0, at, sizeof at);
+		snprintf(buf, size, "%s_w_params + %s", s->m, at);
+		return;
+	}
 	if (sa_patched(s, i))
 		rel = cg_patch_rel(&s->cg, i, k);
 	else
 		rel = s->cg.tensors[c->first_tensor + k].offset -
 		      s->cg.tensors[c->first_tensor].offset;
 	snprintf(buf, size, "p_%s + %ld", sa_act(s, i), rel);
+}
+
+/* p_NAME of a meanfield conv2d layer, whose kernel is compressed: with an
+ * f32 header as sa_emit_params does (the header, or the sample in the
+ * block); with bf16 or int8, the kernel is decoded into the block (μ, or
+ * μ + σ∘ε with the same draws as f32's), and the bias copied after it. */
+static void sa_emit_sampled_compressed(struct sa *s, int i)
+{
+	const struct cg_node *c = &s->cg.nodes[i];
+	const struct cg_tensor *w = &s->cg.tensors[c->first_tensor];
+	const char *name = sa_act(s, i), *m = s->m;
+	long rows = w->shape[0], len = w->size / w->shape[0], q = s->soff[c->first_tensor];
+	long row = s->srow[c->first_tensor];
+	int k;
+
+	emit(s->e,
+	     "#if %s_W_STORAGE == 0\n"
+	     "\t\tconst float *p_%s = %s_w_params + %ld;\n"
+	     "#ifdef %s_W_SIGMA_COUNT\n"
+	     "\t\tif (noisy) {\n"
+	     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+	     "\t\t\tlong j;\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\tblk[j] = %s_w_params[%ld + j] +\n"
+	     "\t\t\t\t         %s_w_sigma[%ld + j] * bnns_normal(bnns_draw(key, j));\n"
+	     "\t\t\tp_%s = blk;\n"
+	     "\t\t}\n"
+	     "#endif\n"
+	     "#else\n"
+	     "\t\tconst float *const p_%s = blk;\n"
+	     "\t\t{\n"
+	     "\t\t\tconst uint64_t key = noisy ? bnns_draw(ekey, %d) : 0u;\n"
+	     "\t\t\tlong o, j;\n"
+	     "\t\t\t(void)key;\n"
+	     "\t\t\tfor (o = 0; o < %ld; o++)\n"
+	     "\t\t\t\tfor (j = 0; j < %ld; j++) {\n"
+	     "\t\t\t\t\tconst long at = o * %ld + j;\n"
+	     "\t\t\t\t\tblk[at] = BNNS_SCALED(BNNS_WV(%s_w_params_q[%ld + at]), %ld + o);\n"
+	     "#ifdef %s_W_SIGMA_COUNT\n"
+	     "\t\t\t\t\tif (noisy)\n"
+	     "\t\t\t\t\t\tblk[at] = blk[at] + BNNS_SV(%s_w_sigma_q[%ld + at]) *\n"
+	     "\t\t\t\t\t\t                             bnns_normal(bnns_draw(key, at));\n"
+	     "#endif\n"
+	     "\t\t\t\t}\n",
+	     s->up, name, m, w->offset, s->up, i, sa_param_floats(s, i), m, w->offset, m, w->offset,
+	     name, name, i, rows, len, len, m, q, row, s->up, m, q);
+	for (k = 1; k < c->ntensors; k++) { /* the bias: f32, after the kernel */
+		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
+		long rel = t->offset - w->offset;
+		char at[96];
+		sa_kept(s, c->first_tensor + k, 0, at, sizeof at);
+		emit(s->e,
+		     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+		     "\t\t\t\tblk[%ld + j] = %s_w_params[%s + j];\n"
+		     "#ifdef %s_W_SIGMA_COUNT\n"
+		     "\t\t\t\tif (noisy)\n"
+		     "\t\t\t\t\tblk[%ld + j] = blk[%ld + j] + %s_w_sigma[%s + j] *\n"
+		     "\t\t\t\t\t                   bnns_normal(bnns_draw(key, %ld + j));\n"
+		     "#endif\n"
+		     "\t\t\t}\n",
+		     t->size, rel, m, at, s->up, rel, rel, m, at, rel);
+	}
+	emit(s->e, "\t\t}\n#endif\n");
 }
 
 /* p_NAME: the node's parameters of this pass.  Emp and ecmp gather them
@@ -181,11 +270,17 @@ static void sa_emit_params(struct sa *s, int i)
 	const struct graph_node *n = &s->g->nodes[i];
 	const struct cg_node *c = &s->cg.nodes[i];
 	const char *name = sa_act(s, i);
-	long first = s->cg.tensors[c->first_tensor].offset;
 	int k;
 
+	if (sa_node_compressed(s, i)) {
+		if (sa_samples_weights(s, i))
+			sa_emit_sampled_compressed(s, i);
+		return;
+	}
 	if (!sa_patched(s, i)) {
-		emit(s->e, "\t\tconst float *p_%s = %s_w_params + %ld;\n", name, s->m, first);
+		char at[96];
+		sa_kept(s, c->first_tensor, 0, at, sizeof at);
+		emit(s->e, "\t\tconst float *p_%s = %s_w_params + %s;\n", name, s->m, at);
 		if (!sa_samples_weights(s, i))
 			return;
 		emit(s->e,
@@ -194,12 +289,12 @@ static void sa_emit_params(struct sa *s, int i)
 		     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
 		     "\t\t\tlong j;\n"
 		     "\t\t\tfor (j = 0; j < %ld; j++)\n"
-		     "\t\t\t\tblk[j] = %s_w_params[%ld + j] +\n"
-		     "\t\t\t\t         %s_w_sigma[%ld + j] * bnns_normal(bnns_draw(key, j));\n"
+		     "\t\t\t\tblk[j] = %s_w_params[%s + j] +\n"
+		     "\t\t\t\t         %s_w_sigma[%s + j] * bnns_normal(bnns_draw(key, j));\n"
 		     "\t\t\tp_%s = blk;\n"
 		     "\t\t}\n"
 		     "#endif\n",
-		     s->up, i, sa_param_floats(s, i), s->m, first, s->m, first, name);
+		     s->up, i, sa_param_floats(s, i), s->m, at, s->m, at, name);
 		return;
 	}
 	emit(s->e,
@@ -282,7 +377,9 @@ static void sa_dense(struct sa *s, int i)
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
 	long k = n->attrs.in_features, units = n->attrs.units;
 	const struct cg_node *c = &s->cg.nodes[i];
-	char w[160], b[160], x[160];
+	int q = sa_node_compressed(s, i);
+	long row = q ? s->srow[c->first_tensor] : 0;
+	char w[160], b[160], x[160], dot[400];
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, w, sizeof w);
@@ -292,23 +389,36 @@ static void sa_dense(struct sa *s, int i)
 		sa_emit_dropout(s, i, in, k);
 		snprintf(x, sizeof x, "x_%s", name);
 	}
+	/* output o's Σ w·x: as stored (BNNS_DOT), the int8 scale once */
+	if (q)
+		snprintf(dot, sizeof dot, "BNNS_SCALED(BNNS_DOT(%ld, %s + o * %ldL, %s), %ld + o)",
+		         k, w, k, x, row);
+	else
+		snprintf(dot, sizeof dot, "bnns_dot(%ld, %s + o * %ldL, %s)", k, w, k, x);
 	if (sa_family(s, i) == FAMILY_MEANFIELD && s->sigma_layers) {
-		long first = s->cg.tensors[c->first_tensor].offset;
+		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor];
+		char sb[160];
+		if (n->attrs.bias) { /* the bias's σ: f32 in every storage */
+			char at[96];
+			sa_kept(s, c->first_tensor + 1, 0, at, sizeof at);
+			snprintf(sb, sizeof sb, "%s_w_sigma[%s + o]", s->m, at);
+		}
 		emit(s->e,
 		     "#ifdef %s_W_SIGMA_COUNT\n"
 		     "\t\tif (noisy) { /* the local reparameterisation */\n"
 		     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
-		     "\t\t\tconst float *const s_%s = %s_w_sigma + %ld;\n"
+		     "\t\t\tconst bnns_st *const s_%s = BNNS_ST(%ld, %ld);\n"
 		     "\t\t\tlong o;\n"
 		     "\t\t\tfor (o = 0; o < %ld; o++) {\n"
-		     "\t\t\t\tfloat m = bnns_dot(%ld, %s + o * %ldL, %s);\n"
-		     "\t\t\t\tfloat v = bnns_dot2(%ld, s_%s + o * %ldL, %s);\n",
-		     s->up, i, name, s->m, first, units, k, w, k, x, k, name, k, x);
+		     "\t\t\t\tfloat m = %s;\n"
+		     "\t\t\t\tfloat v = BNNS_DOT2(%ld, s_%s + o * %ldL, %s);\n",
+		     s->up, i, name, t->offset, s->soff[c->first_tensor], units, dot, k, name, k,
+		     x);
 		if (n->attrs.bias)
 			emit(s->e,
 			     "\t\t\t\tm = (%s)[o] + m;\n"
-			     "\t\t\t\tv = s_%s[%ld + o] * s_%s[%ld + o] + v;\n",
-			     b, name, units * k, name, units * k);
+			     "\t\t\t\tv = %s * %s + v;\n",
+			     b, sb, sb);
 		emit(s->e,
 		     "\t\t\t\ta_%s[o] = m + BNNS_SQRT(v) * bnns_normal(bnns_draw(key, o));\n"
 		     "\t\t\t}\n"
@@ -324,7 +434,7 @@ static void sa_dense(struct sa *s, int i)
 	     units, name);
 	if (n->attrs.bias)
 		emit(s->e, "(%s)[o] + ", b);
-	emit(s->e, "bnns_dot(%ld, %s + o * %ldL, %s);\n\t\t}\n", k, w, k, x);
+	emit(s->e, "%s;\n\t\t}\n", dot);
 }
 
 /* Direct convolution, output by output: the sum over the window in
@@ -338,6 +448,7 @@ static void sa_conv2d(struct sa *s, int i)
 	long c = inn->shape[0], h = inn->shape[1], w = inn->shape[2];
 	long f = a->channels, oh = n->shape[1], ow = n->shape[2];
 	char wt[160], b[160], x[160];
+	int q;
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, wt, sizeof wt);
@@ -347,8 +458,10 @@ static void sa_conv2d(struct sa *s, int i)
 		sa_emit_dropout(s, i, in, c * h * w);
 		snprintf(x, sizeof x, "x_%s", name);
 	}
+	/* a compressed kernel read as stored: BNNS_WV, the int8 scale once */
+	q = sa_node_compressed(s, i) && !sa_samples_weights(s, i);
 	emit(s->e,
-	     "\t\tconst float *const wk = %s;\n"
+	     "\t\tconst %s *const wk = %s;\n"
 	     "\t\tlong f, oy, ox, ch, ky, kx;\n"
 	     "\t\tfor (f = 0; f < %ld; f++)\n"
 	     "\t\t\tfor (oy = 0; oy < %ld; oy++)\n"
@@ -362,13 +475,16 @@ static void sa_conv2d(struct sa *s, int i)
 	     "\t\t\t\t\t\t\tfor (kx = 0; kx < %ld; kx++) {\n"
 	     "\t\t\t\t\t\t\t\tconst long ix = ox * %ld - %ld + kx;\n"
 	     "\t\t\t\t\t\t\t\tif (ix >= 0 && ix < %ld)\n"
-	     "\t\t\t\t\t\t\t\t\tacc += wk[((f * %ld + ch) * %ld + ky) * %ld + kx] *\n"
+	     "\t\t\t\t\t\t\t\t\tacc += %swk[((f * %ld + ch) * %ld + ky) * %ld + kx]%s *\n"
 	     "\t\t\t\t\t\t\t\t\t       %s[(ch * %ld + iy) * %ld + ix];\n"
 	     "\t\t\t\t\t\t\t}\n"
 	     "\t\t\t\t\t\t}\n"
-	     "\t\t\t\t\ta_%s[(f * %ld + oy) * %ld + ox] = acc",
-	     wt, f, oh, ow, c, a->kernel[0], a->stride[0], a->pad[0], h, a->kernel[1], a->stride[1],
-	     a->pad[1], w, c, a->kernel[0], a->kernel[1], x, h, w, name, oh, ow);
+	     "\t\t\t\t\ta_%s[(f * %ld + oy) * %ld + ox] = %sacc",
+	     q ? "bnns_wt" : "float", wt, f, oh, ow, c, a->kernel[0], a->stride[0], a->pad[0], h,
+	     a->kernel[1], a->stride[1], a->pad[1], w, q ? "BNNS_WV(" : "", c, a->kernel[0],
+	     a->kernel[1], q ? ")" : "", x, h, w, name, oh, ow, q ? "BNNS_SCALED(" : "");
+	if (q)
+		emit(s->e, ", %ldL + f)", s->srow[s->cg.nodes[i].first_tensor]);
 	if (a->bias)
 		emit(s->e, " + (%s)[f]", b);
 	emit(s->e, ";\n\t\t\t\t}\n");

@@ -35,7 +35,13 @@
 #        sample), the mean-field model's are not;
 #   4. the board image's text, data and bss and the workspace are printed as
 #      diagnostics (the issue's budget, for int8 storage: 150 KB of flash,
-#      64 KB of RAM; these are the float figures).
+#      64 KB of RAM);
+#   5. the point LeNet again with its weights header exported with
+#      --storage int8 (the one C file reads it: docs/standalone.md,
+#      "Storage"): the host's mean pass is predict --mc 0's on the
+#      checkpoint of the int8 values (export --rounded) within 1e-5, and
+#      the Cortex-M4 and s390x (-fexcess-precision=fast) print the host's
+#      bytes.
 # A target whose tools are missing is skipped with the reason, or fails
 # under BNN_REQUIRE_CROSS=1 (t/cross/cross_tap.sh).  About 25 seconds.
 #
@@ -78,29 +84,41 @@ END { print "};" }' data.csv >images.c
 $CC -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -o close "$cross/standalone_close.c" -lm
 ok $? "the comparison within a tolerance builds"
 
-# lenet MODEL OPTIMIZER: the checks above for one model.
+# lenet MODEL OPTIMIZER [STORAGE]: the checks above for one model, its
+# weights header exported with --storage STORAGE (default f32; another
+# storage reuses the model's driver and checkpoint, and predicts from the
+# checkpoint of the values it keeps).
 lenet() {
 	m=$1
+	st=${3:-f32}
 	up=$(printf '%s' "$m" | tr '[:lower:]' '[:upper:]')
-	# shellcheck disable=SC2086  # the flags are words
-	"$BNNC" --main -o "$m.c" "$top_srcdir/examples/$m.bnn" &&
-		$CC $BNN_CFLAGS -o "$m" "$m.c" $BNN_LIBS &&
-		"./$m" train --data data.csv --optimizer "$2" --epochs 1 --batch 16 --seed 1 \
-			--quiet --save "$m.ckpt" >/dev/null &&
-		"./$m" export --load "$m.ckpt" -o "${m}_infer_weights.h" &&
-		"$BNNC" --standalone -o "${m}_infer.c" "$top_srcdir/examples/$m.bnn" &&
-		"./$m" predict --load "$m.ckpt" --data data.csv --mc 0 --out "$m.predict.csv"
+	ckpt=$m.ckpt
+	if [ "$st" = f32 ]; then
+		# shellcheck disable=SC2086  # the flags are words
+		"$BNNC" --main -o "$m.c" "$top_srcdir/examples/$m.bnn" &&
+			$CC $BNN_CFLAGS -o "$m" "$m.c" $BNN_LIBS &&
+			"./$m" train --data data.csv --optimizer "$2" --epochs 1 --batch 16 --seed 1 \
+				--quiet --save "$m.ckpt" >/dev/null &&
+			"$BNNC" --standalone -o "${m}_infer.c" "$top_srcdir/examples/$m.bnn"
+	else
+		ckpt=$m.$st.ckpt
+		[ -f "${m}_infer.c" ]
+	fi &&
+		"./$m" export --load "$m.ckpt" --storage "$st" --rounded "$ckpt" \
+			-o "${m}_infer_weights.h" &&
+		"./$m" predict --load "$ckpt" --data data.csv --mc 0 --out "$m${3:+.$st}.predict.csv"
 	built=$?
-	ok $built "$m: trained ($2), exported, bnnc --standalone, predict --mc 0"
+	[ "$st" = f32 ] || m0=$m m=$m.$st # the results' file names
+	ok $built "$m: trained ($2), exported ($st), bnnc --standalone, predict --mc 0"
 	[ $built = 0 ] || return 0 # the rest would only fail for the same reason
 
-	set -- -DSA_MODEL="$m" -DSA_UP="$up" -DSA_HEADER="\"${m}_infer.h\"" -DSP_N=$N \
+	set -- -DSA_MODEL="${m0:-$m}" -DSA_UP="$up" -DSA_HEADER="\"${m0:-$m}_infer.h\"" -DSP_N=$N \
 		-DSP_MC=$MC -DSP_SEED=$SEED -D"${up}_NO_LIBM" -I. \
-		"$cross/standalone_probe.c" "${m}_infer.c" images.c
+		"$cross/standalone_probe.c" "${m0:-$m}_infer.c" images.c
 	cross_run host "$m.host" "$m's probe" -- "$@"
 
 	# The mean pass against predict's first N rows, its K probabilities.
-	k=$(sed -n "s/^#define ${up}_OUTPUTS \([0-9]*\)L$/\1/p" "${m}_infer.h")
+	k=$(sed -n "s/^#define ${up}_OUTPUTS \([0-9]*\)L$/\1/p" "${m0:-$m}_infer.h")
 	awk -F, -v n=$N -v k="$k" 'NR > 1 && NR <= n + 1 {
 		s = "mean " NR - 2 ":"
 		for (j = 1; j <= k; j++) s = s " " $j
@@ -113,7 +131,7 @@ lenet() {
 
 	grep "^mean" "$m.host" | cut -d: -f2 >"$m.host.0"
 	grep "^mc$MC" "$m.host" | cut -d: -f2 >"$m.host.$MC"
-	if [ "$m" = fashion_lenet ]; then
+	if [ "${m0:-$m}" = fashion_lenet ]; then
 		is_file "$m.host.0" "$m.host.$MC" "$m: mc = $MC of a point model is its mean pass"
 	else
 		cmp -s "$m.host.0" "$m.host.$MC"
@@ -121,14 +139,14 @@ lenet() {
 		[ -s "$m.host.$MC" ] && [ "$isnt" = 1 ]
 		ok $? "$m: mc = $MC samples (its outputs are not the mean pass's)"
 	fi
-	ws=$(sed -n "s/^#define ${up}_WORKSPACE_BYTES \([0-9]*\)UL$/\1/p" "${m}_infer.h")
+	ws=$(sed -n "s/^#define ${up}_WORKSPACE_BYTES \([0-9]*\)UL$/\1/p" "${m0:-$m}_infer.h")
 	diag "$m: workspace ${ws} bytes (${up}_WORKSPACE_BYTES)"
 
 	if cross_ready arm-m4 2; then
 		cross_run arm-m4 "$m.arm" "$m's probe" -- "$@"
 		is_file "$m.host" "$m.arm" \
 			"$m: the Cortex-M4's mean pass and $MC samples are the host's bits"
-		board_size "$m" "$m.arm.elf"
+		board_size "${m0:-$m}" "$m.arm.elf" "$st"
 	fi
 
 	if cross_ready s390x 4; then
@@ -146,13 +164,18 @@ lenet() {
 	fi
 }
 
-# board_size MODEL ELF: the image's flash (text + data) and RAM (data +
-# bss), and how much of the flash is the baked weights (4 bytes a value).
+# board_size MODEL ELF STORAGE: the image's flash (text + data) and RAM
+# (data + bss), and for f32 how much of the flash is the baked weights (4
+# bytes a value).
 board_size() {
 	cross_size "$2"
 	command -v arm-none-eabi-size >/dev/null 2>&1 || return 0
 	# shellcheck disable=SC2046  # the words of the table's second line
-	set -- "$1" $(arm-none-eabi-size "$2" | sed -n 2p)
+	set -- "$1" $(arm-none-eabi-size "$2" | sed -n 2p) "$3"
+	if [ "$8" != f32 ]; then
+		diag "$1 on the Cortex-M4 ($8 storage): flash $(($2 + $3)) bytes; RAM $(($3 + $4)) bytes"
+		return 0
+	fi
 	values=$(sed -n 's/^#define [A-Z0-9_]*_W_[A-Z0-9_]*_COUNT \([0-9]*\)L$/\1/p' \
 		"${1}_infer_weights.h" | awk '{ s += $1 } END { print s + 0 }')
 	diag "$1 on the Cortex-M4 (float storage): flash $(($2 + $3)) bytes, of which" \
@@ -161,5 +184,7 @@ board_size() {
 
 lenet fashion_lenet adam
 lenet fashion_lenet_bayes bbb
+m0=
+lenet fashion_lenet adam int8
 
 done_testing

@@ -17,7 +17,7 @@
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
  *                 [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
- *   MODEL export  --load CKPT [-o FILE.h]
+ *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
  *   MODEL info    [--load CKPT]
  *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
@@ -112,7 +112,9 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
 	  "                 [--mc S] [--seed S] [--batch B] [--threads T]" },
 	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
-	{ "export", IN_EXPORT, "--load CKPT [-o FILE.h]" },
+	{ "export", IN_EXPORT,
+	  "--load CKPT [--storage f32|bf16|int8]\n"
+	  "                 [--rounded CKPT] [-o FILE.h]" },
 	{ "info", IN_INFO, "[--load CKPT]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
@@ -177,7 +179,10 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
 	       "export  writes the checkpoint's trained values as the C header that\n"
 	       "        `bnnc --standalone` inference includes (default: %s_infer_weights.h;\n"
-	       "        -o - for stdout); docs/standalone.md.\n"
+	       "        -o - for stdout); docs/standalone.md.  --storage bf16 or int8\n"
+	       "        stores the weight matrices and kernels in 2 or 1 byte(s) a value\n"
+	       "        (default f32: every value exactly); --rounded CKPT also saves the\n"
+	       "        checkpoint of the values the storage keeps, for eval and predict.\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
@@ -235,6 +240,8 @@ static const struct cli_opt cli_opts[] = {
 	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR | IN_EXPORT },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
+	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
+	{ "--rounded", CLI_TEXT, ARG(rounded), 0, 0, NULL, IN_EXPORT },
 	{ "--bins", CLI_COUNT, ARG(bins), 1, 100000, "bins", IN_EVAL },
 	{ "--quiet", CLI_FLAG, ARG(quiet), 0, 0, NULL, IN_TRAIN },
 	{ "--resume", CLI_TEXT, ARG(resume), 0, 0, NULL, IN_TRAIN },

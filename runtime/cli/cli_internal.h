@@ -24,6 +24,8 @@ struct bnn_cli_args {
 	long checkpoint_every;        /* train: save every N epochs (0: off) */
 	const char *ood, *ood_labels; /* eval: out-of-distribution data */
 	const char *plots;            /* eval: directory for the charts */
+	const char *storage;          /* export: f32, bf16 or int8 (NULL: f32) */
+	const char *rounded;          /* export: the checkpoint of the kept values */
 	long mc;                      /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
