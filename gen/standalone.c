@@ -181,13 +181,15 @@ static void sa_write_header(struct sa *s, const struct standalone_options *o)
 	     "/* The same without the summaries. */\n"
 	     "int %s_predict(const float *x, long n, int mc, uint64_t seed, void *ws, size_t ws_bytes,\n"
 	     "        float *out);\n"
-	     "\n"
-	     "#ifdef __cplusplus\n"
-	     "}\n"
-	     "#endif\n"
-	     "\n"
-	     "#endif\n",
+	     "\n",
 	     u, u, u, u, u, m, m);
+	if (s->mo)
+		sa_moments_header(s);
+	emit(s->e, "#ifdef __cplusplus\n"
+	           "}\n"
+	           "#endif\n"
+	           "\n"
+	           "#endif\n");
 }
 
 /* ---- the C file ------------------------------------------------------------- */
@@ -368,6 +370,29 @@ static void sa_write_random_macro(struct sa *s)
 		     s->up);
 }
 
+void sa_emit_standardize(struct sa *s)
+{
+	const char *m = s->m, *u = s->up;
+	emit(s->e,
+	     "\t\tfor (j = 0; j < %s_INPUTS; j++)\n"
+	     "#ifdef %s_W_STANDARDIZE_MEAN_COUNT\n"
+	     "\t\t\txs[j] = (float)(((double)xi[j] - %s_w_standardize_mean[j]) /\n"
+	     "\t\t\t                %s_w_standardize_std[j]); /* in double, as libbnn */\n"
+	     "#else\n"
+	     "\t\t\txs[j] = xi[j];\n"
+	     "#endif\n",
+	     u, u, m, m);
+}
+
+void sa_noise_variance(const struct sa *s, char *buf, size_t size)
+{
+	if (s->g->sigma_learned)
+		snprintf(buf, size, "BNNS_EXP(2.0f * %s_w_params[%ldL + j])", s->m,
+		         s->cg.tensors[s->cg.sigma_tensor].offset);
+	else
+		snprintf(buf, size, "%af", (double)(float)(s->g->sigma * s->g->sigma));
+}
+
 /* The predictive: one example at a time, its samples' outputs added into
  * acc (doubles), then averaged. */
 static void sa_write_predict(struct sa *s)
@@ -400,18 +425,14 @@ static void sa_write_predict(struct sa *s)
 		emit(s->e, "\t(void)seed;\n");
 	emit(s->e,
 	     "\tfor (i = 0; i < n; i++) {\n"
-	     "\t\tconst float *const xi = x + i * %s_INPUTS;\n"
-	     "\t\tfor (j = 0; j < %s_INPUTS; j++)\n"
-	     "#ifdef %s_W_STANDARDIZE_MEAN_COUNT\n"
-	     "\t\t\txs[j] = (float)(((double)xi[j] - %s_w_standardize_mean[j]) /\n"
-	     "\t\t\t                %s_w_standardize_std[j]); /* in double, as libbnn */\n"
-	     "#else\n"
-	     "\t\t\txs[j] = xi[j];\n"
-	     "#endif\n"
+	     "\t\tconst float *const xi = x + i * %s_INPUTS;\n",
+	     u);
+	sa_emit_standardize(s);
+	emit(s->e,
 	     "\t\tfor (j = 0; j < %ldL; j++)\n"
 	     "\t\t\tacc[j] = 0.0;\n"
 	     "\t\tfor (smp = 0; smp < samples; smp++) {\n",
-	     u, u, u, m, m, s->doubles);
+	     s->doubles);
 	if (s->random)
 		emit(s->e, "\t\t\tbnns_forward(f, i, mc > 0 ? smp : -1L, seed);\n");
 	else
@@ -424,11 +445,7 @@ static void sa_write_predict(struct sa *s)
 		     "\t\t\t}\n"
 		     "\t\t}\n",
 		     k, k);
-		if (g->sigma_learned)
-			snprintf(var, sizeof var, "BNNS_EXP(2.0f * %s_w_params[%ldL + j])", m,
-			         s->cg.tensors[s->cg.sigma_tensor].offset);
-		else
-			snprintf(var, sizeof var, "%af", (double)(float)(g->sigma * g->sigma));
+		sa_noise_variance(s, var, sizeof var);
 		emit(s->e,
 		     "\t\t{\n"
 		     "\t\t\tdouble tot = 0.0, ale = 0.0, epi = 0.0;\n"
@@ -548,6 +565,10 @@ static void sa_write_c(struct sa *s, const struct standalone_options *o)
 	sa_write_random_macro(s);
 	sa_write_forward(s);
 	sa_write_predict(s);
+	if (s->mo) {
+		emit(s->e, "\n");
+		sa_moments_write(s);
+	}
 }
 
 /* ---- files ---------------------------------------------------------------------- */
@@ -598,10 +619,17 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		goto done;
 	}
 	sa_plan(&s);
+	if (o->analytic && sa_moments_check(&s, d) > 0)
+		goto done;
+	if (o->analytic && sa_moments_plan(&s) != 0) {
+		fputs("bnnc: out of memory\n", stderr);
+		goto done;
+	}
 	w.s = &s;
 	w.o = o;
 	status = codegen_write_files(&e, o->h_path, o->c_path, sa_files_header, sa_files_c, &w);
 done:
+	sa_moments_free(&s);
 	free(s.act);
 	codegen_plan_free(&s.cg);
 	return status;
