@@ -266,43 +266,58 @@ static void sa_write_math_macros(struct sa *s)
 	emit(s->e, "#endif\n\n");
 }
 
-/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²): eight
- * partial sums over the values in order, added pairwise, then the rest.
- * The order is the source's, so every compiler gives the same bits, and
- * gcc -O2 can keep the eight sums in vector registers. */
+/* TERM with each J replaced by IDX, into BUF. */
+static void sa_term_at(const char *term, const char *idx, char *buf, size_t size)
+{
+	size_t o = 0, n = strlen(idx);
+	for (; *term && o + n + 1 < size; term++) {
+		if (*term == 'J') {
+			memcpy(buf + o, idx, n);
+			o += n;
+		} else {
+			buf[o++] = *term;
+		}
+	}
+	buf[o] = '\0';
+}
+
+void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term)
+{
+	char t[256], idx[16];
+	int l;
+	emit(s->e,
+	     "static float %s(long n, %s)\n"
+	     "{\n"
+	     "\tfloat p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f, p4 = 0.0f, p5 = 0.0f,\n"
+	     "\t      p6 = 0.0f, p7 = 0.0f, sum;\n"
+	     "\tconst long whole = n - n %% 8;\n"
+	     "\tlong j;\n"
+	     "\tfor (j = 0; j < whole; j += 8) {\n",
+	     name, params);
+	for (l = 0; l < 8; l++) {
+		snprintf(idx, sizeof idx, "j + %d", l);
+		sa_term_at(term, idx, t, sizeof t);
+		emit(s->e, "\t\tp%d += %s;\n", l, t);
+	}
+	sa_term_at(term, "j", t, sizeof t);
+	emit(s->e,
+	     "\t}\n"
+	     "\tsum = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));\n"
+	     "\tfor (j = whole; j < n; j++)\n"
+	     "\t\tsum += %s;\n"
+	     "\treturn sum;\n"
+	     "}\n\n",
+	     t);
+}
+
+/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²). */
 static void sa_write_dots(struct sa *s)
 {
-	int pass;
-	for (pass = 0; pass < 2; pass++) {
-		int l;
-		if (!(s->needs & (pass == 0 ? SA_DOT : SA_DOT2)))
-			continue;
-		emit(s->e,
-		     "static float bnns_dot%s(long n, const float *w, const float *x)\n"
-		     "{\n"
-		     "\tfloat p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f, p4 = 0.0f, p5 = 0.0f,\n"
-		     "\t      p6 = 0.0f, p7 = 0.0f, sum;\n"
-		     "\tconst long whole = n - n %% 8;\n"
-		     "\tlong j;\n"
-		     "\tfor (j = 0; j < whole; j += 8) {\n",
-		     pass == 0 ? "" : "2");
-		for (l = 0; l < 8; l++) {
-			emit(s->e, "\t\tp%d += ", l);
-			if (pass == 0)
-				emit(s->e, "w[j + %d] * x[j + %d];\n", l, l);
-			else
-				emit(s->e, "(w[j + %d] * x[j + %d]) * (w[j + %d] * x[j + %d]);\n",
-				     l, l, l, l);
-		}
-		emit(s->e,
-		     "\t}\n"
-		     "\tsum = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));\n"
-		     "\tfor (j = whole; j < n; j++)\n"
-		     "\t\tsum += %s;\n"
-		     "\treturn sum;\n"
-		     "}\n\n",
-		     pass == 0 ? "w[j] * x[j]" : "(w[j] * x[j]) * (w[j] * x[j])");
-	}
+	if (s->needs & SA_DOT)
+		sa_emit_sum(s, "bnns_dot", "const float *w, const float *x", "w[J] * x[J]");
+	if (s->needs & SA_DOT2)
+		sa_emit_sum(s, "bnns_dot2", "const float *w, const float *x",
+		            "(w[J] * x[J]) * (w[J] * x[J])");
 }
 
 static void sa_write_forward(struct sa *s)

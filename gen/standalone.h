@@ -90,6 +90,13 @@ int sa_layer_alias(const struct sa *s, int i);
  * of the caller's code), standardised when the weights header says so; and
  * the likelihood's noise variance σ² of output j, as a C expression. */
 void sa_emit_standardize(struct sa *s);
+/* A static float function NAME(long n, PARAMS) returning the sum over
+ * j < n of TERM, in which J stands for the index: eight partial sums over
+ * the values in order, added pairwise, then the rest.  The order is the
+ * source's, so every compiler gives the same bits, and gcc -O2 can keep
+ * the eight sums in vector registers (bnns_dot, bnns_dot2, the analytic
+ * pass's variances). */
+void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term);
 void sa_noise_variance(const struct sa *s, char *buf, size_t size);
 
 /* standalone_moments.c: the analytic predictive (--analytic).  check

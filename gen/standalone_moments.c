@@ -221,53 +221,6 @@ void sa_moments_header(struct sa *s)
 
 /* ---- the C file ------------------------------------------------------------------------- */
 
-/* A sum of n terms in eight partial sums, as bnns_dot (standalone.c): the
- * source's order, so every compiler gives the same bits. */
-static void mo_write_sum(struct sa *s, const char *name, const char *params, const char *term)
-{
-	int l;
-	char t[200];
-	emit(s->e,
-	     "static float %s(long n, %s)\n"
-	     "{\n"
-	     "\tfloat p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f, p4 = 0.0f, p5 = 0.0f,\n"
-	     "\t      p6 = 0.0f, p7 = 0.0f, sum;\n"
-	     "\tconst long whole = n - n %% 8;\n"
-	     "\tlong j;\n"
-	     "\tfor (j = 0; j < whole; j += 8) {\n",
-	     name, params);
-	for (l = 0; l < 8; l++) {
-		char idx[16];
-		const char *p;
-		size_t o = 0;
-		snprintf(idx, sizeof idx, "j + %d", l);
-		for (p = term; *p && o + 8 < sizeof t; p++) { /* J in TERM: the index */
-			if (*p == 'J') {
-				o += (size_t)snprintf(t + o, sizeof t - o, "%s", idx);
-				continue;
-			}
-			t[o++] = *p;
-		}
-		t[o] = '\0';
-		emit(s->e, "\t\tp%d += %s;\n", l, t);
-	}
-	{
-		const char *p;
-		size_t o = 0;
-		for (p = term; *p && o + 2 < sizeof t; p++)
-			t[o++] = *p == 'J' ? 'j' : *p;
-		t[o] = '\0';
-	}
-	emit(s->e,
-	     "\t}\n"
-	     "\tsum = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));\n"
-	     "\tfor (j = whole; j < n; j++)\n"
-	     "\t\tsum += %s;\n"
-	     "\treturn sum;\n"
-	     "}\n\n",
-	     t);
-}
-
 static void mo_write_relu(struct sa *s)
 {
 	emit(s->e,
@@ -608,16 +561,16 @@ void sa_moments_write(struct sa *s)
 	emit(s->e, "/* ---- the analytic predictive (bnnc --analytic) ---- */\n\n");
 	if (mo->use_mvar) { /* under σ only: a header without it leaves it unused */
 		emit(s->e, "#ifdef %s_W_SIGMA_COUNT\n", s->up);
-		mo_write_sum(s, "bnns_mvar",
-		             "const float *w, const float *sg, const float *m, const float *v",
-		             "(w[J] * w[J]) * v[J] + (sg[J] * sg[J]) * (m[J] * m[J] + v[J])");
+		sa_emit_sum(s, "bnns_mvar",
+		            "const float *w, const float *sg, const float *m, const float *v",
+		            "(w[J] * w[J]) * v[J] + (sg[J] * sg[J]) * (m[J] * m[J] + v[J])");
 		emit(s->e, "#endif\n\n");
 	}
 	if (mo->use_dotsq == 2) /* only where the header has no σ */
 		emit(s->e, "#ifndef %s_W_SIGMA_COUNT\n", s->up);
 	if (mo->use_dotsq)
-		mo_write_sum(s, "bnns_dotsq", "const float *w, const float *v",
-		             "(w[J] * w[J]) * v[J]");
+		sa_emit_sum(s, "bnns_dotsq", "const float *w, const float *v",
+		            "(w[J] * w[J]) * v[J]");
 	if (mo->use_dotsq == 2)
 		emit(s->e, "#endif\n\n");
 	if (mo->use_relu)
