@@ -7,7 +7,9 @@
  *                               generate OUT.c and OUT.h, the model's inference
  *                               with no dependency (default: the model file's
  *                               name with _infer.c and _infer.h), which include
- *                               the weights header OUT_weights.h
+ *                               the weights header OUT_weights.h; with
+ *                               --analytic, also the one-pass analytic
+ *                               predictive of a meanfield network
  *   bnnc --check FILE...        report problems; print nothing for a clean model
  *   bnnc --summary [-o OUT] FILE...
  *                               a table of each model's layers and parameters
@@ -42,6 +44,7 @@ struct bnnc_options {
 	const char *output; /* -o FILE, or NULL for the default */
 	int with_main;      /* --main: generate a main() too */
 	int standalone;     /* --standalone: the inference target */
+	int analytic;       /* --analytic: its one-pass analytic predictive too */
 	char **files;       /* borrowed from argv */
 	int nfiles;
 	char *c_path; /* code generation: the C file to write (owned) */
@@ -52,7 +55,7 @@ struct bnnc_options {
 static void bnnc_help(FILE *out)
 {
 	fputs("Usage: bnnc [--main] [-o OUTPUT.c] FILE\n"
-	      "       bnnc --standalone [-o OUTPUT.c] FILE\n"
+	      "       bnnc --standalone [--analytic] [-o OUTPUT.c] FILE\n"
 	      "       bnnc --check FILE...\n"
 	      "       bnnc --summary [-o OUTPUT] FILE...\n"
 	      "Compile a .bnn model into C, check model files, or describe them.\n"
@@ -72,6 +75,11 @@ static void bnnc_help(FILE *out)
 	      "                     the model's driver: `./MODEL export --load CKPT`;\n"
 	      "                     without -o, the model file's name with _infer.c\n"
 	      "                     and _infer.h (docs/standalone.md)\n"
+	      "  --analytic         with --standalone: add MODEL_predict_analytic, the\n"
+	      "                     predictive in one deterministic pass that propagates\n"
+	      "                     means and variances (dense layers, point or\n"
+	      "                     meanfield, relu, leaky_relu, flatten, identity,\n"
+	      "                     concat; any other op or family is an error)\n"
 	      "  --check            check each FILE and report every problem found;\n"
 	      "                     a valid model prints nothing (warnings aside)\n"
 	      "  --summary          print a table of each model: nodes, ops, output\n"
@@ -222,6 +230,8 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
 			o->with_main = 1;
 		} else if (strcmp(a, "--standalone") == 0) {
 			o->standalone = 1;
+		} else if (strcmp(a, "--analytic") == 0) {
+			o->analytic = 1;
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
 			if (i + 1 >= argc)
 				return bnnc_usage_error("option '%s' needs a file name", a);
@@ -251,6 +261,9 @@ static int bnnc_parse_args(int argc, char **argv, struct bnnc_options *o)
 		                        "--standalone does not go with --main: the standalone "
 		                        "file has no driver (its weights come from the "
 		                        "driver's export command)");
+	if (o->analytic && !o->standalone)
+		return bnnc_usage_error("%s", "--analytic goes with --standalone: it adds a "
+		                              "predictive to the standalone inference file");
 	if (o->output && o->mode == MODE_CHECK)
 		return bnnc_usage_error("%s", "-o does not go with --check");
 	if (o->output && !o->output[0])
@@ -277,6 +290,7 @@ static int bnnc_generate(const struct bnnc_options *o, struct front *f)
 		so.c_path = o->c_path;
 		so.h_path = o->h_path;
 		so.w_name = o->w_name;
+		so.analytic = o->analytic;
 		return standalone_write(&f->graph, &so, &f->diag);
 	}
 	memset(&co, 0, sizeof co);

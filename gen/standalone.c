@@ -374,13 +374,15 @@ static void sa_write_header(struct sa *s, const struct standalone_options *o)
 	     "/* The same without the summaries. */\n"
 	     "int %s_predict(const float *x, long n, int mc, uint64_t seed, void *ws, size_t ws_bytes,\n"
 	     "        float *out);\n"
-	     "\n"
-	     "#ifdef __cplusplus\n"
-	     "}\n"
-	     "#endif\n"
-	     "\n"
-	     "#endif\n",
+	     "\n",
 	     u, u, u, u, u, m, m);
+	if (s->mo)
+		sa_moments_header(s);
+	emit(s->e, "#ifdef __cplusplus\n"
+	           "}\n"
+	           "#endif\n"
+	           "\n"
+	           "#endif\n");
 }
 
 /* ---- the C file ------------------------------------------------------------- */
@@ -457,43 +459,58 @@ static void sa_write_math_macros(struct sa *s)
 	emit(s->e, "#endif\n\n");
 }
 
-/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²): eight
- * partial sums over the values in order, added pairwise, then the rest.
- * The order is the source's, so every compiler gives the same bits, and
- * gcc -O2 can keep the eight sums in vector registers. */
+/* TERM with each J replaced by IDX, into BUF. */
+static void sa_term_at(const char *term, const char *idx, char *buf, size_t size)
+{
+	size_t o = 0, n = strlen(idx);
+	for (; *term && o + n + 1 < size; term++) {
+		if (*term == 'J') {
+			memcpy(buf + o, idx, n);
+			o += n;
+		} else {
+			buf[o++] = *term;
+		}
+	}
+	buf[o] = '\0';
+}
+
+void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term)
+{
+	char t[256], idx[16];
+	int l;
+	emit(s->e,
+	     "static float %s(long n, %s)\n"
+	     "{\n"
+	     "\tfloat p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f, p4 = 0.0f, p5 = 0.0f,\n"
+	     "\t      p6 = 0.0f, p7 = 0.0f, sum;\n"
+	     "\tconst long whole = n - n %% 8;\n"
+	     "\tlong j;\n"
+	     "\tfor (j = 0; j < whole; j += 8) {\n",
+	     name, params);
+	for (l = 0; l < 8; l++) {
+		snprintf(idx, sizeof idx, "j + %d", l);
+		sa_term_at(term, idx, t, sizeof t);
+		emit(s->e, "\t\tp%d += %s;\n", l, t);
+	}
+	sa_term_at(term, "j", t, sizeof t);
+	emit(s->e,
+	     "\t}\n"
+	     "\tsum = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));\n"
+	     "\tfor (j = whole; j < n; j++)\n"
+	     "\t\tsum += %s;\n"
+	     "\treturn sum;\n"
+	     "}\n\n",
+	     t);
+}
+
+/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²). */
 static void sa_write_dots(struct sa *s)
 {
-	int pass;
-	for (pass = 0; pass < 2; pass++) {
-		int l;
-		if (!(s->needs & (pass == 0 ? SA_DOT : SA_DOT2)))
-			continue;
-		emit(s->e,
-		     "static float bnns_dot%s(long n, const float *w, const float *x)\n"
-		     "{\n"
-		     "\tfloat p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f, p4 = 0.0f, p5 = 0.0f,\n"
-		     "\t      p6 = 0.0f, p7 = 0.0f, sum;\n"
-		     "\tconst long whole = n - n %% 8;\n"
-		     "\tlong j;\n"
-		     "\tfor (j = 0; j < whole; j += 8) {\n",
-		     pass == 0 ? "" : "2");
-		for (l = 0; l < 8; l++) {
-			emit(s->e, "\t\tp%d += ", l);
-			if (pass == 0)
-				emit(s->e, "w[j + %d] * x[j + %d];\n", l, l);
-			else
-				emit(s->e, "(w[j + %d] * x[j + %d]) * (w[j + %d] * x[j + %d]);\n",
-				     l, l, l, l);
-		}
-		emit(s->e,
-		     "\t}\n"
-		     "\tsum = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));\n"
-		     "\tfor (j = whole; j < n; j++)\n"
-		     "\t\tsum += %s;\n"
-		     "\treturn sum;\n"
-		     "}\n\n",
-		     pass == 0 ? "w[j] * x[j]" : "(w[j] * x[j]) * (w[j] * x[j])");
-	}
+	if (s->needs & SA_DOT)
+		sa_emit_sum(s, "bnns_dot", "const float *w, const float *x", "w[J] * x[J]");
+	if (s->needs & SA_DOT2)
+		sa_emit_sum(s, "bnns_dot2", "const float *w, const float *x",
+		            "(w[J] * x[J]) * (w[J] * x[J])");
 }
 
 static void sa_write_forward(struct sa *s)
@@ -561,6 +578,30 @@ static void sa_write_random_macro(struct sa *s)
 		     s->up);
 }
 
+void sa_emit_standardize(struct sa *s)
+{
+	const char *m = s->m, *u = s->up;
+	emit(s->e,
+	     "\t\tfor (j = 0; j < %s_INPUTS; j++)\n"
+	     "#ifdef %s_W_STANDARDIZE_MEAN_COUNT\n"
+	     "\t\t\txs[j] = (float)(((double)xi[j] - %s_w_standardize_mean[j]) /\n"
+	     "\t\t\t                %s_w_standardize_std[j]); /* in double, as libbnn */\n"
+	     "#else\n"
+	     "\t\t\txs[j] = xi[j];\n"
+	     "#endif\n",
+	     u, u, m, m);
+}
+
+void sa_noise_variance(const struct sa *s, char *buf, size_t size)
+{
+	if (s->g->sigma_learned) {
+		char at[80];
+		sa_kept(s, s->cg.sigma_tensor, 0, at, sizeof at);
+		snprintf(buf, size, "BNNS_EXP(2.0f * %s_w_params[%s + j])", s->m, at);
+	} else
+		snprintf(buf, size, "%af", (double)(float)(s->g->sigma * s->g->sigma));
+}
+
 /* The predictive: one example at a time, its samples' outputs added into
  * acc (doubles), then averaged. */
 static void sa_write_predict(struct sa *s)
@@ -593,18 +634,14 @@ static void sa_write_predict(struct sa *s)
 		emit(s->e, "\t(void)seed;\n");
 	emit(s->e,
 	     "\tfor (i = 0; i < n; i++) {\n"
-	     "\t\tconst float *const xi = x + i * %s_INPUTS;\n"
-	     "\t\tfor (j = 0; j < %s_INPUTS; j++)\n"
-	     "#ifdef %s_W_STANDARDIZE_MEAN_COUNT\n"
-	     "\t\t\txs[j] = (float)(((double)xi[j] - %s_w_standardize_mean[j]) /\n"
-	     "\t\t\t                %s_w_standardize_std[j]); /* in double, as libbnn */\n"
-	     "#else\n"
-	     "\t\t\txs[j] = xi[j];\n"
-	     "#endif\n"
+	     "\t\tconst float *const xi = x + i * %s_INPUTS;\n",
+	     u);
+	sa_emit_standardize(s);
+	emit(s->e,
 	     "\t\tfor (j = 0; j < %ldL; j++)\n"
 	     "\t\t\tacc[j] = 0.0;\n"
 	     "\t\tfor (smp = 0; smp < samples; smp++) {\n",
-	     u, u, u, m, m, s->doubles);
+	     s->doubles);
 	if (s->random)
 		emit(s->e, "\t\t\tbnns_forward(f, i, mc > 0 ? smp : -1L, seed);\n");
 	else
@@ -617,12 +654,7 @@ static void sa_write_predict(struct sa *s)
 		     "\t\t\t}\n"
 		     "\t\t}\n",
 		     k, k);
-		if (g->sigma_learned) {
-			char at[80];
-			sa_kept(s, s->cg.sigma_tensor, 0, at, sizeof at);
-			snprintf(var, sizeof var, "BNNS_EXP(2.0f * %s_w_params[%s + j])", m, at);
-		} else
-			snprintf(var, sizeof var, "%af", (double)(float)(g->sigma * g->sigma));
+		sa_noise_variance(s, var, sizeof var);
 		emit(s->e,
 		     "\t\t{\n"
 		     "\t\t\tdouble tot = 0.0, ale = 0.0, epi = 0.0;\n"
@@ -747,6 +779,10 @@ static void sa_write_c(struct sa *s, const struct standalone_options *o)
 	sa_write_random_macro(s);
 	sa_write_forward(s);
 	sa_write_predict(s);
+	if (s->mo) {
+		emit(s->e, "\n");
+		sa_moments_write(s);
+	}
 }
 
 /* ---- files ---------------------------------------------------------------------- */
@@ -800,10 +836,17 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
+	if (o->analytic && sa_moments_check(&s, d) > 0)
+		goto done;
+	if (o->analytic && sa_moments_plan(&s) != 0) {
+		fputs("bnnc: out of memory\n", stderr);
+		goto done;
+	}
 	w.s = &s;
 	w.o = o;
 	status = codegen_write_files(&e, o->h_path, o->c_path, sa_files_header, sa_files_c, &w);
 done:
+	sa_moments_free(&s);
 	free(s.act);
 	free(s.soff);
 	free(s.srow);

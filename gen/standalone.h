@@ -29,6 +29,7 @@ struct standalone_options {
 	const char *c_path; /* NAME_infer.c */
 	const char *h_path; /* NAME_infer.h */
 	const char *w_name; /* the weights header's default name (NAME_infer_weights.h) */
+	int analytic;       /* --analytic: add MODEL_predict_analytic (standalone_moments.c) */
 };
 
 /* Writes the standalone inference files of G; reports what it cannot
@@ -68,19 +69,20 @@ struct sa {
 	long xt_floats;
 	long whvi_off; /* a whvi layer's g and transform: 2·stack·D */
 	long whvi_floats;
-	long prob_off;    /* the outputs' probabilities of one sample */
-	long floats;      /* floats of the workspace after the accumulators */
-	long doubles;     /* the accumulators (doubles, first in the workspace) */
-	unsigned needs;   /* SA_* */
-	int sigma_layers; /* some layer has a σ per parameter (BNN_CAP_SIGMA) */
-	long *soff;       /* per tensor: its offset in the split header's array
+	long prob_off;         /* the outputs' probabilities of one sample */
+	long floats;           /* floats of the workspace after the accumulators */
+	long doubles;          /* the accumulators (doubles, first in the workspace) */
+	unsigned needs;        /* SA_* */
+	int sigma_layers;      /* some layer has a σ per parameter (BNN_CAP_SIGMA) */
+	long *soff;            /* per tensor: its offset in the split header's array
 	                     (standalone_storage.c): MODEL_w_params_q when it is
 	                     compressed, MODEL_w_params when not */
-	long *srow;       /* per compressed tensor: its first row's int8 scale */
-	long nq, nrows;   /* compressed values and rows */
-	int q_sigma;      /* a compressed tensor has a σ (a meanfield layer's) */
-	int refused;      /* the first node that only f32 can store, or -1 */
-	int random;       /* some layer's inference is random (σ or pass noise) */
+	long *srow;            /* per compressed tensor: its first row's int8 scale */
+	long nq, nrows;        /* compressed values and rows */
+	int q_sigma;           /* a compressed tensor has a σ (a meanfield layer's) */
+	int refused;           /* the first node that only f32 can store, or -1 */
+	int random;            /* some layer's inference is random (σ or pass noise) */
+	struct sa_moments *mo; /* the analytic pass's plan, or NULL without --analytic */
 };
 
 /* standalone_layers.c: node I's workspace beyond its activation and the
@@ -103,6 +105,30 @@ int sa_storage_plan(struct sa *s);
 int sa_compressed(const struct sa *s, int t);
 void sa_kept(const struct sa *s, int t, long rel, char *buf, size_t size);
 void sa_write_storage(struct sa *s);
+
+/* standalone.c: the loop that copies example xi into xs (float pointers
+ * of the caller's code), standardised when the weights header says so; and
+ * the likelihood's noise variance σ² of output j, as a C expression. */
+void sa_emit_standardize(struct sa *s);
+/* A static float function NAME(long n, PARAMS) returning the sum over
+ * j < n of TERM, in which J stands for the index: eight partial sums over
+ * the values in order, added pairwise, then the rest.  The order is the
+ * source's, so every compiler gives the same bits, and gcc -O2 can keep
+ * the eight sums in vector registers (bnns_dot, bnns_dot2, the analytic
+ * pass's variances). */
+void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term);
+void sa_noise_variance(const struct sa *s, char *buf, size_t size);
+
+/* standalone_moments.c: the analytic predictive (--analytic).  check
+ * reports each node it cannot handle through D and returns their count;
+ * plan lays out its workspace and adds the math it needs (0, or -1 when
+ * out of memory); header and write emit its part of each file. */
+int sa_moments_check(const struct sa *s, struct diag *d);
+int sa_moments_plan(struct sa *s);
+void sa_moments_free(struct sa *s);
+long sa_moments_workspace_bytes(const struct sa *s);
+void sa_moments_header(struct sa *s);
+void sa_moments_write(struct sa *s);
 
 /* standalone_math.c: the functions of s->needs, each once, those of the
  * random generator always and the others only under MODEL_NO_LIBM. */
