@@ -40,29 +40,7 @@ MAIN=$top_srcdir/t/standalone_analytic_main.c
 CLANG=$(command -v clang || true)
 GXX=$(command -v g++ || true)
 
-ok_or_show() {
-	ok "$1" "$2"
-	[ "$1" = 0 ] || diag "$(head -n 5 "$3")"
-}
-
-# rows INPUTS OUTPUTS LIKELIHOOD: 64 rows of inputs in [-1, 1) and targets
-# the likelihood accepts, with a header.
-rows() {
-	awk -v n="$1" -v k="$2" -v lik="$3" 'BEGIN {
-		srand(19); t = lik == "categorical" ? 1 : k
-		for (j = 0; j < n; j++) printf "%sf%d", (j ? "," : ""), j
-		for (j = 0; j < t; j++) printf ",t%d", j
-		print ""
-		for (i = 0; i < 64; i++) {
-			for (j = 0; j < n; j++) printf "%s%.4f", (j ? "," : ""), 2 * rand() - 1
-			for (j = 0; j < t; j++)
-				if (lik == "categorical") printf ",%d", i % k
-				else if (lik == "bernoulli") printf ",%d", (i + j) % 2
-				else printf ",%.4f", 2 * rand() - 1
-			print ""
-		}
-	}'
-}
+. "$top_srcdir/t/standalone_lib.sh"
 
 # within TOL A B: every value of A within TOL of B's, relatively to the
 # largest magnitude of its row in A; prints the first difference.
@@ -112,7 +90,7 @@ model_test() {
 	nout=$(printf '%s\n' "$info" | sed -n 's/^inputs [0-9]*, outputs \([0-9]*\),.*/\1/p')
 	std=
 	[ "$base" = toy1d_bayes ] && std=--standardize
-	rows "$nin" "$nout" "$lik" >"$d/data.csv"
+	rows_csv "$nin" "$nout" "$lik" 64 -1 >"$d/data.csv"
 	opt="bbb --set sigma0=0.3"
 	grep -q meanfield "$file" || opt=adam
 	# shellcheck disable=SC2086

@@ -33,52 +33,7 @@ C99='-std=c99 -Wall -Wextra -Wpedantic -Werror'
 MAIN=$top_srcdir/t/standalone_main.c
 CLANG=$(command -v clang || true)
 
-ok_or_show() {
-	ok "$1" "$2"
-	[ "$1" = 0 ] || diag "$(head -n 5 "$3")"
-}
-
-# rows_csv INPUTS OUTPUTS LIKELIHOOD: 16 rows of inputs in [0, 1) and
-# targets the likelihood accepts, with a header.
-rows_csv() {
-	awk -v n="$1" -v k="$2" -v lik="$3" 'BEGIN {
-		srand(19); t = lik == "categorical" ? 1 : k
-		for (j = 0; j < n; j++) printf "%sf%d", (j ? "," : ""), j
-		for (j = 0; j < t; j++) printf ",t%d", j
-		print ""
-		for (i = 0; i < 16; i++) {
-			for (j = 0; j < n; j++) printf "%s%.4f", (j ? "," : ""), rand()
-			for (j = 0; j < t; j++)
-				if (lik == "categorical") printf ",%d", i % k
-				else printf ",%.4f", 2 * rand() - 1
-			print ""
-		}
-	}'
-}
-
-# close_to WANT GOT COLUMNS: the first COLUMNS values of each row of GOT
-# within 1e-5 of WANT's (predict's CSV, header first), relatively to the
-# row's largest value; prints the first difference.
-close_to() {
-	awk -F, -v cols="$3" 'NR == FNR { if (FNR > 1) want[FNR - 1] = $0; next }
-	{
-		n = split(want[FNR], w, ",")
-		if (n < cols) { printf "row %d: %d values in predict\n", FNR, n; bad = 1; exit }
-		m = 0
-		for (j = 1; j <= cols; j++) {
-			a = w[j] + 0; a = a < 0 ? -a : a; m = a > m ? a : m
-		}
-		for (j = 1; j <= cols; j++) {
-			d = w[j] - $j; d = d < 0 ? -d : d
-			if (d > 1e-5 * (m > 1e-30 ? m : 1e-30)) {
-				printf "row %d column %d: predict %s, standalone %s\n", FNR, j, w[j], $j
-				bad = 1; exit
-			}
-		}
-		rows++
-	}
-	END { if (!bad && rows != 16) printf "%d rows\n", rows }' "$1" "$2"
-}
+. "$top_srcdir/t/standalone_lib.sh"
 
 # driver MODEL: builds examples/MODEL.bnn's driver and its standalone file
 # in $W/MODEL, trains it (bbb, or adam) and sets m, up, cols, d.
