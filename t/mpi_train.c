@@ -127,6 +127,7 @@ static bnn_train_options options(const char *optimizer, long epochs, long batch)
 	bnn_err err;
 
 	bnn_train_set(&o, "optimizer", optimizer, &err);
+	o.schedule.kind = BNN_SCHEDULE_CONSTANT; /* the by-hand step uses the base rate */
 	o.epochs = epochs;
 	o.batch = batch;
 	o.seed = 11;

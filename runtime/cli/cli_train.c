@@ -63,6 +63,15 @@ done:
 	return 0;
 }
 
+/* The settings of the run, before its first epoch. */
+static void cli_on_start(const char *settings, void *ctx)
+{
+	const struct cli_progress *p = ctx;
+
+	if (!p->quiet)
+		fprintf(stderr, "%s\n", settings);
+}
+
 /* After a divergence: what the checkpoint holds (bnn_train saved the run's
  * last good epoch, or the best with validation data, if one completed). */
 static void cli_report_divergence(const struct bnn_cli_args *a, const struct cli_progress *p)
@@ -232,6 +241,7 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	                                  .resume = a->resume != NULL,
 	                                  .checkpoint_every = a->checkpoint_every,
 	                                  .on_epoch = cli_on_epoch,
+	                                  .on_start = cli_on_start,
 	                                  .ctx = &progress },
 	                 &a->train, &err);
 	if (code) {

@@ -85,9 +85,11 @@ double bnn_clip_grad_norm(long n, float *g, double max_norm);
 
 /* Learning-rate schedules. */
 enum bnn_schedule_kind {
-	BNN_SCHEDULE_CONSTANT, /* lr */
-	BNN_SCHEDULE_STEP,     /* lr · gamma^(number of milestones passed) */
-	BNN_SCHEDULE_COSINE    /* cosine from lr to lr_min over the run */
+	BNN_SCHEDULE_DEFAULT = -1, /* training options only: the optimizer's own
+	                              (bnn_default_schedule); read as CONSTANT here */
+	BNN_SCHEDULE_CONSTANT,     /* lr */
+	BNN_SCHEDULE_STEP,         /* lr · gamma^(number of milestones passed) */
+	BNN_SCHEDULE_COSINE        /* cosine from lr to lr_min over the run */
 };
 
 #define BNN_SCHEDULE_MAX_MILESTONES 16

@@ -61,7 +61,9 @@ typedef struct bnn_ivon_options {
 typedef struct bnn_train_options {
 	int optimizer;         /* enum bnn_optimizer [optimizer] */
 	bnn_schedule schedule; /* lr [lr] (0: the optimizer's default, see
-	                          bnn_default_lr), kind [schedule], gamma,
+	                          bnn_default_lr), kind [schedule]
+	                          (BNN_SCHEDULE_DEFAULT: the optimizer's, see
+	                          bnn_default_schedule), gamma,
 	                          milestones, warmup, lr_min; total is set to
 	                          epochs */
 	bnn_sgd_params sgd;    /* momentum, nesterov, weight_decay */
@@ -131,9 +133,16 @@ int bnn_thread_index(void);
 int bnn_threads_available(void);
 
 /** The learning rate an optimizer uses when none is given: sgd 0.01;
- *  adam, adamw, badam, bbb, vogn 1e-3; ivon 0.1 (rescaled by h0 + δ). */
+ *  adam, adamw, badam, bbb 1e-3; vogn 5e-5; ivon 0.3 (rescaled by h0 + δ). */
 double bnn_default_lr(int optimizer);
-/** The defaults: adam, lr 0 (the optimizer's default), constant schedule,
+/** The schedule an optimizer uses when none is given (enum
+ *  bnn_schedule_kind): cosine for ivon and vogn, whose papers decay the
+ *  learning rate (docs/optimizers/ivon.md, vogn.md), constant otherwise. */
+int bnn_default_schedule(int optimizer);
+/** The schedule o trains with: its own, or its optimizer's default. */
+int bnn_train_schedule_kind(const bnn_train_options *o);
+/** The defaults: adam, lr 0 (the optimizer's default), the optimizer's
+ *  schedule (BNN_SCHEDULE_DEFAULT),
  *  10 epochs, batch 128, seed 1, 1 thread, no validation, no clipping, no
  *  early stopping, 1 MC sample per step, δ from the model. */
 bnn_train_options bnn_train_defaults(void);
@@ -285,19 +294,24 @@ typedef int (*bnn_epoch_fn)(const bnn_epoch_report *r, void *ctx);
 
 /* What bnn_train() reads and writes besides the state and the options. */
 typedef struct bnn_train_io {
-	const bnn_dataset *train; /* the training data (required) */
-	const bnn_dataset *valid; /* validation data, or NULL */
-	const char *checkpoint;   /* the file to save to, or NULL */
-	bnn_epoch_fn on_epoch;    /* called with each report, or NULL */
-	void *ctx;                /* passed to on_epoch */
-	int resume;               /* 1: continue the run st->progress describes (st
+	const bnn_dataset *train;                          /* the training data (required) */
+	const bnn_dataset *valid;                          /* validation data, or NULL */
+	const char *checkpoint;                            /* the file to save to, or NULL */
+	bnn_epoch_fn on_epoch;                             /* called with each report, or NULL */
+	void *ctx;                                         /* passed to on_epoch and on_start */
+	void (*on_start)(const char *settings, void *ctx); /* called once before
+	                             the first epoch with the settings the run
+	                             uses, on two lines: the options text, then
+	                             what the trainer chose itself (the
+	                             optimizer's lr and schedule, ess, δ), or NULL */
+	int resume;            /* 1: continue the run st->progress describes (st
 	                             loaded by bnn_state_load): its random streams,
 	                             shuffles and early stopping go on where they
 	                             were, and epochs counts from that run's start;
 	                             one process only (docs/training.md) */
-	long checkpoint_every;    /* > 0: also save io->checkpoint after every this
+	long checkpoint_every; /* > 0: also save io->checkpoint after every this
 	                             many epochs (counted from the run's start) */
-	const void *comm;         /* data-parallel training: a pointer to the MPI_Comm
+	const void *comm;      /* data-parallel training: a pointer to the MPI_Comm
 	                             whose ranks train together (docs/distributed.md),
 	                             or NULL: MPI_COMM_WORLD when MPI is initialised,
 	                             else this process alone.  A library built without

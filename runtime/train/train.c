@@ -605,6 +605,18 @@ static int train_validate(struct trainer *t, bnn_epoch_report *r, bnn_err *err)
 	return rc;
 }
 
+/* Tells io->on_start what the run uses (on every rank: the caller
+ * decides which prints); out of memory, nothing is said. */
+static void train_announce(const struct trainer *t, const bnn_train_io *io)
+{
+	char *text;
+
+	if (!io->on_start || !(text = train_settings_text(t)))
+		return;
+	io->on_start(text, io->ctx);
+	free(text);
+}
+
 int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o, bnn_err *err)
 {
 	const bnn_dataset *train = io ? io->train : NULL, *valid = io ? io->valid : NULL;
@@ -656,6 +668,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	free(st->options);
 	st->options = bnn_train_options_text(o);
 	t.schedule = o->schedule;
+	t.schedule.kind = (enum bnn_schedule_kind)bnn_train_schedule_kind(o);
 	if (!(t.schedule.lr > 0))
 		t.schedule.lr = bnn_default_lr(o->optimizer);
 	t.schedule.total = (double)o->epochs;
@@ -680,6 +693,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	train_progress_free(st->progress);
 	st->progress = NULL;
 	bnn_set_threads(o->threads);
+	train_announce(&t, io);
 	for (e = first; e <= o->epochs; e++) {
 		bnn_epoch_report r;
 		int stop;

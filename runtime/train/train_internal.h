@@ -170,6 +170,12 @@ struct train_piece {
 struct train_optimizer {
 	const char *name;                      /* "adam": --set optimizer=, checkpoints' meta */
 	double default_lr;                     /* the learning rate when none is given */
+	int default_schedule;                  /* the schedule when none is given
+	                                          (enum bnn_schedule_kind) */
+	int delta_times_rho;                   /* δ unset: ρ × the prior precision
+	                                          (VOGN's default tempering) */
+	int uses_ess;                          /* reads the effective sample size
+	                                          (train_effective_n) */
 	int slots;                             /* bnn_state.opt arrays it keeps (the first) */
 	const char *slot_names[BNN_OPT_SLOTS]; /* what they hold, in order */
 	int variational;                       /* learns σ: keeps bnn_state.sigma */
@@ -285,7 +291,14 @@ void train_bbb_update(struct trainer *t, const struct train_piece *p);
 void train_bbb_sigma(struct trainer *t, const struct train_tensor *tt, double tau);
 int train_bbb_text(const bnn_train_options *o, char *buf, int n);
 
-/* Appends formatted text to the options text (OPT_TEXT_MAX bytes,
+/* The settings a run uses, for bnn_train_io.on_start (malloc'd, or NULL
+ * out of memory; train_settings.c). */
+char *train_settings_text(const struct trainer *t);
+
+/* The size of an options text's buffer. */
+#define TRAIN_TEXT_MAX 2048
+
+/* Appends formatted text to the options text (TRAIN_TEXT_MAX bytes,
  * truncating; train_options.c). */
 int train_text_append(char *buf, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -23,8 +23,8 @@ bnn_train_options bnn_train_defaults(void)
 
 	memset(&o, 0, sizeof o);
 	o.optimizer = BNN_OPT_ADAM;
-	o.schedule.kind = BNN_SCHEDULE_CONSTANT;
-	o.schedule.lr = 0; /* the optimizer's default (bnn_default_lr) */
+	o.schedule.kind = BNN_SCHEDULE_DEFAULT; /* the optimizer's (bnn_default_schedule) */
+	o.schedule.lr = 0;                      /* the optimizer's default (bnn_default_lr) */
 	o.schedule.gamma = 0.1;
 	o.sgd = bnn_sgd_defaults();
 	o.adam = bnn_adam_defaults();
@@ -33,7 +33,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.vogn.tau = 1;
 	o.vogn.tau_start = NAN;
 	o.vogn.tau_epochs = 0;
-	o.vogn.rho = 1;
+	o.vogn.rho = 100; /* with δ = ρ × the prior: a posterior tempered to 1/ρ (vogn.md) */
 	o.ivon.beta1 = 0.9f;
 	o.ivon.beta2 = 0.99999f;
 	o.ivon.h0 = 0.1;
@@ -55,6 +55,19 @@ double bnn_default_lr(int optimizer)
 	const struct train_optimizer *opt = train_optimizer_of(optimizer);
 
 	return opt ? opt->default_lr : 1e-3;
+}
+
+int bnn_default_schedule(int optimizer)
+{
+	const struct train_optimizer *opt = train_optimizer_of(optimizer);
+
+	return opt ? opt->default_schedule : BNN_SCHEDULE_CONSTANT;
+}
+
+int bnn_train_schedule_kind(const bnn_train_options *o)
+{
+	return o->schedule.kind == BNN_SCHEDULE_DEFAULT ? bnn_default_schedule(o->optimizer)
+	                                                : (int)o->schedule.kind;
 }
 
 enum opt_kind {
@@ -422,7 +435,7 @@ static int opt_check_range(const bnn_train_options *o, const struct opt_def *d, 
 			return rc;
 		return opt_range(d, o->ivon.beta2, err);
 	case OPT_SCHEDULE:
-		if (o->schedule.kind < BNN_SCHEDULE_CONSTANT ||
+		if (o->schedule.kind < BNN_SCHEDULE_DEFAULT ||
 		    o->schedule.kind > BNN_SCHEDULE_COSINE)
 			return bnn_fail(err, BNN_EINVAL, "unknown schedule %d",
 			                (int)o->schedule.kind);
@@ -496,11 +509,11 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 		                "out or choose one of those",
 		                d->name, opt, users);
 	}
-	if (d->need == NEED_STEP && o->schedule.kind != BNN_SCHEDULE_STEP)
+	if (d->need == NEED_STEP && bnn_train_schedule_kind(o) != BNN_SCHEDULE_STEP)
 		return bnn_fail(err, BNN_EINVAL,
 		                "option '%s' belongs to the step schedule: set schedule=step too",
 		                d->name);
-	if (d->need == NEED_COSINE && o->schedule.kind != BNN_SCHEDULE_COSINE)
+	if (d->need == NEED_COSINE && bnn_train_schedule_kind(o) != BNN_SCHEDULE_COSINE)
 		return bnn_fail(
 		        err, BNN_EINVAL,
 		        "option '%s' belongs to the cosine schedule: set schedule=cosine too",
@@ -548,18 +561,16 @@ void bnn_train_options_help(FILE *out)
 		        opt_defs[i].kind == OPT_OPTIMIZER ? list : opt_defs[i].help);
 }
 
-/* The options text's buffer: OPT_TEXT_MAX bytes. */
-#define OPT_TEXT_MAX 2048
 
 int train_text_append(char *buf, int n, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
 
-	if (n < 0 || n >= OPT_TEXT_MAX)
+	if (n < 0 || n >= TRAIN_TEXT_MAX)
 		return n;
 	va_start(ap, fmt);
-	k = vsnprintf(buf + n, (size_t)(OPT_TEXT_MAX - n), fmt, ap);
+	k = vsnprintf(buf + n, (size_t)(TRAIN_TEXT_MAX - n), fmt, ap);
 	va_end(ap);
 	return k < 0 ? n : n + k;
 }
@@ -567,7 +578,7 @@ int train_text_append(char *buf, int n, const char *fmt, ...)
 char *bnn_train_options_text(const bnn_train_options *o)
 {
 	static const char *const schedules[] = { "constant", "step", "cosine" };
-	char *buf = malloc(OPT_TEXT_MAX);
+	char *buf = malloc(TRAIN_TEXT_MAX);
 	int n, i;
 
 	if (!buf)
@@ -578,8 +589,8 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	                      "valid_fraction=%.9g patience=%ld crop_pad=%ld flip=%d",
 	                      bnn_optimizer_name(o->optimizer),
 	                      o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
-	                      schedules[o->schedule.kind], o->schedule.gamma, o->schedule.warmup,
-	                      o->schedule.lr_min, o->clip, o->epochs, o->batch,
+	                      schedules[bnn_train_schedule_kind(o)], o->schedule.gamma,
+	                      o->schedule.warmup, o->schedule.lr_min, o->clip, o->epochs, o->batch,
 	                      (unsigned long long)o->seed, o->valid_fraction, o->patience,
 	                      o->crop_pad, o->flip);
 	if (train_optimizer_of(o->optimizer))

@@ -104,6 +104,8 @@ static double tensor_delta(const struct trainer *t, double p)
 		return t->o->delta;
 	if (train_optimizers[t->o->optimizer].delta_over_ess)
 		return p / train_effective_n(t); /* IVON's weight decay: the prior on λ's scale */
+	if (train_optimizers[t->o->optimizer].delta_times_rho)
+		return p * t->o->vogn.rho; /* VOGN: δ̃ = τδ/(ρN) stays the model's τp/N */
 	return p;
 }
 

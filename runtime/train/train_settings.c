@@ -1,0 +1,98 @@
+/*
+ * train_settings.c: what a training run chose, described once at its
+ * start (bnn_train_io.on_start).  A user who gives only an optimizer
+ * leaves the trainer to choose the learning rate and its schedule, the
+ * effective sample size and each tensor's prior precision or weight
+ * decay; those values are shown before the first epoch instead of being
+ * left to the documentation.  The text is two lines: the options as they
+ * will run, in the form a checkpoint stores them (bnn_train_options_text
+ * of the resolved options, so there is one spelling of every option), and
+ * which of those values the trainer chose and from what.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bnn.h"
+#include "train_internal.h"
+
+/* The smallest and largest δ over the tensors that take one. */
+static int settings_delta_range(const struct trainer *t, double *lo, double *hi)
+{
+	int i, any = 0;
+
+	for (i = 0; i < t->ntensors; i++) {
+		double d = t->tensors[i].delta;
+		if (!t->tensors[i].decays)
+			continue;
+		if (!any || d < *lo)
+			*lo = d;
+		if (!any || d > *hi)
+			*hi = d;
+		any = 1;
+	}
+	return any;
+}
+
+/* The second line: the values the trainer chose, and from what. */
+static int settings_choices(const struct trainer *t, char *buf, int n)
+{
+	const bnn_train_options *o = t->o;
+	const char *opt = bnn_optimizer_name(o->optimizer);
+	const struct train_optimizer *row = &train_optimizers[o->optimizer];
+	static const char *const schedules[] = { "constant", "step", "cosine" };
+	double lo = 0, hi = 0;
+	int k = 0;
+
+	n = train_text_append(buf, n, "\nchosen by the trainer:");
+	if (!(o->schedule.lr > 0))
+		n = train_text_append(buf, n, "%s lr=%.9g (%s's default)", k++ ? "," : "",
+		                      t->schedule.lr, opt);
+	if (o->schedule.kind == BNN_SCHEDULE_DEFAULT)
+		n = train_text_append(buf, n, "%s schedule=%s (%s's default%s)", k++ ? "," : "",
+		                      schedules[t->schedule.kind], opt,
+		                      t->schedule.kind == BNN_SCHEDULE_COSINE
+		                              ? ": decays to lr_min over the epochs"
+		                              : "");
+	if (row->uses_ess && !(o->ess > 0))
+		n = train_text_append(buf, n, "%s ess=%.9g (the number of training examples)",
+		                      k++ ? "," : "", train_effective_n(t));
+	if (!isfinite(o->delta) && row->variational && settings_delta_range(t, &lo, &hi)) {
+		const char *what = row->delta_over_ess    ? "the layers' prior precisions / ess"
+		                   : row->delta_times_rho ? "the layers' prior precisions x rho"
+		                                          : "the layers' prior precisions";
+		if (lo == hi)
+			n = train_text_append(buf, n, "%s delta=%.9g (%s)", k++ ? "," : "", lo,
+			                      what);
+		else
+			n = train_text_append(buf, n, "%s delta=%.9g to %.9g (%s)", k++ ? "," : "",
+			                      lo, hi, what);
+	}
+	if (!k)
+		n = train_text_append(buf, n, " nothing (every value above was given)");
+	return n;
+}
+
+char *train_settings_text(const struct trainer *t)
+{
+	bnn_train_options r = *t->o;
+	char *options, *buf;
+	int n;
+
+	r.schedule.kind = t->schedule.kind;
+	r.schedule.lr = t->schedule.lr;
+	if (!(r.ess > 0) && train_optimizers[r.optimizer].uses_ess)
+		r.ess = train_effective_n(t);
+	options = bnn_train_options_text(&r);
+	buf = malloc(TRAIN_TEXT_MAX);
+	if (!options || !buf) {
+		free(options);
+		free(buf);
+		return NULL;
+	}
+	n = train_text_append(buf, 0, "training: %s", options);
+	settings_choices(t, buf, n);
+	free(options);
+	return buf;
+}

@@ -1,0 +1,104 @@
+#!/bin/sh
+# train_defaults.sh: what `train` chooses when the user gives only an
+# optimizer (docs/training.md, "What the trainer chooses"), end to end
+# through generated programs.  bnnc --main builds t/models/rt_blobs.bnn
+# (point) and t/models/rt_bayes.bnn (meanfield, prior precision 1).
+# Checks:
+#   - the two settings lines printed before the first epoch, exactly, for
+#     adam, ivon, vogn, badam and bbb with defaults only: the options as
+#     they run (ivon's lr 0.3 and cosine schedule, its ess and δ from the
+#     data and the model; vogn's lr 5e-5, cosine, δ = ρ × the prior) and
+#     which values the trainer chose;
+#   - a value the user gave is not listed as chosen, and with every such
+#     value given the second line says so;
+#   - --quiet prints neither line;
+#   - the checkpoint's options text records the resolved schedule, so a
+#     run with the default and one with `schedule=cosine` give the same
+#     checkpoint bytes.
+. "$TAP_SH"
+
+cd "$TAP_TMP" || bail_out "no temporary directory"
+
+# Deterministic blobs: class i % 3, centre per class, noise from an LCG.
+awk 'BEGIN {
+	split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
+	s = 3
+	print "a,b,c,d,class"
+	for (i = 0; i < 120; i++) {
+		k = i % 3
+		line = ""
+		for (j = 1; j <= 4; j++) {
+			s = (s * 1103515245 + 12345) % 2147483648
+			line = line sprintf("%.6f,", c[k * 4 + j] + 1.6 * (s / 2147483648 - 0.5))
+		}
+		print line k
+	}
+}' >train.csv
+
+build() { # NAME BNN
+	"$BNNC" --main -o "$1.c" "$2" && $CC $BNN_CFLAGS -o "$1" "$1.c" $BNN_LIBS
+}
+build point "$top_srcdir/t/models/rt_blobs.bnn"
+ok $? "rt_blobs builds"
+build bayes "$top_srcdir/t/models/rt_bayes.bnn"
+ok $? "rt_bayes builds"
+
+# settings PROG [OPTIONS...]: the lines before the first epoch.
+settings() {
+	prog=$1
+	shift
+	run "./$prog" train --data train.csv --target class --epochs 2 --threads 1 \
+		--save "$prog.ckpt" "$@"
+	sed -n '/^training: /,/^chosen by the trainer: /p' "$run_err_file"
+}
+
+common="gamma=0.1 warmup=0 lr_min=0 clip=0 epochs=2 batch=128 seed=1 valid_fraction=0 patience=0 crop_pad=0 flip=0"
+
+got=$(settings point --optimizer adam)
+is "$got" "training: optimizer=adam lr=0.001 schedule=constant $common beta1=0.899999976 beta2=0.999000013 eps=9.99999994e-09 weight_decay=0
+chosen by the trainer: lr=0.001 (adam's default), schedule=constant (adam's default)" \
+	"adam: its lr and constant schedule are reported as chosen"
+
+got=$(settings bayes --optimizer ivon)
+is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $common beta1=0.899999976 beta2=0.999989986 mc=1 delta=nan h0=0.1 ess=120 clip_radius=0 rescale_lr=1
+chosen by the trainer: lr=0.3 (ivon's default), schedule=cosine (ivon's default: decays to lr_min over the epochs), ess=120 (the number of training examples), delta=0.00833333333 (the layers' prior precisions / ess)" \
+	"ivon: lr 0.3, cosine, ess = N and delta = prior / N are reported"
+
+got=$(settings bayes --optimizer ivon --lr 0.2 --set schedule=constant --set ess=240 --set delta=0.01)
+is "$got" "training: optimizer=ivon lr=0.2 schedule=constant $common beta1=0.899999976 beta2=0.999989986 mc=1 delta=0.01 h0=0.1 ess=240 clip_radius=0 rescale_lr=1
+chosen by the trainer: nothing (every value above was given)" \
+	"ivon: values the user gave are not listed as chosen"
+
+got=$(settings bayes --optimizer vogn)
+is "$got" "training: optimizer=vogn lr=5e-05 schedule=cosine $common beta1=0.899999976 beta2=0.00100000005 mc=1 delta=nan tau=1 tau_start=nan tau_epochs=0 rho=100
+chosen by the trainer: lr=5e-05 (vogn's default), schedule=cosine (vogn's default: decays to lr_min over the epochs), delta=100 (the layers' prior precisions x rho)" \
+	"vogn: lr 5e-5, cosine, and delta = rho x prior are reported"
+
+got=$(settings bayes --optimizer badam)
+is "$(printf '%s\n' "$got" | sed -n 2p)" \
+	"chosen by the trainer: lr=0.001 (badam's default), schedule=constant (badam's default), ess=120 (the number of training examples), delta=1 (the layers' prior precisions)" \
+	"badam: ess and the prior precision are reported"
+
+got=$(settings bayes --optimizer bbb)
+is "$(printf '%s\n' "$got" | sed -n 2p)" \
+	"chosen by the trainer: lr=0.001 (bbb's default), schedule=constant (bbb's default), delta=1 (the layers' prior precisions)" \
+	"bbb: the prior precision is reported"
+
+run ./bayes train --data train.csv --target class --epochs 2 --threads 1 --optimizer ivon \
+	--quiet --save quiet.ckpt
+is "$run_status:$run_err" "0:" "--quiet: no settings lines"
+
+# The default schedule is recorded resolved: the same bytes as cosine.
+run ./bayes train --data train.csv --target class --epochs 2 --threads 1 --optimizer ivon \
+	--quiet --save default.ckpt
+run ./bayes train --data train.csv --target class --epochs 2 --threads 1 --optimizer ivon \
+	--set schedule=cosine --quiet --save cosine.ckpt
+cmp -s default.ckpt cosine.ckpt
+ok $? "ivon: the default schedule trains and saves exactly as schedule=cosine"
+run ./bayes info --load default.ckpt
+case $run_out in
+*"schedule=cosine"*) ok 0 "info shows the resolved schedule" ;;
+*) ok 1 "info shows the resolved schedule: $run_out" ;;
+esac
+
+done_testing
