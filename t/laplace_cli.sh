@@ -1,5 +1,5 @@
 #!/bin/sh
-# laplace.sh: the post-hoc posteriors of point networks through generated
+# laplace_cli.sh: the post-hoc posteriors of point networks through generated
 # programs (docs/laplace.md, docs/swag.md): `MODEL laplace` and
 # `train --set swag=K` on t/models/rt_blobs.bnn.  Checks: the JSON line of
 # laplace, the checkpoint round trip (eval samples it by default; eval and
@@ -93,7 +93,7 @@ is "$run_err" "./point: laplace needs a point network, and this state has a swag
 	"and of a SWAG checkpoint"
 run ./point laplace --load p.ckpt --data wide.csv --save l2.ckpt
 is "$run_status" 1 "data of another shape fails"
-is "$run_err" "./point: wide.csv: the data has 5 values per example but model 'rt_blobs' takes 4 (input 'x')" \
+is "$run_err" "./point: wide.csv: 5 feature columns but the model takes 4" \
 	"with both shapes"
 run ./point laplace --load p.ckpt --data train.csv --prior-precision -1 --save l2.ckpt
 is "$run_status" 2 "--prior-precision -1 is a usage error"
