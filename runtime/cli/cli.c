@@ -17,6 +17,9 @@
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
  *                 [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
+ *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
+ *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
+ *                 [--batch B] [--seed S] [--threads T]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
  *   MODEL info    [--load CKPT]
  *
@@ -89,7 +92,8 @@ enum {
 	IN_PREDICT = 4,
 	IN_INFO = 8,
 	IN_POSTERIOR = 16,
-	IN_EXPORT = 32
+	IN_EXPORT = 32,
+	IN_LAPLACE = 64
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -116,6 +120,10 @@ static const struct cli_command {
 	  "--load CKPT [--storage f32|bf16|int8]\n"
 	  "                 [--rounded CKPT] [-o FILE.h]" },
 	{ "info", IN_INFO, "[--load CKPT]" },
+	{ "laplace", IN_LAPLACE,
+	  "--load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT\n"
+	  "                 [--prior-precision P|auto] [--fisher mc|empirical]\n"
+	  "                 [--fisher-samples S] [--batch B] [--seed S] [--threads T]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
@@ -184,6 +192,11 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        (default f32: every value exactly); --rounded CKPT also saves the\n"
 	       "        checkpoint of the values the storage keeps, for eval and predict.\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
+	       "laplace attaches a diagonal Laplace posterior to a trained point network\n"
+	       "        and saves it to --save CKPT: precision δ + the GGN diagonal of the\n"
+	       "        data (--fisher mc, labels drawn from the model; or empirical),\n"
+	       "        δ from --prior-precision (default 1; auto: the marginal\n"
+	       "        likelihood); eval and predict then sample it (docs/laplace.md).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
 	       "every core this process may use (%d here: its CPU affinity, capped by\n"
@@ -217,27 +230,28 @@ struct cli_opt {
 
 #define ARG(f) offsetof(struct bnn_cli_args, f)
 static const struct cli_opt cli_opts[] = {
-	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TRAIN | IN_EVAL },
-	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
+	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_LAPLACE },
+	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
 	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TRAIN },
 	{ "--valid", CLI_TEXT, ARG(valid), 0, 0, NULL, IN_TRAIN },
 	{ "--valid-labels", CLI_TEXT, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
 	{ "--optimizer", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--lr", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--epochs", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
-	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
+	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
 	{ "--mc", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--mc", CLI_COUNT, ARG(mc), 0, 100000, "samples", IN_EVAL | IN_PREDICT },
 	{ "--ood", CLI_TEXT, ARG(ood), 0, 0, NULL, IN_EVAL },
 	{ "--ood-labels", CLI_TEXT, ARG(ood_labels), 0, 0, NULL, IN_EVAL },
 	{ "--plots", CLI_TEXT, ARG(plots), 0, 0, NULL, IN_EVAL },
-	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
-	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN },
+	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN | IN_LAPLACE },
 	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
-	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT },
+	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR | IN_EXPORT },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
@@ -248,6 +262,9 @@ static const struct cli_opt cli_opts[] = {
 	{ "--init", CLI_TEXT, ARG(init), 0, 0, NULL, IN_TRAIN },
 	{ "--checkpoint-every", CLI_COUNT, ARG(checkpoint_every), 1, 1000000000, "epochs",
 	  IN_TRAIN },
+	{ "--prior-precision", CLI_TEXT, ARG(prior_precision), 0, 0, NULL, IN_LAPLACE },
+	{ "--fisher", CLI_TEXT, ARG(fisher), 0, 0, NULL, IN_LAPLACE },
+	{ "--fisher-samples", CLI_COUNT, ARG(fisher_samples), 1, 100000, "samples", IN_LAPLACE },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -540,6 +557,14 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))
 			return rc;
 		return bnn_cli_export(m, &a);
+	}
+	if (where == IN_LAPLACE) {
+		if ((rc = cli_need(&a, a.load, "--load CKPT")) ||
+		    (rc = cli_need(&a, a.data, "--data FILE")) ||
+		    (rc = cli_need(&a, a.save, "--save CKPT")))
+			return rc;
+		bnn_set_threads(a.train.threads);
+		return bnn_cli_laplace(m, &a);
 	}
 	if (where == IN_POSTERIOR) {
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))

@@ -29,9 +29,12 @@ struct bnn_cli_args {
 	long mc;                      /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
-	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
-	int rank, ranks;         /* MPI: this process's rank of ranks (0 of 1 without) */
-	char *last_error;        /* BNN_ERR_MESSAGE_MAX bytes: the last message of
+	const char *prior_precision; /* laplace: a number or auto (NULL: 1) */
+	const char *fisher;          /* laplace: mc or empirical (NULL: mc) */
+	long fisher_samples;         /* laplace: label draws per example (0: 1) */
+	bnn_train_options train;     /* with --optimizer, --lr, ... and --set applied */
+	int rank, ranks;             /* MPI: this process's rank of ranks (0 of 1 without) */
+	char *last_error;            /* BNN_ERR_MESSAGE_MAX bytes: the last message of
 	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
 };
 
@@ -74,6 +77,8 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
+/* laplace: a diagonal Laplace posterior of a point checkpoint (cli_laplace.c). */
+int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);

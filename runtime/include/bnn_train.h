@@ -104,6 +104,11 @@ typedef struct bnn_train_options {
 	int flip;              /* augmentation: random horizontal flip [0]
 	                          [flip] (bnn_augment_image) */
 	int verbose;           /* progress line on stderr */
+	long swag;             /* sgd, adam, adamw: collect SWAG's moments over
+	                          the last this many epochs, and end with the
+	                          SWAG posterior (docs/swag.md); 0: off [swag] */
+	long swag_rank;        /* SWAG's low-rank part: the last this many
+	                          deviations [20] [swag_rank] */
 } bnn_train_options;
 
 /** "sgd", "adam", "adamw", "vogn", "ivon", "badam", "bbb" ("none" for
@@ -187,6 +192,32 @@ char *bnn_train_options_text(const bnn_train_options *o);
  * Opaque; a checkpoint's resume sections (docs/checkpoint.md). */
 typedef struct bnn_train_progress bnn_train_progress;
 
+/* A Gaussian posterior attached after training to a network whose layers
+ * have none (a point network): sections 'posterior' and 'posterior.dev'
+ * of a checkpoint (docs/checkpoint.md).  Its mean is bnn_state.params and
+ * its diagonal scale bnn_state.sigma (then any tensor may have σ > 0);
+ * prediction samples θ = μ + σ∘z1 (+ the low-rank part below). */
+enum bnn_posthoc_kind {
+	BNN_POSTHOC_LAPLACE = 1, /* diagonal Laplace: σ = (δ + diag GGN)^(-1/2)
+	                            (docs/laplace.md) */
+	BNN_POSTHOC_SWAG = 2     /* SWAG: σ = Σ_diag^(1/2)/√2, and θ +=
+	                            D·z2/√(2(R − 1)) (docs/swag.md) */
+};
+
+typedef struct bnn_posthoc {
+	int kind;               /* enum bnn_posthoc_kind */
+	double prior_precision; /* laplace: the δ of the precision */
+	char hessian[16];       /* laplace: "mc_fisher" or "emp_fisher" */
+	long examples;          /* laplace: the examples summed; swag: the
+	                           iterates averaged */
+	long rank;              /* swag: R, the rows of dev (0, or >= 2) */
+	float *dev;             /* swag: R × nparams, owned: the deviations
+	                           θ_i − θ̄_i of the last R iterates, oldest first */
+} bnn_posthoc;
+
+/** Frees a post-hoc posterior and what it owns (NULL is accepted). */
+void bnn_posthoc_free(bnn_posthoc *p);
+
 typedef struct bnn_state {
 	const bnn_model *model;       /* borrowed */
 	float *params;                /* model->nparams, owned: the parameters, or
@@ -219,6 +250,8 @@ typedef struct bnn_state {
 	                                 again by bnn_state_save); bnn_train
 	                                 consumes it (docs/training.md,
 	                                 "Resuming") */
+	bnn_posthoc *posthoc;         /* owned, or NULL: a Laplace or SWAG
+	                                 posterior of a point network */
 } bnn_state;
 
 /**
@@ -517,6 +550,56 @@ long bnn_whvi_kl_scratch(const bnn_model *m);
 
 /** Whether m has a layer with a whvi posterior. */
 int bnn_model_has_whvi(const bnn_model *m);
+
+/* What bnn_laplace() computes (docs/laplace.md). */
+typedef struct bnn_laplace_options {
+	double prior_precision; /* δ > 0; NaN: chosen by the Laplace marginal
+	                           likelihood ("auto") */
+	int empirical;          /* 1: the empirical Fisher, squared gradients at
+	                           the data's own targets; 0: the MC Fisher,
+	                           labels drawn from the model's predictive (an
+	                           unbiased estimate of the GGN diagonal) */
+	long samples;           /* MC Fisher: label draws per example [1] */
+	long batch;             /* examples per pass [256] */
+	uint64_t seed;          /* of the label draws */
+} bnn_laplace_options;
+
+/* What bnn_laplace() reports. */
+typedef struct bnn_laplace_report {
+	double prior_precision; /* δ used */
+	double log_marglik;     /* the Laplace log marginal likelihood at δ */
+	double nll;             /* Σ_i −log p(y_i | x_i, θ*) */
+	double seconds;         /* wall time */
+} bnn_laplace_report;
+
+/** bnn_laplace_options with δ = 1, the MC Fisher, 1 sample, batch 256,
+ *  seed 1. */
+bnn_laplace_options bnn_laplace_defaults(void);
+
+/**
+ * Diagonal Laplace posterior of a trained point network: precision
+ * δ + Σ_i diag GGN_i over the examples of ds (standardised already), from
+ * the generated pass's squared per-example gradients; st->sigma gets
+ * (δ + h)^(-1/2) and st->posthoc the record (kind laplace).  The optimizer
+ * state and resume sections of st are dropped.
+ * @param rep  may be NULL.
+ * @return BNN_OK; BNN_EUNSUPPORTED (a layer with a posterior of its own, or
+ *         st has a posterior already), BNN_EMISMATCH (data), BNN_EINVAL
+ *         (options), BNN_ENOMEM.
+ */
+int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
+                bnn_laplace_report *rep, bnn_err *err);
+
+/**
+ * The Laplace log marginal likelihood of an isotropic Gaussian prior of
+ * precision delta for a diagonal GGN h (n values) at the mode theta:
+ * −nll − ½δ‖θ‖² + (n/2)·log δ − ½Σ_j log(h_j + δ) (constants dropped), and
+ * the δ that maximises it (it is concave in δ: bisection of its
+ * derivative over [1e-8, 1e8]).
+ */
+double bnn_laplace_log_marglik(long n, const float *theta, const double *h, double nll,
+                               double delta);
+double bnn_laplace_best_delta(long n, const float *theta, const double *h);
 
 /**
  * Write the posterior of st (or its parameters, for a point estimate) as

@@ -29,6 +29,7 @@
 
 #include "bnn.h"
 #include "base/floats.h"
+#include "train_internal.h"
 
 /* Checks that ds fits model m (and has targets when needed). */
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err)
@@ -445,6 +446,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 			bnn_rng wr;
 			bnn_rng_seed(&wr, bnn_rng_derive(bnn_rng_derive(seed, (uint64_t)s), 0));
 			bnn_posterior_sample(m->nparams, st->params, st->sigma, NULL, theta, &wr);
+			train_posthoc_sample(st, theta, &wr); /* SWAG's low-rank part */
 			w = theta;
 		}
 		if (gaussian)

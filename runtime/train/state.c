@@ -23,6 +23,9 @@
  *                        another model (warm_start.c)
  *   resume, resume.*     where the run stands, when st->progress is set
  *                        (progress.c)
+ *   posterior, posterior.dev  a Laplace or SWAG posterior of a point
+ *                        network, when st->posthoc is set
+ *                        (posthoc_posterior.c)
  * A checkpoint is bound to its model by the fingerprint of the canonical
  * model text, so parameters are never loaded into a network they do not
  * fit.
@@ -101,6 +104,7 @@ void bnn_state_free(bnn_state *st)
 	free(st->options);
 	bnn_standardizer_free(&st->standardize);
 	train_progress_free(st->progress);
+	bnn_posthoc_free(st->posthoc);
 	memset(st, 0, sizeof *st);
 }
 
@@ -184,6 +188,8 @@ int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_
 		rc = state_add_tensors(ck, m);
 	if (!rc && st->progress)
 		rc = train_progress_add(ck, m, st->progress);
+	if (!rc && st->posthoc)
+		rc = train_posthoc_add(ck, m, st->posthoc);
 	if (rc) {
 		bnn_ckpt_free(ck);
 		return bnn_fail(err, rc, "cannot build checkpoint %s: %s", path, bnn_strerror(rc));
@@ -291,7 +297,8 @@ static int state_bad_value(const char *path, const char *section, long i, float 
 
 /* sigma: ≥ 0 (+inf included: BADAM's σ of a weight no gradient reached,
  * with δ = 0), and 0 outside meanfield layers (every optimizer keeps
- * their σ at 0; a σ there would make predictions random). */
+ * their σ at 0; a σ there would make predictions random), unless a
+ * post-hoc posterior (Laplace, SWAG) gives every tensor one, finite. */
 static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 {
 	const bnn_model *m = s->model;
@@ -301,6 +308,12 @@ static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 	for (i = 0; i < m->nparams; i++)
 		if (!(s->sigma[i] >= 0)) /* NaN too */
 			return state_bad_value(path, "sigma", i, s->sigma[i], "a value >= 0", err);
+	if (s->posthoc) {
+		if ((i = train_first_bad(s->sigma, m->nparams, 1)) >= 0)
+			return state_bad_value(path, "sigma", i, s->sigma[i], "a finite value >= 0",
+			                       err);
+		return BNN_OK;
+	}
 	for (t = 0; t < m->ntensors; t++) {
 		const bnn_tensor *bt = &m->tensors[t];
 		if (bt->layer >= 0 && (m->layers[bt->layer].caps & BNN_CAP_SIGMA))
@@ -441,7 +454,8 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err 
 		memcpy(s.standardize.mean, mean, (size_t)m->inputs * sizeof(float));
 		memcpy(s.standardize.std, sd, (size_t)m->inputs * sizeof(float));
 	}
-	if ((rc = state_check_values(&s, path, err)) ||
+	if ((rc = train_posthoc_load(ck, path, &s, &s.posthoc, err)) ||
+	    (rc = state_check_values(&s, path, err)) ||
 	    (rc = train_progress_load(ck, path, &s, &s.progress, err)))
 		goto fail;
 	bnn_ckpt_free(ck);

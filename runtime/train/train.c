@@ -252,6 +252,7 @@ static void train_free(struct trainer *t)
 	snapshot_free(&t->best);
 	train_step_free(t);
 	train_dist_free(t);
+	train_swag_free(&t->swag);
 }
 
 /* Right answers of raw outputs against the targets of examples idx[0..n)
@@ -656,7 +657,17 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		train_dist_free(&t);
 		return rc;
 	}
-	if (!(rc = train_split(&t, err)) && !(rc = train_check_batchnorm(&t, err))) {
+	if (!rc && st->posthoc)
+		rc = bnn_fail(err, BNN_EINVAL,
+		              "the state carries a %s posterior, which training would not keep: "
+		              "start from its parameters instead (train --init)",
+		              train_posthoc_name(st->posthoc));
+	if (!rc && o->swag > 0 && !(rc = train_posthoc_layers_check(t.m, "swag", err)) &&
+	    io->resume)
+		rc = bnn_fail(err, BNN_EINVAL,
+		              "swag cannot resume a run: its moments are not in the checkpoint");
+	if (!rc && !(rc = train_swag_start(&t.swag, o, t.m->nparams, err)) &&
+	    !(rc = train_split(&t, err)) && !(rc = train_check_batchnorm(&t, err))) {
 		t.n_data = (double)t.ntrain;
 		/* the data's checks first: a refusal leaves st as it was */
 		if (!(rc = train_augment_setup(&t, err)) && !(rc = train_step_setup(&t, err)))
@@ -725,6 +736,8 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		stop = train_agree_stop(&t, t.stop_asked);
 		train_dist_mean_stats(&t);
 		st->epoch++;
+		if (o->swag > 0 && e > o->epochs - o->swag) /* SWAG, Alg. 1: one iterate an epoch */
+			train_swag_collect(&t.swag, st->params);
 		r.improved = 1;
 		if (t.nvalid > 0) {
 			rc = train_validate(&t, &r, err);
@@ -756,9 +769,15 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		if (on_epoch && train_agree_stop(&t, on_epoch(&r, ctx)))
 			break;
 	}
+	/* SWAG: the run ends with its posterior, not with the best epoch's
+	 * parameters, and a checkpoint that cannot be resumed */
+	if (o->swag > 0 && t.swag.collected > 0) {
+		t.have_best = 0;
+		rc = train_swag_finish(&t.swag, st, err);
+	}
 	/* resumable unless the callback stopped within an epoch */
-	if (checkpoint)
-		rc = train_save(&t, checkpoint, !t.stopped, err);
+	if (!rc && checkpoint)
+		rc = train_save(&t, checkpoint, !t.stopped && !st->posthoc, err);
 	if (t.have_best)
 		snapshot_copy(&t, &t.best, 0);
 	rc = train_dist_agree(&t, rc, err);

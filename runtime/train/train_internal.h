@@ -63,6 +63,32 @@ int train_progress_load(const bnn_ckpt *ck, const char *path, const bnn_state *s
                         bnn_train_progress **out, bnn_err *err);
 void train_progress_free(bnn_train_progress *p);
 
+/* The post-hoc posterior of a point network (posthoc_posterior.c): its
+ * sections into ck; the record of ck's (NULL when it has none) for st,
+ * whose sigma is loaded; the refusal of a model whose layers have a
+ * posterior of their own ("WHAT needs a point network ..."); the low-rank
+ * part of a prediction sample, added to theta (SWAG); its kind's name. */
+int train_posthoc_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p);
+int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st, bnn_posthoc **out,
+                       bnn_err *err);
+int train_posthoc_layers_check(const bnn_model *m, const char *what, bnn_err *err);
+void train_posthoc_sample(const bnn_state *st, float *theta, bnn_rng *rng);
+const char *train_posthoc_name(const bnn_posthoc *p);
+
+/* SWAG's collection during training (swag.c): the running moments of the
+ * iterates and the last R deviations. */
+struct train_swag {
+	long n, collected, rank, next; /* nparams, iterates, rows of dev, the
+	                                  next row to write (a ring) */
+	double *mean, *sq;             /* θ̄ and the mean of θ² */
+	float *dev;                    /* rank × n */
+};
+int train_swag_options_check(const bnn_train_options *o, bnn_err *err);
+int train_swag_start(struct train_swag *s, const bnn_train_options *o, long n, bnn_err *err);
+void train_swag_collect(struct train_swag *s, const float *theta);
+int train_swag_finish(struct train_swag *s, bnn_state *st, bnn_err *err);
+void train_swag_free(struct train_swag *s);
+
 /* A tensor's shape as the tensors section writes it: "8x4", "3*8x4"
  * (state.c). */
 void train_tensor_shape(const bnn_tensor *t, char *buf, size_t size);
@@ -143,10 +169,11 @@ struct trainer {
 	int stop_asked; /* a progress report asked to stop (several ranks:
 	                            agreed at the epoch's end) */
 	/* where the run stands, for its checkpoints' resume sections */
-	long shuffles;   /* epochs shuffled since the seed */
-	int have_best;   /* t->best holds the best epoch's state */
-	double best_nll; /* its validation NLL */
-	long since_best; /* epochs since it */
+	long shuffles;          /* epochs shuffled since the seed */
+	int have_best;          /* t->best holds the best epoch's state */
+	double best_nll;        /* its validation NLL */
+	long since_best;        /* epochs since it */
+	struct train_swag swag; /* o->swag > 0: SWAG's moments (swag.c) */
 };
 
 /* One piece of one tensor for an optimizer's update hook. */

@@ -47,6 +47,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.batch = 128;
 	o.seed = 1;
 	o.threads = 0;
+	o.swag_rank = 20;
 	return o;
 }
 
@@ -91,7 +92,8 @@ enum opt_need {
 	NEED_STEP,
 	NEED_COSINE,
 	NEED_VALIDATION,
-	NEED_NO_VALID_SET
+	NEED_NO_VALID_SET,
+	NEED_SWAG
 };
 
 struct opt_def {
@@ -177,6 +179,10 @@ static const struct opt_def opt_defs[] = {
 	  "augmentation: random crop with this zero padding (0: off)" },
 	{ "flip", OPT_BOOL, OFF(flip), 0, 1, SHARED, NEED_NOTHING,
 	  "augmentation: random horizontal flip (0 or 1)" },
+	{ "swag", OPT_LONG, OFF(swag), 0, 1e9, OWN, NEED_NOTHING,
+	  "sgd, adam, adamw: SWAG posterior of the last this many epochs (0: off)" },
+	{ "swag_rank", OPT_LONG, OFF(swag_rank), 0, 1e9, OWN, NEED_SWAG,
+	  "SWAG: deviations of its low-rank part (default 20)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
@@ -523,6 +529,10 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 		                "option '%s' stops training on the validation NLL, and there is no "
 		                "validation data: give some (--valid FILE) or set valid_fraction",
 		                d->name);
+	if (d->need == NEED_SWAG && o->swag == 0)
+		return bnn_fail(err, BNN_EINVAL,
+		                "option '%s' belongs to SWAG: set swag=K too (its last K epochs)",
+		                d->name);
 	if (d->need == NEED_NO_VALID_SET && valid_set)
 		return bnn_fail(
 		        err, BNN_EINVAL,
@@ -547,7 +557,7 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 		     (rc = opt_check_read(o, &opt_defs[i], valid_set, err))))
 			return rc;
 	}
-	return BNN_OK;
+	return train_swag_options_check(o, err);
 }
 
 void bnn_train_options_help(FILE *out)
@@ -595,6 +605,8 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	                      o->crop_pad, o->flip);
 	if (train_optimizer_of(o->optimizer))
 		n = train_optimizers[o->optimizer].options_text(o, buf, n);
+	if (o->swag > 0) /* only then: the texts of earlier checkpoints stay as they were */
+		n = train_text_append(buf, n, " swag=%ld swag_rank=%ld", o->swag, o->swag_rank);
 	for (i = 0; i < o->schedule.nmilestones; i++)
 		n = train_text_append(buf, n, "%s%.9g",
 		                      i ? "," : " milestones=", o->schedule.milestones[i]);

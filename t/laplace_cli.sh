@@ -1,0 +1,123 @@
+#!/bin/sh
+# laplace_cli.sh: the post-hoc posteriors of point networks through generated
+# programs (docs/laplace.md, docs/swag.md): `MODEL laplace` and
+# `train --set swag=K` on t/models/rt_blobs.bnn.  Checks: the JSON line of
+# laplace, the checkpoint round trip (eval samples it by default; eval and
+# predict give the same numbers after a load and save), the refusals with
+# their exact messages and statuses (a meanfield checkpoint, a Laplace
+# checkpoint again, data of another shape, bad options, swag longer than
+# the run, swag_rank without swag).  The estimators themselves are checked
+# against brute force in t/laplace.c and t/swag.c.
+. "$TAP_SH"
+
+cd "$TAP_TMP" || bail_out "no temporary directory"
+
+# Deterministic blobs, as t/resume.sh: class i % 3, noise from an LCG.
+blobs() { # N SEED FEATURES
+	awk -v n="$1" -v seed="$2" -v f="$3" 'BEGIN {
+		split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
+		s = seed
+		for (j = 1; j <= f; j++)
+			printf "f%d,", j
+		print "class"
+		for (i = 0; i < n; i++) {
+			k = i % 3
+			line = ""
+			for (j = 1; j <= f; j++) {
+				s = (s * 1103515245 + 12345) % 2147483648
+				u = s / 2147483648
+				line = line sprintf("%.6f,", c[(k * 4 + j - 1) % 12 + 1] + 1.6 * (u - 0.5))
+			}
+			print line k
+		}
+	}'
+}
+blobs 300 1 4 >train.csv
+blobs 30 2 5 >wide.csv
+
+build() { # NAME BNN
+	"$BNNC" --main -o "$1.c" "$2" && $CC $BNN_CFLAGS -o "$1" "$1.c" $BNN_LIBS
+}
+build point "$top_srcdir/t/models/rt_blobs.bnn"
+ok $? "rt_blobs builds"
+build bayes "$top_srcdir/t/models/rt_bayes.bnn"
+ok $? "rt_bayes builds"
+
+./point train --data train.csv --quiet --epochs 4 --batch 32 --save p.ckpt >/dev/null
+ok $? "a point network trains"
+
+# ---- laplace -------------------------------------------------------------------
+run ./point laplace --load p.ckpt --data train.csv --prior-precision auto --save l.ckpt
+is "$run_status" 0 "laplace --prior-precision auto"
+case $run_out in
+'{"kind": "laplace", "hessian": "mc_fisher", "examples": 300, "prior_precision": '*'"checkpoint": "l.ckpt"}') r=0 ;;
+*) r=1 ;;
+esac
+ok $r "prints its JSON line" || diag "$run_out"
+run ./point eval --load l.ckpt --data train.csv
+case $run_out in *'"mc": 32,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 32,'*) r=0 ;; *) r=1 ;; esac
+ok $r "eval samples the Laplace posterior (32 samples, mutual information > 0)" || diag "$run_out"
+./point predict --load l.ckpt --data train.csv --out a.csv &&
+	./point posterior --load l.ckpt --out post.csv
+ok $? "predict and posterior read it"
+run ./point info --load l.ckpt
+case $run_out in *"with a posterior"*) r=0 ;; *) r=1 ;; esac
+ok $r "info says it has a posterior"
+./point laplace --load p.ckpt --data train.csv --fisher empirical --prior-precision 3 --save e.ckpt >e.json
+ok $? "laplace --fisher empirical --prior-precision 3"
+case $(cat e.json) in *'"hessian": "emp_fisher"'*'"prior_precision": 3,'*) r=0 ;; *) r=1 ;; esac
+ok $r "says emp_fisher and δ 3"
+
+# ---- swag ----------------------------------------------------------------------
+./point train --data train.csv --quiet --epochs 5 --batch 32 --set swag=3 --set swag_rank=2 --save s.ckpt >/dev/null
+ok $? "train --set swag=3 --set swag_rank=2"
+./point eval --load s.ckpt --data train.csv --seed 4 >s1.json &&
+	./point predict --load s.ckpt --data train.csv --seed 4 --out s1.csv
+ok $? "eval and predict sample it"
+case $(cat s1.json) in *'"mc": 32,'*) r=0 ;; *) r=1 ;; esac
+ok $r "with 32 samples by default"
+run ./point train --data train.csv --quiet --epochs 6 --resume s.ckpt --save s.ckpt
+is "$run_status" 1 "a SWAG checkpoint cannot be resumed"
+
+# ---- refusals ------------------------------------------------------------------
+./bayes train --data train.csv --quiet --optimizer ivon --epochs 1 --save b.ckpt >/dev/null
+run ./bayes laplace --load b.ckpt --data train.csv --save lb.ckpt
+is "$run_status" 1 "laplace of a meanfield checkpoint fails"
+is "$run_err" "./bayes: laplace needs a point network, and layer 'h_dense' of model 'rt_bayes' has a meanfield posterior of its own" \
+	"naming the layer and its posterior"
+run ./point laplace --load l.ckpt --data train.csv --save l2.ckpt
+is "$run_err" "./point: laplace needs a point network, and this state has a laplace posterior already" \
+	"laplace of a Laplace checkpoint is refused"
+run ./point laplace --load s.ckpt --data train.csv --save l2.ckpt
+is "$run_err" "./point: laplace needs a point network, and this state has a swag posterior already" \
+	"and of a SWAG checkpoint"
+run ./point laplace --load p.ckpt --data wide.csv --save l2.ckpt
+is "$run_status" 1 "data of another shape fails"
+is "$run_err" "./point: wide.csv: 5 feature columns but the model takes 4" \
+	"with both shapes"
+run ./point laplace --load p.ckpt --data train.csv --prior-precision -1 --save l2.ckpt
+is "$run_status" 2 "--prior-precision -1 is a usage error"
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --prior-precision: '-1' is not a number > 0 or 'auto'" \
+	"with a message"
+run ./point laplace --load p.ckpt --data train.csv --fisher exact --save l2.ckpt
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --fisher: 'exact' is not mc or empirical" \
+	"--fisher exact is refused"
+run ./point laplace --load p.ckpt --data train.csv --fisher empirical --fisher-samples 4 --save l2.ckpt
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --fisher-samples draws labels for --fisher mc, not for --fisher empirical" \
+	"--fisher-samples with the empirical Fisher is refused"
+run ./point laplace --load p.ckpt --data train.csv
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: 'laplace' needs --save CKPT" \
+	"laplace without --save is refused"
+ok "$([ ! -e l2.ckpt ]; echo $?)" "and no refused command wrote a checkpoint"
+run ./point train --data train.csv --quiet --epochs 10 --set swag=12 --save x.ckpt
+is "$run_status" 2 "swag longer than the run is a usage error"
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: option 'swag': collecting the last 12 epochs takes at least 12, and training runs 10 (epochs)" \
+	"saying both numbers"
+run ./point train --data train.csv --quiet --set swag_rank=5 --save x.ckpt
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: option 'swag_rank' belongs to SWAG: set swag=K too (its last K epochs)" \
+	"swag_rank without swag is refused"
+run ./bayes train --data train.csv --quiet --optimizer vogn --set swag=1 --save x.ckpt
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./bayes: option 'swag' is not used by optimizer 'vogn', only by sgd, adam and adamw: leave it out or choose one of those" \
+	"swag with vogn is refused"
+
+done_testing
