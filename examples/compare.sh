@@ -34,6 +34,8 @@
 #   vogn     fashion_bayes.bnn    VOGN (Osawa et al. 2019)
 #   ivon     fashion_bayes.bnn    IVON (Shen et al. 2024)
 #   badam    fashion_bayes.bnn    BADAM (Kessler et al.): Adam, then a Laplace posterior
+# and, for both `mlp` and `lenet`, adam_defaults, ivon_defaults and
+# vogn_defaults: the same optimizers with their defaults only (below).
 # All train for the same number of epochs ($epochs) in minibatches of
 # $batch with seed 1, with the same 10% of the training images held out
 # for validation (--set valid_fraction=0.1; the split depends only on the
@@ -202,6 +204,11 @@ run() {
 #     λ/N = 1, 10, ..., 10⁵, 10⁴ is the smallest on the plateau of the
 #     validation NLL; there σ is small and the MC predictive stays close to
 #     the mean's.
+# The rows NAME_defaults train with the optimizer's defaults only (its
+# learning rate, schedule and hyperparameters; the protocol's epochs,
+# batch, seed and validation split as above): what a user gets who gives
+# nothing but --optimizer (docs/optimizers/ivon.md and vogn.md, "Defaults
+# and their evidence").
 # The ResNets' data augmentation: none unless COMPARE_AUGMENT=1.
 aug=
 [ "${COMPARE_AUGMENT:-0}" = 1 ] && aug="--set crop_pad=2 --set flip=1"
@@ -229,6 +236,9 @@ elif [ "$net" = lenet ]; then
 run adam   fashion_lenet       adam --lr 1e-3 --set schedule=cosine
 run ivon   fashion_lenet_bayes ivon --lr 0.3 --set schedule=cosine --set h0=0.3
 run vogn   fashion_lenet_bayes vogn --lr 1e-3 --set schedule=cosine --set warmup=1 --set rho=1000
+run adam_defaults fashion_lenet       adam
+run ivon_defaults fashion_lenet_bayes ivon
+run vogn_defaults fashion_lenet_bayes vogn
 else
 run adam   fashion_point   adam  --lr 1e-3 --set schedule=cosine
 run sgd    fashion_point   sgd   --lr 0.05 --set schedule=cosine
@@ -238,6 +248,9 @@ run vogn   fashion_bayes   vogn  --lr 2.5e-5 --set schedule=cosine --set warmup=
 	--set beta2=0.999 --set rho=100 --set delta=2500
 run ivon   fashion_bayes   ivon  --lr 0.3 --set schedule=cosine --set h0=0.3
 run badam  fashion_bayes   badam --lr 1e-3 --set schedule=cosine --set ess=5e8
+run adam_defaults fashion_point adam
+run ivon_defaults fashion_bayes ivon
+run vogn_defaults fashion_bayes vogn
 fi
 end=$(date +%s)
 mv "$csv.tmp" "$csv" || die "cannot write $csv"
