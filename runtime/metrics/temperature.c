@@ -78,11 +78,13 @@ static int temp_check(const float *logits, long samples, long n, int k, const in
 	if (n < 1)
 		return bnn_fail(err, BNN_EINVAL,
 		                "temperature scaling: the validation set is empty");
-	if (samples < 1 || k < 2)
+	if (samples < 1)
+		return bnn_fail(err, BNN_EINVAL, "temperature scaling: %ld samples of the logits",
+		                samples);
+	if (k < 2)
 		return bnn_fail(err, BNN_EINVAL,
-		                "temperature scaling: %ld samples of %d classes (at least 1 "
-		                "sample of 2 classes needed)",
-		                samples, k);
+		                "temperature scaling: %d class (a temperature needs at least 2)",
+		                k);
 	for (i = 0; i < n; i++)
 		if (labels[i] < 0 || labels[i] >= k)
 			return bnn_fail(err, BNN_EINVAL,
