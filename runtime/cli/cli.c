@@ -438,10 +438,13 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 		bnn_err err;
 		if (bnn_state_load(&st, m, a->load, &err))
 			return bnn_cli_error(a, "%s", err.message);
-		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s%s\n", a->load,
+		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s%s", a->load,
 		       bnn_optimizer_name(st.optimizer), st.epoch, st.step,
 		       st.standardize.features ? ", standardised inputs" : "",
 		       st.sigma ? ", with a posterior" : "");
+		if (st.temperature > 0) /* calibrate's (docs/calibration.md) */
+			printf(", temperature %.9g", st.temperature);
+		printf("\n");
 		if (st.options)
 			printf("options %s\n", st.options);
 		bnn_state_free(&st);
