@@ -11,7 +11,8 @@
 # nll_after, that a calibrated checkpoint cannot be resumed, Monte-Carlo
 # logits of the meanfield model (--mc), and the refusals with their exact
 # messages: a regression model, an empty validation set, data of another
-# shape, a missing --out, --out -.
+# shape, a missing --out, --out -; and checkpoints written here with a bad
+# temperature section (negative, two values, on a regression model).
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -131,5 +132,54 @@ is "$run_err" "./blobs: calibrate writes a checkpoint: --out names a file, not '
 Try './blobs --help'." "with its message"
 run ./blobs calibrate --load m.ckpt --data valid.csv --out valid.csv
 is "$run_status" 2 "--out may not be the validation data"
+
+# ---- a bad temperature section ---------------------------------------------------
+# settemp IN OUT V...: the parameters of checkpoint IN with a section
+# 'temperature' of the values V, saved to OUT for the same model.
+cat >settemp.c <<'END'
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bnn.h"
+
+int main(int argc, char **argv)
+{
+	bnn_ckpt *in, *out;
+	bnn_err err;
+	const float *p;
+	float t[4];
+	long n;
+	int i;
+
+	if (argc < 4 || argc > 7 || bnn_ckpt_load(argv[1], &in, &err))
+		return 1;
+	for (i = 3; i < argc; i++)
+		t[i - 3] = strtof(argv[i], NULL);
+	p = bnn_ckpt_find_f32(in, "params", &n);
+	out = bnn_ckpt_new(bnn_ckpt_fingerprint(in), bnn_ckpt_model_name(in));
+	if (!p || !out || bnn_ckpt_add_f32(out, "params", p, n) ||
+	    bnn_ckpt_add_f32(out, "temperature", t, argc - 3) || bnn_ckpt_save(out, argv[2], &err))
+		return 1;
+	bnn_ckpt_free(in);
+	bnn_ckpt_free(out);
+	return 0;
+}
+END
+# shellcheck disable=SC2086
+$CC $BNN_CFLAGS -o settemp settemp.c $BNN_LIBS || bail_out "cannot build settemp"
+./settemp m.ckpt good.ckpt 2 && ./settemp m.ckpt neg.ckpt -1 && ./settemp m.ckpt two.ckpt 1 2 &&
+	./settemp o.ckpt reg.ckpt 2 || bail_out "settemp cannot write the checkpoints"
+run ./blobs info --load good.ckpt
+case $run_out in *"temperature 2"*) st=0 ;; *) st=1 ;; esac
+ok $st "a checkpoint written by other means with temperature 2 loads"
+run ./blobs eval --load neg.ckpt --data test.csv
+is "$run_err" "./blobs: neg.ckpt: section 'temperature': value 0 is -1, not a finite temperature > 0" \
+	"a negative temperature is refused when the checkpoint loads"
+run ./blobs predict --load two.ckpt --data test.csv
+is "$run_err" "./blobs: two.ckpt: section 'temperature' has 2 values, not 1" \
+	"and so are two values"
+run ./other eval --load reg.ckpt --data reg.csv
+is "$run_err" "./other: reg.ckpt: section 'temperature': model 'rt_other' is gaussian, and temperature scaling applies to categorical models only" \
+	"and a temperature on a regression model"
 
 done_testing
