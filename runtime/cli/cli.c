@@ -13,9 +13,12 @@
  *                 [--checkpoint-every N] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
- *                 [--batch B] [--threads T]
+ *                 [--conformal FILE [--conformal-labels FILE] [--level X]
+ *                 [--conformal-method NAME]] [--batch B] [--threads T]
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
- *                 [--mc S] [--seed S] [--batch B] [--threads T]
+ *                 [--mc S] [--seed S] [--conformal FILE ...] [--batch B] [--threads T]
+ *   MODEL calibrate --load CKPT --data FILE [--labels FILE] [--target NAME]
+ *                 --out CKPT [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
  *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
@@ -93,7 +96,8 @@ enum {
 	IN_INFO = 8,
 	IN_POSTERIOR = 16,
 	IN_EXPORT = 32,
-	IN_LAPLACE = 64
+	IN_LAPLACE = 64,
+	IN_CALIBRATE = 128
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -111,10 +115,14 @@ static const struct cli_command {
 	{ "eval", IN_EVAL,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
-	  "                 [--batch B] [--threads T]" },
+	  "                 [--conformal FILE [--conformal-labels FILE] [--level X]\n"
+	  "                 [--conformal-method NAME]] [--batch B] [--threads T]" },
 	{ "predict", IN_PREDICT,
 	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
-	  "                 [--mc S] [--seed S] [--batch B] [--threads T]" },
+	  "                 [--mc S] [--seed S] [--conformal FILE ...] [--batch B] [--threads T]" },
+	{ "calibrate", IN_CALIBRATE,
+	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
+	  "                 --out CKPT [--mc S] [--seed S] [--batch B] [--threads T]" },
 	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
 	{ "export", IN_EXPORT,
 	  "--load CKPT [--storage f32|bf16|int8]\n"
@@ -181,8 +189,17 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        --mc S averages S samples of the posterior (and dropout masks);\n"
 	       "        --mc 0 predicts at the mean.  Default: 32 for a model with a\n"
 	       "        posterior or dropout, else 0.  --seed seeds the samples.\n"
+	       "        --conformal FILE (--conformal-labels FILE) adds split conformal\n"
+	       "        prediction calibrated on FILE: coverage and mean set size\n"
+	       "        (interval width) at --level (default 0.9); --conformal-method aps\n"
+	       "        (default), raps or lac; normalized (default) or residual for\n"
+	       "        regression (docs/conformal.md).\n"
 	       "predict writes predictive probabilities (or mean and variance) per\n"
-	       "        example as CSV to --out (default: stdout); --mc as for eval.\n"
+	       "        example as CSV to --out (default: stdout); --mc as for eval;\n"
+	       "        --conformal adds a column 'set' (\"3;5\") or lo_j,hi_j columns.\n"
+	       "calibrate fits the temperature of a categorical model on the validation\n"
+	       "        data --data (minimum NLL) and saves the checkpoint with it to\n"
+	       "        --out; eval and predict apply it (docs/calibration.md).\n"
 	       "posterior writes the posterior mean and standard deviation of every\n"
 	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
 	       "export  writes the checkpoint's trained values as the C header that\n"
@@ -230,29 +247,39 @@ struct cli_opt {
 
 #define ARG(f) offsetof(struct bnn_cli_args, f)
 static const struct cli_opt cli_opts[] = {
-	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
-	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_LAPLACE },
+	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
+	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_LAPLACE | IN_CALIBRATE },
 	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL,
-	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
 	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TRAIN },
 	{ "--valid", CLI_TEXT, ARG(valid), 0, 0, NULL, IN_TRAIN },
 	{ "--valid-labels", CLI_TEXT, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
 	{ "--optimizer", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--lr", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--epochs", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
-	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
-	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
+	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
+	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
 	{ "--mc", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
-	{ "--mc", CLI_COUNT, ARG(mc), 0, 100000, "samples", IN_EVAL | IN_PREDICT },
+	{ "--mc", CLI_COUNT, ARG(mc), 0, 100000, "samples", IN_EVAL | IN_PREDICT | IN_CALIBRATE },
 	{ "--ood", CLI_TEXT, ARG(ood), 0, 0, NULL, IN_EVAL },
 	{ "--ood-labels", CLI_TEXT, ARG(ood_labels), 0, 0, NULL, IN_EVAL },
 	{ "--plots", CLI_TEXT, ARG(plots), 0, 0, NULL, IN_EVAL },
-	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE },
+	{ "--conformal", CLI_TEXT, ARG(conformal), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--conformal-labels", CLI_TEXT, ARG(conformal_labels), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--level", CLI_TEXT, ARG(level), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--conformal-method", CLI_TEXT, ARG(conformal_method), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN | IN_LAPLACE },
 	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
-	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE },
-	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR | IN_EXPORT },
+	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE | IN_CALIBRATE },
+	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
+	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
 	{ "--rounded", CLI_TEXT, ARG(rounded), 0, 0, NULL, IN_EXPORT },
@@ -431,10 +458,13 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 		bnn_err err;
 		if (bnn_state_load(&st, m, a->load, &err))
 			return bnn_cli_error(a, "%s", err.message);
-		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s%s\n", a->load,
+		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s%s", a->load,
 		       bnn_optimizer_name(st.optimizer), st.epoch, st.step,
 		       st.standardize.features ? ", standardised inputs" : "",
 		       st.sigma ? ", with a posterior" : "");
+		if (st.temperature > 0) /* calibrate's (docs/calibration.md) */
+			printf(", temperature %.9g", st.temperature);
+		printf("\n");
 		if (st.options)
 			printf("options %s\n", st.options);
 		bnn_state_free(&st);
@@ -578,5 +608,10 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 	if (a.ood_labels && !a.ood)
 		return bnn_cli_usage_error(&a, "--ood-labels goes with --ood");
 	bnn_set_threads(a.train.threads);
+	if (where == IN_CALIBRATE) {
+		if ((rc = cli_need(&a, a.out, "--out CKPT")))
+			return rc;
+		return bnn_cli_calibrate(m, &a);
+	}
 	return where == IN_EVAL ? bnn_cli_eval(m, &a) : bnn_cli_predict(m, &a);
 }

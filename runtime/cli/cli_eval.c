@@ -12,7 +12,9 @@
  * with --plots, the charts of docs/plots.md.  predict writes one CSV row
  * per example (a classifier's with the entropy and its split), atomically
  * when --out names a file; posterior writes the mean and standard
- * deviation of every parameter.
+ * deviation of every parameter.  --conformal adds split conformal
+ * prediction (cli_conformal.c): eval's coverage and set size or width,
+ * predict's set or interval columns.
  *
  * eval and predict run sharded under mpirun (cli_mpi.h): each rank
  * predicts a contiguous run of bnn_predict's batches of 256 examples, and
@@ -384,7 +386,8 @@ static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const stru
 /* Rank 0's part of eval: the metrics of the gathered predictions, the
  * charts and the JSON line.  Prints errors. */
 static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
-                           struct cli_pred *in, struct cli_pred *ood)
+                           struct cli_pred *in, struct cli_pred *ood, struct cli_pred *cal,
+                           struct bnn_cli_conformal *conf)
 {
 	bnn_class_metrics cm;
 	bnn_regression_metrics rm;
@@ -397,7 +400,10 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	int rc;
 
 	if ((rc = cli_pred_check(m, a, a->data, 1, in)) ||
-	    (a->ood && (rc = cli_pred_check(m, a, a->ood, 1, ood))))
+	    (a->ood && (rc = cli_pred_check(m, a, a->ood, 1, ood))) ||
+	    (a->conformal && ((rc = cli_pred_check(m, a, a->conformal, 0, cal)) ||
+	                      (rc = bnn_cli_conformal_fit(m, a, conf, cal->probs, cal->var,
+	                                                  cal->ds.y, cal->ds.n)))))
 		return rc;
 	if (gaussian) {
 		if (bnn_metrics_regression(in->probs, in->var, in->ds.y, in->ds.n, m->outputs, &rm,
@@ -457,6 +463,11 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 			goto done;
 		}
 	}
+	if (a->conformal &&
+	    (rc = bnn_cli_conformal_apply(m, a, conf, in->probs, in->var, in->ds.y, in->ds.n))) {
+		fputc('\n', stdout);
+		goto done;
+	}
 	if (!gaussian)
 		printf(", \"bins\": %ld", a->bins);
 	printf("}\n");
@@ -476,24 +487,32 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 {
 	struct bnn_cli_world w;
 	bnn_state st;
-	struct cli_pred in, ood;
+	struct cli_pred in, ood, cal;
+	struct bnn_cli_conformal conf;
 	int rc;
 
 	memset(&in, 0, sizeof in);
 	memset(&ood, 0, sizeof ood);
+	memset(&cal, 0, sizeof cal);
+	if ((rc = bnn_cli_conformal_options(m, a, &conf)))
+		return rc;
 	if ((rc = bnn_cli_shard_world(a, &w)))
 		return rc;
 	if ((rc = cli_state_load(m, a, &w, &st)))
 		return rc;
 	if ((rc = cli_pred_run(m, a, &st, &w, a->data, a->labels, 1, &in)) ||
-	    (a->ood && (rc = cli_pred_run(m, a, &st, &w, a->ood, a->ood_labels, 0, &ood))))
+	    (a->ood && (rc = cli_pred_run(m, a, &st, &w, a->ood, a->ood_labels, 0, &ood))) ||
+	    (a->conformal &&
+	     (rc = cli_pred_run(m, a, &st, &w, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done;
 	if (w.rank == 0)
-		rc = cli_eval_report(m, a, &st, &in, &ood);
+		rc = cli_eval_report(m, a, &st, &in, &ood, &cal, &conf);
 	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
 done:
+	bnn_cli_conformal_free(&conf);
 	cli_pred_free(&in);
 	cli_pred_free(&ood);
+	cli_pred_free(&cal);
 	bnn_state_free(&st);
 	return rc;
 }
@@ -504,6 +523,7 @@ struct cli_rows {
 	const float *probs, *var;
 	const struct cli_pred *p; /* a classifier's entropy, xent and mi */
 	long n;
+	const struct bnn_cli_conformal *conf; /* --conformal: sets or intervals */
 };
 
 static int cli_write_rows(FILE *f, void *ctx)
@@ -522,6 +542,7 @@ static int cli_write_rows(FILE *f, void *ctx)
 		fprintf(f, ",predicted");
 	if (!gaussian)
 		fprintf(f, ",entropy,expected_entropy,mutual_information");
+	bnn_cli_conformal_header(f, r->conf);
 	fputc('\n', f);
 	for (i = 0; i < r->n; i++) {
 		long best = 0;
@@ -539,6 +560,7 @@ static int cli_write_rows(FILE *f, void *ctx)
 			fprintf(f, ",%ld", best);
 		if (!gaussian)
 			fprintf(f, ",%.9g,%.9g,%.9g", r->p->entropy[i], r->p->xent[i], r->p->mi[i]);
+		bnn_cli_conformal_row(f, r->conf, i);
 		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
@@ -578,20 +600,31 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 {
 	struct bnn_cli_world w;
 	bnn_state st;
-	struct cli_pred p;
+	struct cli_pred p, cal;
+	struct bnn_cli_conformal conf;
 	bnn_err err;
 	struct cli_rows rows;
 	int rc;
 
 	memset(&p, 0, sizeof p);
+	memset(&cal, 0, sizeof cal);
+	if ((rc = bnn_cli_conformal_options(m, a, &conf)))
+		return rc;
 	if ((rc = bnn_cli_shard_world(a, &w)))
 		return rc;
 	if ((rc = cli_state_load(m, a, &w, &st)))
 		return rc;
-	if ((rc = cli_pred_run(m, a, &st, &w, a->data, NULL, 0, &p)))
+	if ((rc = cli_pred_run(m, a, &st, &w, a->data, NULL, 0, &p)) ||
+	    (a->conformal &&
+	     (rc = cli_pred_run(m, a, &st, &w, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done; /* the ranks have agreed */
 	if (w.rank == 0 &&
-	    !(rc = cli_pred_check(m, a, a->data, m->likelihood != BNN_LIKELIHOOD_GAUSSIAN, &p))) {
+	    !(rc = cli_pred_check(m, a, a->data, m->likelihood != BNN_LIKELIHOOD_GAUSSIAN, &p)) &&
+	    !(a->conformal &&
+	      ((rc = cli_pred_check(m, a, a->conformal, 0, &cal)) ||
+	       (rc = bnn_cli_conformal_fit(m, a, &conf, cal.probs, cal.var, cal.ds.y, cal.ds.n)) ||
+	       (rc = bnn_cli_conformal_apply(m, a, &conf, p.probs, p.var, NULL, p.ds.n))))) {
+		rows.conf = &conf;
 		rows.m = m;
 		rows.probs = p.probs;
 		rows.var = p.var;
@@ -602,7 +635,9 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	}
 	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
 done:
+	bnn_cli_conformal_free(&conf);
 	cli_pred_free(&p);
+	cli_pred_free(&cal);
 	bnn_state_free(&st);
 	return rc;
 }

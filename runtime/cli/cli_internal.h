@@ -24,6 +24,12 @@ struct bnn_cli_args {
 	long checkpoint_every;        /* train: save every N epochs (0: off) */
 	const char *ood, *ood_labels; /* eval: out-of-distribution data */
 	const char *plots;            /* eval: directory for the charts */
+	const char *conformal;        /* eval, predict: the calibration data of split
+	                                 conformal prediction (cli_conformal.c) */
+	const char *conformal_labels; /* its IDX labels */
+	const char *level;            /* its coverage level, as given (NULL: 0.9) */
+	const char *conformal_method; /* aps, raps, lac, residual, normalized (NULL:
+	                                 aps, or normalized for regression) */
 	const char *storage;          /* export: f32, bf16 or int8 (NULL: f32) */
 	const char *rounded;          /* export: the checkpoint of the kept values */
 	long mc;                      /* eval, predict: MC samples (-1: default) */
@@ -79,6 +85,43 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
 /* laplace: a diagonal Laplace posterior of a point checkpoint (cli_laplace.c). */
 int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a);
+
+/* calibrate: temperature scaling of a checkpoint (cli_calibrate.c). */
+int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a);
+
+/* Split conformal prediction for eval and predict (cli_conformal.c). */
+struct bnn_cli_conformal {
+	bnn_conformal_options o; /* the method (RAPS: λ, k_reg) */
+	double level;            /* the coverage level */
+	long n_cal;              /* calibration examples */
+	double q;                /* the conformal quantile */
+	long n, k;               /* the predicted examples and classes (or outputs) */
+	int classes;             /* 1: sets of classes, 0: intervals */
+	double *scores;          /* n × k class scores (classification) or n scores */
+	const float *mean, *var; /* regression: the predictions of the intervals */
+};
+
+/* --level and --conformal-method of model m checked and read into c (a
+ * usage error names the option); 0 or the exit status after a message. */
+int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
+                              struct bnn_cli_conformal *c);
+
+/* The conformal quantile of the calibration predictions (probs, var and
+ * the targets y of n_cal examples): 0, or BNN_CLI_FAIL after a message
+ * naming --conformal's file. */
+int bnn_cli_conformal_fit(const bnn_model *m, struct bnn_cli_args *a, struct bnn_cli_conformal *c,
+                          const float *probs, const float *var, const float *y, long n_cal);
+
+/* The scores of the n predicted examples (probs, var; for the intervals
+ * kept by pointer), then, when y is given, the JSON keys of eval:
+ * conformal_coverage and conformal_set_size, or conformal_width. */
+int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct bnn_cli_conformal *c,
+                            const float *probs, const float *var, const float *y, long n);
+
+/* predict's columns: the header (",set" or ",lo_0,hi_0,...") and row i. */
+void bnn_cli_conformal_header(FILE *f, const struct bnn_cli_conformal *c);
+void bnn_cli_conformal_row(FILE *f, const struct bnn_cli_conformal *c, long i);
+void bnn_cli_conformal_free(struct bnn_cli_conformal *c);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);

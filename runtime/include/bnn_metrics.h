@@ -256,6 +256,99 @@ int bnn_energy(const float *logits, long n, int k, double *out, bnn_err *err);
 int bnn_metrics_ood(const double *score_in, long n_in, const double *score_out, long n_out,
                     bnn_ood_metrics *out, bnn_err *err);
 
+/* ---- temperature scaling (temperature.c; docs/calibration.md) ------------ */
+
+/**
+ * The NLL of the temperature-scaled Monte-Carlo predictive of n labelled
+ * examples: −(1/n) Σ_i log((1/S) Σ_s softmax(z_is / t)_{y_i}) (Guo et al.
+ * 2017, section 4.2, averaged over S samples).
+ * @param logits  samples × n × k raw logits, sample-major: logit j of
+ *                example i in sample s is logits[(s·n + i)·k + j]
+ *                (bnn_prediction.logits).
+ * @param labels  n classes in [0, k).
+ * @return BNN_OK; BNN_EINVAL (a NULL pointer, n < 1 "the validation set is
+ *         empty", samples < 1, k < 2, a label out of range, a logit not
+ *         finite, t not > 0).
+ */
+int bnn_temperature_nll(const float *logits, long samples, long n, int k, const int *labels,
+                        double t, double *nll, bnn_err *err);
+
+/**
+ * The temperature t in [0.01, 100] minimising bnn_temperature_nll(): a
+ * scan of 41 points evenly spaced in log t, then golden-section search in
+ * log t between the best point's neighbours to a width of 1e-9.  Same
+ * arguments and errors as bnn_temperature_nll().  Allocates nothing.
+ */
+int bnn_fit_temperature(const float *logits, long samples, long n, int k, const int *labels,
+                        double *t, bnn_err *err);
+
+/* ---- split conformal prediction (conformal.c; docs/conformal.md) --------- */
+
+/* The nonconformity scores. */
+enum bnn_conformal_method {
+	BNN_CONFORMAL_APS,        /* classes: adaptive prediction sets (randomised) */
+	BNN_CONFORMAL_RAPS,       /* classes: APS + λ·max(0, rank − k_reg) */
+	BNN_CONFORMAL_LAC,        /* classes: 1 − p_y */
+	BNN_CONFORMAL_RESIDUAL,   /* regression: max_j |y_j − μ_j| */
+	BNN_CONFORMAL_NORMALIZED, /* regression: max_j |y_j − μ_j| / σ_j */
+	BNN_CONFORMAL_COUNT
+};
+
+typedef struct bnn_conformal_options {
+	int method;    /* enum bnn_conformal_method */
+	double lambda; /* RAPS: λ */
+	long kreg;     /* RAPS: k_reg */
+} bnn_conformal_options;
+
+/* The name of a method ("aps"), and the method of a name (-1: none). */
+const char *bnn_conformal_method_name(int method);
+int bnn_conformal_method_from_name(const char *name);
+/* 1 for residual and normalized, else 0. */
+int bnn_conformal_is_regression(int method);
+
+/**
+ * The conformal quantile of n calibration scores at the coverage level
+ * (1 − α): the ⌈(n + 1)·level⌉-th smallest score (Vovk's finite-sample
+ * correction; the product rounded as its decimal value, so (9 + 1)·0.9 is
+ * 9).
+ * @return BNN_OK; BNN_EINVAL for a level outside (0, 1), n < 1 ("the
+ *         calibration set is empty"), or a rank above n ("5 calibration
+ *         examples are too few for level 0.9: ... (at least 9 examples are
+ *         needed)"); BNN_ENOMEM.
+ */
+int bnn_conformal_quantile(const double *scores, long n, double level, double *q, bnn_err *err);
+
+/**
+ * The score of every class of n examples (scores: n × k), for o->method
+ * aps, raps or lac; u holds one uniform in [0, 1) per example for the
+ * randomisation of aps and raps (NULL: u = 1, the deterministic APS).
+ * An example's set at quantile q is every class j with score ≤ q; its
+ * calibration score is the true class's.
+ */
+int bnn_conformal_class_scores(const float *probs, long n, int k, const double *u,
+                               const bnn_conformal_options *o, double *scores, bnn_err *err);
+
+/**
+ * The score of each of n examples with d outputs (method residual or
+ * normalized): max over the outputs of |y − μ|, or of |y − μ|/σ with σ² the
+ * predictive variance var.
+ */
+int bnn_conformal_regression_scores(const float *mean, const float *var, const float *y, long n,
+                                    long d, int method, double *scores, bnn_err *err);
+
+/** The coverage (the fraction of examples whose label is in its set;
+ *  labels may be NULL: 0) and the mean set size of the sets at q. */
+void bnn_conformal_sets(const double *scores, const int *labels, long n, int k, double q,
+                        double *coverage, double *mean_size);
+
+/** Half the width of an interval at q: q (residual), q·√var (normalized). */
+double bnn_conformal_half_width(int method, double q, double var);
+
+/** The coverage (examples whose score ≤ q: every output in its interval)
+ *  and the mean width over the n·d intervals at q. */
+void bnn_conformal_intervals(const float *var, const double *scores, long n, long d, int method,
+                             double q, double *coverage, double *mean_width);
+
 #ifdef __cplusplus
 }
 #endif

@@ -252,6 +252,9 @@ typedef struct bnn_state {
 	                                 "Resuming") */
 	bnn_posthoc *posthoc;         /* owned, or NULL: a Laplace or SWAG
 	                                 posterior of a point network */
+	double temperature;           /* a categorical model's temperature T: bnn_predict
+	                                 divides the logits by it (temperature scaling,
+	                                 docs/calibration.md); 0: none */
 } bnn_state;
 
 /**
@@ -272,7 +275,7 @@ void bnn_stats_init(const bnn_model *m, float *stats);
  * Save to a checkpoint (atomically replacing path).  Sections: params,
  * stats (with batchnorm layers), sigma, opt.a .. opt.e (the slots in use),
  * meta (text: optimizer, step, epoch), options, standardize.mean,
- * standardize.std.
+ * standardize.std, temperature (when st->temperature > 0).
  */
 int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
 
@@ -283,6 +286,10 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
  * set when the checkpoint has the resume sections.
  */
 int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err);
+
+/** Drops st->progress: a state saved afterwards has no resume sections (a
+ *  calibrated checkpoint is not a run to continue). */
+void bnn_state_forget_progress(bnn_state *st);
 
 /** The epochs the run of p had completed (its live state's), or -1 for
  *  NULL. */
@@ -460,6 +467,8 @@ typedef struct bnn_prediction {
 	                             samples of each one's entropy (aleatoric) */
 	double *energy;           /* n: the mean over the samples of the energy
 	                             score of each one's logits (Liu et al. 2020) */
+	float *logits;            /* max(mc, 1) × n × outputs: each sample's raw outputs, before
+	                  st->temperature, sample-major (bnn_fit_temperature), or NULL */
 } bnn_prediction;
 
 /* The examples per batch of bnn_predict(): batch j is examples

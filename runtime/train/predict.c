@@ -9,7 +9,9 @@
  * posterior (weights θ = μ + σ∘ε, dropout masks), with the NLL of the
  * predictive mixture by log-sum-exp, and for classifiers the mean over
  * the samples of each one's entropy (the aleatoric part of the predictive
- * entropy) and of its energy score (Liu et al. 2020), OOD scores.
+ * entropy) and of its energy score (Liu et al. 2020), OOD scores.  A
+ * categorical model calibrated by temperature scaling has its logits
+ * divided by the state's temperature first (predict_temperature).
  *
  * Prediction runs in fixed batches of BNN_PREDICT_BATCH examples, split
  * across the OpenMP team (each thread with a workspace of its own,
@@ -373,6 +375,21 @@ static int predict_check_sigma(const bnn_state *st, bnn_err *err)
 	                m->ntensors > 0 ? j - m->tensors[i].offset : j, (double)st->sigma[j]);
 }
 
+/* Temperature scaling (Guo et al. 2017, section 4.2): a categorical
+ * model's logits divided by st->temperature before the softmax, so the
+ * probabilities, the NLL, the entropies and the energy score are all the
+ * calibrated model's (bnn_fit_temperature fits it; docs/calibration.md). */
+static void predict_temperature(const bnn_state *st, float *z, long count)
+{
+	long i;
+
+	if (!(st->temperature > 0) || st->temperature == 1 ||
+	    st->model->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+		return;
+	for (i = 0; i < count; i++)
+		z[i] = (float)((double)z[i] / st->temperature);
+}
+
 uint64_t bnn_predict_seed(uint64_t seed, long sample, long batch)
 {
 	/* sample s's key, then substream 0 (its weights) or j + 1 (batch j) */
@@ -385,6 +402,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	float *probs = out ? out->probs : NULL, *var = out ? out->var : NULL;
 	double *nll = out ? out->nll : NULL, *nll_each = out ? out->nll_each : NULL;
 	double *xent = out ? out->expected_entropy : NULL, *energy = out ? out->energy : NULL;
+	float *logits = out ? out->logits : NULL;
 	int scored = nll || nll_each;
 	const bnn_model *m = st && st->model ? st->model : NULL;
 	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
@@ -476,6 +494,10 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 			p.ws = team.ws[t];
 			p.out = team.z[t];
 			m->pass(&p);
+			if (logits)
+				memcpy(logits + (s * n + i0) * k, team.z[t],
+				       (size_t)(b * k) * sizeof *logits);
+			predict_temperature(st, team.z[t], b * k);
 			predict_accumulate(m, &acc, team.z[t], yb, i0, b, s == 0);
 		}
 	}

@@ -26,6 +26,8 @@
  *   posterior, posterior.dev  a Laplace or SWAG posterior of a point
  *                        network, when st->posthoc is set
  *                        (posthoc_posterior.c)
+ *   temperature          f32, one value T > 0: a categorical model's
+ *                        temperature (calibrate; docs/calibration.md)
  * A checkpoint is bound to its model by the fingerprint of the canonical
  * model text, so parameters are never loaded into a network they do not
  * fit.
@@ -190,6 +192,10 @@ int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_
 		rc = train_progress_add(ck, m, st->progress);
 	if (!rc && st->posthoc)
 		rc = train_posthoc_add(ck, m, st->posthoc);
+	if (!rc && st->temperature > 0) {
+		float t = (float)st->temperature;
+		rc = bnn_ckpt_add_f32(ck, "temperature", &t, 1);
+	}
 	if (rc) {
 		bnn_ckpt_free(ck);
 		return bnn_fail(err, rc, "cannot build checkpoint %s: %s", path, bnn_strerror(rc));
@@ -374,6 +380,30 @@ static int state_check_values(const bnn_state *s, const char *path, bnn_err *err
 	return BNN_OK;
 }
 
+/* The temperature section, when present: one value T > 0, of a
+ * categorical model (the only kind temperature scaling applies to). */
+static int state_load_temperature(const bnn_ckpt *ck, const char *path, bnn_state *s, bnn_err *err)
+{
+	long n = 0;
+	const float *t = bnn_ckpt_find_f32(ck, "temperature", &n);
+
+	if (!t)
+		return BNN_OK;
+	if (n != 1)
+		return bnn_fail(err, BNN_EFORMAT, "%s: section 'temperature' has %ld values, not 1",
+		                path, n);
+	if (!(t[0] > 0) || !isfinite(t[0]))
+		return state_bad_value(path, "temperature", 0, t[0], "a finite temperature > 0",
+		                       err);
+	if (s->model->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'temperature': model '%s' is %s, and temperature "
+		                "scaling applies to categorical models only",
+		                path, s->model->name, bnn_likelihood_name(s->model->likelihood));
+	s->temperature = t[0];
+	return BNN_OK;
+}
+
 int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err)
 {
 	bnn_ckpt *ck = NULL;
@@ -455,6 +485,7 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err 
 		memcpy(s.standardize.std, sd, (size_t)m->inputs * sizeof(float));
 	}
 	if ((rc = train_posthoc_load(ck, path, &s, &s.posthoc, err)) ||
+	    (rc = state_load_temperature(ck, path, &s, err)) ||
 	    (rc = state_check_values(&s, path, err)) ||
 	    (rc = train_progress_load(ck, path, &s, &s.progress, err)))
 		goto fail;
@@ -465,6 +496,14 @@ fail:
 	bnn_ckpt_free(ck);
 	bnn_state_free(&s);
 	return rc;
+}
+
+void bnn_state_forget_progress(bnn_state *st)
+{
+	if (!st)
+		return;
+	train_progress_free(st->progress);
+	st->progress = NULL;
 }
 
 int bnn_state_is_stochastic(const bnn_state *st)

@@ -1,0 +1,159 @@
+/*
+ * conformal.c: TAP tests of split conformal prediction (runtime/metrics/
+ * conformal.c), every expected number worked out by hand in the comment
+ * next to its check: the conformal quantile of nine scores at several
+ * levels (sorting by hand, the rank ⌈(n + 1)·level⌉), the LAC, APS and
+ * RAPS scores of every class of small probability rows (ranking, ties,
+ * the randomisation u), the coverage and mean size of the sets on a tiny
+ * example, the residual and normalized regression scores with their
+ * intervals' coverage and width, the method names, and the errors with
+ * their messages (an empty calibration set, a level outside (0, 1), too
+ * few calibration examples for the level).
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <math.h>
+#include <stdio.h>
+
+#include "bnn.h"
+#include "tap.h"
+
+static void test_quantile(void)
+{
+	/* sorted: 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 (n = 9)
+	 *   level 0.8: rank ⌈10·0.8⌉ = 8 -> 0.8
+	 *   level 0.9: rank ⌈10·0.9⌉ = 9 -> 0.9 (10·0.9 is 9, not 9.000...1)
+	 *   level 0.5: rank ⌈10·0.5⌉ = 5 -> 0.5
+	 *   level 0.71: rank ⌈7.1⌉ = 8 -> 0.8 */
+	static const double s[] = { 0.5, 0.1, 0.9, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6 };
+	double q = 0;
+	bnn_err err;
+
+	ok(bnn_conformal_quantile(s, 9, 0.8, &q, &err) == BNN_OK && q == 0.8, "level 0.8: 0.8");
+	ok(bnn_conformal_quantile(s, 9, 0.9, &q, &err) == BNN_OK && q == 0.9, "level 0.9: 0.9");
+	ok(bnn_conformal_quantile(s, 9, 0.5, &q, &err) == BNN_OK && q == 0.5, "level 0.5: 0.5");
+	ok(bnn_conformal_quantile(s, 9, 0.71, &q, &err) == BNN_OK && q == 0.8, "level 0.71: 0.8");
+	/* level 0.95: rank ⌈9.5⌉ = 10 > 9; n = 18 gives ⌈18.05⌉ = 19 > 18,
+	 * n = 19 gives ⌈19⌉ = 19: at least 19 */
+	is_int(bnn_conformal_quantile(s, 9, 0.95, &q, &err), BNN_EINVAL, "level 0.95 with n = 9");
+	is_str(err.message,
+	       "9 calibration examples are too few for level 0.95: the quantile's rank "
+	       "ceil((n + 1) * level) = 10 exceeds n (at least 19 examples are needed)",
+	       "its message");
+	is_int(bnn_conformal_quantile(s, 0, 0.9, &q, &err), BNN_EINVAL, "n = 0");
+	is_str(err.message, "the calibration set is empty", "its message");
+	is_int(bnn_conformal_quantile(s, 9, 1.5, &q, &err), BNN_EINVAL, "level 1.5");
+	is_str(err.message, "the coverage level 1.5 is not in (0, 1)", "its message");
+}
+
+static void test_class_scores(void)
+{
+	/* row 0: p = (0.2, 0.5, 0.3), u = 0.5; ranking 1, 2, 0
+	 *   LAC  1 − p:            0.8, 0.5, 0.7
+	 *   APS  class 1: 0 + ½·0.5 = 0.25; class 2: 0.5 + ½·0.3 = 0.65;
+	 *        class 0: 0.8 + ½·0.2 = 0.9
+	 *   RAPS λ = 0.1, k_reg = 1: + 0.1·(rank − 1): 0.25, 0.75, 1.1
+	 * row 1: p = (0.4, 0.2, 0.4), u = 1 (a tie: class 0 ranks first)
+	 *   APS  class 0: 0.4; class 2: 0.4 + 0.4 = 0.8; class 1: 1.0 */
+	static const float p[] = { 0.2f, 0.5f, 0.3f, 0.4f, 0.2f, 0.4f };
+	static const double u[] = { 0.5, 1.0 };
+	static const double lac[] = { 0.8, 0.5, 0.7 };
+	static const double aps[] = { 0.9, 0.25, 0.65, 0.4, 1.0, 0.8 };
+	static const double raps[] = { 1.1, 0.25, 0.75 };
+	bnn_conformal_options o = { BNN_CONFORMAL_LAC, 0.1, 1 };
+	double s[6];
+	bnn_err err;
+	int i;
+
+	ok(bnn_conformal_class_scores(p, 2, 3, u, &o, s, &err) == BNN_OK, "LAC scores");
+	for (i = 0; i < 3; i++)
+		is_float(s[i], lac[i], 1e-7, "LAC class %d: 1 − p", i);
+	o.method = BNN_CONFORMAL_APS;
+	ok(bnn_conformal_class_scores(p, 2, 3, u, &o, s, &err) == BNN_OK, "APS scores");
+	for (i = 0; i < 6; i++)
+		is_float(s[i], aps[i], 1e-7, "APS example %d class %d", i / 3, i % 3);
+	o.method = BNN_CONFORMAL_RAPS;
+	ok(bnn_conformal_class_scores(p, 1, 3, u, &o, s, &err) == BNN_OK, "RAPS scores");
+	for (i = 0; i < 3; i++)
+		is_float(s[i], raps[i], 1e-7, "RAPS class %d", i);
+	o.method = BNN_CONFORMAL_RESIDUAL;
+	is_int(bnn_conformal_class_scores(p, 1, 3, u, &o, s, &err), BNN_EINVAL,
+	       "a regression method for classes");
+	is_str(err.message,
+	       "conformal scores: method 'residual' is not one for classes (aps, raps, lac)",
+	       "its message");
+}
+
+static void test_sets(void)
+{
+	/* four examples, three classes, q = 0.5; a class is in the set when its
+	 * score is ≤ 0.5:
+	 *   example 0: 0.1 0.6 0.9, label 0 -> {0}, covered, size 1
+	 *   example 1: 0.5 0.2 0.7, label 2 -> {0, 1}, not covered, size 2
+	 *   example 2: 0.9 0.8 0.6, label 1 -> {}, not covered, size 0
+	 *   example 3: 0.3 0.4 0.5, label 2 -> {0, 1, 2}, covered, size 3
+	 * coverage 2/4 = 0.5, mean size 6/4 = 1.5 */
+	static const double s[] = { 0.1, 0.6, 0.9, 0.5, 0.2, 0.7, 0.9, 0.8, 0.6, 0.3, 0.4, 0.5 };
+	static const int y[] = { 0, 2, 1, 2 };
+	double cov = 0, size = 0;
+
+	bnn_conformal_sets(s, y, 4, 3, 0.5, &cov, &size);
+	ok(cov == 0.5, "coverage 2 of 4 (%g)", cov);
+	ok(size == 1.5, "mean set size 6/4 (%g)", size);
+}
+
+static void test_regression(void)
+{
+	/* two examples, two outputs:
+	 *   μ = (1, 2), σ² = (4, 1), y = (2, 1.5): |y − μ| = (1, 0.5), /σ = (0.5, 0.5)
+	 *   μ = (0, 0), σ² = (1, 0.25), y = (-3, 0.5): |y − μ| = (3, 0.5), /σ = (3, 1)
+	 * residual scores max: 1, 3; normalized: 0.5, 3.
+	 * At q = 1 (residual): example 0 covered, example 1 not; widths 2 each,
+	 * mean 2.  At q = 1 (normalized): half-widths qσ = 2, 1, 1, 0.5; mean
+	 * width 2·(2 + 1 + 1 + 0.5)/4 = 2.25; coverage ½. */
+	static const float mu[] = { 1, 2, 0, 0 }, var[] = { 4, 1, 1, 0.25f },
+	                   y[] = { 2, 1.5f, -3, 0.5f };
+	double s[2], cov = 0, width = 0;
+	bnn_err err;
+
+	ok(bnn_conformal_regression_scores(mu, var, y, 2, 2, BNN_CONFORMAL_RESIDUAL, s, &err) ==
+	                   BNN_OK &&
+	           s[0] == 1 && s[1] == 3,
+	   "residual scores: the largest |y − μ| of each example (1, 3)");
+	bnn_conformal_intervals(var, s, 2, 2, BNN_CONFORMAL_RESIDUAL, 1.0, &cov, &width);
+	ok(cov == 0.5 && width == 2, "residual at q = 1: coverage ½, width 2 (%g, %g)", cov, width);
+	ok(bnn_conformal_regression_scores(mu, var, y, 2, 2, BNN_CONFORMAL_NORMALIZED, s, &err) ==
+	                   BNN_OK &&
+	           s[0] == 0.5 && s[1] == 3,
+	   "normalized scores: the largest |y − μ|/σ of each example (0.5, 3)");
+	bnn_conformal_intervals(var, s, 2, 2, BNN_CONFORMAL_NORMALIZED, 1.0, &cov, &width);
+	ok(cov == 0.5 && width == 2.25, "normalized at q = 1: coverage ½, width 2.25 (%g, %g)", cov,
+	   width);
+	is_float(bnn_conformal_half_width(BNN_CONFORMAL_NORMALIZED, 1.5, 4), 3, 0,
+	         "half width q·σ = 1.5·2");
+}
+
+static void test_names(void)
+{
+	int i;
+
+	for (i = 0; i < BNN_CONFORMAL_COUNT; i++)
+		is_int(bnn_conformal_method_from_name(bnn_conformal_method_name(i)), i,
+		       "method %s by its name", bnn_conformal_method_name(i));
+	is_int(bnn_conformal_method_from_name("apss"), -1, "no method 'apss'");
+	ok(bnn_conformal_is_regression(BNN_CONFORMAL_NORMALIZED) &&
+	           !bnn_conformal_is_regression(BNN_CONFORMAL_LAC),
+	   "normalized is for regression, lac is not");
+}
+
+int main(void)
+{
+	test_quantile();
+	test_class_scores();
+	test_sets();
+	test_regression();
+	test_names();
+	return tap_done();
+}

@@ -1,0 +1,176 @@
+#!/bin/sh
+# conformal_cli.sh: split conformal prediction in eval and predict
+# (docs/conformal.md), end to end.  bnnc --main compiles
+# t/models/rt_blobs.bnn (3 classes) and rt_other.bnn (2 regression
+# outputs); both train on small fixed data and are calibrated on another
+# draw.  Checks: eval's conformal keys; the LAC quantile against sorting
+# the calibration scores 1 − p_y by hand (from predict's probabilities);
+# eval's coverage and mean set size against predict's `set` column and
+# the labels; the same numbers for the same --seed; the regression
+# intervals of predict against μ ± q·σ with eval's q, and eval's coverage
+# and width against them; and the refusals with their exact messages
+# (--level 1.5, options without --conformal, a method of the other kind,
+# an unknown method, calibration data of another shape, an empty
+# calibration set, too few examples for the level).
+. "$TAP_SH"
+
+cd "$TAP_TMP" || bail_out "no temporary directory"
+
+blobs() { # N SEED: the 3 classes, overlapping
+	awk -v n="$1" -v seed="$2" 'BEGIN {
+		split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
+		s = seed
+		print "a,b,c,d,class"
+		for (i = 0; i < n; i++) {
+			k = i % 3
+			line = ""
+			for (j = 1; j <= 4; j++) {
+				s = (s * 1103515245 + 12345) % 2147483648
+				u = s / 2147483648
+				line = line sprintf("%.6f,", c[k * 4 + j] + 3.0 * (u - 0.5))
+			}
+			print line k
+		}
+	}'
+}
+blobs 300 1 >train.csv
+blobs 400 3 >calib.csv
+blobs 300 2 >test.csv
+head -1 calib.csv >empty.csv
+head -6 calib.csv >five.csv
+printf 'a,b,c,class\n1,2,3,0\n' >narrow.csv
+# regression: y1 = a + b, y2 = c − d, plus noise
+reg() { # N SEED
+	awk -v n="$1" -v s="$2" 'BEGIN { print "a,b,c,d,y1,y2"
+		for (i = 0; i < n; i++) {
+			for (j = 1; j <= 5; j++) { s = (s * 1103515245 + 12345) % 2147483648; x[j] = s / 2147483648 - 0.5 }
+			printf "%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", x[1], x[2], x[3], x[4], x[1] + x[2] + 0.3 * x[5], x[3] - x[4] + 0.1 * x[5]
+		} }'
+}
+reg 400 7 >rtrain.csv
+reg 300 8 >rcalib.csv
+reg 200 9 >rtest.csv
+
+for m in blobs other; do
+	"$BNNC" --main -o $m.c "$top_srcdir/t/models/rt_$m.bnn" ||
+		bail_out "bnnc cannot compile rt_$m.bnn"
+	# shellcheck disable=SC2086
+	$CC $BNN_CFLAGS -o $m $m.c $BNN_LIBS || bail_out "cannot build $m"
+done
+./blobs train --data train.csv --epochs 30 --batch 16 --save m.ckpt --quiet >/dev/null ||
+	bail_out "blobs does not train"
+./other train --data rtrain.csv --epochs 60 --batch 16 --save r.ckpt --quiet >/dev/null ||
+	bail_out "other does not train"
+
+key() { # KEY JSON: the value of a number or string key
+	printf '%s\n' "$2" | sed -n "s/.*\"$1\": \"*\([^,\"}]*\)\"*[,}].*/\1/p"
+}
+
+# ---- classification: eval ---------------------------------------------------------
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --conformal-method lac
+is "$run_status" 0 "eval --conformal runs"
+case $run_out in
+*'"conformal_method": "lac", "conformal_level": 0.9, "conformal_n": 400, "conformal_quantile": '*', "conformal_coverage": '*', "conformal_set_size": '*', "bins": 20}') st=0 ;;
+*) st=1 ;;
+esac
+ok $st "and reports method, level, n, quantile, coverage and set size: $run_out"
+q=$(key conformal_quantile "$run_out")
+# The LAC quantile by hand: the scores 1 − p_y of the 400 calibration
+# examples, sorted; the rank is ⌈401 · 0.9⌉ = ⌈360.9⌉ = 361.
+./blobs predict --load m.ckpt --data calib.csv --out cp.csv || bail_out "predict"
+want=$(paste -d, cp.csv calib.csv | awk -F, 'NR > 1 { printf "%.12f\n", 1 - $($12 + 1) }' |
+	sort -g | sed -n 361p)
+ok "$(awk -v a="$q" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-7) }'; echo $?)" \
+	"the LAC quantile is the 361st smallest score of 400 ($q, by hand $want)"
+
+for meth in lac aps raps; do
+	run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --conformal-method $meth --seed 4
+	cov=$(key conformal_coverage "$run_out")
+	size=$(key conformal_set_size "$run_out")
+	./blobs predict --load m.ckpt --data test.csv --conformal calib.csv --conformal-method $meth \
+		--seed 4 --out sets.csv || bail_out "predict --conformal"
+	# the set column lists the classes ("0;2"); covered when it has the label
+	byhand=$(paste -d, sets.csv test.csv | awk -F, 'NR > 1 {
+		n++; k = split($8, c, ";"); if ($8 == "") k = 0; size += k
+		for (j = 1; j <= k; j++) if (c[j] == $13) cov++ }
+		END { printf "%.9g %.9g", cov / n, size / n }')
+	is "$cov $size" "$byhand" "$meth: eval's coverage and mean set size are those of predict's sets"
+done
+is "$(head -1 sets.csv)" "p_0,p_1,p_2,predicted,entropy,expected_entropy,mutual_information,set" \
+	"predict adds the column 'set'"
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --seed 4
+first=$run_out
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --seed 4
+is "$run_out" "$first" "aps is the default, and the same --seed gives the same numbers"
+case $first in *'"conformal_method": "aps", "conformal_level": 0.9'*) st=0 ;; *) st=1 ;; esac
+ok $st "the default method is aps at level 0.9"
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --level 0.5 --conformal-method lac
+case $run_out in *'"conformal_level": 0.5,'*) st=0 ;; *) st=1 ;; esac
+ok $st "--level sets the level"
+
+# ---- regression: intervals ----------------------------------------------------------
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv
+is "$run_status" 0 "eval --conformal runs for regression"
+case $run_out in
+*'"conformal_method": "normalized", "conformal_level": 0.9, "conformal_n": 300, "conformal_quantile": '*', "conformal_coverage": '*', "conformal_width": '*'}') st=0 ;;
+*) st=1 ;;
+esac
+ok $st "and reports the normalized method's coverage and width: $run_out"
+q=$(key conformal_quantile "$run_out")
+cov=$(key conformal_coverage "$run_out")
+width=$(key conformal_width "$run_out")
+./other predict --load r.ckpt --data rtest.csv --conformal rcalib.csv --out iv.csv ||
+	bail_out "predict --conformal"
+is "$(head -1 iv.csv)" "mean_0,var_0,mean_1,var_1,lo_0,hi_0,lo_1,hi_1" "predict adds lo_j, hi_j"
+ok "$(awk -F, -v q="$q" 'NR > 1 { for (j = 0; j < 2; j++) { m = $(2 * j + 1); h = q * sqrt($(2 * j + 2))
+		d1 = $(5 + 2 * j) - (m - h); d2 = $(6 + 2 * j) - (m + h)
+		if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2; if (d1 > 1e-6 || d2 > 1e-6) bad++ } }
+	END { exit bad > 0 }' iv.csv; echo $?)" "each interval is mean ± q·sqrt(var)"
+byhand=$(paste -d, iv.csv rtest.csv | awk -F, 'NR > 1 { n++
+	if ($13 >= $5 && $13 <= $6 && $14 >= $7 && $14 <= $8) c++; w += $6 - $5 + $8 - $7 }
+	END { printf "%.4f %.4f", c / n, w / (2 * n) }')
+is "$(printf '%.4f %.4f' "$cov" "$width")" "$byhand" \
+	"eval's coverage (both outputs inside) and mean width are those of the intervals"
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-method residual
+case $run_out in *'"conformal_method": "residual"'*) st=0 ;; *) st=1 ;; esac
+ok $st "the residual method for regression"
+
+# ---- refusals -------------------------------------------------------------------------
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --level 1.5
+is "$run_status" 2 "--level 1.5 is a usage error"
+is "$run_err" "./blobs: --level: '1.5' is not a coverage level in (0, 1), such as 0.9
+Try './blobs --help'." "with its message"
+run ./blobs eval --load m.ckpt --data test.csv --level 0.8
+is "$run_err" "./blobs: --level goes with --conformal
+Try './blobs --help'." "--level needs --conformal"
+run ./blobs predict --load m.ckpt --data test.csv --conformal-labels x.gz
+is "$run_err" "./blobs: --conformal-labels goes with --conformal
+Try './blobs --help'." "and so does --conformal-labels"
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-method aps
+is "$run_err" "./other: --conformal-method: 'aps' is for classifiers, and model 'rt_other' is gaussian: use normalized or residual
+Try './other --help'." "a classifier's method for a regression model"
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --conformal-method normalized
+is "$run_err" "./blobs: --conformal-method: 'normalized' is for regression, and model 'rt_blobs' is categorical: use aps, raps or lac
+Try './blobs --help'." "a regression method for a classifier"
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --conformal-method ap
+is "$run_err" "./blobs: --conformal-method: 'ap' is not aps, raps, lac, residual or normalized
+Try './blobs --help'." "an unknown method"
+run ./blobs eval --load m.ckpt --data test.csv --conformal narrow.csv
+is "$run_status" 1 "calibration data of another shape is refused"
+is "$run_err" "./blobs: narrow.csv: 3 feature columns but the model takes 4" "with its message"
+run ./blobs eval --load m.ckpt --data test.csv --conformal rcalib.csv
+is "$run_err" "./blobs: rcalib.csv: 5 feature columns but the model takes 4" \
+	"and so is the regression model's calibration data"
+run ./blobs eval --load m.ckpt --data test.csv --conformal empty.csv
+is "$run_status" 1 "an empty calibration set is refused"
+is "$run_err" "./blobs: empty.csv: no examples: the file has a header row but no data rows" \
+	"with its message"
+run ./blobs predict --load m.ckpt --data test.csv --conformal five.csv --out never.csv
+is "$run_status" 1 "five calibration examples are too few for level 0.9"
+is "$run_err" "./blobs: --conformal five.csv: 5 calibration examples are too few for level 0.9: the quantile's rank ceil((n + 1) * level) = 6 exceeds n (at least 9 examples are needed)" \
+	"with its message"
+ok "$(test ! -e never.csv; echo $?)" "and predict writes nothing"
+run ./blobs eval --load m.ckpt --data test.csv --conformal test.csv --conformal-labels calib.csv --mc 0
+is "$run_status" 1 "--conformal-labels with a CSV calibration file is refused"
+
+done_testing
