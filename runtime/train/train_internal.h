@@ -143,10 +143,11 @@ struct trainer {
 	int stop_asked; /* a progress report asked to stop (several ranks:
 	                            agreed at the epoch's end) */
 	/* where the run stands, for its checkpoints' resume sections */
-	long shuffles;   /* epochs shuffled since the seed */
-	int have_best;   /* t->best holds the best epoch's state */
-	double best_nll; /* its validation NLL */
-	long since_best; /* epochs since it */
+	long shuffles;       /* epochs shuffled since the seed */
+	int have_best;       /* t->best holds the best epoch's state */
+	double best_nll;     /* its validation NLL */
+	long since_best;     /* epochs since it */
+	long *loo_idx, nloo; /* loo: the training examples it scores (loo.c) */
 };
 
 /* One piece of one tensor for an optimizer's update hook. */
@@ -293,5 +294,11 @@ int train_text_append(char *buf, int n, const char *fmt, ...) __attribute__((for
  * from Adam's v; vogn and ivon with mc = 1: from s or h); called after
  * every epoch. */
 void train_step_finish_epoch(struct trainer *t);
+
+/* loo.c: the leave-one-out estimate after each epoch (option loo).
+ * Setup checks the model and optimizer and picks the examples (none when
+ * loo is 0); train_loo sets r->loo_nll, collectively. */
+int train_loo_setup(struct trainer *t, bnn_err *err);
+int train_loo(struct trainer *t, bnn_epoch_report *r, bnn_err *err);
 
 #endif

@@ -164,6 +164,8 @@ static const struct opt_def opt_defs[] = {
 	  "augmentation: random crop with this zero padding (0: off)" },
 	{ "flip", OPT_BOOL, OFF(flip), 0, 1, SHARED, NEED_NOTHING,
 	  "augmentation: random horizontal flip (0 or 1)" },
+	{ "loo", OPT_LONG, OFF(loo), 0, 1e9, SHARED, NEED_NOTHING,
+	  "leave-one-out NLL estimate after each epoch on this many training examples (0: off)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
