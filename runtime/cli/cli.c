@@ -89,7 +89,8 @@ enum {
 	IN_PREDICT = 4,
 	IN_INFO = 8,
 	IN_POSTERIOR = 16,
-	IN_EXPORT = 32
+	IN_EXPORT = 32,
+	IN_SENSITIVITY = 64
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -116,6 +117,9 @@ static const struct cli_command {
 	  "--load CKPT [--storage f32|bf16|int8]\n"
 	  "                 [--rounded CKPT] [-o FILE.h]" },
 	{ "info", IN_INFO, "[--load CKPT]" },
+	{ "sensitivity", IN_SENSITIVITY,
+	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
+	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
@@ -184,6 +188,11 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        (default f32: every value exactly); --rounded CKPT also saves the\n"
 	       "        checkpoint of the values the storage keeps, for eval and predict.\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
+	       "sensitivity scores each example of a meanfield classifier by |v e|, how\n"
+	       "        much removing it would move its prediction (IVON paper §4.4);\n"
+	       "        lists the --top N (default 10) most and least sensitive, writes\n"
+	       "        every score as CSV to --out and, for image data, the listed\n"
+	       "        images as an SVG contact sheet to --svg (docs/sensitivity.md).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
 	       "every core this process may use (%d here: its CPU affinity, capped by\n"
@@ -217,9 +226,11 @@ struct cli_opt {
 
 #define ARG(f) offsetof(struct bnn_cli_args, f)
 static const struct cli_opt cli_opts[] = {
-	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
-	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TRAIN | IN_EVAL },
-	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_SENSITIVITY },
+	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_SENSITIVITY },
+	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_SENSITIVITY },
 	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TRAIN },
 	{ "--valid", CLI_TEXT, ARG(valid), 0, 0, NULL, IN_TRAIN },
 	{ "--valid-labels", CLI_TEXT, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
@@ -233,12 +244,13 @@ static const struct cli_opt cli_opts[] = {
 	{ "--ood", CLI_TEXT, ARG(ood), 0, 0, NULL, IN_EVAL },
 	{ "--ood-labels", CLI_TEXT, ARG(ood_labels), 0, 0, NULL, IN_EVAL },
 	{ "--plots", CLI_TEXT, ARG(plots), 0, 0, NULL, IN_EVAL },
-	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT },
+	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_EVAL | IN_PREDICT | IN_SENSITIVITY },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN },
 	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
-	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT },
-	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_PREDICT | IN_POSTERIOR | IN_EXPORT },
+	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_SENSITIVITY },
+	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
+	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_SENSITIVITY },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
 	{ "--rounded", CLI_TEXT, ARG(rounded), 0, 0, NULL, IN_EXPORT },
@@ -248,6 +260,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "--init", CLI_TEXT, ARG(init), 0, 0, NULL, IN_TRAIN },
 	{ "--checkpoint-every", CLI_COUNT, ARG(checkpoint_every), 1, 1000000000, "epochs",
 	  IN_TRAIN },
+	{ "--top", CLI_COUNT, ARG(top), 1, 1000000000, "examples", IN_SENSITIVITY },
+	{ "--svg", CLI_TEXT, ARG(svg), 0, 0, NULL, IN_SENSITIVITY },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -545,6 +559,13 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))
 			return rc;
 		return bnn_cli_posterior(m, &a);
+	}
+	if (where == IN_SENSITIVITY) {
+		if ((rc = cli_need(&a, a.load, "--load CKPT")) ||
+		    (rc = cli_need(&a, a.data, "--data FILE")))
+			return rc;
+		bnn_set_threads(a.train.threads);
+		return bnn_cli_sensitivity(m, &a);
 	}
 	if ((rc = cli_need(&a, a.data, "--data FILE")))
 		return rc;

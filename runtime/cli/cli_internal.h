@@ -29,6 +29,8 @@ struct bnn_cli_args {
 	long mc;                      /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
+	long top;                /* sensitivity: examples listed each way (0: default) */
+	const char *svg;         /* sensitivity: the contact sheet, or NULL */
 	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
 	int rank, ranks;         /* MPI: this process's rank of ranks (0 of 1 without) */
 	char *last_error;        /* BNN_ERR_MESSAGE_MAX bytes: the last message of
@@ -74,6 +76,9 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
+
+/* sensitivity: scores, listing, CSV and contact sheet (cli_sensitivity.c). */
+int bnn_cli_sensitivity(const bnn_model *m, struct bnn_cli_args *a);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);

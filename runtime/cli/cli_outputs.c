@@ -97,7 +97,9 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 		{ "--ood", a->ood, 0 },
 		{ "--ood-labels", a->ood_labels, 0 },
 	};
-	const struct cli_file out[] = { { "--save", a->save, 0 }, { "--out", a->out, 1 } };
+	const struct cli_file out[] = { { "--save", a->save, 0 },
+		                        { "--out", a->out, 1 },
+		                        { "--svg", a->svg, 0 } };
 	int i, rc;
 
 	for (i = 0; i < (int)(sizeof out / sizeof out[0]); i++) {
