@@ -6,11 +6,14 @@
 # with chosen parameters and σ are written by t/sensitivity_ckpt.c.
 # Checks: the CSV of a hand-worked set byte for byte, a second
 # checkpoint's scores and LOO terms within 1e-6 of the hand values, the
-# listing on stdout, the SVG contact sheet of a 2-image IDX set byte for
-# byte, that the LOO estimate training reports is the mean of the
-# command's loo_nll over the same examples, and bad input with exact
-# messages (a point model, a checkpoint without σ, --top 0, data of
-# another shape, --svg on non-image data, loo with a point optimizer).
+# listing on stdout; a 2-2-2 tanh network (t/models/sn_net.bnn, whose V_i
+# has off-diagonal terms) against its Jacobian written out in
+# t/sensitivity_ref.awk; the SVG contact sheet of a 2-image IDX set byte
+# for byte; that the LOO estimate training reports is the mean of the
+# command's loo_nll over the same examples; the same bits on 1 and 3
+# threads; and bad input with exact messages (a point model, a
+# checkpoint without σ, --top 0, data of another shape, --svg on
+# non-image data, loo with a point optimizer).
 #
 # The hand computations.  Logistic regression f = W x + b has
 # ∂f_c/∂W_cj = x_j, ∂f_c/∂b_c = 1 and nothing else, so
@@ -55,6 +58,11 @@ cd "$TAP_TMP" || bail_out "no temporary directory"
 	"$BNNC" -o model.c "$top_srcdir/t/models/sn_logreg.bnn" &&
 	$CC $BNN_CFLAGS -DSENS_MODEL=sn_logreg_model -o mkckpt \
 		"$top_srcdir/t/sensitivity_ckpt.c" model.c $BNN_LIBS &&
+	"$BNNC" --main -o snet.c "$top_srcdir/t/models/sn_net.bnn" &&
+	$CC $BNN_CFLAGS -o snet snet.c $BNN_LIBS &&
+	"$BNNC" -o snet_model.c "$top_srcdir/t/models/sn_net.bnn" &&
+	$CC $BNN_CFLAGS -DSENS_MODEL=sn_net_model -o mknet \
+		"$top_srcdir/t/sensitivity_ckpt.c" snet_model.c $BNN_LIBS &&
 	"$BNNC" --main -o point.c "$top_srcdir/t/models/sn_point.bnn" &&
 	$CC $BNN_CFLAGS -o point point.c $BNN_LIBS ||
 	bail_out "cannot build the test programs"
@@ -102,6 +110,23 @@ is "$(sed -n 3p "$run_out_file")" \
 is "$(sed -n 4p "$run_out_file")" \
 	"       1        2      1          0      3.74339" "ranked by score: example 2 first"
 
+# ---- a 2-2-2 tanh network: V_i with off-diagonal terms ------------------------
+P="0.5 -0.3 0.2 0.8 0.1 -0.2 1.0 -0.7 0.4 0.9 0.05 -0.1"
+S="0.3 0.2 0.1 0.4 0.25 0.15 0.35 0.05 0.2 0.3 0.1 0.45"
+# shellcheck disable=SC2086
+./mknet net.ckpt $P --sigma $S || bail_out "cannot write net.ckpt"
+printf 'a,b,class\n1,2,0\n-0.5,0.3,1\n2,-1,1\n0,0,0\n' >dn.csv
+run ./snet sensitivity --load net.ckpt --data dn.csv --out net.csv
+is "$run_status" 0 "sensitivity of the 2-2-2 network exits 0"
+awk -v P="$P" -v S="$S" -f "$top_srcdir/t/sensitivity_ref.awk" dn.csv >net_ref.csv
+is "$(awk -F, 'NR == FNR { for (j = 2; j <= 4; j++) w[FNR, j] = $j; next }
+	FNR > 1 { r = FNR - 1; split("4 5 6", col, " ")
+		for (j = 2; j <= 4; j++) { a = $(col[j - 1]); d = a - w[r, j]; d = d < 0 ? -d : d
+			m = w[r, j] < 0 ? -w[r, j] : w[r, j]
+			if (d > 1e-5 * m) printf "row %d: %s, not %s\n", r, a, w[r, j] } }
+	END { if (FNR != 5) print "rows:", FNR }' net_ref.csv net.csv)" "" \
+	"its scores, NLL and LOO terms within 1e-5 of the Jacobian's (t/sensitivity_ref.awk)"
+
 # ---- the contact sheet of a 2-image IDX set (f32 1x2 images) -----------------
 printf '\0\0\015\003\0\0\0\002\0\0\0\001\0\0\0\002\077\200\0\0\100\0\0\0\0\0\0\0\0\0\0\0' >img.idx
 printf '\0\0\010\001\0\0\0\002\0\001' >lab.idx
@@ -141,6 +166,10 @@ loo=$(sed -n 's/.*"loo_nll": \([^,]*\),.*/\1/p' "$run_out_file")
 run ./net sensitivity --load ivon.ckpt --data train.csv --out all.csv
 is "$(awk -F, 'NR > 1 { s += $6; n++ } END { printf "%.6g", s / n }' all.csv)" "$loo" \
 	"the summary's loo_nll is the mean LOO term of the 200 training examples"
+run ./net sensitivity --load ivon.ckpt --data train.csv --out all1.csv --threads 1
+run ./net sensitivity --load ivon.ckpt --data train.csv --out all3.csv --threads 3
+is_file all1.csv all3.csv "the same bits on 1 and 3 threads"
+is_file all1.csv all.csv "and on the default number of threads"
 run ./net train --data train.csv --optimizer ivon --epochs 1 --seed 2 --set loo=10 \
 	--save ivon10.ckpt
 is "$(grep -c 'loo nll [0-9]' "$run_err_file")" 1 "loo=10 scores a subset (10 evenly spaced examples)"
