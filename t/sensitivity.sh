@@ -47,6 +47,7 @@
 #      e_1 = −0.880797078, V_00 = 4, V_11 = 0.25,
 #      Δ_0 = 4·0.880797078 + 0.25·0.880797078 = 3.74338758,
 #      NLL log(1 + e^2) = 2.12692801, LOO log(e^5.74338758 + 1) = 5.74658643
+# shellcheck shell=sh source=t/tap.sh disable=SC2154,SC2015  # the harness sets top_srcdir
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
