@@ -97,7 +97,8 @@ enum {
 	IN_POSTERIOR = 16,
 	IN_EXPORT = 32,
 	IN_LAPLACE = 64,
-	IN_CALIBRATE = 128
+	IN_CALIBRATE = 128,
+	IN_SENSITIVITY = 256
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -132,6 +133,9 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT\n"
 	  "                 [--prior-precision P|auto] [--fisher mc|empirical]\n"
 	  "                 [--fisher-samples S] [--batch B] [--seed S] [--threads T]" },
+	{ "sensitivity", IN_SENSITIVITY,
+	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
+	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
@@ -214,6 +218,11 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        data (--fisher mc, labels drawn from the model; or empirical),\n"
 	       "        δ from --prior-precision (default 1; auto: the marginal\n"
 	       "        likelihood); eval and predict then sample it (docs/laplace.md).\n"
+	       "sensitivity scores each example of a meanfield classifier by |v e|, how\n"
+	       "        much removing it would move its prediction (IVON paper §4.4);\n"
+	       "        lists the --top N (default 10) most and least sensitive, writes\n"
+	       "        every score as CSV to --out and, for image data, the listed\n"
+	       "        images as an SVG contact sheet to --svg (docs/sensitivity.md).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
 	       "every core this process may use (%d here: its CPU affinity, capped by\n"
@@ -248,11 +257,11 @@ struct cli_opt {
 #define ARG(f) offsetof(struct bnn_cli_args, f)
 static const struct cli_opt cli_opts[] = {
 	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL,
-	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY },
 	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL,
-	  IN_TRAIN | IN_EVAL | IN_LAPLACE | IN_CALIBRATE },
+	  IN_TRAIN | IN_EVAL | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY },
 	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL,
-	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY },
 	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TRAIN },
 	{ "--valid", CLI_TEXT, ARG(valid), 0, 0, NULL, IN_TRAIN },
 	{ "--valid-labels", CLI_TEXT, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
@@ -273,13 +282,14 @@ static const struct cli_opt cli_opts[] = {
 	{ "--level", CLI_TEXT, ARG(level), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--conformal-method", CLI_TEXT, ARG(conformal_method), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL,
-	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE },
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
 	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN | IN_LAPLACE },
 	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
-	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE | IN_CALIBRATE },
+	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE | IN_CALIBRATE |
+	          IN_SENSITIVITY },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
-	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE },
+	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE | IN_SENSITIVITY },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
 	{ "--rounded", CLI_TEXT, ARG(rounded), 0, 0, NULL, IN_EXPORT },
@@ -292,6 +302,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "--prior-precision", CLI_TEXT, ARG(prior_precision), 0, 0, NULL, IN_LAPLACE },
 	{ "--fisher", CLI_TEXT, ARG(fisher), 0, 0, NULL, IN_LAPLACE },
 	{ "--fisher-samples", CLI_COUNT, ARG(fisher_samples), 1, 100000, "samples", IN_LAPLACE },
+	{ "--top", CLI_COUNT, ARG(top), 1, 1000000000, "examples", IN_SENSITIVITY },
+	{ "--svg", CLI_TEXT, ARG(svg), 0, 0, NULL, IN_SENSITIVITY },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -600,6 +612,13 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))
 			return rc;
 		return bnn_cli_posterior(m, &a);
+	}
+	if (where == IN_SENSITIVITY) {
+		if ((rc = cli_need(&a, a.load, "--load CKPT")) ||
+		    (rc = cli_need(&a, a.data, "--data FILE")))
+			return rc;
+		bnn_set_threads(a.train.threads);
+		return bnn_cli_sensitivity(m, &a);
 	}
 	if ((rc = cli_need(&a, a.data, "--data FILE")))
 		return rc;

@@ -38,6 +38,8 @@ struct bnn_cli_args {
 	const char *prior_precision; /* laplace: a number or auto (NULL: 1) */
 	const char *fisher;          /* laplace: mc or empirical (NULL: mc) */
 	long fisher_samples;         /* laplace: label draws per example (0: 1) */
+	long top;                    /* sensitivity: examples listed each way (0: default) */
+	const char *svg;             /* sensitivity: the contact sheet, or NULL */
 	bnn_train_options train;     /* with --optimizer, --lr, ... and --set applied */
 	int rank, ranks;             /* MPI: this process's rank of ranks (0 of 1 without) */
 	char *last_error;            /* BNN_ERR_MESSAGE_MAX bytes: the last message of
@@ -122,6 +124,9 @@ int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct b
 void bnn_cli_conformal_header(FILE *f, const struct bnn_cli_conformal *c);
 void bnn_cli_conformal_row(FILE *f, const struct bnn_cli_conformal *c, long i);
 void bnn_cli_conformal_free(struct bnn_cli_conformal *c);
+
+/* sensitivity: scores, listing, CSV and contact sheet (cli_sensitivity.c). */
+int bnn_cli_sensitivity(const bnn_model *m, struct bnn_cli_args *a);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);

@@ -103,7 +103,8 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 	/* calibrate's --out is a checkpoint: a regular file */
 	const int out_streams = !a->command || strcmp(a->command, "calibrate") != 0;
 	const struct cli_file out[] = { { "--save", a->save, 0 },
-		                        { "--out", a->out, out_streams } };
+		                        { "--out", a->out, out_streams },
+		                        { "--svg", a->svg, 0 } };
 	int i, rc;
 
 	for (i = 0; i < (int)(sizeof out / sizeof out[0]); i++) {

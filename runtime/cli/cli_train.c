@@ -51,6 +51,8 @@ static int cli_on_epoch(const bnn_epoch_report *r, void *ctx)
 		fprintf(stderr, "  valid nll %.4f", r->valid_nll);
 	if (!isnan(r->valid_accuracy))
 		fprintf(stderr, "  valid accuracy %.4f", r->valid_accuracy);
+	if (!isnan(r->loo_nll))
+		fprintf(stderr, "  loo nll %.4f", r->loo_nll);
 	fprintf(stderr, "  lr %.3g  %.0f examples/s  %.1f s%s\n", r->lr, r->examples_per_second,
 	        r->seconds, r->improved && !isnan(r->valid_nll) ? "  (best)" : "");
 done:
@@ -263,6 +265,8 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 		       progress.last.valid_nll, progress.best.epoch, progress.best.valid_nll);
 	if (!isnan(progress.best.valid_accuracy) && progress.best.epoch > 0)
 		printf(", \"best_valid_accuracy\": %.6g", progress.best.valid_accuracy);
+	if (progress.epochs_done > 0 && !isnan(progress.last.loo_nll))
+		printf(", \"loo_nll\": %.6g", progress.last.loo_nll);
 	printf(", \"examples_per_second\": %.0f, \"checkpoint\": \"%s\"}\n",
 	       progress.last.examples_per_second, a->save);
 	rc = BNN_CLI_OK; /* bnn_cli_main checks that stdout was written */

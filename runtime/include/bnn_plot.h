@@ -153,6 +153,35 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 int bnn_plot_curves(const char *path_svg, const char *path_csv, const bnn_plot_curve *series,
                     int nseries, const bnn_plot_curves_options *options, bnn_err *err);
 
+/* One image of a contact sheet (bnn_plot_contact_sheet). */
+typedef struct bnn_plot_image {
+	const float *pixels; /* channels × height × width, row-major, borrowed */
+	long index;          /* written under it: "#index" */
+	long label;          /* written under it: "label L"; -1: none */
+	double score;        /* written under it, 4 significant digits */
+} bnn_plot_image;
+
+/* A row of a contact sheet: a caption and its images, left to right. */
+typedef struct bnn_plot_sheet_row {
+	const char *title;            /* the caption above the row */
+	const bnn_plot_image *images; /* n images, borrowed */
+	long n;                       /* >= 0 */
+} bnn_plot_sheet_row;
+
+/**
+ * Write an SVG contact sheet of images: a title, then each row's caption
+ * and its images side by side, each with its index, label and score
+ * under it.  One channel is drawn in grey levels, three as RGB (other
+ * counts: the first channel, grey), every value mapped linearly from the
+ * smallest to the largest value of the whole sheet to black to white (so
+ * images are comparable).  A pixel is an integer number of SVG pixels,
+ * 84 / max(height, width) (at least 1).  Written atomically.
+ * @param shape  {channels, height, width}, each >= 1
+ * @return BNN_OK, or BNN_EINVAL (bad arguments), BNN_EIO, BNN_ENOMEM.
+ */
+int bnn_plot_contact_sheet(const char *path_svg, const char *title, const bnn_plot_sheet_row *rows,
+                           int nrows, const long shape[3], bnn_err *err);
+
 #ifdef __cplusplus
 }
 #endif

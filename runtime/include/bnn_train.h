@@ -103,6 +103,10 @@ typedef struct bnn_train_options {
 	                          padding; 0: off [crop_pad] */
 	int flip;              /* augmentation: random horizontal flip [0]
 	                          [flip] (bnn_augment_image) */
+	long loo;              /* > 0: after every epoch, the leave-one-out
+	                          estimate of the NLL on this many training
+	                          examples, evenly spaced (all when more);
+	                          0: off [0] [loo] (docs/sensitivity.md) */
 	int verbose;           /* progress line on stderr */
 	long swag;             /* sgd, adam, adamw: collect SWAG's moments over
 	                          the last this many epochs, and end with the
@@ -321,8 +325,11 @@ typedef struct bnn_epoch_report {
 	double valid_accuracy; /* NAN without validation or for regression */
 	double seconds;        /* wall time of the epoch so far */
 	double examples_per_second;
-	int improved; /* best validation NLL so far (or no validation) */
-	double lr;    /* final: the learning rate at the epoch's end */
+	int improved;   /* best validation NLL so far (or no validation) */
+	double lr;      /* final: the learning rate at the epoch's end */
+	double loo_nll; /* final: the mean leave-one-out NLL estimate over the
+	                   options' loo training examples (bnn_sensitivity);
+	                   NAN when loo is 0 */
 } bnn_epoch_report;
 /* Return non-zero to stop training after this report: after a final one,
  * training ends with that epoch; after a progress report (final = 0, about
@@ -609,6 +616,49 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
 double bnn_laplace_log_marglik(long n, const float *theta, const double *h, double nll,
                                double delta);
 double bnn_laplace_best_delta(long n, const float *theta, const double *h);
+
+/*
+ * The memory-perturbation view of a classifier's posterior (Nickl et al.
+ * 2023, as the IVON paper states it in §4.4 and appendix C.5;
+ * docs/sensitivity.md).  For example i with logits f_i at the posterior
+ * mean, prediction error e_i = softmax(f_i) − onehot(y_i) and prediction
+ * covariance V_i = ∇f_iᵀ diag(σ²) ∇f_i, removing the example moves its
+ * logits to about f_i + V_i e_i.  Each array may be NULL (not wanted).
+ */
+typedef struct bnn_sensitivity {
+	double *score;   /* n: the sensitivity, the length of the logit shift
+	                    V_i e_i measured from the label's logit (|v_i e_i|
+	                    for two classes) */
+	double *loo_nll; /* n: ℓ(f_i + V_i e_i), the example's leave-one-out
+	                    NLL estimate (§4.4.1) */
+	double *nll;     /* n: ℓ(f_i), the NLL at the posterior mean */
+	int *predicted;  /* n: the class of the largest logit */
+} bnn_sensitivity;
+
+/**
+ * Whether model m can give sensitivities: categorical, and every layer
+ * with parameters meanfield (σ per parameter, no noise of its own).
+ * @return BNN_OK, or BNN_EUNSUPPORTED with the reason.
+ */
+int bnn_sensitivity_check_model(const bnn_model *m, bnn_err *err);
+
+/**
+ * Whether st can give sensitivities: a categorical model whose every layer
+ * with parameters is meanfield (σ per parameter, no noise of its own),
+ * and a state with finite posterior standard deviations.
+ * @return BNN_OK, or BNN_EUNSUPPORTED with the reason.
+ */
+int bnn_sensitivity_check(const bnn_state *st, bnn_err *err);
+
+/**
+ * The sensitivities of examples idx[0..n) of ds (NULL idx: the first n)
+ * under st (bnn_sensitivity_check first), into out's arrays (row k: the
+ * k-th example asked).  Costs one gradient pass per example and class.
+ * Deterministic; the same bits on any number of threads.
+ * @return BNN_OK, or BNN_EINVAL / BNN_EMISMATCH / BNN_ENOMEM.
+ */
+int bnn_sensitivity_scores(const bnn_state *st, const bnn_dataset *ds, const long *idx, long n,
+                           const bnn_sensitivity *out, bnn_err *err);
 
 /**
  * Write the posterior of st (or its parameters, for a point estimate) as

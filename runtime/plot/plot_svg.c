@@ -13,7 +13,8 @@
  * the frame, the title, the axis labels and the legend.  Numbers are
  * written with '.' as the decimal point whatever the C locale (plot_dot()),
  * so files are valid in any locale.  Text is escaped for XML and reduced
- * to valid UTF-8 (plot_xml()).
+ * to valid UTF-8 (plot_xml()); that text and number writing is shared with
+ * the other drawings of this folder through plot_internal.h.
  */
 #include <locale.h>
 #include <math.h>
@@ -25,6 +26,7 @@
 #include "bnn.h"
 #include "bnn_plot.h"
 #include "common/utf8.h"
+#include "plot_internal.h"
 
 /* ---- canvas layout (pixels) --------------------------------------------- */
 
@@ -111,7 +113,7 @@ static size_t plot_utf8_len(const unsigned char *p)
 
 /* Write s as XML character data or attribute text: markup characters as
  * entities, anything not valid UTF-8 or not allowed in XML 1.0 as '?'. */
-static void plot_xml(FILE *f, const char *s)
+void plot_xml(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -189,7 +191,7 @@ static void plot_csv_text(FILE *f, const char *s)
 }
 
 /* Replace the C locale's decimal point in buf (printf output) by '.'. */
-static void plot_dot(char *buf)
+void plot_dot(char *buf)
 {
 	const char *dp = localeconv()->decimal_point;
 	size_t dlen;
@@ -413,7 +415,7 @@ static void plot_xy(FILE *f, const struct plot_chart *c, double x, double y)
 }
 
 /* Write an attribute name="pixels". */
-static void plot_attr(FILE *f, const char *name, double v)
+void plot_attr(FILE *f, const char *name, double v)
 {
 	fprintf(f, " %s=\"", name);
 	plot_px_out(f, v);
@@ -421,7 +423,7 @@ static void plot_attr(FILE *f, const char *name, double v)
 }
 
 /* A text element at (x, y) pixels; extra is more attributes (or ""). */
-static void plot_text(FILE *f, double x, double y, const char *extra, const char *text)
+void plot_text(FILE *f, double x, double y, const char *extra, const char *text)
 {
 	fputs("<text", f);
 	plot_attr(f, "x", x);

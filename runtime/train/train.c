@@ -244,6 +244,7 @@ static void train_free(struct trainer *t)
 	free(t->aug_scratch);
 	free(t->train_idx);
 	free(t->valid_idx);
+	free(t->loo_idx);
 	free(t->ws);
 	free(t->xb);
 	free(t->yb);
@@ -670,8 +671,9 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	    !(rc = train_split(&t, err)) && !(rc = train_check_batchnorm(&t, err))) {
 		t.n_data = (double)t.ntrain;
 		/* the data's checks first: a refusal leaves st as it was */
-		if (!(rc = train_augment_setup(&t, err)) && !(rc = train_step_setup(&t, err)))
-			rc = train_alloc(&t, err);
+		if (!(rc = train_augment_setup(&t, err)) && !(rc = train_step_setup(&t, err)) &&
+		    !(rc = train_alloc(&t, err)))
+			rc = train_loo_setup(&t, err);
 	}
 	/* one process's failure here (memory) is every process's */
 	if ((rc = train_dist_agree(&t, rc, err)))
@@ -715,7 +717,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		memset(&r, 0, sizeof r);
 		r.epoch = e;
 		r.epochs = o->epochs;
-		r.valid_nll = r.valid_accuracy = NAN;
+		r.valid_nll = r.valid_accuracy = r.loo_nll = NAN;
 		snapshot_copy(&t, &t.start, 1);
 		rc = train_epoch(&t, &r, on_epoch, ctx, err);
 		if (!rc) {
@@ -750,6 +752,10 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 			} else {
 				t.since_best++;
 			}
+		}
+		if (t.nloo > 0) { /* collective: every rank, whatever its status */
+			int loo_rc = train_loo(&t, &r, rc ? NULL : err);
+			rc = rc ? rc : loo_rc;
 		}
 		/* A checkpoint now and then guards a long run against a crash
 		 * (every checkpoint_every epochs, and after an improving epoch

@@ -174,6 +174,7 @@ struct trainer {
 	double best_nll;        /* its validation NLL */
 	long since_best;        /* epochs since it */
 	struct train_swag swag; /* o->swag > 0: SWAG's moments (swag.c) */
+	long *loo_idx, nloo;    /* loo: the training examples it scores (loo.c) */
 };
 
 /* One piece of one tensor for an optimizer's update hook. */
@@ -333,5 +334,11 @@ int train_text_append(char *buf, int n, const char *fmt, ...) __attribute__((for
  * from Adam's v; vogn and ivon with mc = 1: from s or h); called after
  * every epoch. */
 void train_step_finish_epoch(struct trainer *t);
+
+/* loo.c: the leave-one-out estimate after each epoch (option loo).
+ * Setup checks the model and optimizer and picks the examples (none when
+ * loo is 0); train_loo sets r->loo_nll, collectively. */
+int train_loo_setup(struct trainer *t, bnn_err *err);
+int train_loo(struct trainer *t, bnn_epoch_report *r, bnn_err *err);
 
 #endif

@@ -183,6 +183,8 @@ static const struct opt_def opt_defs[] = {
 	  "sgd, adam, adamw: SWAG posterior of the last this many epochs (0: off)" },
 	{ "swag_rank", OPT_LONG, OFF(swag_rank), 0, 1e9, OWN, NEED_SWAG,
 	  "SWAG: deviations of its low-rank part (default 20)" },
+	{ "loo", OPT_LONG, OFF(loo), 0, 1e9, SHARED, NEED_NOTHING,
+	  "leave-one-out NLL estimate after each epoch on this many training examples (0: off)" },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
