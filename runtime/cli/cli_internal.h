@@ -10,7 +10,8 @@
 
 #include "bnn.h"
 
-#define BNN_CLI_MAX_SETS 64
+#define BNN_CLI_MAX_SETS  64
+#define BNN_CLI_MAX_LOADS 64 /* merge: the --load files */
 
 /* Every option of every subcommand (each subcommand accepts a subset). */
 struct bnn_cli_args {
@@ -20,13 +21,17 @@ struct bnn_cli_args {
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;
 	const char *save, *load, *out;
-	const char *resume, *init;    /* train: continue a run, or start from parameters */
-	long checkpoint_every;        /* train: save every N epochs (0: off) */
-	const char *ood, *ood_labels; /* eval: out-of-distribution data */
-	const char *plots;            /* eval: directory for the charts */
-	const char *storage;          /* export: f32, bf16 or int8 (NULL: f32) */
-	const char *rounded;          /* export: the checkpoint of the kept values */
-	long mc;                      /* eval, predict: MC samples (-1: default) */
+	const char *resume, *init;            /* train: continue a run, or start from parameters */
+	long checkpoint_every;                /* train: save every N epochs (0: off) */
+	const char *ood, *ood_labels;         /* eval: out-of-distribution data */
+	const char *plots;                    /* eval: directory for the charts */
+	const char *storage;                  /* export: f32, bf16 or int8 (NULL: f32) */
+	const char *rounded;                  /* export: the checkpoint of the kept values */
+	long mc;                              /* eval, predict: MC samples (-1: default) */
+	long members;                         /* train: networks of the mixture (0: one) */
+	const char *loads[BNN_CLI_MAX_LOADS]; /* merge: every --load, in order */
+	int nloads;
+	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
 	int standardize, quiet;
 	long bins;
 	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
@@ -74,6 +79,9 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_posterior(const bnn_model *m, struct bnn_cli_args *a);
+
+/* merge: one checkpoint from several (cli_merge.c). */
+int bnn_cli_merge(const bnn_model *m, struct bnn_cli_args *a);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);
