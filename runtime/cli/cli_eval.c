@@ -14,6 +14,10 @@
  * when --out names a file; posterior writes the mean and standard
  * deviation of every parameter.
  *
+ * --load may name a mixture of networks (train --members): eval and
+ * predict then predict with every member and average (bnn_mixture_load,
+ * bnn_mixture_predict_batches; docs/ensembles.md).
+ *
  * eval and predict run sharded under mpirun (cli_mpi.h): each rank
  * predicts a contiguous run of bnn_predict's batches of 256 examples, and
  * rank 0 gathers every prediction in example order and computes the

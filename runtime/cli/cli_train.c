@@ -14,7 +14,9 @@
  * with: only epochs (the run's total) and threads may change, and
  * --standardize must be given as it was (the statistics stored in CKPT
  * are reused).  --init CKPT starts a new run from CKPT's parameters
- * (bnn_state_warm_start).
+ * (bnn_state_warm_start).  --members K trains K networks, member k with
+ * seed S + k, saved together as a mixture (bnn_mixture_save;
+ * docs/ensembles.md).
  */
 #include <math.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
  *
  * H_k is the posterior precision of run k, 1/σ_k², which is what each
  * optimizer's curvature gives: IVON's σ² = 1/(λ(h + δ)) (Alg. 1 line 8),
- * so H = λ(h + δ); VOGN's σ² = 1/(N(s + δ̃)) (Alg. 1), so H = N(s + δ̃);
+ * so H = λ(h + δ); VOGN's σ² = 1/(N(s + δ̃)) (Alg. 1 line 9), so H = N(s + δ̃);
  * BADAM's and BBB's σ likewise.  Reading σ rather than h and δ takes the
  * δ each tensor had (its layer's prior, IVON's δ/λ scaling) from the run
  * itself, with no second copy of the trainer's rules; for runs with the

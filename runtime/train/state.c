@@ -25,7 +25,10 @@
  *                        (progress.c)
  * A checkpoint is bound to its model by the fingerprint of the canonical
  * model text, so parameters are never loaded into a network they do not
- * fit.
+ * fit.  The sections of one network can also be written and read under a
+ * prefix (train_state_add, train_state_from_ckpt): the members of a
+ * mixture ("member.2.params", ...; mixture.c), which bnn_state_load
+ * refuses.
  */
 #include <inttypes.h>
 #include <math.h>
