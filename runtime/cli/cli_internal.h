@@ -10,8 +10,10 @@
 
 #include "bnn.h"
 
-#define BNN_CLI_MAX_SETS  64
-#define BNN_CLI_MAX_LOADS 64 /* merge: the --load files */
+#define BNN_CLI_MAX_SETS 64
+
+/* merge: the most --load files. */
+#define BNN_CLI_MAX_LOADS 64
 
 /* Every option of every subcommand (each subcommand accepts a subset). */
 struct bnn_cli_args {
@@ -21,23 +23,24 @@ struct bnn_cli_args {
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;
 	const char *save, *load, *out;
-	const char *resume, *init;            /* train: continue a run, or start from parameters */
-	long checkpoint_every;                /* train: save every N epochs (0: off) */
-	const char *ood, *ood_labels;         /* eval: out-of-distribution data */
-	const char *plots;                    /* eval: directory for the charts */
-	const char *storage;                  /* export: f32, bf16 or int8 (NULL: f32) */
-	const char *rounded;                  /* export: the checkpoint of the kept values */
-	long mc;                              /* eval, predict: MC samples (-1: default) */
-	long members;                         /* train: networks of the mixture (0: one) */
-	const char *loads[BNN_CLI_MAX_LOADS]; /* merge: every --load, in order */
-	int nloads;
-	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
+	const char *resume, *init;    /* train: continue a run, or start from parameters */
+	long checkpoint_every;        /* train: save every N epochs (0: off) */
+	const char *ood, *ood_labels; /* eval: out-of-distribution data */
+	const char *plots;            /* eval: directory for the charts */
+	const char *storage;          /* export: f32, bf16 or int8 (NULL: f32) */
+	const char *rounded;          /* export: the checkpoint of the kept values */
+	long mc;                      /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
 	bnn_train_options train; /* with --optimizer, --lr, ... and --set applied */
 	int rank, ranks;         /* MPI: this process's rank of ranks (0 of 1 without) */
 	char *last_error;        /* BNN_ERR_MESSAGE_MAX bytes: the last message of
 	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
+	/* mixtures and merge (docs/ensembles.md, docs/merge.md) */
+	long members; /* train: networks of the mixture (0: one) */
+	const char *loads[BNN_CLI_MAX_LOADS];
+	int nloads;          /* merge: every --load, in order */
+	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
 };
 
 /* Exit statuses. */
