@@ -10,7 +10,7 @@
  *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
  *                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]
  *                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]
- *                 [--checkpoint-every N] --save CKPT
+ *                 [--checkpoint-every N] [--members K] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
  *                 [--conformal FILE [--conformal-labels FILE] [--level X]
@@ -23,6 +23,8 @@
  *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
  *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
  *                 [--batch B] [--seed S] [--threads T]
+ *   MODEL merge   --load CKPT --load CKPT [--load CKPT ...] --out CKPT
+ *                 [--weights hessian|uniform]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
  *   MODEL info    [--load CKPT]
  *
@@ -98,7 +100,8 @@ enum {
 	IN_EXPORT = 32,
 	IN_LAPLACE = 64,
 	IN_CALIBRATE = 128,
-	IN_SENSITIVITY = 256
+	IN_SENSITIVITY = 256,
+	IN_MERGE = 512
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -112,7 +115,7 @@ static const struct cli_command {
 	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
 	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
 	  "                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]\n"
-	  "                 [--checkpoint-every N] --save CKPT" },
+	  "                 [--checkpoint-every N] [--members K] --save CKPT" },
 	{ "eval", IN_EVAL,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
@@ -125,6 +128,9 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
 	  "                 --out CKPT [--mc S] [--seed S] [--batch B] [--threads T]" },
 	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
+	{ "merge", IN_MERGE,
+	  "--load CKPT --load CKPT [--load CKPT ...] --out CKPT\n"
+	  "                 [--weights hessian|uniform]" },
 	{ "export", IN_EXPORT,
 	  "--load CKPT [--storage f32|bf16|int8]\n"
 	  "                 [--rounded CKPT] [-o FILE.h]" },
@@ -181,6 +187,10 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        change); --init CKPT starts a new run from CKPT's parameters (same\n"
 	       "        tensors; another family's checkpoint too); --checkpoint-every N\n"
 	       "        also saves CKPT after every N epochs (docs/training.md).\n"
+	       "        --members K trains a mixture of K networks, member k (from 0)\n"
+	       "        with seed S + k, saved in one CKPT that eval and predict read\n"
+	       "        (ivon members: Multi-IVON; adam members: a deep ensemble;\n"
+	       "        docs/ensembles.md).\n"
 	       "        Options for --set NAME=VALUE (docs/training.md):\n",
 	       m->name, m->bnnc_version, m->source);
 	bnn_train_options_help(stdout);
@@ -206,6 +216,10 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        --out; eval and predict apply it (docs/calibration.md).\n"
 	       "posterior writes the posterior mean and standard deviation of every\n"
 	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
+	       "merge   averages the posterior means of several checkpoints of this model\n"
+	       "        into the checkpoint --out: --weights hessian (default) weighs each\n"
+	       "        parameter by the precision its run learned (ivon, vogn, badam,\n"
+	       "        bbb), uniform by 1/K (docs/merge.md).\n"
 	       "export  writes the checkpoint's trained values as the C header that\n"
 	       "        `bnnc --standalone` inference includes (default: %s_infer_weights.h;\n"
 	       "        -o - for stdout); docs/standalone.md.  --storage bf16 or int8\n"
@@ -240,6 +254,7 @@ enum cli_kind {
 	CLI_COUNT, /* a whole number in [min, max] (a long field) */
 	CLI_TRAIN, /* the training option of the same name (bnn_train_set) */
 	CLI_SET,   /* NAME=VALUE: the training option NAME */
+	CLI_LOADS, /* merge's --load: one more file of the list */
 };
 
 /* One row of the option table: the parser follows it, and a misspelt or
@@ -289,7 +304,9 @@ static const struct cli_opt cli_opts[] = {
 	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE | IN_CALIBRATE |
 	          IN_SENSITIVITY },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
-	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE | IN_SENSITIVITY },
+	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE | IN_SENSITIVITY | IN_MERGE },
+	{ "--weights", CLI_TEXT, ARG(weights), 0, 0, NULL, IN_MERGE },
+	{ "--members", CLI_COUNT, ARG(members), 1, BNN_MIXTURE_MAX, "members", IN_TRAIN },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
 	{ "--rounded", CLI_TEXT, ARG(rounded), 0, 0, NULL, IN_EXPORT },
@@ -379,6 +396,13 @@ static int cli_apply(struct bnn_cli_args *a, const struct cli_opt *o, const char
 		return cli_train_set(a, o->name + 2, value); /* --lr: the option lr */
 	case CLI_SET:
 		return cli_set(a, value);
+	case CLI_LOADS:
+		if (a->nloads == BNN_CLI_MAX_LOADS)
+			return bnn_cli_usage_error(a, "more than %d --load files",
+			                           BNN_CLI_MAX_LOADS);
+		a->loads[a->nloads++] = value;
+		a->load = value; /* bnn_cli_check_outputs compares --out with it */
+		return BNN_CLI_OK;
 	}
 	return BNN_CLI_OK;
 }
@@ -466,20 +490,31 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 		printf("running statistics %ld (batchnorm)\n", m->nstats);
 	printf("posterior parameters %ld\n", cli_posterior_params(m));
 	if (a->load) {
-		bnn_state st;
+		bnn_mixture mix;
 		bnn_err err;
-		if (bnn_state_load(&st, m, a->load, &err))
+		int k;
+		if (bnn_mixture_load(&mix, m, a->load, &err))
 			return bnn_cli_error(a, "%s", err.message);
-		printf("checkpoint %s: optimizer %s, %ld epochs, %ld steps%s%s", a->load,
-		       bnn_optimizer_name(st.optimizer), st.epoch, st.step,
-		       st.standardize.features ? ", standardised inputs" : "",
-		       st.sigma ? ", with a posterior" : "");
-		if (st.temperature > 0) /* calibrate's (docs/calibration.md) */
-			printf(", temperature %.9g", st.temperature);
-		printf("\n");
-		if (st.options)
-			printf("options %s\n", st.options);
-		bnn_state_free(&st);
+		if (mix.members > 1)
+			printf("checkpoint %s: a mixture of %d networks (docs/ensembles.md)\n",
+			       a->load, mix.members);
+		for (k = 0; k < mix.members; k++) {
+			const bnn_state *st = &mix.member[k];
+			if (mix.members > 1)
+				printf("member %d", k + 1);
+			else
+				printf("checkpoint %s", a->load);
+			printf(": optimizer %s, %ld epochs, %ld steps%s%s",
+			       bnn_optimizer_name(st->optimizer), st->epoch, st->step,
+			       st->standardize.features ? ", standardised inputs" : "",
+			       st->sigma ? ", with a posterior" : "");
+			if (st->temperature > 0) /* calibrate's (docs/calibration.md) */
+				printf(", temperature %.9g", st->temperature);
+			printf("\n");
+			if (st->options)
+				printf("options %s\n", st->options);
+		}
+		bnn_mixture_free(&mix);
 	}
 	return BNN_CLI_OK;
 }
@@ -501,6 +536,14 @@ static int cli_train_checks(struct bnn_cli_args *a)
 	if (a->resume && a->init)
 		return bnn_cli_usage_error(a, "--resume continues a run and --init starts a new "
 		                              "one: give one of them");
+	if (a->members > 1 && a->resume)
+		return bnn_cli_usage_error(a,
+		                           "--resume continues one run, and --members %ld trains "
+		                           "%ld: a mixture is not resumed",
+		                           a->members, a->members);
+	if (a->members > 1 && a->checkpoint_every)
+		return bnn_cli_usage_error(a, "--checkpoint-every saves one run as it goes: with "
+		                              "--members, --save is written after each member");
 	if (a->resume && a->ranks > 1)
 		return bnn_cli_usage_error(a,
 		                           "--resume runs on one process, not on %d: resume "
@@ -608,6 +651,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		bnn_set_threads(a.train.threads);
 		return bnn_cli_laplace(m, &a);
 	}
+	if (where == IN_MERGE)
+		return bnn_cli_merge(m, &a);
 	if (where == IN_POSTERIOR) {
 		if ((rc = cli_need(&a, a.load, "--load CKPT")))
 			return rc;

@@ -16,6 +16,10 @@
  * prediction (cli_conformal.c): eval's coverage and set size or width,
  * predict's set or interval columns.
  *
+ * --load may name a mixture of networks (train --members): eval and
+ * predict then predict with every member and average (bnn_mixture_load,
+ * bnn_mixture_predict_batches; docs/ensembles.md).
+ *
  * eval and predict run sharded under mpirun (cli_mpi.h): each rank
  * predicts a contiguous run of bnn_predict's batches of 256 examples, and
  * rank 0 gathers every prediction in example order and computes the
@@ -59,6 +63,7 @@ struct cli_pred {
 	float *probs, *var; /* n × outputs: probabilities, or mean and variance */
 	double nll;         /* summed NLL of the predictive (with targets) */
 	long mc;            /* the Monte-Carlo samples predicted with */
+	int members;        /* the networks of the mixture predicted with */
 	double *entropy;    /* n: predictive entropy */
 	double *conf;       /* n: 1 − confidence (classification), else NULL */
 	/* classification, else NULL: */
@@ -83,12 +88,13 @@ static void cli_pred_free(struct cli_pred *p)
 /* The mutual information of a classifier's predictions, entropy − the
  * expected entropy bnn_predict gave.  With --mc 0 there is one prediction
  * and no split (docs/metrics.md): the expected entropy is the entropy
- * itself, the mutual information 0, exactly. */
+ * itself, the mutual information 0, exactly; unless a mixture's members
+ * gave one each (docs/ensembles.md). */
 static int cli_split(long n, struct cli_pred *p, bnn_err *err)
 {
 	if (!(p->mi = calloc((size_t)n, sizeof *p->mi)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory");
-	if (p->mc > 0)
+	if (p->mc > 0 || p->members > 1)
 		return bnn_mutual_information(p->entropy, p->xent, n, p->mi, err);
 	memcpy(p->xent, p->entropy, (size_t)n * sizeof *p->xent);
 	return BNN_OK;
@@ -175,10 +181,11 @@ static void cli_shard(long n, int r, int size, long *j0, long *j1, long *lo, lon
  * whatever the number of ranks (cli_pred_check then checks and scores them).
  * Collective; returns the status all ranks agreed on (the message printed
  * by rank 0). */
-static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mixture *mix,
                         const struct bnn_cli_world *w, const char *path, const char *labels,
                         int need_targets, struct cli_pred *p)
 {
+	const bnn_state *st = &mix->member[0]; /* the members share the standardisation */
 	char msg[BNN_CLI_MSG_MAX] = "";
 	bnn_err err;
 	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
@@ -200,6 +207,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	p->probs = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->probs);
 	p->var = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->var);
 	p->mc = cli_mc(a, st);
+	p->members = mix->members;
 	if (classes) {
 		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);
 		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
@@ -211,13 +219,14 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_st
 	    (classes && (!p->xent || !p->energy))) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
-	} else if (j1 > j0 && bnn_predict_batches(st, &p->ds, p->mc, a->train.seed, j0, j1,
-	                                          &(bnn_prediction){ .probs = p->probs,
-	                                                             .var = p->var,
-	                                                             .nll_each = nll,
-	                                                             .expected_entropy = p->xent,
-	                                                             .energy = p->energy },
-	                                          &err)) {
+	} else if (j1 > j0 &&
+	           bnn_mixture_predict_batches(mix, &p->ds, p->mc, a->train.seed, j0, j1,
+	                                       &(bnn_prediction){ .probs = p->probs,
+	                                                          .var = p->var,
+	                                                          .nll_each = nll,
+	                                                          .expected_entropy = p->xent,
+	                                                          .energy = p->energy },
+	                                       &err)) {
 		snprintf(msg, sizeof msg, "%s", err.message);
 		rc = BNN_CLI_FAIL;
 	}
@@ -373,22 +382,24 @@ static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, con
 	return BNN_CLI_OK;
 }
 
-/* Loads --load on every rank: 0, or the status the ranks agreed on. */
+/* Loads --load (one network, or a mixture: docs/ensembles.md) on every
+ * rank: 0, or the status the ranks agreed on. */
 static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const struct bnn_cli_world *w,
-                          bnn_state *st)
+                          bnn_mixture *mix)
 {
 	bnn_err err;
-	int rc = bnn_state_load(st, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
+	int rc = bnn_mixture_load(mix, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
 
 	return bnn_cli_shard_agree(w, a, rc, rc ? err.message : NULL);
 }
 
 /* Rank 0's part of eval: the metrics of the gathered predictions, the
  * charts and the JSON line.  Prints errors. */
-static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn_state *st,
+static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn_mixture *mix,
                            struct cli_pred *in, struct cli_pred *ood, struct cli_pred *cal,
                            struct bnn_cli_conformal *conf)
 {
+	const bnn_state *st = &mix->member[0];
 	bnn_class_metrics cm;
 	bnn_regression_metrics rm;
 	bnn_bin *bins = NULL;
@@ -430,6 +441,8 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, in, a->ood ? ood : NULL)))
 		goto done;
 	printf("{\"n\": %ld, \"mc\": %ld", in->ds.n, cli_mc(a, st));
+	if (mix->members > 1)
+		printf(", \"members\": %d", mix->members);
 	if (gaussian) {
 		cli_json_number("rmse", rm.rmse, 1);
 		cli_json_number("nll", in->nll / (double)in->ds.n, 1);
@@ -486,7 +499,7 @@ done:
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 {
 	struct bnn_cli_world w;
-	bnn_state st;
+	bnn_mixture mix;
 	struct cli_pred in, ood, cal;
 	struct bnn_cli_conformal conf;
 	int rc;
@@ -498,22 +511,22 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 		return rc;
 	if ((rc = bnn_cli_shard_world(a, &w)))
 		return rc;
-	if ((rc = cli_state_load(m, a, &w, &st)))
+	if ((rc = cli_state_load(m, a, &w, &mix)))
 		return rc;
-	if ((rc = cli_pred_run(m, a, &st, &w, a->data, a->labels, 1, &in)) ||
-	    (a->ood && (rc = cli_pred_run(m, a, &st, &w, a->ood, a->ood_labels, 0, &ood))) ||
+	if ((rc = cli_pred_run(m, a, &mix, &w, a->data, a->labels, 1, &in)) ||
+	    (a->ood && (rc = cli_pred_run(m, a, &mix, &w, a->ood, a->ood_labels, 0, &ood))) ||
 	    (a->conformal &&
-	     (rc = cli_pred_run(m, a, &st, &w, a->conformal, a->conformal_labels, 1, &cal))))
+	     (rc = cli_pred_run(m, a, &mix, &w, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done;
 	if (w.rank == 0)
-		rc = cli_eval_report(m, a, &st, &in, &ood, &cal, &conf);
+		rc = cli_eval_report(m, a, &mix, &in, &ood, &cal, &conf);
 	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
 done:
 	bnn_cli_conformal_free(&conf);
 	cli_pred_free(&in);
 	cli_pred_free(&ood);
 	cli_pred_free(&cal);
-	bnn_state_free(&st);
+	bnn_mixture_free(&mix);
 	return rc;
 }
 
@@ -599,7 +612,7 @@ int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 {
 	struct bnn_cli_world w;
-	bnn_state st;
+	bnn_mixture mix;
 	struct cli_pred p, cal;
 	struct bnn_cli_conformal conf;
 	bnn_err err;
@@ -612,11 +625,11 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		return rc;
 	if ((rc = bnn_cli_shard_world(a, &w)))
 		return rc;
-	if ((rc = cli_state_load(m, a, &w, &st)))
+	if ((rc = cli_state_load(m, a, &w, &mix)))
 		return rc;
-	if ((rc = cli_pred_run(m, a, &st, &w, a->data, NULL, 0, &p)) ||
+	if ((rc = cli_pred_run(m, a, &mix, &w, a->data, NULL, 0, &p)) ||
 	    (a->conformal &&
-	     (rc = cli_pred_run(m, a, &st, &w, a->conformal, a->conformal_labels, 1, &cal))))
+	     (rc = cli_pred_run(m, a, &mix, &w, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done; /* the ranks have agreed */
 	if (w.rank == 0 &&
 	    !(rc = cli_pred_check(m, a, a->data, m->likelihood != BNN_LIKELIHOOD_GAUSSIAN, &p)) &&
@@ -638,7 +651,7 @@ done:
 	bnn_cli_conformal_free(&conf);
 	cli_pred_free(&p);
 	cli_pred_free(&cal);
-	bnn_state_free(&st);
+	bnn_mixture_free(&mix);
 	return rc;
 }
 

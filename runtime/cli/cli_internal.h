@@ -12,6 +12,9 @@
 
 #define BNN_CLI_MAX_SETS 64
 
+/* merge: the most --load files. */
+#define BNN_CLI_MAX_LOADS 64
+
 /* Every option of every subcommand (each subcommand accepts a subset). */
 struct bnn_cli_args {
 	const char *prog;       /* argv[0], for messages */
@@ -44,6 +47,11 @@ struct bnn_cli_args {
 	int rank, ranks;             /* MPI: this process's rank of ranks (0 of 1 without) */
 	char *last_error;            /* BNN_ERR_MESSAGE_MAX bytes: the last message of
 	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
+	/* mixtures and merge (docs/ensembles.md, docs/merge.md) */
+	long members; /* train: networks of the mixture (0: one) */
+	const char *loads[BNN_CLI_MAX_LOADS];
+	int nloads;          /* merge: every --load, in order */
+	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
 };
 
 /* Exit statuses. */
@@ -127,6 +135,9 @@ void bnn_cli_conformal_free(struct bnn_cli_conformal *c);
 
 /* sensitivity: scores, listing, CSV and contact sheet (cli_sensitivity.c). */
 int bnn_cli_sensitivity(const bnn_model *m, struct bnn_cli_args *a);
+
+/* merge: one checkpoint from several (cli_merge.c). */
+int bnn_cli_merge(const bnn_model *m, struct bnn_cli_args *a);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);

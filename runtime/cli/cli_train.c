@@ -14,7 +14,9 @@
  * with: only epochs (the run's total) and threads may change, and
  * --standardize must be given as it was (the statistics stored in CKPT
  * are reused).  --init CKPT starts a new run from CKPT's parameters
- * (bnn_state_warm_start).
+ * (bnn_state_warm_start).  --members K trains K networks, member k with
+ * seed S + k, saved together as a mixture (bnn_mixture_save;
+ * docs/ensembles.md).
  */
 #include <math.h>
 #include <stdio.h>
@@ -212,13 +214,113 @@ static int cli_train_standardize(struct bnn_cli_args *a, bnn_state *st, bnn_data
 	return BNN_CLI_OK;
 }
 
+/* The summary of one run on stdout (rank 0), after a "member": K field
+ * for a member of a mixture. */
+static void cli_train_summary(const struct bnn_cli_args *a, const struct cli_progress *progress,
+                              long member)
+{
+	printf("{");
+	if (member > 0)
+		printf("\"member\": %ld, \"members\": %ld, \"seed\": %llu, ", member, a->members,
+		       (unsigned long long)bnn_mixture_member_seed(a->train.seed, (int)member - 1));
+	printf("\"epochs\": %ld, \"train_loss\": %.6g", progress->epochs_done,
+	       progress->last.train_loss);
+	if (!isnan(progress->last.valid_nll))
+		printf(", \"valid_nll\": %.6g, \"best_epoch\": %ld, \"best_valid_nll\": %.6g",
+		       progress->last.valid_nll, progress->best.epoch, progress->best.valid_nll);
+	if (!isnan(progress->best.valid_accuracy) && progress->best.epoch > 0)
+		printf(", \"best_valid_accuracy\": %.6g", progress->best.valid_accuracy);
+	if (progress->epochs_done > 0 && !isnan(progress->last.loo_nll))
+		printf(", \"loo_nll\": %.6g", progress->last.loo_nll);
+	printf(", \"examples_per_second\": %.0f, \"checkpoint\": \"%s\"}\n",
+	       progress->last.examples_per_second, a->save);
+}
+
+/* Trains st (initialised) with options o: 0, or the exit status after a
+ * message.  checkpoint: where bnn_train saves (NULL: nowhere). */
+static int cli_train_run(struct bnn_cli_args *a, bnn_state *st, const bnn_train_options *o,
+                         bnn_dataset *train, bnn_dataset *valid, const char *checkpoint,
+                         struct cli_progress *progress)
+{
+	bnn_err err;
+	int code = bnn_train(st,
+	                     &(bnn_train_io){ .train = train,
+	                                      .valid = a->valid ? valid : NULL,
+	                                      .checkpoint = checkpoint,
+	                                      .resume = a->resume != NULL,
+	                                      .checkpoint_every = a->checkpoint_every,
+	                                      .on_epoch = cli_on_epoch,
+	                                      .on_start = cli_on_start,
+	                                      .ctx = progress },
+	                     o, &err);
+
+	if (!code)
+		return BNN_CLI_OK;
+	if (progress->tty && !a->quiet)
+		fputc('\n', stderr);
+	bnn_cli_error(a, "%s", err.message);
+	if (code == BNN_ERANGE && a->rank == 0 && checkpoint)
+		cli_report_divergence(a, progress);
+	return BNN_CLI_FAIL;
+}
+
+/* --members K: member 1 is st, the run `train` alone makes; member k is
+ * trained the same way from seed S + k − 1 (its initial parameters, data
+ * order and noise), on the data standardised once.  After each member,
+ * --save holds the mixture of the members trained so far. */
+static int cli_train_members(const bnn_model *m, struct bnn_cli_args *a, bnn_state *st,
+                             bnn_dataset *train, bnn_dataset *valid)
+{
+	bnn_mixture mix;
+	bnn_err err;
+	int k, rc = BNN_CLI_OK;
+
+	mix.members = 0;
+	if (!(mix.member = calloc((size_t)a->members, sizeof *mix.member)))
+		return bnn_cli_error(a, "out of memory");
+	for (k = 0; k < a->members && !rc; k++) {
+		bnn_train_options o = a->train;
+		struct cli_progress progress;
+		memset(&progress, 0, sizeof progress);
+		progress.tty = isatty(2);
+		progress.quiet = a->quiet || a->rank > 0;
+		o.seed = bnn_mixture_member_seed(a->train.seed, k);
+		if (k == 0) {
+			mix.member[0] = *st; /* the mixture owns it now */
+			memset(st, 0, sizeof *st);
+		} else if (bnn_state_init(&mix.member[k], m, o.seed, &err) ||
+		           (a->init && bnn_state_warm_start(&mix.member[k], a->init, &err)) ||
+		           bnn_standardizer_copy(&mix.member[0].standardize,
+		                                 &mix.member[k].standardize, &err)) {
+			rc = bnn_cli_error(a, "%s", err.message);
+			break;
+		}
+		mix.members = k + 1;
+		if (!progress.quiet)
+			fprintf(stderr, "member %d/%ld (seed %llu)\n", k + 1, a->members,
+			        (unsigned long long)o.seed);
+		if ((rc = cli_train_run(a, &mix.member[k], &o, train, valid, NULL, &progress)))
+			break;
+		if (a->rank == 0 && bnn_mixture_save(&mix, a->save, &err))
+			rc = bnn_cli_error(a, "%s", err.message);
+		if ((rc = bnn_cli_agree(a, rc)))
+			break;
+		if (a->rank == 0)
+			cli_train_summary(a, &progress, k + 1);
+	}
+	if (rc && a->rank == 0 && k > 0)
+		fprintf(stderr, "%s: %s holds the mixture of the first %d members\n", a->prog,
+		        a->save, k);
+	bnn_mixture_free(&mix);
+	return rc;
+}
+
 int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 {
 	bnn_dataset train, valid;
 	bnn_state st;
-	bnn_err err;
 	struct cli_progress progress;
-	int rc = BNN_CLI_FAIL, code;
+	int rc = BNN_CLI_FAIL;
 
 	memset(&train, 0, sizeof train);
 	memset(&valid, 0, sizeof valid);
@@ -235,40 +337,14 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 		rc = cli_train_standardize(a, &st, &train, &valid);
 	if ((rc = bnn_cli_agree(a, rc))) /* every rank's data loaded */
 		goto done;
-	rc = BNN_CLI_FAIL;
-	code = bnn_train(&st,
-	                 &(bnn_train_io){ .train = &train,
-	                                  .valid = a->valid ? &valid : NULL,
-	                                  .checkpoint = a->save,
-	                                  .resume = a->resume != NULL,
-	                                  .checkpoint_every = a->checkpoint_every,
-	                                  .on_epoch = cli_on_epoch,
-	                                  .on_start = cli_on_start,
-	                                  .ctx = &progress },
-	                 &a->train, &err);
-	if (code) {
-		if (progress.tty && !a->quiet)
-			fputc('\n', stderr);
-		bnn_cli_error(a, "%s", err.message);
-		if (code == BNN_ERANGE && a->rank == 0)
-			cli_report_divergence(a, &progress);
+	if (a->members > 1) {
+		rc = cli_train_members(m, a, &st, &train, &valid);
 		goto done;
 	}
-	if (a->rank > 0) {
-		rc = BNN_CLI_OK;
+	if ((rc = cli_train_run(a, &st, &a->train, &train, &valid, a->save, &progress)))
 		goto done;
-	}
-	printf("{\"epochs\": %ld, \"train_loss\": %.6g", progress.epochs_done,
-	       progress.last.train_loss);
-	if (!isnan(progress.last.valid_nll))
-		printf(", \"valid_nll\": %.6g, \"best_epoch\": %ld, \"best_valid_nll\": %.6g",
-		       progress.last.valid_nll, progress.best.epoch, progress.best.valid_nll);
-	if (!isnan(progress.best.valid_accuracy) && progress.best.epoch > 0)
-		printf(", \"best_valid_accuracy\": %.6g", progress.best.valid_accuracy);
-	if (progress.epochs_done > 0 && !isnan(progress.last.loo_nll))
-		printf(", \"loo_nll\": %.6g", progress.last.loo_nll);
-	printf(", \"examples_per_second\": %.0f, \"checkpoint\": \"%s\"}\n",
-	       progress.last.examples_per_second, a->save);
+	if (a->rank == 0)
+		cli_train_summary(a, &progress, 0);
 	rc = BNN_CLI_OK; /* bnn_cli_main checks that stdout was written */
 done:
 	bnn_dataset_free(&train);

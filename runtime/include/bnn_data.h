@@ -139,6 +139,9 @@ int bnn_standardizer_fit(const bnn_dataset *ds, bnn_standardizer *out, bnn_err *
 int bnn_standardizer_apply(const bnn_standardizer *s, bnn_dataset *ds, bnn_err *err);
 /** Release what s owns and zero it.  NULL is fine. */
 void bnn_standardizer_free(bnn_standardizer *s);
+/** A copy of s into out (owned; features 0 copies as none); out is zeroed
+ *  on failure.  BNN_OK, BNN_ENOMEM. */
+int bnn_standardizer_copy(const bnn_standardizer *s, bnn_standardizer *out, bnn_err *err);
 
 /**
  * Check that every target of ds is an integer label in [0, k) (categorical

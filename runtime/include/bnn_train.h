@@ -660,6 +660,79 @@ int bnn_sensitivity_check(const bnn_state *st, bnn_err *err);
 int bnn_sensitivity_scores(const bnn_state *st, const bnn_dataset *ds, const long *idx, long n,
                            const bnn_sensitivity *out, bnn_err *err);
 
+/*
+ * Mixtures of networks (mixture.c, docs/ensembles.md): K trained networks
+ * of one model predicting as one, the equal-weight average of their
+ * predictive distributions (Multi-IVON with ivon members, IVON paper
+ * §4.2; a deep ensemble with adam members).  A mixture of one member is a
+ * single network, and its checkpoint an ordinary one.
+ */
+#define BNN_MIXTURE_MAX 1000
+
+typedef struct bnn_mixture {
+	int members;       /* K >= 1 */
+	bnn_state *member; /* K states of one model, owned */
+} bnn_mixture;
+
+/** The seed member k (from 0) is trained and predicts with: seed + k. */
+uint64_t bnn_mixture_member_seed(uint64_t seed, int k);
+
+/**
+ * Checks that the k states can be mixed or merged: one model (the
+ * fingerprint) and the same input standardisation.  names (may be NULL:
+ * "member 2") name the states in messages.  BNN_OK, BNN_EMISMATCH,
+ * BNN_EINVAL.
+ */
+int bnn_mixture_check(const bnn_state *members, int k, const char *const *names, bnn_err *err);
+
+/**
+ * Save a mixture atomically: member 1 as the ordinary sections, member k
+ * >= 2 as the sections "member.k.params", ..., and the text section
+ * "mixture" (docs/checkpoint.md); one member: bnn_state_save.
+ */
+int bnn_mixture_save(const bnn_mixture *mix, const char *path, bnn_err *err);
+
+/**
+ * Load a mixture, or an ordinary checkpoint as a mixture of one member
+ * (mix initialised by this call only on success; free with
+ * bnn_mixture_free).  Every member is checked as bnn_state_load checks a
+ * state, its messages naming the member's sections.
+ */
+int bnn_mixture_load(bnn_mixture *mix, const bnn_model *m, const char *path, bnn_err *err);
+void bnn_mixture_free(bnn_mixture *mix);
+
+/**
+ * bnn_predict_batches() of a mixture: each member k (from 0) predicts with
+ * mc samples and seed bnn_mixture_member_seed(seed, k), and out gets the
+ * average of the members' predictive distributions (probabilities; the
+ * Gaussian mixture's mean and variance), of their expected entropies and
+ * energy scores (the means over all K·mc samples), and each example's
+ * NLL −log((1/K)·Σ_k exp(−NLL_k)).  One member: bnn_predict_batches.
+ */
+int bnn_mixture_predict_batches(const bnn_mixture *mix, const bnn_dataset *ds, long mc,
+                                uint64_t seed, long j0, long j1, const bnn_prediction *out,
+                                bnn_err *err);
+
+/* How bnn_merge weighs the networks. */
+enum bnn_merge_weights {
+	BNN_MERGE_HESSIAN, /* by each run's posterior precision 1/σ² (its learned curvature) */
+	BNN_MERGE_UNIFORM  /* equal weights */
+};
+
+/**
+ * One network from k >= 2 trained networks of the same model (merge.c,
+ * docs/merge.md): parameter by parameter, m = (Σ_k H_k m_k)/(Σ_k H_k) with
+ * H_k = 1/σ_k² (BNN_MERGE_HESSIAN; every network needs a σ) or the mean
+ * of the m_k (BNN_MERGE_UNIFORM); σ = (Σ_k H_k)^(−1/2) when every network
+ * has a σ.  names (may be NULL) name the networks in messages.  out is
+ * initialised by this call on success (free with bnn_state_free).
+ * @return BNN_OK; BNN_EINVAL (k < 2; Hessian weights for a network
+ *         without σ: the message names it and its optimizer),
+ *         BNN_EMISMATCH (bnn_mixture_check), BNN_ENOMEM.
+ */
+int bnn_merge(const bnn_state *in, int k, const char *const *names, int weights, bnn_state *out,
+              bnn_err *err);
+
 /**
  * Write the posterior of st (or its parameters, for a point estimate) as
  * CSV text to f: a header "tensor,index,mean,std" and one row per

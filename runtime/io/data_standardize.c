@@ -131,3 +131,23 @@ void bnn_standardizer_free(bnn_standardizer *s)
 	free(s->std);
 	memset(s, 0, sizeof *s);
 }
+
+int bnn_standardizer_copy(const bnn_standardizer *s, bnn_standardizer *out, bnn_err *err)
+{
+	size_t bytes = s->features > 0 ? (size_t)s->features * sizeof(float) : 0;
+
+	memset(out, 0, sizeof *out);
+	if (bytes == 0)
+		return BNN_OK;
+	out->mean = malloc(bytes);
+	out->std = malloc(bytes);
+	if (!out->mean || !out->std) {
+		bnn_standardizer_free(out);
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld standardisation statistics",
+		                s->features);
+	}
+	out->features = s->features;
+	memcpy(out->mean, s->mean, bytes);
+	memcpy(out->std, s->std, bytes);
+	return BNN_OK;
+}

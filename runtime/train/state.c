@@ -30,7 +30,10 @@
  *                        temperature (calibrate; docs/calibration.md)
  * A checkpoint is bound to its model by the fingerprint of the canonical
  * model text, so parameters are never loaded into a network they do not
- * fit.
+ * fit.  The sections of one network can also be written and read under a
+ * prefix (train_state_add, train_state_from_ckpt): the members of a
+ * mixture ("member.2.params", ...; mixture.c), which bnn_state_load
+ * refuses.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -154,31 +157,49 @@ static int state_add_tensors(bnn_ckpt *ck, const bnn_model *m)
 	return rc;
 }
 
+/* Section name PREFIX + NAME ("member.2." + "params") into buf. */
+static const char *state_section(char *buf, size_t size, const char *prefix, const char *name)
+{
+	snprintf(buf, size, "%s%s", prefix, name);
+	return buf;
+}
+
+int train_state_add(bnn_ckpt *ck, const bnn_state *st, const char *prefix)
+{
+	const bnn_model *m = st->model;
+	char meta[256], name[BNN_CKPT_SECTION_NAME_MAX + 1];
+	int rc, i;
+
+#define SECTION(s) state_section(name, sizeof name, prefix, s)
+	snprintf(meta, sizeof meta, "optimizer=%s\nstep=%ld\nepoch=%ld\n",
+	         bnn_optimizer_name(st->optimizer), st->step, st->epoch);
+	rc = bnn_ckpt_add_f32(ck, SECTION("params"), st->params, m->nparams);
+	if (!rc && m->nstats > 0)
+		rc = bnn_ckpt_add_f32(ck, SECTION("stats"), st->stats, m->nstats);
+	if (!rc && st->sigma)
+		rc = bnn_ckpt_add_f32(ck, SECTION("sigma"), st->sigma, m->nparams);
+	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
+		if (st->opt[i])
+			rc = bnn_ckpt_add_f32(ck, SECTION(slot_names[i]), st->opt[i], m->nparams);
+	if (!rc)
+		rc = bnn_ckpt_add_text(ck, SECTION("meta"), meta);
+	if (!rc && st->options)
+		rc = bnn_ckpt_add_text(ck, SECTION("options"), st->options);
+#undef SECTION
+	return rc;
+}
+
 int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_err *err)
 {
 	const bnn_model *m = st->model;
 	bnn_ckpt *ck;
-	char meta[256];
-	int rc = BNN_OK, i;
+	int rc = BNN_OK;
 
 	*out = NULL;
 	ck = bnn_ckpt_new(m->fingerprint, m->name);
 	if (!ck)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory building a checkpoint");
-	snprintf(meta, sizeof meta, "optimizer=%s\nstep=%ld\nepoch=%ld\n",
-	         bnn_optimizer_name(st->optimizer), st->step, st->epoch);
-	rc = bnn_ckpt_add_f32(ck, "params", st->params, m->nparams);
-	if (!rc && m->nstats > 0)
-		rc = bnn_ckpt_add_f32(ck, "stats", st->stats, m->nstats);
-	if (!rc && st->sigma)
-		rc = bnn_ckpt_add_f32(ck, "sigma", st->sigma, m->nparams);
-	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
-		if (st->opt[i])
-			rc = bnn_ckpt_add_f32(ck, slot_names[i], st->opt[i], m->nparams);
-	if (!rc)
-		rc = bnn_ckpt_add_text(ck, "meta", meta);
-	if (!rc && st->options)
-		rc = bnn_ckpt_add_text(ck, "options", st->options);
+	rc = train_state_add(ck, st, "");
 	if (!rc && st->standardize.features > 0) {
 		rc = bnn_ckpt_add_f32(ck, "standardize.mean", st->standardize.mean,
 		                      st->standardize.features);
@@ -221,11 +242,13 @@ int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err)
 
 /* Copies section NAME (exactly n floats) into a new array; *out stays NULL
  * when the section is absent. */
-static int state_take(const bnn_ckpt *ck, const char *path, const char *name, long n, float **out,
-                      bnn_err *err)
+static int state_take(const bnn_ckpt *ck, const char *path, const char *prefix, const char *section,
+                      long n, float **out, bnn_err *err)
 {
+	char name[BNN_CKPT_SECTION_NAME_MAX + 1];
 	long got = 0;
-	const float *data = bnn_ckpt_find_f32(ck, name, &got);
+	const float *data =
+	        bnn_ckpt_find_f32(ck, state_section(name, sizeof name, prefix, section), &got);
 
 	*out = NULL;
 	if (!data)
@@ -294,18 +317,18 @@ long train_first_bad(const float *v, long n, int nonneg)
 	return -1;
 }
 
-static int state_bad_value(const char *path, const char *section, long i, float v, const char *want,
-                           bnn_err *err)
+static int state_bad_value(const char *path, const char *prefix, const char *section, long i,
+                           float v, const char *want, bnn_err *err)
 {
-	return bnn_fail(err, BNN_EFORMAT, "%s: section '%s': value %ld is %g, not %s", path,
-	                section, i, (double)v, want);
+	return bnn_fail(err, BNN_EFORMAT, "%s: section '%s%s': value %ld is %g, not %s", path,
+	                prefix, section, i, (double)v, want);
 }
 
 /* sigma: ≥ 0 (+inf included: BADAM's σ of a weight no gradient reached,
  * with δ = 0), and 0 outside meanfield layers (every optimizer keeps
  * their σ at 0; a σ there would make predictions random), unless a
  * post-hoc posterior (Laplace, SWAG) gives every tensor one, finite. */
-static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
+static int state_check_sigma(const bnn_state *s, const char *path, const char *prefix, bnn_err *err)
 {
 	const bnn_model *m = s->model;
 	long i;
@@ -313,11 +336,12 @@ static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 
 	for (i = 0; i < m->nparams; i++)
 		if (!(s->sigma[i] >= 0)) /* NaN too */
-			return state_bad_value(path, "sigma", i, s->sigma[i], "a value >= 0", err);
+			return state_bad_value(path, prefix, "sigma", i, s->sigma[i],
+			                       "a value >= 0", err);
 	if (s->posthoc) {
 		if ((i = train_first_bad(s->sigma, m->nparams, 1)) >= 0)
-			return state_bad_value(path, "sigma", i, s->sigma[i], "a finite value >= 0",
-			                       err);
+			return state_bad_value(path, prefix, "sigma", i, s->sigma[i],
+			                       "a finite value >= 0", err);
 		return BNN_OK;
 	}
 	for (t = 0; t < m->ntensors; t++) {
@@ -328,15 +352,15 @@ static int state_check_sigma(const bnn_state *s, const char *path, bnn_err *err)
 			if (s->sigma[i] != 0)
 				return bnn_fail(
 				        err, BNN_EFORMAT,
-				        "%s: section 'sigma': value %ld (tensor '%s') is %g, but only "
+				        "%s: section '%ssigma': value %ld (tensor '%s') is %g, but only "
 				        "the tensors of meanfield layers have a posterior (0 expected)",
-				        path, i, bt->name, (double)s->sigma[i]);
+				        path, prefix, i, bt->name, (double)s->sigma[i]);
 	}
 	return BNN_OK;
 }
 
 /* stats: finite running means, finite running variances ≥ 0. */
-static int state_check_stats(const bnn_state *s, const char *path, bnn_err *err)
+static int state_check_stats(const bnn_state *s, const char *path, const char *prefix, bnn_err *err)
 {
 	const bnn_model *m = s->model;
 	long bad;
@@ -346,35 +370,37 @@ static int state_check_stats(const bnn_state *s, const char *path, bnn_err *err)
 		const bnn_tensor *bt = &m->stat_tensors[t];
 		int var = bt->role == BNN_ROLE_RUNNING_VAR;
 		if ((bad = train_first_bad(s->stats + bt->offset, bt->size, var)) >= 0)
-			return state_bad_value(path, "stats", bt->offset + bad,
+			return state_bad_value(path, prefix, "stats", bt->offset + bad,
 			                       s->stats[bt->offset + bad],
 			                       var ? "a finite variance >= 0" : "finite", err);
 	}
 	return BNN_OK;
 }
 
-static int state_check_values(const bnn_state *s, const char *path, bnn_err *err)
+static int state_check_values(const bnn_state *s, const char *path, const char *prefix,
+                              bnn_err *err)
 {
 	const bnn_model *m = s->model;
 	long bad, i;
 	int k, rc;
 
 	if ((bad = train_first_bad(s->params, m->nparams, 0)) >= 0)
-		return state_bad_value(path, "params", bad, s->params[bad], "finite", err);
-	if (s->sigma && (rc = state_check_sigma(s, path, err)))
+		return state_bad_value(path, prefix, "params", bad, s->params[bad], "finite", err);
+	if (s->sigma && (rc = state_check_sigma(s, path, prefix, err)))
 		return rc;
-	if (s->stats && (rc = state_check_stats(s, path, err)))
+	if (s->stats && (rc = state_check_stats(s, path, prefix, err)))
 		return rc;
 	for (k = 0; k < BNN_OPT_SLOTS; k++)
 		if (s->opt[k] && (bad = train_first_bad(s->opt[k], m->nparams, 0)) >= 0)
-			return state_bad_value(path, slot_names[k], bad, s->opt[k][bad], "finite",
-			                       err);
+			return state_bad_value(path, prefix, slot_names[k], bad, s->opt[k][bad],
+			                       "finite", err);
 	for (i = 0; i < s->standardize.features; i++) {
 		if (!isfinite(s->standardize.mean[i]))
-			return state_bad_value(path, "standardize.mean", i, s->standardize.mean[i],
-			                       "finite", err);
+			return state_bad_value(path, "", "standardize.mean", i,
+			                       s->standardize.mean[i], "finite", err);
 		if (!(s->standardize.std[i] > 0) || !isfinite(s->standardize.std[i]))
-			return state_bad_value(path, "standardize.std", i, s->standardize.std[i],
+			return state_bad_value(path, "", "standardize.std", i,
+			                       s->standardize.std[i],
 			                       "a finite standard deviation > 0", err);
 	}
 	return BNN_OK;
@@ -393,7 +419,7 @@ static int state_load_temperature(const bnn_ckpt *ck, const char *path, bnn_stat
 		return bnn_fail(err, BNN_EFORMAT, "%s: section 'temperature' has %ld values, not 1",
 		                path, n);
 	if (!(t[0] > 0) || !isfinite(t[0]))
-		return state_bad_value(path, "temperature", 0, t[0], "a finite temperature > 0",
+		return state_bad_value(path, "", "temperature", 0, t[0], "a finite temperature > 0",
 		                       err);
 	if (s->model->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
 		return bnn_fail(err, BNN_EFORMAT,
@@ -404,24 +430,13 @@ static int state_load_temperature(const bnn_ckpt *ck, const char *path, bnn_stat
 	return BNN_OK;
 }
 
-int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err)
+int train_ckpt_open(const bnn_model *m, const char *path, bnn_ckpt **out, bnn_err *err)
 {
 	bnn_ckpt *ck = NULL;
-	bnn_state s;
-	const char *meta, *options;
-	long nmean = 0, nstd = 0;
-	const float *mean, *sd;
-	int rc, i;
+	int rc = bnn_model_check(m, err);
 
-	memset(&s, 0, sizeof s);
-	if (!st || !path)
-		return bnn_fail(err, BNN_EINVAL, "bnn_state_load: no %s given",
-		                !st ? "state" : "path");
-	rc = bnn_model_check(m, err);
-	if (rc)
-		return rc;
-	rc = bnn_ckpt_load(path, &ck, err);
-	if (rc)
+	*out = NULL;
+	if (rc || (rc = bnn_ckpt_load(path, &ck, err)))
 		return rc;
 	if (bnn_ckpt_fingerprint(ck) != m->fingerprint) {
 		if (strcmp(bnn_ckpt_model_name(ck), m->name) == 0)
@@ -436,65 +451,104 @@ int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err 
 			        err, BNN_EMISMATCH,
 			        "%s: this checkpoint belongs to model '%s', not to model '%s'",
 			        path, bnn_ckpt_model_name(ck), m->name);
-		goto fail;
+		bnn_ckpt_free(ck);
+		return rc;
 	}
+	*out = ck;
+	return BNN_OK;
+}
+
+/* The standardisation sections, shared by every member of a mixture. */
+static int state_take_standardize(const bnn_ckpt *ck, const char *path, bnn_state *s, bnn_err *err)
+{
+	const bnn_model *m = s->model;
+	long nmean = 0, nstd = 0;
+	const float *mean = bnn_ckpt_find_f32(ck, "standardize.mean", &nmean);
+	const float *sd = bnn_ckpt_find_f32(ck, "standardize.std", &nstd);
+
+	if (!mean && !sd)
+		return BNN_OK;
+	if (!mean || !sd || nmean != m->inputs || nstd != m->inputs)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: the standardisation statistics do not match the model's %ld "
+		                "inputs",
+		                path, m->inputs);
+	s->standardize.features = m->inputs;
+	s->standardize.mean = malloc((size_t)m->inputs * sizeof(float));
+	s->standardize.std = malloc((size_t)m->inputs * sizeof(float));
+	if (!s->standardize.mean || !s->standardize.std)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
+	memcpy(s->standardize.mean, mean, (size_t)m->inputs * sizeof(float));
+	memcpy(s->standardize.std, sd, (size_t)m->inputs * sizeof(float));
+	return BNN_OK;
+}
+
+int train_state_from_ckpt(const bnn_ckpt *ck, const bnn_model *m, const char *path,
+                          const char *prefix, bnn_state *st, bnn_err *err)
+{
+	bnn_state s;
+	const char *meta, *options;
+	char name[BNN_CKPT_SECTION_NAME_MAX + 1];
+	int rc, i;
+
+	memset(&s, 0, sizeof s);
 	s.model = m;
-	meta = bnn_ckpt_find_text(ck, "meta");
+	meta = bnn_ckpt_find_text(ck, state_section(name, sizeof name, prefix, "meta"));
 	s.optimizer = state_meta_optimizer(meta);
 	s.step = state_meta_long(meta, "step", 0);
 	s.epoch = state_meta_long(meta, "epoch", 0);
-	rc = state_take(ck, path, "params", m->nparams, &s.params, err);
+	rc = state_take(ck, path, prefix, "params", m->nparams, &s.params, err);
 	if (!rc && !s.params)
-		rc = bnn_fail(err, BNN_EFORMAT, "%s: the checkpoint has no parameters", path);
+		rc = *prefix ? bnn_fail(err, BNN_EFORMAT, "%s: section '%sparams' is missing", path,
+		                        prefix)
+		             : bnn_fail(err, BNN_EFORMAT, "%s: the checkpoint has no parameters",
+		                        path);
 	if (!rc && m->nstats > 0)
-		rc = state_take(ck, path, "stats", m->nstats, &s.stats, err);
+		rc = state_take(ck, path, prefix, "stats", m->nstats, &s.stats, err);
 	if (!rc && m->nstats > 0 && !s.stats)
 		rc = bnn_fail(
 		        err, BNN_EFORMAT,
 		        "%s: the checkpoint has no running statistics for the batchnorm layers",
 		        path);
 	if (!rc)
-		rc = state_take(ck, path, "sigma", m->nparams, &s.sigma, err);
+		rc = state_take(ck, path, prefix, "sigma", m->nparams, &s.sigma, err);
 	for (i = 0; !rc && i < BNN_OPT_SLOTS; i++)
-		rc = state_take(ck, path, slot_names[i], m->nparams, &s.opt[i], err);
+		rc = state_take(ck, path, prefix, slot_names[i], m->nparams, &s.opt[i], err);
 	if (rc)
 		goto fail;
-	options = bnn_ckpt_find_text(ck, "options");
+	options = bnn_ckpt_find_text(ck, state_section(name, sizeof name, prefix, "options"));
 	if (options && !(s.options = strdup(options))) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
 		goto fail;
 	}
-	mean = bnn_ckpt_find_f32(ck, "standardize.mean", &nmean);
-	sd = bnn_ckpt_find_f32(ck, "standardize.std", &nstd);
-	if (mean || sd) {
-		if (!mean || !sd || nmean != m->inputs || nstd != m->inputs) {
-			rc = bnn_fail(
-			        err, BNN_EFORMAT,
-			        "%s: the standardisation statistics do not match the model's %ld inputs",
-			        path, m->inputs);
-			goto fail;
-		}
-		s.standardize.features = m->inputs;
-		s.standardize.mean = malloc((size_t)m->inputs * sizeof(float));
-		s.standardize.std = malloc((size_t)m->inputs * sizeof(float));
-		if (!s.standardize.mean || !s.standardize.std) {
-			rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
-			goto fail;
-		}
-		memcpy(s.standardize.mean, mean, (size_t)m->inputs * sizeof(float));
-		memcpy(s.standardize.std, sd, (size_t)m->inputs * sizeof(float));
-	}
-	if ((rc = train_posthoc_load(ck, path, &s, &s.posthoc, err)) ||
-	    (rc = state_load_temperature(ck, path, &s, err)) ||
-	    (rc = state_check_values(&s, path, err)) ||
-	    (rc = train_progress_load(ck, path, &s, &s.progress, err)))
+	if ((rc = state_take_standardize(ck, path, &s, err)) ||
+	    (!*prefix && (rc = train_posthoc_load(ck, path, &s, &s.posthoc, err))) ||
+	    (!*prefix && (rc = state_load_temperature(ck, path, &s, err))) ||
+	    (rc = state_check_values(&s, path, prefix, err)) ||
+	    (!*prefix && (rc = train_progress_load(ck, path, &s, &s.progress, err))))
 		goto fail;
-	bnn_ckpt_free(ck);
 	*st = s;
 	return BNN_OK;
 fail:
-	bnn_ckpt_free(ck);
 	bnn_state_free(&s);
+	return rc;
+}
+
+int bnn_state_load(bnn_state *st, const bnn_model *m, const char *path, bnn_err *err)
+{
+	bnn_ckpt *ck = NULL;
+	int rc;
+
+	if (!st || !path)
+		return bnn_fail(err, BNN_EINVAL, "bnn_state_load: no %s given",
+		                !st ? "state" : "path");
+	if ((rc = train_ckpt_open(m, path, &ck, err)))
+		return rc;
+	/* a mixture's plain sections are its first member: one network would
+	 * silently stand for all of them (bnn_mixture_load reads it) */
+	if ((rc = train_mixture_refuse(ck, path, err)) == BNN_OK)
+		rc = train_state_from_ckpt(ck, m, path, "", st, err);
+	bnn_ckpt_free(ck);
 	return rc;
 }
 

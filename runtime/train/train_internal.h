@@ -97,6 +97,26 @@ void train_tensor_shape(const bnn_tensor *t, char *buf, size_t size);
  * st->progress's resume sections when set. */
 int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_err *err);
 
+/* The sections of one network's state into ck, each name after prefix
+ * ("" or "member.2."): params, stats, sigma, opt.*, meta, options
+ * (state.c).  A BNN_* code. */
+int train_state_add(bnn_ckpt *ck, const bnn_state *st, const char *prefix);
+
+/* Loads checkpoint path and checks that it belongs to model m (the
+ * fingerprint), naming both models otherwise (state.c). */
+int train_ckpt_open(const bnn_model *m, const char *path, bnn_ckpt **out, bnn_err *err);
+
+/* The state whose sections are named prefix + "params", ... in ck (the
+ * standardisation sections are shared; the resume sections are read for
+ * prefix "" only), with every value checked as bnn_state_load does
+ * (state.c). */
+int train_state_from_ckpt(const bnn_ckpt *ck, const bnn_model *m, const char *path,
+                          const char *prefix, bnn_state *st, bnn_err *err);
+
+/* BNN_OK when ck is not a mixture of several members; else BNN_EMISMATCH,
+ * saying that one network is needed (mixture.c). */
+int train_mixture_refuse(const bnn_ckpt *ck, const char *path, bnn_err *err);
+
 /* One parameter tensor as the optimizers see it. */
 struct train_tensor {
 	long offset, size;

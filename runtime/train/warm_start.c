@@ -179,10 +179,14 @@ int bnn_state_warm_start(bnn_state *st, const char *path, bnn_err *err)
 	if ((rc = bnn_ckpt_load(path, &ck, err)))
 		return rc;
 	values = bnn_floats_alloc(m->nparams);
+	/* a mixture's first member would stand for all of them */
+	if ((rc = train_mixture_refuse(ck, path, err)))
+		goto done;
 	if (!values)
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
 	else if (!(rc = warm_values(m, ck, path, values, err)))
 		memcpy(st->params, values, (size_t)m->nparams * sizeof *values);
+done:
 	free(values);
 	bnn_ckpt_free(ck);
 	return rc;
