@@ -10,7 +10,7 @@
  *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
  *                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]
  *                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]
- *                 [--checkpoint-every N] --save CKPT
+ *                 [--checkpoint-every N] [--options FILE] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
  *                 [--batch B] [--threads T]
@@ -19,6 +19,8 @@
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
  *   MODEL info    [--load CKPT]
+ *   MODEL tune    --data FILE [--optimizer NAME] [--budget EPOCHS] [--trials N] ... --out FILE
+ *   MODEL tune    --prior --load CKPT --data FILE [--out FILE]
  *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
  * Exit status: 0 success, 1 data/model/file error, 2 usage error.
@@ -89,7 +91,8 @@ enum {
 	IN_PREDICT = 4,
 	IN_INFO = 8,
 	IN_POSTERIOR = 16,
-	IN_EXPORT = 32
+	IN_EXPORT = 32,
+	IN_TUNE = 64
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -103,7 +106,7 @@ static const struct cli_command {
 	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
 	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
 	  "                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]\n"
-	  "                 [--checkpoint-every N] --save CKPT" },
+	  "                 [--checkpoint-every N] [--options FILE] --save CKPT" },
 	{ "eval", IN_EVAL,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
@@ -116,6 +119,11 @@ static const struct cli_command {
 	  "--load CKPT [--storage f32|bf16|int8]\n"
 	  "                 [--rounded CKPT] [-o FILE.h]" },
 	{ "info", IN_INFO, "[--load CKPT]" },
+	{ "tune", IN_TUNE,
+	  "--data FILE [--labels FILE] [--target NAME] [--standardize]\n"
+	  "                 [--optimizer NAME] [--budget EPOCHS] [--trials N] [--seed S]\n"
+	  "                 [--options FILE] [--set NAME=VALUE ...] [--threads T] --out FILE.opts\n"
+	  "                 | --prior --load CKPT --data FILE [--labels FILE] [--out FILE.opts]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
@@ -184,6 +192,13 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        (default f32: every value exactly); --rounded CKPT also saves the\n"
 	       "        checkpoint of the values the storage keeps, for eval and predict.\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
+	       "tune    searches the optimizer's learning rate and prior (ess, h0, tau)\n"
+	       "        by successive halving on a held-out part of --data: --trials\n"
+	       "        configurations (8) for --budget epochs (1), the better half for\n"
+	       "        twice as many, ...; prints a table and writes the best as an options\n"
+	       "        file for train --options FILE (NAME=VALUE lines; the command line\n"
+	       "        overrides the file).  --prior: the prior precision of an ivon or\n"
+	       "        vogn checkpoint by the Laplace evidence (docs/tune.md).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
 	       "every core this process may use (%d here: its CPU affinity, capped by\n"
@@ -248,6 +263,24 @@ static const struct cli_opt cli_opts[] = {
 	{ "--init", CLI_TEXT, ARG(init), 0, 0, NULL, IN_TRAIN },
 	{ "--checkpoint-every", CLI_COUNT, ARG(checkpoint_every), 1, 1000000000, "epochs",
 	  IN_TRAIN },
+	{ "--options", CLI_TEXT, ARG(options), 0, 0, NULL, IN_TRAIN | IN_TUNE },
+	/* tune: the rows of train's options it takes, and its own */
+	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TUNE },
+	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TUNE },
+	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL, IN_TUNE },
+	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TUNE },
+	{ "--optimizer", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--lr", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--mc", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TUNE },
+	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_TUNE },
+	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL, IN_TUNE },
+	{ "--budget", CLI_COUNT, ARG(budget), 1, 1000000, "epochs", IN_TUNE },
+	{ "--trials", CLI_COUNT, ARG(trials), 1, 4096, "configurations", IN_TUNE },
+	{ "--prior", CLI_FLAG, ARG(prior), 0, 0, NULL, IN_TUNE },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -366,6 +399,24 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 			return rc;
 	}
 	return BNN_CLI_OK;
+}
+
+/* cli_parse, and with --options FILE: the file's options, then the
+ * command line's again over them (so the command line wins wherever it
+ * stands).  A file that cannot be read is a file error, a bad line a usage
+ * error ("FILE:LINE: ..."). */
+static int cli_parse_all(struct bnn_cli_args *a, int where, int argc, char **argv)
+{
+	bnn_err err;
+	int rc = cli_parse(a, where, argc, argv);
+
+	if (rc || !a->options)
+		return rc;
+	a->train = bnn_train_defaults();
+	if (bnn_train_options_read(&a->train, a->options, &err))
+		return err.code == BNN_EIO ? bnn_cli_error(a, "%s", err.message)
+		                           : bnn_cli_usage_error(a, "%s", err.message);
+	return cli_parse(a, where, argc, argv);
 }
 
 /* Requires an option; returns a usage error naming it when absent. */
@@ -518,7 +569,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		return bnn_cli_usage_error(&a, "unknown command '%s': use %s", a.command,
 		                           cli_command_list(list, sizeof list));
 	a.model = m;
-	rc = cli_parse(&a, where, argc, argv);
+	rc = cli_parse_all(&a, where, argc, argv);
 	if (rc < 0)
 		return BNN_CLI_OK;
 	if (where == IN_TRAIN) { /* every rank's command line and --save checked */
@@ -526,6 +577,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 			return rc;
 		return bnn_cli_train(m, &a);
 	}
+	if (where == IN_TUNE)
+		return rc ? rc : bnn_cli_tune(m, &a);
 	if (rc)
 		return rc;
 	if (where == IN_INFO)
