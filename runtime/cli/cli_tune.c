@@ -48,10 +48,17 @@ static int cli_tune_checks(const struct bnn_cli_args *a)
 			        : a->options ? "--options"
 			                     : "--standardize");
 	} else {
+		bnn_train_options o = a->train;
+		bnn_err err;
+
 		if (a->load)
 			return bnn_cli_usage_error(a, "--load goes with --prior");
 		if ((rc = cli_tune_need(a, a->out, "--out FILE.opts")))
 			return rc;
+		if (!(o.valid_fraction > 0)) /* the split the search makes */
+			o.valid_fraction = bnn_tune_defaults().valid_fraction;
+		if (bnn_train_options_check(&o, 0, &err))
+			return bnn_cli_usage_error(a, "%s", err.message);
 	}
 	if (a->out && a->options && bnn_path_same_file(a->options, a->out))
 		return bnn_cli_usage_error(a,
