@@ -146,6 +146,8 @@ usage "'tune --prior' needs --load CKPT" --prior --data blobs.csv
 usage "--load goes with --prior" --load b.ckpt --data blobs.csv --out x.opts
 usage "--trials goes with the search, not with --prior (which reads the checkpoint's options and standardisation)" \
 	--prior --load b.ckpt --data blobs.csv --trials 4
+usage "--prior reads the training options from the checkpoint: give no --optimizer, --lr, --set, ..." \
+	--prior --load b.ckpt --data blobs.csv --optimizer vogn
 usage "--trials: '0' is not a number of configurations in [1, 4096]" --data blobs.csv --trials 0 \
 	--out x.opts
 usage "--out 'best.opts' is the file given to --options: writing it would destroy that input" \

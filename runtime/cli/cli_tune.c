@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_internal.h"
@@ -28,11 +29,30 @@ static int cli_tune_need(const struct bnn_cli_args *a, const char *value, const 
 	return bnn_cli_usage_error(a, "'tune%s' needs %s", a->prior ? " --prior" : "", what);
 }
 
+/* Whether the command line set a training option (--threads aside, which
+ * no options text holds). */
+static int cli_tune_sets_options(const struct bnn_cli_args *a, int *set)
+{
+	bnn_train_options def = bnn_train_defaults();
+	char *given = bnn_train_options_text(&a->train), *plain = bnn_train_options_text(&def);
+	int rc = given && plain ? BNN_CLI_OK : bnn_cli_error(a, "out of memory");
+
+	*set = !rc && strcmp(given, plain) != 0;
+	free(given);
+	free(plain);
+	return rc;
+}
+
 /* The options the search and --prior do not share, refused by name. */
 static int cli_tune_checks(const struct bnn_cli_args *a)
 {
-	int rc;
+	int rc, set;
 
+	if (a->ranks > 1)
+		return bnn_cli_usage_error(a,
+		                           "tune runs on one process, not on %d: run it without "
+		                           "mpirun",
+		                           a->ranks);
 	if ((rc = cli_tune_need(a, a->data, "--data FILE")))
 		return rc;
 	if (a->prior) {
@@ -47,6 +67,13 @@ static int cli_tune_checks(const struct bnn_cli_args *a)
 			        : a->trials  ? "--trials"
 			        : a->options ? "--options"
 			                     : "--standardize");
+		if ((rc = cli_tune_sets_options(a, &set)))
+			return rc;
+		if (set)
+			return bnn_cli_usage_error(a,
+			                           "--prior reads the training options from the "
+			                           "checkpoint: give no --optimizer, --lr, --set, "
+			                           "...");
 	} else {
 		bnn_train_options o = a->train;
 		bnn_err err;
