@@ -587,7 +587,7 @@ int bnn_tune(const bnn_model *m, const bnn_dataset *train, const bnn_train_optio
  * data term's diagonal Hessian from the curvature the optimizer learned
  * (IVON's h, VOGN's s) and P the parameters with a posterior,
  *   log Z(δ) ≈ −Σ_i ℓ_i(m) − ½ δ ‖m‖² + ½ P log δ − ½ Σ_j log(N h_j + δ)
- * (MacKay 1992; Immer et al. 2021, eq. 5 with the diagonal GGN).
+ * (MacKay 1992; Immer et al. 2021, with a diagonal Hessian).
  */
 typedef struct bnn_evidence {
 	double nll;            /* Σ_i ℓ_i(m) over the data */

@@ -1,9 +1,10 @@
 /*
  * evidence.c: choosing the prior precision of a meanfield model by the
  * Laplace estimate of its log marginal likelihood (MacKay 1992, "A
- * practical Bayesian framework for backpropagation networks", eq. 30;
- * Immer et al. 2021, "Scalable marginal likelihood estimation for model
- * selection in deep learning", eq. 5 with a diagonal Hessian), using the
+ * practical Bayesian framework for backpropagation networks", cited by
+ * IVON's paper, ../shared/papers 003; Immer et al. 2021, "Scalable
+ * marginal likelihood estimation for model selection in deep learning",
+ * with a diagonal Hessian), using the
  * curvature the optimizer learned in training as the data term's Hessian
  * instead of computing one: IVON's h and VOGN's s estimate the mean over
  * the examples of the diagonal Hessian (GGN for VOGN) at the mean m, so

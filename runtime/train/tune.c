@@ -47,9 +47,11 @@ bnn_tune_options bnn_tune_defaults(void)
 /* The axes of an optimizer (its options in train_options.c): the learning
  * rate a decade either side of its default; the regulariser two decades
  * either side of the model's prior precision (IVON's weight decay is that
- * over λ: train_step.c); IVON's λ a decade either side of N (the paper's
- * recommendation, ess = N), h0 a decade either side of its default; VOGN's
- * τ from 0.1 to 1 (cold posteriors). */
+ * over λ: train_step.c); IVON's λ a decade either side of N (IVON paper,
+ * App. A: "λ = N is a good starting point", larger λ a lower
+ * temperature), h0 a decade either side of its default (App. A: "typically
+ * around 0.01 to 1"); VOGN's τ from 0.1 to 1 (Osawa et al. 2019: τ ≠ 1
+ * tempers the posterior, and their schedule raises τ from 0.1 to 1). */
 static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, struct tune_axis *ax)
 {
 	double lr = o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer);
