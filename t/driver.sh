@@ -410,7 +410,7 @@ train --data train.csv --save x.ckpt --quiet=1|./blobs: option '--quiet' takes n
 train --data|./blobs: option '--data' needs a value
 train --data train.csv --save x.ckpt --set lr|./blobs: --set takes NAME=VALUE, not 'lr'
 train --data train.csv --save x.ckpt --mc 0|./blobs: option 'mc': 0 is outside [1, 100000]
-frob|./blobs: unknown command 'frob': use train, eval, predict, calibrate, posterior, merge, export, info, laplace or sensitivity
+frob|./blobs: unknown command 'frob': use train, eval, predict, calibrate, posterior, merge, export, info, laplace, sensitivity or tune
 eval --load m.ckpt --data test.csv stray|./blobs: unexpected argument 'stray' (options start with --)
 ROWS
 # Every option that --help shows for a command is one the command takes

@@ -10,7 +10,7 @@
  *                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]
  *                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]
  *                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]
- *                 [--checkpoint-every N] [--members K] --save CKPT
+ *                 [--checkpoint-every N] [--members K] [--options FILE] --save CKPT
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
  *                 [--conformal FILE [--conformal-labels FILE] [--level X]
@@ -27,6 +27,8 @@
  *                 [--weights hessian|uniform]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
  *   MODEL info    [--load CKPT]
+ *   MODEL tune    --data FILE [--optimizer NAME] [--budget EPOCHS] [--trials N] ... --out FILE
+ *   MODEL tune    --prior --load CKPT --data FILE [--out FILE]
  *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
  * Exit status: 0 success, 1 data/model/file error, 2 usage error.
@@ -101,7 +103,8 @@ enum {
 	IN_LAPLACE = 64,
 	IN_CALIBRATE = 128,
 	IN_SENSITIVITY = 256,
-	IN_MERGE = 512
+	IN_MERGE = 512,
+	IN_TUNE = 1024
 };
 
 /* The subcommands, in the order --help and the messages list them. */
@@ -115,7 +118,7 @@ static const struct cli_command {
 	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
 	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
 	  "                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]\n"
-	  "                 [--checkpoint-every N] [--members K] --save CKPT" },
+	  "                 [--checkpoint-every N] [--members K] [--options FILE] --save CKPT" },
 	{ "eval", IN_EVAL,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
@@ -142,6 +145,11 @@ static const struct cli_command {
 	{ "sensitivity", IN_SENSITIVITY,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
 	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]" },
+	{ "tune", IN_TUNE,
+	  "--data FILE [--labels FILE] [--target NAME] [--standardize]\n"
+	  "                 [--optimizer NAME] [--budget EPOCHS] [--trials N] [--seed S]\n"
+	  "                 [--options FILE] [--set NAME=VALUE ...] [--threads T] --out FILE.opts\n"
+	  "                 | --prior --load CKPT --data FILE [--labels FILE] [--out FILE.opts]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
@@ -237,6 +245,13 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        lists the --top N (default 10) most and least sensitive, writes\n"
 	       "        every score as CSV to --out and, for image data, the listed\n"
 	       "        images as an SVG contact sheet to --svg (docs/sensitivity.md).\n"
+	       "tune    searches the optimizer's learning rate and prior (ess, h0, tau)\n"
+	       "        by successive halving on a held-out part of --data: --trials\n"
+	       "        configurations (8) for --budget epochs (1), the better half for\n"
+	       "        twice as many, ...; prints a table and writes the best as an options\n"
+	       "        file for train --options FILE (NAME=VALUE lines; the command line\n"
+	       "        overrides the file).  --prior: the prior precision of an ivon or\n"
+	       "        vogn checkpoint by the Laplace evidence (docs/tune.md).\n"
 	       "\n"
 	       "--threads T runs train, eval and predict on T threads; the default is\n"
 	       "every core this process may use (%d here: its CPU affinity, capped by\n"
@@ -321,6 +336,24 @@ static const struct cli_opt cli_opts[] = {
 	{ "--fisher-samples", CLI_COUNT, ARG(fisher_samples), 1, 100000, "samples", IN_LAPLACE },
 	{ "--top", CLI_COUNT, ARG(top), 1, 1000000000, "examples", IN_SENSITIVITY },
 	{ "--svg", CLI_TEXT, ARG(svg), 0, 0, NULL, IN_SENSITIVITY },
+	{ "--options", CLI_TEXT, ARG(options), 0, 0, NULL, IN_TRAIN | IN_TUNE },
+	/* tune: the rows of train's options it takes, and its own */
+	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL, IN_TUNE },
+	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL, IN_TUNE },
+	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL, IN_TUNE },
+	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TUNE },
+	{ "--optimizer", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--lr", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--batch", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--seed", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--mc", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL, IN_TUNE },
+	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TUNE },
+	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL, IN_TUNE },
+	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL, IN_TUNE },
+	{ "--budget", CLI_COUNT, ARG(budget), 1, 1000000, "epochs", IN_TUNE },
+	{ "--trials", CLI_COUNT, ARG(trials), 1, 4096, "configurations", IN_TUNE },
+	{ "--prior", CLI_FLAG, ARG(prior), 0, 0, NULL, IN_TUNE },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -446,6 +479,24 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 			return rc;
 	}
 	return BNN_CLI_OK;
+}
+
+/* cli_parse, and with --options FILE: the file's options, then the
+ * command line's again over them (so the command line wins wherever it
+ * stands).  A file that cannot be read is a file error, a bad line a usage
+ * error ("FILE:LINE: ..."). */
+static int cli_parse_all(struct bnn_cli_args *a, int where, int argc, char **argv)
+{
+	bnn_err err;
+	int rc = cli_parse(a, where, argc, argv);
+
+	if (rc || !a->options)
+		return rc;
+	a->train = bnn_train_defaults();
+	if (bnn_train_options_read(&a->train, a->options, &err))
+		return err.code == BNN_EIO ? bnn_cli_error(a, "%s", err.message)
+		                           : bnn_cli_usage_error(a, "%s", err.message);
+	return cli_parse(a, where, argc, argv);
 }
 
 /* Requires an option; returns a usage error naming it when absent. */
@@ -620,7 +671,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		return bnn_cli_usage_error(&a, "unknown command '%s': use %s", a.command,
 		                           cli_command_list(list, sizeof list));
 	a.model = m;
-	rc = cli_parse(&a, where, argc, argv);
+	rc = cli_parse_all(&a, where, argc, argv);
 	if (rc < 0)
 		return BNN_CLI_OK;
 	if (where == IN_TRAIN) { /* every rank's command line and --save checked */
@@ -628,6 +679,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 			return rc;
 		return bnn_cli_train(m, &a);
 	}
+	if (where == IN_TUNE)
+		return rc ? rc : bnn_cli_tune(m, &a);
 	if (rc)
 		return rc;
 	if (where == IN_INFO)

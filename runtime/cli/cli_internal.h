@@ -44,6 +44,10 @@ struct bnn_cli_args {
 	long top;                    /* sensitivity: examples listed each way (0: default) */
 	const char *svg;             /* sensitivity: the contact sheet, or NULL */
 	bnn_train_options train;     /* with --optimizer, --lr, ... and --set applied */
+	const char *options;         /* train, tune: --options FILE, applied before the
+	                            command line's options (cli.c) */
+	long budget, trials;         /* tune: epochs of the first rung, configurations */
+	int prior;                   /* tune --prior: the evidence's prior precision */
 	int rank, ranks;             /* MPI: this process's rank of ranks (0 of 1 without) */
 	char *last_error;            /* BNN_ERR_MESSAGE_MAX bytes: the last message of
 	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
@@ -138,6 +142,9 @@ int bnn_cli_sensitivity(const bnn_model *m, struct bnn_cli_args *a);
 
 /* merge: one checkpoint from several (cli_merge.c). */
 int bnn_cli_merge(const bnn_model *m, struct bnn_cli_args *a);
+
+/* tune: the hyperparameter search, or --prior's evidence (cli_tune.c). */
+int bnn_cli_tune(const bnn_model *m, struct bnn_cli_args *a);
 
 /* export: the weights header of the standalone inference (cli_export.c). */
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a);

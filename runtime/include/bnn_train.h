@@ -741,6 +741,118 @@ int bnn_merge(const bnn_state *in, int k, const char *const *names, int weights,
  */
 int bnn_posterior_write_csv(const bnn_state *st, FILE *f);
 
+/*
+ * Options files (train_options_file.c, docs/tune.md): one NAME=VALUE a
+ * line, the names and values of bnn_train_set, blank lines and '#'
+ * comments.
+ */
+/** Apply the options of file path to o, in order (a later line wins).
+ *  @return BNN_OK; BNN_EIO (cannot open or read: "cannot open PATH:
+ *          reason"); BNN_EINVAL/BNN_ERANGE "PATH:LINE: " and what is
+ *          wrong (not NAME=VALUE, bnn_train_set's message). */
+int bnn_train_options_read(bnn_train_options *o, const char *path, bnn_err *err);
+/** Apply the words of an options text (bnn_train_options_text, a
+ *  checkpoint's options) to o; words with the value nan (a default the
+ *  trainer works out) are skipped.  BNN_OK or bnn_train_set's error. */
+int bnn_train_options_from_text(bnn_train_options *o, const char *text, bnn_err *err);
+/** Write o to f as an options file that bnn_train_options_read reads back
+ *  to the same options text: bnn_train_options_text's words a line each
+ *  (without the nan ones).  0, or -1 when writing failed. */
+int bnn_train_options_write(const bnn_train_options *o, FILE *f);
+
+/*
+ * Hyperparameter search by successive halving (tune.c, docs/tune.md).
+ */
+#define BNN_TUNE_MAX_PARAMS 4
+
+typedef struct bnn_tune_options {
+	int trials;            /* configurations sampled (>= 1) */
+	long budget;           /* epochs of the first rung (>= 1); each rung
+	                          doubles them */
+	double valid_fraction; /* held-out share of the training data, by
+	                          bnn_train's valid_fraction split (0 < f < 1) */
+	uint64_t seed;         /* the sampling of the configurations */
+} bnn_tune_options;
+
+/** trials 8, budget 1, valid_fraction 0.2, seed 1. */
+bnn_tune_options bnn_tune_defaults(void);
+
+/* One configuration trained in one rung. */
+typedef struct bnn_tune_row {
+	int trial;   /* 0-based index of the configuration */
+	int rung;    /* 0-based */
+	long epochs; /* trained in this rung (from scratch) */
+	int nparams; /* the searched options: their bnn_train_set names and
+	                values, as set */
+	const char *names[BNN_TUNE_MAX_PARAMS];
+	const char *values[BNN_TUNE_MAX_PARAMS];
+	/* the best epoch's mean validation NLL (INFINITY: training diverged) */
+	double valid_nll;
+	double valid_accuracy; /* NAN for regression */
+	int kept;              /* goes on to the next rung (the last rung: the best) */
+} bnn_tune_row;
+
+/* Called with every row of a rung, in trial order, when the rung is done. */
+typedef void (*bnn_tune_fn)(const bnn_tune_row *row, void *ctx);
+
+/**
+ * Search the main hyperparameters of base->optimizer on a validation split
+ * of train: sample t->trials configurations (log-uniform ranges around the
+ * defaults, docs/tune.md), train each from scratch (seed base->seed) for
+ * t->budget epochs, keep the better half by validation NLL (ties: the
+ * earlier trial), train those for twice the epochs, and so on until one
+ * is left.  *best receives base with the winner's values and the epochs of
+ * its last rung (valid_fraction as in base).  Every other option is base's.
+ * @return BNN_OK; BNN_EINVAL (options), BNN_ERANGE (every configuration
+ *         diverged), bnn_train's errors.
+ */
+int bnn_tune(const bnn_model *m, const bnn_dataset *train, const bnn_train_options *base,
+             const bnn_tune_options *t, bnn_tune_fn on_row, void *ctx, bnn_train_options *best,
+             bnn_err *err);
+
+/*
+ * Prior precision by the Laplace estimate of the marginal likelihood
+ * (evidence.c, docs/tune.md): with m the posterior mean, H_j = N h_j the
+ * data term's diagonal Hessian from the curvature the optimizer learned
+ * (IVON's h, VOGN's s) and P the parameters with a posterior,
+ *   log Z(δ) ≈ −Σ_i ℓ_i(m) − ½ δ ‖m‖² + ½ P log δ − ½ Σ_j log(N h_j + δ)
+ * (MacKay 1992; Immer et al. 2021, with a diagonal Hessian).
+ */
+typedef struct bnn_evidence {
+	double nll;            /* Σ_i ℓ_i(m) over the data */
+	double n;              /* N: the examples of the data */
+	long params;           /* P */
+	double sum_sq;         /* ‖m‖² over the P parameters */
+	double delta;          /* the prior precision the run was trained with */
+	double to_option;      /* the option delta = prior precision · to_option */
+	const float *mean, *h; /* the state's arrays (borrowed) */
+	const float *sigma;    /* the P parameters: those with sigma > 0 (NULL: all) */
+	long nparams;          /* the length of mean, h and sigma */
+} bnn_evidence;
+
+/** log Z(δ) of the formula above over the n parameters j with
+ *  sigma[j] > 0 (sigma NULL: all), h_j below 0 taken as 0. */
+double bnn_laplace_log_evidence(long n, const float *mean, const float *h, const float *sigma,
+                                double data_n, double nll, double delta);
+
+/**
+ * Set up *ev from a state trained by ivon or vogn (its options text read
+ * for ess, tau and delta) and the data it was trained on (ds,
+ * standardised as in training): the NLL at the mean over ds.
+ * @return BNN_OK; BNN_EUNSUPPORTED (another optimizer, no posterior),
+ *         BNN_EMISMATCH (data), BNN_EINVAL.
+ */
+int bnn_evidence_init(bnn_evidence *ev, const bnn_state *st, const bnn_dataset *ds, bnn_err *err);
+
+/** log Z(δ) for ev. */
+double bnn_evidence_at(const bnn_evidence *ev, double delta);
+
+/** The δ in [lo, hi] maximising bnn_evidence_at (concave in δ: one
+ *  maximum, where δ‖m‖² = Σ_j N h_j/(N h_j + δ), MacKay's effective number
+ *  of parameters), by bisection of its derivative on log δ; lo or hi when
+ *  the maximum is beyond them. */
+double bnn_evidence_best(const bnn_evidence *ev, double lo, double hi);
+
 #ifdef __cplusplus
 }
 #endif
