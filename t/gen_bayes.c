@@ -36,12 +36,14 @@
 /*
  * Is the final σ of vogn or ivon the one their state implies (the trainer
  * derives it at the end of every epoch when mc = 1)?  With n training
- * examples, τ = 1, ρ = 1 and p the tensor's prior precision:
- *   vogn  σ = 1/√(N(s + δ/N)) = 1/√(N s + p)        (Alg. 1 line 9)
+ * examples, τ = 1, vogn's default ρ and δ = ρp (p the tensor's prior
+ * precision):
+ *   vogn  σ = 1/√(ρN(s + δ/(ρN))) = 1/√(ρ(N s + p))   (Alg. 1 line 9)
  *   ivon  σ = 1/√(λ(h + δ)), λ = N, δ = p/λ: 1/√(N h + p)   (line 8)
- * so σ²(N·opt[1] + p) = 1 up to rounding for every stochastic parameter.
+ * so σ²·r·(N·opt[1] + p) = 1 up to rounding for every stochastic
+ * parameter, with r = ρ for vogn and 1 for ivon.
  */
-static int sigma_from_state(const bnn_state *st, double n)
+static int sigma_from_state(const bnn_state *st, double n, double r)
 {
 	const bnn_model *m = st->model;
 	int i;
@@ -54,7 +56,7 @@ static int sigma_from_state(const bnn_state *st, double n)
 			continue;
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			double s = st->sigma[j];
-			if (fabs(s * s * (n * st->opt[1][j] + l->prior_precision) - 1) > 1e-5)
+			if (fabs(s * s * r * (n * st->opt[1][j] + l->prior_precision) - 1) > 1e-5)
 				return 0;
 		}
 	}
@@ -95,7 +97,9 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 	ok(acc_mc > 0.9, "%s: test accuracy of 16 MC samples %.3f > 0.9", name, acc_mc);
 	ok(blobs_sigma_positive(&a), "%s: every meanfield parameter has a finite σ > 0", name);
 	if (optimizer == BNN_OPT_VOGN || optimizer == BNN_OPT_IVON)
-		ok(sigma_from_state(&a, (double)train->n),
+		ok(sigma_from_state(&a, (double)train->n,
+		                    optimizer == BNN_OPT_VOGN ? bnn_train_defaults().vogn.rho
+		                                              : 1.0),
 		   "%s, mc %d: the final σ is the one s or h implies", name, mc);
 	if (optimizer == BNN_OPT_BBB) {
 		float *sp = malloc((size_t)a.model->nparams * sizeof *sp);
