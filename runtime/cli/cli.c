@@ -320,6 +320,7 @@ static const struct cli_opt cli_opts[] = {
 	          IN_SENSITIVITY },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
 	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE | IN_SENSITIVITY | IN_MERGE },
+	{ "--load", CLI_LOADS, 0, 0, 0, NULL, IN_MERGE },
 	{ "--weights", CLI_TEXT, ARG(weights), 0, 0, NULL, IN_MERGE },
 	{ "--members", CLI_COUNT, ARG(members), 1, BNN_MIXTURE_MAX, "members", IN_TRAIN },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
