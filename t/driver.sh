@@ -412,11 +412,13 @@ train --data train.csv --save x.ckpt --set lr|./blobs: --set takes NAME=VALUE, n
 train --data train.csv --save x.ckpt --mc 0|./blobs: option 'mc': 0 is outside [1, 100000]
 frob|./blobs: unknown command 'frob': use train, eval, predict, calibrate, posterior, merge, export, info, laplace, sensitivity or tune
 eval --load m.ckpt --data test.csv stray|./blobs: unexpected argument 'stray' (options start with --)
+calibrate --load m.ckpt --data test.csv --out c.ckpt|./blobs: option '--out' does not go with 'calibrate'
+merge --load m.ckpt --load m.ckpt --out c.ckpt|./blobs: option '--out' does not go with 'merge'
 ROWS
 # Every option that --help shows for a command is one the command takes
 # (the synopsis and the option table agree).
 ./blobs --help >help.txt
-for cmd in train eval predict posterior info laplace; do
+for cmd in train eval predict calibrate posterior merge info laplace; do
 	opts=$(awk -v c="$cmd" '
 		$0 ~ "^(Usage:)? +\\./blobs " c " " { on = 1; print; next }
 		on && /^                 [[-]/ { print; next }

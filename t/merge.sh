@@ -11,7 +11,7 @@
 # merged σ = (Σ H)^(−1/2); Adam refused for Hessian weights and taken for
 # uniform ones; the merged checkpoint evaluated; bad input (one file,
 # another model's checkpoint, a mixture, other standardisations, an
-# unknown weighting, --out over an input) with exact messages.
+# unknown weighting, --save over an input) with exact messages.
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -38,7 +38,7 @@ posterior() { # CKPT: the rows of its posterior, on one line
 }
 
 # ---- Hessian weights ---------------------------------------------------------
-run ./line merge --load a.ckpt --load b.ckpt --out ab.ckpt
+run ./line merge --load a.ckpt --load b.ckpt --save ab.ckpt
 is "$run_status/$run_out" \
 	'0/{"merged": 2, "weights": "hessian", "posterior": true, "checkpoint": "ab.ckpt"}' \
 	"merge A B: the summary line"
@@ -46,7 +46,7 @@ is "$run_status/$run_out" \
 # b = (4·2 + 4·(−2))/(4 + 4) = 0, σ_b = 8^(−1/2) = 0.3535533906 (float 0.353553385)
 is "$(posterior ab.ckpt)" "mu.weight,0,5,0.44721359 mu.bias,0,0,0.353553385 " \
 	"merge A B: Hessian-weighted means and the merged precision"
-run ./line merge --load a.ckpt --load b.ckpt --load c.ckpt --out abc.ckpt --weights hessian
+run ./line merge --load a.ckpt --load b.ckpt --load c.ckpt --save abc.ckpt --weights hessian
 ok $run_status "merge A B C"
 # w = (1·1 + 4·6 + 0.25·0)/5.25 = 4.7619047619 (float 4.76190472), σ_w = 5.25^(−1/2) = 0.4364357805;
 # b = (4·2 − 4·2 + 16·1)/24 = 0.6666666667 (float 0.666666687), σ_b = 24^(−1/2) = 0.2041241452
@@ -54,18 +54,18 @@ is "$(posterior abc.ckpt)" "mu.weight,0,4.76190472,0.436435789 mu.bias,0,0.66666
 	"merge A B C: three runs, another optimizer among them (vogn)"
 
 # ---- uniform weights -----------------------------------------------------------
-run ./line merge --load a.ckpt --load b.ckpt --out abu.ckpt --weights uniform
+run ./line merge --load a.ckpt --load b.ckpt --save abu.ckpt --weights uniform
 ok $run_status "merge A B --weights uniform"
 # w = (1 + 6)/2 = 3.5, b = (2 − 2)/2 = 0; σ from the same precision as above
 is "$(posterior abu.ckpt)" "mu.weight,0,3.5,0.44721359 mu.bias,0,0,0.353553385 " \
 	"merge A B, uniform: the means averaged, sigma from the summed precision"
-run ./line merge --load a.ckpt --load d.ckpt --out ad.ckpt
+run ./line merge --load a.ckpt --load d.ckpt --save ad.ckpt
 is "$run_status/$run_err" \
 	"1/./line: d.ckpt: optimizer adam learns no curvature (the checkpoint has no posterior sigma), so it cannot be weighted by its Hessian: merge with uniform weights, or train with ivon, vogn, badam or bbb" \
 	"Hessian weights of an adam checkpoint: refused"
 test ! -e ad.ckpt
 ok $? "and nothing written"
-run ./line merge --load a.ckpt --load d.ckpt --out ad.ckpt --weights uniform
+run ./line merge --load a.ckpt --load d.ckpt --save ad.ckpt --weights uniform
 is "$run_status/$run_out" \
 	'0/{"merged": 2, "weights": "uniform", "posterior": false, "checkpoint": "ad.ckpt"}' \
 	"uniform weights take an adam checkpoint (the result has no posterior)"
@@ -86,43 +86,43 @@ is "$(echo "$run_out" | tail -1)" "checkpoint abc.ckpt: optimizer none, 0 epochs
 	"info: runs of several optimizers give none"
 
 # ---- bad input ---------------------------------------------------------------------
-run ./line merge --load a.ckpt --out x.ckpt
+run ./line merge --load a.ckpt --save x.ckpt
 is "$run_status/$run_err" "2/./line: 'merge' needs two checkpoints or more (--load A --load B ...), and 1 was given
 Try './line --help'." "merge of one file"
 run ./line merge --load a.ckpt --load b.ckpt
-is "$run_status/$run_err" "2/./line: 'merge' needs --out CKPT
-Try './line --help'." "merge without --out"
+is "$run_status/$run_err" "2/./line: 'merge' needs --save CKPT
+Try './line --help'." "merge without --save"
 
 printf 'a,b,c,d,label\n1,2,3,4,0\n0,1,0,1,2\n' >blobs.csv
 ./other train --data blobs.csv --optimizer ivon --epochs 1 --quiet --save o.ckpt >/dev/null
 ok $? "a checkpoint of another model"
-run ./line merge --load a.ckpt --load o.ckpt --out x.ckpt
+run ./line merge --load a.ckpt --load o.ckpt --save x.ckpt
 is "$run_status/$run_err" "1/./line: o.ckpt: this checkpoint belongs to model 'rt_bayes', not to model 'mg_line'" \
 	"merging checkpoints of different models"
-run ./line merge --load a.ckpt --load b.ckpt --out x.ckpt --weights fisher
+run ./line merge --load a.ckpt --load b.ckpt --save x.ckpt --weights fisher
 is "$run_status/$run_err" "2/./line: --weights takes hessian or uniform, not 'fisher'
 Try './line --help'." "an unknown weighting"
-run ./line merge --load a.ckpt --load b.ckpt --out b.ckpt
-is "$run_status/$run_err" "2/./line: --out 'b.ckpt' is the file given to --load: writing it would destroy that input
-Try './line --help'." "--out over an input"
+run ./line merge --load a.ckpt --load b.ckpt --save b.ckpt
+is "$run_status/$run_err" "2/./line: --save 'b.ckpt' is the file given to --load: writing it would destroy that input
+Try './line --help'." "--save over an input"
 ./tool copy a.ckpt a2.ckpt && cmp a.ckpt a2.ckpt
 ok $? "a network loaded as a mixture of one and saved gives the same bytes"
 printf 'x,y\n1,1\n2,3\n3,2\n' >s.csv
 ./line train --data s.csv --optimizer ivon --epochs 1 --quiet --standardize --save s1.ckpt >/dev/null &&
 	./line train --data line.csv --optimizer ivon --epochs 1 --quiet --standardize --save s2.ckpt >/dev/null
 ok $? "two runs standardised on other data"
-run ./line merge --load s1.ckpt --load s2.ckpt --out x.ckpt
+run ./line merge --load s1.ckpt --load s2.ckpt --save x.ckpt
 is "$run_status/$run_err" "1/./line: s1.ckpt and s2.ckpt standardise their inputs differently: the networks would see other inputs (train them with --standardize on the same data, or all without)" \
 	"runs standardised differently"
-run ./line merge --load s1.ckpt --load a.ckpt --out x.ckpt --weights uniform
+run ./line merge --load s1.ckpt --load a.ckpt --save x.ckpt --weights uniform
 is "$run_status/$run_err" "1/./line: s1.ckpt and a.ckpt standardise their inputs differently: the networks would see other inputs (train them with --standardize on the same data, or all without)" \
 	"one run standardised, the other not"
 ./line train --data s.csv --optimizer ivon --epochs 1 --quiet --members 2 --save mix.ckpt >/dev/null
 ok $? "a mixture of 2"
-run ./line merge --load mix.ckpt --load a.ckpt --out x.ckpt
+run ./line merge --load mix.ckpt --load a.ckpt --save x.ckpt
 is "$run_status/$run_err" "1/./line: mix.ckpt: the checkpoint is a mixture of 2 networks (train --members): eval and predict read it, and this needs one network" \
 	"a mixture is not one network to merge"
 test ! -e x.ckpt
-ok $? "no failed merge wrote its --out"
+ok $? "no failed merge wrote its --save"
 
 done_testing

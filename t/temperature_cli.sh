@@ -11,7 +11,7 @@
 # nll_after, that a calibrated checkpoint cannot be resumed, Monte-Carlo
 # logits of the meanfield model (--mc), and the refusals with their exact
 # messages: a regression model, an empty validation set, data of another
-# shape, a missing --out, --out -; and checkpoints written here with a bad
+# shape, a missing --save, --save -; and checkpoints written here with a bad
 # temperature section (negative, two values, on a regression model).
 . "$TAP_SH"
 
@@ -52,7 +52,7 @@ done
 	bail_out "blobs does not train"
 
 # ---- the fit and its JSON line ---------------------------------------------
-run ./blobs calibrate --load m.ckpt --data valid.csv --out t.ckpt
+run ./blobs calibrate --load m.ckpt --data valid.csv --save t.ckpt
 is "$run_status" 0 "calibrate fits a temperature"
 T=$(printf '%s\n' "$run_out" | sed -n 's/^{"temperature": \([^,]*\),.*/\1/p')
 after=$(printf '%s\n' "$run_out" | sed -n 's/.*"nll_after": \([^,]*\),.*/\1/p')
@@ -72,7 +72,7 @@ ok $st "info shows the temperature of the calibrated checkpoint"
 run ./blobs info --load m.ckpt
 case $run_out in *temperature*) st=1 ;; *) st=0 ;; esac
 ok $st "and none for the trained one"
-run ./blobs calibrate --load t.ckpt --data valid.csv --out t2.ckpt
+run ./blobs calibrate --load t.ckpt --data valid.csv --save t2.ckpt
 is "$(printf '%s\n' "$run_out" | sed -n 's/^{"temperature": \([^,]*\),.*/\1/p')" "$T" \
 	"calibrating the calibrated checkpoint gives the same T (the fit reads the raw logits)"
 ok "$(cmp -s t.ckpt t2.ckpt; echo $?)" "and the same checkpoint bytes"
@@ -100,38 +100,38 @@ ok $st "the resume refusal says so: $run_err"
 # ---- Monte-Carlo logits --------------------------------------------------------
 ./bayes train --data train.csv --optimizer ivon --mc 2 --epochs 15 --batch 16 --lr 0.2 \
 	--save b.ckpt --quiet >/dev/null || bail_out "bayes does not train"
-run ./bayes calibrate --load b.ckpt --data valid.csv --out bt.ckpt --mc 4 --seed 2
+run ./bayes calibrate --load b.ckpt --data valid.csv --save bt.ckpt --mc 4 --seed 2
 case $run_out in '{"temperature": '*', "n": 600, "mc": 4, '*) st=0 ;; *) st=1 ;; esac
 ok $st "a meanfield model is calibrated on 4 samples of its predictive: $run_out"
-run ./bayes calibrate --load b.ckpt --data valid.csv --out bt2.ckpt --mc 4 --seed 2
+run ./bayes calibrate --load b.ckpt --data valid.csv --save bt2.ckpt --mc 4 --seed 2
 ok "$(cmp -s bt.ckpt bt2.ckpt; echo $?)" "the same seed gives the same checkpoint"
 
 # ---- refusals ------------------------------------------------------------------
 awk -F, 'BEGIN { OFS = "," } NR == 1 { print "a,b,c,d,y1,y2"; next } { print $1, $2, $3, $4, $1 + $2, $3 - $4 }' \
 	train.csv >reg.csv
 ./other train --data reg.csv --epochs 2 --save o.ckpt --quiet >/dev/null || bail_out "other does not train"
-run ./other calibrate --load o.ckpt --data reg.csv --out ot.ckpt
+run ./other calibrate --load o.ckpt --data reg.csv --save ot.ckpt
 is "$run_status" 1 "a regression model is refused"
 is "$run_err" "./other: calibrate: model 'rt_other' is gaussian, and temperature scaling applies to categorical models only (for regression, eval --conformal gives calibrated intervals)" \
 	"with its message"
-run ./blobs calibrate --load m.ckpt --data empty.csv --out e.ckpt
+run ./blobs calibrate --load m.ckpt --data empty.csv --save e.ckpt
 is "$run_status" 1 "an empty validation set is refused"
 is "$run_err" "./blobs: empty.csv: no examples: the file has a header row but no data rows" \
 	"with its message"
-run ./blobs calibrate --load m.ckpt --data narrow.csv --out e.ckpt
+run ./blobs calibrate --load m.ckpt --data narrow.csv --save e.ckpt
 is "$run_status" 1 "validation data of another shape is refused"
 is "$run_err" "./blobs: narrow.csv: 3 feature columns but the model takes 4" "with its message"
 ok "$(test ! -e e.ckpt; echo $?)" "and nothing is written"
 run ./blobs calibrate --load m.ckpt --data valid.csv
-is "$run_status" 2 "calibrate needs --out"
-is "$run_err" "./blobs: 'calibrate' needs --out CKPT
+is "$run_status" 2 "calibrate needs --save"
+is "$run_err" "./blobs: 'calibrate' needs --save CKPT
 Try './blobs --help'." "with its message"
-run ./blobs calibrate --load m.ckpt --data valid.csv --out -
-is "$run_status" 2 "--out - is refused"
-is "$run_err" "./blobs: calibrate writes a checkpoint: --out names a file, not '-'
+run ./blobs calibrate --load m.ckpt --data valid.csv --save -
+is "$run_status" 2 "--save - is refused"
+is "$run_err" "./blobs: calibrate writes a checkpoint: --save names a file, not '-'
 Try './blobs --help'." "with its message"
-run ./blobs calibrate --load m.ckpt --data valid.csv --out valid.csv
-is "$run_status" 2 "--out may not be the validation data"
+run ./blobs calibrate --load m.ckpt --data valid.csv --save valid.csv
+is "$run_status" 2 "--save may not be the validation data"
 
 # ---- a bad temperature section ---------------------------------------------------
 # settemp IN OUT V...: the parameters of checkpoint IN with a section

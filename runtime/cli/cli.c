@@ -18,12 +18,12 @@
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
  *                 [--mc S] [--seed S] [--conformal FILE ...] [--batch B] [--threads T]
  *   MODEL calibrate --load CKPT --data FILE [--labels FILE] [--target NAME]
- *                 --out CKPT [--mc S] [--seed S] [--batch B] [--threads T]
+ *                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
  *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
  *                 [--batch B] [--seed S] [--threads T]
- *   MODEL merge   --load CKPT --load CKPT [--load CKPT ...] --out CKPT
+ *   MODEL merge   --load CKPT --load CKPT [--load CKPT ...] --save CKPT
  *                 [--weights hessian|uniform]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
  *   MODEL info    [--load CKPT]
@@ -129,10 +129,10 @@ static const struct cli_command {
 	  "                 [--mc S] [--seed S] [--conformal FILE ...] [--batch B] [--threads T]" },
 	{ "calibrate", IN_CALIBRATE,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
-	  "                 --out CKPT [--mc S] [--seed S] [--batch B] [--threads T]" },
+	  "                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]" },
 	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
 	{ "merge", IN_MERGE,
-	  "--load CKPT --load CKPT [--load CKPT ...] --out CKPT\n"
+	  "--load CKPT --load CKPT [--load CKPT ...] --save CKPT\n"
 	  "                 [--weights hessian|uniform]" },
 	{ "export", IN_EXPORT,
 	  "--load CKPT [--storage f32|bf16|int8]\n"
@@ -221,11 +221,11 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        --conformal adds a column 'set' (\"3;5\") or lo_j,hi_j columns.\n"
 	       "calibrate fits the temperature of a categorical model on the validation\n"
 	       "        data --data (minimum NLL) and saves the checkpoint with it to\n"
-	       "        --out; eval and predict apply it (docs/calibration.md).\n"
+	       "        --save; eval and predict apply it (docs/calibration.md).\n"
 	       "posterior writes the posterior mean and standard deviation of every\n"
 	       "        parameter as CSV (tensor,index,mean,std) to --out (default: stdout).\n"
 	       "merge   averages the posterior means of several checkpoints of this model\n"
-	       "        into the checkpoint --out: --weights hessian (default) weighs each\n"
+	       "        into the checkpoint --save: --weights hessian (default) weighs each\n"
 	       "        parameter by the precision its run learned (ivon, vogn, badam,\n"
 	       "        bbb), uniform by 1/K (docs/merge.md).\n"
 	       "export  writes the checkpoint's trained values as the C header that\n"
@@ -314,12 +314,13 @@ static const struct cli_opt cli_opts[] = {
 	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL,
 	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN },
-	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL, IN_TRAIN | IN_LAPLACE },
+	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL,
+	  IN_TRAIN | IN_LAPLACE | IN_CALIBRATE | IN_MERGE },
 	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
 	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE | IN_CALIBRATE |
 	          IN_SENSITIVITY },
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
-	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_CALIBRATE | IN_SENSITIVITY | IN_MERGE },
+	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_SENSITIVITY },
 	{ "--load", CLI_LOADS, 0, 0, 0, NULL, IN_MERGE },
 	{ "--weights", CLI_TEXT, ARG(weights), 0, 0, NULL, IN_MERGE },
 	{ "--members", CLI_COUNT, ARG(members), 1, BNN_MIXTURE_MAX, "members", IN_TRAIN },
@@ -435,7 +436,7 @@ static int cli_apply(struct bnn_cli_args *a, const struct cli_opt *o, const char
 			return bnn_cli_usage_error(a, "more than %d --load files",
 			                           BNN_CLI_MAX_LOADS);
 		a->loads[a->nloads++] = value;
-		a->load = value; /* bnn_cli_check_outputs compares --out with it */
+		a->load = value; /* bnn_cli_check_outputs compares --save with it */
 		return BNN_CLI_OK;
 	}
 	return BNN_CLI_OK;
@@ -727,7 +728,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		return bnn_cli_usage_error(&a, "--ood-labels goes with --ood");
 	bnn_set_threads(a.train.threads);
 	if (where == IN_CALIBRATE) {
-		if ((rc = cli_need(&a, a.out, "--out CKPT")))
+		if ((rc = cli_need(&a, a.save, "--save CKPT")))
 			return rc;
 		return bnn_cli_calibrate(m, &a);
 	}

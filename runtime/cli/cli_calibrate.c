@@ -5,7 +5,7 @@
  * --load, keeping every Monte-Carlo sample's logits (--mc S, default as
  * eval's), fits the one temperature T that minimises the NLL of the
  * scaled predictive (bnn_fit_temperature), and saves the checkpoint with
- * the section `temperature` to --out; eval and predict then divide the
+ * the section `temperature` to --save; eval and predict then divide the
  * logits by T.  Everything else of the checkpoint is kept, except where a
  * training run stood (the resume sections): the calibrated model is not a
  * run to continue, and `train --init` takes its parameters only.  A
@@ -75,8 +75,8 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 		                           "calibrate runs on one process, not on %d: run it "
 		                           "without mpirun",
 		                           a->ranks);
-	if (strcmp(a->out, "-") == 0)
-		return bnn_cli_usage_error(a, "calibrate writes a checkpoint: --out names a file, "
+	if (strcmp(a->save, "-") == 0)
+		return bnn_cli_usage_error(a, "calibrate writes a checkpoint: --save names a file, "
 		                              "not '-'");
 	memset(&ds, 0, sizeof ds);
 	if (bnn_state_load(&st, m, a->load, &err))
@@ -96,13 +96,13 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 	bnn_state_forget_progress(&st);
 	if (bnn_temperature_nll(logits, samples, ds.n, (int)m->outputs, labels, st.temperature,
 	                        &after, &err) ||
-	    bnn_state_save(&st, a->out, &err)) {
+	    bnn_state_save(&st, a->save, &err)) {
 		rc = bnn_cli_error(a, "%s", err.message);
 		goto done;
 	}
 	printf("{\"temperature\": %.9g, \"n\": %ld, \"mc\": %ld, \"nll_before\": %.9g, "
 	       "\"nll_after\": %.9g, \"seconds\": %.3f, \"checkpoint\": \"%s\"}\n",
-	       st.temperature, ds.n, mc, before, after, cli_seconds() - t0, a->out);
+	       st.temperature, ds.n, mc, before, after, cli_seconds() - t0, a->save);
 done:
 	free(logits);
 	free(labels);

@@ -1,5 +1,5 @@
 /*
- * cli_merge.c: `MODEL merge --load A --load B [...] --out CKPT [--weights
+ * cli_merge.c: `MODEL merge --load A --load B [...] --save CKPT [--weights
  * hessian|uniform]`.  Loads every checkpoint (each must belong to this
  * model: bnn_state_load names the model of one that does not, and refuses
  * a mixture, whose networks are not one), merges them with bnn_merge
@@ -24,7 +24,7 @@ static int cli_merge_weights(const struct bnn_cli_args *a)
 	return -1;
 }
 
-/* The command line's checks: two files or more, an --out that is none of
+/* The command line's checks: two files or more, a --save that is none of
  * them and can be written. */
 static int cli_merge_checks(struct bnn_cli_args *a)
 {
@@ -35,10 +35,10 @@ static int cli_merge_checks(struct bnn_cli_args *a)
 		                           "'merge' needs two checkpoints or more (--load A "
 		                           "--load B ...), and %d %s given",
 		                           a->nloads, a->nloads == 1 ? "was" : "were");
-	if (!a->out || !*a->out)
-		return bnn_cli_usage_error(a, "'merge' needs --out CKPT");
-	if (strcmp(a->out, "-") == 0)
-		return bnn_cli_usage_error(a, "'merge' writes a checkpoint: --out needs a file "
+	if (!a->save || !*a->save)
+		return bnn_cli_usage_error(a, "'merge' needs --save CKPT");
+	if (strcmp(a->save, "-") == 0)
+		return bnn_cli_usage_error(a, "'merge' writes a checkpoint: --save needs a file "
 		                              "name, not '-'");
 	for (i = 0; i < a->nloads; i++) {
 		a->load = a->loads[i];
@@ -65,13 +65,13 @@ int bnn_cli_merge(const bnn_model *m, struct bnn_cli_args *a)
 			goto done;
 		}
 	if (bnn_merge(in, a->nloads, a->loads, weights, &out, &err) ||
-	    bnn_state_save(&out, a->out, &err)) {
+	    bnn_state_save(&out, a->save, &err)) {
 		rc = bnn_cli_error(a, "%s", err.message);
 		goto done;
 	}
 	printf("{\"merged\": %d, \"weights\": \"%s\", \"posterior\": %s, \"checkpoint\": \"%s\"}\n",
 	       a->nloads, weights == BNN_MERGE_HESSIAN ? "hessian" : "uniform",
-	       out.sigma ? "true" : "false", a->out);
+	       out.sigma ? "true" : "false", a->save);
 done:
 	for (i = 0; i < loaded; i++)
 		bnn_state_free(&in[i]);

@@ -1,14 +1,14 @@
 /*
  * cli_outputs.c: the driver's checks of the files a command will write,
  * made before it reads or trains anything, so that a mistake costs nothing:
- * an output (train's --save, predict's, posterior's and calibrate's --out) that is one
- * of the command's input files is a usage error (writing it would destroy
- * the input), and an output whose directory does not exist or cannot be
+ * an output (the checkpoint --save of train, laplace, calibrate and merge;
+ * predict's, posterior's and sensitivity's --out) that is one of the
+ * command's input files is a usage error (writing it would destroy the
+ * input), and an output whose directory does not exist or cannot be
  * written, or that is a directory, is a file error named before a long
  * training run instead of after it.  A checkpoint (--save) must be a
- * regular file, since it is replaced by renaming a new file over it, and so
- * must calibrate's --out; any other --out may name a device or a pipe
- * (/dev/null), which is written directly.
+ * regular file, since it is replaced by renaming a new file over it; --out
+ * may name a device or a pipe (/dev/null), which is written directly.
  */
 #include <errno.h>
 #include <string.h>
@@ -100,10 +100,8 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 		{ "--conformal", a->conformal, 0 },
 		{ "--conformal-labels", a->conformal_labels, 0 },
 	};
-	/* calibrate's --out is a checkpoint: a regular file */
-	const int out_streams = !a->command || strcmp(a->command, "calibrate") != 0;
 	const struct cli_file out[] = { { "--save", a->save, 0 },
-		                        { "--out", a->out, out_streams },
+		                        { "--out", a->out, 1 },
 		                        { "--svg", a->svg, 0 } };
 	int i, rc;
 
