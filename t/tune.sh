@@ -48,7 +48,7 @@ is "$(sed -n 1p best.opts)" \
 	"# training options written by tune (docs/tune.md): train --options FILE" \
 	"the options file starts with a comment"
 is "$(grep -E '^(lr|delta|ess|h0|epochs)=' best.opts | tr '\n' ' ')" \
-	"lr=0.397 epochs=4 delta=0.0275 h0=0.966 ess=89.4 " \
+	"lr=1.19 epochs=4 delta=0.0275 h0=0.966 ess=89.4 " \
 	"it holds the best trial's values and the epochs of its last rung"
 
 # ---- train --options reads them back ------------------------------------------
