@@ -16,26 +16,10 @@
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
-blobs() { # N SEED: the 3 classes, overlapping
-	awk -v n="$1" -v seed="$2" 'BEGIN {
-		split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
-		s = seed
-		print "a,b,c,d,class"
-		for (i = 0; i < n; i++) {
-			k = i % 3
-			line = ""
-			for (j = 1; j <= 4; j++) {
-				s = (s * 1103515245 + 12345) % 2147483648
-				u = s / 2147483648
-				line = line sprintf("%.6f,", c[k * 4 + j] + 3.0 * (u - 0.5))
-			}
-			print line k
-		}
-	}'
-}
-blobs 300 1 >train.csv
-blobs 400 3 >calib.csv
-blobs 300 2 >test.csv
+. "$top_srcdir/t/blobs_lib.sh"
+blobs 300 1 3.0 >train.csv
+blobs 400 3 3.0 >calib.csv
+blobs 300 2 3.0 >test.csv
 head -1 calib.csv >empty.csv
 head -6 calib.csv >five.csv
 printf 'a,b,c,class\n1,2,3,0\n' >narrow.csv

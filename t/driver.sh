@@ -16,25 +16,8 @@
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
-# Deterministic data: blob i has class i % 3, centre per class, noise from a
-# linear congruential generator (the same in every awk).
-blobs() { # N SEED
-	awk -v n="$1" -v seed="$2" 'BEGIN {
-		split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
-		s = seed
-		print "a,b,c,d,class"
-		for (i = 0; i < n; i++) {
-			k = i % 3
-			line = ""
-			for (j = 1; j <= 4; j++) {
-				s = (s * 1103515245 + 12345) % 2147483648
-				u = s / 2147483648
-				line = line sprintf("%.6f,", c[k * 4 + j] + 1.6 * (u - 0.5))
-			}
-			print line k
-		}
-	}'
-}
+# Deterministic data: the blobs of t/blobs_lib.sh (class i % 3).
+. "$top_srcdir/t/blobs_lib.sh"
 blobs 300 1 >train.csv
 blobs 150 2 >test.csv
 # Regression: y1 = a + b, y2 = c - d, inputs on very different scales.

@@ -30,19 +30,8 @@ done
 # ---- data ---------------------------------------------------------------------
 # 30 rows of the blobs of t/driver.sh (class i % 3) and 40 rows of a
 # 2-target regression (y1 = a + b, y2 = c - d), from a fixed generator.
-awk 'BEGIN {
-	split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
-	s = 1
-	print "a,b,c,d,class"
-	for (i = 0; i < 30; i++) {
-		k = i % 3
-		line = ""
-		for (j = 1; j <= 4; j++) {
-			s = (s * 1103515245 + 12345) % 2147483648
-			line = line sprintf("%.6f,", c[k * 4 + j] + 1.6 * (s / 2147483648 - 0.5))
-		}
-		print line k
-	} }' >train.csv
+. "$top_srcdir/t/blobs_lib.sh"
+blobs 30 1 >train.csv
 awk 'BEGIN { s = 7; print "a,b,c,d,y1,y2"
 	for (i = 0; i < 40; i++) {
 		for (j = 1; j <= 4; j++) { s = (s * 1103515245 + 12345) % 2147483648; x[j] = s / 2147483648 - 0.5 }

@@ -22,30 +22,10 @@
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
-# Deterministic blobs: class i % 3, centre per class, noise from an LCG.
-blobs() { # N SEED
-	awk -v n="$1" -v seed="$2" 'BEGIN {
-		split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
-		s = seed
-		print "a,b,c,d,class"
-		for (i = 0; i < n; i++) {
-			k = i % 3
-			line = ""
-			for (j = 1; j <= 4; j++) {
-				s = (s * 1103515245 + 12345) % 2147483648
-				u = s / 2147483648
-				line = line sprintf("%.6f,", c[k * 4 + j] + 1.6 * (u - 0.5))
-			}
-			print line k
-		}
-	}'
-}
+. "$top_srcdir/t/blobs_lib.sh"
 blobs 300 1 >train.csv
 blobs 3000 5 >big.csv
 
-build() { # NAME BNN
-	"$BNNC" --main -o "$1.c" "$2" && $CC $BNN_CFLAGS -o "$1" "$1.c" $BNN_LIBS
-}
 build point "$top_srcdir/t/models/rt_blobs.bnn"
 ok $? "rt_blobs builds"
 build bayes "$top_srcdir/t/models/rt_bayes.bnn"

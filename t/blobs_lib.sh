@@ -1,0 +1,35 @@
+# blobs_lib.sh: the data and the build step that the driver's shell tests
+# share, sourced after tap.sh (. "$top_srcdir/t/blobs_lib.sh"):
+#
+#   blobs N SEED [SPREAD]  CSV on stdout: a header a,b,c,d,class and N rows
+#                          of the 3-class blobs t/models/rt_blobs.bnn and
+#                          rt_bayes.bnn learn: row i is class i % 3, each
+#                          feature its class centre plus SPREAD (default
+#                          1.6: well separated; 3.0 overlaps) times a
+#                          uniform draw in [-0.5, 0.5) from a linear
+#                          congruential generator seeded by SEED, so every
+#                          awk writes the same bytes;
+#   build NAME BNN         bnnc --main BNN into NAME.c, compiled to NAME
+#                          with the suite's $CC, $BNN_CFLAGS and $BNN_LIBS.
+
+blobs() {
+	awk -v n="$1" -v seed="$2" -v spread="${3:-1.6}" 'BEGIN {
+		split("2 0 0 0 0 2 0 -1 -2 -1 0 1", c, " ")
+		s = seed
+		print "a,b,c,d,class"
+		for (i = 0; i < n; i++) {
+			k = i % 3
+			line = ""
+			for (j = 1; j <= 4; j++) {
+				s = (s * 1103515245 + 12345) % 2147483648
+				u = s / 2147483648
+				line = line sprintf("%.6f,", c[k * 4 + j] + spread * (u - 0.5))
+			}
+			print line k
+		}
+	}'
+}
+
+build() {
+	"$BNNC" --main -o "$1.c" "$2" && $CC $BNN_CFLAGS -o "$1" "$1.c" $BNN_LIBS
+}
