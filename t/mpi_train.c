@@ -218,7 +218,7 @@ static void by_hand(int natural, const bnn_dataset *ds, const bnn_train_options 
 	vp.beta2 = o->vogn.beta2;
 	vp.tau = o->vogn.tau;
 	vp.delta = o->delta;
-	vp.n_data = (double)B;
+	vp.n_data = o->vogn.rho * (double)B; /* Alg. 1 line 2: N ← ρN */
 	ip.beta1 = o->ivon.beta1;
 	ip.beta2 = o->ivon.beta2;
 	ip.h0 = o->ivon.h0;
