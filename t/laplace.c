@@ -255,7 +255,7 @@ static void test_round_trip(const bnn_dataset *ds)
 	unsigned char *a, *b;
 	long na, nb;
 	float probs[NEX * 3], p0[NEX * 3];
-	double nll_mean, nll_mc;
+	double nll_mean = 0, nll_mc = 0;
 	int rc;
 
 	memset(&st, 0, sizeof st);
