@@ -105,3 +105,20 @@ void blobs_tmpdir_remove(void)
 {
 	rmdir(blobs_tmpdir);
 }
+
+unsigned char *blobs_file_bytes(const char *path, long *n)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b = NULL;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (b = malloc((size_t)*n)) && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	return b;
+}

@@ -2,8 +2,8 @@
  * blobs.h: what the tests that train generated models share
  * (t/gen_runtime.c, t/gen_bayes.c): the three-blob classification problem
  * they train on, test accuracy through bnn_predict, comparing arrays bit
- * for bit, checking a posterior's σ, and the temporary directory their
- * checkpoints go to.
+ * for bit, checking a posterior's σ, the temporary directory their
+ * checkpoints go to, and reading a checkpoint's bytes back.
  */
 #ifndef BNN_TEST_BLOBS_H
 #define BNN_TEST_BLOBS_H
@@ -42,5 +42,8 @@ const char *blobs_tmp_path(const char *name);
 
 /* Remove that directory, which the test has emptied by then. */
 void blobs_tmpdir_remove(void);
+
+/* The bytes of file path (malloc'd), or NULL; *n its size. */
+unsigned char *blobs_file_bytes(const char *path, long *n);
 
 #endif

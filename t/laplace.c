@@ -229,24 +229,6 @@ static void test_marglik(const bnn_state *point, const bnn_dataset *ds)
 	bnn_state_free(&st);
 }
 
-/* The file's bytes, or NULL; *n its size. */
-static unsigned char *file_bytes(const char *path, long *n)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *b = NULL;
-
-	*n = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (b = malloc((size_t)*n)) && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	return b;
-}
-
 static void test_round_trip(const bnn_dataset *ds)
 {
 	bnn_laplace_options o = bnn_laplace_defaults();
@@ -274,8 +256,8 @@ static void test_round_trip(const bnn_dataset *ds)
 	ok(!rc && bnn_state_is_stochastic(&back), "and it is stochastic (eval samples it)");
 	if (!rc && bnn_state_save(&back, blobs_tmp_path("l2.ckpt"), &err))
 		tap_bail_out("save: %s", err.message);
-	a = file_bytes(blobs_tmp_path("l.ckpt"), &na);
-	b = file_bytes(blobs_tmp_path("l2.ckpt"), &nb);
+	a = blobs_file_bytes(blobs_tmp_path("l.ckpt"), &na);
+	b = blobs_file_bytes(blobs_tmp_path("l2.ckpt"), &nb);
 	ok(a && b && na == nb && memcmp(a, b, (size_t)na) == 0,
 	   "loading and saving it again gives the same %ld bytes", na);
 	free(a);

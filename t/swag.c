@@ -98,23 +98,6 @@ static int count_off(const float *got, const double *want, long n, double rtol)
 	return bad;
 }
 
-static unsigned char *file_bytes(const char *path, long *n)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *b = NULL;
-
-	*n = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (b = malloc((size_t)*n)) && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	return b;
-}
-
 /* One Monte-Carlo sample of bnn_predict (sample 0, seed 9) rebuilt by
  * hand: θ = θ̄ + σ∘z1, then D·z2/√(2(R − 1)), and its softmax. */
 static void hand_sample(const bnn_state *st, const bnn_dataset *ds, float *probs)
@@ -189,8 +172,8 @@ static void test_moments(const bnn_dataset *train, const bnn_dataset *test)
 	   "with the same mean, σ and deviations, and no resume sections");
 	if (!rc && bnn_state_save(&back, blobs_tmp_path("s2.ckpt"), &err))
 		tap_bail_out("%s", err.message);
-	a = file_bytes(blobs_tmp_path("s.ckpt"), &na);
-	b = file_bytes(blobs_tmp_path("s2.ckpt"), &nb);
+	a = blobs_file_bytes(blobs_tmp_path("s.ckpt"), &na);
+	b = blobs_file_bytes(blobs_tmp_path("s2.ckpt"), &nb);
 	ok(a && b && na == nb && memcmp(a, b, (size_t)na) == 0,
 	   "loading and saving it again gives the same %ld bytes", na);
 	free(a);
