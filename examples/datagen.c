@@ -29,6 +29,12 @@
  *       that may barely show.  So an MLP learns it well above chance (10%)
  *       but not perfectly.
  *
+ *   datagen split IN HEAD TAIL --at N
+ *       The first N examples of the IDX u8 file IN (images or labels) to
+ *       HEAD, the others to TAIL (gzip IDX): `make compare` holds out the
+ *       last 6,000 training images this way, as the validation file that
+ *       training, `calibrate` and `eval --conformal` share.
+ *
  *   datagen ood IN OUT [--transform rot90|flip]
  *       An out-of-distribution image set for `eval --ood`, made from the IDX
  *       u8 image file IN (rank 3: n x rows x cols, gzip or plain) by one
@@ -77,6 +83,7 @@ static void dg_help(void)
 	printf("Usage: %s toy1d --n N [--seed S] [--range A,B] > FILE.csv\n"
 	       "       %s images DIR [--n-train N] [--n-test M] [--seed S]\n"
 	       "       %s ood IN OUT [--transform rot90|flip]\n"
+	       "       %s split IN HEAD TAIL --at N\n"
 	       "Write the data sets of bnnc's runnable examples (docs/examples.md).\n"
 	       "\n"
 	       "toy1d   N points of the BADAM paper's 1-D toy (appendix D.1) as CSV with\n"
@@ -94,10 +101,13 @@ static void dg_help(void)
 	       "        file IN (such as t10k-images-idx3-ubyte.gz) turned a quarter turn\n"
 	       "        clockwise (--transform rot90, the default) or upside down\n"
 	       "        (--transform flip), written to OUT as a gzip IDX file.\n"
+	       "split   the first N examples of the IDX u8 file IN (images or labels) to\n"
+	       "        HEAD, the others to TAIL, both gzip IDX: with the same N for an\n"
+	       "        image file and its labels, a validation set held out as files.\n"
 	       "\n"
 	       "--seed S  the random seed (default 1): the same seed, the same files.\n"
 	       "Exit status: 0 on success, 1 on an I/O error, 2 on a usage error.\n",
-	       dg_prog, dg_prog, dg_prog);
+	       dg_prog, dg_prog, dg_prog, dg_prog);
 }
 
 /* "PROG: message" on stderr, without the newline. */
@@ -592,14 +602,17 @@ static const char *dg_gz_why(gzFile f, int errnum)
 }
 
 /*
- * Reads the IDX u8 image file path (rank 3, gzip or plain: zlib reads
- * both) into *data (malloc'ed, owned by the caller), with its count and
- * image size; DG_OK, or DG_FAIL after naming the file and the problem.
+ * Reads the IDX u8 file path (gzip or plain: zlib reads both) into *data
+ * (malloc'ed, owned by the caller), with its count and image size: images
+ * (rank 3; rank must be 3) or, when rank is 0, images or labels (rank 1:
+ * *rows = *cols = 0, as dg_write_idx takes them); DG_OK, or DG_FAIL after
+ * naming the file and the problem.
  */
-static int dg_read_images(const char *path, unsigned char **data, long *n, long *rows, long *cols)
+static int dg_read_idx(const char *path, int rank, unsigned char **data, long *n, long *rows,
+                       long *cols)
 {
 	gzFile f;
-	uint32_t magic, dim[3];
+	uint32_t magic, dim[3] = { 0, 0, 0 };
 	unsigned char extra;
 	size_t size, got = 0;
 	int errnum, i;
@@ -622,22 +635,25 @@ static int dg_read_images(const char *path, unsigned char **data, long *n, long 
 		        path, (unsigned long)magic);
 		goto fail;
 	}
-	if ((magic & 0xff) != 3) {
-		dg_fail("%s: an IDX file of rank %u, expected images (rank 3)", path,
-		        (unsigned)(magic & 0xff));
+	if (rank == 3 ? (magic & 0xff) != 3 : (magic & 0xff) != 3 && (magic & 0xff) != 1) {
+		dg_fail("%s: an IDX file of rank %u, expected %s", path, (unsigned)(magic & 0xff),
+		        rank == 3 ? "images (rank 3)" : "images (rank 3) or labels (rank 1)");
 		goto fail;
 	}
-	for (i = 0; i < 3; i++)
+	rank = (int)(magic & 0xff);
+	for (i = 0; i < rank; i++)
 		if (dg_get32(f, &dim[i])) {
 			errnum = errno;
 			dg_fail("%s: cannot read the IDX header: %s", path, dg_gz_why(f, errnum));
 			goto fail;
 		}
 	if (dim[0] < 1 || dim[0] > DG_MAX_N) {
-		dg_fail("%s: %lu images: expected 1 to %ld", path, (unsigned long)dim[0], DG_MAX_N);
+		dg_fail("%s: %lu %s: expected 1 to %ld", path, (unsigned long)dim[0],
+		        rank == 3 ? "images" : "labels", DG_MAX_N);
 		goto fail;
 	}
-	if (dim[1] < 1 || dim[1] > DG_MAX_SIDE || dim[2] < 1 || dim[2] > DG_MAX_SIDE) {
+	if (rank == 3 &&
+	    (dim[1] < 1 || dim[1] > DG_MAX_SIDE || dim[2] < 1 || dim[2] > DG_MAX_SIDE)) {
 		dg_fail("%s: images of %lux%lu pixels: each side must be 1 to %d", path,
 		        (unsigned long)dim[1], (unsigned long)dim[2], DG_MAX_SIDE);
 		goto fail;
@@ -645,7 +661,7 @@ static int dg_read_images(const char *path, unsigned char **data, long *n, long 
 	*n = (long)dim[0];
 	*rows = (long)dim[1];
 	*cols = (long)dim[2];
-	size = (size_t)*n * (size_t)*rows * (size_t)*cols;
+	size = (size_t)*n * (rank == 3 ? (size_t)*rows * (size_t)*cols : 1);
 	if (!(*data = malloc(size))) {
 		dg_fail("out of memory for the %ld images of %s", *n, path);
 		goto fail;
@@ -657,16 +673,16 @@ static int dg_read_images(const char *path, unsigned char **data, long *n, long 
 		r = gzread(f, *data + got, (unsigned)want);
 		if (r <= 0) {
 			errnum = errno;
-			dg_fail("%s: %ld images of %ldx%ld pixels need %zu bytes after the header, "
-			        "read %zu: %s",
-			        path, *n, *rows, *cols, size, got,
+			dg_fail("%s: %ld %s need %zu bytes after the header, read %zu: %s", path,
+			        *n, rank == 3 ? "images" : "labels", size, got,
 			        r < 0 ? dg_gz_why(f, errnum) : "the file ends early");
 			goto fail;
 		}
 		got += (size_t)r;
 	}
 	if (gzread(f, &extra, 1) == 1) {
-		dg_fail("%s: data after the %ld images the header announces", path, *n);
+		dg_fail("%s: data after the %ld %s the header announces", path, *n,
+		        rank == 3 ? "images" : "labels");
 		goto fail;
 	}
 	gzclose(f);
@@ -744,7 +760,7 @@ static int dg_ood(int argc, char **argv)
 	if (!in || !*in || !out || !*out)
 		return dg_usage("ood needs IN and OUT, the IDX image file to read and the one to "
 		                "write");
-	if ((rc = dg_read_images(in, &img, &n, &rows, &cols)))
+	if ((rc = dg_read_idx(in, 3, &img, &n, &rows, &cols)))
 		return rc;
 	if (!(res = malloc((size_t)n * (size_t)rows * (size_t)cols))) {
 		free(img);
@@ -759,6 +775,64 @@ static int dg_ood(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * datagen split IN HEAD TAIL --at N: the first N examples of the IDX u8
+ * file IN (images or labels) to HEAD, the others to TAIL, in their order.
+ * Applied to an image file and its label file with the same N, it holds
+ * out the last examples as a validation set that `calibrate` and
+ * `eval --conformal` can read (the driver's own valid_fraction split is
+ * internal to `train`).
+ */
+static int dg_split(int argc, char **argv)
+{
+	const char *file[3] = { NULL, NULL, NULL };
+	unsigned char *data;
+	long at = -1, n = 0, rows = 0, cols = 0, per;
+	int rc, j, nfiles = 0;
+	char name[64];
+
+	for (j = 2; j < argc; j++) {
+		const char *v;
+		if (dg_is_help(argv[j])) {
+			dg_help();
+			return DG_OK;
+		}
+		if (strncmp(argv[j], "--", 2) != 0) {
+			if (nfiles == 3)
+				return dg_usage("split: takes three files, IN, HEAD and TAIL ('%s' "
+				                "is a fourth)",
+				                argv[j]);
+			file[nfiles++] = argv[j];
+			continue;
+		}
+		if (!(v = dg_value(argc, argv, &j, name, sizeof name)))
+			return DG_USAGE;
+		if (strcmp(name, "--at") != 0)
+			return dg_usage("split: unknown option '%s' (split takes --at)", name);
+		if ((rc = dg_count("--at", v, 1, &at)))
+			return rc;
+	}
+	if (nfiles < 3 || !*file[0] || !*file[1] || !*file[2])
+		return dg_usage("split needs IN, HEAD and TAIL, the IDX file to read and the two "
+		                "to write");
+	if (at < 0)
+		return dg_usage("split needs --at N, the number of examples HEAD gets");
+	if ((rc = dg_read_idx(file[0], 0, &data, &n, &rows, &cols)))
+		return rc;
+	if (at >= n) {
+		free(data);
+		return dg_usage("--at %ld: %s holds %ld examples, so TAIL would be empty (use 1 to "
+		                "%ld)",
+		                at, file[0], n, n - 1);
+	}
+	per = rows > 0 ? rows * cols : 1;
+	rc = dg_write_idx(file[1], data, at, rows, cols);
+	if (rc == DG_OK)
+		rc = dg_write_idx(file[2], data + at * per, n - at, rows, cols);
+	free(data);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 0 && argv[0] && *argv[0]) {
@@ -766,7 +840,7 @@ int main(int argc, char **argv)
 		dg_prog = slash ? slash + 1 : argv[0];
 	}
 	if (argc < 2)
-		return dg_usage("no data set named: use toy1d, images or ood");
+		return dg_usage("no data set named: use toy1d, images, ood or split");
 	if (dg_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
 		dg_help();
 		return fflush(stdout) == 0 ? DG_OK : DG_FAIL;
@@ -777,5 +851,7 @@ int main(int argc, char **argv)
 		return dg_images(argc, argv);
 	if (strcmp(argv[1], "ood") == 0)
 		return dg_ood(argc, argv);
-	return dg_usage("unknown data set '%s': use toy1d, images or ood", argv[1]);
+	if (strcmp(argv[1], "split") == 0)
+		return dg_split(argc, argv);
+	return dg_usage("unknown data set '%s': use toy1d, images, ood or split", argv[1]);
 }
