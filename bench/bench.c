@@ -1093,7 +1093,7 @@ static bnn_bench_peak bench_peak(const bench_opts *o)
  * it (so that the inlined kernels see constants), with the group of
  * examples bnnc picks for it (gen/layer_conv.c: 4, the most whose columns,
  * K·g·P = 288·4·784 floats, stay within its 2^20). */
-static const bnn_gen_conv bench_conv_shape = { 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 28, 28, 4 };
+static const bnn_gen_conv bench_conv_shape = { 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 28, 28, 4 };
 
 /* The conv3x3 layer: its arrays (batch × maps, weights, the generated
  * code's two scratch blocks); s is bench_conv_shape. */
