@@ -68,8 +68,8 @@ cut -d, -f2- train.csv >narrow.csv
 
 # ---- compile ---------------------------------------------------------------
 for m in sg_point sg_mf; do
+	# shellcheck disable=SC2086  # the flags are lists of words
 	"$BNNC" --main -o $m.c "$top_srcdir/t/models/$m.bnn" &&
-		# shellcheck disable=SC2086
 		$CC $BNN_CFLAGS -o $m $m.c $BNN_LIBS
 	ok $? "$m builds with -Werror"
 done
@@ -85,9 +85,9 @@ trains() {
 	p=$1
 	o=$2
 	shift 2
-	run ./$p train --optimizer "$o" --epochs 30 --batch 16 --save "$p-$o.ckpt" --quiet "$@"
+	run ./"$p" train --optimizer "$o" --epochs 30 --batch 16 --save "$p-$o.ckpt" --quiet "$@"
 	is "$run_status $run_err" "0 " "$p trains with $o on $*"
-	run ./$p eval --load "$p-$o.ckpt" --data test.idx --labels test-lab.idx
+	run ./"$p" eval --load "$p-$o.ckpt" --data test.idx --labels test-lab.idx
 	acc=$(accuracy "$run_out")
 	ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" \
 		"$p with $o: held-out accuracy $acc > 0.9"
