@@ -20,6 +20,9 @@
  *                    groups of 4 examples, a GEMM per group for forward and
  *                    dX, per example for dW): forward, dW with db, the same with
  *                    the squared per-example gradients, dX, and all three;
+ *   conv1d           the same for a conv1d layer of 64 to 64 channels on
+ *                    signals of length 256, kernel 5, padding 2, at batch
+ *                    64 (issue 23's target: 60% of the FMA peak);
  *   adam_step        one training step: the generated pass with the
  *                    gradient, then bnn_adam_step over all parameters, on a
  *                    fixed random batch reused at every step, for
@@ -92,7 +95,7 @@
  *
  * Usage: bench [--repeats N] [--min-time SECONDS] [--clock cpu|wall]
  *              [--train-steps N] [--only GROUP[,GROUP...]] [--net NAME]
- * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3), step
+ * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3, conv1d), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
  * (vi_parts, vi_kernels and posterior_sample), fwht, whvi, lenet
  * (adam_step, step_parts and lenet_step of the CNN); by default all run.
@@ -1087,79 +1090,86 @@ static bnn_bench_peak bench_peak(const bench_opts *o)
 	return pk;
 }
 
-/* ---- a 3x3 convolution ---------------------------------------------------- */
+/* ---- convolutions ---------------------------------------------------------- */
 
-/* The conv3x3 layer's shape, a static const as generated code declares
- * it (so that the inlined kernels see constants), with the group of
- * examples bnnc picks for it (gen/layer_conv.c: 4, the most whose columns,
- * K·g·P = 288·4·784 floats, stay within its 2^20). */
-static const bnn_gen_conv bench_conv_shape = { 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 28, 28, 4 };
+/* The layers' shapes, static consts as generated code declares them (so
+ * that the inlined kernels see constants), with the group of examples
+ * bnnc picks (gen/layer_conv.c).  conv3x3: 32 to 32 channels on 28x28
+ * maps, stride 1, padding 1, groups of 4 (the most whose columns,
+ * K·g·P = 288·4·784 floats, stay within its 2^20).  conv1d: issue 23's
+ * layer, 64 to 64 channels on signals of length 256, kernel 5, padding 2,
+ * as bnnc declares it: a [64, 1, 256] map under a 1x5 window, groups of
+ * 1 (K·P = 320·256 floats already pass CONV_GROUP_FLOATS). */
+static const bnn_gen_conv bench_conv_shape = { 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 28, 28, 4 };
+static const bnn_gen_conv bench_conv1d_shape = {
+	64, 1, 256, 64, 1, 5, 1, 1, 0, 2, 1, 1, 1, 256, 1
+};
 
-/* The conv3x3 layer: its arrays (batch × maps, weights, the generated
- * code's two scratch blocks); s is bench_conv_shape. */
+/* A convolution's arrays (batch × maps, weights, the generated code's
+ * two scratch blocks); s is one of the shapes above. */
 typedef struct bench_conv {
 	const bnn_gen_conv *s;
 	long b;
 	float *x, *w, *bias, *g, *y, *dx, *dw, *db, *sw, *sb, *col, *tmp;
 } bench_conv;
 
-static void bench_conv_forward(void *ctx)
+/* The timed operations of the layer of shape SHAPE, each a function of
+ * its own so that the kernels are inlined with SHAPE's constants:
+ * forward, dW with db, the same with the squared per-example gradients,
+ * dX, and the three in a row. */
+#define BENCH_CONV_OPS(tag, shape)                                                                 \
+	static void bench_##tag##_forward(void *ctx)                                               \
+	{                                                                                          \
+		bench_conv *q = ctx;                                                               \
+		bnn_gen_conv_forward(&shape, q->b, q->x, q->w, q->bias, q->col, q->tmp, q->y);     \
+	}                                                                                          \
+	static void bench_##tag##_dw(void *ctx)                                                    \
+	{                                                                                          \
+		bench_conv *q = ctx;                                                               \
+		bnn_gen_conv_backward_params(&shape, q->b, q->x, q->g, q->dw, q->db, NULL, NULL,   \
+		                             q->col, q->tmp);                                      \
+	}                                                                                          \
+	static void bench_##tag##_dw_sq(void *ctx)                                                 \
+	{                                                                                          \
+		bench_conv *q = ctx;                                                               \
+		bnn_gen_conv_backward_params(&shape, q->b, q->x, q->g, q->dw, q->db, q->sw, q->sb, \
+		                             q->col, q->tmp);                                      \
+	}                                                                                          \
+	static void bench_##tag##_dx(void *ctx)                                                    \
+	{                                                                                          \
+		bench_conv *q = ctx;                                                               \
+		bnn_gen_conv_backward_input(&shape, q->b, q->g, q->w, q->dx, q->col, q->tmp, 0);   \
+	}                                                                                          \
+	static void bench_##tag##_all(void *ctx)                                                   \
+	{                                                                                          \
+		bench_##tag##_forward(ctx);                                                        \
+		bench_##tag##_dw(ctx);                                                             \
+		bench_##tag##_dx(ctx);                                                             \
+	}
+BENCH_CONV_OPS(conv, bench_conv_shape)
+BENCH_CONV_OPS(conv1d, bench_conv1d_shape)
+
+/* One timed operation of a convolution and its number of products. */
+typedef struct bench_conv_op {
+	const char *name;
+	void (*run)(void *);
+	int products;
+} bench_conv_op;
+
+/* Time the operations OPS (5 of them) of the layer of shape S at batch B;
+ * print their rates against the peak, as JSON lines that start with
+ * HEAD (the bench's name and the layer's figures). */
+static void bench_conv_layer(const bench_opts *o, double peak, const bnn_gen_conv *s, long b,
+                             const bench_conv_op ops[5], const char *head)
 {
-	bench_conv *q = ctx;
-
-	bnn_gen_conv_forward(&bench_conv_shape, q->b, q->x, q->w, q->bias, q->col, q->tmp, q->y);
-}
-
-static void bench_conv_dw(void *ctx)
-{
-	bench_conv *q = ctx;
-
-	bnn_gen_conv_backward_params(&bench_conv_shape, q->b, q->x, q->g, q->dw, q->db, NULL, NULL,
-	                             q->col, q->tmp);
-}
-
-static void bench_conv_dw_sq(void *ctx)
-{
-	bench_conv *q = ctx;
-
-	bnn_gen_conv_backward_params(&bench_conv_shape, q->b, q->x, q->g, q->dw, q->db, q->sw,
-	                             q->sb, q->col, q->tmp);
-}
-
-static void bench_conv_dx(void *ctx)
-{
-	bench_conv *q = ctx;
-
-	bnn_gen_conv_backward_input(&bench_conv_shape, q->b, q->g, q->w, q->dx, q->col, q->tmp, 0);
-}
-
-static void bench_conv_all(void *ctx)
-{
-	bench_conv_forward(ctx);
-	bench_conv_dw(ctx);
-	bench_conv_dx(ctx);
-}
-
-/* Time the conv3x3 operations; print their rates against the peak. */
-static void bench_convs(const bench_opts *o, double peak)
-{
-	static const struct {
-		const char *name;
-		void (*run)(void *);
-		int products;
-	} ops[] = {
-		{ "forward", bench_conv_forward, 1 }, { "dW", bench_conv_dw, 1 },
-		{ "dW_sqgrad", bench_conv_dw_sq, 1 }, /* the rate of dW's work */
-		{ "dX", bench_conv_dx, 1 },           { "all3", bench_conv_all, 3 },
-	};
 	bench_conv q;
 	long k, p, in, out;
 	bnn_rng rng;
 	size_t i;
 
 	memset(&q, 0, sizeof q);
-	q.s = &bench_conv_shape;
-	q.b = 128;
+	q.s = s;
+	q.b = b;
 	k = q.s->c * q.s->kh * q.s->kw;
 	p = q.s->oh * q.s->ow;
 	in = q.s->c * q.s->h * q.s->w;
@@ -1171,7 +1181,7 @@ static void bench_convs(const bench_opts *o, double peak)
 	q.w = bench_alloc((size_t)(q.s->f * k));
 	q.dw = bench_alloc((size_t)(q.s->f * k));
 	q.sw = bench_alloc((size_t)(q.s->f * k));
-	q.tmp = bench_alloc((size_t)(q.s->f * q.s->g * p)); /* >= F·K here */
+	q.tmp = bench_alloc((size_t)bnn_gen_conv_tmp_floats(q.s));
 	q.bias = bench_alloc((size_t)q.s->f);
 	q.db = bench_alloc((size_t)q.s->f);
 	q.sb = bench_alloc((size_t)q.s->f);
@@ -1181,15 +1191,15 @@ static void bench_convs(const bench_opts *o, double peak)
 	bnn_rng_normal(&rng, q.g, (size_t)(q.b * out));
 	bnn_rng_normal(&rng, q.w, (size_t)(q.s->f * k));
 	bnn_rng_normal(&rng, q.bias, (size_t)q.s->f);
-	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+	for (i = 0; i < 5; i++) {
 		bench_op op = { ops[i].run, NULL, &q };
 		bench_result r = bench_measure(&op, o);
 		double gf = 2e-9 * ops[i].products * (double)(q.s->f * k * p * q.b);
 
-		printf("{\"bench\":\"conv3x3\",\"impl\":\"bnnc\",\"op\":\"%s\","
-		       "\"channels\":32,\"size\":28,\"batch\":%ld,\"ms\":%.4f,"
-		       "\"gflops\":%.2f,\"fraction_of_peak\":%.3f}\n",
-		       ops[i].name, q.b, 1e3 * r.seconds, gf / r.seconds, gf / r.seconds / peak);
+		printf("%s,\"op\":\"%s\",\"batch\":%ld,\"ms\":%.4f,\"gflops\":%.2f,"
+		       "\"fraction_of_peak\":%.3f}\n",
+		       head, ops[i].name, q.b, 1e3 * r.seconds, gf / r.seconds,
+		       gf / r.seconds / peak);
 		fflush(stdout);
 	}
 	free(q.x);
@@ -1204,6 +1214,28 @@ static void bench_convs(const bench_opts *o, double peak)
 	free(q.db);
 	free(q.sb);
 	free(q.col);
+}
+
+/* Time the conv3x3 layer at batch 128 and the conv1d layer at batch 64;
+ * dW_sqgrad's rate counts dW's multiply-adds only. */
+static void bench_convs(const bench_opts *o, double peak)
+{
+	static const bench_conv_op conv3x3[5] = {
+		{ "forward", bench_conv_forward, 1 }, { "dW", bench_conv_dw, 1 },
+		{ "dW_sqgrad", bench_conv_dw_sq, 1 }, { "dX", bench_conv_dx, 1 },
+		{ "all3", bench_conv_all, 3 },
+	};
+	static const bench_conv_op conv1d[5] = {
+		{ "forward", bench_conv1d_forward, 1 }, { "dW", bench_conv1d_dw, 1 },
+		{ "dW_sqgrad", bench_conv1d_dw_sq, 1 }, { "dX", bench_conv1d_dx, 1 },
+		{ "all3", bench_conv1d_all, 3 },
+	};
+
+	bench_conv_layer(o, peak, &bench_conv_shape, 128, conv3x3,
+	                 "{\"bench\":\"conv3x3\",\"impl\":\"bnnc\",\"channels\":32,\"size\":28");
+	bench_conv_layer(o, peak, &bench_conv1d_shape, 64, conv1d,
+	                 "{\"bench\":\"conv1d\",\"impl\":\"bnnc\",\"channels\":64,\"length\":256,"
+	                 "\"kernel\":5");
 }
 
 /* ---- the fast Walsh-Hadamard transform ------------------------------------ */

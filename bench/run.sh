@@ -227,6 +227,14 @@ FNR == 1 {
 			seencop[op] = 1
 			cops[++ncops] = op
 		}
+	} else if (b == "conv1d") {
+		op = field($0, "op")
+		conv1[op, round] = field($0, "gflops")
+		c1frac[op, round] = field($0, "fraction_of_peak")
+		if (!(op in seenc1op)) {
+			seenc1op[op] = 1
+			c1ops[++nc1ops] = op
+		}
 	} else if (b == "train_step") {
 		vk = field($0, "optimizer") SUBSEP field($0, "batch")
 		if (impl == "bnnc") {
@@ -367,6 +375,21 @@ END {
 			cline[i] = sprintf("{\"bench\":\"conv_target\",\"op\":\"%s\"," \
 			                   "\"fraction_of_peak\":%.3f,\"target\":0.6," \
 			                   "\"met\":%s}", op, f, f >= 0.6 ? "true" : "false")
+	}
+	if (nc1ops)
+		printf "#\n# conv1d, 64 -> 64 channels, length 256, kernel 5, batch 64" \
+		       " (issue 23), target >= 60%% of peak:\n"
+	for (i = 1; i <= nc1ops; i++) {
+		op = c1ops[i]
+		f = median(c1frac, op)
+		printf "#   %-10s %7.1f GFLOP/s %5.1f%%", op, median(conv1, op), 100 * f
+		if (op != "dW_sqgrad")
+			printf " %s", verdict(f >= 0.6)
+		printf "\n"
+		if (op != "dW_sqgrad")
+			c1line[i] = sprintf("{\"bench\":\"conv1d_target\",\"op\":\"%s\"," \
+			                    "\"fraction_of_peak\":%.3f,\"target\":0.6," \
+			                    "\"met\":%s}", op, f, f >= 0.6 ? "true" : "false")
 	}
 	if (nsq)
 		printf "#\n# step with sqgrad / plain step (VOGN squared" \
@@ -572,6 +595,9 @@ END {
 	for (i = 1; i <= ncops; i++)
 		if (i in cline)
 			print cline[i]
+	for (i = 1; i <= nc1ops; i++)
+		if (i in c1line)
+			print c1line[i]
 	for (i = 1; i <= nv; i++) {
 		if (i in vline)
 			print vline[i]

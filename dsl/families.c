@@ -65,6 +65,7 @@ int family_applies(enum family_id f, enum op_id op)
 {
 	unsigned on = op == OP_DENSE       ? FAM_ON_DENSE
 	              : op == OP_CONV2D    ? FAM_ON_CONV2D
+	              : op == OP_CONV1D    ? FAM_ON_CONV2D /* conv1d is conv2d's code */
 	              : op == OP_BATCHNORM ? FAM_ON_BATCHNORM
 	                                   : 0;
 	return (family_table[f].applies_to & on) != 0;

@@ -33,8 +33,17 @@ void graph_shape_str(const struct graph_node *n, char *buf, size_t size)
 {
 	if (n->rank == 3)
 		snprintf(buf, size, "[%ld, %ld, %ld]", n->shape[0], n->shape[1], n->shape[2]);
+	else if (n->rank == 2)
+		snprintf(buf, size, "[%ld, %ld]", n->shape[0], n->shape[1]);
 	else
 		snprintf(buf, size, "[%ld]", n->shape[0]);
+}
+
+void graph_node_map(const struct graph_node *n, long map[3])
+{
+	map[0] = n->shape[0];
+	map[1] = n->rank == 3 ? n->shape[1] : 1;
+	map[2] = n->rank == 3 ? n->shape[2] : n->rank == 2 ? n->shape[1] : 1;
 }
 
 long long graph_node_elements(const struct graph_node *n)

@@ -25,7 +25,7 @@ enum op_id {
 /* Which ops a family applies to (the masks of families.def). */
 enum {
 	FAM_ON_DENSE = 1,
-	FAM_ON_CONV2D = 2,
+	FAM_ON_CONV2D = 2, /* and conv1d, which runs on conv2d's code */
 	FAM_ON_BATCHNORM = 4
 };
 
@@ -61,12 +61,13 @@ struct family {
 struct op_attrs {
 	long units;           /* dense */
 	long in_features;     /* dense: the flattened input size */
-	long channels;        /* conv2d */
-	long kernel[2];       /* conv2d: kh, kw */
-	long stride[2];       /* conv2d, maxpool, avgpool: sh, sw */
-	long pad[2];          /* conv2d: ph, pw */
+	long channels;        /* conv2d, conv1d */
+	long kernel[2];       /* conv2d: kh, kw; conv1d: 1, k (a [C, 1, L] map) */
+	long stride[2];       /* conv2d, conv1d, maxpool, avgpool: sh, sw */
+	long pad[2];          /* conv2d, conv1d: ph, pw */
+	long dilation[2];     /* conv2d: 1, 1; conv1d: 1, d */
 	long size;            /* maxpool, avgpool: window size */
-	int bias;             /* dense, conv2d */
+	int bias;             /* dense, conv2d, conv1d */
 	double slope;         /* leaky_relu */
 	double momentum, eps; /* batchnorm */
 };
@@ -79,7 +80,7 @@ struct graph_node {
 	int *inputs;      /* owned: indices of the input nodes, all smaller */
 	int ninputs;
 	struct op_attrs attrs;
-	int rank; /* 1: [features]; 3: [channels, height, width] */
+	int rank; /* 1: [features]; 2: [channels, length]; 3: [channels, height, width] */
 	long shape[3];
 	int has_family; /* the op has weights, so the fields below matter */
 	struct family family;
@@ -114,8 +115,14 @@ struct graph {
 int graph_add_node(struct graph *g);
 void graph_free(struct graph *g);
 
-/* Writes the shape as "[512]" or "[16, 28, 28]" into BUF. */
+/* Writes the shape as "[512]", "[8, 100]" or "[16, 28, 28]" into BUF. */
 void graph_shape_str(const struct graph_node *n, char *buf, size_t size);
+
+/* The node's values as the [C, H, W] map that the convolution and pooling
+ * code sees: a [C, L] signal is a map of one row ([C, 1, L]), a vector
+ * [N] one of N channels of 1x1.  So conv1d and the 1-D pools run on the
+ * 2-D kernels with a 1 x k window. */
+void graph_node_map(const struct graph_node *n, long map[3]);
 long long graph_node_elements(const struct graph_node *n);
 
 /* Tables generated from the .def files. */

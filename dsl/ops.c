@@ -1,7 +1,8 @@
 /* ops.c: the ops of the language: parameter tables, shape inference and
  * parameter counts (see ops.h for the plug-in interface).
  *
- * Shapes are [features] (rank 1) or [channels, height, width] (rank 3).
+ * Shapes are [features] (rank 1), [channels, length] (rank 2: 1-D signals,
+ * which conv1d and the pools take) or [channels, height, width] (rank 3).
  * Parameters counted here are those of the point network (weights and
  * biases, batchnorm's scale and shift); the posterior's are counted by
  * families.c.  Batchnorm's running statistics are buffers, not parameters.
@@ -31,6 +32,15 @@ static const struct arg_spec conv2d_args[] = {
 	{ "kernel", ARG_INT_PAIR, 1, 0, 1, MAXD, 0 },
 	{ "stride", ARG_INT_PAIR, 0, 1, 1, MAXD, 0 },
 	{ "pad", ARG_INT_PAIR, 0, 0, 0, MAXD, 0 },
+	{ "bias", ARG_BOOL, 0, 1, 0, 0, 0 },
+};
+/* conv1d is conv2d on a [C, 1, L] map with a 1 x kernel window: the one
+ * convolution of gen/layer_conv.c, which also dilates (spacing the taps
+ * dilation apart). */
+static const struct arg_spec conv1d_args[] = {
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },        { "filters", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "kernel", ARG_INT, 1, 0, 1, MAXD, 0 }, { "stride", ARG_INT, 0, 1, 1, MAXD, 0 },
+	{ "pad", ARG_INT, 0, 0, 0, MAXD, 0 },    { "dilation", ARG_INT, 0, 1, 1, MAXD, 0 },
 	{ "bias", ARG_BOOL, 0, 1, 0, 0, 0 },
 };
 static const struct arg_spec batchnorm_args[] = {
@@ -69,18 +79,39 @@ static void op_copy_shape(struct graph_node *n, const struct graph_node *from)
 	memcpy(n->shape, from->shape, sizeof n->shape);
 }
 
-/* Reports that N's input I must be a [channels, height, width] map. */
-static int op_need_map(struct op_ctx *c, int i)
+/* What the ranks of RANKS (a bit per rank) are, for messages. */
+static const char *op_ranks_str(unsigned ranks)
+{
+	switch (ranks) {
+	case 1u << 2:
+		return "a [channels, length]";
+	case 1u << 3:
+		return "a [channels, height, width]";
+	default:
+		return "a [channels, length] or [channels, height, width]";
+	}
+}
+
+/* Reports that N's input I must have one of the ranks of RANKS (a bit per
+ * rank), with a pointer to conv1d for conv2d on a signal. */
+static int op_need_rank(struct op_ctx *c, int i, unsigned ranks)
 {
 	const struct graph_node *in = op_in(c, i);
 	char shape[64];
-	if (in->rank == 3)
+	if (ranks & (1u << in->rank))
 		return 0;
 	graph_shape_str(in, shape, sizeof shape);
-	diag_error(c->d, c->loc[i],
-	           "%s needs a [channels, height, width] input, but '%s' has shape %s",
-	           op_name(c->n->op), in->name, shape);
+	diag_error(c->d, c->loc[i], "%s needs %s input, but '%s' has shape %s", op_name(c->n->op),
+	           op_ranks_str(ranks), in->name, shape);
+	if (c->n->op == OP_CONV2D && in->rank == 2)
+		diag_note(c->d, c->loc[i], "a [channels, length] signal takes conv1d");
 	return -1;
+}
+
+/* Reports that N's input I must be a [channels, height, width] map. */
+static int op_need_map(struct op_ctx *c, int i)
+{
+	return op_need_rank(c, i, 1u << 3);
 }
 
 /* The output extent of a window of size K sliding with stride S over N
@@ -158,8 +189,57 @@ static int op_check_conv2d(struct op_ctx *c)
 	}
 	n->rank = 3;
 	n->shape[0] = a->channels;
+	a->dilation[0] = a->dilation[1] = 1;
 	n->model_params = (long long)a->channels * in->shape[0] * a->kernel[0] * a->kernel[1] +
 	                  (a->bias ? a->channels : 0);
+	return 0;
+}
+
+/* conv1d over [C, L]: a [C, 1, L] map under a 1 x kernel window whose taps
+ * lie dilation apart, so the window spans dilation·(kernel − 1) + 1
+ * values and L' = ⌊(L + 2·pad − span)/stride⌋ + 1. */
+static int op_check_conv1d(struct op_ctx *c)
+{
+	struct graph_node *n = c->n;
+	struct op_attrs *a = &n->attrs;
+	const struct graph_node *in = op_in(c, 0);
+	long span;
+	if (op_need_rank(c, 0, 1u << 2) != 0 ||
+	    args_long(c->d, &conv1d_args[1], c->val[1], &a->channels) ||
+	    args_long(c->d, &conv1d_args[2], c->val[2], &a->kernel[1]) ||
+	    args_long(c->d, &conv1d_args[3], c->val[3], &a->stride[1]) ||
+	    args_long(c->d, &conv1d_args[4], c->val[4], &a->pad[1]) ||
+	    args_long(c->d, &conv1d_args[5], c->val[5], &a->dilation[1]) ||
+	    args_bool(c->d, &conv1d_args[6], c->val[6], &a->bias))
+		return -1;
+	a->kernel[0] = a->stride[0] = a->dilation[0] = 1;
+	a->pad[0] = 0;
+	if ((a->kernel[1] - 1) > (GRAPH_MAX_DIM - 1) / a->dilation[1]) {
+		diag_error(c->d, c->loc[5],
+		           "the kernel of %ld taps with dilation %ld spans more than %ld values",
+		           a->kernel[1], a->dilation[1], GRAPH_MAX_DIM);
+		return -1;
+	}
+	span = a->dilation[1] * (a->kernel[1] - 1) + 1;
+	if (2 * a->pad[1] > span) {
+		diag_error(c->d, c->loc[4],
+		           "padding %ld is more than half the kernel's span %ld (at most %ld)",
+		           a->pad[1], span, span / 2);
+		return -1;
+	}
+	n->shape[1] = op_window_out(in->shape[1], span, a->stride[1], a->pad[1]);
+	if (n->shape[1] == 0) {
+		diag_error(
+		        c->d, c->loc[2],
+		        "the kernel spans %ld values, more than the length %ld of '%s' (padding %ld "
+		        "on each side)",
+		        span, in->shape[1], in->name, a->pad[1]);
+		return -1;
+	}
+	n->rank = 2;
+	n->shape[0] = a->channels;
+	n->model_params =
+	        (long long)a->channels * in->shape[0] * a->kernel[1] + (a->bias ? a->channels : 0);
 	return 0;
 }
 
@@ -180,7 +260,7 @@ static int op_check_pool(struct op_ctx *c)
 	const struct graph_node *in = op_in(c, 0);
 	long stride;
 	int i;
-	if (op_need_map(c, 0) != 0 ||
+	if (op_need_rank(c, 0, 1u << 2 | 1u << 3) != 0 ||
 	    args_long(c->d, &pool_args[1], c->val[1], &n->attrs.size) != 0)
 		return -1;
 	if (c->val[2]) {
@@ -190,6 +270,18 @@ static int op_check_pool(struct op_ctx *c)
 		stride = n->attrs.size;
 	}
 	n->attrs.stride[0] = n->attrs.stride[1] = stride;
+	if (in->rank == 2) { /* 1-D: a window of size along the length */
+		n->rank = 2;
+		n->shape[0] = in->shape[0];
+		n->shape[1] = op_window_out(in->shape[1], n->attrs.size, stride, 0);
+		if (n->shape[1] == 0) {
+			diag_error(c->d, c->loc[1],
+			           "the window of %ld does not fit the length %ld of '%s'",
+			           n->attrs.size, in->shape[1], in->name);
+			return -1;
+		}
+		return 0;
+	}
 	for (i = 1; i < 3; i++) {
 		n->shape[i] = op_window_out(in->shape[i], n->attrs.size, stride, 0);
 		if (n->shape[i] == 0) {
@@ -207,7 +299,7 @@ static int op_check_pool(struct op_ctx *c)
 
 static int op_check_globalavgpool(struct op_ctx *c)
 {
-	if (op_need_map(c, 0) != 0)
+	if (op_need_rank(c, 0, 1u << 2 | 1u << 3) != 0)
 		return -1;
 	c->n->rank = 1;
 	c->n->shape[0] = op_in(c, 0)->shape[0];
@@ -245,14 +337,13 @@ static int op_check_concat(struct op_ctx *c)
 	int i;
 	for (i = 0; i < c->n->ninputs; i++) {
 		const struct graph_node *in = op_in(c, i);
-		if (in->rank != first->rank ||
-		    (in->rank == 3 &&
-		     (in->shape[1] != first->shape[1] || in->shape[2] != first->shape[2]))) {
+		if (in->rank != first->rank || (in->rank >= 2 && in->shape[1] != first->shape[1]) ||
+		    (in->rank == 3 && in->shape[2] != first->shape[2])) {
 			graph_shape_str(first, sa, sizeof sa);
 			graph_shape_str(in, sb, sizeof sb);
 			diag_error(
 			        c->d, c->n->loc,
-			        "concat joins vectors, or maps of the same height and width along channels; '%s' is %s but '%s' is %s",
+			        "concat joins vectors, or signals of the same length or maps of the same height and width along channels; '%s' is %s but '%s' is %s",
 			        first->name, sa, in->name, sb);
 			return -1;
 		}
@@ -261,7 +352,7 @@ static int op_check_concat(struct op_ctx *c)
 	op_copy_shape(c->n, first);
 	if (total > GRAPH_MAX_DIM) {
 		diag_error(c->d, c->n->loc, "concat makes %lld %s, more than the limit of %ld",
-		           total, first->rank == 3 ? "channels" : "features", GRAPH_MAX_DIM);
+		           total, first->rank > 1 ? "channels" : "features", GRAPH_MAX_DIM);
 		return -1;
 	}
 	c->n->shape[0] = (long)total;

@@ -416,7 +416,7 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 		const char *why =
 		        n->family.id == FAMILY_WHVI
 		                ? "whvi is defined for dense layers only"
-		                : "dropout masks the input units of dense and conv2d layers";
+		                : "dropout masks the input units of dense, conv2d and conv1d layers";
 		diag_error(s->d, af ? af->loc : n->loc,
 		           "posterior '%s' cannot apply to %s layer '%s': %s",
 		           family_name(n->family.id), op_name(n->op), n->name, why);
@@ -1079,10 +1079,10 @@ static int sema_input(struct sema *s, struct sema_scope *top)
 		return -1;
 	}
 	rank = ast_args_count(st->dims);
-	if (rank != 1 && rank != 3) {
+	if (rank < 1 || rank > 3) {
 		diag_error(
 		        s->d, st->loc,
-		        "an input has 1 dimension [features] or 3 [channels, height, width], not %d",
+		        "an input has 1 dimension [features], 2 [channels, length] or 3 [channels, height, width], not %d",
 		        rank);
 		return -1;
 	}

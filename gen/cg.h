@@ -39,6 +39,7 @@ struct cg_tensor {
 	long offset, size; /* in the parameters, or in the statistics */
 	int rank;
 	long shape[4]; /* dense weight [out, in]; conv2d weight [F, C, KH, KW];
+	                  conv1d weight [F, C, K];
 	                  whvi [stack, D] and flows [stack, F, D] */
 	long fan_in, fan_out;
 	int init;       /* BNN_INIT_* */
@@ -166,7 +167,7 @@ extern const struct cg_layer cg_layer_dense;
 extern const struct cg_layer cg_layer_relu, cg_layer_leaky_relu, cg_layer_tanh, cg_layer_sigmoid,
         cg_layer_gelu, cg_layer_softplus, cg_layer_cos, cg_layer_identity;
 extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
-extern const struct cg_layer cg_layer_conv2d;
+extern const struct cg_layer cg_layer_conv2d; /* conv2d and conv1d */
 extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;
 extern const struct cg_layer cg_layer_batchnorm;
 extern const struct cg_layer cg_layer_whvi;

@@ -37,6 +37,7 @@ _Static_assert((int)LIKELIHOOD_COUNT == (int)BNN_LIKELIHOOD_COUNT,
 static const struct cg_layer *const cg_layers[OP_COUNT] = {
 	[OP_DENSE] = &cg_layer_dense,
 	[OP_CONV2D] = &cg_layer_conv2d,
+	[OP_CONV1D] = &cg_layer_conv2d, /* on a [C, 1, L] map (layer_conv.c) */
 	[OP_BATCHNORM] = &cg_layer_batchnorm,
 	[OP_MAXPOOL] = &cg_layer_maxpool,
 	[OP_AVGPOOL] = &cg_layer_avgpool,
@@ -386,6 +387,11 @@ char *codegen_canonical(const struct graph *g)
 		canon_attr(&buf, &len, &cap, &failed, "sw", (double)a->stride[1]);
 		canon_attr(&buf, &len, &cap, &failed, "ph", (double)a->pad[0]);
 		canon_attr(&buf, &len, &cap, &failed, "pw", (double)a->pad[1]);
+		/* dilation: conv1d's (conv2d's 1 is left out, as before it existed) */
+		canon_attr(&buf, &len, &cap, &failed, "dh",
+		           a->dilation[0] > 1 ? (double)a->dilation[0] : 0);
+		canon_attr(&buf, &len, &cap, &failed, "dw",
+		           a->dilation[1] > 1 ? (double)a->dilation[1] : 0);
 		canon_attr(&buf, &len, &cap, &failed, "size", (double)a->size);
 		canon_attr(&buf, &len, &cap, &failed, "bias", (double)a->bias);
 		canon_attr(&buf, &len, &cap, &failed, "slope", a->slope);

@@ -25,9 +25,10 @@
 /* C (the channels or features) and hw (values per channel). */
 static void bn_sizes(const struct cg *cg, int node, long *c, long *hw)
 {
-	const struct graph_node *n = &cg->g->nodes[node];
-	*c = n->shape[0];
-	*hw = n->rank == 3 ? n->shape[1] * n->shape[2] : 1;
+	long map[3];
+	graph_node_map(&cg->g->nodes[node], map); /* a signal's channels: its length */
+	*c = map[0];
+	*hw = map[1] * map[2];
 }
 
 static int bn_params(struct cg *cg, int node)

@@ -1,9 +1,14 @@
 /* layer_conv.c: code for conv2d layers, a 2-D convolution of a
  * [C, H, W] map into [F, OH, OW] by im2col and one GEMM per group of
- * examples, with a point, meanfield or dropout(p) posterior.
+ * examples, with a point, meanfield or dropout(p) posterior; and for
+ * conv1d layers, the same code on a [C, L] signal seen as a [C, 1, L]
+ * map (graph_node_map) under a 1 × k window whose taps lie dilation apart
+ * (bnn_gen_conv's dw): one convolution, its sqgrad, threads and families
+ * included, for both ops.
  *
  * Parameters: NAME.weight [F, C, KH, KW] (row-major, like PyTorch's
- * Conv2d) and NAME.bias [F].  Forward is Y_i = W·col_i + b, one GEMM for
+ * Conv2d), for conv1d [F, C, K] (PyTorch's Conv1d; the same floats as
+ * [F, C, 1, K]), and NAME.bias [F].  Forward is Y_i = W·col_i + b, one GEMM for
  * a group of g examples' columns; backward is dW = Σ_i G_i·rows_i (a GEMM
  * per example on its windows as rows), db = Σ_i Σ_p G_i, and, when the
  * input has a delta, dX (a GEMM per kernel offset and example for stride
@@ -54,8 +59,14 @@ static int conv_params(struct cg *cg, int node)
 	long area = a->kernel[0] * a->kernel[1];
 	long fan_in = in->shape[0] * area, fan_out = a->channels * area;
 	int init = cg_feeds_relu(cg, node) ? BNN_INIT_HE_NORMAL : BNN_INIT_GLOROT_UNIFORM;
-	if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, 4, wshape, fan_in, fan_out, init) <
-	    0)
+	int rank = 4;
+	if (n->op == OP_CONV1D) { /* [F, C, K] */
+		wshape[2] = a->kernel[1];
+		wshape[3] = 0;
+		rank = 3;
+	}
+	if (cg_add_tensor(cg, node, "weight", BNN_ROLE_WEIGHT, rank, wshape, fan_in, fan_out,
+	                  init) < 0)
 		return -1;
 	if (a->bias && cg_add_tensor(cg, node, "bias", BNN_ROLE_BIAS, 1, bshape, fan_in, fan_out,
 	                             BNN_INIT_ZERO) < 0)
@@ -68,8 +79,10 @@ static void conv_sizes(const struct cg *cg, int node, long *k, long *p)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
 	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
+	long out[3];
+	graph_node_map(n, out);
 	*k = in->shape[0] * n->attrs.kernel[0] * n->attrs.kernel[1];
-	*p = n->shape[1] * n->shape[2];
+	*p = out[1] * out[2];
 }
 
 /* Values per example of the input: C·H·W. */
@@ -115,11 +128,17 @@ static bnn_gen_conv conv_shape(const struct cg *cg, int node)
 	const struct graph_node *n = &cg->g->nodes[node];
 	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
 	const struct op_attrs *a = &n->attrs;
-	bnn_gen_conv s = { in->shape[0],        in->shape[1], in->shape[2], a->channels,
-		           a->kernel[0],        a->kernel[1], a->stride[0], a->stride[1],
-		           a->pad[0],           a->pad[1],    n->shape[1],  n->shape[2],
-		           conv_group(cg, node) };
-	return s;
+	long x[3], y[3];
+	graph_node_map(in, x);
+	graph_node_map(n, y);
+	{
+		bnn_gen_conv s = { x[0],         x[1],           x[2],
+			           a->channels,  a->kernel[0],   a->kernel[1],
+			           a->stride[0], a->stride[1],   a->pad[0],
+			           a->pad[1],    a->dilation[0], a->dilation[1],
+			           y[1],         y[2],           conv_group(cg, node) };
+		return s;
+	}
 }
 
 /* The shared scratch: the im2col block (bnn_gen_conv_col_floats of
@@ -155,9 +174,9 @@ static void conv_declare(struct cg *cg, int node)
 		     name, off, k, name, off + k, k);
 	emit(cg->e,
 	     "\tstatic const bnn_gen_conv cv_%s = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
-	     "%ld, %ld, %ld };\n",
-	     cg_name(cg, node), s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow,
-	     s.g);
+	     "%ld, %ld, %ld, %ld, %ld };\n",
+	     cg_name(cg, node), s.c, s.h, s.w, s.f, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw,
+	     s.oh, s.ow, s.g);
 }
 
 static void conv_noise(struct cg *cg, int node)

@@ -1,7 +1,9 @@
 /* layer_pool.c: code for the pooling ops, which have no parameters:
  * maxpool and avgpool (a size × size window sliding by a stride over each
  * channel, no padding: the language has none for pools) and
- * globalavgpool ([C, H, W] to [C], the mean of each channel).
+ * globalavgpool ([C, H, W] to [C], the mean of each channel).  On a
+ * [C, L] signal they are the same kernels on its [C, 1, L] map
+ * (graph_node_map), with a 1 × size window sliding along the length.
  *
  * Each kernel of bnn_gen/pool.h works on the B·C channel planes of the batch
  * (NCHW: example i's channel c is plane i·C + c).  Backward writes the
@@ -12,20 +14,29 @@
  */
 #include "cg.h"
 
-/* The input's [C, H, W] and the node's output extent. */
+/* The input's [C, H, W] map, the node's output extent and the window:
+ * kh × kw sliding by (sh, sw); 1 × size along the length of a signal. */
 struct pool_dims {
-	long c, h, w, oh, ow;
+	long c, h, w, oh, ow, kh, kw, sh, sw;
 };
 
 static struct pool_dims pool_dims_of(const struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
 	const struct graph_node *in = &cg->g->nodes[n->inputs[0]];
-	struct pool_dims d = { in->shape[0], in->shape[1], in->shape[2], 1, 1 };
-	if (n->rank == 3) {
-		d.oh = n->shape[1];
-		d.ow = n->shape[2];
-	}
+	struct pool_dims d;
+	long x[3], y[3];
+	graph_node_map(in, x);
+	graph_node_map(n, y);
+	d.c = x[0];
+	d.h = x[1];
+	d.w = x[2];
+	d.oh = y[1];
+	d.ow = y[2];
+	d.kh = in->rank == 2 ? 1 : n->attrs.size;
+	d.kw = n->attrs.size;
+	d.sh = in->rank == 2 ? 1 : n->attrs.stride[0];
+	d.sw = n->attrs.stride[1];
 	return d;
 }
 
@@ -39,8 +50,9 @@ static void pool_forward(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
 	struct pool_dims d = pool_dims_of(cg, node);
-	emit(cg->e, "\tbnn_gen_%s_forward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, a_%s, a_%s);\n",
-	     pool_kind(cg, node), d.c, d.h, d.w, n->attrs.size, n->attrs.stride[0], d.oh, d.ow,
+	emit(cg->e,
+	     "\tbnn_gen_%s_forward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, a_%s, a_%s);\n",
+	     pool_kind(cg, node), d.c, d.h, d.w, d.kh, d.kw, d.sh, d.sw, d.oh, d.ow,
 	     cg_name(cg, n->inputs[0]), cg_name(cg, node));
 }
 
@@ -55,8 +67,9 @@ static void pool_backward(struct cg *cg, int node)
 	if (n->op == OP_MAXPOOL)
 		snprintf(x, sizeof x, "a_%s, ", cg_name(cg, in));
 	emit(cg->e,
-	     "\tbnn_gen_%s_backward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, %sd_%s, d_%s, %d);\n",
-	     pool_kind(cg, node), d.c, d.h, d.w, n->attrs.size, n->attrs.stride[0], d.oh, d.ow, x,
+	     "\tbnn_gen_%s_backward(B * %ldL, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %sd_%s, d_%s, "
+	     "%d);\n",
+	     pool_kind(cg, node), d.c, d.h, d.w, d.kh, d.kw, d.sh, d.sw, d.oh, d.ow, x,
 	     cg_name(cg, node), cg_name(cg, in), cg_delta_acc(cg, in));
 }
 

@@ -439,16 +439,24 @@ static void sa_dense(struct sa *s, int i)
 
 /* Direct convolution, output by output: the sum over the window in
  * (channel, row, column) order, then the bias (as libbnn adds it after its
- * product); windows in the padding are skipped. */
+ * product); windows in the padding are skipped.  conv1d is the same on
+ * its [C, 1, L] map (graph_node_map), with its taps dilation apart. */
 static void sa_conv2d(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i], *inn = &s->g->nodes[n->inputs[0]];
 	const struct op_attrs *a = &n->attrs;
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
-	long c = inn->shape[0], h = inn->shape[1], w = inn->shape[2];
-	long f = a->channels, oh = n->shape[1], ow = n->shape[2];
+	long xm[3], ym[3], c, h, w, f = a->channels, oh, ow;
 	char wt[160], b[160], x[160];
 	int q;
+
+	graph_node_map(inn, xm);
+	graph_node_map(n, ym);
+	c = xm[0];
+	h = xm[1];
+	w = xm[2];
+	oh = ym[1];
+	ow = ym[2];
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, wt, sizeof wt);
@@ -469,20 +477,21 @@ static void sa_conv2d(struct sa *s, int i)
 	     "\t\t\t\t\tfloat acc = 0.0f;\n"
 	     "\t\t\t\t\tfor (ch = 0; ch < %ld; ch++)\n"
 	     "\t\t\t\t\t\tfor (ky = 0; ky < %ld; ky++) {\n"
-	     "\t\t\t\t\t\t\tconst long iy = oy * %ld - %ld + ky;\n"
+	     "\t\t\t\t\t\t\tconst long iy = oy * %ld - %ld + ky * %ld;\n"
 	     "\t\t\t\t\t\t\tif (iy < 0 || iy >= %ld)\n"
 	     "\t\t\t\t\t\t\t\tcontinue;\n"
 	     "\t\t\t\t\t\t\tfor (kx = 0; kx < %ld; kx++) {\n"
-	     "\t\t\t\t\t\t\t\tconst long ix = ox * %ld - %ld + kx;\n"
+	     "\t\t\t\t\t\t\t\tconst long ix = ox * %ld - %ld + kx * %ld;\n"
 	     "\t\t\t\t\t\t\t\tif (ix >= 0 && ix < %ld)\n"
 	     "\t\t\t\t\t\t\t\t\tacc += %swk[((f * %ld + ch) * %ld + ky) * %ld + kx]%s *\n"
 	     "\t\t\t\t\t\t\t\t\t       %s[(ch * %ld + iy) * %ld + ix];\n"
 	     "\t\t\t\t\t\t\t}\n"
 	     "\t\t\t\t\t\t}\n"
 	     "\t\t\t\t\ta_%s[(f * %ld + oy) * %ld + ox] = %sacc",
-	     q ? "bnns_wt" : "float", wt, f, oh, ow, c, a->kernel[0], a->stride[0], a->pad[0], h,
-	     a->kernel[1], a->stride[1], a->pad[1], w, q ? "BNNS_WV(" : "", c, a->kernel[0],
-	     a->kernel[1], q ? ")" : "", x, h, w, name, oh, ow, q ? "BNNS_SCALED(" : "");
+	     q ? "bnns_wt" : "float", wt, f, oh, ow, c, a->kernel[0], a->stride[0], a->pad[0],
+	     a->dilation[0], h, a->kernel[1], a->stride[1], a->pad[1], a->dilation[1], w,
+	     q ? "BNNS_WV(" : "", c, a->kernel[0], a->kernel[1], q ? ")" : "", x, h, w, name, oh,
+	     ow, q ? "BNNS_SCALED(" : "");
 	if (q)
 		emit(s->e, ", %ldL + f)", s->srow[s->cg.nodes[i].first_tensor]);
 	if (a->bias)
@@ -491,14 +500,23 @@ static void sa_conv2d(struct sa *s, int i)
 }
 
 /* maxpool (the first largest value of each window), avgpool (the window's
- * sum in row-major order times 1/size²), globalavgpool; no padding. */
+ * sum in row-major order times 1/size², or 1/size on a signal),
+ * globalavgpool; no padding.  A [C, L] signal is its [C, 1, L] map
+ * (graph_node_map) under a 1 × size window. */
 static void sa_pool(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i], *inn = &s->g->nodes[n->inputs[0]];
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
-	long c = inn->shape[0], h = inn->shape[1], w = inn->shape[2];
-	long size = n->attrs.size, st = n->attrs.stride[0];
+	long xm[3], ym[3], c, h, w;
+	long kw = n->attrs.size, kh = inn->rank == 2 ? 1 : kw;
+	long sw = n->attrs.stride[1], sh = inn->rank == 2 ? 1 : sw;
 	char scale[48];
+
+	graph_node_map(inn, xm);
+	graph_node_map(n, ym);
+	c = xm[0];
+	h = xm[1];
+	w = xm[2];
 
 	if (n->op == OP_GLOBALAVGPOOL) {
 		sa_float(1.0 / (double)(h * w), scale, sizeof scale);
@@ -519,7 +537,7 @@ static void sa_pool(struct sa *s, int i)
 	     "\t\t\tfor (oy = 0; oy < %ld; oy++)\n"
 	     "\t\t\t\tfor (ox = 0; ox < %ld; ox++) {\n"
 	     "\t\t\t\t\tconst float *const xw = a_%s + ch * %ld + oy * %ld + ox * %ld;\n",
-	     c, n->shape[1], n->shape[2], in, h * w, st * w, st);
+	     c, ym[1], ym[2], in, h * w, sh * w, sw);
 	if (n->op == OP_MAXPOOL)
 		emit(s->e,
 		     "\t\t\t\t\tfloat r = xw[0];\n"
@@ -527,20 +545,20 @@ static void sa_pool(struct sa *s, int i)
 		     "\t\t\t\t\t\tfor (v = 0; v < %ld; v++)\n"
 		     "\t\t\t\t\t\t\tif (xw[u * %ld + v] > r)\n"
 		     "\t\t\t\t\t\t\t\tr = xw[u * %ld + v];\n",
-		     size, size, w, w);
+		     kh, kw, w, w);
 	else
 		emit(s->e,
 		     "\t\t\t\t\tfloat r = 0.0f;\n"
 		     "\t\t\t\t\tfor (u = 0; u < %ld; u++)\n"
 		     "\t\t\t\t\t\tfor (v = 0; v < %ld; v++)\n"
 		     "\t\t\t\t\t\t\tr += xw[u * %ld + v];\n",
-		     size, size, w);
+		     kh, kw, w);
 	if (n->op == OP_AVGPOOL) {
-		sa_float(1.0 / (double)(size * size), scale, sizeof scale);
+		sa_float(1.0 / (double)(kh * kw), scale, sizeof scale);
 		emit(s->e, "\t\t\t\t\tr = r * %s;\n", scale);
 	}
-	emit(s->e, "\t\t\t\t\ta_%s[(ch * %ld + oy) * %ld + ox] = r;\n\t\t\t\t}\n", name,
-	     n->shape[1], n->shape[2]);
+	emit(s->e, "\t\t\t\t\ta_%s[(ch * %ld + oy) * %ld + ox] = r;\n\t\t\t\t}\n", name, ym[1],
+	     ym[2]);
 }
 
 /* batchnorm at inference: the running statistics (header section
@@ -550,8 +568,12 @@ static void sa_batchnorm(struct sa *s, int i)
 	const struct graph_node *n = &s->g->nodes[i];
 	const struct cg_tensor *mean = &s->cg.stats[s->cg.nodes[i].first_stat];
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
-	long c = n->shape[0], hw = n->rank == 3 ? n->shape[1] * n->shape[2] : 1;
+	long map[3], c, hw;
 	char gm[160], bt[160], eps[48];
+
+	graph_node_map(n, map);
+	c = map[0];
+	hw = map[1] * map[2];
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, gm, sizeof gm);
@@ -739,6 +761,7 @@ void sa_layer_forward(struct sa *s, int i)
 			sa_dense(s, i);
 		break;
 	case OP_CONV2D:
+	case OP_CONV1D:
 		sa_conv2d(s, i);
 		break;
 	case OP_MAXPOOL:

@@ -103,9 +103,9 @@ static int compile_shape(const bnn_gen_conv *want, emitted *out)
 
 		if (sscanf(line,
 		           " static const bnn_gen_conv cv_c = { %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, "
-		           "%ld, %ld, %ld, %ld, %ld };",
+		           "%ld, %ld, %ld, %ld, %ld, %ld, %ld };",
 		           &s->c, &s->h, &s->w, &s->f, &s->kh, &s->kw, &s->sh, &s->sw, &s->ph,
-		           &s->pw, &s->oh, &s->ow, &s->g) == 13)
+		           &s->pw, &s->dh, &s->dw, &s->oh, &s->ow, &s->g) == 15)
 			found |= 1;
 		else if (strstr(line, "bnn_real *const cv_col = ") && (p = strstr(line, "/* [")) &&
 		         sscanf(p, "/* [%ld] im2col */", &out->col) == 1)
@@ -291,8 +291,8 @@ static void check_shape(const bnn_gen_conv *want)
 	            want->ph == 0 && want->pw == 0;
 	same = s.c == want->c && s.h == want->h && s.w == want->w && s.f == want->f &&
 	       s.kh == want->kh && s.kw == want->kw && s.sh == want->sh && s.sw == want->sw &&
-	       s.ph == want->ph && s.pw == want->pw && s.oh == oh && s.ow == ow && s.g >= 1 &&
-	       s.g <= 32 && (s.g == 1 || !pointwise);
+	       s.ph == want->ph && s.pw == want->pw && s.dh == 1 && s.dw == 1 && s.oh == oh &&
+	       s.ow == ow && s.g >= 1 && s.g <= 32 && (s.g == 1 || !pointwise);
 	if (same && got.col == bnn_gen_conv_col_floats(&s))
 		bad = run_kernels(&s, got.col, got.tmp);
 	ok(bad == 0,
@@ -324,7 +324,7 @@ int main(void)
 	static const long pads[][2] = { { 0, 0 }, { 1, 1 }, { 1, 0 } };
 	static const long images[][2] = { { 5, 5 }, { 16, 16 } };
 	/* a group the compiler shrinks (K·P·g under 2^20 floats) */
-	static const bnn_gen_conv big = { 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 0, 0, 0 };
+	static const bnn_gen_conv big = { 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 1, 1, 0, 0, 0 };
 	size_t a, bb, kk, st, pd, im;
 	int fitting = 0;
 	char buf[256];
@@ -354,6 +354,8 @@ int main(void)
 								           strides[st][1],
 								           pads[pd][0],
 								           pads[pd][1],
+								           1,
+								           1,
 								           0,
 								           0,
 								           0 };

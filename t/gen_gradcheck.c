@@ -60,6 +60,9 @@
 #include "gc_bern.h"
 #include "gc_cat.h"
 #include "gc_cdrop.h"
+#include "gc_c1d.h"
+#include "gc_c1s.h"
+#include "gc_c1w.h"
 #include "gc_conv.h"
 #include "gc_drop.h"
 #include "gc_gfix.h"
@@ -216,6 +219,42 @@ static const struct gc_model gc_models[] = {
 	  gc_cdrop_pass_f64,
 	  gc_cdrop_workspace_floats,
 	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* conv1d: odd length, dilation, stride, padding at its limit, kernel = length; 1-D pools */
+	{ "gc_c1d",
+	  GC_C1D_INPUTS,
+	  GC_C1D_OUTPUTS,
+	  GC_C1D_TARGETS,
+	  GC_C1D_NPARAMS,
+	  GC_CATEGORICAL,
+	  101,
+	  gc_c1d_pass_f64,
+	  gc_c1d_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* wide conv1d (dW by rows, dX by shifted views) with dilation; dropout and meanfield */
+	{ "gc_c1w",
+	  GC_C1W_INPUTS,
+	  GC_C1W_OUTPUTS,
+	  GC_C1W_TARGETS,
+	  GC_C1W_NPARAMS,
+	  GC_CATEGORICAL,
+	  102,
+	  gc_c1w_pass_f64,
+	  gc_c1w_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* conv1d on signals of length 1 */
+	{ "gc_c1s",
+	  GC_C1S_INPUTS,
+	  GC_C1S_OUTPUTS,
+	  GC_C1S_TARGETS,
+	  GC_C1S_NPARAMS,
+	  GC_GAUSSIAN,
+	  103,
+	  gc_c1s_pass_f64,
+	  gc_c1s_workspace_floats,
+	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS    ((int)(sizeof gc_models / sizeof gc_models[0]))
@@ -400,6 +439,11 @@ static void test_sizes(void)
 	/* gc_lenet: 4·1·3·3+4 + 6·4·3·3+6 + 8·24+8 + 3·8+3 = 40+222+200+27. */
 	is_int(GC_LENET_INPUTS, 144, "gc_lenet: 1*12*12 = 144 inputs");
 	is_int(GC_LENET_NPARAMS, 489, "gc_lenet: 40+222+200+27 = 489 parameters");
+	/* the conv1d models (their .bnn files show the sums) */
+	is_int(GC_C1D_INPUTS, 33, "gc_c1d: 3*11 = 33 inputs");
+	is_int(GC_C1D_NPARAMS, 400, "gc_c1d: 40+39+66+255 = 400 parameters");
+	is_int(GC_C1W_NPARAMS, 438, "gc_c1w: 328+100+10 = 438 parameters");
+	is_int(GC_C1S_NPARAMS, 29, "gc_c1s: 21+8 = 29 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
 	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
 	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g
@@ -636,33 +680,46 @@ static double gc_gaussian_learned_nll(const double *mu, const double *y, const d
 static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w, const double *b,
                        int f, int kh, int kw, int sh, int sw, int ph, int pw, double *y);
 
-/* One example's conv2d by its definition: y[f][oy][ox] = b[f] +
- * Σ_c Σ_u Σ_v w[f][c][u][v]·x[c][oy·sh − ph + u][ox·sw − pw + v], terms
- * outside the input being 0.  b NULL: no bias.  Returns OH·OW. */
+/* One example's convolution of shape S by its definition:
+ * y[f][oy][ox] = b[f] + Σ_c Σ_u Σ_v w[f][c][u][v]·
+ * x[c][oy·sh − ph + u·dh][ox·sw − pw + v·dw], terms outside the input
+ * being 0.  b NULL: no bias. */
+static void gc_ref_conv_shape(const double *x, const bnn_gen_conv *s, const double *w,
+                              const double *b, double *y)
+{
+	long o, oy, ox, ci, u, v;
+
+	for (o = 0; o < s->f; o++)
+		for (oy = 0; oy < s->oh; oy++)
+			for (ox = 0; ox < s->ow; ox++) {
+				double sum = b ? b[o] : 0;
+
+				for (ci = 0; ci < s->c; ci++)
+					for (u = 0; u < s->kh; u++)
+						for (v = 0; v < s->kw; v++) {
+							long iy = oy * s->sh - s->ph + u * s->dh;
+							long ix = ox * s->sw - s->pw + v * s->dw;
+
+							if (iy < 0 || iy >= s->h || ix < 0 ||
+							    ix >= s->w)
+								continue;
+							sum += w[((o * s->c + ci) * s->kh + u) *
+							                 s->kw +
+							         v] *
+							       x[(ci * s->h + iy) * s->w + ix];
+						}
+				y[(o * s->oh + oy) * s->ow + ox] = sum;
+			}
+}
+
+/* conv2d (no dilation) of one example.  Returns OH·OW. */
 static int gc_ref_conv(const double *x, int c, int h, int wd, const double *w, const double *b,
                        int f, int kh, int kw, int sh, int sw, int ph, int pw, double *y)
 {
 	int oh = (h + 2 * ph - kh) / sh + 1, ow = (wd + 2 * pw - kw) / sw + 1;
-	int o, oy, ox, ci, u, v;
+	const bnn_gen_conv s = { c, h, wd, f, kh, kw, sh, sw, ph, pw, 1, 1, oh, ow, 1 };
 
-	for (o = 0; o < f; o++)
-		for (oy = 0; oy < oh; oy++)
-			for (ox = 0; ox < ow; ox++) {
-				double sum = b ? b[o] : 0;
-
-				for (ci = 0; ci < c; ci++)
-					for (u = 0; u < kh; u++)
-						for (v = 0; v < kw; v++) {
-							int iy = oy * sh - ph + u;
-							int ix = ox * sw - pw + v;
-
-							if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
-								continue;
-							sum += w[((o * c + ci) * kh + u) * kw + v] *
-							       x[(ci * h + iy) * wd + ix];
-						}
-				y[(o * oh + oy) * ow + ox] = sum;
-			}
+	gc_ref_conv_shape(x, &s, w, b, y);
 	return oh * ow;
 }
 
@@ -1085,8 +1142,8 @@ static void gc_ref_conv_backward(const double *x, const double *g, const double 
 				for (ci = 0; ci < s->c; ci++)
 					for (u = 0; u < s->kh; u++)
 						for (v = 0; v < s->kw; v++) {
-							long iy = oy * s->sh - s->ph + u;
-							long ix = ox * s->sw - s->pw + v;
+							long iy = oy * s->sh - s->ph + u * s->dh;
+							long ix = ox * s->sw - s->pw + v * s->dw;
 							long wi = ((o * s->c + ci) * s->kh + u) *
 							                  s->kw +
 							          v;
@@ -1111,27 +1168,39 @@ static void gc_ref_conv_backward(const double *x, const double *g, const double 
  * and without padding (im2col's copies of whole rows), one input channel
  * with a 5x5 kernel; then shapes wide enough for dW's rows (KW·C >= 24)
  * and, the last two, for stride-1 dX's shifted views (C·F >= 32,
- * OH·(W + 2·pw) >= 256).  dW and dX are also checked against the plain
- * loops of their definition.
+ * OH·(W + 2·pw) >= 256); then dilated shapes through each of those
+ * ways.  dW and dX are also checked against the plain loops of their
+ * definition.
  */
 static void test_conv_groups(void)
 {
 	static const bnn_gen_conv shapes[] = {
-		/* c, h, w, f, kh, kw, sh, sw, ph, pw, oh, ow, g */
-		{ 2, 7, 6, 3, 3, 2, 2, 2, 1, 1, 4, 4, 3 },
-		{ 3, 5, 4, 2, 2, 3, 1, 2, 1, 1, 6, 2, 3 },
-		{ 2, 4, 3, 3, 1, 1, 1, 1, 0, 0, 4, 3, 1 },
-		{ 2, 5, 4, 3, 3, 2, 1, 1, 1, 2, 5, 7, 3 },
-		{ 2, 6, 5, 2, 2, 3, 1, 1, 0, 0, 5, 3, 3 },
-		{ 1, 9, 8, 4, 5, 5, 1, 1, 2, 2, 9, 8, 3 },
+		/* c, h, w, f, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, g */
+		{ 2, 7, 6, 3, 3, 2, 2, 2, 1, 1, 1, 1, 4, 4, 3 },
+		{ 3, 5, 4, 2, 2, 3, 1, 2, 1, 1, 1, 1, 6, 2, 3 },
+		{ 2, 4, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 4, 3, 1 },
+		{ 2, 5, 4, 3, 3, 2, 1, 1, 1, 2, 1, 1, 5, 7, 3 },
+		{ 2, 6, 5, 2, 2, 3, 1, 1, 0, 0, 1, 1, 5, 3, 3 },
+		{ 1, 9, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 9, 8, 3 },
 		/* wide enough for dW's rows */
-		{ 8, 5, 6, 9, 3, 3, 1, 1, 1, 1, 5, 6, 3 },
-		{ 12, 7, 6, 4, 2, 3, 2, 1, 1, 0, 4, 4, 3 },
-		{ 24, 3, 4, 5, 1, 1, 1, 1, 0, 0, 3, 4, 1 },
-		{ 9, 6, 7, 8, 2, 3, 1, 1, 0, 1, 5, 7, 3 },
+		{ 8, 5, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 5, 6, 3 },
+		{ 12, 7, 6, 4, 2, 3, 2, 1, 1, 0, 1, 1, 4, 4, 3 },
+		{ 24, 3, 4, 5, 1, 1, 1, 1, 0, 0, 1, 1, 3, 4, 1 },
+		{ 9, 6, 7, 8, 2, 3, 1, 1, 0, 1, 1, 1, 5, 7, 3 },
 		/* large enough for dX's shifted views; the second with rows too */
-		{ 5, 17, 15, 7, 2, 3, 1, 1, 0, 1, 16, 15, 2 },
-		{ 8, 16, 14, 6, 3, 3, 1, 1, 1, 1, 16, 14, 2 },
+		{ 5, 17, 15, 7, 2, 3, 1, 1, 0, 1, 1, 1, 16, 15, 2 },
+		{ 8, 16, 14, 6, 3, 3, 1, 1, 1, 1, 1, 1, 16, 14, 2 },
+		/* dilation (conv1d's [C, 1, L] maps, and 2-D): im2col's
+		 * strided and stride-1 copies, col2im, dW's cols and rows ways,
+		 * dX by col2im and by shifted views */
+		{ 3, 1, 13, 4, 1, 3, 1, 2, 0, 2, 1, 2, 1, 7, 3 },
+		{ 2, 1, 11, 3, 1, 3, 1, 1, 0, 2, 1, 2, 1, 11, 3 },
+		{ 2, 6, 7, 3, 2, 2, 1, 1, 1, 0, 2, 3, 6, 4, 3 },
+		{ 8, 1, 17, 5, 1, 4, 1, 1, 0, 3, 1, 2, 1, 17, 3 },
+		{ 8, 1, 21, 6, 1, 5, 1, 3, 0, 4, 1, 2, 1, 7, 3 },
+		{ 8, 1, 300, 6, 1, 5, 1, 1, 0, 4, 1, 2, 1, 300, 2 },
+		{ 6, 1, 9, 2, 1, 9, 1, 1, 0, 0, 1, 1, 1, 1, 3 },
+		{ 8, 16, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 16, 14, 2 },
 	};
 	const long B = 7;
 	size_t si;
@@ -1177,9 +1246,7 @@ static void test_conv_groups(void)
 		rdw = splitmix_doubles((size_t)fk);
 		rdx = splitmix_doubles((size_t)(B * in));
 		for (e = 0; e < B; e++) {
-			gc_ref_conv(x + e * in, (int)s.c, (int)s.h, (int)s.w, w, b, (int)s.f,
-			            (int)s.kh, (int)s.kw, (int)s.sh, (int)s.sw, (int)s.ph,
-			            (int)s.pw, ref + e * out);
+			gc_ref_conv_shape(x + e * in, &s, w, b, ref + e * out);
 			gc_ref_conv_backward(x + e * in, g + e * out, w, &s, rdw, rdx + e * in);
 		}
 		for (i = 0; i < B * out; i++) {

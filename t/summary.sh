@@ -11,6 +11,8 @@
 #      dense      Din * Dout (+ Dout bias)
 #      conv2d     out_ch * in_ch * kh * kw (+ out_ch bias); output extent
 #                 (H + 2 * pad - k) / stride + 1
+#      conv1d     out_ch * in_ch * k (+ out_ch bias); output length
+#                 (L + 2 * pad - dilation * (k - 1) - 1) / stride + 1
 #      batchnorm  2 * C (a scale and a shift per channel)
 #      pooling    (H - size) / stride + 1
 #      point P, meanfield 2P, dropout P, emp(k) and ecmp(k) kP
@@ -83,6 +85,11 @@ extent() {
 	echo $((($1 + 2 * $4 - $2) / $3 + 1))
 }
 
+# extent1 L K STRIDE PAD DILATION: the output length of a conv1d
+extent1() {
+	echo $((($1 + 2 * $4 - $5 * ($2 - 1) - 1) / $3 + 1))
+}
+
 # whvi DIN DOUT FLOWS [BIAS]
 whvi() {
 	w_d=1
@@ -103,7 +110,7 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d; do
 	summary "$expected" "$name"
 done
 
@@ -248,5 +255,25 @@ is "$(row learned_sigma y)" "3 3" "learned_sigma: one sigma per output"
 m=$(($(conv 3 4 3 3) + $(dense 4 2)))
 is "$(total all_point)" "$m $m" "all_point: totals $m and $m"
 is "$(overhead all_point)" "+0.0%" "all_point: no overhead"
+
+# signal_conv1d: [6, 128] signals; conv1d 7 taps padded by 3 (meanfield by
+# default) and its point batchnorm, maxpool 2; 5 taps 2 apart with stride
+# 2 (dropout), avgpool 4 stride 2 and globalavgpool; a point conv1d as
+# long as its input, no bias; a meanfield dense 40 -> 5
+l1=$(extent1 128 7 1 3 1)
+l2=$(extent1 $((l1 / 2)) 5 2 0 2)
+l3=$(((l2 - 4) / 2 + 1))
+is "$(shape signal_conv1d c1_conv1d) $(shape signal_conv1d c2_conv1d) $(shape signal_conv1d p2)" \
+	"[16, $l1] [32, $l2] [32, $l3]" "signal_conv1d: lengths $l1, $l2 (dilation 2, stride 2), $l3"
+is "$(shape signal_conv1d c3)" "[8, 1]" "signal_conv1d: a kernel as long as its input"
+c1=$(conv 6 16 1 7)
+c2=$(conv 16 32 1 5)
+c3=$(conv 32 8 1 $l3 0)
+out=$(dense $((8 + 32)) 5)
+m=$((c1 + $(bn 16) + c2 + c3 + out))
+p=$((2 * c1 + $(bn 16) + c2 + c3 + 2 * out))
+is "$(total signal_conv1d)" "$m $p" "signal_conv1d: totals $m and $p"
+is "$(row signal_conv1d c2_conv1d)" "$c2 $c2" "signal_conv1d: dropout keeps the count"
+is "$(overhead signal_conv1d)" "$(pct $m $p)" "signal_conv1d: overhead $(pct $m $p)"
 
 done_testing

@@ -20,6 +20,9 @@ static void cli_input_shape(const bnn_model *m, char *buf, size_t size)
 	if (m->input_rank == 3)
 		snprintf(buf, size, "%s[%ld, %ld, %ld]", m->input_name, m->input_shape[0],
 		         m->input_shape[1], m->input_shape[2]);
+	else if (m->input_rank == 2)
+		snprintf(buf, size, "%s[%ld, %ld]", m->input_name, m->input_shape[0],
+		         m->input_shape[1]);
 	else
 		snprintf(buf, size, "%s[%ld]", m->input_name, m->input_shape[0]);
 }
@@ -38,7 +41,8 @@ static void cli_data_dims(const bnn_dataset *ds, char *buf, size_t size)
 /*
  * Whether the stored examples have the model's input shape: the same
  * dimensions once the 1s are dropped from both (28 x 28 images fit
- * img[1, 28, 28]: the values lie in the same order).  Examples stored as
+ * img[1, 28, 28], IDX examples of 3 x 100 fit x[3, 100]: the values lie in
+ * the same order).  Examples stored as
  * flat vectors (rank 1), and any data for a vector input, fit on their
  * number of values alone.
  */
@@ -78,9 +82,10 @@ static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_d
 		                m->inputs, shape);
 	if (!cli_shape_fits(m, ds))
 		return bnn_fail(err, BNN_EMISMATCH,
-		                "%s: each example is %s, but model '%s' takes input %s (channels, "
-		                "height, width)",
-		                data, dims, m->name, shape);
+		                "%s: each example is %s, but model '%s' takes input %s (%s)", data,
+		                dims, m->name, shape,
+		                m->input_rank == 2 ? "channels, length"
+		                                   : "channels, height, width");
 	return BNN_OK;
 }
 

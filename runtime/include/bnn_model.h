@@ -236,7 +236,7 @@ typedef struct bnn_model {
 	uint64_t fingerprint;  /* FNV-1a 64 of canonical */
 	const char *canonical; /* the canonical model text */
 	const char *input_name;
-	int input_rank; /* 1 or 3 */
+	int input_rank; /* 1 [features], 2 [channels, length] or 3 [channels, height, width] */
 	long input_shape[3];
 	long inputs;    /* floats per example */
 	long outputs;   /* floats of output per example */

@@ -61,7 +61,13 @@
  * holds one group's columns or one example's rows at a time, never B of
  * them: memory does not grow with the batch.  A pointwise layer (1x1 kernel, stride 1, no padding) needs
  * no columns: its input is already the K × P matrix of each example, and
- * it runs one GEMM per example straight from x (g is 1 for it). */
+ * it runs one GEMM per example straight from x (g is 1 for it).
+ *
+ * Dilation (dh, dw) spaces a window's taps: tap (ki, kj) of output
+ * (oy, ox) reads input (oy·sh − ph + ki·dh, ox·sw − pw + kj·dw), so a
+ * window spans dh·(KH − 1) + 1 rows and dw·(KW − 1) + 1 columns.  conv2d
+ * layers have 1 and 1; conv1d layers are [C, 1, L] maps under a 1 × k
+ * window with dilation (1, d), the one convolution for both ops. */
 
 /* The shape of a conv2d layer; generated code declares one as a static
  * const, so every field is a constant where the kernels are inlined. */
@@ -71,6 +77,7 @@ typedef struct bnn_gen_conv {
 	long kh, kw;  /* kernel height and width */
 	long sh, sw;  /* stride */
 	long ph, pw;  /* zero padding on each side */
+	long dh, dw;  /* dilation: the spacing of a window's taps, >= 1 */
 	long oh, ow;  /* output height and width */
 	long g;       /* examples per im2col group, >= 1 (1: pointwise) */
 } bnn_gen_conv;
@@ -94,13 +101,13 @@ BNN_GEN_CONV_INLINE int bnn_gen_conv_is_pointwise(const bnn_gen_conv *s)
 }
 
 /* The range [*lo, *hi) of output columns ox whose input column
- * ox·sw − pw + kj lies inside [0, w). */
+ * ox·sw − pw + kj·dw lies inside [0, w). */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_span(const bnn_gen_conv *s, long kj, long *lo, long *hi)
 {
-	long a = s->pw - kj, b;
+	long a = s->pw - kj * s->dw, b;
 
 	*lo = a > 0 ? (a + s->sw - 1) / s->sw : 0;
-	b = s->w - 1 + s->pw - kj; /* ox·sw <= b */
+	b = s->w - 1 + s->pw - kj * s->dw; /* ox·sw <= b */
 	*hi = b < 0 ? 0 : b / s->sw + 1;
 	if (*hi > s->ow)
 		*hi = s->ow;
@@ -273,7 +280,7 @@ BNN_GEN_CONV_INLINE int bnn_gen_conv_backward_input_team(const bnn_gen_conv *s, 
  * im2col of n consecutive examples x (each C·H·W floats) into the
  * K × (n·P) matrix col with rows ld = n·P apart:
  * col[(ci·KH + ki)·KW + kj][j·P + oy·OW + ox] =
- * x_j[ci][oy·sh − ph + ki][ox·sw − pw + kj], or 0 in the padding.
+ * x_j[ci][oy·sh − ph + ki·dh][ox·sw − pw + kj·dw], or 0 in the padding.
  * With stride 1, every row of a window is then a copy of OW floats, a
  * constant where the kernel is inlined (a few vector moves, not a call of
  * memcpy): from x itself without padding, else from a copy of the group's
@@ -310,7 +317,8 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 						for (oy = 0; oy < s->oh; oy++)
 							memcpy(row + j * p + oy * s->ow,
 							       src + (j * s->c + ci) * plane +
-							               (oy + ki) * wp + kj,
+							               (oy + ki * s->dh) * wp +
+							               kj * s->dw,
 							       (size_t)s->ow * sizeof *row);
 				}
 		return;
@@ -323,7 +331,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 				bnn_gen_conv_span(s, kj, &lo, &hi);
 				for (j = 0; j < n; j++)
 					for (oy = 0; oy < s->oh; oy++) {
-						long iy = oy * s->sh - s->ph + ki;
+						long iy = oy * s->sh - s->ph + ki * s->dh;
 						bnn_real *r = row + j * p + oy * s->ow;
 						const bnn_real *xr;
 
@@ -335,11 +343,13 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 						for (ox = 0; ox < lo; ox++)
 							r[ox] = 0;
 						if (s->sw == 1)
-							memcpy(r + lo, xr + (lo - s->pw + kj),
+							memcpy(r + lo,
+							       xr + (lo - s->pw + kj * s->dw),
 							       (size_t)(hi - lo) * sizeof *r);
 						else
 							for (ox = lo; ox < hi; ox++)
-								r[ox] = xr[ox * s->sw - s->pw + kj];
+								r[ox] = xr[ox * s->sw - s->pw +
+								           kj * s->dw];
 						for (ox = hi; ox < s->ow; ox++)
 							r[ox] = 0;
 					}
@@ -367,7 +377,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
 				bnn_gen_conv_span(s, kj, &lo, &hi);
 				for (j = 0; j < n; j++)
 					for (oy = 0; oy < s->oh; oy++) {
-						long iy = oy * s->sh - s->ph + ki;
+						long iy = oy * s->sh - s->ph + ki * s->dh;
 						const bnn_real *r = row + j * p + oy * s->ow;
 						bnn_real *xr;
 
@@ -376,13 +386,13 @@ BNN_GEN_CONV_INLINE void bnn_gen_col2im(const bnn_gen_conv *s, long n,
 						xr = dx + j * in + (ci * s->h + iy) * s->w;
 						if (s->sw == 1) {
 							bnn_real *restrict xo =
-							        xr + (lo - s->pw + kj);
+							        xr + (lo - s->pw + kj * s->dw);
 							const bnn_real *restrict ro = r + lo;
 							BNN_GEN_EACH(hi - lo, 1, xo, ro[i]);
 						} else {
 							for (ox = lo; ox < hi; ox++)
-								xr[ox * s->sw - s->pw + kj] +=
-								        r[ox];
+								xr[ox * s->sw - s->pw +
+								   kj * s->dw] += r[ox];
 						}
 					}
 			}
@@ -501,11 +511,12 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_pad_hwc(const bnn_gen_conv *s, const bnn_r
 
 /*
  * im2row of one example from its padded HWC image xh: the P × K matrix
- * rows[p][(ki·KW + kj)·C + c] = xh[((oy·sh + ki)·WP + ox·sw + kj)·C + c],
+ * rows[p][(ki·KW + kj)·C + c] =
+ * xh[((oy·sh + ki·dh)·WP + ox·sw + kj·dw)·C + c],
  * each output position's window as a row, in kernel-offset-major order
  * (the weight's K order is channel-major: bnn_gen_conv_backward_params
  * permutes at the end).  One copy of KW·C floats per position and kernel
- * row.
+ * row, or with dilation along the width, of C floats per tap.
  */
 BNN_GEN_CONV_INLINE void bnn_gen_im2row(const bnn_gen_conv *s, const bnn_real *restrict xh,
                                         bnn_real *restrict rows)
@@ -517,9 +528,19 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2row(const bnn_gen_conv *s, const bnn_real *r
 		for (ox = 0; ox < s->ow; ox++) {
 			bnn_real *restrict r = rows + (oy * s->ow + ox) * k;
 
-			for (ki = 0; ki < s->kh; ki++)
-				bnn_gen_copy(seg, r + ki * seg,
-				             xh + ((oy * s->sh + ki) * wp + ox * s->sw) * s->c);
+			for (ki = 0; ki < s->kh; ki++) {
+				const bnn_real *xr =
+				        xh + ((oy * s->sh + ki * s->dh) * wp + ox * s->sw) * s->c;
+				long kj;
+
+				if (s->dw == 1) {
+					bnn_gen_copy(seg, r + ki * seg, xr);
+					continue;
+				}
+				for (kj = 0; kj < s->kw; kj++)
+					bnn_gen_copy(s->c, r + ki * seg + kj * s->c,
+					             xr + kj * s->dw * s->c);
+			}
 		}
 }
 
@@ -770,7 +791,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
  * input's gradient kept padded as well (DXp, C planes of (H + 2·ph + 1)·WP:
  * one spare row, so that no view runs past its plane), each kernel offset
  * (ki, kj) is one GEMM,
- *     DXp[c][ki·WP + kj + q] += Σ_f W[f][c][ki][kj]·Gp[f][q],
+ *     DXp[c][ki·dh·WP + kj·dw + q] += Σ_f W[f][c][ki][kj]·Gp[f][q],
  * q < OH·WP, C × OH·WP from W's slice (C × F, in wt: W reordered) and Gp;
  * the extra columns add zeros.  Then the inside of DXp is dX.  Nothing
  * is gathered or scattered element by element, and each GEMM's operand
@@ -802,7 +823,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_dx_shifted(const bnn_gen_conv *s, long e,
 	memset(dxp, 0, (size_t)(s->c * plane) * sizeof *dxp);
 	for (o = 0; o < kk; o++)
 		bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, wt + o * s->c * s->f, s->f, gp, pp, 1.0,
-		             dxp + (o / s->kw) * wp + o % s->kw, plane);
+		             dxp + (o / s->kw) * s->dh * wp + o % s->kw * s->dw, plane);
 	for (c = 0; c < s->c; c++)
 		for (y = 0; y < s->h; y++) {
 			bnn_real *restrict d = dxe + (c * s->h + y) * s->w;

@@ -13,21 +13,25 @@
 #include "real.h"
 
 /* ---- pooling ---------------------------------------------------------------
- * maxpool and avgpool slide a size × size window with a stride over each
- * channel of each example, with no padding (the window always fits:
- * OH = ⌊(H − size)/stride⌋ + 1); globalavgpool averages each channel.
- * Windows may overlap (stride < size): backward then adds up. */
+ * maxpool and avgpool slide a kh × kw window with strides (sh, sw) over
+ * each channel of each example, with no padding (the window always fits:
+ * OH = ⌊(H − kh)/sh⌋ + 1); globalavgpool averages each channel.  The 2-D
+ * pools of the language have kh = kw = size and sh = sw = stride; the 1-D
+ * pools of a [C, L] signal are those of a [C, 1, L] map, with kh = sh = 1
+ * (gen/layer_pool.c).  Windows may overlap (stride < size): backward then
+ * adds up. */
 
-/* The largest value of a window and the offset of its first occurrence
- * (row-major order), from a channel plane of width w. */
-static inline bnn_real bnn_gen_window_max(const bnn_real *restrict x, long w, long size, long *at)
+/* The largest value of a kh × kw window and the offset of its first
+ * occurrence (row-major order), from a channel plane of width w. */
+static inline bnn_real bnn_gen_window_max(const bnn_real *restrict x, long w, long kh, long kw,
+                                          long *at)
 {
 	bnn_real m = x[0];
 	long u, v;
 
 	*at = 0;
-	for (u = 0; u < size; u++)
-		for (v = 0; v < size; v++)
+	for (u = 0; u < kh; u++)
+		for (v = 0; v < kw; v++)
 			if (x[u * w + v] > m) {
 				m = x[u * w + v];
 				*at = u * w + v;
@@ -37,8 +41,8 @@ static inline bnn_real bnn_gen_window_max(const bnn_real *restrict x, long w, lo
 
 /* y = the maximum of each window; x is (B·C) planes of H × W, y of
  * OH × OW. */
-static inline void bnn_gen_maxpool_forward(long planes, long h, long w, long size, long stride,
-                                           long oh, long ow, const bnn_real *restrict x,
+static inline void bnn_gen_maxpool_forward(long planes, long h, long w, long kh, long kw, long sh,
+                                           long sw, long oh, long ow, const bnn_real *restrict x,
                                            bnn_real *restrict y)
 {
 	long c;
@@ -51,15 +55,15 @@ static inline void bnn_gen_maxpool_forward(long planes, long h, long w, long siz
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++)
-				yc[oy * ow + ox] = bnn_gen_window_max(
-				        xc + oy * stride * w + ox * stride, w, size, &at);
+				yc[oy * ow + ox] = bnn_gen_window_max(xc + oy * sh * w + ox * sw, w,
+				                                      kh, kw, &at);
 	}
 }
 
 /* dx (+)= each window's dy routed to its maximum (the first one, as
  * forward found it); dx is zeroed first unless accumulate. */
-static inline void bnn_gen_maxpool_backward(long planes, long h, long w, long size, long stride,
-                                            long oh, long ow, const bnn_real *restrict x,
+static inline void bnn_gen_maxpool_backward(long planes, long h, long w, long kh, long kw, long sh,
+                                            long sw, long oh, long ow, const bnn_real *restrict x,
                                             const bnn_real *restrict dy, bnn_real *restrict dx,
                                             int accumulate)
 {
@@ -76,23 +80,23 @@ static inline void bnn_gen_maxpool_backward(long planes, long h, long w, long si
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++) {
-				long base = oy * stride * w + ox * stride;
+				long base = oy * sh * w + ox * sw;
 
-				(void)bnn_gen_window_max(xc + base, w, size, &at);
+				(void)bnn_gen_window_max(xc + base, w, kh, kw, &at);
 				dxc[base + at] += dyc[oy * ow + ox];
 			}
 	}
 }
 
-/* y = the mean of each window (size² values, none of them padding). */
-static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long size, long stride,
-                                           long oh, long ow, const bnn_real *restrict x,
+/* y = the mean of each window (kh·kw values, none of them padding). */
+static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long kh, long kw, long sh,
+                                           long sw, long oh, long ow, const bnn_real *restrict x,
                                            bnn_real *restrict y)
 {
-	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
+	const bnn_real scale = (bnn_real)(1.0 / (double)(kh * kw));
 	long c;
 
-	if (size == 2 && stride == 2) {
+	if (kh == 2 && kw == 2 && sh == 2 && sw == 2) {
 		/* 2x2 windows (LeNet's): one output row from two input rows */
 		BNN_GEN_PARALLEL_FOR(planes * h * w)
 		for (c = 0; c < planes; c++) {
@@ -119,27 +123,27 @@ static inline void bnn_gen_avgpool_forward(long planes, long h, long w, long siz
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++) {
-				const bnn_real *xw = xc + oy * stride * w + ox * stride;
+				const bnn_real *xw = xc + oy * sh * w + ox * sw;
 				bnn_real sum = 0;
 
-				for (u = 0; u < size; u++)
-					for (v = 0; v < size; v++)
+				for (u = 0; u < kh; u++)
+					for (v = 0; v < kw; v++)
 						sum += xw[u * w + v];
 				yc[oy * ow + ox] = sum * scale;
 			}
 	}
 }
 
-/* dx (+)= dy/size² spread over each window; dx is zeroed first unless
+/* dx (+)= dy/(kh·kw) spread over each window; dx is zeroed first unless
  * accumulate. */
-static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long size, long stride,
-                                            long oh, long ow, const bnn_real *restrict dy,
+static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long kh, long kw, long sh,
+                                            long sw, long oh, long ow, const bnn_real *restrict dy,
                                             bnn_real *restrict dx, int accumulate)
 {
-	const bnn_real scale = (bnn_real)(1.0 / (double)(size * size));
+	const bnn_real scale = (bnn_real)(1.0 / (double)(kh * kw));
 	long c;
 
-	if (size == 2 && stride == 2 && h == 2 * oh && w == 2 * ow && !accumulate) {
+	if (kh == 2 && kw == 2 && sh == 2 && sw == 2 && h == 2 * oh && w == 2 * ow && !accumulate) {
 		/* 2x2 windows that tile the plane (LeNet's): each element of dx
 		 * is written once, without zeroing dx first */
 		BNN_GEN_PARALLEL_FOR(planes * h * w)
@@ -170,11 +174,11 @@ static inline void bnn_gen_avgpool_backward(long planes, long h, long w, long si
 
 		for (oy = 0; oy < oh; oy++)
 			for (ox = 0; ox < ow; ox++) {
-				bnn_real *dw = dxc + oy * stride * w + ox * stride;
+				bnn_real *dw = dxc + oy * sh * w + ox * sw;
 				const bnn_real d = dyc[oy * ow + ox] * scale;
 
-				for (u = 0; u < size; u++)
-					for (v = 0; v < size; v++)
+				for (u = 0; u < kh; u++)
+					for (v = 0; v < kw; v++)
 						dw[u * w + v] += d;
 			}
 	}
