@@ -48,7 +48,10 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
 #define LL_PI_8 0.39269908169872415481
 
 /* Examples whose products are summed in float before they go to Λ. */
-#define LL_CHUNK 1024
+#define LL_CHUNK 4096
+
+/* Rows of C per product of ll_symmetric_product. */
+#define LL_PANEL 96
 
 /* Where the output layer's parameters are. */
 struct ll_layer {
@@ -132,8 +135,24 @@ static void ll_fit_free(struct ll_fit *f)
 	free(f->feat);
 }
 
-/* Adds the chunk's blocks Φ̃ᵀ·diag(H[k,l])·Φ̃ to the GGN (both (k, l) and
- * (l, k): Λ is symmetric), and empties the chunk. */
+/* The upper triangle of C = Aᵀ·B (dd × dd) for A, B of n rows whose
+ * product is symmetric (B = diag(w)·A): by panels of LL_PANEL rows, each
+ * from its diagonal on, about half the products of the whole matrix. */
+static void ll_symmetric_product(long dd, long n, const float *a, const float *b, float *c)
+{
+	long r0;
+
+	for (r0 = 0; r0 < dd; r0 += LL_PANEL) {
+		long rows = dd - r0 < LL_PANEL ? dd - r0 : LL_PANEL;
+		bnn_sgemm(1, 0, rows, dd - r0, n, 1.0f, a + r0, dd, b + r0, dd, 0.0f,
+		          c + r0 * dd + r0, dd);
+	}
+}
+
+/* Adds the chunk's blocks Φ̃ᵀ·diag(H[k,l])·Φ̃ to the GGN, and empties the
+ * chunk.  Only blocks k <= l: the upper triangle of the row-major matrix,
+ * which is the lower one of the column-major matrix LAPACK is given
+ * (uplo "L"); the other triangle is never read. */
 static void ll_flush(struct ll_fit *f)
 {
 	const long dd = f->l.dd, p = f->l.p, n = f->rows;
@@ -145,14 +164,16 @@ static void ll_flush(struct ll_fit *f)
 				for (a = 0; a < dd; a++)
 					f->sc[r * dd + a] =
 					        f->hw[r * f->npairs + pair] * f->phi[r * dd + a];
-			bnn_sgemm(1, 0, dd, dd, n, 1.0f, f->phi, dd, f->sc, dd, 0.0f, f->blk, dd);
-			for (a = 0; a < dd; a++)
-				for (b = 0; b < dd; b++) {
-					double v = f->blk[a * dd + b];
-					f->h[(k * dd + a) * p + l * dd + b] += v;
-					if (l != k)
-						f->h[(l * dd + b) * p + k * dd + a] += v;
-				}
+			ll_symmetric_product(dd, n, f->phi, f->sc, f->blk);
+			for (a = 0; a < dd; a++) {
+				double *row = f->h + (k * dd + a) * p + l * dd;
+				const float *v = f->blk + a * dd;
+				for (b = 0; b < a;
+				     b++) /* the block's lower triangle: its upper's mirror */
+					row[b] += f->blk[b * dd + a];
+				for (b = a; b < dd; b++)
+					row[b] += v[b];
+			}
 		}
 	f->rows = 0;
 }
