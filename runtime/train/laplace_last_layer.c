@@ -523,6 +523,19 @@ void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng)
 	free(x);
 }
 
+void train_laplace_ll_logits(const bnn_state *st, const float *theta, const float *phi, long b,
+                             float *z)
+{
+	struct ll_layer l;
+	long r, k;
+
+	ll_layer_of(st->model, &l);
+	bnn_sgemm(0, 1, b, l.k, l.d, 1.0f, phi, l.d, theta + l.w_off, l.d, 0.0f, z, l.k);
+	for (r = 0; l.b_off >= 0 && r < b; r++)
+		for (k = 0; k < l.k; k++)
+			z[r * l.k + k] += theta[l.b_off + k];
+}
+
 long train_laplace_ll_scratch(const bnn_model *m, long b)
 {
 	return b * m->features + b * 2 * (m->features + 1);

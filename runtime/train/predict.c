@@ -430,8 +430,8 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
 	struct predict_acc acc;
 	struct predict_team team = { 0, NULL, NULL, NULL, NULL, NULL };
-	float *theta = NULL;
-	int rc = bnn_data_fits(m, ds, scored, err), probit;
+	float *theta = NULL, *phi = NULL;
+	int rc = bnn_data_fits(m, ds, scored, err), probit, llmc;
 
 	if (rc)
 		return rc;
@@ -461,6 +461,10 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	         st->posthoc->predictive == BNN_LAPLACE_PROBIT;
 	if (probit) /* one deterministic pass, its logits scaled */
 		samples = 1;
+	/* mc samples of the last layer only: the first sample's pass keeps the
+	 * features, the others multiply them by their last layer */
+	llmc = mc > 0 && st->posthoc && st->posthoc->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER &&
+	       !probit;
 	first = j0 * BNN_PREDICT_BATCH;
 	n = (j1 * BNN_PREDICT_BATCH < ds->n ? j1 * BNN_PREDICT_BATCH : ds->n) - first;
 	memset(&acc, 0, sizeof acc);
@@ -475,9 +479,11 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	acc.sumen = energy ? calloc((size_t)n, sizeof *acc.sumen) : NULL;
 	if (mc > 0 && st->sigma && !probit)
 		theta = bnn_floats_alloc(m->nparams);
+	if (llmc)
+		phi = bnn_floats_alloc(n * m->features);
 	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (scored && !acc.lse) ||
-	    !acc.var || (mc > 0 && st->sigma && !probit && !theta) || (xent && !acc.sument) ||
-	    (energy && !acc.sumen) ||
+	    !acc.var || (mc > 0 && st->sigma && !probit && !theta) || (llmc && !phi) ||
+	    (xent && !acc.sument) || (energy && !acc.sumen) ||
 	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0) ||
 	    (probit && predict_team_phi(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH))) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
@@ -520,8 +526,12 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 			p.batch = b;
 			p.ws = team.ws[t];
 			p.out = team.z[t];
-			p.features = probit ? team.phi[t] : NULL;
-			m->pass(&p);
+			p.features = probit ? team.phi[t] : llmc ? phi + i0 * m->features : NULL;
+			if (llmc && s > 0)
+				train_laplace_ll_logits(st, w, phi + i0 * m->features, b,
+				                        team.z[t]);
+			else
+				m->pass(&p);
 			if (probit)
 				train_laplace_ll_probit(st, team.phi[t], team.z[t], b);
 			for (c = 0; logits && c < (probit ? mc : 1);
@@ -560,6 +570,7 @@ done:
 	predict_acc_free(&acc);
 	predict_team_free(&team);
 	free(theta);
+	free(phi);
 	return rc;
 }
 

@@ -79,7 +79,8 @@ const char *train_posthoc_name(const bnn_posthoc *p);
  * o->last_layer, after its checks), the Laplace log marginal likelihood
  * from ‖θ‖² and log det of the posterior precision (laplace.c), the
  * checkpoint record's keys and section (posthoc_posterior.c calls them),
- * a prediction sample of the last layer into theta, and the probit
+ * a prediction sample of the last layer into theta, the logits of b
+ * examples of features phi for the last layer of theta, and the probit
  * predictive: the logits z of b examples whose features phi the pass
  * wrote (bnn_pass.features) divided by (1 + π/8·Σ_f[k,k])^(1/2), with
  * train_laplace_ll_scratch(m, b) floats of scratch from phi on. */
@@ -90,6 +91,8 @@ int train_laplace_ll_add(bnn_ckpt *ck, const bnn_posthoc *p);
 int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path,
                           const bnn_model *m, bnn_posthoc *p, bnn_err *err);
 void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng);
+void train_laplace_ll_logits(const bnn_state *st, const float *theta, const float *phi, long b,
+                             float *z);
 long train_laplace_ll_scratch(const bnn_model *m, long b);
 void train_laplace_ll_probit(const bnn_state *st, float *phi, float *z, long b);
 
