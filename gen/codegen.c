@@ -506,6 +506,17 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
 
 /* ---- the C file ----------------------------------------------------------------- */
 
+/* The width of the last layer's input when the output node is a dense
+ * layer without a posterior of its own (last-layer Laplace reads it,
+ * bnn_pass.features), else 0. */
+static long cg_features(const struct cg *cg)
+{
+	int out = cg->g->output;
+	if (cg->g->nodes[out].op != OP_DENSE || cg_family(cg, out) != FAMILY_POINT)
+		return 0;
+	return cg->g->nodes[out].attrs.in_features;
+}
+
 /*
  * The noise loop: every draw of the pass, example by example and, within
  * an example, layer by layer in forward order, so that example i's noise
@@ -562,7 +573,8 @@ static void cg_write_pass(struct cg *cg)
 	     "                     bnn_real *ws, bnn_real *out, bnn_real *grad, bnn_real *sqgrad,\n"
 	     "                     bnn_rng *rng, const bnn_real *sigma, bnn_real *grad_sigma,\n"
 	     "                     bnn_real *stats, int train,\n"
-	     "                     void (*ready)(void *, long, long), void *ready_ctx)\n"
+	     "                     void (*ready)(void *, long, long), void *ready_ctx,\n"
+	     "                     bnn_real *features)\n"
 	     "{\n"
 	     "\tconst bnn_real *const a_%s = x;\n",
 	     g->name, g->nodes[g->input].name);
@@ -595,7 +607,7 @@ static void cg_write_pass(struct cg *cg)
 	     "\n"
 	     "\t(void)w; (void)grad; (void)sqgrad; (void)sq_x; (void)sq_g;\n"
 	     "\t(void)rng; (void)sigma; (void)grad_sigma; (void)stats; (void)train;\n"
-	     "\t(void)ready; (void)ready_ctx;\n"
+	     "\t(void)ready; (void)ready_ctx; (void)features;\n"
 	     "\n",
 	     cg->scratch_x, cg->scratch_g);
 	if (cg->nstats > 0)
@@ -615,6 +627,11 @@ static void cg_write_pass(struct cg *cg)
 				cg_patch_forward(cg, i);
 			cg_node_layer(cg, i)->forward(cg, i);
 		}
+	if (cg_features(cg) > 0) /* the last layer's input (bnn_pass.features) */
+		emit(cg->e,
+		     "\tif (features)\n"
+		     "\t\tmemcpy(features, a_%s, (size_t)B * %ldu * sizeof *features);\n",
+		     cg_name(cg, g->nodes[g->output].inputs[0]), cg_features(cg));
 	emit(cg->e,
 	     "\tif (out)\n"
 	     "\t\tmemcpy(out, a_%s, (size_t)B * %ldu * sizeof *out);\n"
@@ -734,7 +751,7 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 	     "{\n"
 	     "\treturn %s_run(p->w, p->x, p->y, p->batch, p->ws, p->out, p->grad, p->sqgrad,\n"
 	     "\t               p->rng, p->sigma, p->grad_sigma, p->stats, p->train, p->ready,\n"
-	     "\t               p->ready_ctx);\n"
+	     "\t               p->ready_ctx, p->features);\n"
 	     "}\n\n",
 	     m, m);
 	emit(cg->e, "const bnn_model %s_model = {\n\tBNN_MODEL_ABI,\n\t", m);
@@ -755,10 +772,13 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 	emit(cg->e,
 	     ",\n\t%ldL,\n\t%s, %d,\n\t%s,\n\t%ldL,\n\t%d, %s_tensors,\n\t%d, %s_layers,\n"
 	     "\t%ldL, %d, %s_stat_tensors,\n"
-	     "\t%s_workspace_floats,\n\t%s_pass\n};\n",
+	     "\t%s_workspace_floats,\n\t%s_pass,\n\t",
 	     g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, num,
 	     g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, cg->nstats,
 	     cg->nstat_tensors, m, m, m);
+	emit_c_string(cg->e, g->nodes[g->output].name);
+	emit(cg->e, ", \"%s\",\n\t%ldL, %d\n};\n", op_name(g->nodes[g->output].op), cg_features(cg),
+	     cg_features(cg) > 0 ? cg->nodes[g->output].layer : -1);
 }
 
 /* C11 6.4.7: an #include "..." name ends at a double quote or a line break,
@@ -814,7 +834,7 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
 	     "                   double *stats, int train)\n"
 	     "{\n"
 	     "\treturn %s_run(w, x, y, batch, ws, out, grad, sqgrad, rng, sigma, grad_sigma, stats,\n"
-	     "\t               train, NULL, NULL);\n"
+	     "\t               train, NULL, NULL, NULL);\n"
 	     "}\n"
 	     "#else\n",
 	     m, m);

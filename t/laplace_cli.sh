@@ -6,7 +6,8 @@
 # predict give the same numbers after a load and save), the refusals with
 # their exact messages and statuses (a meanfield checkpoint, a Laplace
 # checkpoint again, data of another shape, bad options, swag longer than
-# the run, swag_rank without swag).  The estimators themselves are checked
+# the run, swag_rank without swag); laplace --last-layer and eval's
+# --laplace-predictive.  The estimators themselves are checked
 # against brute force in t/laplace.c and t/swag.c.
 . "$TAP_SH"
 
@@ -67,6 +68,35 @@ ok $r "info says it has a posterior"
 ok $? "laplace --fisher empirical --prior-precision 3"
 case $(cat e.json) in *'"hessian": "emp_fisher"'*'"prior_precision": 3,'*) r=0 ;; *) r=1 ;; esac
 ok $r "says emp_fisher and δ 3"
+
+# ---- laplace --last-layer (estimator: t/laplace_last_layer.c) ------------------
+run ./point laplace --last-layer --load p.ckpt --data train.csv --prior-precision auto --save ll.ckpt
+is "$run_status" 0 "laplace --last-layer --prior-precision auto"
+case $run_out in
+'{"kind": "laplace", "hessian": "ggn", "examples": 300, "prior_precision": '*'"checkpoint": "ll.ckpt"}') r=0 ;;
+*) r=1 ;;
+esac
+ok $r "prints its JSON line, hessian ggn" || diag "$run_out"
+run ./point eval --load ll.ckpt --data train.csv
+mi=$(printf '%s\n' "$run_out" | sed -n 's/.*"mutual_information": \([^,]*\),.*/\1/p')
+case $run_out in *'"mc": 32,'*) r=$(awk -v m="$mi" 'BEGIN { print (m != "" && m + 0 < 1e-6) ? 0 : 1 }') ;; *) r=1 ;; esac
+ok $r "eval predicts by the probit approximation: one prediction, no mutual information" || diag "$run_out"
+run ./point eval --load ll.ckpt --data train.csv --laplace-predictive mc --mc 16
+case $run_out in *'"mc": 16,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 16,'*) r=0 ;; *) r=1 ;; esac
+ok $r "--laplace-predictive mc samples the last layer" || diag "$run_out"
+./point predict --load ll.ckpt --data train.csv --out ll1.csv &&
+	./point predict --load ll.ckpt --data train.csv --laplace-predictive probit --out ll2.csv &&
+	cmp -s ll1.csv ll2.csv
+ok $? "predict reads it; probit is the default"
+run ./point eval --load ll.ckpt --data train.csv --laplace-predictive exact
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --laplace-predictive: 'exact' is not probit or mc" \
+	"--laplace-predictive exact is refused"
+run ./point eval --load l.ckpt --data train.csv --laplace-predictive mc
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --laplace-predictive: 'l.ckpt' has no last-layer Laplace posterior (laplace --last-layer)" \
+	"--laplace-predictive of a diagonal Laplace checkpoint is refused"
+run ./point laplace --last-layer --load p.ckpt --data train.csv --fisher empirical --save l2.ckpt
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --last-layer computes the exact GGN of the output layer: --fisher and --fisher-samples do not apply" \
+	"--last-layer with --fisher is refused"
 
 # ---- swag ----------------------------------------------------------------------
 ./point train --data train.csv --quiet --epochs 5 --batch 32 --set swag=3 --set swag_rank=2 --save s.ckpt >/dev/null

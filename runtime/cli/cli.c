@@ -14,15 +14,17 @@
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
  *                 [--conformal FILE [--conformal-labels FILE] [--level X]
- *                 [--conformal-method NAME]] [--batch B] [--threads T]
+ *                 [--conformal-method NAME]] [--laplace-predictive probit|mc]
+ *                 [--batch B] [--threads T]
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
- *                 [--mc S] [--seed S] [--conformal FILE ...] [--batch B] [--threads T]
+ *                 [--mc S] [--seed S] [--conformal FILE ...] [--laplace-predictive P]
+ *                 [--batch B] [--threads T]
  *   MODEL calibrate --load CKPT --data FILE [--labels FILE] [--target NAME]
  *                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
  *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
- *                 [--batch B] [--seed S] [--threads T]
+ *                 [--last-layer] [--batch B] [--seed S] [--threads T]
  *   MODEL merge   --load CKPT --load CKPT [--load CKPT ...] --save CKPT
  *                 [--weights hessian|uniform]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
@@ -123,10 +125,12 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
 	  "                 [--conformal FILE [--conformal-labels FILE] [--level X]\n"
-	  "                 [--conformal-method NAME]] [--batch B] [--threads T]" },
+	  "                 [--conformal-method NAME]] [--laplace-predictive probit|mc]\n"
+	  "                 [--batch B] [--threads T]" },
 	{ "predict", IN_PREDICT,
 	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
-	  "                 [--mc S] [--seed S] [--conformal FILE ...] [--batch B] [--threads T]" },
+	  "                 [--mc S] [--seed S] [--conformal FILE ...] [--laplace-predictive P]\n"
+	  "                 [--batch B] [--threads T]" },
 	{ "calibrate", IN_CALIBRATE,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
 	  "                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]" },
@@ -141,7 +145,8 @@ static const struct cli_command {
 	{ "laplace", IN_LAPLACE,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT\n"
 	  "                 [--prior-precision P|auto] [--fisher mc|empirical]\n"
-	  "                 [--fisher-samples S] [--batch B] [--seed S] [--threads T]" },
+	  "                 [--fisher-samples S] [--last-layer] [--batch B] [--seed S]\n"
+	  "                 [--threads T]" },
 	{ "sensitivity", IN_SENSITIVITY,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
 	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]" },
@@ -240,6 +245,9 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        data (--fisher mc, labels drawn from the model; or empirical),\n"
 	       "        δ from --prior-precision (default 1; auto: the marginal\n"
 	       "        likelihood); eval and predict then sample it (docs/laplace.md).\n"
+	       "        --last-layer: the exact GGN of the output layer with a full\n"
+	       "        covariance; eval and predict then use the probit approximation\n"
+	       "        (--laplace-predictive mc: samples of the layer's weights).\n"
 	       "sensitivity scores each example of a meanfield classifier by |v e|, how\n"
 	       "        much removing it would move its prediction (IVON paper §4.4);\n"
 	       "        lists the --top N (default 10) most and least sensitive, writes\n"
@@ -336,6 +344,9 @@ static const struct cli_opt cli_opts[] = {
 	{ "--prior-precision", CLI_TEXT, ARG(prior_precision), 0, 0, NULL, IN_LAPLACE },
 	{ "--fisher", CLI_TEXT, ARG(fisher), 0, 0, NULL, IN_LAPLACE },
 	{ "--fisher-samples", CLI_COUNT, ARG(fisher_samples), 1, 100000, "samples", IN_LAPLACE },
+	{ "--last-layer", CLI_FLAG, ARG(last_layer), 0, 0, NULL, IN_LAPLACE },
+	{ "--laplace-predictive", CLI_TEXT, ARG(laplace_predictive), 0, 0, NULL,
+	  IN_EVAL | IN_PREDICT },
 	{ "--top", CLI_COUNT, ARG(top), 1, 1000000000, "examples", IN_SENSITIVITY },
 	{ "--svg", CLI_TEXT, ARG(svg), 0, 0, NULL, IN_SENSITIVITY },
 	{ "--options", CLI_TEXT, ARG(options), 0, 0, NULL, IN_TRAIN | IN_TUNE },

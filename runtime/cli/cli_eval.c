@@ -382,6 +382,29 @@ static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, con
 	return BNN_CLI_OK;
 }
 
+/* --laplace-predictive probit|mc: how bnn_predict uses the last-layer
+ * Laplace posterior of every member (docs/laplace.md). */
+static int cli_laplace_predictive(struct bnn_cli_args *a, bnn_mixture *mix)
+{
+	const char *v = a->laplace_predictive;
+	int i, mc = v && strcmp(v, "mc") == 0;
+
+	if (!v)
+		return BNN_CLI_OK;
+	if (!mc && strcmp(v, "probit") != 0)
+		return bnn_cli_usage_error(a, "--laplace-predictive: '%s' is not probit or mc", v);
+	for (i = 0; i < mix->members; i++) {
+		bnn_posthoc *p = mix->member[i].posthoc;
+		if (!p || p->kind != BNN_POSTHOC_LAPLACE_LAST_LAYER)
+			return bnn_cli_usage_error(a,
+			                           "--laplace-predictive: '%s' has no last-layer "
+			                           "Laplace posterior (laplace --last-layer)",
+			                           a->load);
+		p->predictive = mc ? BNN_LAPLACE_MC : BNN_LAPLACE_PROBIT;
+	}
+	return BNN_CLI_OK;
+}
+
 /* Loads --load (one network, or a mixture: docs/ensembles.md) on every
  * rank: 0, or the status the ranks agreed on. */
 static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const struct bnn_cli_world *w,
@@ -390,7 +413,9 @@ static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const stru
 	bnn_err err;
 	int rc = bnn_mixture_load(mix, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
 
-	return bnn_cli_shard_agree(w, a, rc, rc ? err.message : NULL);
+	if ((rc = bnn_cli_shard_agree(w, a, rc, rc ? err.message : NULL)))
+		return rc;
+	return cli_laplace_predictive(a, mix);
 }
 
 /* Rank 0's part of eval: the metrics of the gathered predictions, the

@@ -56,6 +56,9 @@ struct bnn_cli_args {
 	const char *loads[BNN_CLI_MAX_LOADS];
 	int nloads;          /* merge: every --load, in order */
 	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
+	/* last-layer Laplace (docs/laplace.md) */
+	int last_layer;                 /* laplace --last-layer */
+	const char *laplace_predictive; /* eval, predict: probit or mc (NULL: probit) */
 };
 
 /* Exit statuses. */

@@ -56,6 +56,10 @@ static int cli_laplace_options(struct bnn_cli_args *a, bnn_laplace_options *o)
 		                              "for --fisher empirical");
 	if (a->fisher_samples > 0)
 		o->samples = a->fisher_samples;
+	if (a->last_layer && (a->fisher || a->fisher_samples > 0))
+		return bnn_cli_usage_error(a, "--last-layer computes the exact GGN of the output "
+		                              "layer: --fisher and --fisher-samples do not apply");
+	o->last_layer = a->last_layer;
 	o->batch = a->train.batch;
 	o->seed = a->train.seed;
 	return BNN_CLI_OK;

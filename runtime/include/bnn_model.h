@@ -33,8 +33,9 @@ extern "C" {
 
 /* The descriptor layout; generated code stores the value it was built for
  * and the runtime refuses any other (4: layers carry their family's name
- * and capabilities instead of a family number). */
-#define BNN_MODEL_ABI 4
+ * and capabilities instead of a family number; 5: the output node and the
+ * last layer's features, bnn_model.features, at the end). */
+#define BNN_MODEL_ABI 5
 
 /* Likelihoods: the same list, in the same order, as the compiler's
  * likelihoods.def (bnnc checks the correspondence when it is built). */
@@ -207,6 +208,10 @@ typedef struct bnn_layer {
  *           never reported (the likelihood's σ, and every one with code
  *           generated before this field existed, which ignores it) are
  *           final when the pass returns.
+ * Last-layer features (last-layer Laplace, docs/laplace.md):
+ *   features  if not NULL (and model->features > 0): receives the input of
+ *           the model's last layer, batch × model->features floats, as the
+ *           forward pass computed it; ignored when model->features is 0.
  * The pass returns Σ_i ℓ_i, the summed negative log-likelihood of the
  * batch (0 when y is NULL).  It cannot fail: the runtime validates sizes.
  */
@@ -226,6 +231,7 @@ typedef struct bnn_pass {
 	int train;
 	void (*ready)(void *ctx, long offset, long size);
 	void *ready_ctx;
+	float *features;
 } bnn_pass;
 
 typedef struct bnn_model {
@@ -261,6 +267,16 @@ typedef struct bnn_model {
 	size_t (*workspace_floats)(long batch);
 	/* The generated pass (see struct bnn_pass). */
 	double (*pass)(const bnn_pass *p);
+	/* The node the likelihood reads and its op ("dense", "tanh"), for
+	 * messages; and when it is a dense layer without a posterior of its
+	 * own (point or unannotated), its input width, which the pass writes
+	 * to bnn_pass.features, and its index in layers[]: the last layer of
+	 * last-layer Laplace.  features 0 (and features_layer -1): another
+	 * kind of output node. */
+	const char *output_node;
+	const char *output_op;
+	long features;
+	int features_layer;
 } bnn_model;
 
 /**

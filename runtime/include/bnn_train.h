@@ -202,10 +202,22 @@ typedef struct bnn_train_progress bnn_train_progress;
  * its diagonal scale bnn_state.sigma (then any tensor may have σ > 0);
  * prediction samples θ = μ + σ∘z1 (+ the low-rank part below). */
 enum bnn_posthoc_kind {
-	BNN_POSTHOC_LAPLACE = 1, /* diagonal Laplace: σ = (δ + diag GGN)^(-1/2)
+	BNN_POSTHOC_LAPLACE = 1,           /* diagonal Laplace: σ = (δ + diag GGN)^(-1/2)
 	                            (docs/laplace.md) */
-	BNN_POSTHOC_SWAG = 2     /* SWAG: σ = Σ_diag^(1/2)/√2, and θ +=
+	BNN_POSTHOC_SWAG = 2,              /* SWAG: σ = Σ_diag^(1/2)/√2, and θ +=
 	                            D·z2/√(2(R − 1)) (docs/swag.md) */
+	BNN_POSTHOC_LAPLACE_LAST_LAYER = 3 /* last-layer Laplace: a full
+	                            covariance of the output layer's weights
+	                            and bias (docs/laplace.md); σ is its
+	                            diagonal's root there, 0 elsewhere */
+};
+
+/* How bnn_predict() (mc > 0) uses a last-layer Laplace posterior. */
+enum bnn_laplace_predictive {
+	BNN_LAPLACE_PROBIT = 0, /* the linearised predictive by the probit
+	                           approximation: one pass, logits f_k scaled by
+	                           (1 + π/8·Σ_f[k,k])^(-1/2) (MacKay 1992) */
+	BNN_LAPLACE_MC = 1      /* mc samples of the last layer's parameters */
 };
 
 typedef struct bnn_posthoc {
@@ -217,6 +229,16 @@ typedef struct bnn_posthoc {
 	long rank;              /* swag: R, the rows of dev (0, or >= 2) */
 	float *dev;             /* swag: R × nparams, owned: the deviations
 	                           θ_i − θ̄_i of the last R iterates, oldest first */
+	/* last-layer Laplace: P = outputs × (features + 1 with a bias) of the
+	 * layer model->features_layer, ordered output by output, each its
+	 * weight row then its bias; the precision Λ = L·Lᵀ (L lower); chol
+	 * holds L⁻¹ packed by rows (row i: columns 0..i), so the covariance is
+	 * L⁻ᵀ·L⁻¹; blocks holds its diagonal blocks Σ_kk, outputs × D × D
+	 * (D = P / outputs), derived from chol */
+	long params;
+	float *chol, *blocks;
+	int predictive; /* enum bnn_laplace_predictive: not saved, the caller's
+	                   choice for bnn_predict (0: probit) */
 } bnn_posthoc;
 
 /** Frees a post-hoc posterior and what it owns (NULL is accepted). */
@@ -578,6 +600,9 @@ typedef struct bnn_laplace_options {
 	long samples;           /* MC Fisher: label draws per example [1] */
 	long batch;             /* examples per pass [256] */
 	uint64_t seed;          /* of the label draws */
+	int last_layer;         /* 1: the full GGN of the output layer only
+	                           (exact, no label draws), the rest of the
+	                           network fixed at θ* */
 } bnn_laplace_options;
 
 /* What bnn_laplace() reports. */
@@ -592,12 +617,23 @@ typedef struct bnn_laplace_report {
  *  seed 1. */
 bnn_laplace_options bnn_laplace_defaults(void);
 
+/* The most parameters a last-layer Laplace fit takes: its precision is a
+ * dense P × P matrix of doubles (3.2 GB at the limit, with a copy of the
+ * same size for the eigenvalues of --prior-precision auto). */
+#define BNN_LAPLACE_LAST_LAYER_MAX 20000
+
 /**
  * Diagonal Laplace posterior of a trained point network: precision
  * δ + Σ_i diag GGN_i over the examples of ds (standardised already), from
  * the generated pass's squared per-example gradients; st->sigma gets
  * (δ + h)^(-1/2) and st->posthoc the record (kind laplace).  The optimizer
  * state and resume sections of st are dropped.
+ * With o->last_layer: the full GGN Σ_i J_iᵀ Λ_i J_i + δI of the output
+ * layer's weights and bias only (J_i = I_K ⊗ [φ_i; 1], φ_i the layer's
+ * input), kind laplace_last_layer (laplace_last_layer.c); the model's
+ * output node must be a point dense layer (model->features > 0) of at
+ * most BNN_LAPLACE_LAST_LAYER_MAX parameters, the likelihood categorical
+ * or bernoulli.
  * @param rep  may be NULL.
  * @return BNN_OK; BNN_EUNSUPPORTED (a layer with a posterior of its own, or
  *         st has a posterior already), BNN_EMISMATCH (data), BNN_EINVAL

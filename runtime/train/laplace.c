@@ -42,6 +42,13 @@ bnn_laplace_options bnn_laplace_defaults(void)
 	return o;
 }
 
+/* Immer et al. 2021, eq. 4, for n parameters of squared norm sq and a
+ * posterior precision of log determinant logdet. */
+double train_laplace_log_marglik(long n, double sq, double logdet, double nll, double delta)
+{
+	return -nll - 0.5 * delta * sq + 0.5 * (double)n * log(delta) - 0.5 * logdet;
+}
+
 double bnn_laplace_log_marglik(long n, const float *theta, const double *h, double nll,
                                double delta)
 {
@@ -52,7 +59,7 @@ double bnn_laplace_log_marglik(long n, const float *theta, const double *h, doub
 		sq += (double)theta[j] * (double)theta[j];
 		logdet += log(h[j] + delta);
 	}
-	return -nll - 0.5 * delta * sq + 0.5 * (double)n * log(delta) - 0.5 * logdet;
+	return train_laplace_log_marglik(n, sq, logdet, nll, delta);
 }
 
 /* d log Z / dδ = −½‖θ‖² + P/(2δ) − ½Σ_j 1/(h_j + δ): decreasing in δ. */
@@ -259,6 +266,8 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
 
 	if ((rc = laplace_check(st, ds, o, err)))
 		return rc;
+	if (o->last_layer)
+		return train_laplace_last_layer(st, ds, o, rep, err);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&f, 0, sizeof f);
 	f.st = st;

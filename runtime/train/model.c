@@ -95,5 +95,13 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 		        err, BNN_EINVAL,
 		        "model '%s': the statistics tensors cover %ld of the %ld statistics",
 		        m->name, covered, m->nstats);
+	/* the last layer of last-layer Laplace: a dense layer of that input width */
+	if (m->features < 0 || (m->features == 0 && m->features_layer != -1) ||
+	    (m->features > 0 && (m->features_layer < 0 || m->features_layer >= m->nlayers ||
+	                         m->layers[m->features_layer].in_features != m->features ||
+	                         m->layers[m->features_layer].out_features != m->outputs)))
+		return bnn_fail(err, BNN_EINVAL,
+		                "model '%s': malformed descriptor (features %ld of layer %d)",
+		                m->name, m->features, m->features_layer);
 	return BNN_OK;
 }

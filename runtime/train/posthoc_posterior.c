@@ -5,10 +5,14 @@
  * the diagonal scale its sigma (any tensor may then have σ > 0, which a
  * checkpoint without this record refuses), and SWAG adds a low-rank part.
  * Sections (docs/checkpoint.md, "Post-hoc posteriors"):
- *   posterior       text, "key=value" lines: kind (laplace or swag), and
- *                   prior_precision, hessian, examples (laplace) or
+ *   posterior       text, "key=value" lines: kind (laplace, swag or
+ *                   laplace_last_layer), and prior_precision, hessian,
+ *                   examples (laplace; and params for the last layer) or
  *                   examples, rank (swag)
  *   posterior.dev   f32, rank × nparams: SWAG's deviations (rank > 0)
+ *   posterior.chol  f32, params·(params + 1)/2: last-layer Laplace's L⁻¹
+ *                   (laplace_last_layer.c), whose samples replace the
+ *                   last layer's part of the diagonal one
  * A prediction sample is θ = μ + σ∘z1 (bnn_posterior_sample), then for
  * SWAG θ += D·z2/√(2(R − 1)) (Maddox et al. 2019, eq. 1 and Alg. 1).
  */
@@ -26,12 +30,17 @@ void bnn_posthoc_free(bnn_posthoc *p)
 	if (!p)
 		return;
 	free(p->dev);
+	free(p->chol);
+	free(p->blocks);
 	free(p);
 }
 
 static const char *posthoc_kind_name(int kind)
 {
-	return kind == BNN_POSTHOC_LAPLACE ? "laplace" : kind == BNN_POSTHOC_SWAG ? "swag" : "?";
+	return kind == BNN_POSTHOC_LAPLACE              ? "laplace"
+	       : kind == BNN_POSTHOC_SWAG               ? "swag"
+	       : kind == BNN_POSTHOC_LAPLACE_LAST_LAYER ? "laplace_last_layer"
+	                                                : "?";
 }
 
 int train_posthoc_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p)
@@ -39,14 +48,19 @@ int train_posthoc_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p)
 	char text[256];
 	int rc;
 
-	if (p->kind == BNN_POSTHOC_LAPLACE)
+	if (p->kind == BNN_POSTHOC_LAPLACE || p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER)
 		snprintf(text, sizeof text,
-		         "kind=laplace\nprior_precision=%a\nhessian=%s\nexamples=%ld\n",
-		         p->prior_precision, p->hessian, p->examples);
+		         "kind=%s\nprior_precision=%a\nhessian=%s\nexamples=%ld\n",
+		         posthoc_kind_name(p->kind), p->prior_precision, p->hessian, p->examples);
 	else
 		snprintf(text, sizeof text, "kind=swag\nexamples=%ld\nrank=%ld\n", p->examples,
 		         p->rank);
+	if (p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER) /* the covariance's size */
+		snprintf(text + strlen(text), sizeof text - strlen(text), "params=%ld\n",
+		         p->params);
 	rc = bnn_ckpt_add_text(ck, "posterior", text);
+	if (!rc && p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER)
+		rc = train_laplace_ll_add(ck, p);
 	if (!rc && p->kind == BNN_POSTHOC_SWAG && p->rank > 0)
 		rc = bnn_ckpt_add_f32(ck, "posterior.dev", p->dev, p->rank * m->nparams);
 	return rc;
@@ -92,9 +106,14 @@ static int posthoc_count(const char *text, const char *path, const char *key, lo
 	return BNN_OK;
 }
 
-/* Laplace's keys: prior_precision > 0, hessian, examples. */
-static int posthoc_load_laplace(const char *text, const char *path, bnn_posthoc *p, bnn_err *err)
+/* Laplace's keys: prior_precision > 0, hessian, examples (and for the
+ * last layer params and the section of its covariance). */
+static int posthoc_load_laplace(const bnn_ckpt *ck, const char *text, const char *path,
+                                const bnn_model *m, bnn_posthoc *p, bnn_err *err)
 {
+	const int ll = p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER;
+	int rc;
+
 	char buf[64], *end;
 
 	if (!posthoc_value(text, "prior_precision", buf, sizeof buf))
@@ -106,13 +125,23 @@ static int posthoc_load_laplace(const char *text, const char *path, bnn_posthoc 
 		        err, BNN_EFORMAT,
 		        "%s: section 'posterior': 'prior_precision' is '%s', not a number > 0",
 		        path, buf);
-	if (!posthoc_value(text, "hessian", p->hessian, sizeof p->hessian) ||
-	    (strcmp(p->hessian, "mc_fisher") != 0 && strcmp(p->hessian, "emp_fisher") != 0))
+	if (ll && (!posthoc_value(text, "hessian", p->hessian, sizeof p->hessian) ||
+	           strcmp(p->hessian, "ggn") != 0))
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior': 'hessian' is missing or not ggn", path);
+	if (!ll &&
+	    (!posthoc_value(text, "hessian", p->hessian, sizeof p->hessian) ||
+	     (strcmp(p->hessian, "mc_fisher") != 0 && strcmp(p->hessian, "emp_fisher") != 0)))
 		return bnn_fail(err, BNN_EFORMAT,
 		                "%s: section 'posterior': 'hessian' is missing or not mc_fisher or "
 		                "emp_fisher",
 		                path);
-	return posthoc_count(text, path, "examples", 1, 1L << 62, &p->examples, err);
+	if ((rc = posthoc_count(text, path, "examples", 1, 1L << 62, &p->examples, err)) || !ll)
+		return rc;
+	if ((rc = posthoc_count(text, path, "params", 1, BNN_LAPLACE_LAST_LAYER_MAX, &p->params,
+	                        err)))
+		return rc;
+	return train_laplace_ll_load(ck, text, path, m, p, err);
 }
 
 /* SWAG's keys and its deviations (rank × nparams finite values). */
@@ -169,16 +198,17 @@ int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st
 		                kind);
 	if (!(p = calloc(1, sizeof *p)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
-	if (strcmp(kind, "laplace") == 0) {
-		p->kind = BNN_POSTHOC_LAPLACE;
-		rc = posthoc_load_laplace(text, path, p, err);
+	if (strcmp(kind, "laplace") == 0 || strcmp(kind, "laplace_last_layer") == 0) {
+		p->kind = strcmp(kind, "laplace") == 0 ? BNN_POSTHOC_LAPLACE
+		                                       : BNN_POSTHOC_LAPLACE_LAST_LAYER;
+		rc = posthoc_load_laplace(ck, text, path, st->model, p, err);
 	} else if (strcmp(kind, "swag") == 0) {
 		p->kind = BNN_POSTHOC_SWAG;
 		rc = posthoc_load_swag(ck, text, path, st->model, p, err);
 	} else {
 		rc = bnn_fail(err, BNN_EFORMAT,
-		              "%s: section 'posterior': kind '%s', and this library knows laplace "
-		              "and swag",
+		              "%s: section 'posterior': kind '%s', and this library knows laplace, "
+		              "laplace_last_layer and swag",
 		              path, kind);
 	}
 	if (rc) {
@@ -211,6 +241,8 @@ void train_posthoc_sample(const bnn_state *st, float *theta, bnn_rng *rng)
 	float z[64];
 	double scale;
 
+	if (p && p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER)
+		train_laplace_ll_sample(st, theta, rng);
 	if (!p || p->kind != BNN_POSTHOC_SWAG || p->rank < 2)
 		return;
 	/* Maddox et al. 2019, eq. 1: the low-rank part D·z2/√(2(K − 1)), K the

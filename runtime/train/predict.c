@@ -11,7 +11,10 @@
  * the samples of each one's entropy (the aleatoric part of the predictive
  * entropy) and of its energy score (Liu et al. 2020), OOD scores.  A
  * categorical model calibrated by temperature scaling has its logits
- * divided by the state's temperature first (predict_temperature).
+ * divided by the state's temperature first (predict_temperature).  A
+ * last-layer Laplace posterior predicts by the probit approximation
+ * (laplace_last_layer.c: one pass, the logits scaled) unless its
+ * predictive is mc.
  *
  * Prediction runs in fixed batches of BNN_PREDICT_BATCH examples, split
  * across the OpenMP team (each thread with a workspace of its own,
@@ -79,6 +82,7 @@ struct predict_team {
 	int nt;          /* threads with buffers */
 	float **ws, **z; /* nt each */
 	float **xb, **yb;
+	float **phi; /* the probit's features and scratch, or NULL */
 };
 
 static void predict_team_free(struct predict_team *team)
@@ -90,7 +94,10 @@ static void predict_team_free(struct predict_team *team)
 		free(team->z[t]);
 		free(team->xb[t]);
 		free(team->yb[t]);
+		if (team->phi)
+			free(team->phi[t]);
 	}
+	free(team->phi);
 	free(team->ws);
 	free(team->z);
 	free(team->xb);
@@ -126,6 +133,20 @@ static int predict_team_alloc(struct predict_team *team, const bnn_model *m, lon
 	return 0;
 }
 
+/* The probit's per-thread features and scratch
+ * (train_laplace_ll_scratch floats). */
+static int predict_team_phi(struct predict_team *team, const bnn_model *m, long batch)
+{
+	int t;
+
+	if (!(team->phi = calloc((size_t)team->nt, sizeof *team->phi)))
+		return -1;
+	for (t = 0; t < team->nt; t++)
+		if (!(team->phi[t] = bnn_floats_alloc(train_laplace_ll_scratch(m, batch))))
+			return -1;
+	return 0;
+}
+
 /* bnn_model_outputs() for the parameters w (and running statistics stats)
  * over the examples r of ds: batches in parallel, each pass's NLL kept
  * per batch and added in batch order, as a serial loop would. */
@@ -134,7 +155,7 @@ static int model_outputs(const bnn_model *m, const float *w, float *stats, const
 {
 	const long *idx = r->idx, n = r->n;
 	long batch = r->batch, nb, j;
-	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
+	struct predict_team team = { 0, NULL, NULL, NULL, NULL, NULL };
 	double *bsum = NULL, sum = 0;
 	long i;
 	int rc = bnn_data_fits(m, ds, nll != NULL, err);
@@ -408,9 +429,9 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
 	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
 	struct predict_acc acc;
-	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
-	float *theta = NULL;
-	int rc = bnn_data_fits(m, ds, scored, err);
+	struct predict_team team = { 0, NULL, NULL, NULL, NULL, NULL };
+	float *theta = NULL, *phi = NULL;
+	int rc = bnn_data_fits(m, ds, scored, err), probit, llmc;
 
 	if (rc)
 		return rc;
@@ -436,6 +457,14 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	}
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
 		return rc;
+	probit = mc > 0 && st->posthoc && st->posthoc->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER &&
+	         st->posthoc->predictive == BNN_LAPLACE_PROBIT;
+	if (probit) /* one deterministic pass, its logits scaled */
+		samples = 1;
+	/* mc samples of the last layer only: the first sample's pass keeps the
+	 * features, the others multiply them by their last layer */
+	llmc = mc > 0 && st->posthoc && st->posthoc->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER &&
+	       !probit;
 	first = j0 * BNN_PREDICT_BATCH;
 	n = (j1 * BNN_PREDICT_BATCH < ds->n ? j1 * BNN_PREDICT_BATCH : ds->n) - first;
 	memset(&acc, 0, sizeof acc);
@@ -448,12 +477,15 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	acc.var = malloc((size_t)k * sizeof *acc.var);
 	acc.sument = xent ? calloc((size_t)n, sizeof *acc.sument) : NULL;
 	acc.sumen = energy ? calloc((size_t)n, sizeof *acc.sumen) : NULL;
-	if (mc > 0 && st->sigma)
+	if (mc > 0 && st->sigma && !probit)
 		theta = bnn_floats_alloc(m->nparams);
+	if (llmc)
+		phi = bnn_floats_alloc(n * m->features);
 	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (scored && !acc.lse) ||
-	    !acc.var || (mc > 0 && st->sigma && !theta) || (xent && !acc.sument) ||
-	    (energy && !acc.sumen) ||
-	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0)) {
+	    !acc.var || (mc > 0 && st->sigma && !probit && !theta) || (llmc && !phi) ||
+	    (xent && !acc.sument) || (energy && !acc.sumen) ||
+	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0) ||
+	    (probit && predict_team_phi(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH))) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
 	}
@@ -481,6 +513,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 			const float *yb = scored ? ds->y + (first + i0) * m->targets : NULL;
 			bnn_rng rng;
 			bnn_pass p;
+			long c;
 
 			memset(&p, 0, sizeof p);
 			p.x = ds->x + (first + i0) * m->inputs;
@@ -493,9 +526,17 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 			p.batch = b;
 			p.ws = team.ws[t];
 			p.out = team.z[t];
-			m->pass(&p);
-			if (logits)
-				memcpy(logits + (s * n + i0) * k, team.z[t],
+			p.features = probit ? team.phi[t] : llmc ? phi + i0 * m->features : NULL;
+			if (llmc && s > 0)
+				train_laplace_ll_logits(st, w, phi + i0 * m->features, b,
+				                        team.z[t]);
+			else
+				m->pass(&p);
+			if (probit)
+				train_laplace_ll_probit(st, team.phi[t], team.z[t], b);
+			for (c = 0; logits && c < (probit ? mc : 1);
+			     c++) /* probit: every sample's */
+				memcpy(logits + ((s + c) * n + i0) * k, team.z[t],
 				       (size_t)(b * k) * sizeof *logits);
 			predict_temperature(st, team.z[t], b * k);
 			predict_accumulate(m, &acc, team.z[t], yb, i0, b, s == 0);
@@ -529,6 +570,7 @@ done:
 	predict_acc_free(&acc);
 	predict_team_free(&team);
 	free(theta);
+	free(phi);
 	return rc;
 }
 

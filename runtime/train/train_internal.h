@@ -75,6 +75,27 @@ int train_posthoc_layers_check(const bnn_model *m, const char *what, bnn_err *er
 void train_posthoc_sample(const bnn_state *st, float *theta, bnn_rng *rng);
 const char *train_posthoc_name(const bnn_posthoc *p);
 
+/* Last-layer Laplace (laplace_last_layer.c): the fit (bnn_laplace with
+ * o->last_layer, after its checks), the Laplace log marginal likelihood
+ * from ‖θ‖² and log det of the posterior precision (laplace.c), the
+ * checkpoint record's keys and section (posthoc_posterior.c calls them),
+ * a prediction sample of the last layer into theta, the logits of b
+ * examples of features phi for the last layer of theta, and the probit
+ * predictive: the logits z of b examples whose features phi the pass
+ * wrote (bnn_pass.features) divided by (1 + π/8·Σ_f[k,k])^(1/2), with
+ * train_laplace_ll_scratch(m, b) floats of scratch from phi on. */
+int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
+                             bnn_laplace_report *rep, bnn_err *err);
+double train_laplace_log_marglik(long n, double sq, double logdet, double nll, double delta);
+int train_laplace_ll_add(bnn_ckpt *ck, const bnn_posthoc *p);
+int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path,
+                          const bnn_model *m, bnn_posthoc *p, bnn_err *err);
+void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng);
+void train_laplace_ll_logits(const bnn_state *st, const float *theta, const float *phi, long b,
+                             float *z);
+long train_laplace_ll_scratch(const bnn_model *m, long b);
+void train_laplace_ll_probit(const bnn_state *st, float *phi, float *z, long b);
+
 /* SWAG's collection during training (swag.c): the running moments of the
  * iterates and the last R deviations. */
 struct train_swag {

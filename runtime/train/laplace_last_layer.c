@@ -1,0 +1,569 @@
+/*
+ * laplace_last_layer.c: last-layer Laplace with a full covariance
+ * (Kristiadi et al. 2020; Daxberger et al. 2021, "Laplace Redux", sections
+ * 3.2 and 4; docs/laplace.md).  The network is fixed at its trained
+ * parameters θ* except its output layer, a dense layer z = W·φ + b on the
+ * features φ the pass computes (bnn_pass.features); the posterior of that
+ * layer's P = K·D parameters (K outputs, D = features + 1 with a bias) is
+ * N(θ*, Λ⁻¹) with the exact GGN
+ *
+ *   Λ = Σ_i J_iᵀ H_i J_i + δI,   J_i = I_K ⊗ φ̃_iᵀ,   φ̃_i = [φ_i; 1],
+ *
+ * H_i the Hessian of −log p(y | z) in the logits (categorical:
+ * diag p − p·pᵀ; bernoulli: p(1 − p) per output).  Ordered output by
+ * output, block (k, l) of Λ is Σ_i H_i[k,l]·φ̃_i·φ̃_iᵀ: one matrix product
+ * Φ̃ᵀ·diag(H[k,l])·Φ̃ per pair k <= l, over chunks of examples in float,
+ * summed in double.  Λ = L·Lᵀ (LAPACK dpotrf), and L⁻¹ (dtrtri) is what
+ * the checkpoint keeps: a sample is θ* + L⁻ᵀ·ε, and the covariance's
+ * diagonal blocks Σ_kk = (L⁻¹)ᵀ_k·(L⁻¹)_k give the logits' variances
+ * Σ_f[k,k] = φ̃ᵀ·Σ_kk·φ̃ of the linearised predictive, which the probit
+ * approximation (MacKay 1992, eq. 4.6; Immer et al. 2021, eq. 8) turns
+ * into probabilities: softmax or sigmoid of z_k / √(1 + π/8·Σ_f[k,k]).
+ *
+ * --prior-precision auto maximises the same Laplace marginal likelihood
+ * as the diagonal fit (laplace.c, bnn_laplace_best_delta) with the
+ * eigenvalues of the GGN (dsyevd) in place of its diagonal: log det(G +
+ * δI) = Σ_j log(λ_j + δ) exactly.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bnn.h"
+#include "bnn_gen/gemm.h"
+#include "base/floats.h"
+#include "train_internal.h"
+
+/* LAPACK (OpenBLAS carries it; configure checks), column-major, with the
+ * hidden lengths of the character arguments last, as gfortran passes them. */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t);
+void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda, int *info,
+             size_t, size_t);
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+             double *work, const int *lwork, int *iwork, const int *liwork, int *info, size_t,
+             size_t);
+
+/* π/8 of the probit approximation of the logistic sigmoid. */
+#define LL_PI_8 0.39269908169872415481
+
+/* Examples whose products are summed in float before they go to Λ. */
+#define LL_CHUNK 4096
+
+/* Rows of C per product of ll_symmetric_product. */
+#define LL_PANEL 96
+
+/* Where the output layer's parameters are. */
+struct ll_layer {
+	long k, d, dd, p;  /* outputs, features, d + 1 with a bias, k·dd */
+	long w_off, b_off; /* the weight [k, d] and bias [k] (-1: none) in params */
+};
+
+static void ll_layer_of(const bnn_model *m, struct ll_layer *l)
+{
+	const bnn_layer *ly = &m->layers[m->features_layer];
+	int t;
+
+	l->k = m->outputs;
+	l->d = m->features;
+	l->w_off = l->b_off = -1;
+	for (t = ly->first_tensor; t < ly->first_tensor + ly->ntensors; t++)
+		if (m->tensors[t].role == BNN_ROLE_WEIGHT)
+			l->w_off = m->tensors[t].offset;
+		else if (m->tensors[t].role == BNN_ROLE_BIAS)
+			l->b_off = m->tensors[t].offset;
+	l->dd = l->d + (l->b_off >= 0);
+	l->p = l->k * l->dd;
+}
+
+/* The parameter of output k, feature i (i = d: the bias). */
+static long ll_index(const struct ll_layer *l, long k, long i)
+{
+	return i < l->d ? l->w_off + k * l->d + i : l->b_off + k;
+}
+
+/* The refusals of a model this fit cannot take, exact (docs/laplace.md). */
+static int ll_check(const bnn_model *m, bnn_err *err)
+{
+	struct ll_layer l;
+
+	if (m->features <= 0)
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "laplace --last-layer needs a model whose output node is a dense "
+		                "layer, and output node '%s' of model '%s' is a %s",
+		                m->output_node ? m->output_node : "?", m->name,
+		                m->output_op ? m->output_op : "?");
+	if (m->likelihood != BNN_LIKELIHOOD_CATEGORICAL &&
+	    m->likelihood != BNN_LIKELIHOOD_BERNOULLI)
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "laplace --last-layer takes categorical and bernoulli models, and "
+		                "model '%s' is %s",
+		                m->name, bnn_likelihood_name(m->likelihood));
+	ll_layer_of(m, &l);
+	if (l.w_off < 0 || l.p > BNN_LAPLACE_LAST_LAYER_MAX)
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "laplace --last-layer: layer '%s' of model '%s' has %ld parameters "
+		                "(%ld outputs × %ld), more than the %d of a full covariance",
+		                m->layers[m->features_layer].name, m->name, l.p, l.k, l.dd,
+		                BNN_LAPLACE_LAST_LAYER_MAX);
+	return BNN_OK;
+}
+
+/* What the fit works with. */
+struct ll_fit {
+	const bnn_model *m;
+	struct ll_layer l;
+	long npairs; /* blocks k <= l computed: K(K+1)/2, or K (bernoulli) */
+	double *h;   /* P × P: the GGN, then Λ, then L⁻¹ (column-major) */
+	float *phi;  /* LL_CHUNK × dd: the chunk's φ̃ */
+	float *hw;   /* LL_CHUNK × npairs: H_i[k,l] of each pair */
+	float *sc;   /* LL_CHUNK × dd: φ̃ scaled by one pair's H_i[k,l] */
+	float *blk;  /* dd × dd: one block's sum over the chunk */
+	float *ws, *z, *feat;
+	long rows; /* of the chunk */
+};
+
+static void ll_fit_free(struct ll_fit *f)
+{
+	free(f->h);
+	free(f->phi);
+	free(f->hw);
+	free(f->sc);
+	free(f->blk);
+	free(f->ws);
+	free(f->z);
+	free(f->feat);
+}
+
+/* The upper triangle of C = Aᵀ·B (dd × dd) for A, B of n rows whose
+ * product is symmetric (B = diag(w)·A): by panels of LL_PANEL rows, each
+ * from its diagonal on, about half the products of the whole matrix. */
+static void ll_symmetric_product(long dd, long n, const float *a, const float *b, float *c)
+{
+	long r0;
+
+	for (r0 = 0; r0 < dd; r0 += LL_PANEL) {
+		long rows = dd - r0 < LL_PANEL ? dd - r0 : LL_PANEL;
+		bnn_sgemm(1, 0, rows, dd - r0, n, 1.0f, a + r0, dd, b + r0, dd, 0.0f,
+		          c + r0 * dd + r0, dd);
+	}
+}
+
+/* Adds the chunk's blocks Φ̃ᵀ·diag(H[k,l])·Φ̃ to the GGN, and empties the
+ * chunk.  Only blocks k <= l: the upper triangle of the row-major matrix,
+ * which is the lower one of the column-major matrix LAPACK is given
+ * (uplo "L"); the other triangle is never read. */
+static void ll_flush(struct ll_fit *f)
+{
+	const long dd = f->l.dd, p = f->l.p, n = f->rows;
+	long k, l, pair = 0, r, a, b;
+
+	for (k = 0; k < f->l.k; k++)
+		for (l = k; l < (f->npairs == f->l.k ? k + 1 : f->l.k); l++, pair++) {
+			for (r = 0; r < n; r++)
+				for (a = 0; a < dd; a++)
+					f->sc[r * dd + a] =
+					        f->hw[r * f->npairs + pair] * f->phi[r * dd + a];
+			ll_symmetric_product(dd, n, f->phi, f->sc, f->blk);
+			for (a = 0; a < dd; a++) {
+				double *row = f->h + (k * dd + a) * p + l * dd;
+				const float *v = f->blk + a * dd;
+				for (b = 0; b < a;
+				     b++) /* the block's lower triangle: its upper's mirror */
+					row[b] += f->blk[b * dd + a];
+				for (b = a; b < dd; b++)
+					row[b] += v[b];
+			}
+		}
+	f->rows = 0;
+}
+
+/* One example's φ̃ and H[k,l] of its logits z into the chunk. */
+static void ll_add_row(struct ll_fit *f, const float *feat, const float *z)
+{
+	const long kk = f->l.k, dd = f->l.dd;
+	float *phi = f->phi + f->rows * dd, *hw = f->hw + f->rows * f->npairs;
+	double zmax = z[0], norm = 0;
+	long k, l, pair = 0;
+
+	memcpy(phi, feat, (size_t)f->l.d * sizeof *phi);
+	if (dd > f->l.d)
+		phi[f->l.d] = 1.0f;
+	if (f->m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
+		for (k = 0; k < kk; k++) {
+			double s = 1.0 / (1.0 + exp(-(double)z[k]));
+			hw[k] = (float)(s * (1 - s));
+		}
+	} else {
+		for (k = 1; k < kk; k++)
+			zmax = z[k] > zmax ? z[k] : zmax;
+		for (k = 0; k < kk; k++)
+			norm += exp((double)z[k] - zmax);
+		for (k = 0; k < kk; k++) {
+			double pk = exp((double)z[k] - zmax) / norm;
+			for (l = k; l < kk; l++, pair++) {
+				double pl = exp((double)z[l] - zmax) / norm;
+				hw[pair] = (float)(l == k ? pk * (1 - pk) : -pk * pl);
+			}
+		}
+	}
+	if (++f->rows == LL_CHUNK)
+		ll_flush(f);
+}
+
+/* The GGN over ds into f->h; returns the NLL at θ*. */
+static double ll_accumulate(struct ll_fit *f, const bnn_state *st, const bnn_dataset *ds,
+                            long batch)
+{
+	const bnn_model *m = f->m;
+	double nll = 0;
+	long i0, r;
+
+	for (i0 = 0; i0 < ds->n; i0 += batch) {
+		long b = ds->n - i0 < batch ? ds->n - i0 : batch;
+		bnn_pass p;
+		memset(&p, 0, sizeof p);
+		p.w = st->params;
+		p.x = ds->x + i0 * m->inputs;
+		p.y = ds->y + i0 * m->targets;
+		p.batch = b;
+		p.ws = f->ws;
+		p.out = f->z;
+		p.stats = st->stats; /* train = 0: the network as it predicts */
+		p.features = f->feat;
+		nll += m->pass(&p);
+		for (r = 0; r < b; r++)
+			ll_add_row(f, f->feat + r * m->features, f->z + r * m->outputs);
+	}
+	if (f->rows > 0)
+		ll_flush(f);
+	return nll;
+}
+
+/* The δ of --prior-precision auto: the marginal likelihood's maximiser
+ * for the eigenvalues of the GGN (theta: the layer's θ*, P floats). */
+static int ll_best_delta(const double *g, long p, const float *theta, double nll, double *delta,
+                         double *logz, bnn_err *err)
+{
+	double *a = malloc((size_t)(p * p) * sizeof *a), *w = malloc((size_t)p * sizeof *w);
+	double *work = NULL, q;
+	int n = (int)p, lwork = -1, liwork = -1, iw, info = 0, rc = BNN_OK, *iwork = NULL;
+	long j;
+
+	if (!a || !w) {
+		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for the GGN's eigenvalues");
+		goto done;
+	}
+	memcpy(a, g, (size_t)(p * p) * sizeof *a);
+	dsyevd_("N", "L", &n, a, &n, w, &q, &lwork, &iw, &liwork, &info, 1, 1);
+	lwork = (int)q;
+	liwork = iw;
+	work = malloc((size_t)(lwork + 1) * sizeof *work);
+	iwork = malloc((size_t)(liwork + 1) * sizeof *iwork);
+	if (!work || !iwork) {
+		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for the GGN's eigenvalues");
+		goto done;
+	}
+	dsyevd_("N", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+	if (info != 0) {
+		rc = bnn_fail(err, BNN_EINVAL,
+		              "laplace --last-layer: the GGN's eigenvalues did not converge "
+		              "(LAPACK dsyevd info %d)",
+		              info);
+		goto done;
+	}
+	for (j = 0; j < p; j++) /* positive semi-definite: rounding only below 0 */
+		w[j] = w[j] > 0 ? w[j] : 0;
+	*delta = bnn_laplace_best_delta(p, theta, w);
+	*logz = bnn_laplace_log_marglik(p, theta, w, nll, *delta);
+done:
+	free(a);
+	free(w);
+	free(work);
+	free(iwork);
+	return rc;
+}
+
+/* The covariance's diagonal blocks Σ_kk = Σ_{i >= k·dd} L⁻¹[i, k·dd + a]·
+ * L⁻¹[i, k·dd + b], from the packed rows of L⁻¹ (P(P + 1)/2 floats). */
+static int ll_blocks(const struct ll_layer *l, const float *chol, float *blocks)
+{
+	const long dd = l->dd, p = l->p;
+	long k, i, a;
+	float *slab = bnn_floats_alloc(p * dd);
+
+	if (!slab)
+		return -1;
+	for (k = 0; k < l->k; k++) {
+		long c0 = k * dd, rows = p - c0;
+		for (i = c0; i < p; i++) { /* row i of L⁻¹, columns c0 .. c0 + dd */
+			const float *row = chol + i * (i + 1) / 2;
+			for (a = 0; a < dd; a++)
+				slab[(i - c0) * dd + a] = c0 + a <= i ? row[c0 + a] : 0.0f;
+		}
+		bnn_sgemm(1, 0, dd, dd, rows, 1.0f, slab, dd, slab, dd, 0.0f, blocks + k * dd * dd,
+		          dd);
+	}
+	free(slab);
+	return 0;
+}
+
+/* Λ's Cholesky factor and its inverse in f->h (column-major lower), packed
+ * into p->chol, σ of the layer's parameters into sigma; log det Λ. */
+static int ll_factor(struct ll_fit *f, bnn_posthoc *p, float *sigma, double *logdet, bnn_err *err)
+{
+	const long n = f->l.p;
+	int ni = (int)n, info = 0;
+	long i, j;
+
+	dpotrf_("L", &ni, f->h, &ni, &info, 1);
+	if (info != 0)
+		return bnn_fail(err, BNN_EINVAL,
+		                "laplace --last-layer: the posterior precision is not positive "
+		                "definite (LAPACK dpotrf info %d)",
+		                info);
+	*logdet = 0;
+	for (i = 0; i < n; i++)
+		*logdet += 2 * log(f->h[i + i * n]);
+	dtrtri_("L", "N", &ni, f->h, &ni, &info, 1, 1);
+	if (info != 0)
+		return bnn_fail(err, BNN_EINVAL,
+		                "laplace --last-layer: the Cholesky factor is singular (LAPACK "
+		                "dtrtri info %d)",
+		                info);
+	p->params = n;
+	p->chol = bnn_floats_alloc(n * (n + 1) / 2);
+	p->blocks = bnn_floats_alloc(f->l.k * f->l.dd * f->l.dd);
+	if (!p->chol || !p->blocks)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for the Laplace posterior");
+	for (i = 0; i < n; i++)
+		for (j = 0; j <= i; j++)
+			p->chol[i * (i + 1) / 2 + j] = (float)f->h[i + j * n];
+	for (j = 0; j < n; j++) { /* σ_j² = Σ_jj = Σ_{i >= j} L⁻¹[i,j]² */
+		double s = 0;
+		for (i = j; i < n; i++)
+			s += f->h[i + j * n] * f->h[i + j * n];
+		sigma[ll_index(&f->l, j / f->l.dd, j % f->l.dd)] = (float)sqrt(s);
+	}
+	if (ll_blocks(&f->l, p->chol, p->blocks))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for the Laplace posterior");
+	return BNN_OK;
+}
+
+static int ll_alloc(struct ll_fit *f, const bnn_model *m, long batch)
+{
+	const long dd = f->l.dd;
+
+	f->m = m;
+	f->npairs = m->likelihood == BNN_LIKELIHOOD_BERNOULLI ? f->l.k : f->l.k * (f->l.k + 1) / 2;
+	f->h = calloc((size_t)(f->l.p * f->l.p), sizeof *f->h);
+	f->phi = bnn_floats_alloc(LL_CHUNK * dd);
+	f->hw = bnn_floats_alloc(LL_CHUNK * f->npairs);
+	f->sc = bnn_floats_alloc(LL_CHUNK * dd);
+	f->blk = bnn_floats_alloc(dd * dd);
+	f->ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
+	f->z = bnn_floats_alloc(batch * m->outputs);
+	f->feat = bnn_floats_alloc(batch * m->features);
+	return f->h && f->phi && f->hw && f->sc && f->blk && f->ws && f->z && f->feat ? 0 : -1;
+}
+
+int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
+                             bnn_laplace_report *rep, bnn_err *err)
+{
+	const bnn_model *m = st->model;
+	struct ll_fit f;
+	struct timespec t0, t1;
+	bnn_posthoc *p = NULL;
+	float *theta = NULL, *sigma = NULL;
+	double nll, delta, logz = 0, logdet = 0, sq = 0;
+	long batch, j;
+	int rc, k;
+
+	if ((rc = ll_check(m, err)))
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&f, 0, sizeof f);
+	ll_layer_of(m, &f.l);
+	batch = o->batch < ds->n ? o->batch : ds->n;
+	p = calloc(1, sizeof *p);
+	theta = bnn_floats_alloc(f.l.p);
+	sigma = calloc((size_t)m->nparams, sizeof *sigma);
+	if (!p || !theta || !sigma || ll_alloc(&f, m, batch)) {
+		rc = bnn_fail(err, BNN_ENOMEM,
+		              "out of memory for the last-layer Laplace posterior (%ld × %ld "
+		              "doubles)",
+		              f.l.p, f.l.p);
+		goto done;
+	}
+	for (j = 0; j < f.l.p; j++) {
+		theta[j] = st->params[ll_index(&f.l, j / f.l.dd, j % f.l.dd)];
+		sq += (double)theta[j] * (double)theta[j];
+	}
+	nll = ll_accumulate(&f, st, ds, batch);
+	delta = o->prior_precision;
+	if (isnan(delta) && (rc = ll_best_delta(f.h, f.l.p, theta, nll, &delta, &logz, err)))
+		goto done;
+	for (j = 0; j < f.l.p; j++)
+		f.h[j * f.l.p + j] += delta;
+	if ((rc = ll_factor(&f, p, sigma, &logdet, err)))
+		goto done;
+	if (!isnan(o->prior_precision))
+		logz = train_laplace_log_marglik(f.l.p, sq, logdet, nll, delta);
+	p->kind = BNN_POSTHOC_LAPLACE_LAST_LAYER;
+	p->prior_precision = delta;
+	p->examples = ds->n;
+	strcpy(p->hessian, "ggn");
+	free(st->sigma);
+	st->sigma = sigma;
+	sigma = NULL;
+	bnn_posthoc_free(st->posthoc);
+	st->posthoc = p;
+	p = NULL;
+	for (k = 0; k < BNN_OPT_SLOTS; k++) { /* not a state to train on */
+		free(st->opt[k]);
+		st->opt[k] = NULL;
+	}
+	train_progress_free(st->progress);
+	st->progress = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rep) {
+		rep->prior_precision = delta;
+		rep->nll = nll;
+		rep->log_marglik = logz;
+		rep->seconds =
+		        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	}
+done:
+	bnn_posthoc_free(p);
+	free(theta);
+	free(sigma);
+	ll_fit_free(&f);
+	return rc;
+}
+
+/* ---- the checkpoint record ------------------------------------------------ */
+
+int train_laplace_ll_add(bnn_ckpt *ck, const bnn_posthoc *p)
+{
+	return bnn_ckpt_add_f32(ck, "posterior.chol", p->chol, p->params * (p->params + 1) / 2);
+}
+
+int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path,
+                          const bnn_model *m, bnn_posthoc *p, bnn_err *err)
+{
+	struct ll_layer l;
+	const float *chol;
+	long n = 0, i, want;
+
+	(void)text;
+	if (m->features <= 0)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior': a last-layer Laplace posterior, and the "
+		                "output node '%s' of model '%s' is not a dense layer",
+		                path, m->output_node ? m->output_node : "?", m->name);
+	ll_layer_of(m, &l);
+	if (p->params != l.p)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior': 'params' is %ld, and layer '%s' of model "
+		                "'%s' has %ld",
+		                path, p->params, m->layers[m->features_layer].name, m->name, l.p);
+	want = l.p * (l.p + 1) / 2;
+	chol = bnn_ckpt_find_f32(ck, "posterior.chol", &n);
+	if (!chol || n != want)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior.chol' has %ld values, %ld parameters need "
+		                "%ld",
+		                path, n, l.p, want);
+	if ((i = train_first_bad(chol, n, 0)) >= 0)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior.chol': value %ld is %g, not finite", path,
+		                i, (double)chol[i]);
+	for (i = 0; i < l.p; i++)
+		if (!(chol[i * (i + 3) / 2] > 0))
+			return bnn_fail(
+			        err, BNN_EFORMAT,
+			        "%s: section 'posterior.chol': diagonal entry %ld is %g, not "
+			        "> 0",
+			        path, i, (double)chol[i * (i + 3) / 2]);
+	p->chol = bnn_floats_alloc(n);
+	p->blocks = bnn_floats_alloc(l.k * l.dd * l.dd);
+	if (!p->chol || !p->blocks)
+		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
+	memcpy(p->chol, chol, (size_t)n * sizeof *chol);
+	if (ll_blocks(&l, p->chol, p->blocks))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
+	return BNN_OK;
+}
+
+/* ---- prediction ------------------------------------------------------------ */
+
+void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng)
+{
+	const bnn_posthoc *p = st->posthoc;
+	struct ll_layer l;
+	float e[64];
+	double *x;
+	long i, j;
+
+	ll_layer_of(st->model, &l);
+	x = calloc((size_t)l.p, sizeof *x);
+	if (!x) /* no sample: the mean (the caller's buffers are allocated) */
+		return;
+	for (i = 0; i < l.p; i++) { /* x = L⁻ᵀ·ε: x_j = Σ_{i >= j} L⁻¹[i,j]·ε_i */
+		const float *row = p->chol + i * (i + 1) / 2;
+		if (i % 64 == 0)
+			bnn_rng_normal(rng, e, 64);
+		for (j = 0; j <= i; j++)
+			x[j] += (double)row[j] * e[i % 64];
+	}
+	for (j = 0; j < l.p; j++) {
+		long at = ll_index(&l, j / l.dd, j % l.dd);
+		theta[at] = (float)((double)st->params[at] + x[j]);
+	}
+	free(x);
+}
+
+void train_laplace_ll_logits(const bnn_state *st, const float *theta, const float *phi, long b,
+                             float *z)
+{
+	struct ll_layer l;
+	long r, k;
+
+	ll_layer_of(st->model, &l);
+	bnn_sgemm(0, 1, b, l.k, l.d, 1.0f, phi, l.d, theta + l.w_off, l.d, 0.0f, z, l.k);
+	for (r = 0; l.b_off >= 0 && r < b; r++)
+		for (k = 0; k < l.k; k++)
+			z[r * l.k + k] += theta[l.b_off + k];
+}
+
+long train_laplace_ll_scratch(const bnn_model *m, long b)
+{
+	return b * m->features + b * 2 * (m->features + 1);
+}
+
+void train_laplace_ll_probit(const bnn_state *st, float *phi, float *z, long b)
+{
+	struct ll_layer l;
+	float *pt, *t;
+	long k, r, a;
+
+	ll_layer_of(st->model, &l);
+	pt = phi + b * l.d;
+	t = pt + b * l.dd;
+	for (r = 0; r < b; r++) {
+		memcpy(pt + r * l.dd, phi + r * l.d, (size_t)l.d * sizeof *pt);
+		if (l.dd > l.d)
+			pt[r * l.dd + l.d] = 1.0f;
+	}
+	for (k = 0; k < l.k; k++) { /* Σ_f[k,k] = φ̃ᵀ·Σ_kk·φ̃, row by row */
+		bnn_sgemm(0, 0, b, l.dd, l.dd, 1.0f, pt, l.dd,
+		          st->posthoc->blocks + k * l.dd * l.dd, l.dd, 0.0f, t, l.dd);
+		for (r = 0; r < b; r++) {
+			double v = 0;
+			for (a = 0; a < l.dd; a++)
+				v += (double)t[r * l.dd + a] * (double)pt[r * l.dd + a];
+			v = v > 0 ? v : 0;
+			z[r * l.k + k] = (float)((double)z[r * l.k + k] / sqrt(1 + LL_PI_8 * v));
+		}
+	}
+}
