@@ -111,11 +111,11 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 	int rc = BNN_OK;
 
 	p->entropy = calloc((size_t)n, sizeof *p->entropy);
-	if (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN)
+	if (!bnn_likelihood_regression(m))
 		p->conf = calloc((size_t)n, sizeof *p->conf);
-	if (!p->entropy || (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN && !p->conf))
+	if (!p->entropy || (!bnn_likelihood_regression(m) && !p->conf))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory");
-	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+	if (bnn_likelihood_targets(m) == BNN_TARGETS_CLASS) {
 		if ((rc = bnn_entropy(p->probs, n, (int)k, p->entropy, err)) ||
 		    (rc = bnn_confidence_score(p->probs, n, (int)k, p->conf, err)))
 			return rc;
@@ -124,7 +124,7 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 	for (i = 0; i < n && !rc; i++)
 		for (j = 0; j < k && !rc; j++) {
 			double pj = p->probs[i * k + j];
-			if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
+			if (bnn_likelihood_regression(m)) {
 				p->entropy[i] += 0.5 * log(2 * 3.14159265358979323846 *
 				                           2.71828182845904523536 *
 				                           (double)p->var[i * k + j]);
@@ -140,7 +140,7 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 				}
 			}
 		}
-	if (!rc && m->likelihood == BNN_LIKELIHOOD_BERNOULLI)
+	if (!rc && bnn_likelihood_targets(m) == BNN_TARGETS_BINARY)
 		rc = cli_split(n, p, err);
 	return rc;
 }
@@ -153,7 +153,7 @@ static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 
 	for (i = 0; i < p->ds.n * k; i++)
 		if (!isfinite(p->probs[i]) ||
-		    (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN && !isfinite(p->var[i])))
+		    (bnn_likelihood_regression(m) && !isfinite(p->var[i])))
 			return i / k + 1;
 	return 0;
 }
@@ -190,7 +190,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	bnn_err err;
 	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
 	double *nll = NULL;
-	int rc = BNN_CLI_OK, r, classes = m->likelihood != BNN_LIKELIHOOD_GAUSSIAN;
+	int rc = BNN_CLI_OK, r, classes = !bnn_likelihood_regression(m);
 
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
@@ -280,7 +280,7 @@ static int cli_class_rows(const bnn_model *m, const struct cli_pred *p, float **
                           long *rows)
 {
 	long n = p->ds.n, k = m->outputs, i, j;
-	int bern = m->likelihood == BNN_LIKELIHOOD_BERNOULLI;
+	int bern = bnn_likelihood_targets(m) == BNN_TARGETS_BINARY;
 
 	*rows = bern ? n * k : n;
 	*p2 = bern ? malloc((size_t)*rows * 2 * sizeof **p2) : NULL;
@@ -351,8 +351,8 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	hist.nbins = 30;
 	hist.range = NULL;
 	hist.xlabel = "predictive entropy";
-	hist.title = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? "predictive entropy (nats)"
-	                                                      : "predictive entropy";
+	hist.title =
+	        bnn_likelihood_regression(m) ? "predictive entropy (nats)" : "predictive entropy";
 	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
@@ -405,8 +405,8 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	bnn_bin *bins = NULL;
 	bnn_err err;
 	float *p2 = NULL;
-	int *labels = NULL, gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
-	int classes = m->likelihood == BNN_LIKELIHOOD_BERNOULLI ? 2 : (int)m->outputs;
+	int *labels = NULL, gaussian = bnn_likelihood_regression(m);
+	int classes = bnn_model_classes(m);
 	long rows = 0;
 	int rc;
 
@@ -543,7 +543,7 @@ static int cli_write_rows(FILE *f, void *ctx)
 {
 	const struct cli_rows *r = ctx;
 	long i, j, k = r->m->outputs;
-	int gaussian = r->m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int gaussian = bnn_likelihood_regression(r->m);
 
 	for (j = 0; j < k; j++) {
 		if (gaussian)
@@ -551,7 +551,7 @@ static int cli_write_rows(FILE *f, void *ctx)
 		else
 			fprintf(f, "%sp_%ld", j ? "," : "", j);
 	}
-	if (r->m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
+	if (bnn_likelihood_targets(r->m) == BNN_TARGETS_CLASS)
 		fprintf(f, ",predicted");
 	if (!gaussian)
 		fprintf(f, ",entropy,expected_entropy,mutual_information");
@@ -569,7 +569,7 @@ static int cli_write_rows(FILE *f, void *ctx)
 			else
 				fprintf(f, "%s%.9g", j ? "," : "", (double)p);
 		}
-		if (r->m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
+		if (bnn_likelihood_targets(r->m) == BNN_TARGETS_CLASS)
 			fprintf(f, ",%ld", best);
 		if (!gaussian)
 			fprintf(f, ",%.9g,%.9g,%.9g", r->p->entropy[i], r->p->xent[i], r->p->mi[i]);
@@ -632,7 +632,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	     (rc = cli_pred_run(m, a, &mix, &w, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done; /* the ranks have agreed */
 	if (w.rank == 0 &&
-	    !(rc = cli_pred_check(m, a, a->data, m->likelihood != BNN_LIKELIHOOD_GAUSSIAN, &p)) &&
+	    !(rc = cli_pred_check(m, a, a->data, !bnn_likelihood_regression(m), &p)) &&
 	    !(a->conformal &&
 	      ((rc = cli_pred_check(m, a, a->conformal, 0, &cal)) ||
 	       (rc = bnn_cli_conformal_fit(m, a, &conf, cal.probs, cal.var, cal.ds.y, cal.ds.n)) ||

@@ -271,8 +271,24 @@ typedef struct bnn_model {
 int bnn_model_check(const bnn_model *m, bnn_err *err);
 
 /** The number of classes of a classification model: outputs for
- *  categorical, 2 per label for bernoulli, 0 for gaussian. */
+ *  categorical, 2 per label for bernoulli, 0 for a regression model. */
 int bnn_model_classes(const bnn_model *m);
+
+/* What a likelihood's targets are (one row per likelihood in model.c's
+ * table, so that the runtime asks the table, never lists likelihoods). */
+enum bnn_target_kind {
+	BNN_TARGETS_CLASS,  /* one class label per example (categorical) */
+	BNN_TARGETS_BINARY, /* a 0/1 label per output (bernoulli) */
+	BNN_TARGETS_REAL    /* a real value per output (regression) */
+};
+
+/** The kind of targets of the model's likelihood (enum bnn_target_kind). */
+int bnn_likelihood_targets(const bnn_model *m);
+
+/** Whether the model is a regression model: real-valued targets, and a
+ *  predictive mean and variance per output (bnn_predict's probs and var)
+ *  instead of class probabilities. */
+int bnn_likelihood_regression(const bnn_model *m);
 
 /** The model's likelihood as written in .bnn ("categorical"). */
 const char *bnn_likelihood_name(int likelihood);

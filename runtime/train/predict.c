@@ -292,7 +292,7 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 		long i = i0 + r;
 		const float *z = zb + r * k;
 		double *sum = acc->sum + i * k, ll = 0, h = 0, en = 0;
-		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+		if (bnn_likelihood_targets(m) == BNN_TARGETS_CLASS) {
 			double zmax = z[0], norm = 0;
 			for (j = 1; j < k; j++)
 				zmax = z[j] > zmax ? z[j] : zmax;
@@ -304,7 +304,7 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				ll = (double)z[(long)yb[r]] - zmax - log(norm);
 			if (acc->sument || acc->sumen)
 				predict_softmax_scores(z, k, zmax, norm, &h, &en);
-		} else if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
+		} else if (bnn_likelihood_targets(m) == BNN_TARGETS_BINARY) {
 			for (j = 0; j < k; j++) {
 				double zj = z[j], hj, ej;
 				sum[j] += 1.0 / (1.0 + exp(-zj));
@@ -384,7 +384,7 @@ static void predict_temperature(const bnn_state *st, float *z, long count)
 	long i;
 
 	if (!(st->temperature > 0) || st->temperature == 1 ||
-	    st->model->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+	    bnn_likelihood_targets(st->model) != BNN_TARGETS_CLASS)
 		return;
 	for (i = 0; i < count; i++)
 		z[i] = (float)((double)z[i] / st->temperature);
@@ -406,7 +406,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	int scored = nll || nll_each;
 	const bnn_model *m = st && st->model ? st->model : NULL;
 	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
-	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int gaussian = m && bnn_likelihood_regression(m);
 	struct predict_acc acc;
 	struct predict_team team = { 0, NULL, NULL, NULL, NULL };
 	float *theta = NULL;
