@@ -64,6 +64,11 @@ struct likelihood_info {
 const struct likelihood_info *likelihood_lookup(const char *name);
 const struct likelihood_info *likelihood_get(enum likelihood_id l);
 
+/* Whether likelihood L has a scale argument (gaussian's sigma, laplace's
+ * scale): a positive number or 'learned', in g->sigma and
+ * g->sigma_learned. */
+int likelihood_has_scale(enum likelihood_id l);
+
 /* Checks the likelihood's node shape and arguments and fills G's likelihood
  * fields (G->output and G->likelihood already set). */
 int likelihood_check(struct diag *d, struct graph *g, bnn_loc call_loc,

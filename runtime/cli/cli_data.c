@@ -130,8 +130,8 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		bnn_dataset_free(ds);
 		return rc;
 	}
-	if (ds->targets > 0 && bnn_model_classes(m) > 0) {
-		rc = bnn_data_check_labels(ds, bnn_model_classes(m), labels ? labels : data, err);
+	if (ds->targets > 0) {
+		rc = bnn_model_check_targets(m, ds, labels ? labels : data, err);
 		if (rc) {
 			bnn_dataset_free(ds);
 			return rc;

@@ -42,6 +42,9 @@ enum bnn_likelihood {
 	BNN_LIKELIHOOD_CATEGORICAL,
 	BNN_LIKELIHOOD_GAUSSIAN,
 	BNN_LIKELIHOOD_BERNOULLI,
+	BNN_LIKELIHOOD_POISSON, /* counts: rate exp(output) */
+	BNN_LIKELIHOOD_LAPLACE, /* the distribution (robust regression), not
+	                           the Laplace approximation of laplace.c */
 	BNN_LIKELIHOOD_COUNT
 };
 
@@ -244,8 +247,9 @@ typedef struct bnn_model {
 	const char *target_name;
 	long targets;           /* target floats per example: 1 (a class
 	                           label) for categorical, else outputs */
-	double sigma;           /* gaussian with fixed σ */
-	int sigma_learned;      /* gaussian: log σ is a parameter tensor */
+	double sigma;           /* the fixed scale: gaussian's σ, laplace's b */
+	int sigma_learned;      /* gaussian, laplace: the log of the scale is a
+	                           parameter tensor (role BNN_ROLE_LOG_SIGMA) */
 	double prior_precision; /* the model's default prior precision */
 	long nparams;
 	int ntensors;
@@ -279,7 +283,8 @@ int bnn_model_classes(const bnn_model *m);
 enum bnn_target_kind {
 	BNN_TARGETS_CLASS,  /* one class label per example (categorical) */
 	BNN_TARGETS_BINARY, /* a 0/1 label per output (bernoulli) */
-	BNN_TARGETS_REAL    /* a real value per output (regression) */
+	BNN_TARGETS_REAL,   /* a real value per output (regression) */
+	BNN_TARGETS_COUNT   /* a non-negative integer per output (poisson) */
 };
 
 /** The kind of targets of the model's likelihood (enum bnn_target_kind). */

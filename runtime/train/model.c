@@ -18,6 +18,8 @@ static const struct {
 	[BNN_LIKELIHOOD_CATEGORICAL] = { "categorical", BNN_TARGETS_CLASS },
 	[BNN_LIKELIHOOD_GAUSSIAN] = { "gaussian", BNN_TARGETS_REAL },
 	[BNN_LIKELIHOOD_BERNOULLI] = { "bernoulli", BNN_TARGETS_BINARY },
+	[BNN_LIKELIHOOD_POISSON] = { "poisson", BNN_TARGETS_COUNT },
+	[BNN_LIKELIHOOD_LAPLACE] = { "laplace", BNN_TARGETS_REAL },
 };
 
 const char *bnn_likelihood_name(int likelihood)
@@ -47,6 +49,20 @@ int bnn_model_classes(const bnn_model *m)
 		return 2;
 	default:
 		return 0;
+	}
+}
+
+int bnn_model_check_targets(const bnn_model *m, const bnn_dataset *ds, const char *source,
+                            bnn_err *err)
+{
+	switch (bnn_likelihood_targets(m)) {
+	case BNN_TARGETS_CLASS:
+	case BNN_TARGETS_BINARY:
+		return bnn_data_check_labels(ds, bnn_model_classes(m), source, err);
+	case BNN_TARGETS_COUNT:
+		return bnn_data_check_counts(ds, source, err);
+	default:
+		return BNN_OK;
 	}
 }
 

@@ -127,9 +127,7 @@ static int train_check_targets(const bnn_model *m, const bnn_dataset *ds, const 
 	int rc = bnn_data_fits(m, ds, 1, err);
 	if (rc)
 		return rc;
-	if (bnn_model_classes(m) > 0)
-		return bnn_data_check_labels(ds, bnn_model_classes(m), what, err);
-	return BNN_OK;
+	return bnn_model_check_targets(m, ds, what, err);
 }
 
 /* Splits the examples into training and validation index lists. */
