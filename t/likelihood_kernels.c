@@ -1,5 +1,5 @@
 /*
- * likelihoods.c: TAP tests of the poisson and laplace likelihoods with
+ * likelihood_kernels.c: TAP tests of the poisson and laplace likelihoods with
  * values computed by hand: the kernels of bnn_gen/likelihood.h in double
  * (the summed negative log-likelihood, the output's delta, a learned
  * scale's gradient and mean squared per-example gradient, the subgradient
