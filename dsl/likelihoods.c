@@ -17,6 +17,7 @@
 #include "ops.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define ARGN(spec) ((int)(sizeof(spec) / sizeof((spec)[0])))
@@ -51,6 +52,21 @@ const struct likelihood_info *likelihood_lookup(const char *name)
 const struct likelihood_info *likelihood_get(enum likelihood_id l)
 {
 	return &likelihood_table[l];
+}
+
+void likelihood_list(char *buf, size_t size)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < LIKELIHOOD_COUNT && at < size; i++) {
+		const char *sep = i == 0 ? "" : i == LIKELIHOOD_COUNT - 1 ? " and " : ", ";
+		int n = snprintf(buf + at, size - at, "%s%s", sep, likelihood_table[i].name);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
 }
 
 const char *likelihood_name(enum likelihood_id l)

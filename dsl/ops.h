@@ -63,6 +63,9 @@ struct likelihood_info {
 
 const struct likelihood_info *likelihood_lookup(const char *name);
 const struct likelihood_info *likelihood_get(enum likelihood_id l);
+/* "categorical, gaussian, ... and laplace": the likelihoods' names in
+ * table order, for messages (truncated to SIZE). */
+void likelihood_list(char *buf, size_t size);
 
 /* Whether likelihood L has a scale argument (gaussian's sigma, laplace's
  * scale): a positive number or 'learned', in g->sigma and
