@@ -13,6 +13,7 @@
 # Poisson CDF by hand on a tiny set; the exact messages for a negative and
 # a fractional count (load time: file and example), and the standalone
 # target's refusal.
+# shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
