@@ -63,6 +63,14 @@ struct likelihood_info {
 
 const struct likelihood_info *likelihood_lookup(const char *name);
 const struct likelihood_info *likelihood_get(enum likelihood_id l);
+/* "categorical, gaussian, ... and laplace": the likelihoods' names in
+ * table order, for messages (truncated to SIZE). */
+void likelihood_list(char *buf, size_t size);
+
+/* Whether likelihood L has a scale argument (gaussian's sigma, laplace's
+ * scale): a positive number or 'learned', in g->sigma and
+ * g->sigma_learned. */
+int likelihood_has_scale(enum likelihood_id l);
 
 /* Checks the likelihood's node shape and arguments and fills G's likelihood
  * fields (G->output and G->likelihood already set). */

@@ -1128,10 +1128,10 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
 	}
 	call = st->expr;
 	if (!(info = likelihood_lookup(call->name))) {
-		diag_error(
-		        s->d, call->name_loc,
-		        "unknown likelihood '%s' (the likelihoods are categorical, gaussian and bernoulli)",
-		        call->name);
+		char names[256];
+		likelihood_list(names, sizeof names);
+		diag_error(s->d, call->name_loc, "unknown likelihood '%s' (the likelihoods are %s)",
+		           call->name, names);
 		return;
 	}
 	if (symtab_get(&top->defs, st->name)) {

@@ -289,10 +289,11 @@ static int cg_plan(struct cg *cg)
 		cg->conv_tmp = cg_reserve_fixed(cg, cg->conv_tmp_floats);
 	if (cg->per_example == 0)
 		cg->per_example = 1;
-	if (g->likelihood == LIKELIHOOD_GAUSSIAN && g->sigma_learned) {
+	if (g->sigma_learned) { /* gaussian's log σ, laplace's log b */
 		long shape[2] = { cg->nodes[g->output].width, 0 };
-		cg->sigma_tensor = cg_add_tensor(cg, -1, "log_sigma", BNN_ROLE_LOG_SIGMA, 1, shape,
-		                                 0, 0, BNN_INIT_ZERO);
+		cg->sigma_tensor = cg_add_tensor(
+		        cg, -1, g->likelihood == LIKELIHOOD_GAUSSIAN ? "log_sigma" : "log_scale",
+		        BNN_ROLE_LOG_SIGMA, 1, shape, 0, 0, BNN_INIT_ZERO);
 		if (cg->sigma_tensor < 0)
 			return -1;
 	}
@@ -715,8 +716,11 @@ static void cg_write_tensor_table(struct cg *cg, const char *what, const struct 
 
 static void cg_write_tables(struct cg *cg, const struct codegen_options *o, const char *canonical)
 {
-	static const char *const liks[] = { "BNN_LIKELIHOOD_CATEGORICAL", "BNN_LIKELIHOOD_GAUSSIAN",
-		                            "BNN_LIKELIHOOD_BERNOULLI" };
+	static const char *const liks[] = {
+#define LIKELIHOOD(id, name, spec) "BNN_LIKELIHOOD_" #id,
+#include "likelihoods.def"
+#undef LIKELIHOOD
+	};
 	const struct graph *g = cg->g;
 	const struct graph_node *in = &g->nodes[g->input];
 	const char *m = g->name;

@@ -832,6 +832,15 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
+	if (g->likelihood == LIKELIHOOD_POISSON || g->likelihood == LIKELIHOOD_LAPLACE) {
+		diag_error(d, g->likelihood_loc,
+		           "the standalone target does not support the %s likelihood",
+		           likelihood_name(g->likelihood));
+		diag_note(d, diag_noloc,
+		          "it writes categorical, bernoulli and gaussian predictives; run this "
+		          "model with libbnn (bnnc without --standalone)");
+		goto done;
+	}
 	if (sa_plan(&s) != 0 || sa_storage_plan(&s) != 0) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;

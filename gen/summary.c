@@ -1,10 +1,12 @@
 /* summary.c: the model table printed by `bnnc --summary` (see summary.h).
  *
  * Columns are sized to their widest cell; counts are printed with thousands
- * separators and right-aligned.  A learned sigma of a Gaussian likelihood
- * gets a row of its own, under the target's name.
+ * separators and right-aligned.  A learned scale of a likelihood (gaussian's
+ * sigma, laplace's scale) gets a row of its own, under the target's name.
  */
 #include "summary.h"
+
+#include "ops.h"
 
 #include <string.h>
 
@@ -46,7 +48,8 @@ static void summary_row(const struct graph *g, int i, struct summary_row *r)
 	graph_shape_str(n, r->cell[2], SUMMARY_CELL);
 	if (i >= g->nnodes) {
 		snprintf(r->cell[0], SUMMARY_CELL, "%s", g->target);
-		snprintf(r->cell[1], SUMMARY_CELL, "sigma");
+		snprintf(r->cell[1], SUMMARY_CELL, "%s",
+		         likelihood_get(g->likelihood)->spec[1].name);
 		snprintf(r->cell[3], SUMMARY_CELL, "point");
 		summary_count(g->likelihood_params, r->cell[4], SUMMARY_CELL);
 		summary_count(g->likelihood_params, r->cell[5], SUMMARY_CELL);
@@ -101,10 +104,10 @@ static void summary_header(FILE *out, const struct graph *g, const char *file)
 	fprintf(out, "model %s (%s)\n", g->name, file);
 	fprintf(out, "input %s%s, likelihood %s ~ %s(%s", in->name, shape, g->target,
 	        likelihood_name(g->likelihood), o->name);
-	if (g->likelihood == LIKELIHOOD_GAUSSIAN && g->sigma_learned)
-		fprintf(out, ", sigma = learned");
-	else if (g->likelihood == LIKELIHOOD_GAUSSIAN)
-		fprintf(out, ", sigma = %g", g->sigma);
+	if (likelihood_has_scale(g->likelihood) && g->sigma_learned)
+		fprintf(out, ", %s = learned", likelihood_get(g->likelihood)->spec[1].name);
+	else if (likelihood_has_scale(g->likelihood))
+		fprintf(out, ", %s = %g", likelihood_get(g->likelihood)->spec[1].name, g->sigma);
 	family_str(&g->default_family, fam, sizeof fam);
 	fprintf(out, ")\nprior gaussian(precision = %g)%s, default posterior %s\n\n",
 	        g->prior_precision, g->prior_given ? "" : " (the default)", fam);

@@ -6,8 +6,9 @@
  * precision pass NAME_pass_f64 (runtime/include/bnn_gen.h, struct bnn_pass in
  * runtime/include/bnn_model.h).  Together the models use every activation, flatten,
  * concat, add, a node read twice by the same op, a node with several
- * consumers, dense with and without bias, the four likelihoods
- * (categorical, bernoulli, gaussian with a fixed and with a learned σ),
+ * consumers, dense with and without bias, the likelihoods (categorical,
+ * bernoulli, gaussian with a fixed and with a learned σ, poisson, laplace
+ * with a fixed and with a learned scale),
  * and the two posterior families the pass samples itself: dropout(p)
  * (gc_drop on dense layers, gc_cdrop on conv2d layers) and meanfield with
  * the local reparameterisation trick (gc_mf).
@@ -68,7 +69,10 @@
 #include "gc_gfix.h"
 #include "gc_glearn.h"
 #include "gc_lenet.h"
+#include "gc_lfix.h"
+#include "gc_llearn.h"
 #include "gc_mf.h"
+#include "gc_pois.h"
 #include "bnn_gen.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -84,7 +88,8 @@
 enum gc_lik {
 	GC_CATEGORICAL, /* y: a class label in [0, outputs) */
 	GC_BERNOULLI,   /* y: 0 or 1 per output */
-	GC_GAUSSIAN     /* y: a real per output */
+	GC_GAUSSIAN,    /* y: a real per output */
+	GC_POISSON      /* y: a count per output */
 };
 
 typedef double gc_pass_fn(const double *w, const double *x, const double *y, long batch, double *ws,
@@ -256,6 +261,41 @@ static const struct gc_model gc_models[] = {
 	  gc_c1s_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* poisson counts */
+	{ "gc_pois",
+	  GC_POIS_INPUTS,
+	  GC_POIS_OUTPUTS,
+	  GC_POIS_TARGETS,
+	  GC_POIS_NPARAMS,
+	  GC_POISSON,
+	  111,
+	  gc_pois_pass_f64,
+	  gc_pois_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* laplace: real targets like gaussian's (never exactly at the kink) */
+	{ "gc_lfix",
+	  GC_LFIX_INPUTS,
+	  GC_LFIX_OUTPUTS,
+	  GC_LFIX_TARGETS,
+	  GC_LFIX_NPARAMS,
+	  GC_GAUSSIAN,
+	  122,
+	  gc_lfix_pass_f64,
+	  gc_lfix_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	{ "gc_llearn",
+	  GC_LLEARN_INPUTS,
+	  GC_LLEARN_OUTPUTS,
+	  GC_LLEARN_TARGETS,
+	  GC_LLEARN_NPARAMS,
+	  GC_GAUSSIAN,
+	  133,
+	  gc_llearn_pass_f64,
+	  gc_llearn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS    ((int)(sizeof gc_models / sizeof gc_models[0]))
 #define GC_DROP_MODEL (&gc_models[4])
@@ -415,6 +455,12 @@ static void test_sizes(void)
 	is_int(GC_GLEARN_TARGETS, 2, "gc_glearn: 2 targets");
 	is_int(GC_GLEARN_NPARAMS, 83, "gc_glearn: 45+18+18+2 = 83 parameters");
 	/* gc_drop: 5·5+5 + 4·5+4 + 4·4+4 + 4·4+4 = 30+24+20+20 = 94. */
+	/* gc_pois: 4·3+4 + 3·4+3 = 16+15 = 31; gc_lfix 16 + 2·4+2 = 26;
+	 * gc_llearn the same and 2 log b = 28. */
+	is_int(GC_POIS_TARGETS, 3, "gc_pois: 3 targets (one count per output)");
+	is_int(GC_POIS_NPARAMS, 31, "gc_pois: 16+15 = 31 parameters");
+	is_int(GC_LFIX_NPARAMS, 26, "gc_lfix: 16+10 = 26 parameters");
+	is_int(GC_LLEARN_NPARAMS, 28, "gc_llearn: 16+10+2 = 28 parameters");
 	is_int(GC_DROP_INPUTS, 5, "gc_drop: 5 inputs");
 	is_int(GC_DROP_OUTPUTS, 4, "gc_drop: 4 outputs");
 	is_int(GC_DROP_TARGETS, 1, "gc_drop: 1 target (the label)");
@@ -857,6 +903,8 @@ static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 			c->y[i] = (double)(splitmix_next(&rng) % (uint64_t)m->outputs);
 		else if (m->lik == GC_BERNOULLI)
 			c->y[i] = (double)(splitmix_next(&rng) >> 63);
+		else if (m->lik == GC_POISSON)
+			c->y[i] = (double)(splitmix_next(&rng) % 6);
 		else
 			c->y[i] = splitmix_uniform(&rng, -1.5, 1.5);
 	}

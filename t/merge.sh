@@ -76,8 +76,9 @@ is "$(posterior ad.ckpt)" "mu.weight,0,3,0 mu.bias,0,3.5,0 " "merge A D, uniform
 printf 'x,y\n1,5\n-1,-5\n' >line.csv
 run ./line eval --load ab.ckpt --data line.csv --mc 0
 # at the mean, w = 5, b = 0: predictions 5 and −5, exactly the targets
-is "$run_status/$run_out" '0/{"n": 2, "mc": 0, "rmse": 0, "nll": 0.225791353, "entropy": 0.725791353}' \
-	"eval reads a merged checkpoint (at the mean: rmse 0, nll = log(0.5·sqrt(2π)))"
+# (each target at its predictive's median, F(y) = 1/2: inside every central interval)
+is "$run_status/$run_out" '0/{"n": 2, "mc": 0, "rmse": 0, "nll": 0.225791353, "entropy": 0.725791353, "mae": 0, "coverage_50": 1, "coverage_90": 1, "coverage_95": 1}' \
+	"eval reads a merged checkpoint (at the mean: rmse 0, nll = log(0.5·sqrt(2π)), mae 0, full coverage)"
 run ./line info --load ab.ckpt
 is "$(echo "$run_out" | tail -1)" "checkpoint ab.ckpt: optimizer ivon, 0 epochs, 0 steps, with a posterior" \
 	"info: the runs' optimizer, no training counters"

@@ -64,7 +64,7 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 	double t0 = cli_seconds(), t, before, after;
 	long mc, samples;
 
-	if (m->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+	if (bnn_likelihood_targets(m) != BNN_TARGETS_CLASS)
 		return bnn_cli_error(a,
 		                     "calibrate: model '%s' is %s, and temperature scaling applies "
 		                     "to categorical models only (for regression, eval --conformal "

@@ -42,13 +42,13 @@ static int cli_conformal_alone(struct bnn_cli_args *a)
 int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
                               struct bnn_cli_conformal *c)
 {
-	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int gaussian = bnn_likelihood_regression(m);
 	char *end;
 
 	memset(c, 0, sizeof *c);
 	if (!a->conformal)
 		return cli_conformal_alone(a);
-	if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI)
+	if (bnn_likelihood_targets(m) == BNN_TARGETS_BINARY)
 		return bnn_cli_error(
 		        a,
 		        "--conformal: model '%s' is bernoulli (multi-label): conformal "
@@ -111,7 +111,7 @@ static int cli_conformal_scores(const bnn_model *m, const struct bnn_cli_conform
                                 uint64_t seed, uint64_t which, const float *probs, const float *var,
                                 const float *y, long n, double **scores, bnn_err *err)
 {
-	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN, rc;
+	int gaussian = bnn_likelihood_regression(m), rc;
 	long k = gaussian ? 1 : m->outputs;
 	double *u = gaussian ? NULL : cli_conformal_uniforms(c, seed, n, which);
 
@@ -143,7 +143,7 @@ static int *cli_conformal_labels(const bnn_model *m, const float *y, long n)
 int bnn_cli_conformal_fit(const bnn_model *m, struct bnn_cli_args *a, struct bnn_cli_conformal *c,
                           const float *probs, const float *var, const float *y, long n_cal)
 {
-	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int gaussian = bnn_likelihood_regression(m);
 	double *scores = NULL, *own = NULL;
 	int *labels = NULL, rc = BNN_OK;
 	bnn_err err;
@@ -174,7 +174,7 @@ done:
 int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct bnn_cli_conformal *c,
                             const float *probs, const float *var, const float *y, long n)
 {
-	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN, *labels = NULL;
+	int gaussian = bnn_likelihood_regression(m), *labels = NULL;
 	double coverage = 0, size = 0;
 	bnn_err err;
 

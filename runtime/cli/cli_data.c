@@ -135,10 +135,8 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		bnn_dataset_free(ds);
 		return rc;
 	}
-	if (ds->targets > 0 && m->likelihood != BNN_LIKELIHOOD_GAUSSIAN) {
-		rc = bnn_data_check_labels(
-		        ds, m->likelihood == BNN_LIKELIHOOD_CATEGORICAL ? (int)m->outputs : 2,
-		        labels ? labels : data, err);
+	if (ds->targets > 0) {
+		rc = bnn_model_check_targets(m, ds, labels ? labels : data, err);
 		if (rc) {
 			bnn_dataset_free(ds);
 			return rc;

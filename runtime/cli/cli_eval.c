@@ -70,6 +70,9 @@ struct cli_pred {
 	double *xent;   /* n: expected entropy E_θ H[p] (bnn_predict) */
 	double *mi;     /* n: mutual information, entropy − xent */
 	double *energy; /* n: the samples' mean energy score (bnn_predict) */
+	/* regression with targets, else NULL: n × outputs, the predictive CDF
+	 * at the target and just below it (bnn_predict; central intervals) */
+	double *cdf, *cdf_below;
 };
 
 static void cli_pred_free(struct cli_pred *p)
@@ -82,6 +85,8 @@ static void cli_pred_free(struct cli_pred *p)
 	free(p->xent);
 	free(p->mi);
 	free(p->energy);
+	free(p->cdf);
+	free(p->cdf_below);
 	memset(p, 0, sizeof *p);
 }
 
@@ -102,8 +107,10 @@ static int cli_split(long n, struct cli_pred *p, bnn_err *err)
 
 /* Entropy and confidence scores: categorical rows as they are; bernoulli
  * labels as 2-class rows, summed (entropy) or averaged (1 − confidence)
- * over the labels of an example; gaussian: the entropy of each output's
- * predictive Gaussian, ½·log(2πe·var), summed.  Then a classifier's
+ * over the labels of an example; regression: the entropy of a Gaussian
+ * with each output's predictive variance, ½·log(2πe·var), summed (exact
+ * for gaussian at the mean; for laplace, poisson and mixtures the largest
+ * entropy any distribution of that variance has).  Then a classifier's
  * mutual information (cli_split). */
 static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 {
@@ -111,11 +118,11 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 	int rc = BNN_OK;
 
 	p->entropy = calloc((size_t)n, sizeof *p->entropy);
-	if (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN)
+	if (!bnn_likelihood_regression(m))
 		p->conf = calloc((size_t)n, sizeof *p->conf);
-	if (!p->entropy || (m->likelihood != BNN_LIKELIHOOD_GAUSSIAN && !p->conf))
+	if (!p->entropy || (!bnn_likelihood_regression(m) && !p->conf))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory");
-	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+	if (bnn_likelihood_targets(m) == BNN_TARGETS_CLASS) {
 		if ((rc = bnn_entropy(p->probs, n, (int)k, p->entropy, err)) ||
 		    (rc = bnn_confidence_score(p->probs, n, (int)k, p->conf, err)))
 			return rc;
@@ -124,7 +131,7 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 	for (i = 0; i < n && !rc; i++)
 		for (j = 0; j < k && !rc; j++) {
 			double pj = p->probs[i * k + j];
-			if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN) {
+			if (bnn_likelihood_regression(m)) {
 				p->entropy[i] += 0.5 * log(2 * 3.14159265358979323846 *
 				                           2.71828182845904523536 *
 				                           (double)p->var[i * k + j]);
@@ -140,7 +147,7 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 				}
 			}
 		}
-	if (!rc && m->likelihood == BNN_LIKELIHOOD_BERNOULLI)
+	if (!rc && bnn_likelihood_targets(m) == BNN_TARGETS_BINARY)
 		rc = cli_split(n, p, err);
 	return rc;
 }
@@ -153,7 +160,7 @@ static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 
 	for (i = 0; i < p->ds.n * k; i++)
 		if (!isfinite(p->probs[i]) ||
-		    (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN && !isfinite(p->var[i])))
+		    (bnn_likelihood_regression(m) && !isfinite(p->var[i])))
 			return i / k + 1;
 	return 0;
 }
@@ -190,7 +197,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	bnn_err err;
 	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
 	double *nll = NULL;
-	int rc = BNN_CLI_OK, r, classes = m->likelihood != BNN_LIKELIHOOD_GAUSSIAN;
+	int rc = BNN_CLI_OK, r, classes = !bnn_likelihood_regression(m);
 
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, a->target, need_targets, &p->ds, &err) ||
@@ -212,11 +219,16 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);
 		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
 	}
+	if (!classes && need_targets) {
+		p->cdf = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->cdf);
+		p->cdf_below = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->cdf_below);
+	}
 	nll = need_targets ? malloc((size_t)(rows + 1) * sizeof *nll) : NULL;
 	count = malloc((size_t)w->size * sizeof *count);
 	ncount = malloc((size_t)w->size * sizeof *ncount);
 	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount ||
-	    (classes && (!p->xent || !p->energy))) {
+	    (classes && (!p->xent || !p->energy)) ||
+	    (!classes && need_targets && (!p->cdf || !p->cdf_below))) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
 	} else if (j1 > j0 &&
@@ -225,7 +237,9 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	                                                          .var = p->var,
 	                                                          .nll_each = nll,
 	                                                          .expected_entropy = p->xent,
-	                                                          .energy = p->energy },
+	                                                          .energy = p->energy,
+	                                                          .cdf = p->cdf,
+	                                                          .cdf_below = p->cdf_below },
 	                                       &err)) {
 		snprintf(msg, sizeof msg, "%s", err.message);
 		rc = BNN_CLI_FAIL;
@@ -242,7 +256,9 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	    bnn_cli_shard_gather(w, p->var, count, 0) ||
 	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1)) ||
 	    (classes && (bnn_cli_shard_gather(w, p->xent, ncount, 1) ||
-	                 bnn_cli_shard_gather(w, p->energy, ncount, 1)))) {
+	                 bnn_cli_shard_gather(w, p->energy, ncount, 1))) ||
+	    (p->cdf && (bnn_cli_shard_gather(w, p->cdf, count, 1) ||
+	                bnn_cli_shard_gather(w, p->cdf_below, count, 1)))) {
 		rc = bnn_cli_shard_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
 		goto done;
 	}
@@ -280,7 +296,7 @@ static int cli_class_rows(const bnn_model *m, const struct cli_pred *p, float **
                           long *rows)
 {
 	long n = p->ds.n, k = m->outputs, i, j;
-	int bern = m->likelihood == BNN_LIKELIHOOD_BERNOULLI;
+	int bern = bnn_likelihood_targets(m) == BNN_TARGETS_BINARY;
 
 	*rows = bern ? n * k : n;
 	*p2 = bern ? malloc((size_t)*rows * 2 * sizeof **p2) : NULL;
@@ -351,8 +367,8 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	hist.nbins = 30;
 	hist.range = NULL;
 	hist.xlabel = "predictive entropy";
-	hist.title = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? "predictive entropy (nats)"
-	                                                      : "predictive entropy";
+	hist.title =
+	        bnn_likelihood_regression(m) ? "predictive entropy (nats)" : "predictive entropy";
 	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
@@ -405,6 +421,29 @@ static int cli_laplace_predictive(struct bnn_cli_args *a, bnn_mixture *mix)
 	return BNN_CLI_OK;
 }
 
+/* A regression model's mean absolute error and the coverage of its
+ * central 50%, 90% and 95% predictive intervals (docs/metrics.md) under
+ * the keys mae and coverage_50, _90, _95. */
+static int cli_json_intervals(const bnn_model *m, struct bnn_cli_args *a,
+                              const bnn_regression_metrics *rm, const struct cli_pred *in)
+{
+	static const int levels[] = { 50, 90, 95 };
+	char key[32];
+	bnn_err err;
+	double c;
+	size_t i;
+
+	cli_json_number("mae", rm->mae, 1);
+	for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+		if (bnn_metrics_coverage(in->cdf, in->cdf_below, in->ds.n * m->outputs,
+		                         levels[i] / 100.0, &c, &err))
+			return bnn_cli_error(a, "%s", err.message);
+		snprintf(key, sizeof key, "coverage_%d", levels[i]);
+		cli_json_number(key, c, 1);
+	}
+	return BNN_CLI_OK;
+}
+
 /* Loads --load (one network, or a mixture: docs/ensembles.md) on every
  * rank: 0, or the status the ranks agreed on. */
 static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const struct bnn_cli_world *w,
@@ -430,8 +469,8 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	bnn_bin *bins = NULL;
 	bnn_err err;
 	float *p2 = NULL;
-	int *labels = NULL, gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
-	int classes = m->likelihood == BNN_LIKELIHOOD_BERNOULLI ? 2 : (int)m->outputs;
+	int *labels = NULL, regression = bnn_likelihood_regression(m);
+	int classes = bnn_model_classes(m);
 	long rows = 0;
 	int rc;
 
@@ -441,7 +480,7 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	                      (rc = bnn_cli_conformal_fit(m, a, conf, cal->probs, cal->var,
 	                                                  cal->ds.y, cal->ds.n)))))
 		return rc;
-	if (gaussian) {
+	if (regression) {
 		if (bnn_metrics_regression(in->probs, in->var, in->ds.y, in->ds.n, m->outputs, &rm,
 		                           &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
@@ -463,12 +502,12 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 		if (p2)
 			cm.nll *= (double)m->outputs; /* per example: the sum over its labels */
 	}
-	if (a->plots && (rc = cli_plots(m, a, gaussian ? NULL : bins, in, a->ood ? ood : NULL)))
+	if (a->plots && (rc = cli_plots(m, a, regression ? NULL : bins, in, a->ood ? ood : NULL)))
 		goto done;
 	printf("{\"n\": %ld, \"mc\": %ld", in->ds.n, cli_mc(a, st));
 	if (mix->members > 1)
 		printf(", \"members\": %d", mix->members);
-	if (gaussian) {
+	if (regression) {
 		cli_json_number("rmse", rm.rmse, 1);
 		cli_json_number("nll", in->nll / (double)in->ds.n, 1);
 	} else {
@@ -480,19 +519,23 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 		cli_json_number("auroc", cm.auroc, cm.auroc_defined);
 	}
 	cli_json_number("entropy", cli_mean(in->entropy, in->ds.n), 1);
-	if (!gaussian) {
+	if (regression && (rc = cli_json_intervals(m, a, &rm, in))) {
+		fputc('\n', stdout);
+		goto done;
+	}
+	if (!regression) {
 		cli_json_number("expected_entropy", cli_mean(in->xent, in->ds.n), 1);
 		cli_json_number("mutual_information", cli_mean(in->mi, in->ds.n), 1);
 	}
 	if (a->ood) {
 		printf(", \"ood_n\": %ld", ood->ds.n);
 		cli_json_number("ood_entropy", cli_mean(ood->entropy, ood->ds.n), 1);
-		if (!gaussian) {
+		if (!regression) {
 			cli_json_number("ood_expected_entropy", cli_mean(ood->xent, ood->ds.n), 1);
 			cli_json_number("ood_mutual_information", cli_mean(ood->mi, ood->ds.n), 1);
 		}
 		if ((rc = cli_json_ood(a, in->entropy, in->ds.n, ood->entropy, ood->ds.n, "")) ||
-		    (!gaussian &&
+		    (!regression &&
 		     ((rc = cli_json_ood(a, in->conf, in->ds.n, ood->conf, ood->ds.n, "_conf")) ||
 		      (rc = cli_json_ood(a, in->mi, in->ds.n, ood->mi, ood->ds.n, "_mi")) ||
 		      (rc = cli_json_ood(a, in->energy, in->ds.n, ood->energy, ood->ds.n,
@@ -506,7 +549,7 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 		fputc('\n', stdout);
 		goto done;
 	}
-	if (!gaussian)
+	if (!regression)
 		printf(", \"bins\": %ld", a->bins);
 	printf("}\n");
 	rc = BNN_CLI_OK; /* bnn_cli_main checks that stdout was written */
@@ -568,17 +611,17 @@ static int cli_write_rows(FILE *f, void *ctx)
 {
 	const struct cli_rows *r = ctx;
 	long i, j, k = r->m->outputs;
-	int gaussian = r->m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int regression = bnn_likelihood_regression(r->m);
 
 	for (j = 0; j < k; j++) {
-		if (gaussian)
+		if (regression)
 			fprintf(f, "%smean_%ld,var_%ld", j ? "," : "", j, j);
 		else
 			fprintf(f, "%sp_%ld", j ? "," : "", j);
 	}
-	if (r->m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
+	if (bnn_likelihood_targets(r->m) == BNN_TARGETS_CLASS)
 		fprintf(f, ",predicted");
-	if (!gaussian)
+	if (!regression)
 		fprintf(f, ",entropy,expected_entropy,mutual_information");
 	bnn_cli_conformal_header(f, r->conf);
 	fputc('\n', f);
@@ -588,15 +631,15 @@ static int cli_write_rows(FILE *f, void *ctx)
 			float p = r->probs[i * k + j];
 			if (p > r->probs[i * k + best])
 				best = j;
-			if (gaussian)
+			if (regression)
 				fprintf(f, "%s%.9g,%.9g", j ? "," : "", (double)p,
 				        (double)r->var[i * k + j]);
 			else
 				fprintf(f, "%s%.9g", j ? "," : "", (double)p);
 		}
-		if (r->m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
+		if (bnn_likelihood_targets(r->m) == BNN_TARGETS_CLASS)
 			fprintf(f, ",%ld", best);
-		if (!gaussian)
+		if (!regression)
 			fprintf(f, ",%.9g,%.9g,%.9g", r->p->entropy[i], r->p->xent[i], r->p->mi[i]);
 		bnn_cli_conformal_row(f, r->conf, i);
 		fputc('\n', f);
@@ -657,7 +700,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	     (rc = cli_pred_run(m, a, &mix, &w, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done; /* the ranks have agreed */
 	if (w.rank == 0 &&
-	    !(rc = cli_pred_check(m, a, a->data, m->likelihood != BNN_LIKELIHOOD_GAUSSIAN, &p)) &&
+	    !(rc = cli_pred_check(m, a, a->data, !bnn_likelihood_regression(m), &p)) &&
 	    !(a->conformal &&
 	      ((rc = cli_pred_check(m, a, a->conformal, 0, &cal)) ||
 	       (rc = bnn_cli_conformal_fit(m, a, &conf, cal.probs, cal.var, cal.ds.y, cal.ds.n)) ||

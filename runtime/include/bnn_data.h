@@ -156,6 +156,16 @@ int bnn_standardizer_copy(const bnn_standardizer *s, bnn_standardizer *out, bnn_
  */
 int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_err *err);
 
+/**
+ * Check that every target of ds is a count, a non-negative integer (poisson
+ * models), naming the first bad one as bnn_data_check_labels() does:
+ * "counts.csv: example 3: count -1 is negative (poisson targets are
+ * non-negative integers)".
+ * @return BNN_OK; BNN_ERANGE (negative); BNN_EFORMAT (not an integer);
+ *         BNN_EINVAL (ds has no targets).
+ */
+int bnn_data_check_counts(const bnn_dataset *ds, const char *source, bnn_err *err);
+
 /* ---- image augmentation (augment.c) ------------------------------------ */
 
 /* The shape of one image: C channels of H×W pixels, NCHW (channel after

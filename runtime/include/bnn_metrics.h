@@ -104,6 +104,7 @@ typedef struct bnn_class_metrics {
 typedef struct bnn_regression_metrics {
 	long n;
 	double rmse, nll;
+	double mae; /* the mean absolute error of the mean */
 } bnn_regression_metrics;
 
 /* One reliability-diagram bin, as ECE sees it. */
@@ -158,6 +159,20 @@ int bnn_auroc(const double *scores, const int *positive, long n, double *auc, in
  */
 int bnn_metrics_regression(const float *mean, const float *var, const float *y, long n, long d,
                            bnn_regression_metrics *out, bnn_err *err);
+
+/**
+ * The coverage of the central predictive intervals at level c (0 < c < 1):
+ * the fraction of the n targets inside the interval between the
+ * predictive's (1 − c)/2 and (1 + c)/2 quantiles, from the predictive CDF
+ * at each target, cdf[i] = P(Y ≤ y_i), and just below it, cdf_below[i] =
+ * P(Y < y_i) (the same as cdf for continuous targets; bnn_predict's cdf and
+ * cdf_below).  With the quantile q(p) = min{y : F(y) ≥ p}, y is inside
+ * [q((1 − c)/2), q((1 + c)/2)] exactly when cdf ≥ (1 − c)/2 and cdf_below
+ * < (1 + c)/2, so no quantile is searched for (docs/metrics.md).
+ * @return BNN_OK; BNN_EINVAL (a NULL pointer, n < 1, c outside (0, 1)).
+ */
+int bnn_metrics_coverage(const double *cdf, const double *cdf_below, long n, double c,
+                         double *coverage, bnn_err *err);
 
 /* ---- uncertainty and out-of-distribution detection ---------------------- */
 

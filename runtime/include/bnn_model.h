@@ -43,6 +43,9 @@ enum bnn_likelihood {
 	BNN_LIKELIHOOD_CATEGORICAL,
 	BNN_LIKELIHOOD_GAUSSIAN,
 	BNN_LIKELIHOOD_BERNOULLI,
+	BNN_LIKELIHOOD_POISSON, /* counts: rate exp(output) */
+	BNN_LIKELIHOOD_LAPLACE, /* the distribution (robust regression), not
+	                           the Laplace approximation of laplace.c */
 	BNN_LIKELIHOOD_COUNT
 };
 
@@ -250,8 +253,9 @@ typedef struct bnn_model {
 	const char *target_name;
 	long targets;           /* target floats per example: 1 (a class
 	                           label) for categorical, else outputs */
-	double sigma;           /* gaussian with fixed σ */
-	int sigma_learned;      /* gaussian: log σ is a parameter tensor */
+	double sigma;           /* the fixed scale: gaussian's σ, laplace's b */
+	int sigma_learned;      /* gaussian, laplace: the log of the scale is a
+	                           parameter tensor (role BNN_ROLE_LOG_SIGMA) */
 	double prior_precision; /* the model's default prior precision */
 	long nparams;
 	int ntensors;
@@ -287,8 +291,25 @@ typedef struct bnn_model {
 int bnn_model_check(const bnn_model *m, bnn_err *err);
 
 /** The number of classes of a classification model: outputs for
- *  categorical, 2 per label for bernoulli, 0 for gaussian. */
+ *  categorical, 2 per label for bernoulli, 0 for a regression model. */
 int bnn_model_classes(const bnn_model *m);
+
+/* What a likelihood's targets are (one row per likelihood in model.c's
+ * table, so that the runtime asks the table, never lists likelihoods). */
+enum bnn_target_kind {
+	BNN_TARGETS_CLASS,  /* one class label per example (categorical) */
+	BNN_TARGETS_BINARY, /* a 0/1 label per output (bernoulli) */
+	BNN_TARGETS_REAL,   /* a real value per output (regression) */
+	BNN_TARGETS_COUNT   /* a non-negative integer per output (poisson) */
+};
+
+/** The kind of targets of the model's likelihood (enum bnn_target_kind). */
+int bnn_likelihood_targets(const bnn_model *m);
+
+/** Whether the model is a regression model: real-valued targets, and a
+ *  predictive mean and variance per output (bnn_predict's probs and var)
+ *  instead of class probabilities. */
+int bnn_likelihood_regression(const bnn_model *m);
 
 /** The model's likelihood as written in .bnn ("categorical"). */
 const char *bnn_likelihood_name(int likelihood);

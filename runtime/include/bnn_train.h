@@ -463,6 +463,16 @@ int bnn_dist_sum(const void *comm, double *v, long n);
  */
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err);
 
+/**
+ * Check that the targets of ds are ones the likelihood of m takes: class
+ * labels (bnn_data_check_labels with bnn_model_classes), counts (poisson:
+ * bnn_data_check_counts), any real value (gaussian, laplace).  source names
+ * the file in the messages.
+ * @return BNN_OK, or the checker's error.
+ */
+int bnn_model_check_targets(const bnn_model *m, const bnn_dataset *ds, const char *source,
+                            bnn_err *err);
+
 /* Which examples of a data set to run, and in what batches. */
 typedef struct bnn_example_range {
 	const long *idx; /* indices into the data set, or NULL: the first n */
@@ -486,8 +496,8 @@ int bnn_state_is_stochastic(const bnn_state *st);
 
 /* Where bnn_predict() writes (NULL fields: not wanted, except probs). */
 typedef struct bnn_prediction {
-	float *probs;     /* n × outputs: probabilities, or the Gaussian mean */
-	float *var;       /* gaussian: n × outputs, the mixture variance, or NULL */
+	float *probs;     /* n × outputs: probabilities, or the regression mean */
+	float *var;       /* regression: n × outputs, the mixture variance, or NULL */
 	double *nll;      /* the summed NLL, or NULL (then ds needs no targets, unless
 	                     nll_each is given) */
 	double *nll_each; /* n: each example's NLL, or NULL */
@@ -498,6 +508,12 @@ typedef struct bnn_prediction {
 	                             score of each one's logits (Liu et al. 2020) */
 	float *logits;            /* max(mc, 1) × n × outputs: each sample's raw outputs, before
 	                  st->temperature, sample-major (bnn_fit_temperature), or NULL */
+	/* Regression only (gaussian, laplace, poisson; ignored otherwise), with
+	 * nll or nll_each (the targets); each may be NULL: */
+	double *cdf;       /* n × outputs: the predictive CDF at the target,
+	                      P(Y ≤ y), the mean over the samples of each one's */
+	double *cdf_below; /* n × outputs: P(Y < y); the same as cdf but for
+	                      counts (poisson: P(Y ≤ y − 1)) */
 } bnn_prediction;
 
 /* The examples per batch of bnn_predict(): batch j is examples
@@ -521,7 +537,13 @@ typedef struct bnn_prediction {
  *                P(y = 1);
  *   gaussian:    out->probs receives the mixture mean, out->var (may be
  *                NULL) the mixture variance: mean of (σ² + μ_s²) − (mean
- *                of μ_s)².
+ *                of μ_s)²;
+ *   laplace:     the same with the variance 2b² in place of σ²;
+ *   poisson:     out->probs the mean rate E_s[λ_s] (λ_s = e^z), out->var
+ *                E_s[λ_s] + Var_s[λ_s] (aleatoric + epistemic).
+ * Regression models with targets: out->cdf and out->cdf_below (may be
+ * NULL) receive the mixture's CDF at each target (docs/metrics.md,
+ * "Calibration of central intervals").
  * Classifiers (else BNN_EINVAL when either is asked):
  * out->expected_entropy (may be NULL) receives E_θ H[p(y | x, θ)], the
  * mean over the S samples of the entropy of each sample's prediction

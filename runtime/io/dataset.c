@@ -1,7 +1,8 @@
 /*
  * dataset.c: what every data set shares whatever file it came from:
  * releasing it (bnn_dataset_free) and checking that its targets are class
- * labels a categorical or bernoulli model can take (bnn_data_check_labels).
+ * labels a categorical or bernoulli model can take (bnn_data_check_labels)
+ * and the counts a poisson model can take (bnn_data_check_counts).
  * The readers themselves are in data_idx.c and data_csv.c.
  */
 #include <math.h>
@@ -26,9 +27,51 @@ void bnn_dataset_free(bnn_dataset *ds)
 	memset(ds, 0, sizeof *ds);
 }
 
+/* "example E" or, with several targets, "example E, target T" (from 1) of
+ * target value i of ds. */
+static void data_where(const bnn_dataset *ds, long i, char *where, size_t size)
+{
+	long t = ds->targets;
+
+	if (t > 1)
+		snprintf(where, size, "example %ld, target %ld", i / t + 1, i % t + 1);
+	else
+		snprintf(where, size, "example %ld", i + 1);
+}
+
+int bnn_data_check_counts(const bnn_dataset *ds, const char *source, bnn_err *err)
+{
+	long i;
+	char where[64];
+
+	if (!source)
+		source = "data";
+	if (!ds)
+		return bnn_fail(err, BNN_EINVAL, "%s: no data set", source);
+	if (ds->targets < 1 || !ds->y)
+		return bnn_fail(err, BNN_EINVAL, "%s: the data set has no targets", source);
+	for (i = 0; i < ds->n * ds->targets; i++) {
+		double v = ds->y[i];
+
+		if (isfinite(v) && v == floor(v) && v >= 0)
+			continue;
+		data_where(ds, i, where, sizeof where);
+		if (!isfinite(v) || v != floor(v))
+			return bnn_fail(err, BNN_EFORMAT,
+			                "%s: %s: count %g is not an integer (poisson targets are "
+			                "non-negative integers)",
+			                source, where, v);
+		return bnn_fail(err, BNN_ERANGE,
+		                "%s: %s: count %g is negative (poisson targets are non-negative "
+		                "integers)",
+		                source, where, v);
+	}
+	return BNN_OK;
+}
+
 int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_err *err)
 {
-	long i, t;
+	long i;
 	char where[64];
 
 	if (!source)
@@ -47,13 +90,7 @@ int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_
 
 		if (isfinite(v) && v == floor(v) && v >= 0 && v < k)
 			continue;
-		/* Example i / targets + 1, target i % targets + 1. */
-		t = ds->targets;
-		if (t > 1)
-			snprintf(where, sizeof where, "example %ld, target %ld", i / t + 1,
-			         i % t + 1);
-		else
-			snprintf(where, sizeof where, "example %ld", i + 1);
+		data_where(ds, i, where, sizeof where);
 		if (!isfinite(v) || v != floor(v))
 			return bnn_fail(err, BNN_EFORMAT, "%s: %s: label %g is not an integer",
 			                source, where, v);

@@ -1,7 +1,9 @@
 /*
  * metrics_regression.c: bnn_metrics_regression(), the root mean squared
- * error and the Gaussian negative log-likelihood of a predictive mean and
- * variance per output against the targets.  The definitions are in
+ * error, the mean absolute error and the Gaussian negative log-likelihood
+ * of a predictive mean and variance per output against the targets; and
+ * bnn_metrics_coverage(), the calibration of central predictive intervals
+ * from the predictive CDF at the targets.  The definitions are in
  * bnn_metrics.h and docs/metrics.md; every variance is checked before any
  * sum is formed, and the sums are accumulated in double.
  */
@@ -18,7 +20,7 @@ int bnn_metrics_regression(const float *mean, const float *var, const float *y, 
                            bnn_regression_metrics *out, bnn_err *err)
 {
 	static const char who[] = "bnn_metrics_regression";
-	double sq = 0.0, nll = 0.0;
+	double sq = 0.0, nll = 0.0, abs_sum = 0.0;
 	long i, j;
 
 	if (mean == NULL || var == NULL || y == NULL || out == NULL)
@@ -47,11 +49,36 @@ int bnn_metrics_regression(const float *mean, const float *var, const float *y, 
 		double r = (double)y[i] - (double)mean[i];
 
 		sq += r * r;
+		abs_sum += fabs(r);
 		nll += 0.5 * (METRICS_LOG_2PI + log(v)) + r * r / (2.0 * v);
 	}
 
 	out->n = n;
 	out->rmse = sqrt(sq / ((double)n * (double)d));
 	out->nll = nll / (double)n;
+	out->mae = abs_sum / ((double)n * (double)d);
+	return BNN_OK;
+}
+
+int bnn_metrics_coverage(const double *cdf, const double *cdf_below, long n, double c,
+                         double *coverage, bnn_err *err)
+{
+	double lo = (1 - c) / 2, hi = (1 + c) / 2;
+	long i, inside = 0;
+
+	if (!cdf || !cdf_below || !coverage)
+		return bnn_fail(err, BNN_EINVAL, "bnn_metrics_coverage: %s is NULL",
+		                !cdf         ? "cdf"
+		                : !cdf_below ? "cdf_below"
+		                             : "coverage");
+	if (n < 1)
+		return bnn_fail(err, BNN_EINVAL,
+		                "bnn_metrics_coverage: n is %ld, need at least 1 target", n);
+	if (!(c > 0 && c < 1))
+		return bnn_fail(err, BNN_EINVAL,
+		                "bnn_metrics_coverage: the level %g is not inside (0, 1)", c);
+	for (i = 0; i < n; i++)
+		inside += cdf[i] >= lo && cdf_below[i] < hi;
+	*coverage = (double)inside / (double)n;
 	return BNN_OK;
 }

@@ -214,6 +214,7 @@ done:
 struct mixture_part {
 	float *probs, *var;
 	double *nll_each, *xent, *energy;
+	double *cdf, *cdf_below; /* regression: n × k, the CDF at the targets */
 };
 
 static void mixture_part_free(struct mixture_part *p)
@@ -223,6 +224,8 @@ static void mixture_part_free(struct mixture_part *p)
 	free(p->nll_each);
 	free(p->xent);
 	free(p->energy);
+	free(p->cdf);
+	free(p->cdf_below);
 }
 
 static int mixture_part_alloc(struct mixture_part *p, const bnn_prediction *out, long n, long k)
@@ -235,8 +238,11 @@ static int mixture_part_alloc(struct mixture_part *p, const bnn_prediction *out,
 	p->nll_each = scored ? malloc((size_t)n * sizeof *p->nll_each) : NULL;
 	p->xent = out->expected_entropy ? malloc((size_t)n * sizeof *p->xent) : NULL;
 	p->energy = out->energy ? malloc((size_t)n * sizeof *p->energy) : NULL;
+	p->cdf = out->cdf ? malloc((size_t)(n * k) * sizeof *p->cdf) : NULL;
+	p->cdf_below = out->cdf_below ? malloc((size_t)(n * k) * sizeof *p->cdf_below) : NULL;
 	return !p->probs || (out->var && !p->var) || (scored && !p->nll_each) ||
-	       (out->expected_entropy && !p->xent) || (out->energy && !p->energy);
+	       (out->expected_entropy && !p->xent) || (out->energy && !p->energy) ||
+	       (out->cdf && !p->cdf) || (out->cdf_below && !p->cdf_below);
 }
 
 /* The sums over the members of what the mixture averages. */
@@ -245,6 +251,8 @@ struct mixture_sums {
 	double *sq;  /* gaussian: n × k, Σ (σ²_k + μ_k²) */
 	double *lse; /* n: log Σ_k exp(−NLL_k) */
 	double *xent, *energy;
+	double *cdf, *cdf_below; /* n × k: Σ CDFs at the targets (the mixture's
+	                            CDF is their mean) */
 };
 
 static void mixture_add(struct mixture_sums *s, const struct mixture_part *p, long n, long k,
@@ -256,6 +264,10 @@ static void mixture_add(struct mixture_sums *s, const struct mixture_part *p, lo
 		s->p[i] += p->probs[i];
 		if (p->var)
 			s->sq[i] += (double)p->var[i] + (double)p->probs[i] * p->probs[i];
+		if (p->cdf)
+			s->cdf[i] += p->cdf[i];
+		if (p->cdf_below)
+			s->cdf_below[i] += p->cdf_below[i];
 	}
 	for (i = 0; i < n; i++) {
 		if (p->nll_each) {
@@ -282,6 +294,10 @@ static void mixture_finish(const struct mixture_sums *s, const bnn_prediction *o
 		out->probs[i] = (float)mean;
 		if (out->var) /* mixture variance: mean of (σ² + μ²) − mean² */
 			out->var[i] = (float)fmax(s->sq[i] / K - mean * mean, 0.0);
+		if (out->cdf)
+			out->cdf[i] = s->cdf[i] / K;
+		if (out->cdf_below)
+			out->cdf_below[i] = s->cdf_below[i] / K;
 	}
 	if (out->nll)
 		*out->nll = 0;
@@ -334,9 +350,12 @@ int bnn_mixture_predict_batches(const bnn_mixture *mix, const bnn_dataset *ds, l
 	s.lse = scored ? calloc((size_t)n, sizeof *s.lse) : NULL;
 	s.xent = out->expected_entropy ? calloc((size_t)n, sizeof *s.xent) : NULL;
 	s.energy = out->energy ? calloc((size_t)n, sizeof *s.energy) : NULL;
+	s.cdf = out->cdf ? calloc((size_t)(n * k), sizeof *s.cdf) : NULL;
+	s.cdf_below = out->cdf_below ? calloc((size_t)(n * k), sizeof *s.cdf_below) : NULL;
 	if (mixture_part_alloc(&part, out, n, k) || !s.p || (out->var && !s.sq) ||
 	    (scored && !s.lse) || (out->expected_entropy && !s.xent) ||
-	    (out->energy && !s.energy)) {
+	    (out->energy && !s.energy) || (out->cdf && !s.cdf) ||
+	    (out->cdf_below && !s.cdf_below)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
 	}
@@ -347,7 +366,9 @@ int bnn_mixture_predict_batches(const bnn_mixture *mix, const bnn_dataset *ds, l
 		                                            .var = part.var,
 		                                            .nll_each = part.nll_each,
 		                                            .expected_entropy = part.xent,
-		                                            .energy = part.energy },
+		                                            .energy = part.energy,
+		                                            .cdf = part.cdf,
+		                                            .cdf_below = part.cdf_below },
 		                         err);
 		if (rc) {
 			char why[BNN_ERR_MESSAGE_MAX];
@@ -365,5 +386,7 @@ done:
 	free(s.lse);
 	free(s.xent);
 	free(s.energy);
+	free(s.cdf);
+	free(s.cdf_below);
 	return rc;
 }

@@ -4,7 +4,11 @@
  * index when asked, so training can validate on a random subset without
  * copying it), and bnn_predict() turns raw outputs into predictive
  * distributions: softmax probabilities (categorical), P(y = 1) per label
- * (bernoulli), or a Gaussian mean and variance (σ² fixed or learned),
+ * (bernoulli), or a regression model's predictive mean and variance
+ * (gaussian and laplace: the mean, the likelihood's variance σ² or 2b² and
+ * the variance of the mean over the samples; poisson: the mean rate E[λ]
+ * and E[λ] + Var[λ]) and its CDF at the targets (calibration of central
+ * intervals),
  * at the posterior mean or averaged over Monte-Carlo samples of the
  * posterior (weights θ = μ + σ∘ε, dropout masks), with the NLL of the
  * predictive mixture by log-sum-exp, and for classifiers the mean over
@@ -230,24 +234,6 @@ int bnn_model_outputs(const bnn_state *st, const bnn_dataset *ds, const bnn_exam
 	return model_outputs(st->model, st->params, st->stats, ds, r, out, nll, err);
 }
 
-/* ½·log(2π) (M_PI is not ISO C). */
-#define PREDICT_HALF_LOG_2PI 0.91893853320467274178
-
-/* σ² of each output of a Gaussian model. */
-static void predict_variance(const bnn_state *st, const float *w, double *var)
-{
-	const bnn_model *m = st->model;
-	long j;
-	int i;
-
-	for (j = 0; j < m->outputs; j++)
-		var[j] = m->sigma * m->sigma;
-	for (i = 0; i < m->ntensors; i++)
-		if (m->tensors[i].role == BNN_ROLE_LOG_SIGMA)
-			for (j = 0; j < m->outputs && j < m->tensors[i].size; j++)
-				var[j] = exp(2.0 * (double)w[m->tensors[i].offset + j]);
-}
-
 /* log(e^a + e^b) without overflow (a = -inf: the first term). */
 static double log_add(double a, double b)
 {
@@ -256,17 +242,120 @@ static double log_add(double a, double b)
 	return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
 }
 
+/* ½·log(2π) (M_PI is not ISO C). */
+#define PREDICT_HALF_LOG_2PI 0.91893853320467274178
+
+/* The scale parameter of each output of a location-scale model, fixed or
+ * learned (as its log, in the parameters w): σ² for gaussian, b for
+ * laplace. */
+static void predict_scale(const bnn_state *st, const float *w, double *scale)
+{
+	const bnn_model *m = st->model;
+	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	long j;
+	int i;
+
+	for (j = 0; j < m->outputs; j++)
+		scale[j] = gaussian ? m->sigma * m->sigma : m->sigma;
+	for (i = 0; i < m->ntensors; i++)
+		if (m->tensors[i].role == BNN_ROLE_LOG_SIGMA)
+			for (j = 0; j < m->outputs && j < m->tensors[i].size; j++)
+				scale[j] = exp((gaussian ? 2.0 : 1.0) *
+				               (double)w[m->tensors[i].offset + j]);
+}
+
+/* What one sample of a regression model predicts for one output. */
+struct predict_reg {
+	double mean, var; /* the likelihood's mean and variance (aleatoric) */
+	double ll;        /* log p(y | θ_s), with a target */
+	double cdf;       /* P(Y ≤ y | θ_s), with a target */
+	double cdf_below; /* P(Y < y | θ_s): cdf for continuous targets */
+};
+
+/* The Poisson CDF P(Y ≤ y) = Σ_{i ≤ y} e^(−λ)λ^i/i! for y ≥ 0, in log space
+ * (a large λ would underflow e^(−λ)).  From the term at y the sum walks
+ * away from the mode, where the terms only shrink: down to 0 when y < λ,
+ * else up, for the tail P(Y > y) = 1 − F(y); it stops once a term is
+ * below e^(−40) of the sum, so an example costs O(√λ) terms at most, not
+ * O(y). */
+static double predict_poisson_cdf(double y, double lambda)
+{
+	double term, lsum, i;
+
+	if (y < 0)
+		return 0;
+	if (!(lambda > 0)) /* e^z underflowed: all the mass at 0 */
+		return 1;
+	if (!isfinite(lambda))
+		return 0;
+	y = floor(y);
+	term = -lambda + y * log(lambda) - lgamma(y + 1);
+	if (y < lambda) {
+		for (lsum = term, i = y; i > 0 && term > lsum - 40; i--) {
+			term += log(i / lambda); /* the term at i − 1 */
+			lsum = log_add(lsum, term);
+		}
+		return fmin(exp(lsum), 1.0);
+	}
+	for (lsum = -INFINITY, i = y + 1; lsum == -INFINITY || term > lsum - 40; i++) {
+		term += log(lambda / i); /* the term at i */
+		lsum = log_add(lsum, term);
+	}
+	return fmax(1 - exp(lsum), 0.0);
+}
+
+/* Sample θ_s's predictive of output value z (the raw output: a mean, or
+ * poisson's log-rate) with scale parameter scale (predict_scale), and
+ * with has_y of target y its log-likelihood and CDF. */
+static void predict_regression(const bnn_model *m, double z, double scale, double y, int has_y,
+                               struct predict_reg *t)
+{
+	double d = y - z;
+
+	t->ll = t->cdf = t->cdf_below = 0;
+
+	switch (m->likelihood) {
+	case BNN_LIKELIHOOD_POISSON:
+		t->mean = t->var = exp(z);
+		if (has_y) {
+			t->ll = y * z - t->mean - lgamma(y + 1);
+			t->cdf = predict_poisson_cdf(y, t->mean);
+			t->cdf_below = predict_poisson_cdf(y - 1, t->mean);
+		}
+		return;
+	case BNN_LIKELIHOOD_LAPLACE: /* scale = b */
+		t->mean = z;
+		t->var = 2 * scale * scale;
+		if (has_y) {
+			t->ll = -log(2 * scale) - fabs(d) / scale;
+			t->cdf = d < 0 ? 0.5 * exp(d / scale) : 1 - 0.5 * exp(-d / scale);
+			t->cdf_below = t->cdf;
+		}
+		return;
+	default: /* gaussian, scale = σ² */
+		t->mean = z;
+		t->var = scale;
+		if (has_y) {
+			t->ll = -(PREDICT_HALF_LOG_2PI + 0.5 * log(scale) + d * d / (2 * scale));
+			t->cdf = 0.5 * erfc(-d / sqrt(2 * scale));
+			t->cdf_below = t->cdf;
+		}
+	}
+}
+
 /* What Monte-Carlo prediction accumulates over its samples, for the n
  * examples of the range predicted (row i: the range's i-th example). */
 struct predict_acc {
 	long n, k;
-	double *sum;    /* n × k: Σ_s p_s (classification) or Σ_s μ_s (gaussian) */
-	double *sumsq;  /* gaussian: Σ_s μ_s² */
-	double *sumvar; /* gaussian: Σ_s σ²_s per output (k) */
-	double *lse;    /* n: log Σ_s p(y_i | θ_s), when targets are scored */
-	double *var;    /* gaussian: σ² per output of the current sample */
-	double *sument; /* n: Σ_s H[p(y_i | θ_s)] (classification), or NULL */
-	double *sumen;  /* n: Σ_s E(x_i; θ_s), the energy score, or NULL */
+	double *sum;             /* n × k: Σ_s p_s (classification) or Σ_s μ_s (regression) */
+	double *sumsq;           /* regression: Σ_s μ_s² */
+	double *sumvar;          /* regression: n × k, Σ_s of the likelihood's variance */
+	double *lse;             /* n: log Σ_s p(y_i | θ_s), when targets are scored */
+	double *scale;           /* gaussian, laplace: k, the current sample's scales */
+	double *cdf, *cdf_below; /* regression, n × k or NULL: Σ_s P(Y ≤ y | θ_s),
+	                            Σ_s P(Y < y | θ_s) */
+	double *sument;          /* n: Σ_s H[p(y_i | θ_s)] (classification), or NULL */
+	double *sumen;           /* n: Σ_s E(x_i; θ_s), the energy score, or NULL */
 };
 
 /* The entropy −Σ_j p_j log p_j and the energy −log Σ_j exp(z_j) (Liu et
@@ -313,7 +402,7 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 		long i = i0 + r;
 		const float *z = zb + r * k;
 		double *sum = acc->sum + i * k, ll = 0, h = 0, en = 0;
-		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+		if (bnn_likelihood_targets(m) == BNN_TARGETS_CLASS) {
 			double zmax = z[0], norm = 0;
 			for (j = 1; j < k; j++)
 				zmax = z[j] > zmax ? z[j] : zmax;
@@ -325,7 +414,7 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 				ll = (double)z[(long)yb[r]] - zmax - log(norm);
 			if (acc->sument || acc->sumen)
 				predict_softmax_scores(z, k, zmax, norm, &h, &en);
-		} else if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
+		} else if (bnn_likelihood_targets(m) == BNN_TARGETS_BINARY) {
 			for (j = 0; j < k; j++) {
 				double zj = z[j], hj, ej;
 				sum[j] += 1.0 / (1.0 + exp(-zj));
@@ -342,13 +431,17 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 			}
 		} else {
 			for (j = 0; j < k; j++) {
-				double mu = z[j];
-				sum[j] += mu;
-				acc->sumsq[i * k + j] += mu * mu;
-				if (yb) {
-					double d = yb[r * k + j] - mu;
-					ll -= PREDICT_HALF_LOG_2PI + 0.5 * log(acc->var[j]) +
-					      d * d / (2 * acc->var[j]);
+				struct predict_reg t;
+				predict_regression(m, z[j], acc->scale[j], yb ? yb[r * k + j] : 0,
+				                   yb != NULL, &t);
+				sum[j] += t.mean;
+				acc->sumsq[i * k + j] += t.mean * t.mean;
+				acc->sumvar[i * k + j] += t.var;
+				if (yb)
+					ll += t.ll;
+				if (yb && acc->cdf) {
+					acc->cdf[i * k + j] += t.cdf;
+					acc->cdf_below[i * k + j] += t.cdf_below;
 				}
 			}
 		}
@@ -367,7 +460,9 @@ static void predict_acc_free(struct predict_acc *acc)
 	free(acc->sumsq);
 	free(acc->sumvar);
 	free(acc->lse);
-	free(acc->var);
+	free(acc->scale);
+	free(acc->cdf);
+	free(acc->cdf_below);
 	free(acc->sument);
 	free(acc->sumen);
 }
@@ -405,7 +500,7 @@ static void predict_temperature(const bnn_state *st, float *z, long count)
 	long i;
 
 	if (!(st->temperature > 0) || st->temperature == 1 ||
-	    st->model->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+	    bnn_likelihood_targets(st->model) != BNN_TARGETS_CLASS)
 		return;
 	for (i = 0; i < count; i++)
 		z[i] = (float)((double)z[i] / st->temperature);
@@ -427,7 +522,9 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	int scored = nll || nll_each;
 	const bnn_model *m = st && st->model ? st->model : NULL;
 	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
-	int gaussian = m && m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
+	int regression = m && bnn_likelihood_regression(m);
+	double *cdf = out && regression ? out->cdf : NULL;
+	double *cdf_below = out && regression ? out->cdf_below : NULL;
 	struct predict_acc acc;
 	struct predict_team team = { 0, NULL, NULL, NULL, NULL, NULL };
 	float *theta = NULL, *phi = NULL;
@@ -440,11 +537,15 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	if (mc < 0)
 		return bnn_fail(err, BNN_EINVAL,
 		                "the number of Monte-Carlo samples must be 0 or more");
-	if (gaussian && (xent || energy))
+	if (regression && (xent || energy))
 		return bnn_fail(err, BNN_EINVAL,
-		                "model '%s' is a regression model (gaussian): the expected entropy "
+		                "model '%s' is a regression model (%s): the expected entropy "
 		                "and the energy score are defined for classifiers only",
-		                m->name);
+		                m->name, bnn_likelihood_name(m->likelihood));
+	if ((cdf || cdf_below) && !scored)
+		return bnn_fail(err, BNN_EINVAL,
+		                "the predictive CDF at the targets needs the targets: ask for "
+		                "nll or nll_each too");
 	nb = (ds->n + BNN_PREDICT_BATCH - 1) / BNN_PREDICT_BATCH;
 	if (j0 < 0 || j1 < j0 || j1 > nb)
 		return bnn_fail(err, BNN_EINVAL,
@@ -471,18 +572,23 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	acc.n = n;
 	acc.k = k;
 	acc.sum = calloc((size_t)(n * k), sizeof *acc.sum);
-	acc.sumsq = gaussian ? calloc((size_t)(n * k), sizeof *acc.sumsq) : NULL;
-	acc.sumvar = calloc((size_t)k, sizeof *acc.sumvar);
+	acc.sumsq = regression ? calloc((size_t)(n * k), sizeof *acc.sumsq) : NULL;
+	acc.sumvar = regression ? calloc((size_t)(n * k), sizeof *acc.sumvar) : NULL;
+	if (cdf || cdf_below) {
+		acc.cdf = calloc((size_t)(n * k), sizeof *acc.cdf);
+		acc.cdf_below = calloc((size_t)(n * k), sizeof *acc.cdf_below);
+	}
 	acc.lse = scored ? malloc((size_t)n * sizeof *acc.lse) : NULL;
-	acc.var = malloc((size_t)k * sizeof *acc.var);
+	acc.scale = malloc((size_t)k * sizeof *acc.scale);
 	acc.sument = xent ? calloc((size_t)n, sizeof *acc.sument) : NULL;
 	acc.sumen = energy ? calloc((size_t)n, sizeof *acc.sumen) : NULL;
 	if (mc > 0 && st->sigma && !probit)
 		theta = bnn_floats_alloc(m->nparams);
 	if (llmc)
 		phi = bnn_floats_alloc(n * m->features);
-	if (!acc.sum || (gaussian && !acc.sumsq) || !acc.sumvar || (scored && !acc.lse) ||
-	    !acc.var || (mc > 0 && st->sigma && !probit && !theta) || (llmc && !phi) ||
+	if (!acc.sum || (regression && (!acc.sumsq || !acc.sumvar)) || (scored && !acc.lse) ||
+	    ((cdf || cdf_below) && (!acc.cdf || !acc.cdf_below)) || !acc.scale ||
+	    (mc > 0 && st->sigma && !probit && !theta) || (llmc && !phi) ||
 	    (xent && !acc.sument) || (energy && !acc.sumen) ||
 	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0) ||
 	    (probit && predict_team_phi(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH))) {
@@ -499,10 +605,8 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 			train_posthoc_sample(st, theta, &wr); /* SWAG's low-rank part */
 			w = theta;
 		}
-		if (gaussian)
-			predict_variance(st, w, acc.var);
-		for (i = 0; gaussian && i < k; i++)
-			acc.sumvar[i] += acc.var[i];
+		if (regression)
+			predict_scale(st, w, acc.scale);
 			/* each batch's pass noise from (seed, s, j), its rows' sums its
 		 * own: nothing depends on which thread runs it */
 #pragma omp parallel for schedule(static) if (j1 - j0 >= PREDICT_PARALLEL_BATCHES)
@@ -545,9 +649,14 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	for (i = 0; i < n * k; i++) {
 		double mean = acc.sum[i] / (double)samples;
 		probs[i] = (float)mean;
-		if (gaussian && var) /* the mixture's variance: mean σ² + variance of μ_s */
-			var[i] = (float)(acc.sumvar[i % k] / (double)samples +
+		if (regression && var) /* the mixture's variance: mean variance (aleatoric) +
+		                          variance of the means (epistemic) */
+			var[i] = (float)(acc.sumvar[i] / (double)samples +
 			                 fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0));
+		if (cdf) /* the mixture's CDF: the mean of the samples' */
+			cdf[i] = acc.cdf[i] / (double)samples;
+		if (cdf_below)
+			cdf_below[i] = acc.cdf_below[i] / (double)samples;
 	}
 	for (i = 0; i < n; i++) {
 		if (xent)

@@ -50,7 +50,7 @@ int bnn_sensitivity_check_model(const bnn_model *m, bnn_err *err)
 
 	if (!m)
 		return bnn_fail(err, BNN_EINVAL, "no model given");
-	if (m->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+	if (bnn_likelihood_targets(m) != BNN_TARGETS_CLASS)
 		return bnn_fail(
 		        err, BNN_EUNSUPPORTED,
 		        "sensitivities and the leave-one-out estimate need a categorical likelihood; model '%s' has a %s "

@@ -421,7 +421,7 @@ static int state_load_temperature(const bnn_ckpt *ck, const char *path, bnn_stat
 	if (!(t[0] > 0) || !isfinite(t[0]))
 		return state_bad_value(path, "", "temperature", 0, t[0], "a finite temperature > 0",
 		                       err);
-	if (s->model->likelihood != BNN_LIKELIHOOD_CATEGORICAL)
+	if (bnn_likelihood_targets(s->model) != BNN_TARGETS_CLASS)
 		return bnn_fail(err, BNN_EFORMAT,
 		                "%s: section 'temperature': model '%s' is %s, and temperature "
 		                "scaling applies to categorical models only",

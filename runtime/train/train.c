@@ -127,11 +127,7 @@ static int train_check_targets(const bnn_model *m, const bnn_dataset *ds, const 
 	int rc = bnn_data_fits(m, ds, 1, err);
 	if (rc)
 		return rc;
-	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL)
-		return bnn_data_check_labels(ds, (int)m->outputs, what, err);
-	if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI)
-		return bnn_data_check_labels(ds, 2, what, err);
-	return BNN_OK;
+	return bnn_model_check_targets(m, ds, what, err);
 }
 
 /* Splits the examples into training and validation index lists. */
@@ -263,11 +259,11 @@ static void train_accuracy(const bnn_model *m, const bnn_dataset *ds, const long
                            const float *out, double *v)
 {
 	long i, j, right = 0, total = 0, k = m->outputs;
-	if (m->likelihood == BNN_LIKELIHOOD_GAUSSIAN)
+	if (bnn_likelihood_regression(m))
 		return;
 	for (i = 0; i < n; i++) {
 		const float *z = out + i * k, *y = ds->y + idx[i] * m->targets;
-		if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL) {
+		if (bnn_likelihood_targets(m) == BNN_TARGETS_CLASS) {
 			long best = 0;
 			for (j = 1; j < k; j++)
 				if (z[j] > z[best])
@@ -603,7 +599,7 @@ static int train_validate(struct trainer *t, bnn_epoch_report *r, bnn_err *err)
 	v[3] = rc != 0;
 	train_dist_sum(t, v, 4);
 	r->valid_nll = v[0] / (double)t->nvalid;
-	r->valid_accuracy = t->m->likelihood == BNN_LIKELIHOOD_GAUSSIAN ? NAN : v[1] / v[2];
+	r->valid_accuracy = bnn_likelihood_regression(t->m) ? NAN : v[1] / v[2];
 	return rc;
 }
 

@@ -5,8 +5,9 @@
  * The losses are sums over the batch in a fixed order and stay on the
  * calling thread: for the models this project trains they cost a few
  * microseconds a step (K·B exponentials), well under a team's start; the
- * gaussian's element-wise gradient runs on the thread's team
- * (BNN_GEN_PEACH).
+ * fixed gaussian's element-wise gradient runs on the thread's team
+ * (BNN_GEN_PEACH).  gaussian's σ and laplace's b learned per output share
+ * one kernel (bnn_gen_scale_learned).
  */
 #ifndef BNN_GEN_LIKELIHOOD_H
 #define BNN_GEN_LIKELIHOOD_H
@@ -95,17 +96,47 @@ static inline double bnn_gen_gaussian_fixed(long batch, long k, const bnn_real *
 	       0.5 * inv_var * ((part[0] + part[1]) + (part[2] + part[3]));
 }
 
+/* log 2, the normaliser of the Laplace density 1/(2b)·e^(−|r|/b). */
+#define BNN_GEN_LOG_2 0.69314718055994530942
+
+/* The scale families of the learned-scale kernel below. */
+enum {
+	BNN_GEN_SCALE_GAUSSIAN,
+	BNN_GEN_SCALE_LAPLACE
+};
+
+/* One element's ℓ of a location-scale likelihood with s = log(scale) and
+ * residual r = y − μ, its ∂ℓ/∂μ in *gz and ∂ℓ/∂s in *gs:
+ *   gaussian: ℓ = ½log(2π) + s + ½r²e^(−2s),  ∂μ = −r·e^(−2s),  ∂s = 1 − r²e^(−2s);
+ *   laplace:  ℓ = log 2 + s + |r|e^(−s),       ∂μ = −sign(r)·e^(−s),
+ *             ∂s = 1 − |r|e^(−s), with the subgradient sign(0) = 0. */
+static inline double bnn_gen_scale_term(int family, double r, double s, double *gz, double *gs)
+{
+	if (family == BNN_GEN_SCALE_LAPLACE) {
+		double inv_b = exp(-s), a = fabs(r);
+		*gz = -(double)((r > 0) - (r < 0)) * inv_b;
+		*gs = 1 - a * inv_b;
+		return BNN_GEN_LOG_2 + s + a * inv_b;
+	} else {
+		double inv_var = exp(-2.0 * s);
+		*gz = -r * inv_var;
+		*gs = 1 - r * r * inv_var;
+		return BNN_GEN_HALF_LOG_2PI + s + 0.5 * r * r * inv_var;
+	}
+}
+
 /*
- * gaussian with a learned s = log σ per output (parameter vector s):
- * ℓ = Σ_k ½log(2π) + s_k + ½(y − μ)²·e^(−2s_k);
- * dμ = (μ − y)·e^(−2s)/B (dz NULL: skipped);  ∂ℓ/∂s = 1 − (y − μ)²·e^(−2s),
- * averaged into ds (overwritten; NULL: skipped) and, squared, into ss (the
- * mean of squares; NULL: skipped).
+ * A location-scale likelihood (family: BNN_GEN_SCALE_*) with mean μ = z and
+ * a learned s = log(scale) per output (parameter vector s), ℓ and its
+ * gradients per element by bnn_gen_scale_term:
+ * dz = ∂ℓ/∂μ / B (dz NULL: skipped); ∂ℓ/∂s averaged into ds (overwritten;
+ * NULL: skipped) and, squared, into ss (the mean of squares; NULL:
+ * skipped).
  */
-static inline double bnn_gen_gaussian_learned(long batch, long k, const bnn_real *restrict z,
-                                              const bnn_real *restrict y,
-                                              const bnn_real *restrict s, bnn_real *restrict dz,
-                                              bnn_real *restrict ds, bnn_real *restrict ss)
+static inline double bnn_gen_scale_learned(int family, long batch, long k,
+                                           const bnn_real *restrict z, const bnn_real *restrict y,
+                                           const bnn_real *restrict s, bnn_real *restrict dz,
+                                           bnn_real *restrict ds, bnn_real *restrict ss)
 {
 	double loss = 0;
 	long i, j;
@@ -118,17 +149,72 @@ static inline double bnn_gen_gaussian_learned(long batch, long k, const bnn_real
 			ss[j] = 0;
 	for (i = 0; i < batch; i++)
 		for (j = 0; j < k; j++) {
-			double r = (double)y[i * k + j] - (double)z[i * k + j];
-			double inv_var = exp(-2.0 * (double)s[j]);
-			double gs = 1 - r * r * inv_var;
-			loss += BNN_GEN_HALF_LOG_2PI + (double)s[j] + 0.5 * r * r * inv_var;
+			double gz, gs;
+			loss += bnn_gen_scale_term(family,
+			                           (double)y[i * k + j] - (double)z[i * k + j],
+			                           (double)s[j], &gz, &gs);
 			if (dz)
-				dz[i * k + j] = (bnn_real)(-r * inv_var / (double)batch);
+				dz[i * k + j] = (bnn_real)(gz / (double)batch);
 			if (ds)
 				ds[j] += (bnn_real)(gs / (double)batch);
 			if (ss)
 				ss[j] += (bnn_real)(gs * gs / (double)batch);
 		}
+	return loss;
+}
+
+/* gaussian with a learned s = log σ per output (bnn_gen_scale_learned). */
+static inline double bnn_gen_gaussian_learned(long batch, long k, const bnn_real *restrict z,
+                                              const bnn_real *restrict y,
+                                              const bnn_real *restrict s, bnn_real *restrict dz,
+                                              bnn_real *restrict ds, bnn_real *restrict ss)
+{
+	return bnn_gen_scale_learned(BNN_GEN_SCALE_GAUSSIAN, batch, k, z, y, s, dz, ds, ss);
+}
+
+/* laplace with a learned s = log b per output (bnn_gen_scale_learned). */
+static inline double bnn_gen_laplace_learned(long batch, long k, const bnn_real *restrict z,
+                                             const bnn_real *restrict y, const bnn_real *restrict s,
+                                             bnn_real *restrict dz, bnn_real *restrict ds,
+                                             bnn_real *restrict ss)
+{
+	return bnn_gen_scale_learned(BNN_GEN_SCALE_LAPLACE, batch, k, z, y, s, dz, ds, ss);
+}
+
+/* laplace with a fixed scale b per model, location μ = z:
+ * ℓ = Σ_k log(2b) + |y − μ|/b;  dμ = sign(μ − y)/(b·B), 0 where y = μ (the
+ * subgradient).  Σ|y − μ| in double, in example order. */
+static inline double bnn_gen_laplace_fixed(long batch, long k, const bnn_real *restrict z,
+                                           const bnn_real *restrict y, double b,
+                                           bnn_real *restrict dz)
+{
+	double abs_sum = 0, g = 1 / (b * (double)batch);
+	long e, n = batch * k;
+
+	for (e = 0; e < n; e++) {
+		double r = (double)y[e] - (double)z[e];
+		abs_sum += fabs(r);
+		if (dz)
+			dz[e] = (bnn_real)((double)((r < 0) - (r > 0)) * g);
+	}
+	return (double)n * (BNN_GEN_LOG_2 + log(b)) + abs_sum / b;
+}
+
+/* poisson with log-rate z, counts y (non-negative integers, checked when
+ * the data is loaded): ℓ = Σ_k e^z − y·z + log Γ(y + 1);
+ * dz = (e^z − y)/B. */
+static inline double bnn_gen_poisson(long batch, long k, const bnn_real *restrict z,
+                                     const bnn_real *restrict y, bnn_real *restrict dz)
+{
+	double loss = 0;
+	long e, n = batch * k;
+
+	for (e = 0; e < n; e++) {
+		double rate = exp((double)z[e]), ye = (double)y[e];
+		loss += rate - ye * (double)z[e] + lgamma(ye + 1);
+		if (dz)
+			dz[e] = (bnn_real)((rate - ye) / (double)batch);
+	}
 	return loss;
 }
 
