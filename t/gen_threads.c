@@ -11,8 +11,8 @@
  * dX by shifted views and by col2im, a pointwise and a strided layer, a
  * dropout mask; batchnorm, maxpool, avgpool, globalavgpool), th_mf
  * (meanfield's local reparameterisation, softplus, gelu, a Gaussian
- * likelihood), th_whvi (WHVI layers) and th_patch (emp and ecmp patches on
- * conv2d, batchnorm and dense), and th_norm (groupnorm, layernorm of a
+ * likelihood), th_whvi (WHVI layers), th_patch (emp and ecmp patches on
+ * conv2d, batchnorm and dense) and th_norm (groupnorm, layernorm of a
  * map and of a vector).  For each, three passes run with 1 thread
  * and then with 2 and 3, from the same parameters, data, running
  * statistics and rng seed:
