@@ -160,6 +160,15 @@ int cg_feeds_relu(const struct cg *cg, int node);
 void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
                    char *bbuf, size_t size);
 
+/* A layernorm or groupnorm node as its kernels see it (bnn_gen/norm.h): C
+ * channels of hw values (a vector: C features of one value) in `groups`
+ * groups, and len values per cell of its scale and shift (1: one per
+ * value, layernorm; hw: one per channel, groupnorm).  layer_norm.c. */
+struct cg_norm_shape {
+	long c, hw, groups, len;
+};
+struct cg_norm_shape cg_norm_shape(const struct cg *cg, int node);
+
 /* The posterior family of a node (point when it has none). */
 enum family_id cg_family(const struct cg *cg, int node);
 

@@ -24,16 +24,10 @@
 #include "bnn_model.h"
 #include "cg.h"
 
-/* The kernels' view of node n: C channels of hw values, G groups, and len
- * values per cell of γ and β. */
-struct nm_shape {
-	long c, hw, groups, len;
-};
-
-static struct nm_shape nm_shape_of(const struct cg *cg, int node)
+struct cg_norm_shape cg_norm_shape(const struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
-	struct nm_shape s;
+	struct cg_norm_shape s;
 	s.c = n->shape[0];
 	s.hw = (long)(graph_node_elements(n) / s.c);
 	s.groups = n->op == OP_GROUPNORM ? n->attrs.groups : 1;
@@ -62,19 +56,19 @@ static int nm_params(struct cg *cg, int node)
 /* Per example: the G means and the G values of 1/√(v + ε). */
 static void nm_plan(struct cg *cg, int node)
 {
-	cg->nodes[node].stat_off = cg_reserve(cg, 2 * nm_shape_of(cg, node).groups);
+	cg->nodes[node].stat_off = cg_reserve(cg, 2 * cg_norm_shape(cg, node).groups);
 }
 
 static void nm_declare(struct cg *cg, int node)
 {
 	emit(cg->e, "\tbnn_real *const nm_%s = ws + %ldL * B; /* [B, 2, %ld] mean, 1/sd */\n",
-	     cg_name(cg, node), cg->nodes[node].stat_off, nm_shape_of(cg, node).groups);
+	     cg_name(cg, node), cg->nodes[node].stat_off, cg_norm_shape(cg, node).groups);
 }
 
 static void nm_forward(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
-	const struct nm_shape s = nm_shape_of(cg, node);
+	const struct cg_norm_shape s = cg_norm_shape(cg, node);
 	const char *name = cg_name(cg, node);
 	char g[64], b[64], eps[40];
 	cg_param_addr(cg, node, "w", 0, g, b, sizeof g);
@@ -88,7 +82,7 @@ static void nm_forward(struct cg *cg, int node)
 static void nm_backward(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
-	const struct nm_shape s = nm_shape_of(cg, node);
+	const struct cg_norm_shape s = cg_norm_shape(cg, node);
 	const char *name = cg_name(cg, node);
 	int in = n->inputs[0];
 	char g[64], b[64], dg[64], db[64], qg[96], qb[96], dx[160];
