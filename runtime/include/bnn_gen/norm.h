@@ -125,6 +125,21 @@ static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long gr
 
 		for (e = 0; e < batch; e++) {
 			const bnn_real *restrict me = mr + e * 2 * groups;
+			if (len == 1 && lo / n == (lo + m - 1) / n) {
+				/* a cell per value, the tile in one group: a loop
+				 * over the tile's cells, which vectorises */
+				const bnn_real *restrict xk = x + e * chw + lo;
+				const bnn_real *restrict dk = dy + e * chw + lo;
+				const bnn_real mu = me[lo / n], r = me[groups + lo / n];
+				for (k = 0; k < m; k++) {
+					const double d = dk[k], s = d * (double)((xk[k] - mu) * r);
+					dg[k] += s;
+					db[k] += d;
+					qg[k] += s * s;
+					qb[k] += d * d;
+				}
+				continue;
+			}
 			for (k = 0; k < m; k++) {
 				const long at = (lo + k) * len, g = at / n;
 				const bnn_real *restrict xk = x + e * chw + at;
