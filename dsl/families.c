@@ -68,6 +68,8 @@ int family_applies(enum family_id f, enum op_id op)
 	              : op == OP_CONV1D    ? FAM_ON_CONV2D /* conv1d is conv2d's code */
 	              : op == OP_BATCHNORM ? FAM_ON_BATCHNORM
 	                                   : 0;
+	if (op == OP_LAYERNORM || op == OP_GROUPNORM)
+		on = FAM_ON_NORM;
 	return (family_table[f].applies_to & on) != 0;
 }
 

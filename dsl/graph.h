@@ -26,7 +26,8 @@ enum op_id {
 enum {
 	FAM_ON_DENSE = 1,
 	FAM_ON_CONV2D = 2, /* and conv1d, which runs on conv2d's code */
-	FAM_ON_BATCHNORM = 4
+	FAM_ON_BATCHNORM = 4,
+	FAM_ON_NORM = 16 /* layernorm, groupnorm: normalisation per example */
 };
 
 enum family_id {
@@ -69,7 +70,8 @@ struct op_attrs {
 	long size;            /* maxpool, avgpool: window size */
 	int bias;             /* dense, conv2d, conv1d */
 	double slope;         /* leaky_relu */
-	double momentum, eps; /* batchnorm */
+	double momentum, eps; /* batchnorm; eps also layernorm, groupnorm */
+	long groups;          /* groupnorm: channel groups normalised apart */
 };
 
 struct graph_node {

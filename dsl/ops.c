@@ -4,8 +4,9 @@
  * Shapes are [features] (rank 1), [channels, length] (rank 2: 1-D signals,
  * which conv1d and the pools take) or [channels, height, width] (rank 3).
  * Parameters counted here are those of the point network (weights and
- * biases, batchnorm's scale and shift); the posterior's are counted by
- * families.c.  Batchnorm's running statistics are buffers, not parameters.
+ * biases, the scales and shifts of batchnorm, layernorm and groupnorm);
+ * the posterior's are counted by families.c.  Batchnorm's running
+ * statistics are buffers, not parameters.
  */
 #include "ops.h"
 
@@ -46,6 +47,15 @@ static const struct arg_spec conv1d_args[] = {
 static const struct arg_spec batchnorm_args[] = {
 	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
 	{ "momentum", ARG_REAL, 0, 0.1, 0, 1, ARG_LO_OPEN },
+	{ "eps", ARG_REAL, 0, 1e-5, 0, INFINITY, ARG_LO_OPEN },
+};
+static const struct arg_spec layernorm_args[] = {
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "eps", ARG_REAL, 0, 1e-5, 0, INFINITY, ARG_LO_OPEN },
+};
+static const struct arg_spec groupnorm_args[] = {
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "groups", ARG_INT, 1, 0, 1, MAXD, 0 },
 	{ "eps", ARG_REAL, 0, 1e-5, 0, INFINITY, ARG_LO_OPEN },
 };
 static const struct arg_spec leaky_relu_args[] = {
@@ -250,6 +260,42 @@ static int op_check_batchnorm(struct op_ctx *c)
 	    args_number(c->d, &batchnorm_args[2], c->val[2], &n->attrs.eps) != 0)
 		return -1;
 	op_copy_shape(n, op_in(c, 0));
+	n->model_params = 2LL * n->shape[0]; /* a scale and a shift per channel */
+	return 0;
+}
+
+/* layernorm: per example, over all the node's values, with a scale and a
+ * shift per value (PyTorch's LayerNorm over the whole shape, with
+ * elementwise_affine; Ba et al. 2016, eqs. 3-4). */
+static int op_check_layernorm(struct op_ctx *c)
+{
+	struct graph_node *n = c->n;
+	if (args_number(c->d, &layernorm_args[1], c->val[1], &n->attrs.eps) != 0)
+		return -1;
+	op_copy_shape(n, op_in(c, 0));
+	n->model_params = 2 * graph_node_elements(n);
+	return 0;
+}
+
+/* groupnorm: per example and group of channels (a vector's features are
+ * channels of one value), with a scale and a shift per channel (Wu & He
+ * 2018, eqs. 1-3 with S_i the group's channels). */
+static int op_check_groupnorm(struct op_ctx *c)
+{
+	struct graph_node *n = c->n;
+	const struct graph_node *in = op_in(c, 0);
+	if (args_long(c->d, &groupnorm_args[1], c->val[1], &n->attrs.groups) != 0 ||
+	    args_number(c->d, &groupnorm_args[2], c->val[2], &n->attrs.eps) != 0)
+		return -1;
+	if (in->shape[0] % n->attrs.groups != 0) {
+		diag_error(c->d, c->loc[1],
+		           "groupnorm splits the %ld %s of '%s' into groups of equal size, but "
+		           "%ld groups do not divide %ld",
+		           in->shape[0], in->rank == 1 ? "features" : "channels", in->name,
+		           n->attrs.groups, in->shape[0]);
+		return -1;
+	}
+	op_copy_shape(n, in);
 	n->model_params = 2LL * n->shape[0]; /* a scale and a shift per channel */
 	return 0;
 }

@@ -388,6 +388,13 @@ static int sema_family(struct sema *s, struct sema_scope *sc, struct ast_family 
 	return family_check(s->d, f, val);
 }
 
+/* The normalisation layers, whose scale and shift stay point estimates
+ * unless annotated (the model's default posterior is for weights). */
+static int sema_point_by_default(enum op_id op)
+{
+	return op == OP_BATCHNORM || op == OP_LAYERNORM || op == OP_GROUPNORM;
+}
+
 /* Attaches the posterior family of node N: the annotation AF, else the
  * model's default for dense and conv2d, else point. */
 static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct graph_node *n,
@@ -407,16 +414,17 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 	if (af) {
 		if (sema_family(s, sc, af, &n->family) != 0)
 			return -1;
-	} else if (n->op != OP_BATCHNORM) {
+	} else if (!sema_point_by_default(n->op)) {
 		n->family = s->g->default_family;
 	} else {
 		n->family.id = FAMILY_POINT;
 	}
 	if (!family_applies(n->family.id, n->op)) {
 		const char *why =
-		        n->family.id == FAMILY_WHVI
-		                ? "whvi is defined for dense layers only"
-		                : "dropout masks the input units of dense, conv2d and conv1d layers";
+		        n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
+		        : n->family.id == FAMILY_DROPOUT
+		                ? "dropout masks the input units of dense, conv2d and conv1d layers"
+		                : "the scales and shifts of layernorm and groupnorm take point or meanfield only";
 		diag_error(s->d, af ? af->loc : n->loc,
 		           "posterior '%s' cannot apply to %s layer '%s': %s",
 		           family_name(n->family.id), op_name(n->op), n->name, why);

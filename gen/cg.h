@@ -1,6 +1,7 @@
 /* cg.h: what the code generator's parts share (codegen.c drives; one file
  * per kind of layer emits its code: layer_dense.c, layer_conv.c,
- * layer_pool.c, layer_batchnorm.c, layer_elementwise.c, layer_merge.c;
+ * layer_pool.c, layer_batchnorm.c, layer_norm.c (layernorm, groupnorm),
+ * layer_elementwise.c, layer_merge.c;
  * layer_patch.c wraps the layers with an emp or ecmp posterior;
  * layer_whvi.c replaces a dense layer with a whvi posterior;
  * likelihood_code.c
@@ -61,6 +62,7 @@ struct cg_node {
 	int first_stat; /* batchnorm: its first tensor in cg.stats, or -1 */
 	long patch_off; /* emp, ecmp: its 4 blocks of P floats (layer_patch.c) */
 	unsigned caps;  /* BNN_CAP_* its code adds to its family's (plan hook) */
+	long stat_off;  /* layernorm, groupnorm: per-example offset of their statistics */
 };
 
 struct cg {
@@ -159,6 +161,15 @@ int cg_feeds_relu(const struct cg *cg, int node);
 void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, char *wbuf,
                    char *bbuf, size_t size);
 
+/* A layernorm or groupnorm node as its kernels see it (bnn_gen/norm.h): C
+ * channels of hw values (a vector: C features of one value) in `groups`
+ * groups, and len values per cell of its scale and shift (1: one per
+ * value, layernorm; hw: one per channel, groupnorm).  layer_norm.c. */
+struct cg_norm_shape {
+	long c, hw, groups, len;
+};
+struct cg_norm_shape cg_norm_shape(const struct cg *cg, int node);
+
 /* The posterior family of a node (point when it has none). */
 enum family_id cg_family(const struct cg *cg, int node);
 
@@ -170,6 +181,7 @@ extern const struct cg_layer cg_layer_flatten, cg_layer_add, cg_layer_concat;
 extern const struct cg_layer cg_layer_conv2d; /* conv2d and conv1d */
 extern const struct cg_layer cg_layer_maxpool, cg_layer_avgpool, cg_layer_globalavgpool;
 extern const struct cg_layer cg_layer_batchnorm;
+extern const struct cg_layer cg_layer_norm; /* layernorm, groupnorm */
 extern const struct cg_layer cg_layer_whvi;
 
 /* Ensemble model patching (layer_patch.c): whether the node has an emp or

@@ -53,6 +53,8 @@ static const struct cg_layer *const cg_layers[OP_COUNT] = {
 	[OP_FLATTEN] = &cg_layer_flatten,
 	[OP_ADD] = &cg_layer_add,
 	[OP_CONCAT] = &cg_layer_concat,
+	[OP_LAYERNORM] = &cg_layer_norm,
+	[OP_GROUPNORM] = &cg_layer_norm,
 };
 
 const struct cg_layer *cg_layer_of(enum op_id op)
@@ -398,6 +400,7 @@ char *codegen_canonical(const struct graph *g)
 		canon_attr(&buf, &len, &cap, &failed, "slope", a->slope);
 		canon_attr(&buf, &len, &cap, &failed, "momentum", a->momentum);
 		canon_attr(&buf, &len, &cap, &failed, "eps", a->eps);
+		canon_attr(&buf, &len, &cap, &failed, "groups", (double)a->groups);
 		if (n->has_family)
 			canon_add(&buf, &len, &cap, &failed,
 			          " family=%s k=%d p=%.17g flows=%d prior=%.17g",

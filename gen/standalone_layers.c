@@ -20,7 +20,9 @@
  *                      γ = W_μ·x + b_μ, ν = σ_W²·x² + σ_b², which has the
  *                      distribution of y under a weight sample of its own;
  *   meanfield conv2d,  W = μ + σ∘ε, the sample written into the block;
- *   batchnorm
+ *   batchnorm,
+ *   layernorm,
+ *   groupnorm
  *   dropout(p)         a mask per input value: kept, as 1/(1 − p), when
  *                      the top 24 bits of a draw are ≥ ⌈p·2^24⌉ (libbnn's
  *                      bnn_gen_dropout_mask rule);
@@ -141,6 +143,8 @@ void sa_layer_plan(struct sa *s, int i)
 		s->needs |= SA_GAUSS;
 	switch (n->op) {
 	case OP_BATCHNORM:
+	case OP_LAYERNORM:
+	case OP_GROUPNORM:
 		s->needs |= SA_SQRT;
 		break;
 	case OP_TANH:
@@ -591,6 +595,45 @@ static void sa_batchnorm(struct sa *s, int i)
 	     c, s->m, mean->offset, s->m, mean->offset + c, eps, gm, bt, hw, name, hw, in, hw);
 }
 
+/* layernorm and groupnorm, as bnn_gen/norm.h computes them: per group of
+ * n values of the example, the mean and r = 1/√(v + ε) (the mean first,
+ * then the squared deviations, summed in double), then
+ * y = γ·((x − μ)·r) + β with γ and β per cell of len values. */
+static void sa_norm(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const struct cg_norm_shape ns = cg_norm_shape(&s->cg, i);
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	const long size = ns.c * ns.hw / ns.groups;
+	char gm[160], bt[160], eps[48];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, gm, sizeof gm);
+	sa_tensor(s, i, 1, bt, sizeof bt);
+	sa_float(n->attrs.eps, eps, sizeof eps);
+	emit(s->e,
+	     "\t\tlong g, j;\n"
+	     "\t\tfor (g = 0; g < %ld; g++) {\n"
+	     "\t\t\tconst float *x = a_%s + g * %ld;\n"
+	     "\t\t\tfloat *y = a_%s + g * %ld;\n"
+	     "\t\t\tdouble sum = 0, ss = 0, m;\n"
+	     "\t\t\tfloat mu, r;\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\tsum += x[j];\n"
+	     "\t\t\tm = sum / %ld;\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\tss += (x[j] - m) * (x[j] - m);\n"
+	     "\t\t\tmu = (float)m;\n"
+	     "\t\t\tr = 1.0f / BNNS_SQRT((float)(ss / %ld) + %s);\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+	     "\t\t\t\tconst long cell = (g * %ld + j) / %ld;\n"
+	     "\t\t\t\ty[j] = (%s)[cell] * ((x[j] - mu) * r) + (%s)[cell];\n"
+	     "\t\t\t}\n"
+	     "\t\t}\n",
+	     ns.groups, in, size, name, size, size, size, size, size, eps, size, size, ns.len, gm,
+	     bt);
+}
+
 /* An element-wise activation, as bnn_gen/elementwise.h computes it (with
  * the file's own math under MODEL_NO_LIBM). */
 static void sa_activation(struct sa *s, int i)
@@ -771,6 +814,10 @@ void sa_layer_forward(struct sa *s, int i)
 		break;
 	case OP_BATCHNORM:
 		sa_batchnorm(s, i);
+		break;
+	case OP_LAYERNORM:
+	case OP_GROUPNORM:
+		sa_norm(s, i);
 		break;
 	case OP_ADD:
 	case OP_CONCAT:

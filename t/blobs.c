@@ -78,6 +78,21 @@ int blobs_sigma_positive(const bnn_state *st)
 	return 1;
 }
 
+int blobs_sigma_by_family(const bnn_state *st)
+{
+	const bnn_model *m = st->model;
+	long j;
+	int i, good = st->sigma != NULL;
+
+	for (i = 0; good && i < m->ntensors; i++) {
+		const bnn_tensor *t = &m->tensors[i];
+		int mf = t->layer >= 0 && (m->layers[t->layer].caps & BNN_CAP_SIGMA);
+		for (j = t->offset; j < t->offset + t->size; j++)
+			good &= mf ? st->sigma[j] > 0 && isfinite(st->sigma[j]) : st->sigma[j] == 0;
+	}
+	return good;
+}
+
 /* The directory of blobs_tmpdir_make. */
 static char blobs_tmpdir[256];
 

@@ -32,6 +32,11 @@ int blobs_same_floats(const float *a, const float *b, long n);
  * layer of the model meanfield). */
 int blobs_sigma_positive(const bnn_state *st);
 
+/* Whether st has a σ that is finite and > 0 on the tensors of meanfield
+ * layers (BNN_CAP_SIGMA) and 0 on all others (point layers, batchnorm and
+ * the other norms without a posterior, trained without noise). */
+int blobs_sigma_by_family(const bnn_state *st);
+
 /* Create the temporary directory $TMPDIR/name.XXXXXX (/tmp when TMPDIR
  * is unset or empty).  Bails out when it cannot. */
 void blobs_tmpdir_make(const char *name);

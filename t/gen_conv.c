@@ -95,23 +95,6 @@ static void bars_make(bnn_dataset *ds, long n, uint64_t seed)
 	}
 }
 
-/* σ > 0 and finite for the tensors of meanfield layers, 0 for the others
- * (batchnorm layers without a posterior are trained without noise). */
-static int sigma_by_family(const bnn_state *st)
-{
-	const bnn_model *m = st->model;
-	long j;
-	int i, good = st->sigma != NULL;
-
-	for (i = 0; good && i < m->ntensors; i++) {
-		const bnn_tensor *t = &m->tensors[i];
-		int mf = t->layer >= 0 && (m->layers[t->layer].caps & BNN_CAP_SIGMA);
-		for (j = t->offset; j < t->offset + t->size; j++)
-			good &= mf ? st->sigma[j] > 0 && isfinite(st->sigma[j]) : st->sigma[j] == 0;
-	}
-	return good;
-}
-
 /* The tests' training options: OPTIMIZER at learning rate LR for EPOCHS
  * epochs of minibatches of 32, seed 5. */
 static bnn_train_options bars_options(int optimizer, double lr, long epochs)
@@ -164,7 +147,7 @@ static void train_one(const bnn_model *m, int optimizer, double lr, long epochs,
 		ok(a.stats && a.stats[m->stat_tensors[1].offset] != 1.0f,
 		   "%s, %s: training moved the running statistics", name, m->name);
 	if (a.sigma) {
-		ok(sigma_by_family(&a),
+		ok(blobs_sigma_by_family(&a),
 		   "%s, %s: every meanfield parameter has a finite sigma > 0, "
 		   "every other one sigma 0",
 		   name, m->name);

@@ -11,7 +11,9 @@
  * with a fixed and with a learned scale),
  * and the two posterior families the pass samples itself: dropout(p)
  * (gc_drop on dense layers, gc_cdrop on conv2d layers) and meanfield with
- * the local reparameterisation trick (gc_mf).
+ * the local reparameterisation trick (gc_mf).  gc_ln and gc_gn cover
+ * layernorm and groupnorm: on the input, on maps and vectors, in 1, some
+ * and C groups.
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -68,9 +70,11 @@
 #include "gc_drop.h"
 #include "gc_gfix.h"
 #include "gc_glearn.h"
+#include "gc_gn.h"
 #include "gc_lenet.h"
 #include "gc_lfix.h"
 #include "gc_llearn.h"
+#include "gc_ln.h"
 #include "gc_mf.h"
 #include "gc_pois.h"
 #include "bnn_gen.h"
@@ -294,6 +298,30 @@ static const struct gc_model gc_models[] = {
 	  133,
 	  gc_llearn_pass_f64,
 	  gc_llearn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* layernorm on the input, on a map and on a meanfield vector */
+	{ "gc_ln",
+	  GC_LN_INPUTS,
+	  GC_LN_OUTPUTS,
+	  GC_LN_TARGETS,
+	  GC_LN_NPARAMS,
+	  GC_CATEGORICAL,
+	  111,
+	  gc_ln_pass_f64,
+	  gc_ln_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* groupnorm with 1, 3 and 6 groups of a map, 2 of a vector */
+	{ "gc_gn",
+	  GC_GN_INPUTS,
+	  GC_GN_OUTPUTS,
+	  GC_GN_TARGETS,
+	  GC_GN_NPARAMS,
+	  GC_GAUSSIAN,
+	  122,
+	  gc_gn_pass_f64,
+	  gc_gn_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
 };

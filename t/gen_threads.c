@@ -4,15 +4,16 @@
  *
  * The kernels of runtime/include/bnn_gen share their outputs among the
  * calling thread's OpenMP team and never split a sum (bnn_gen/loop.h), so
- * bnn_set_threads must not change a single bit of a pass.  Five models of
+ * bnn_set_threads must not change a single bit of a pass.  Six models of
  * t/models, compiled in float as in use and sized so that a batch of 96
  * takes the threaded paths: th_drop (dense layers with dropout masks,
  * tanh, sigmoid), th_cnn (conv2d's every path: dW by columns and by rows,
  * dX by shifted views and by col2im, a pointwise and a strided layer, a
  * dropout mask; batchnorm, maxpool, avgpool, globalavgpool), th_mf
  * (meanfield's local reparameterisation, softplus, gelu, a Gaussian
- * likelihood), th_whvi (WHVI layers) and th_patch (emp and ecmp patches on
- * conv2d, batchnorm and dense).  For each, three passes run with 1 thread
+ * likelihood), th_whvi (WHVI layers), th_patch (emp and ecmp patches on
+ * conv2d, batchnorm and dense) and th_norm (groupnorm, layernorm of a
+ * map and of a vector).  For each, three passes run with 1 thread
  * and then with 2 and 3, from the same parameters, data, running
  * statistics and rng seed:
  *   train    loss, outputs, gradient, squared gradients, the running
@@ -34,6 +35,7 @@
 #include "th_cnn.h"
 #include "th_drop.h"
 #include "th_mf.h"
+#include "th_norm.h"
 #include "th_patch.h"
 #include "th_whvi.h"
 
@@ -202,5 +204,6 @@ int main(void)
 	th_model(&th_mf_model, 1);
 	th_model(&th_whvi_model, 0);
 	th_model(&th_patch_model, 0);
+	th_model(&th_norm_model, 0);
 	return tap_done();
 }

@@ -14,6 +14,7 @@
 #      conv1d     out_ch * in_ch * k (+ out_ch bias); output length
 #                 (L + 2 * pad - dilation * (k - 1) - 1) / stride + 1
 #      batchnorm  2 * C (a scale and a shift per channel)
+#      groupnorm  2 * C (likewise); layernorm 2 * C * H * W (per value)
 #      pooling    (H - size) / stride + 1
 #      point P, meanfield 2P, dropout P, emp(k) and ecmp(k) kP
 #      whvi       D = the power of two >= Din, stack = ceil(Dout / D):
@@ -110,7 +111,7 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms; do
 	summary "$expected" "$name"
 done
 
@@ -275,5 +276,20 @@ p=$((2 * c1 + $(bn 16) + c2 + c3 + 2 * out))
 is "$(total signal_conv1d)" "$m $p" "signal_conv1d: totals $m and $p"
 is "$(row signal_conv1d c2_conv1d)" "$c2 $c2" "signal_conv1d: dropout keeps the count"
 is "$(overhead signal_conv1d)" "$(pct $m $p)" "signal_conv1d: overhead $(pct $m $p)"
+# norms: meanfield conv 3 -> 12 (3x3, padding 1), meanfield groupnorm,
+# point layernorm of the [12, 9, 7] map, avgpool 3, meanfield dense -> 10,
+# point groupnorm, meanfield layernorm of 10, meanfield dense 10 -> 4
+c=$(conv 3 12 3 3)
+g=$(bn 12)
+l=$((2 * 12 * 9 * 7))
+h=$(dense $((12 * 3 * 2)) 10)
+out=$(dense 10 4)
+m=$((c + g + l + h + 2 * 10 + 2 * 10 + out))
+p=$((2 * c + 2 * g + l + 2 * h + 2 * 10 + 2 * 2 * 10 + 2 * out))
+is "$(shape norms p)" "[12, $(extent 9 3 3 0), $(extent 7 3 3 0)]" "norms: avgpool 3 of 9x7"
+is "$(total norms)" "$m $p" "norms: totals $m and $p"
+is "$(row norms l)" "$l $l" "norms: layernorm keeps a scale and a shift per value, point by default"
+is "$(row norms g)" "$g $((2 * g))" "norms: groupnorm keeps them per channel, meanfield when annotated"
+is "$(shape norms h)" "[10]" "norms: groupnorm of a vector keeps its shape"
 
 done_testing

@@ -14,8 +14,8 @@
  * order: real.h (bnn_real and the math of its precision), loop.h (the
  * vectorised loops), gemm.h (the BLAS seam), noise.h (the draws of a
  * sampled pass, dropout's masks), then dense.h, conv.h, pool.h,
- * batchnorm.h, patch.h, elementwise.h, merge.h (add, concat), whvi.h and
- * likelihood.h.  Generated code includes this header only.
+ * batchnorm.h, norm.h (layernorm, groupnorm), patch.h, elementwise.h,
+ * merge.h (add, concat), whvi.h and likelihood.h.  Generated code includes this header only.
  *
  * Precision.  The kernels are written over bnn_real, which is float unless
  * BNN_GEN_DOUBLE is defined before this header is included; then every
@@ -51,6 +51,7 @@
 #include "bnn_gen/conv.h"
 #include "bnn_gen/pool.h"
 #include "bnn_gen/batchnorm.h"
+#include "bnn_gen/norm.h"
 #include "bnn_gen/patch.h"
 #include "bnn_gen/elementwise.h"
 #include "bnn_gen/merge.h"
