@@ -588,8 +588,8 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 		phi = bnn_floats_alloc(n * m->features);
 	if (!acc.sum || (regression && (!acc.sumsq || !acc.sumvar)) || (scored && !acc.lse) ||
 	    ((cdf || cdf_below) && (!acc.cdf || !acc.cdf_below)) || !acc.scale ||
-	    (mc > 0 && st->sigma && !probit && !theta) || (llmc && !phi) ||
-	    (xent && !acc.sument) || (energy && !acc.sumen) ||
+	    (mc > 0 && st->sigma && !probit && !theta) || (llmc && !phi) || (xent && !acc.sument) ||
+	    (energy && !acc.sumen) ||
 	    predict_team_alloc(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH, 1, 0, 0) ||
 	    (probit && predict_team_phi(&team, m, n < BNN_PREDICT_BATCH ? n : BNN_PREDICT_BATCH))) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
