@@ -8,7 +8,7 @@
 # flat vectors of 32 values fit too; examples of another shape are refused
 # with the file's name and the shape the model takes (4 x 8 for [2, 16];
 # 2 x 15, whose number of values differs), and so is a CSV file with a
-# column too few.
+# column too few, and so is augmentation (crop_pad, flip: for images).
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -115,6 +115,10 @@ run ./sg_point eval --load sg_point-adam.ckpt --data short.idx --labels test-lab
 is "$run_status $run_err" \
 	"1 ./sg_point: short.idx: each example has 30 values (2 x 15), but model 'sg_point' takes 32 (input x[2, 16])" \
 	"examples of 2 x 15 are refused with their number of values"
+run ./sg_point train --data train.idx --labels train-lab.idx --set flip=1 --save x.ckpt
+is "$run_status $run_err" \
+	"1 ./sg_point: augmentation (crop_pad, flip) is for images, and model 'sg_point' takes signals (input x[2, 16]: channels, length)" \
+	"augmenting signals as images is refused"
 run ./sg_point train --data narrow.csv --save x.ckpt
 is "$run_status $run_err" \
 	"1 ./sg_point: narrow.csv: 31 feature columns but the model takes 32" \

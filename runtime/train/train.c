@@ -193,7 +193,9 @@ static int train_alloc(struct trainer *t, bnn_err *err)
 }
 
 /* The image layout for crop_pad and flip: a training set of rank 2 (H×W)
- * or 3 (C×H×W) images; anything else is refused. */
+ * or 3 (C×H×W) images; anything else is refused, and so is a model of
+ * signals ([C, L] input), whose examples would be cropped and flipped
+ * across channels as if they were one image. */
 static int train_augment_setup(struct trainer *t, bnn_err *err)
 {
 	const bnn_dataset *ds = t->train;
@@ -201,6 +203,12 @@ static int train_augment_setup(struct trainer *t, bnn_err *err)
 
 	if (o->crop_pad <= 0 && !o->flip)
 		return BNN_OK;
+	if (t->m->input_rank == 2)
+		return bnn_fail(err, BNN_EINVAL,
+		                "augmentation (crop_pad, flip) is for images, and model '%s' "
+		                "takes signals (input %s[%ld, %ld]: channels, length)",
+		                t->m->name, t->m->input_name, t->m->input_shape[0],
+		                t->m->input_shape[1]);
 	if (ds->rank != 2 && ds->rank != 3)
 		return bnn_fail(
 		        err, BNN_EINVAL,
