@@ -268,7 +268,7 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
 	bnn_posthoc *p = NULL;
 	long j, batch, n;
 	double nll, delta;
-	int rc, k;
+	int rc;
 
 	if ((rc = laplace_check(st, ds, o, err)))
 		return rc;
@@ -303,14 +303,8 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
 	p->prior_precision = delta;
 	p->examples = ds->n;
 	strcpy(p->hessian, o->empirical ? "emp_fisher" : "mc_fisher");
-	st->posthoc = p;
+	train_posthoc_install(st, p);
 	p = NULL;
-	for (k = 0; k < BNN_OPT_SLOTS; k++) { /* not a state to train on */
-		free(st->opt[k]);
-		st->opt[k] = NULL;
-	}
-	train_progress_free(st->progress);
-	st->progress = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rep) {
 		rep->prior_precision = delta;

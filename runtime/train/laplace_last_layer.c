@@ -377,7 +377,7 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 	float *theta = NULL, *sigma = NULL;
 	double nll, delta, logz = 0, logdet = 0, sq = 0;
 	long batch, j;
-	int rc, k;
+	int rc;
 
 	if ((rc = ll_check(m, err)))
 		return rc;
@@ -416,15 +416,8 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 	free(st->sigma);
 	st->sigma = sigma;
 	sigma = NULL;
-	bnn_posthoc_free(st->posthoc);
-	st->posthoc = p;
+	train_posthoc_install(st, p);
 	p = NULL;
-	for (k = 0; k < BNN_OPT_SLOTS; k++) { /* not a state to train on */
-		free(st->opt[k]);
-		st->opt[k] = NULL;
-	}
-	train_progress_free(st->progress);
-	st->progress = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rep) {
 		rep->prior_precision = delta;

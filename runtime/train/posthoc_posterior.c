@@ -35,6 +35,23 @@ void bnn_posthoc_free(bnn_posthoc *p)
 	free(p);
 }
 
+/* Gives st the post-hoc posterior p (st owns it from here; its old one is
+ * freed): the optimizer's arrays and the training progress go, since the
+ * state is no longer one to continue training. */
+void train_posthoc_install(bnn_state *st, bnn_posthoc *p)
+{
+	int k;
+
+	bnn_posthoc_free(st->posthoc);
+	st->posthoc = p;
+	for (k = 0; k < BNN_OPT_SLOTS; k++) {
+		free(st->opt[k]);
+		st->opt[k] = NULL;
+	}
+	train_progress_free(st->progress);
+	st->progress = NULL;
+}
+
 static const char *posthoc_kind_name(int kind)
 {
 	return kind == BNN_POSTHOC_LAPLACE              ? "laplace"

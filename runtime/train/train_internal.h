@@ -67,7 +67,9 @@ void train_progress_free(bnn_train_progress *p);
  * sections into ck; the record of ck's (NULL when it has none) for st,
  * whose sigma is loaded; the refusal of a model whose layers have a
  * posterior of their own ("WHAT needs a point network ..."); the low-rank
- * part of a prediction sample, added to theta (SWAG); its kind's name. */
+ * part of a prediction sample, added to theta (SWAG); its kind's name;
+ * and the handing of a fitted one to st (which then trains no more). */
+void train_posthoc_install(bnn_state *st, bnn_posthoc *p);
 int train_posthoc_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p);
 int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st, bnn_posthoc **out,
                        bnn_err *err);
