@@ -146,6 +146,10 @@ const char *cg_name(const struct cg *cg, int node);
  * (overwrite), 1 afterwards (accumulate). */
 int cg_delta_acc(struct cg *cg, int node);
 
+/* The two arguments a kernel takes for the delta of its input IN:
+ * "d_IN, ACC" (ACC from cg_delta_acc), or "NULL, 0" when IN has none. */
+void cg_delta_args(struct cg *cg, int in, char *buf, size_t size);
+
 /* Whether every consumer of NODE is a ReLU-like unit (relu, leaky_relu,
  * gelu), looking through pooling (maxpool, avgpool), which commutes with
  * them: then He initialisation suits the layer, else Glorot. */

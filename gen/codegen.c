@@ -85,6 +85,14 @@ int cg_delta_acc(struct cg *cg, int node)
 	return acc;
 }
 
+void cg_delta_args(struct cg *cg, int in, char *buf, size_t size)
+{
+	if (cg->nodes[in].has_delta)
+		snprintf(buf, size, "d_%s, %d", cg_name(cg, in), cg_delta_acc(cg, in));
+	else
+		snprintf(buf, size, "NULL, 0");
+}
+
 int cg_feeds_relu(const struct cg *cg, int node)
 {
 	const struct graph *g = cg->g;

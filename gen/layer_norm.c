@@ -89,10 +89,7 @@ static void nm_backward(struct cg *cg, int node)
 	cg_param_addr(cg, node, "w", 0, g, b, sizeof g);
 	cg_param_addr(cg, node, "grad", 0, dg, db, sizeof dg);
 	cg_param_addr(cg, node, "sqgrad", 1, qg, qb, sizeof qg);
-	if (cg->nodes[in].has_delta)
-		snprintf(dx, sizeof dx, "d_%s, %d", cg_name(cg, in), cg_delta_acc(cg, in));
-	else
-		snprintf(dx, sizeof dx, "NULL, 0");
+	cg_delta_args(cg, in, dx, sizeof dx);
 	emit(cg->e,
 	     "\tbnn_gen_norm_backward(B, %ld, %ld, %ld, %ld, a_%s, d_%s, %s, nm_%s, %s, %s,\n"
 	     "\t                      %s,\n"
