@@ -17,9 +17,9 @@
 # seconds, and the fit on (0, 0.5) is then already as good as the noise
 # allows), evaluates it on both test sets (RMSE and Gaussian NLL as JSON),
 # and writes the predictive mean and variance of every test point to
-# OUT/toy1d_predictions.csv (columns mean_0,var_0; row i is the point on
-# row i of toy1d_test.csv) and, for plotting, OUT/toy1d_plot.csv (columns
-# x,y,mean_0,var_0, sorted by x).
+# OUT/toy1d_predictions.csv (columns mean_0,var_0,aleatoric_0,epistemic_0;
+# row i is the point on row i of toy1d_test.csv) and, for plotting,
+# OUT/toy1d_plot.csv (the same columns after x,y, sorted by x).
 #
 # Then the Bayesian network: the same architecture with a mean-field
 # posterior (toy1d_bayes.bnn), trained with IVON (Shen et al.): inputs
@@ -87,7 +87,8 @@ echo "$me: test metrics, x in (0, 0.5) (the training range):" >&2
 paste -d, "$out/toy1d_test.csv" "$out/toy1d_predictions.csv" >"$out/toy1d_plot.csv" ||
 	die "could not write $out/toy1d_plot.csv"
 echo "$me: trained in $((trained - start)) s; predictions for toy1d_test.csv in" \
-	"$out/toy1d_predictions.csv (mean_0,var_0), with x and y in $out/toy1d_plot.csv" >&2
+	"$out/toy1d_predictions.csv (mean_0,var_0,aleatoric_0,epistemic_0), with x and y in" \
+	"$out/toy1d_plot.csv" >&2
 
 # --- the Bayesian network -----------------------------------------------------
 start=$(date +%s)
@@ -114,10 +115,12 @@ awk 'BEGIN { print "x"; for (i = 0; i <= 340; i++) printf "%.3f\n", (i - 100) / 
 	--out "$out/toy1d_grid_bayes.csv" || die "prediction on the grid failed"
 "$prog" predict --load "$ckpt" --data "$out/toy1d_grid.csv" \
 	--out "$out/toy1d_grid_adam.csv" || die "prediction on the grid failed"
+# x, then each prediction's mean_0,var_0,aleatoric_0,epistemic_0: the Bayesian
+# network's in columns 2-5, Adam's in 6-9.
 paste -d, "$out/toy1d_grid.csv" "$out/toy1d_grid_bayes.csv" "$out/toy1d_grid_adam.csv" |
 	awk -F, 'NR == 1 { print "x,mean,sd,lower,upper,adam_mean"; next }
 	{ sd = sqrt($3); printf "%s,%.9g,%.9g,%.9g,%.9g,%.9g\n", $1, $2, sd, $2 - 1.96 * sd,
-	  $2 + 1.96 * sd, $4 }' >"$out/toy1d_band.csv" || die "could not write $out/toy1d_band.csv"
+	  $2 + 1.96 * sd, $6 }' >"$out/toy1d_band.csv" || die "could not write $out/toy1d_band.csv"
 
 "$plot" curves "$out/toy1d.svg" --out-csv "$out/toy1d_chart.csv" \
 	--title "1-D toy (BADAM paper, D.1): IVON, mean-field posterior" \

@@ -105,13 +105,15 @@ cov=$(key conformal_coverage "$run_out")
 width=$(key conformal_width "$run_out")
 ./other predict --load r.ckpt --data rtest.csv --conformal rcalib.csv --out iv.csv ||
 	bail_out "predict --conformal"
-is "$(head -1 iv.csv)" "mean_0,var_0,mean_1,var_1,lo_0,hi_0,lo_1,hi_1" "predict adds lo_j, hi_j"
-ok "$(awk -F, -v q="$q" 'NR > 1 { for (j = 0; j < 2; j++) { m = $(2 * j + 1); h = q * sqrt($(2 * j + 2))
-		d1 = $(5 + 2 * j) - (m - h); d2 = $(6 + 2 * j) - (m + h)
+is "$(head -1 iv.csv)" \
+	"mean_0,var_0,aleatoric_0,epistemic_0,mean_1,var_1,aleatoric_1,epistemic_1,lo_0,hi_0,lo_1,hi_1" \
+	"predict adds lo_j, hi_j"
+ok "$(awk -F, -v q="$q" 'NR > 1 { for (j = 0; j < 2; j++) { m = $(4 * j + 1); h = q * sqrt($(4 * j + 2))
+		d1 = $(9 + 2 * j) - (m - h); d2 = $(10 + 2 * j) - (m + h)
 		if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2; if (d1 > 1e-6 || d2 > 1e-6) bad++ } }
 	END { exit bad > 0 }' iv.csv; echo $?)" "each interval is mean ± q·sqrt(var)"
 byhand=$(paste -d, iv.csv rtest.csv | awk -F, 'NR > 1 { n++
-	if ($13 >= $5 && $13 <= $6 && $14 >= $7 && $14 <= $8) c++; w += $6 - $5 + $8 - $7 }
+	if ($17 >= $9 && $17 <= $10 && $18 >= $11 && $18 <= $12) c++; w += $10 - $9 + $12 - $11 }
 	END { printf "%.4f %.4f", c / n, w / (2 * n) }')
 is "$(printf '%.4f %.4f' "$cov" "$width")" "$byhand" \
 	"eval's coverage (both outputs inside) and mean width are those of the intervals"

@@ -110,7 +110,8 @@ run ./other eval --load r.ckpt --data reg.csv
 rmse=$(printf '%s\n' "$run_out" | sed -n 's/.*"rmse": \([0-9.e-]*\).*/\1/p')
 ok "$(awk -v r="$rmse" 'BEGIN { exit !(r < 0.2) }'; echo $?)" "eval applies the stored standardisation: rmse $rmse < 0.2"
 run ./other predict --load r.ckpt --data reg.csv
-is "$(printf '%s\n' "$run_out" | head -1)" "mean_0,var_0,mean_1,var_1" "regression predictions are means and variances"
+is "$(printf '%s\n' "$run_out" | head -1)" "mean_0,var_0,aleatoric_0,epistemic_0,mean_1,var_1,aleatoric_1,epistemic_1" \
+	"regression predictions are means, variances and their aleatoric and epistemic parts"
 run ./other info --load r.ckpt
 case $run_out in *"standardised inputs"*) st=0 ;; *) st=1 ;; esac
 ok $st "info shows the checkpoint holds standardisation"

@@ -93,12 +93,15 @@ done
 
 # ---- predict at the mean ---------------------------------------------------
 ./pois predict --load pois-adam.ckpt --data ctest.csv --mc 0 --out p.csv || bail_out "predict"
-is "$(head -1 p.csv)" "mean_0,var_0" "poisson predict: the mean rate and the variance"
+is "$(head -1 p.csv)" "mean_0,var_0,aleatoric_0,epistemic_0" \
+	"poisson predict: the mean rate, the variance and its two parts"
 is "$(awk -F, 'NR > 1 && $1 != $2 { bad++ } END { print bad + 0 }' p.csv)" 0 \
 	"poisson at the mean: the variance is the rate (no epistemic part)"
 ./pois_mf predict --load pois_mf-ivon.ckpt --data ctest.csv --out pm.csv || bail_out "predict"
 is "$(awk -F, 'NR > 1 && !($2 > $1) { bad++ } END { print bad + 0 }' pm.csv)" 0 \
 	"poisson over samples: variance E[rate] + Var[rate] above the mean rate"
+is "$(awk -F, 'NR > 1 && ($3 != $1 || !($4 > 0)) { bad++ } END { print bad + 0 }' pm.csv)" 0 \
+	"poisson over samples: the aleatoric part is E[rate], the mean, and the epistemic part > 0"
 ./lap predict --load lap-adam.ckpt --data htest.csv --mc 0 --out l.csv || bail_out "predict"
 logb=$(./lap posterior --load lap-adam.ckpt | awk -F, '$1 == "y.log_scale" { print $3 }')
 is "$(awk -F, -v s="$logb" 'NR > 1 { w = 2 * exp(2 * s); d = $2 - w; if (d < 0) d = -d
@@ -112,7 +115,7 @@ is "$(awk -F, -v s="$logb" 'NR > 1 { w = 2 * exp(2 * s); d = $2 - w; if (d < 0) 
 printf 'x1,x2,y\n0.5,-0.5,0\n-0.2,0.1,1\n0.9,0.3,4\n-0.8,0.8,9\n' >tiny.csv
 ./pois predict --load pois-adam.ckpt --data tiny.csv --mc 0 --out tp.csv || bail_out "predict"
 want=$(paste -d, tp.csv tiny.csv | awk -F, 'NR > 1 {
-	lam = $1; y = $5; p = exp(-lam); F = 0; Fb = 0
+	lam = $1; y = $7; p = exp(-lam); F = 0; Fb = 0
 	for (i = 0; i <= y; i++) { if (i > 0) p *= lam / i; if (i < y) Fb += p; F += p }
 	in50 += F >= 0.25 && Fb < 0.75; in90 += F >= 0.05 && Fb < 0.95
 	in95 += F >= 0.025 && Fb < 0.975; n++ }

@@ -61,6 +61,7 @@ static long cli_mc(const struct bnn_cli_args *a, const bnn_state *st)
 struct cli_pred {
 	bnn_dataset ds;
 	float *probs, *var; /* n × outputs: probabilities, or mean and variance */
+	float *aleatoric;   /* regression: n × outputs, var's aleatoric part, else NULL */
 	double nll;         /* summed NLL of the predictive (with targets) */
 	long mc;            /* the Monte-Carlo samples predicted with */
 	int members;        /* the networks of the mixture predicted with */
@@ -80,6 +81,7 @@ static void cli_pred_free(struct cli_pred *p)
 	bnn_dataset_free(&p->ds);
 	free(p->probs);
 	free(p->var);
+	free(p->aleatoric);
 	free(p->entropy);
 	free(p->conf);
 	free(p->xent);
@@ -219,6 +221,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);
 		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
 	}
+	if (!classes)
+		p->aleatoric = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->aleatoric);
 	if (!classes && need_targets) {
 		p->cdf = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->cdf);
 		p->cdf_below = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->cdf_below);
@@ -227,7 +231,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	count = malloc((size_t)w->size * sizeof *count);
 	ncount = malloc((size_t)w->size * sizeof *ncount);
 	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount ||
-	    (classes && (!p->xent || !p->energy)) ||
+	    (classes && (!p->xent || !p->energy)) || (!classes && !p->aleatoric) ||
 	    (!classes && need_targets && (!p->cdf || !p->cdf_below))) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
@@ -235,6 +239,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	           bnn_mixture_predict_batches(mix, &p->ds, p->mc, a->train.seed, j0, j1,
 	                                       &(bnn_prediction){ .probs = p->probs,
 	                                                          .var = p->var,
+	                                                          .aleatoric = p->aleatoric,
 	                                                          .nll_each = nll,
 	                                                          .expected_entropy = p->xent,
 	                                                          .energy = p->energy,
@@ -254,6 +259,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	}
 	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
 	    bnn_cli_shard_gather(w, p->var, count, 0) ||
+	    (!classes && bnn_cli_shard_gather(w, p->aleatoric, count, 0)) ||
 	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1)) ||
 	    (classes && (bnn_cli_shard_gather(w, p->xent, ncount, 1) ||
 	                 bnn_cli_shard_gather(w, p->energy, ncount, 1))) ||
@@ -332,8 +338,29 @@ static int cli_plot_path(char *buf, size_t size, const char *dir, const char *na
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-/* --plots DIR: the reliability diagram (classification) and the entropy
- * histograms (in-distribution, and OOD when given). */
+/* The bins of eval's PIT histogram (docs/plots.md). */
+#define CLI_PIT_BINS 20
+
+/* --plots DIR, regression: pit.svg, the PIT histogram of every target
+ * (every output of every example) of the evaluation data. */
+static int cli_plot_pit(const bnn_model *m, struct bnn_cli_args *a, const struct cli_pred *in)
+{
+	char path[4096];
+	double fraction[CLI_PIT_BINS];
+	bnn_err err;
+
+	if (cli_plot_path(path, sizeof path, a->plots, "pit.svg"))
+		return bnn_cli_error(a, "--plots: the directory name is too long");
+	if (bnn_metrics_pit(in->cdf, in->cdf_below, in->ds.n * m->outputs, CLI_PIT_BINS, fraction,
+	                    &err) ||
+	    bnn_plot_pit(path, NULL, fraction, CLI_PIT_BINS, "PIT histogram", &err))
+		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
+/* --plots DIR: the reliability diagram (classification) or the PIT
+ * histogram (regression), and the entropy histograms (in-distribution, and
+ * OOD when given). */
 static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *bins,
                      const struct cli_pred *in, const struct cli_pred *ood)
 {
@@ -353,6 +380,10 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 		if (bnn_plot_reliability(path, NULL, bins, (int)a->bins, "reliability diagram",
 		                         &err))
 			return bnn_cli_error(a, "%s", err.message);
+	} else if (in->cdf) {
+		int rc = cli_plot_pit(m, a, in);
+		if (rc)
+			return rc;
 	}
 	series[0].name = "in-distribution";
 	series[0].values = in->entropy;
@@ -601,7 +632,7 @@ done:
 /* What predict writes. */
 struct cli_rows {
 	const bnn_model *m;
-	const float *probs, *var;
+	const float *probs, *var, *aleatoric;
 	const struct cli_pred *p; /* a classifier's entropy, xent and mi */
 	long n;
 	const struct bnn_cli_conformal *conf; /* --conformal: sets or intervals */
@@ -615,7 +646,8 @@ static int cli_write_rows(FILE *f, void *ctx)
 
 	for (j = 0; j < k; j++) {
 		if (regression)
-			fprintf(f, "%smean_%ld,var_%ld", j ? "," : "", j, j);
+			fprintf(f, "%smean_%ld,var_%ld,aleatoric_%ld,epistemic_%ld", j ? "," : "",
+			        j, j, j, j);
 		else
 			fprintf(f, "%sp_%ld", j ? "," : "", j);
 	}
@@ -631,9 +663,11 @@ static int cli_write_rows(FILE *f, void *ctx)
 			float p = r->probs[i * k + j];
 			if (p > r->probs[i * k + best])
 				best = j;
-			if (regression)
-				fprintf(f, "%s%.9g,%.9g", j ? "," : "", (double)p,
-				        (double)r->var[i * k + j]);
+			if (regression) /* epistemic: var − aleatoric, the variance of the means */
+				fprintf(f, "%s%.9g,%.9g,%.9g,%.9g", j ? "," : "", (double)p,
+				        (double)r->var[i * k + j], (double)r->aleatoric[i * k + j],
+				        (double)r->var[i * k + j] -
+				                (double)r->aleatoric[i * k + j]);
 			else
 				fprintf(f, "%s%.9g", j ? "," : "", (double)p);
 		}
@@ -709,6 +743,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		rows.m = m;
 		rows.probs = p.probs;
 		rows.var = p.var;
+		rows.aleatoric = p.aleatoric;
 		rows.p = &p;
 		rows.n = p.ds.n;
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))

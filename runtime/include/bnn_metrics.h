@@ -174,6 +174,22 @@ int bnn_metrics_regression(const float *mean, const float *var, const float *y, 
 int bnn_metrics_coverage(const double *cdf, const double *cdf_below, long n, double c,
                          double *coverage, bnn_err *err);
 
+/**
+ * The PIT histogram (probability integral transform): the fraction of the
+ * n targets whose predictive CDF value F(y_i) falls in each of nbins
+ * equal-width bins of [0, 1], bin b = (b/nbins, (b + 1)/nbins] (a value 0
+ * in the first bin).  A calibrated predictive gives a flat histogram, each
+ * bin 1/nbins; a U shape means intervals too narrow, a hump too wide.  For
+ * counts (cdf_below[i] < cdf[i]) the non-randomized PIT of Czado, Gneiting
+ * & Held (2009): target i spreads its unit of mass uniformly over
+ * [cdf_below[i], cdf[i]], so the bins take the share of each interval they
+ * cover; continuous targets (cdf_below = cdf) reduce to the plain
+ * histogram.  heights (nbins) sum to 1.
+ * @return BNN_OK; BNN_EINVAL (a NULL pointer, n < 1, nbins < 1).
+ */
+int bnn_metrics_pit(const double *cdf, const double *cdf_below, long n, int nbins, double *heights,
+                    bnn_err *err);
+
 /* ---- uncertainty and out-of-distribution detection ---------------------- */
 
 /* The OOD-detection metrics of one score (see the top of this file). */

@@ -1,12 +1,13 @@
 /*
  * bnn_plot.h: charts of evaluation results as standalone SVG files (any
  * browser opens them; no external dependency), each written together with
- * its data as CSV.  Three chart kinds share one SVG writer (plot_svg.c), so
+ * its data as CSV.  Four chart kinds share one SVG writer (plot_svg.c), so
  * every chart has the same canvas and conventions:
  *
  *   bnn_plot_reliability()  reliability diagram: accuracy per confidence bin
  *                           as bars, with the diagonal of perfect
  *                           calibration (VOGN fig. 1 and appendix H)
+ *   bnn_plot_pit()          PIT histogram of a regression predictive
  *   bnn_plot_histograms()   normalised histograms of several samples
  *                           overlaid, e.g. the predictive entropy of
  *                           in-distribution and OOD examples (VOGN fig. 5,
@@ -111,6 +112,19 @@ typedef struct bnn_plot_curves_options {
  */
 int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_bin *bins, int nbins,
                          const char *title, bnn_err *err);
+
+/**
+ * PIT histogram: for every bin b of nbins equal-width bins of [0, 1], a bar
+ * as wide as the bin and as high as its density, nbins·fraction[b] (the
+ * fractions of bnn_metrics_pit()), and the dashed line y = 1 of a
+ * calibrated predictive; x axis [0, 1], y from 0 to the data.
+ * CSV columns: bin_lower,bin_upper,fraction,density, one row per bin.
+ * @param title  the chart's title, or NULL.
+ * @return BNN_OK; BNN_EINVAL when a path or fraction is NULL, nbins < 1,
+ *         or a fraction is negative or not finite; BNN_EIO; BNN_ENOMEM.
+ */
+int bnn_plot_pit(const char *path_svg, const char *path_csv, const double *fraction, int nbins,
+                 const char *title, bnn_err *err);
 
 /**
  * Normalised histograms of nseries samples, overlaid as translucent bars

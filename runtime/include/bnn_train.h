@@ -514,6 +514,11 @@ typedef struct bnn_prediction {
 	                      P(Y ≤ y), the mean over the samples of each one's */
 	double *cdf_below; /* n × outputs: P(Y < y); the same as cdf but for
 	                      counts (poisson: P(Y ≤ y − 1)) */
+	/* Regression only, without targets too; may be NULL: */
+	float *aleatoric; /* n × outputs: the mean over the samples of the
+	                     likelihood's variance, the aleatoric part of var;
+	                     var − aleatoric is the epistemic part, the variance
+	                     of the samples' means (docs/metrics.md) */
 } bnn_prediction;
 
 /* The examples per batch of bnn_predict(): batch j is examples

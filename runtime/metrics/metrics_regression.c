@@ -3,7 +3,8 @@
  * error, the mean absolute error and the Gaussian negative log-likelihood
  * of a predictive mean and variance per output against the targets; and
  * bnn_metrics_coverage(), the calibration of central predictive intervals
- * from the predictive CDF at the targets.  The definitions are in
+ * from the predictive CDF at the targets, and bnn_metrics_pit(), the
+ * histogram of the probability integral transform from the same CDFs.  The definitions are in
  * bnn_metrics.h and docs/metrics.md; every variance is checked before any
  * sum is formed, and the sums are accumulated in double.
  */
@@ -80,5 +81,51 @@ int bnn_metrics_coverage(const double *cdf, const double *cdf_below, long n, dou
 	for (i = 0; i < n; i++)
 		inside += cdf[i] >= lo && cdf_below[i] < hi;
 	*coverage = (double)inside / (double)n;
+	return BNN_OK;
+}
+
+/* Target i's PIT distribution function at u (Czado, Gneiting & Held 2009,
+ * eq. 2): 0 up to lo = P(Y < y), 1 from hi = P(Y ≤ y), linear between; for a
+ * continuous target (lo = hi) the step at F(y).  F(0) = 0 and F(1) = 1 hold
+ * by the caller's convention, so every target's mass lands in [0, 1]. */
+static double metrics_pit_cdf(double lo, double hi, double u)
+{
+	if (u < lo)
+		return 0;
+	if (u >= hi)
+		return 1;
+	return (u - lo) / (hi - lo);
+}
+
+int bnn_metrics_pit(const double *cdf, const double *cdf_below, long n, int nbins, double *heights,
+                    bnn_err *err)
+{
+	long i;
+	int b;
+
+	if (!cdf || !cdf_below || !heights)
+		return bnn_fail(err, BNN_EINVAL, "bnn_metrics_pit: %s is NULL",
+		                !cdf         ? "cdf"
+		                : !cdf_below ? "cdf_below"
+		                             : "heights");
+	if (n < 1)
+		return bnn_fail(err, BNN_EINVAL,
+		                "bnn_metrics_pit: n is %ld, need at least 1 target", n);
+	if (nbins < 1)
+		return bnn_fail(err, BNN_EINVAL,
+		                "bnn_metrics_pit: nbins is %d, need at least 1 bin", nbins);
+	for (b = 0; b < nbins; b++)
+		heights[b] = 0;
+	for (i = 0; i < n; i++) {
+		double lo = fmin(cdf_below[i], cdf[i]), hi = cdf[i], prev = 0;
+		for (b = 0; b < nbins; b++) { /* bin b: F(b+1/J) − F(b/J), the last edge 1 */
+			double next =
+			        b + 1 == nbins ? 1 : metrics_pit_cdf(lo, hi, (b + 1.0) / nbins);
+			heights[b] += next - prev;
+			prev = next;
+		}
+	}
+	for (b = 0; b < nbins; b++)
+		heights[b] /= (double)n;
 	return BNN_OK;
 }

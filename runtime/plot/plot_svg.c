@@ -4,7 +4,7 @@
  * bars, lines, points) over two axes, and written by plot_write(): first
  * the checks that need the data (something finite to draw, a finite axis
  * span), then the SVG and the CSV, each through bnn_file_replace().  The
- * three public functions at the end only check their arguments, build the
+ * public functions at the end only check their arguments, build the
  * layers and write their own CSV; the SVG mechanism is shared.
  *
  * The SVG is SVG 1.1 with no external references: a white background, grid
@@ -890,6 +890,100 @@ done:
 	free(lo);
 	free(hi);
 	free(acc);
+	return rc;
+}
+
+/* ---- PIT histogram ------------------------------------------------------ */
+
+/* What the PIT CSV writer needs. */
+struct plot_pit_ctx {
+	const double *fraction;
+	int nbins;
+};
+
+static int plot_pit_csv(FILE *f, void *ctx)
+{
+	const struct plot_pit_ctx *p = ctx;
+	int b;
+
+	fputs("bin_lower,bin_upper,fraction,density\n", f);
+	for (b = 0; b < p->nbins; b++) {
+		plot_csv_num(f, (double)b / p->nbins);
+		fputc(',', f);
+		plot_csv_num(f, (double)(b + 1) / p->nbins);
+		fputc(',', f);
+		plot_csv_num(f, p->fraction[b]);
+		fputc(',', f);
+		plot_csv_num(f, p->fraction[b] * p->nbins);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+int bnn_plot_pit(const char *path_svg, const char *path_csv, const double *fraction, int nbins,
+                 const char *title, bnn_err *err)
+{
+	static const char who[] = "bnn_plot_pit";
+	static const double unit[2] = { 0.0, 1.0 }, flat[2] = { 1.0, 1.0 };
+	struct plot_pit_ctx ctx;
+	struct plot_layer layer[2];
+	struct plot_chart c;
+	double *lo = NULL, *hi = NULL, *density = NULL;
+	int b, rc;
+
+	rc = plot_check_paths(who, path_svg, err);
+	if (rc != BNN_OK)
+		return rc;
+	if (fraction == NULL)
+		return bnn_fail(err, BNN_EINVAL, "%s: fraction is NULL", who);
+	if (nbins < 1)
+		return bnn_fail(err, BNN_EINVAL, "%s: nbins is %d, need at least 1 bin", who,
+		                nbins);
+	for (b = 0; b < nbins; b++)
+		if (!(fraction[b] >= 0) || !isfinite(fraction[b]))
+			return bnn_fail(err, BNN_EINVAL,
+			                "%s: bin %d (0-based): fraction %g is not a finite "
+			                "value >= 0",
+			                who, b, fraction[b]);
+	lo = plot_doubles(nbins);
+	hi = plot_doubles(nbins);
+	density = plot_doubles(nbins);
+	if (lo == NULL || hi == NULL || density == NULL) {
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, nbins);
+		goto done;
+	}
+	for (b = 0; b < nbins; b++) {
+		lo[b] = (double)b / nbins;
+		hi[b] = (double)(b + 1) / nbins;
+		density[b] = fraction[b] * nbins; /* a calibrated predictive: 1 */
+	}
+	layer[0] = (struct plot_layer){ .kind = PLOT_BARS,
+		                        .name = "targets",
+		                        .colour = 0,
+		                        .opacity = 0.75,
+		                        .n = nbins,
+		                        .x = lo,
+		                        .x2 = hi,
+		                        .y = density };
+	layer[1] = (struct plot_layer){ .kind = PLOT_LINE,
+		                        .name = "perfect calibration",
+		                        .colour = PLOT_GREY,
+		                        .dashed = 1,
+		                        .n = 2,
+		                        .x = unit,
+		                        .y = flat };
+	plot_chart_start(&c, title, "predictive CDF at the target (PIT)", "density", layer, 2);
+	c.fixed_x = 1;
+	c.ax.lo = 0.0;
+	c.ax.hi = 1.0;
+	c.y_zero = 1;
+	ctx.fraction = fraction;
+	ctx.nbins = nbins;
+	rc = plot_write(&c, path_svg, path_csv, plot_pit_csv, &ctx, who, err);
+done:
+	free(lo);
+	free(hi);
+	free(density);
 	return rc;
 }
 

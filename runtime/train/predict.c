@@ -516,6 +516,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
                         long j1, const bnn_prediction *out, bnn_err *err)
 {
 	float *probs = out ? out->probs : NULL, *var = out ? out->var : NULL;
+	float *aleatoric = out ? out->aleatoric : NULL;
 	double *nll = out ? out->nll : NULL, *nll_each = out ? out->nll_each : NULL;
 	double *xent = out ? out->expected_entropy : NULL, *energy = out ? out->energy : NULL;
 	float *logits = out ? out->logits : NULL;
@@ -653,6 +654,8 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 		                          variance of the means (epistemic) */
 			var[i] = (float)(acc.sumvar[i] / (double)samples +
 			                 fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0));
+		if (regression && aleatoric)
+			aleatoric[i] = (float)(acc.sumvar[i] / (double)samples);
 		if (cdf) /* the mixture's CDF: the mean of the samples' */
 			cdf[i] = acc.cdf[i] / (double)samples;
 		if (cdf_below)
