@@ -13,7 +13,10 @@
  * (gc_drop on dense layers, gc_cdrop on conv2d layers) and meanfield with
  * the local reparameterisation trick (gc_mf).  gc_ln and gc_gn cover
  * layernorm and groupnorm: on the input, on maps and vectors, in 1, some
- * and C groups.
+ * and C groups.  gc_gru and gc_gru1 cover gru: 5 steps and 1, both
+ * outputs, stacked, meanfield; check 2 is where the per-example squared
+ * gradients of its shared weights (summed over time, then squared) are
+ * checked.
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -74,6 +77,8 @@
 #include "gc_lenet.h"
 #include "gc_lfix.h"
 #include "gc_llearn.h"
+#include "gc_gru.h"
+#include "gc_gru1.h"
 #include "gc_ln.h"
 #include "gc_mf.h"
 #include "gc_pois.h"
@@ -324,6 +329,30 @@ static const struct gc_model gc_models[] = {
 	  gc_gn_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* gru: 5 steps, both outputs, one fed by the other */
+	{ "gc_gru",
+	  GC_GRU_INPUTS,
+	  GC_GRU_OUTPUTS,
+	  GC_GRU_TARGETS,
+	  GC_GRU_NPARAMS,
+	  GC_CATEGORICAL,
+	  133,
+	  gc_gru_pass_f64,
+	  gc_gru_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* gru on sequences of one step, meanfield (computed on w) */
+	{ "gc_gru1",
+	  GC_GRU1_INPUTS,
+	  GC_GRU1_OUTPUTS,
+	  GC_GRU1_TARGETS,
+	  GC_GRU1_NPARAMS,
+	  GC_GAUSSIAN,
+	  144,
+	  gc_gru1_pass_f64,
+	  gc_gru1_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS    ((int)(sizeof gc_models / sizeof gc_models[0]))
 #define GC_DROP_MODEL (&gc_models[4])
@@ -518,6 +547,8 @@ static void test_sizes(void)
 	is_int(GC_C1D_NPARAMS, 400, "gc_c1d: 40+39+66+255 = 400 parameters");
 	is_int(GC_C1W_NPARAMS, 438, "gc_c1w: 328+100+10 = 438 parameters");
 	is_int(GC_C1S_NPARAMS, 29, "gc_c1s: 21+8 = 29 parameters");
+	is_int(GC_GRU_NPARAMS, 240, "gc_gru: 72+108+60 = 240 parameters");
+	is_int(GC_GRU1_NPARAMS, 229, "gc_gru1: 48+165+16 = 229 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
 	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
 	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g
