@@ -22,7 +22,7 @@
  *      parameter by parameter;
  *   2. sqgrad, the gradient and the loss of a batch against the same
  *      quantities assembled from passes over one example at a time;
- *   3. (gc_gfix, gc_drop, gc_mf) the outputs and the loss against a
+ *   3. (gc_gfix, gc_drop, gc_mf, gc_conv, gc_gru) the outputs and the loss against a
  *      plain-loop reference written from the documented parameter layout
  *      (and, for the noisy models, from the documented draws);
  *   4. the optional arguments: y = NULL gives loss 0 and still the
@@ -1429,6 +1429,80 @@ static void test_determinism(const struct gc_case *c)
 	free(gs);
 }
 
+/* A gru over T steps of F features, U units (at most 8), written from
+ * bnn_gen/gru.h's equations (PyTorch's nn.GRU, gates r, z, n) and
+ * parameter layout (W_ih [3U, F], W_hh [3U, U], b_ih, b_hh [3U]) as
+ * plain loops: every state into hs [T, U]. */
+static void gc_ref_gru(const double *x, int t, int f, int u, const double *w, double *hs)
+{
+	const double *wi = w, *wh = w + 3 * u * f, *bi = wh + 3 * u * u, *bh = bi + 3 * u;
+	double h[8] = { 0 }, a[3][8], hn[8];
+	int s, g, j, k;
+
+	for (s = 0; s < t; s++) {
+		for (g = 0; g < 3; g++)
+			for (j = 0; j < u; j++) {
+				const int row = g * u + j;
+				double in = bi[row], hid = bh[row];
+				for (k = 0; k < f; k++)
+					in += wi[row * f + k] * x[s * f + k];
+				for (k = 0; k < u; k++)
+					hid += wh[row * u + k] * h[k];
+				a[g][j] = in;
+				if (g < 2)
+					a[g][j] += hid;
+				else
+					hn[j] = hid;
+			}
+		for (j = 0; j < u; j++) {
+			const double r = 1 / (1 + exp(-a[0][j])), z = 1 / (1 + exp(-a[1][j]));
+			const double n = tanh(a[2][j] + r * hn[j]);
+			hs[s * u + j] = (1 - z) * n + z * h[j];
+		}
+		for (j = 0; j < u; j++)
+			h[j] = hs[s * u + j];
+	}
+}
+
+/* gc_gru by plain loops: s = gru(x, 3, sequence) [5, 3], h = gru(s, 4)
+ * (its last state), logits = dense(concat(h, flatten(s)), 3). */
+static void gc_gru_reference(const double *w, const double *x, long batch, double *z)
+{
+	long i;
+	int o, k;
+
+	for (i = 0; i < batch; i++) {
+		double sq[15], hs[20], v[19];
+		gc_ref_gru(x + i * 15, 5, 3, 3, w, sq);
+		gc_ref_gru(sq, 5, 3, 4, w + 72, hs);
+		for (k = 0; k < 4; k++)
+			v[k] = hs[16 + k];
+		for (k = 0; k < 15; k++)
+			v[4 + k] = sq[k];
+		for (o = 0; o < 3; o++) {
+			double acc = w[237 + o];
+			for (k = 0; k < 19; k++)
+				acc += w[180 + o * 19 + k] * v[k];
+			z[i * 3 + o] = acc;
+		}
+	}
+}
+
+/* Check 3: gc_gru's outputs and loss against the plain loops. */
+static void test_gru_reference(const struct gc_case *c)
+{
+	double ref[GC_BATCH * GC_GRU_OUTPUTS], want = 0;
+	long i;
+
+	gc_gru_reference(c->w, c->x, GC_BATCH, ref);
+	for (i = 0; i < GC_BATCH; i++)
+		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
+	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop gru (max |diff| %.3g)", c->label,
+	   gc_max_diff(GC_BATCH * 3, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
+}
+
 /* Check 3: gc_gfix's outputs and loss against the reference. */
 static void test_gfix_reference(const struct gc_case *c)
 {
@@ -1802,6 +1876,8 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 		test_mf_reference(c);
 	if (c->m->pass == gc_conv_pass_f64)
 		test_conv_reference(c);
+	if (c->m->pass == gc_gru_pass_f64)
+		test_gru_reference(c);
 	test_optional(c);
 	if (md->rng)
 		test_determinism(c);
