@@ -81,6 +81,12 @@
  *                    same checkpoint (mc = 0), their repeats interleaved,
  *                    cycling over 64 inputs; and the largest difference of
  *                    their outputs, relative to the largest output.
+ *   gru              issue 23's GRU step: bench/gru_128.bnn (50 steps of 32
+ *                    features, gru of 128 units, dense 128 -> 10) at batch
+ *                    32: its adam_step and step_parts lines (net
+ *                    "gru-50x32-128"; bench/torch_gru.py times nn.GRU's
+ *                    step for the ratio, target >= 1.5x) and its
+ *                    sqgrad_overhead line (VOGN's pass, target <= 1.6x).
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -98,7 +104,7 @@
  * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3, conv1d), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
  * (vi_parts, vi_kernels and posterior_sample), fwht, whvi, lenet
- * (adam_step, step_parts and lenet_step of the CNN); by default all run.
+ * (adam_step, step_parts and lenet_step of the CNN), gru; by default all run.
  * --net NAME keeps only the threads group's cases of that network
  * (784-512-512-10, lenet, resnet, 13-50-50-1); infer1 (batch-1 inference).
  * The env line always comes first.
@@ -118,6 +124,7 @@
 #include "fashion_point.h"
 #include "fashion_point_infer.h"
 #include "fashion_resnet.h"
+#include "gru_128.h"
 #include "mf_1024.h"
 #include "mf_128.h"
 #include "mf_256.h"
@@ -154,11 +161,12 @@ enum {
 	BENCH_GLENET = 1u << 7,
 	BENCH_GTHREADS = 1u << 8,
 	BENCH_GINFER1 = 1u << 9,
-	BENCH_GALL = (1u << 10) - 1
+	BENCH_GGRU = 1u << 10,
+	BENCH_GALL = (1u << 11) - 1
 };
 
-static const char *const bench_group_names[] = { "peak", "gemm", "step",  "train",   "vi",
-	                                         "fwht", "whvi", "lenet", "threads", "infer1" };
+static const char *const bench_group_names[] = { "peak", "gemm",  "step",    "train",  "vi", "fwht",
+	                                         "whvi", "lenet", "threads", "infer1", "gru" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -439,6 +447,16 @@ static double bench_net_gemm_flops(const bench_net *b)
 			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
 			mn = 2.0 * (double)b->batch * (double)ly->out_features *
 			     (double)(t->shape[1] * t->shape[2] * t->shape[3]);
+		}
+		if (!strcmp(ly->op, "gru")) {
+			/* 2·B·T·3U·(F + U) per pass over the steps; the state's delta
+			 * goes back through W_hh even without the input's */
+			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
+			double bt3u = 2.0 * (double)b->batch *
+			              (double)(ly->in_features / t->shape[1]) * (double)t->shape[0];
+			mn = bt3u * (double)(t->shape[1] + ly->out_features);
+			if (l == 0)
+				f += bt3u * (double)ly->out_features;
 		}
 		f += (l == 0 ? 2 : 3) * mn;
 	}
@@ -1646,7 +1664,7 @@ static void bench_usage(void)
 	fprintf(stderr,
 	        "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads|infer1[,...]]"
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads|infer1|gru[,...]]"
 	        " [--net NAME]\n");
 	exit(2);
 }
@@ -1738,7 +1756,8 @@ int main(int argc, char **argv)
 	       "\"clock\":\"%s\",\"train_steps\":%ld}\n",
 	       o.repeats, o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall", o.train_steps);
 
-	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT | BENCH_GLENET))
+	if (o.groups &
+	    (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT | BENCH_GLENET | BENCH_GGRU))
 		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
 	if (o.groups & BENCH_GGEMM) {
 		bench_gemms(&o, pk.gflops);
@@ -1783,5 +1802,12 @@ int main(int argc, char **argv)
 		bench_threads(&o);
 	if (o.groups & BENCH_GINFER1)
 		bench_infer1s(&o);
+	if (o.groups & BENCH_GGRU) {
+		/* issue 23: hidden 128, length 50, features 32, batch 32 */
+		bench_net_init(&net, &gru_128_model, "gru-50x32-128", 32, 1);
+		bench_adam(&net, &o, pk.gflops);
+		bench_sqgrad(&net, &o);
+		bench_net_free(&net);
+	}
 	return 0;
 }

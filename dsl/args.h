@@ -19,7 +19,8 @@ enum arg_type {
 	ARG_INT_PAIR, /* an integer k, or a pair (a, b) */
 	ARG_REAL,     /* a number */
 	ARG_BOOL,     /* true or false */
-	ARG_SIGMA     /* a positive number or the word 'learned' */
+	ARG_SIGMA,    /* a positive number or the word 'learned' */
+	ARG_WORD      /* one of the words the op's check hook accepts */
 };
 
 enum {

@@ -27,7 +27,8 @@ enum {
 	FAM_ON_DENSE = 1,
 	FAM_ON_CONV2D = 2, /* and conv1d, which runs on conv2d's code */
 	FAM_ON_BATCHNORM = 4,
-	FAM_ON_NORM = 16 /* layernorm, groupnorm: normalisation per example */
+	FAM_ON_NORM = 16, /* layernorm, groupnorm: normalisation per example */
+	FAM_ON_GRU = 32   /* gru: its weights are shared across time steps */
 };
 
 enum family_id {
@@ -72,6 +73,7 @@ struct op_attrs {
 	double slope;         /* leaky_relu */
 	double momentum, eps; /* batchnorm; eps also layernorm, groupnorm */
 	long groups;          /* groupnorm: channel groups normalised apart */
+	int sequence;         /* gru: output = sequence (every step), else last */
 };
 
 struct graph_node {
@@ -82,7 +84,7 @@ struct graph_node {
 	int *inputs;      /* owned: indices of the input nodes, all smaller */
 	int ninputs;
 	struct op_attrs attrs;
-	int rank; /* 1: [features]; 2: [channels, length]; 3: [channels, height, width] */
+	int rank; /* 1: [features]; 2: [channels, length] or [time, features]; 3: [channels, height, width] */
 	long shape[3];
 	int has_family; /* the op has weights, so the fields below matter */
 	struct family family;

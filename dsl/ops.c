@@ -75,6 +75,13 @@ static const struct arg_spec add_args[] = {
 static const struct arg_spec concat_args[] = {
 	{ "inputs", ARG_NODES, 1, 0, 0, 0, 0 },
 };
+/* output is the word last or sequence; its default (last) is no number, so
+ * the signature shows "output = ...". */
+static const struct arg_spec gru_args[] = {
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "units", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "output", ARG_WORD, 0, -1, 0, 1, 0 },
+};
 
 /* --- helpers ----------------------------------------------------------- */
 
@@ -402,6 +409,47 @@ static int op_check_concat(struct op_ctx *c)
 		return -1;
 	}
 	c->n->shape[0] = (long)total;
+	return 0;
+}
+
+/* gru over [T, F] (time, features): U units, output [U] (the last state)
+ * or [T, U] (every state).  Parameters, as PyTorch's nn.GRU: W_ih [3U, F],
+ * W_hh [3U, U], b_ih [3U], b_hh [3U] (gen/layer_gru.c).  output is a word;
+ * a node or parameter that happens to be named last or sequence still
+ * means the word, as 'learned' does for sigma. */
+static int op_check_gru(struct op_ctx *c)
+{
+	struct graph_node *n = c->n;
+	const struct graph_node *in = op_in(c, 0);
+	const struct value *v = c->val[2];
+	const char *word = !v                    ? "last"
+	                   : v->kind == VAL_WORD ? v->word
+	                   : v->kind == VAL_NODE ? v->text
+	                                         : NULL;
+	char shape[64], got[96];
+	long long u, f;
+	if (in->rank != 2) {
+		graph_shape_str(in, shape, sizeof shape);
+		diag_error(c->d, c->loc[0],
+		           "gru needs a [time, features] input, but '%s' has shape %s", in->name,
+		           shape);
+		return -1;
+	}
+	if (args_long(c->d, &gru_args[1], c->val[1], &n->attrs.units) != 0)
+		return -1;
+	if (!word || (strcmp(word, "last") != 0 && strcmp(word, "sequence") != 0)) {
+		args_describe(v, got, sizeof got);
+		diag_error(c->d, c->loc[2], "gru's output is 'last' or 'sequence', not %s", got);
+		return -1;
+	}
+	n->attrs.sequence = strcmp(word, "sequence") == 0;
+	u = n->attrs.units;
+	f = in->shape[1];
+	n->attrs.in_features = (long)f;
+	n->rank = n->attrs.sequence ? 2 : 1;
+	n->shape[0] = n->attrs.sequence ? in->shape[0] : n->attrs.units;
+	n->shape[1] = n->attrs.sequence ? n->attrs.units : 0;
+	n->model_params = 3 * u * (f + u + 2); /* W_ih, W_hh, b_ih, b_hh */
 	return 0;
 }
 

@@ -421,7 +421,8 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 	}
 	if (!family_applies(n->family.id, n->op)) {
 		const char *why =
-		        n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
+		        n->op == OP_GRU ? "the weights of gru take point or meanfield only"
+		        : n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
 		        : n->family.id == FAMILY_DROPOUT
 		                ? "dropout masks the input units of dense, conv2d and conv1d layers"
 		                : "the scales and shifts of layernorm and groupnorm take point or meanfield only";

@@ -55,6 +55,7 @@ static const struct cg_layer *const cg_layers[OP_COUNT] = {
 	[OP_CONCAT] = &cg_layer_concat,
 	[OP_LAYERNORM] = &cg_layer_norm,
 	[OP_GROUPNORM] = &cg_layer_norm,
+	[OP_GRU] = &cg_layer_gru,
 };
 
 const struct cg_layer *cg_layer_of(enum op_id op)
@@ -409,6 +410,7 @@ char *codegen_canonical(const struct graph *g)
 		canon_attr(&buf, &len, &cap, &failed, "momentum", a->momentum);
 		canon_attr(&buf, &len, &cap, &failed, "eps", a->eps);
 		canon_attr(&buf, &len, &cap, &failed, "groups", (double)a->groups);
+		canon_attr(&buf, &len, &cap, &failed, "seq", (double)a->sequence);
 		if (n->has_family)
 			canon_add(&buf, &len, &cap, &failed,
 			          " family=%s k=%d p=%.17g flows=%d prior=%.17g",

@@ -804,6 +804,24 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
+/* Reports the first live layer of an op the standalone target has no code
+ * for (gru: its recurrence is not written without libbnn's kernels);
+ * returns -1 then, else 0. */
+static int sa_refuse_ops(const struct graph *g, struct diag *d)
+{
+	int i;
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].live && g->nodes[i].op == OP_GRU) {
+			diag_error(d, g->nodes[i].loc,
+			           "the standalone target does not support gru (layer '%s')",
+			           g->nodes[i].name);
+			diag_note(d, diag_noloc,
+			          "run this model with libbnn (bnnc without --standalone)");
+			return -1;
+		}
+	return 0;
+}
+
 int standalone_write(const struct graph *g, const struct standalone_options *o, struct diag *d)
 {
 	struct sa s;
@@ -841,6 +859,8 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		          "model with libbnn (bnnc without --standalone)");
 		goto done;
 	}
+	if (sa_refuse_ops(g, d) != 0)
+		goto done;
 	if (sa_plan(&s) != 0 || sa_storage_plan(&s) != 0) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;

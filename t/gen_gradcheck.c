@@ -13,13 +13,16 @@
  * (gc_drop on dense layers, gc_cdrop on conv2d layers) and meanfield with
  * the local reparameterisation trick (gc_mf).  gc_ln and gc_gn cover
  * layernorm and groupnorm: on the input, on maps and vectors, in 1, some
- * and C groups.
+ * and C groups.  gc_gru and gc_gru1 cover gru: 5 steps and 1, both
+ * outputs, stacked, meanfield; check 2 is where the per-example squared
+ * gradients of its shared weights (summed over time, then squared) are
+ * checked.
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
  *   2. sqgrad, the gradient and the loss of a batch against the same
  *      quantities assembled from passes over one example at a time;
- *   3. (gc_gfix, gc_drop, gc_mf) the outputs and the loss against a
+ *   3. (gc_gfix, gc_drop, gc_mf, gc_conv, gc_gru) the outputs and the loss against a
  *      plain-loop reference written from the documented parameter layout
  *      (and, for the noisy models, from the documented draws);
  *   4. the optional arguments: y = NULL gives loss 0 and still the
@@ -74,6 +77,8 @@
 #include "gc_lenet.h"
 #include "gc_lfix.h"
 #include "gc_llearn.h"
+#include "gc_gru.h"
+#include "gc_gru1.h"
 #include "gc_ln.h"
 #include "gc_mf.h"
 #include "gc_pois.h"
@@ -324,6 +329,30 @@ static const struct gc_model gc_models[] = {
 	  gc_gn_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* gru: 5 steps, both outputs, one fed by the other */
+	{ "gc_gru",
+	  GC_GRU_INPUTS,
+	  GC_GRU_OUTPUTS,
+	  GC_GRU_TARGETS,
+	  GC_GRU_NPARAMS,
+	  GC_CATEGORICAL,
+	  133,
+	  gc_gru_pass_f64,
+	  gc_gru_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* gru on sequences of one step, meanfield (computed on w) */
+	{ "gc_gru1",
+	  GC_GRU1_INPUTS,
+	  GC_GRU1_OUTPUTS,
+	  GC_GRU1_TARGETS,
+	  GC_GRU1_NPARAMS,
+	  GC_GAUSSIAN,
+	  144,
+	  gc_gru1_pass_f64,
+	  gc_gru1_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS    ((int)(sizeof gc_models / sizeof gc_models[0]))
 #define GC_DROP_MODEL (&gc_models[4])
@@ -518,6 +547,8 @@ static void test_sizes(void)
 	is_int(GC_C1D_NPARAMS, 400, "gc_c1d: 40+39+66+255 = 400 parameters");
 	is_int(GC_C1W_NPARAMS, 438, "gc_c1w: 328+100+10 = 438 parameters");
 	is_int(GC_C1S_NPARAMS, 29, "gc_c1s: 21+8 = 29 parameters");
+	is_int(GC_GRU_NPARAMS, 240, "gc_gru: 72+108+60 = 240 parameters");
+	is_int(GC_GRU1_NPARAMS, 229, "gc_gru1: 48+165+16 = 229 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
 	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
 	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g
@@ -1398,6 +1429,80 @@ static void test_determinism(const struct gc_case *c)
 	free(gs);
 }
 
+/* A gru over T steps of F features, U units (at most 8), written from
+ * bnn_gen/gru.h's equations (PyTorch's nn.GRU, gates r, z, n) and
+ * parameter layout (W_ih [3U, F], W_hh [3U, U], b_ih, b_hh [3U]) as
+ * plain loops: every state into hs [T, U]. */
+static void gc_ref_gru(const double *x, int t, int f, int u, const double *w, double *hs)
+{
+	const double *wi = w, *wh = w + 3 * u * f, *bi = wh + 3 * u * u, *bh = bi + 3 * u;
+	double h[8] = { 0 }, a[3][8], hn[8];
+	int s, g, j, k;
+
+	for (s = 0; s < t; s++) {
+		for (g = 0; g < 3; g++)
+			for (j = 0; j < u; j++) {
+				const int row = g * u + j;
+				double in = bi[row], hid = bh[row];
+				for (k = 0; k < f; k++)
+					in += wi[row * f + k] * x[s * f + k];
+				for (k = 0; k < u; k++)
+					hid += wh[row * u + k] * h[k];
+				a[g][j] = in;
+				if (g < 2)
+					a[g][j] += hid;
+				else
+					hn[j] = hid;
+			}
+		for (j = 0; j < u; j++) {
+			const double r = 1 / (1 + exp(-a[0][j])), z = 1 / (1 + exp(-a[1][j]));
+			const double n = tanh(a[2][j] + r * hn[j]);
+			hs[s * u + j] = (1 - z) * n + z * h[j];
+		}
+		for (j = 0; j < u; j++)
+			h[j] = hs[s * u + j];
+	}
+}
+
+/* gc_gru by plain loops: s = gru(x, 3, sequence) [5, 3], h = gru(s, 4)
+ * (its last state), logits = dense(concat(h, flatten(s)), 3). */
+static void gc_gru_reference(const double *w, const double *x, long batch, double *z)
+{
+	long i;
+	int o, k;
+
+	for (i = 0; i < batch; i++) {
+		double sq[15], hs[20], v[19];
+		gc_ref_gru(x + i * 15, 5, 3, 3, w, sq);
+		gc_ref_gru(sq, 5, 3, 4, w + 72, hs);
+		for (k = 0; k < 4; k++)
+			v[k] = hs[16 + k];
+		for (k = 0; k < 15; k++)
+			v[4 + k] = sq[k];
+		for (o = 0; o < 3; o++) {
+			double acc = w[237 + o];
+			for (k = 0; k < 19; k++)
+				acc += w[180 + o * 19 + k] * v[k];
+			z[i * 3 + o] = acc;
+		}
+	}
+}
+
+/* Check 3: gc_gru's outputs and loss against the plain loops. */
+static void test_gru_reference(const struct gc_case *c)
+{
+	double ref[GC_BATCH * GC_GRU_OUTPUTS], want = 0;
+	long i;
+
+	gc_gru_reference(c->w, c->x, GC_BATCH, ref);
+	for (i = 0; i < GC_BATCH; i++)
+		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
+	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop gru (max |diff| %.3g)", c->label,
+	   gc_max_diff(GC_BATCH * 3, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
+}
+
 /* Check 3: gc_gfix's outputs and loss against the reference. */
 static void test_gfix_reference(const struct gc_case *c)
 {
@@ -1771,6 +1876,8 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 		test_mf_reference(c);
 	if (c->m->pass == gc_conv_pass_f64)
 		test_conv_reference(c);
+	if (c->m->pass == gc_gru_pass_f64)
+		test_gru_reference(c);
 	test_optional(c);
 	if (md->rng)
 		test_determinism(c);

@@ -20,6 +20,7 @@
 #      whvi       D = the power of two >= Din, stack = ceil(Dout / D):
 #                 stack * (4D + flows * (2D + 1)) + 2 * Dout with a bias
 #      gaussian(sigma = learned): one point parameter per output
+#      gru        3U * (F + U + 2) (W_ih, W_hh, two biases); output [U] or [T, U]
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -111,7 +112,7 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru; do
 	summary "$expected" "$name"
 done
 
@@ -291,5 +292,16 @@ is "$(total norms)" "$m $p" "norms: totals $m and $p"
 is "$(row norms l)" "$l $l" "norms: layernorm keeps a scale and a shift per value, point by default"
 is "$(row norms g)" "$g $((2 * g))" "norms: groupnorm keeps them per channel, meanfield when annotated"
 is "$(shape norms h)" "[10]" "norms: groupnorm of a vector keeps its shape"
+# gru: meanfield gru 6 -> 16 over 12 steps (every state), point gru 16 -> 8
+# (the last state), meanfield dense 8 -> 5
+s=$((3 * 16 * (6 + 16 + 2)))
+r=$((3 * 8 * (16 + 8 + 2)))
+out=$(dense 8 5)
+m=$((s + r + out))
+p=$((2 * s + r + 2 * out))
+is "$(shape gru s)" "[12, 16]" "gru: output = sequence keeps every step"
+is "$(shape gru r)" "[8]" "gru: the last state by default"
+is "$(total gru)" "$m $p" "gru: totals $m and $p"
+is "$(row gru s)" "$s $((2 * s))" "gru: 3U(F + U + 2) parameters, meanfield by the default posterior"
 
 done_testing
