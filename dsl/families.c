@@ -70,6 +70,8 @@ int family_applies(enum family_id f, enum op_id op)
 	                                   : 0;
 	if (op == OP_LAYERNORM || op == OP_GROUPNORM)
 		on = FAM_ON_NORM;
+	if (op == OP_EMBEDDING)
+		on = FAM_ON_EMBEDDING;
 	return (family_table[f].applies_to & on) != 0;
 }
 

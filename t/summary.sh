@@ -15,6 +15,7 @@
 #                 (L + 2 * pad - dilation * (k - 1) - 1) / stride + 1
 #      batchnorm  2 * C (a scale and a shift per channel)
 #      groupnorm  2 * C (likewise); layernorm 2 * C * H * W (per value)
+#      embedding  vocab * dim; output [T, dim]
 #      pooling    (H - size) / stride + 1
 #      point P, meanfield 2P, dropout P, emp(k) and ecmp(k) kP
 #      whvi       D = the power of two >= Din, stack = ceil(Dout / D):
@@ -111,7 +112,7 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms sequence; do
 	summary "$expected" "$name"
 done
 
@@ -291,5 +292,19 @@ is "$(total norms)" "$m $p" "norms: totals $m and $p"
 is "$(row norms l)" "$l $l" "norms: layernorm keeps a scale and a shift per value, point by default"
 is "$(row norms g)" "$g $((2 * g))" "norms: groupnorm keeps them per channel, meanfield when annotated"
 is "$(shape norms h)" "[10]" "norms: groupnorm of a vector keeps its shape"
+# sequence: 12 ids, a meanfield embedding 50 x 8 and a point one 40 x 8,
+# added, positional, point layernorm of [12, 8], meanfield dense -> 16 -> 3
+e=$((50 * 8))
+f=$((40 * 8))
+l=$((2 * 12 * 8))
+h=$(dense $((12 * 8)) 16)
+out=$(dense 16 3)
+m=$((e + f + l + h + out))
+p=$((2 * e + f + l + 2 * h + 2 * out))
+is "$(total sequence)" "$m $p" "sequence: totals $m and $p"
+is "$(row sequence e)" "$e $((2 * e))" "sequence: embedding keeps vocab x dim weights, meanfield by default"
+is "$(row sequence f)" "$f $f" "sequence: a point embedding when annotated"
+is "$(shape sequence e)" "[12, 8]" "sequence: embedding of 12 ids is [12, 8]"
+is "$(shape sequence p)" "[12, 8]" "sequence: positional keeps the shape"
 
 done_testing
