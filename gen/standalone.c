@@ -804,6 +804,25 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
+/* The ops of sequences of ids (embedding, positional) have no standalone
+ * code yet: refused at the first such node, with the way to run the
+ * model.  Returns -1 after the message, else 0. */
+static int sa_check_ops(const struct graph *g, struct diag *d)
+{
+	int i;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct graph_node *n = &g->nodes[i];
+		if (!n->live || (n->op != OP_EMBEDDING && n->op != OP_POSITIONAL))
+			continue;
+		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",
+		           op_name(n->op), n->name);
+		diag_note(d, diag_noloc, "run this model with libbnn (bnnc without --standalone)");
+		return -1;
+	}
+	return 0;
+}
+
+
 int standalone_write(const struct graph *g, const struct standalone_options *o, struct diag *d)
 {
 	struct sa s;
@@ -841,6 +860,8 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		          "model with libbnn (bnnc without --standalone)");
 		goto done;
 	}
+	if (sa_check_ops(g, d) != 0)
+		goto done;
 	if (sa_plan(&s) != 0 || sa_storage_plan(&s) != 0) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
