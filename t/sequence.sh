@@ -8,7 +8,7 @@
 # accuracy above 0.9 (chance: 0.5; seeds fixed); an id outside the
 # vocabulary and one that is not an integer are refused at load time with
 # the file and the line and column (CSV) or the example and value (IDX);
-# --standardize is refused for ids.
+# --standardize is refused for ids, and so is bnnc --standalone.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -116,5 +116,11 @@ run ./sq_point train --data train.csv --standardize --save x.ckpt
 is "$run_status $run_err" \
 	"1 ./sq_point: --standardize scales real inputs, but model 'sq_point' reads integer ids ('ids')" \
 	"--standardize is refused for ids"
+
+# ---- the standalone target ---------------------------------------------------------
+run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/sq_point.bnn"
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p | sed 's/^.*sq_point.bnn:/sq_point.bnn:/')" \
+	"1 sq_point.bnn:7:5: error: the standalone target does not support op 'embedding' (node 'e')" \
+	"bnnc --standalone refuses embedding, at the node"
 
 done_testing
