@@ -97,6 +97,8 @@ struct ast_stmt {
 	bnn_loc name_loc;
 	struct ast_expr *expr;     /* ASSIGN, RETURN: the value; LIKELIHOOD: the call */
 	struct ast_arg *dims;      /* INPUT: the dimensions */
+	int ids;                   /* INPUT: declared "int": integer ids */
+	bnn_loc ids_loc;           /* INPUT: where "int" was written */
 	struct ast_family *family; /* PRIOR, POSTERIOR */
 	struct ast_param *params;  /* BLOCK: the parameters */
 	struct ast_stmt *body;     /* BLOCK: the statements */

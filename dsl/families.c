@@ -72,6 +72,8 @@ int family_applies(enum family_id f, enum op_id op)
 		on = FAM_ON_NORM;
 	if (op == OP_GRU)
 		on = FAM_ON_GRU;
+	if (op == OP_EMBEDDING)
+		on = FAM_ON_EMBEDDING;
 	return (family_table[f].applies_to & on) != 0;
 }
 

@@ -28,7 +28,8 @@ enum {
 	FAM_ON_CONV2D = 2, /* and conv1d, which runs on conv2d's code */
 	FAM_ON_BATCHNORM = 4,
 	FAM_ON_NORM = 16, /* layernorm, groupnorm: normalisation per example */
-	FAM_ON_GRU = 32   /* gru: its weights are shared across time steps */
+	FAM_ON_GRU = 32,  /* gru: its weights are shared across time steps */
+	FAM_ON_EMBEDDING = 64
 };
 
 enum family_id {
@@ -74,6 +75,7 @@ struct op_attrs {
 	double momentum, eps; /* batchnorm; eps also layernorm, groupnorm */
 	long groups;          /* groupnorm: channel groups normalised apart */
 	int sequence;         /* gru: output = sequence (every step), else last */
+	long vocab;           /* embedding: ids lie in [0, vocab); its dim is shape[1] */
 };
 
 struct graph_node {
@@ -85,6 +87,7 @@ struct graph_node {
 	int ninputs;
 	struct op_attrs attrs;
 	int rank; /* 1: [features]; 2: [channels, length] or [time, features]; 3: [channels, height, width] */
+	int ids; /* the input holds integer ids ("input ids[T] int;"), which only embedding reads */
 	long shape[3];
 	int has_family; /* the op has weights, so the fields below matter */
 	struct family family;

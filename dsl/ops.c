@@ -2,7 +2,8 @@
  * parameter counts (see ops.h for the plug-in interface).
  *
  * Shapes are [features] (rank 1), [channels, length] (rank 2: 1-D signals,
- * which conv1d and the pools take) or [channels, height, width] (rank 3).
+ * which conv1d and the pools take, or the [time, features] sequences of
+ * embedding and positional) or [channels, height, width] (rank 3).
  * Parameters counted here are those of the point network (weights and
  * biases, the scales and shifts of batchnorm, layernorm and groupnorm);
  * the posterior's are counted by families.c.  Batchnorm's running
@@ -71,6 +72,11 @@ static const struct arg_spec pool_args[] = {
 static const struct arg_spec add_args[] = {
 	{ "a", ARG_NODE, 1, 0, 0, 0, 0 },
 	{ "b", ARG_NODE, 1, 0, 0, 0, 0 },
+};
+static const struct arg_spec embedding_args[] = {
+	{ "ids", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "vocab", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "dim", ARG_INT, 1, 0, 1, MAXD, 0 },
 };
 static const struct arg_spec concat_args[] = {
 	{ "inputs", ARG_NODES, 1, 0, 0, 0, 0 },
@@ -450,6 +456,51 @@ static int op_check_gru(struct op_ctx *c)
 	n->shape[0] = n->attrs.sequence ? in->shape[0] : n->attrs.units;
 	n->shape[1] = n->attrs.sequence ? n->attrs.units : 0;
 	n->model_params = 3 * u * (f + u + 2); /* W_ih, W_hh, b_ih, b_hh */
+/* embedding: ids [T] (an input declared "int") to rows of a vocab × dim
+ * table, [T, dim]: a sequence as [time, features]. */
+static int op_check_embedding(struct op_ctx *c)
+{
+	struct graph_node *n = c->n;
+	const struct graph_node *in = op_in(c, 0);
+	char shape[64];
+	if (!in->ids) {
+		diag_error(
+		        c->d, c->loc[0],
+		        "embedding reads integer ids, but '%s' holds real values (declare the ids "
+		        "as 'input ids[T] int;')",
+		        in->name);
+		return -1;
+	}
+	if (in->rank != 1) { /* unreachable today: an int input is a vector */
+		graph_shape_str(in, shape, sizeof shape);
+		diag_error(c->d, c->loc[0],
+		           "embedding needs a vector of ids, but '%s' has shape %s", in->name,
+		           shape);
+		return -1;
+	}
+	if (args_long(c->d, &embedding_args[1], c->val[1], &n->attrs.vocab) != 0 ||
+	    args_long(c->d, &embedding_args[2], c->val[2], &n->shape[1]) != 0)
+		return -1;
+	n->rank = 2;
+	n->shape[0] = in->shape[0];
+	n->model_params = (long long)n->attrs.vocab * n->shape[1];
+	return 0;
+}
+
+/* positional: the fixed sinusoidal encoding added to a [T, D] sequence
+ * (Vaswani et al. 2017, sec. 3.5); same shape, no weights. */
+static int op_check_positional(struct op_ctx *c)
+{
+	const struct graph_node *in = op_in(c, 0);
+	char shape[64];
+	if (in->rank != 2) {
+		graph_shape_str(in, shape, sizeof shape);
+		diag_error(c->d, c->loc[0],
+		           "positional needs a [time, features] sequence, but '%s' has shape %s",
+		           in->name, shape);
+		return -1;
+	}
+	op_copy_shape(c->n, in);
 	return 0;
 }
 

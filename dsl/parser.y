@@ -6,7 +6,7 @@
  *
  *   file      := stmt*
  *   stmt      := 'model' NAME ';'
- *              | 'input' NAME '[' expr (',' expr)* ']' ';'
+ *              | 'input' NAME '[' expr (',' expr)* ']' ['int'] ';'
  *              | 'prior' family ';'   |   'posterior' family ';'
  *              | NAME '=' expr ';'    |   NAME '~' call ';'
  *              | 'block' NAME '(' NAME, ... ')' '{' stmt* '}'
@@ -81,6 +81,7 @@ struct lex_state *yyget_extra(yyscan_t scanner);
 %token <num> NUMBER "number"
 %token MODEL "model" INPUT "input" PRIOR "prior" POSTERIOR "posterior"
 %token BLOCK "block" RETURN "return" TRUE "true" FALSE "false"
+%token INT "int"  /* only right after the ']' of an input's dimensions (lexer.l) */
 
 %type <stmt> stmts stmt
 %type <expr> expr call
@@ -105,6 +106,10 @@ stmt
     | INPUT IDENT '[' exprs ']' ';'
         { if (($$ = ast_stmt(ARENA, AST_INPUT, @$))) {
               $$->name = $2; $$->name_loc = @2; $$->dims = ast_args_reverse($4); } }
+    | INPUT IDENT '[' exprs ']' INT ';'    /* input ids[T] int; */
+        { if (($$ = ast_stmt(ARENA, AST_INPUT, @$))) {
+              $$->name = $2; $$->name_loc = @2; $$->dims = ast_args_reverse($4);
+              $$->ids = 1; $$->ids_loc = @6; } }
     | PRIOR family ';'
         { if (($$ = ast_stmt(ARENA, AST_PRIOR, @$))) $$->family = $2; }
     | POSTERIOR family ';'
@@ -249,6 +254,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner)
         snprintf(what, sizeof what, "'%.40s...'", text);
     else
         snprintf(what, sizeof what, "'%.*s'", (int)len, text);
+    /* the optional 'int' of an input is not worth proposing after every
+     * input's dimensions: "expected ';' before 'h'" says what is missing */
+    for (i = 0; i < n; i++)
+        if (expected[i] == YYSYMBOL_INT)
+            expected[i--] = expected[--n];
     for (i = 0; i < n; i++) {
         size_t used = strlen(list);
         parse_expected_name(name, sizeof name, expected[i]);

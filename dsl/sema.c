@@ -425,6 +425,8 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 		        : n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
 		        : n->family.id == FAMILY_DROPOUT
 		                ? "dropout masks the input units of dense, conv2d and conv1d layers"
+		        : n->op == OP_EMBEDDING
+		                ? "the rows of an embedding take point or meanfield only"
 		                : "the scales and shifts of layernorm and groupnorm take point or meanfield only";
 		diag_error(s->d, af ? af->loc : n->loc,
 		           "posterior '%s' cannot apply to %s layer '%s': %s",
@@ -493,6 +495,27 @@ static int sema_call_inputs(struct sema *s, struct sema_scope *sc, const struct 
 	return bad;
 }
 
+/* Integer ids are read by embedding alone: any other op refuses an input
+ * declared "int", at the argument that names it (a variadic list's at the
+ * call).  embedding's own check refuses real values. */
+static int sema_check_ids(struct sema *s, const struct op_info *op, const struct op_ctx *c,
+                          bnn_loc call)
+{
+	int k;
+	if (c->n->op == OP_EMBEDDING)
+		return 0;
+	for (k = 0; k < c->n->ninputs; k++) {
+		const struct graph_node *in = &s->g->nodes[c->n->inputs[k]];
+		if (!in->ids)
+			continue;
+		diag_error(s->d, k < op->nspec && op->spec[k].type == ARG_NODE ? c->loc[k] : call,
+		           "'%s' needs a real input; '%s' holds integer ids (use embedding)",
+		           op->name, in->name);
+		return -1;
+	}
+	return 0;
+}
+
 static int sema_op_call(struct sema *s, struct sema_scope *sc, struct ast_expr *e,
                         const struct op_info *op, const char *name, bnn_loc name_loc,
                         const char *hint)
@@ -528,8 +551,8 @@ static int sema_op_call(struct sema *s, struct sema_scope *sc, struct ast_expr *
 	c.d = s->d;
 	c.g = s->g;
 	c.n = &s->g->nodes[r];
-	if (bad || op->check(&c) != 0 || sema_attach_family(s, sc, c.n, e->family) != 0 ||
-	    sema_check_size(s, c.n) != 0)
+	if (bad || sema_check_ids(s, op, &c, e->loc) != 0 || op->check(&c) != 0 ||
+	    sema_attach_family(s, sc, c.n, e->family) != 0 || sema_check_size(s, c.n) != 0)
 		return bad ? SEMA_QUIET : SEMA_FAILED;
 	return r;
 }
@@ -1072,6 +1095,20 @@ static void sema_posterior(struct sema *s, struct sema_scope *top)
 		s->g->default_family.loc = s->posterior->loc;
 }
 
+/* "int" after an input's dimensions declares integer ids, a vector of
+ * them (the sequence an embedding reads). */
+static int sema_input_ids(struct sema *s, const struct ast_stmt *st, struct graph_node *n)
+{
+	if (n->rank != 1) {
+		diag_error(s->d, st->ids_loc,
+		           "integer ids are a vector 'input %s[T] int;', not %d dimensions",
+		           st->name, n->rank);
+		return -1;
+	}
+	n->ids = 1;
+	return 0;
+}
+
 /* Builds the input node from "input NAME[d, ...];" (always node 0). */
 static int sema_input(struct sema *s, struct sema_scope *top)
 {
@@ -1103,6 +1140,8 @@ static int sema_input(struct sema *s, struct sema_scope *top)
 		return -1;
 	n = &s->g->nodes[i];
 	n->rank = rank;
+	if (st->ids && sema_input_ids(s, st, n) != 0)
+		bad = -1;
 	for (a = st->dims, i = 0; a; a = a->next, i++) {
 		struct value v;
 		sema_value(s, top, a->value, &v);
@@ -1164,6 +1203,13 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
 			sema_value(s, top, b.arg[i]->value, &vals[i]);
 			val[i] = &vals[i];
 		}
+	}
+	if (s->g->nodes[r].ids) {
+		diag_error(
+		        s->d, b.arg[0]->value->loc,
+		        "likelihood '%s' needs a real input; '%s' holds integer ids (use embedding)",
+		        info->name, s->g->nodes[r].name);
+		return;
 	}
 	s->g->output = r;
 	s->g->likelihood = (enum likelihood_id)(info - likelihood_get(0));

@@ -56,6 +56,8 @@ static const struct cg_layer *const cg_layers[OP_COUNT] = {
 	[OP_LAYERNORM] = &cg_layer_norm,
 	[OP_GROUPNORM] = &cg_layer_norm,
 	[OP_GRU] = &cg_layer_gru,
+	[OP_EMBEDDING] = &cg_layer_embedding,
+	[OP_POSITIONAL] = &cg_layer_positional,
 };
 
 const struct cg_layer *cg_layer_of(enum op_id op)
@@ -223,6 +225,20 @@ int cg_add_stat(struct cg *cg, int node, const char *suffix, int role, long size
 	long shape[4] = { size, 0, 0, 0 };
 	return cg_append_tensor(cg, &cg->stats, &cg->nstat_tensors, &cg->cap_stats, &cg->nstats,
 	                        node, suffix, role, 1, shape, 0, 0, init);
+}
+
+/* The ids of an input declared "int" lie in [0, V) for the smallest V of
+ * the embeddings that read them (only embeddings do); 0 for real values. */
+static long cg_input_vocab(const struct graph *g)
+{
+	long v = 0;
+	int i;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct graph_node *n = &g->nodes[i];
+		if (n->live && n->op == OP_EMBEDDING && (v == 0 || n->attrs.vocab < v))
+			v = n->attrs.vocab;
+	}
+	return g->nodes[g->input].ids ? v : 0;
 }
 
 /* ---- planning --------------------------------------------------------------- */
@@ -411,6 +427,8 @@ char *codegen_canonical(const struct graph *g)
 		canon_attr(&buf, &len, &cap, &failed, "eps", a->eps);
 		canon_attr(&buf, &len, &cap, &failed, "groups", (double)a->groups);
 		canon_attr(&buf, &len, &cap, &failed, "seq", (double)a->sequence);
+		canon_attr(&buf, &len, &cap, &failed, "vocab", (double)a->vocab);
+		canon_attr(&buf, &len, &cap, &failed, "ids", (double)n->ids);
 		if (n->has_family)
 			canon_add(&buf, &len, &cap, &failed,
 			          " family=%s k=%d p=%.17g flows=%d prior=%.17g",
@@ -490,6 +508,12 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
 	     up, cg->nodes[g->input].width, up, cg->nodes[g->output].width, up,
 	     g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, up,
 	     cg->nparams, up, cg->nstats);
+	if (cg_input_vocab(g) > 0)
+		emit(cg->e,
+		     "/* The input holds integer ids, each in [0, %s_INPUT_VOCAB). */\n"
+		     "#define %s_INPUT_VOCAB %ldL\n"
+		     "\n",
+		     up, up, cg_input_vocab(g));
 	emit(cg->e,
 	     "/* The descriptor the runtime drives the model through (bnn_model.h). */\n"
 	     "extern const bnn_model %s_model;\n"
@@ -794,8 +818,9 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 	     g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, cg->nstats,
 	     cg->nstat_tensors, m, m, m);
 	emit_c_string(cg->e, g->nodes[g->output].name);
-	emit(cg->e, ", \"%s\",\n\t%ldL, %d\n};\n", op_name(g->nodes[g->output].op), cg_features(cg),
-	     cg_features(cg) > 0 ? cg->nodes[g->output].layer : -1);
+	emit(cg->e, ", \"%s\",\n\t%ldL, %d,\n\t%ldL\n};\n", op_name(g->nodes[g->output].op),
+	     cg_features(cg), cg_features(cg) > 0 ? cg->nodes[g->output].layer : -1,
+	     cg_input_vocab(g));
 }
 
 /* C11 6.4.7: an #include "..." name ends at a double quote or a line break,

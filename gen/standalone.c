@@ -804,21 +804,23 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
-/* Reports the first live layer of an op the standalone target has no code
- * for (gru: its recurrence is not written without libbnn's kernels);
- * returns -1 then, else 0. */
-static int sa_refuse_ops(const struct graph *g, struct diag *d)
+/* The ops the standalone target has no code for yet: gru (its recurrence
+ * is not written without libbnn's kernels), embedding and positional (the
+ * ops of sequences of ids).  Refused at the first such node, with the way
+ * to run the model.  Returns -1 after the message, else 0. */
+static int sa_check_ops(const struct graph *g, struct diag *d)
 {
 	int i;
-	for (i = 0; i < g->nnodes; i++)
-		if (g->nodes[i].live && g->nodes[i].op == OP_GRU) {
-			diag_error(d, g->nodes[i].loc,
-			           "the standalone target does not support gru (layer '%s')",
-			           g->nodes[i].name);
-			diag_note(d, diag_noloc,
-			          "run this model with libbnn (bnnc without --standalone)");
-			return -1;
-		}
+	for (i = 0; i < g->nnodes; i++) {
+		const struct graph_node *n = &g->nodes[i];
+		if (!n->live ||
+		    (n->op != OP_GRU && n->op != OP_EMBEDDING && n->op != OP_POSITIONAL))
+			continue;
+		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",
+		           op_name(n->op), n->name);
+		diag_note(d, diag_noloc, "run this model with libbnn (bnnc without --standalone)");
+		return -1;
+	}
 	return 0;
 }
 
@@ -859,7 +861,7 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		          "model with libbnn (bnnc without --standalone)");
 		goto done;
 	}
-	if (sa_refuse_ops(g, d) != 0)
+	if (sa_check_ops(g, d) != 0)
 		goto done;
 	if (sa_plan(&s) != 0 || sa_storage_plan(&s) != 0) {
 		fputs("bnnc: out of memory\n", stderr);

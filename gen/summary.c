@@ -102,8 +102,8 @@ static void summary_header(FILE *out, const struct graph *g, const char *file)
 	char shape[64], fam[128];
 	graph_shape_str(in, shape, sizeof shape);
 	fprintf(out, "model %s (%s)\n", g->name, file);
-	fprintf(out, "input %s%s, likelihood %s ~ %s(%s", in->name, shape, g->target,
-	        likelihood_name(g->likelihood), o->name);
+	fprintf(out, "input %s%s%s, likelihood %s ~ %s(%s", in->name, shape, in->ids ? " int" : "",
+	        g->target, likelihood_name(g->likelihood), o->name);
 	if (likelihood_has_scale(g->likelihood) && g->sigma_learned)
 		fprintf(out, ", %s = learned", likelihood_get(g->likelihood)->spec[1].name);
 	else if (likelihood_has_scale(g->likelihood))

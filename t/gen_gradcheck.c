@@ -16,7 +16,10 @@
  * and C groups.  gc_gru and gc_gru1 cover gru: 5 steps and 1, both
  * outputs, stacked, meanfield; check 2 is where the per-example squared
  * gradients of its shared weights (summed over time, then squared) are
- * checked.
+ * checked.  gc_emb, gc_emb1 and gc_pos cover embedding (ids repeated
+ * within an example, a sequence of one id, an odd width, a point and a
+ * meanfield table) and positional; their inputs are integer ids drawn
+ * from [0, NAME_INPUT_VOCAB).
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -71,6 +74,8 @@
 #include "gc_c1w.h"
 #include "gc_conv.h"
 #include "gc_drop.h"
+#include "gc_emb.h"
+#include "gc_emb1.h"
 #include "gc_gfix.h"
 #include "gc_glearn.h"
 #include "gc_gn.h"
@@ -82,6 +87,7 @@
 #include "gc_ln.h"
 #include "gc_mf.h"
 #include "gc_pois.h"
+#include "gc_pos.h"
 #include "bnn_gen.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -353,8 +359,63 @@ static const struct gc_model gc_models[] = {
 	  gc_gru1_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* embedding: repeated ids, a point and a meanfield table */
+	{ "gc_emb",
+	  GC_EMB_INPUTS,
+	  GC_EMB_OUTPUTS,
+	  GC_EMB_TARGETS,
+	  GC_EMB_NPARAMS,
+	  GC_CATEGORICAL,
+	  133,
+	  gc_emb_pass_f64,
+	  gc_emb_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* embedding of one id into 5 values */
+	{ "gc_emb1",
+	  GC_EMB1_INPUTS,
+	  GC_EMB1_OUTPUTS,
+	  GC_EMB1_TARGETS,
+	  GC_EMB1_NPARAMS,
+	  GC_CATEGORICAL,
+	  144,
+	  gc_emb1_pass_f64,
+	  gc_emb1_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* positional on embedded ids */
+	{ "gc_pos",
+	  GC_POS_INPUTS,
+	  GC_POS_OUTPUTS,
+	  GC_POS_TARGETS,
+	  GC_POS_NPARAMS,
+	  GC_GAUSSIAN,
+	  155,
+	  gc_pos_pass_f64,
+	  gc_pos_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 };
-#define GC_NMODELS    ((int)(sizeof gc_models / sizeof gc_models[0]))
+#define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
+
+/* The models whose input holds integer ids, and the range of the ids. */
+static const struct {
+	gc_pass_fn *pass;
+	long vocab;
+} gc_ids[] = { { gc_emb_pass_f64, GC_EMB_INPUT_VOCAB },
+	       { gc_emb1_pass_f64, GC_EMB1_INPUT_VOCAB },
+	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB } };
+
+/* The range of M's ids, or 0 for a model of real inputs. */
+static long gc_vocab(const struct gc_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof gc_ids / sizeof gc_ids[0]; i++)
+		if (gc_ids[i].pass == m->pass)
+			return gc_ids[i].vocab;
+	return 0;
+}
 #define GC_DROP_MODEL (&gc_models[4])
 #define GC_MF_MODEL   (&gc_models[5])
 
@@ -911,7 +972,8 @@ struct gc_case {
 	long n;                   /* m->nparams */
 	double *w;                /* parameters, U(−0.8, 0.8) */
 	double *sigma;            /* posterior σ per parameter, U(0.05, 0.4) */
-	double *x;                /* inputs, U(−1.5, 1.5), batch × inputs */
+	double *x;                /* inputs, U(−1.5, 1.5) (ids: uniform in [0, vocab)),
+	                             batch × inputs */
 	double *y;                /* targets, batch × targets */
 	double *ws;               /* workspace for GC_BATCH examples */
 	double *out;              /* outputs of the full pass */
@@ -956,7 +1018,8 @@ static void gc_case_init(struct gc_case *c, const struct gc_model *m)
 	for (i = 0; i < c->n; i++)
 		c->w[i] = splitmix_uniform(&rng, -0.8, 0.8);
 	for (i = 0; i < B * m->inputs; i++)
-		c->x[i] = splitmix_uniform(&rng, -1.5, 1.5);
+		c->x[i] = gc_vocab(m) > 0 ? (double)(splitmix_next(&rng) % (uint64_t)gc_vocab(m))
+		                          : splitmix_uniform(&rng, -1.5, 1.5);
 	for (i = 0; i < B * m->targets; i++) {
 		if (m->lik == GC_CATEGORICAL)
 			c->y[i] = (double)(splitmix_next(&rng) % (uint64_t)m->outputs);

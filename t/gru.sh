@@ -67,7 +67,7 @@ trains gr_mf bbb 0.9
 # ---- the standalone target -------------------------------------------------
 run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/gr_point.bnn"
 is "$run_status/$(printf '%s\n' "$run_err" | head -1)" \
-	"1/$top_srcdir/t/models/gr_point.bnn:6:5: error: the standalone target does not support gru (layer 'h')" \
+	"1/$top_srcdir/t/models/gr_point.bnn:6:5: error: the standalone target does not support op 'gru' (node 'h')" \
 	"bnnc --standalone refuses gru"
 
 done_testing

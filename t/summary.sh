@@ -15,6 +15,7 @@
 #                 (L + 2 * pad - dilation * (k - 1) - 1) / stride + 1
 #      batchnorm  2 * C (a scale and a shift per channel)
 #      groupnorm  2 * C (likewise); layernorm 2 * C * H * W (per value)
+#      embedding  vocab * dim; output [T, dim]
 #      pooling    (H - size) / stride + 1
 #      point P, meanfield 2P, dropout P, emp(k) and ecmp(k) kP
 #      whvi       D = the power of two >= Din, stack = ceil(Dout / D):
@@ -112,7 +113,7 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru sequence; do
 	summary "$expected" "$name"
 done
 
@@ -303,5 +304,19 @@ is "$(shape gru s)" "[12, 16]" "gru: output = sequence keeps every step"
 is "$(shape gru r)" "[8]" "gru: the last state by default"
 is "$(total gru)" "$m $p" "gru: totals $m and $p"
 is "$(row gru s)" "$s $((2 * s))" "gru: 3U(F + U + 2) parameters, meanfield by the default posterior"
+# sequence: 12 ids, a meanfield embedding 50 x 8 and a point one 40 x 8,
+# added, positional, point layernorm of [12, 8], meanfield dense -> 16 -> 3
+e=$((50 * 8))
+f=$((40 * 8))
+l=$((2 * 12 * 8))
+h=$(dense $((12 * 8)) 16)
+out=$(dense 16 3)
+m=$((e + f + l + h + out))
+p=$((2 * e + f + l + 2 * h + 2 * out))
+is "$(total sequence)" "$m $p" "sequence: totals $m and $p"
+is "$(row sequence e)" "$e $((2 * e))" "sequence: embedding keeps vocab x dim weights, meanfield by default"
+is "$(row sequence f)" "$f $f" "sequence: a point embedding when annotated"
+is "$(shape sequence e)" "[12, 8]" "sequence: embedding of 12 ids is [12, 8]"
+is "$(shape sequence p)" "[12, 8]" "sequence: positional keeps the shape"
 
 done_testing

@@ -2,7 +2,10 @@
  * cli_data.c: the driver's data loading.  A file whose name ends in .csv
  * is CSV (header row, targets by column name, default the last columns);
  * anything else is IDX, plain or gzip, with labels from a second IDX file.
- * Every mismatch with the model is reported with the file's name.
+ * Every mismatch with the model is reported with the file's name, and so
+ * is an integer id outside the vocabulary of a model of ids (at load time:
+ * line and column for CSV, example and value for IDX, whose u8 ids are
+ * not scaled as images are).
  */
 #include <string.h>
 #include <strings.h>
@@ -119,13 +122,18 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		if (need_targets && !labels)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: IDX data needs its labels: give --labels FILE", data);
-		rc = bnn_data_load_idx(data, labels, ds, err);
+		rc = m->input_vocab > 0 ? bnn_data_load_idx_ids(data, labels, ds, err)
+		                        : bnn_data_load_idx(data, labels, ds, err);
 		if (rc)
 			return rc;
 		if ((rc = cli_check_idx_shape(m, data, ds, err))) {
 			bnn_dataset_free(ds);
 			return rc;
 		}
+	}
+	if ((rc = bnn_model_check_inputs(m, ds, data, err))) {
+		bnn_dataset_free(ds);
+		return rc;
 	}
 	if (ds->targets > 0 && ds->targets != m->targets) {
 		rc = bnn_fail(err, BNN_EMISMATCH,

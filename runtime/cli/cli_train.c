@@ -200,13 +200,19 @@ static int cli_train_state(const bnn_model *m, struct bnn_cli_args *a, bnn_state
 }
 
 /* --standardize: statistics from the training data, or a resumed run's. */
-static int cli_train_standardize(struct bnn_cli_args *a, bnn_state *st, bnn_dataset *train,
-                                 bnn_dataset *valid)
+static int cli_train_standardize(const bnn_model *m, struct bnn_cli_args *a, bnn_state *st,
+                                 bnn_dataset *train, bnn_dataset *valid)
 {
 	bnn_err err;
 
 	if (!a->standardize)
 		return BNN_CLI_OK;
+	if (m->input_vocab > 0) /* scaled ids would be no ids at all */
+		return bnn_cli_error(
+		        a,
+		        "--standardize scales real inputs, but model '%s' reads integer "
+		        "ids ('%s')",
+		        m->name, m->input_name);
 	if ((!a->resume && bnn_standardizer_fit(train, &st->standardize, &err)) ||
 	    bnn_standardizer_apply(&st->standardize, train, &err) ||
 	    (a->valid && bnn_standardizer_apply(&st->standardize, valid, &err)))
@@ -334,7 +340,7 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	if (!rc)
 		rc = cli_train_state(m, a, &st);
 	if (!rc)
-		rc = cli_train_standardize(a, &st, &train, &valid);
+		rc = cli_train_standardize(m, a, &st, &train, &valid);
 	if ((rc = bnn_cli_agree(a, rc))) /* every rank's data loaded */
 		goto done;
 	if (a->members > 1) {

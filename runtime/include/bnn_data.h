@@ -77,6 +77,9 @@ void bnn_idx_free(bnn_idx *idx);
  *         BNN_EMISMATCH when the counts differ.
  */
 int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, bnn_err *err);
+/** bnn_data_load_idx() for integer ids (a model's "input ids[T] int;"):
+ *  u8 values are kept as the integers they are, not scaled. */
+int bnn_data_load_idx_ids(const char *images, const char *labels, bnn_dataset *out, bnn_err *err);
 
 /*
  * How to read a CSV file.  Named targets are stored in y in the order they
@@ -165,6 +168,20 @@ int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_
  *         BNN_EINVAL (ds has no targets).
  */
 int bnn_data_check_counts(const bnn_dataset *ds, const char *source, bnn_err *err);
+
+/**
+ * Check that every feature of ds is an integer id in [0, vocab) (the input
+ * of an embedding, declared "input ids[T] int;"), naming the first bad one:
+ * for a CSV file (ds->columns set) by line and column,
+ * "train.csv: line 5, column 'ids_2': id 12 is outside the vocabulary
+ * [0, 10)", else by example and value, from 1: "x.idx: example 4, value 2:
+ * ...".  Ids are stored as floats holding exact integers (exact up to
+ * 2^24, the largest vocab a model can declare).
+ * @param source  the name to print (the file); NULL: "data".
+ * @return BNN_OK; BNN_ERANGE (outside [0, vocab)); BNN_EFORMAT (not an
+ *         integer); BNN_EINVAL (vocab < 1).
+ */
+int bnn_data_check_ids(const bnn_dataset *ds, long vocab, const char *source, bnn_err *err);
 
 /* ---- image augmentation (augment.c) ------------------------------------ */
 

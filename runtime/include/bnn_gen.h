@@ -52,6 +52,8 @@
 #include "bnn_gen/pool.h"
 #include "bnn_gen/batchnorm.h"
 #include "bnn_gen/norm.h"
+#include "bnn_gen/embedding.h"
+#include "bnn_gen/positional.h"
 #include "bnn_gen/patch.h"
 #include "bnn_gen/elementwise.h"
 #include "bnn_gen/gru.h"

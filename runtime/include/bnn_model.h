@@ -34,8 +34,9 @@ extern "C" {
 /* The descriptor layout; generated code stores the value it was built for
  * and the runtime refuses any other (4: layers carry their family's name
  * and capabilities instead of a family number; 5: the output node and the
- * last layer's features, bnn_model.features, at the end). */
-#define BNN_MODEL_ABI 5
+ * last layer's features, bnn_model.features, at the end; 6: input_vocab,
+ * the range of an input of integer ids). */
+#define BNN_MODEL_ABI 6
 
 /* Likelihoods: the same list, in the same order, as the compiler's
  * likelihoods.def (bnnc checks the correspondence when it is built). */
@@ -281,6 +282,11 @@ typedef struct bnn_model {
 	const char *output_op;
 	long features;
 	int features_layer;
+	/* An input declared "input ids[T] int;": its values are integer ids,
+	 * each in [0, input_vocab) (the smallest vocab of the embeddings that
+	 * read it), which bnn_model_check_inputs checks in the data.  0: the
+	 * input holds real values. */
+	long input_vocab;
 } bnn_model;
 
 /**

@@ -464,6 +464,16 @@ int bnn_dist_sum(const void *comm, double *v, long n);
 int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err);
 
 /**
+ * Check that the inputs of ds are ones m takes: for a model whose input
+ * holds integer ids (m->input_vocab > 0), every value an id in
+ * [0, input_vocab) (bnn_data_check_ids); real inputs take any value.
+ * source names the file in the messages.
+ * @return BNN_OK, or the checker's error.
+ */
+int bnn_model_check_inputs(const bnn_model *m, const bnn_dataset *ds, const char *source,
+                           bnn_err *err);
+
+/**
  * Check that the targets of ds are ones the likelihood of m takes: class
  * labels (bnn_data_check_labels with bnn_model_classes), counts (poisson:
  * bnn_data_check_counts), any real value (gaussian, laplace).  source names

@@ -398,14 +398,18 @@ static int idx_type_is_integer(int type)
 	return type == 0x08 || type == 0x09 || type == 0x0B || type == 0x0C;
 }
 
-int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, bnn_err *err)
+/* The data set of images and labels; u8 images are scaled to [0, 1] when
+ * SCALE_U8, else kept as the integers they are (ids). */
+static int idx_load(const char *images, const char *labels, int scale_u8, bnn_dataset *out,
+                    bnn_err *err)
 {
 	bnn_idx im, lb;
 	long i, features = 1;
 	int rc;
 
 	if (!out)
-		return bnn_fail(err, BNN_EINVAL, "bnn_data_load_idx: out is NULL");
+		return bnn_fail(err, BNN_EINVAL, "%s: out is NULL",
+		                scale_u8 ? "bnn_data_load_idx" : "bnn_data_load_idx_ids");
 	memset(out, 0, sizeof *out);
 	memset(&lb, 0, sizeof lb);
 	rc = bnn_idx_read(images, &im, err);
@@ -451,7 +455,7 @@ int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, 
 	}
 	out->features = features;
 	out->x = im.data;
-	if (im.type == 0x08)
+	if (im.type == 0x08 && scale_u8)
 		for (i = 0; i < im.count; i++)
 			out->x[i] /= 255.0f;
 	if (labels) {
@@ -464,4 +468,14 @@ fail:
 	bnn_idx_free(&im);
 	bnn_idx_free(&lb);
 	return rc;
+}
+
+int bnn_data_load_idx(const char *images, const char *labels, bnn_dataset *out, bnn_err *err)
+{
+	return idx_load(images, labels, 1, out, err);
+}
+
+int bnn_data_load_idx_ids(const char *images, const char *labels, bnn_dataset *out, bnn_err *err)
+{
+	return idx_load(images, labels, 0, out, err);
 }

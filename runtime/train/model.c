@@ -52,6 +52,12 @@ int bnn_model_classes(const bnn_model *m)
 	}
 }
 
+int bnn_model_check_inputs(const bnn_model *m, const bnn_dataset *ds, const char *source,
+                           bnn_err *err)
+{
+	return m->input_vocab > 0 ? bnn_data_check_ids(ds, m->input_vocab, source, err) : BNN_OK;
+}
+
 int bnn_model_check_targets(const bnn_model *m, const bnn_dataset *ds, const char *source,
                             bnn_err *err)
 {
@@ -83,7 +89,8 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 	    m->targets < 1 || m->nparams < 0 || m->likelihood < 0 ||
 	    m->likelihood >= BNN_LIKELIHOOD_COUNT || m->ntensors < 0 ||
 	    (m->ntensors > 0 && !m->tensors) || m->nlayers < 0 || (m->nlayers > 0 && !m->layers) ||
-	    m->nstats < 0 || m->nstat_tensors < 0 || (m->nstat_tensors > 0 && !m->stat_tensors))
+	    m->nstats < 0 || m->nstat_tensors < 0 || (m->nstat_tensors > 0 && !m->stat_tensors) ||
+	    m->input_vocab < 0 || (m->input_vocab > 0 && m->input_rank != 1))
 		return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor",
 		                m->name ? m->name : "?");
 	for (i = 0; i < m->nlayers; i++)

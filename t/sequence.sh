@@ -1,0 +1,126 @@
+#!/bin/sh
+# sequence.sh: integer inputs end to end: models of 8 ids embedded and
+# positionally encoded (t/models/sq_point.bnn, t/models/sq_mf.bnn), trained
+# by their generated programs on generated IDX files of u8 ids (kept as
+# integers, not scaled as images are) and CSV files of 8 id columns, to
+# tell whether id 3 occurs in the sequence.
+# Checks: Adam (on IDX and on CSV), IVON, VOGN and BBB each reach a held-out
+# accuracy above 0.9 (chance: 0.5; seeds fixed); an id outside the
+# vocabulary and one that is not an integer are refused at load time with
+# the file and the line and column (CSV) or the example and value (IDX);
+# --standardize is refused for ids, and so is bnnc --standalone.
+#
+# shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
+. "$TAP_SH"
+
+cd "$TAP_TMP" || bail_out "no temporary directory"
+
+# sequences N SEED FORMAT: N sequences of 8 ids in [0, 6), class i % 2: id 3
+# occurs once or twice (class 1) or never (class 0).  FORMAT idx: the
+# octal escapes of an IDX file of unsigned bytes (n x 8); lab: of its
+# labels; csv: a header and rows of 8 ids and the label.
+sequences() {
+	awk -v n="$1" -v seed="$2" -v fmt="$3" '
+	function rnd() { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 }
+	function be32(v) { return sprintf("\\%03o\\%03o\\%03o\\%03o", int(v / 16777216) % 256, int(v / 65536) % 256, int(v / 256) % 256, v % 256) }
+	BEGIN { s = seed
+		if (fmt == "idx") printf "\\000\\000\\010\\002%s%s", be32(n), be32(8)
+		if (fmt == "lab") printf "\\000\\000\\010\\001%s", be32(n)
+		if (fmt == "csv") { for (j = 0; j < 8; j++) printf "t%d,", j; print "label" }
+		for (i = 0; i < n; i++) {
+			k = i % 2
+			for (t = 0; t < 8; t++) { v = int(rnd() * 5); x[t] = v >= 3 ? v + 1 : v }
+			if (k == 1) { x[int(rnd() * 8)] = 3; if (rnd() < 0.3) x[int(rnd() * 8)] = 3 }
+			if (fmt == "idx") for (t = 0; t < 8; t++) printf "\\%03o", x[t]
+			if (fmt == "lab") printf "\\%03o", k
+			if (fmt == "csv") { for (t = 0; t < 8; t++) printf "%d,", x[t]; print k }
+		} }'
+}
+
+# write FILE ARGS...: the bytes of `sequences ARGS` into FILE.
+write() {
+	f=$1
+	shift
+	# shellcheck disable=SC2059
+	printf "$(sequences "$@")" >"$f"
+}
+
+write train.idx 400 1 idx
+write train-lab.idx 400 1 lab
+write test.idx 200 2 idx
+write test-lab.idx 200 2 lab
+sequences 400 1 csv >train.csv
+sequences 200 2 csv >test.csv
+
+# ---- compile ---------------------------------------------------------------
+for m in sq_point sq_mf; do
+	# shellcheck disable=SC2086  # the flags are lists of words
+	"$BNNC" --main -o $m.c "$top_srcdir/t/models/$m.bnn" &&
+		$CC $BNN_CFLAGS -o $m $m.c $BNN_LIBS
+	ok $? "$m builds with -Werror"
+done
+
+# accuracy OUT: the accuracy in eval's JSON OUT.
+accuracy() {
+	printf '%s\n' "$1" | sed -n 's/.*"accuracy": \([0-9.e-]*\).*/\1/p'
+}
+
+# trains PROG OPT DATA LABELS...: trains with OPT (seed fixed), then
+# evaluates on the held-out IDX sequences; the accuracy must exceed 0.9.
+trains() {
+	p=$1
+	o=$2
+	shift 2
+	run ./"$p" train --optimizer "$o" --epochs 40 --batch 16 --seed 7 --save "$p-$o.ckpt" --quiet "$@"
+	is "$run_status $run_err" "0 " "$p trains with $o on $*"
+	run ./"$p" eval --load "$p-$o.ckpt" --data test.idx --labels test-lab.idx
+	acc=$(accuracy "$run_out")
+	ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" \
+		"$p with $o: held-out accuracy $acc > 0.9"
+}
+
+# ---- train and evaluate --------------------------------------------------------
+trains sq_point adam --data train.idx --labels train-lab.idx
+trains sq_mf ivon --data train.idx --labels train-lab.idx
+trains sq_mf vogn --data train.idx --labels train-lab.idx
+trains sq_mf bbb --data train.idx --labels train-lab.idx
+run ./sq_point train --optimizer adam --epochs 40 --batch 16 --seed 7 --save csv.ckpt --quiet --data train.csv
+is "$run_status $run_err" "0 " "sq_point trains on CSV rows of 8 ids"
+run ./sq_point eval --load csv.ckpt --data test.csv
+acc=$(accuracy "$run_out")
+ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" "and its held-out CSV accuracy $acc > 0.9"
+
+# ---- ids the model cannot take, found at load time ---------------------------------
+sed '4s/^\([0-9]*\),\([0-9]*\),/\1,6,/' test.csv >range.csv
+run ./sq_point eval --load csv.ckpt --data range.csv
+is "$run_status $run_err" \
+	"1 ./sq_point: range.csv: line 4, column 't1': id 6 is outside the vocabulary [0, 6)" \
+	"an id outside the vocabulary in CSV: the file, line and column"
+sed '3s/^\([0-9]*\),/\1.5,/' test.csv >frac.csv
+run ./sq_point predict --load csv.ckpt --data frac.csv
+is "$run_status $run_err" \
+	"1 ./sq_point: frac.csv: line 3, column 't0': id $(sed -n '3s/,.*//p' test.csv).5 is not an integer (the input holds integer ids in [0, 6))" \
+	"a fractional id in CSV, also for predict (no targets)"
+sed '2s/^[0-9]*,/-1,/' train.csv >neg.csv
+run ./sq_point train --data neg.csv --save x.ckpt
+is "$run_status $run_err" \
+	"1 ./sq_point: neg.csv: line 2, column 't0': id -1 is outside the vocabulary [0, 6)" \
+	"a negative id in training data"
+# test.idx with example 3's value 5 set to 9 (after a header of 12 bytes)
+{ head -c $((12 + 2 * 8 + 4)) test.idx; printf '\011'; tail -c +$((12 + 2 * 8 + 6)) test.idx; } >range.idx
+run ./sq_point eval --load csv.ckpt --data range.idx --labels test-lab.idx
+is "$run_status $run_err" \
+	"1 ./sq_point: range.idx: example 3, value 5: id 9 is outside the vocabulary [0, 6)" \
+	"an id outside the vocabulary in IDX: the file, example and value"
+run ./sq_point train --data train.csv --standardize --save x.ckpt
+is "$run_status $run_err" \
+	"1 ./sq_point: --standardize scales real inputs, but model 'sq_point' reads integer ids ('ids')" \
+	"--standardize is refused for ids"
+
+# ---- the standalone target ---------------------------------------------------------
+run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/sq_point.bnn"
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p | sed 's/^.*sq_point.bnn:/sq_point.bnn:/')" \
+	"1 sq_point.bnn:7:5: error: the standalone target does not support op 'embedding' (node 'e')" \
+	"bnnc --standalone refuses embedding, at the node"
+
+done_testing
