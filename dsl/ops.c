@@ -456,6 +456,9 @@ static int op_check_gru(struct op_ctx *c)
 	n->shape[0] = n->attrs.sequence ? in->shape[0] : n->attrs.units;
 	n->shape[1] = n->attrs.sequence ? n->attrs.units : 0;
 	n->model_params = 3 * u * (f + u + 2); /* W_ih, W_hh, b_ih, b_hh */
+	return 0;
+}
+
 /* embedding: ids [T] (an input declared "int") to rows of a vocab × dim
  * table, [T, dim]: a sequence as [time, features]. */
 static int op_check_embedding(struct op_ctx *c)
