@@ -394,7 +394,9 @@ double bnn_prior_neg_log(const struct bnn_prior *p, long n, const float *w);
  * and, when eps is not NULL (w = μ + σ∘ε, a reparameterised sample),
  * g_sigma[i] += scale·d_i·ε_i: the gradients with respect to μ and σ of the
  * one-sample estimate −log p(μ + σε) of −E_q log p (Blundell et al. 2015,
- * section 3.1, eq. (3)-(5)).  Computed in double per element.
+ * section 3.1, eq. (3)-(5)).  The scale mixture and the Gaussian are
+ * computed in double per element (one exponential each for the mixture),
+ * the Laplace's sign in float.
  */
 void bnn_prior_grad(const struct bnn_prior *p, long n, const float *w, const float *eps,
                     double scale, float *g, float *g_sigma);
