@@ -108,8 +108,11 @@ struct graph {
 	double sigma;                 /* gaussian: fixed sigma (when not learned) */
 	int sigma_learned;            /* gaussian: sigma = learned */
 	long long likelihood_params;  /* learned sigma: one per output */
-	double prior_precision;       /* the default prior's precision */
+	double prior_precision;       /* the default prior's precision (gaussian;
+	                                 0 for the other priors) */
 	int prior_given;              /* a prior statement was written */
+	int prior;                    /* enum prior_id (priors.h) */
+	double prior_arg[3];          /* its arguments, in its table's order */
 	struct family default_family; /* from "posterior ...;" (FAMILY_POINT if none) */
 	long long total_model;        /* sum of model_params, plus likelihood_params */
 	long long total_posterior;    /* sum of posterior_params, plus likelihood_params */

@@ -32,6 +32,7 @@
 
 #include "names.h"
 #include "ops.h"
+#include "priors.h"
 #include "symtab.h"
 
 enum {
@@ -1062,28 +1063,42 @@ static void sema_model_name(struct sema *s)
 		s->g->name = s->model->name;
 }
 
+/* The model's prior (priors.c): gaussian of precision 1 without a
+ * statement. */
 static void sema_prior(struct sema *s, struct sema_scope *top)
 {
-	static const struct arg_spec spec[] = {
-		{ "precision", ARG_REAL, 1, 0, 0, INFINITY, ARG_LO_OPEN },
-	};
+	const struct prior_info *info;
 	struct ast_family *f;
 	struct arg_binding b;
-	struct value v;
+	bnn_loc loc[PRIOR_MAXARGS];
+	char what[64], names[96];
+	int i, bad = 0;
+
+	s->g->prior = PRIOR_GAUSSIAN;
 	s->g->prior_precision = GRAPH_DEFAULT_PRIOR;
+	s->g->prior_arg[0] = GRAPH_DEFAULT_PRIOR;
 	if (!s->prior)
 		return;
 	f = s->prior->family;
-	if (strcmp(f->name, "gaussian") != 0) {
-		diag_error(s->d, f->loc,
-		           "unknown prior '%s'; the prior is 'gaussian(precision = ...)'", f->name);
+	if (!(info = prior_lookup(f->name))) {
+		prior_list(names, sizeof names);
+		diag_error(s->d, f->loc, "unknown prior '%s'; the priors are %s", f->name, names);
 		return;
 	}
-	if (args_bind(s->d, "prior 'gaussian'", f->full_loc, spec, 1, f->args, &b) != 0)
+	snprintf(what, sizeof what, "prior '%s'", info->name);
+	if (args_bind(s->d, what, f->full_loc, info->spec, info->nspec, f->args, &b) != 0)
 		return;
-	sema_value(s, top, b.arg[0]->value, &v);
-	if (args_number(s->d, &spec[0], &v, &s->g->prior_precision) == 0)
-		s->g->prior_given = 1;
+	for (i = 0; i < info->nspec; i++) {
+		struct value v;
+		sema_value(s, top, b.arg[i]->value, &v);
+		loc[i] = v.loc;
+		bad |= args_number(s->d, &info->spec[i], &v, &s->g->prior_arg[i]) != 0;
+	}
+	if (bad || prior_check(s->d, (enum prior_id)(info - prior_get(0)), s->g->prior_arg, loc))
+		return;
+	s->g->prior = (int)(info - prior_get(0));
+	s->g->prior_precision = s->g->prior == PRIOR_GAUSSIAN ? s->g->prior_arg[0] : 0;
+	s->g->prior_given = 1;
 }
 
 static void sema_posterior(struct sema *s, struct sema_scope *top)

@@ -22,6 +22,7 @@
 #include "bnn.h"
 #include "cg.h"
 #include "codegen.h"
+#include "priors.h"
 
 /* The runtime's likelihood enum must match the compiler's list (bnn_model.h). */
 #define LIKELIHOOD(id, name, spec)                                       \
@@ -31,6 +32,13 @@
 #undef LIKELIHOOD
 _Static_assert((int)LIKELIHOOD_COUNT == (int)BNN_LIKELIHOOD_COUNT,
                "likelihoods.def and bnn_model.h differ");
+
+/* And the prior kinds (priors.def). */
+#define PRIOR(id, name, spec) \
+	_Static_assert((int)PRIOR_##id == (int)BNN_PRIOR_##id, "priors.def and bnn_model.h differ");
+#include "priors.def"
+#undef PRIOR
+_Static_assert((int)PRIOR_COUNT == (int)BNN_PRIOR_COUNT, "priors.def and bnn_model.h differ");
 
 /* The hooks of every op code generation supports; a NULL row is an op it
  * does not support yet (reported at the node). */
@@ -377,6 +385,24 @@ static void canon_attr(char **buf, size_t *len, size_t *cap, int *failed, const 
 		canon_add(buf, len, cap, failed, " %s=%.17g", name, v);
 }
 
+/* The prior's line: a gaussian's precision alone (as before the other
+ * priors existed, so that those models keep their fingerprints), else the
+ * prior's name and its arguments by name. */
+static void canon_prior(char **buf, size_t *len, size_t *cap, int *failed, const struct graph *g)
+{
+	const struct prior_info *info = prior_get((enum prior_id)g->prior);
+	int i;
+
+	if (g->prior == PRIOR_GAUSSIAN) {
+		canon_add(buf, len, cap, failed, "prior %.17g\n", g->prior_precision);
+		return;
+	}
+	canon_add(buf, len, cap, failed, "prior %s", info->name);
+	for (i = 0; i < info->nspec; i++)
+		canon_add(buf, len, cap, failed, " %s=%.17g", info->spec[i].name, g->prior_arg[i]);
+	canon_add(buf, len, cap, failed, "\n");
+}
+
 /*
  * One line per live node with every attribute, its inputs, its shape and
  * its posterior, then the likelihood and the prior: everything that decides
@@ -391,8 +417,8 @@ char *codegen_canonical(const struct graph *g)
 	if (failed)
 		return NULL;
 	buf[0] = '\0';
-	canon_add(&buf, &len, &cap, &failed, "bnn-model 1\nmodel %s\nprior %.17g\n", g->name,
-	          g->prior_precision);
+	canon_add(&buf, &len, &cap, &failed, "bnn-model 1\nmodel %s\n", g->name);
+	canon_prior(&buf, &len, &cap, &failed, g);
 	for (i = 0; i < g->nnodes; i++) {
 		const struct graph_node *n = &g->nodes[i];
 		const struct op_attrs *a = &n->attrs;
@@ -751,6 +777,31 @@ static void cg_write_tensor_table(struct cg *cg, const char *what, const struct 
 	emit(cg->e, "};\n\n");
 }
 
+/* The descriptor's bnn_prior: the kind, then the gaussian's precision, the
+ * scale mixture's π, σ1, σ2 and the laplace's b (0 for another kind). */
+static void cg_write_prior(struct cg *cg)
+{
+	static const int slot[BNN_PRIOR_COUNT][PRIOR_MAXARGS] = {
+		[BNN_PRIOR_GAUSSIAN] = { 0 },
+		[BNN_PRIOR_SCALEMIXTURE] = { 1, 2, 3 },
+		[BNN_PRIOR_LAPLACE] = { 4 },
+	};
+	const struct graph *g = cg->g;
+	const struct prior_info *info = prior_get((enum prior_id)g->prior);
+	double v[5] = { 0 };
+	char num[40];
+	int i;
+
+	for (i = 0; i < info->nspec; i++)
+		v[slot[g->prior][i]] = g->prior_arg[i];
+	emit(cg->e, "{ %d", g->prior);
+	for (i = 0; i < 5; i++) {
+		emit_double_str(v[i], num, sizeof num);
+		emit(cg->e, ", %s", num);
+	}
+	emit(cg->e, " }");
+}
+
 static void cg_write_tables(struct cg *cg, const struct codegen_options *o, const char *canonical)
 {
 	static const char *const liks[] = {
@@ -779,12 +830,13 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 		emit_c_string(cg->e, n->name);
 		emit(cg->e, ", \"%s\", \"%s\", ", op_name(n->op), family_name(n->family.id));
 		cg_emit_caps(cg->e, family_caps[n->family.id] | c->caps);
-		emit(cg->e, ", %d, %s, %d, %s, %ldL, %ldL, %d, %d },\n", n->family.k, num,
+		emit(cg->e, ", %d, %s, %d, %s, %ldL, %ldL, %d, %d, %d },\n", n->family.k, num,
 		     n->family.flows, num2, (long)graph_node_elements(&g->nodes[n->inputs[0]]),
-		     c->width, c->first_tensor, c->ntensors);
+		     c->width, c->first_tensor, c->ntensors,
+		     n->family.prior > 0 ? PRIOR_GAUSSIAN : g->prior);
 	}
 	if (cg->nlayers == 0)
-		emit(cg->e, "\t{ \"\", \"\", \"\", 0, 0, 0, 0, 0, 0L, 0L, 0, 0 } /* none */\n");
+		emit(cg->e, "\t{ \"\", \"\", \"\", 0, 0, 0, 0, 0, 0L, 0L, 0, 0, 0 } /* none */\n");
 	emit(cg->e, "};\n\n");
 
 	emit(cg->e,
@@ -818,9 +870,11 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 	     g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, cg->nstats,
 	     cg->nstat_tensors, m, m, m);
 	emit_c_string(cg->e, g->nodes[g->output].name);
-	emit(cg->e, ", \"%s\",\n\t%ldL, %d,\n\t%ldL\n};\n", op_name(g->nodes[g->output].op),
+	emit(cg->e, ", \"%s\",\n\t%ldL, %d,\n\t%ldL,\n\t", op_name(g->nodes[g->output].op),
 	     cg_features(cg), cg_features(cg) > 0 ? cg->nodes[g->output].layer : -1,
 	     cg_input_vocab(g));
+	cg_write_prior(cg);
+	emit(cg->e, "\n};\n");
 }
 
 /* C11 6.4.7: an #include "..." name ends at a double quote or a line break,

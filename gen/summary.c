@@ -7,6 +7,7 @@
 #include "summary.h"
 
 #include "ops.h"
+#include "priors.h"
 
 #include <string.h>
 
@@ -96,6 +97,19 @@ static void summary_rule(FILE *out, const size_t *width)
 	fputc('\n', out);
 }
 
+/* "prior scalemixture(pi = 0.5, sigma1 = 1, sigma2 = 0.0025)": the prior
+ * and its arguments by name (priors.c). */
+static void summary_prior(FILE *out, const struct graph *g)
+{
+	const struct prior_info *info = prior_get((enum prior_id)g->prior);
+	int i;
+
+	fprintf(out, "prior %s(", info->name);
+	for (i = 0; i < info->nspec; i++)
+		fprintf(out, "%s%s = %g", i ? ", " : "", info->spec[i].name, g->prior_arg[i]);
+	fprintf(out, ")");
+}
+
 static void summary_header(FILE *out, const struct graph *g, const char *file)
 {
 	const struct graph_node *in = &g->nodes[g->input], *o = &g->nodes[g->output];
@@ -109,8 +123,9 @@ static void summary_header(FILE *out, const struct graph *g, const char *file)
 	else if (likelihood_has_scale(g->likelihood))
 		fprintf(out, ", %s = %g", likelihood_get(g->likelihood)->spec[1].name, g->sigma);
 	family_str(&g->default_family, fam, sizeof fam);
-	fprintf(out, ")\nprior gaussian(precision = %g)%s, default posterior %s\n\n",
-	        g->prior_precision, g->prior_given ? "" : " (the default)", fam);
+	fprintf(out, ")\n");
+	summary_prior(out, g);
+	fprintf(out, "%s, default posterior %s\n\n", g->prior_given ? "" : " (the default)", fam);
 }
 
 void summary_print(FILE *out, const struct graph *g, const char *file)

@@ -78,7 +78,9 @@ static void test_descriptor(void)
 		        bnn_version(), BNN_MODEL_ABI);
 		is_str(err.message, want, "and the message names both ABIs and says to recompile");
 	}
-	is_int(BNN_MODEL_ABI, 6, "the descriptor ABI is 6 (the range of an input of integer ids)");
+	is_int(BNN_MODEL_ABI, 6,
+	       "the descriptor ABI is 6 (the range of an input of integer ids, the prior's kind "
+	       "and arguments)");
 	/* The tensors must tile the parameters in order (the trainer's fused
 	 * updates walk them so): rt_blobs's are 32, 8, 24 and 3 floats. */
 	{

@@ -35,7 +35,8 @@ extern "C" {
  * and the runtime refuses any other (4: layers carry their family's name
  * and capabilities instead of a family number; 5: the output node and the
  * last layer's features, bnn_model.features, at the end; 6: input_vocab,
- * the range of an input of integer ids). */
+ * the range of an input of integer ids, and the prior's kind,
+ * bnn_layer.prior_kind and bnn_model.prior, at the ends). */
 #define BNN_MODEL_ABI 6
 
 /* Likelihoods: the same list, in the same order, as the compiler's
@@ -49,6 +50,26 @@ enum bnn_likelihood {
 	                           the Laplace approximation of laplace.c */
 	BNN_LIKELIHOOD_COUNT
 };
+
+/* Priors over the parameters ("prior NAME(args);" in .bnn): the same
+ * list, in the same order, as the compiler's priors.c (bnnc checks the
+ * correspondence when it is built). */
+enum bnn_prior_kind {
+	BNN_PRIOR_GAUSSIAN,     /* N(0, 1/precision) per parameter */
+	BNN_PRIOR_SCALEMIXTURE, /* π N(0, σ1²) + (1 − π) N(0, σ2²) per parameter
+	                           (Blundell et al. 2015, eq. (7)) */
+	BNN_PRIOR_LAPLACE,      /* exp(−|w|/b)/(2b) per parameter */
+	BNN_PRIOR_COUNT
+};
+
+/* The model's prior: its kind and the arguments of that kind (the others
+ * 0). */
+typedef struct bnn_prior {
+	int kind;                  /* enum bnn_prior_kind */
+	double precision;          /* gaussian: 1/σ² */
+	double pi, sigma1, sigma2; /* scalemixture: 0 < π < 1, σ1 > σ2 > 0 */
+	double scale;              /* laplace: b > 0 */
+} bnn_prior;
 
 /*
  * What a layer's posterior family asks of the runtime (bnn_layer.caps, a
@@ -152,6 +173,11 @@ typedef struct bnn_layer {
 	double prior_precision; /* resolved: the layer's or the model's */
 	long in_features, out_features;
 	int first_tensor, ntensors; /* its tensors: tensors[first_tensor ..] */
+	int prior_kind;             /* BNN_PRIOR_GAUSSIAN of precision
+	                               prior_precision (its own '~ F(prior = P)',
+	                               or the model's gaussian), or the kind of
+	                               the model's prior (bnn_model.prior), with
+	                               prior_precision 0 */
 } bnn_layer;
 
 /*
@@ -257,7 +283,8 @@ typedef struct bnn_model {
 	double sigma;           /* the fixed scale: gaussian's σ, laplace's b */
 	int sigma_learned;      /* gaussian, laplace: the log of the scale is a
 	                           parameter tensor (role BNN_ROLE_LOG_SIGMA) */
-	double prior_precision; /* the model's default prior precision */
+	double prior_precision; /* the model's default prior precision (0 when
+	                           its prior is not gaussian: see prior) */
 	long nparams;
 	int ntensors;
 	const bnn_tensor *tensors;
@@ -287,6 +314,8 @@ typedef struct bnn_model {
 	 * read it), which bnn_model_check_inputs checks in the data.  0: the
 	 * input holds real values. */
 	long input_vocab;
+	bnn_prior prior; /* the model's prior statement (gaussian of
+	                    precision prior_precision without one) */
 } bnn_model;
 
 /**
@@ -319,6 +348,10 @@ int bnn_likelihood_regression(const bnn_model *m);
 
 /** The model's likelihood as written in .bnn ("categorical"). */
 const char *bnn_likelihood_name(int likelihood);
+
+/** A prior's name as written in .bnn ("gaussian", "scalemixture",
+ *  "laplace"; "?" out of range). */
+const char *bnn_prior_name(int kind);
 /* A layer's posterior family is named by its bnn_layer.family string
  * ("meanfield", written by bnnc from the language's list); what the family
  * needs is in bnn_layer.caps.  There is no family enum: the runtime does

@@ -371,6 +371,36 @@ void bnn_snr(long n, const float *mu, const float *sigma, float *out);
  */
 long bnn_prune_by_score(long n, float *w, const float *score, double fraction);
 
+/* The priors of bnn_model.h (struct bnn_prior: the model's prior
+ * statement). */
+struct bnn_prior;
+
+/**
+ * −log p(w) summed over n parameters, the densities normalised:
+ *   gaussian      ½δw² − ½ln(δ/2π)
+ *   scalemixture  −ln[π N(w|0,σ1²) + (1 − π) N(w|0,σ2²)]
+ *   laplace       |w|/b + ln(2b)
+ * evaluated and summed in double (the scale mixture by log-sum-exp, so a
+ * weight far in either tail keeps its value).
+ */
+double bnn_prior_neg_log(const struct bnn_prior *p, long n, const float *w);
+
+/**
+ * The gradient of −log p at w, times scale, added: g[i] += scale·d_i with
+ *   gaussian      d = δw
+ *   scalemixture  d = w·(r/σ1² + (1 − r)/σ2²), r = the first component's
+ *                 posterior weight π N1 / (π N1 + (1 − π) N2) at w
+ *   laplace       d = sign(w)/b (0 at w = 0, the subgradient of least norm)
+ * and, when eps is not NULL (w = μ + σ∘ε, a reparameterised sample),
+ * g_sigma[i] += scale·d_i·ε_i: the gradients with respect to μ and σ of the
+ * one-sample estimate −log p(μ + σε) of −E_q log p (Blundell et al. 2015,
+ * section 3.1, eq. (3)-(5)).  The scale mixture and the Gaussian are
+ * computed in double per element (one exponential each for the mixture),
+ * the Laplace's sign in float.
+ */
+void bnn_prior_grad(const struct bnn_prior *p, long n, const float *w, const float *eps,
+                    double scale, float *g, float *g_sigma);
+
 #ifdef __cplusplus
 }
 #endif

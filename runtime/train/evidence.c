@@ -89,6 +89,11 @@ int bnn_evidence_init(bnn_evidence *ev, const bnn_state *st, const bnn_dataset *
 		                "state was trained by %s%s",
 		                st->optimizer >= 0 ? bnn_optimizer_name(st->optimizer) : "nothing",
 		                st->sigma ? "" : " without a posterior");
+	if (st->model->prior.kind != BNN_PRIOR_GAUSSIAN) /* vogn and ivon refuse them too */
+		return bnn_fail(err, BNN_EUNSUPPORTED,
+		                "the evidence is that of a gaussian prior's precision, and model "
+		                "'%s' has a %s prior",
+		                st->model->name, bnn_prior_name(st->model->prior.kind));
 	if ((rc = evidence_options(st, &o, err)) || (rc = bnn_data_fits(st->model, ds, 1, err)))
 		return rc;
 	ev->n = (double)ds->n;             /* h is the mean over the examples: H = N h */

@@ -27,6 +27,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 		.name = "sgd", .default_lr = 0.01,
 		.slots = 1, .slot_names = { "momentum buffer" },
 		.trains = CAPS_POINT | BNN_CAP_WHVI,
+		.any_prior = 1,
 		.options = "momentum nesterov weight_decay swag swag_rank",
 		.step = train_step_point, .update = train_sgd_update,
 		.options_text = train_sgd_text,
@@ -35,6 +36,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 		.name = "adam", .default_lr = 1e-3,
 		.slots = 2, .slot_names = { "m", "v" },
 		.trains = CAPS_POINT | BNN_CAP_WHVI,
+		.any_prior = 1,
 		.options = "weight_decay beta1 beta2 eps swag swag_rank",
 		.step = train_step_point, .update = train_adam_update,
 		.options_text = train_adam_text,
@@ -44,6 +46,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 		.slots = 2, .slot_names = { "m", "v" },
 		.trains = CAPS_POINT | BNN_CAP_WHVI,
 		.decoupled = 1,
+		.any_prior = 1,
 		.options = "weight_decay beta1 beta2 eps swag swag_rank",
 		.step = train_step_point, .update = train_adam_update,
 		.options_text = train_adam_text,
@@ -81,6 +84,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 		.slots = 5, .slot_names = { "m of mu", "v of mu", "rho", "m of rho", "v of rho" },
 		.variational = 1, .trains = CAPS_POINT | CAPS_SIGMA | BNN_CAP_WHVI,
 		.learns = BNN_CAP_SIGMA | BNN_CAP_WHVI, /* Adam on the ELBO of whvi layers too */
+		.any_prior = 1, /* −E_q log p by a sample (prior_terms.c) */
 		.options = "beta1 beta2 eps mc sigma0 lrt",
 		.setup = train_bbb_setup, .start = train_bbb_start, .step = train_bbb_step,
 		.update = train_bbb_update, .sigma = train_bbb_sigma,

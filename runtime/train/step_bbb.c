@@ -44,7 +44,7 @@ int train_bbb_setup(struct trainer *t, bnn_err *err)
 	}
 	if (!(t->gsig = bnn_floats_zeroed(n)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
-	if ((!o->lrt || t->mixed_lrt) &&
+	if ((!o->lrt || t->mixed_lrt || t->priors) && /* priors: a weight sample */
 	    (!(t->theta = bnn_floats_alloc(n)) || !(t->eps = bnn_floats_alloc(n))))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (o->mc > 1 && (!(t->gk = bnn_floats_alloc(n)) || !(t->gsigk = bnn_floats_zeroed(n))))
@@ -193,7 +193,8 @@ double train_bbb_step(struct trainer *t, long b, float lr, double epochs)
 	} else {
 		for (k = 0; k < K; k++) {
 			float *g = K > 1 ? t->gk : t->grad, *gs = K > 1 ? t->gsigk : t->gsig;
-			if (o->lrt && K == 1 && !t->mixed_lrt) /* MPI: sums start per layer */
+			/* MPI: sums start per layer, unless a prior term is to be added */
+			if (o->lrt && K == 1 && !t->mixed_lrt && !t->priors)
 				train_dist_arm(t, t->grad, t->gsig, NULL);
 			if (o->lrt)
 				loss += bbb_lrt_pass(t, b, g, gs);
@@ -206,6 +207,8 @@ double train_bbb_step(struct trainer *t, long b, float lr, double epochs)
 		}
 	}
 	train_whvi_kl_grad(t);
+	if (t->priors) /* each rank's own sample: summed with the NLL's gradients */
+		train_prior_sample_grad(t, bbb_fused(t));
 	loss = train_dist_step(t, loss, t->grad, t->gsig, NULL); /* over the MPI ranks */
 	if (o->clip > 0)
 		bnn_clip_grad_norm(n, t->grad, o->clip);

@@ -143,19 +143,22 @@ int train_mixture_refuse(const bnn_ckpt *ck, const char *path, bnn_err *err);
 /* One parameter tensor as the optimizers see it. */
 struct train_tensor {
 	long offset, size;
-	unsigned caps;     /* its layer's BNN_CAP_* (0: the likelihood's σ);
+	unsigned caps;          /* its layer's BNN_CAP_* (0: the likelihood's σ);
 	                      train_stochastic() follows from it */
-	int decays;        /* takes weight decay or the prior's L2 term (not a
+	int decays;             /* takes weight decay or the prior's L2 term (not a
 	                      point batchnorm's γ and β) */
-	int patched;       /* the k components of an emp or ecmp layer */
-	double prior_l2;   /* patched, with sgd and adam: τ/(k·N), the L2
+	int patched;            /* the k components of an emp or ecmp layer */
+	double prior_l2;        /* patched, with sgd and adam: τ/(k·N), the L2
 	                      coefficient of eq. (7) of Chang et al. over N */
-	int weight_sample; /* bbb with lrt: a meanfield tensor the pass does
+	int weight_sample;      /* bbb with lrt: a meanfield tensor the pass does
 	                      not sample by the local reparameterisation
 	                      (no BNN_CAP_SIGMA_LRT: conv2d, batchnorm),
 	                      sampled by the trainer */
-	double delta;      /* the optimizer's δ for it (prior precision, or
-	                      IVON's weight decay) */
+	double delta;           /* the optimizer's δ for it (prior precision, or
+	                      IVON's weight decay); 0 with prior */
+	const bnn_prior *prior; /* the model's prior when it is not gaussian
+	                           and the tensor decays (its gradient is
+	                           added: prior_terms.c), else NULL */
 };
 
 /* Whether tensor tt has a posterior (BNN_CAP_SIGMA: a meanfield layer's
@@ -191,6 +194,7 @@ struct trainer {
 	double tau;           /* vogn's τ at the last step */
 	int mixed_lrt;        /* bbb with lrt: some tensor has weight_sample */
 	int whvi;             /* the model has whvi layers (KL/N added) */
+	int priors;           /* some tensor has a prior that is not gaussian */
 	double kl;            /* their KL at the last step */
 	double *whvi_scratch; /* bnn_whvi_kl's scratch (flows), or NULL */
 	struct train_tensor *tensors;
@@ -257,6 +261,8 @@ struct train_optimizer {
 	int delta_over_ess;                    /* δ is the prior precision over the effective
 	                                          sample size (IVON's weight decay) */
 	int decoupled;                         /* selecting it sets adam.decoupled (adamw) */
+	int any_prior;                         /* takes the gradient of a prior that is
+	                                          not gaussian (prior_terms.c) */
 	int sqgrad_hessian;                    /* natural steps: ĥ is the pass's mean squared
 	                                          per-example gradients (VOGN), else
 	                                          ĝ·(θ − μ)/σ² (IVON) */
@@ -289,6 +295,17 @@ const struct train_optimizer *train_optimizer_of(int optimizer);
 
 /* The optimizers' names as a list: "sgd, adam, ... or bbb". */
 void train_optimizer_list(char *buf, size_t size);
+
+/* The priors that are not gaussian (prior_terms.c): the prior of the
+ * tensors of layer l (NULL: the likelihood's), NULL for a gaussian one;
+ * the refusal of the optimizers, layers and options that need a gaussian
+ * prior; the MAP gradient (1/N)·∂(−log p) at the parameters (sgd, adam,
+ * adamw); bbb's estimate of −E_q log p over N at a weight sample (fused:
+ * the update forms g_σ itself). */
+const bnn_prior *train_tensor_prior(const bnn_model *m, const bnn_layer *l);
+int train_check_prior(const bnn_model *m, const bnn_train_options *o, bnn_err *err);
+void train_prior_map_grad(struct trainer *t);
+void train_prior_sample_grad(struct trainer *t, int fused);
 
 /* Checks that the optimizer can train the model's posterior families. */
 int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err);

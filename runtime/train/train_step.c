@@ -87,7 +87,8 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 		        "has none: declare 'posterior meanfield;' (or '~ meanfield' on layers), "
 		        "or train with sgd, adam or adamw",
 		        opt->name, m->name);
-	return BNN_OK; /* options it does not read: bnn_train_options_check */
+	return train_check_prior(m, o, err); /* options it does not read:
+	                                        bnn_train_options_check */
 }
 
 /* IVON's λ and BADAM's N of the posterior: the effective sample size, the
@@ -129,7 +130,8 @@ static void tensor_setup(const struct trainer *t, const bnn_tensor *bt, const bn
 	tt->patched = bt->components > 1;
 	if (tt->patched)
 		prior /= bt->components;
-	tt->delta = tt->decays ? tensor_delta(t, prior) : 0.0;
+	tt->prior = tt->decays ? train_tensor_prior(t->m, l) : NULL;
+	tt->delta = tt->decays && !tt->prior ? tensor_delta(t, prior) : 0.0;
 	tt->prior_l2 = tt->patched ? prior / t->n_data : 0.0;
 }
 
@@ -146,6 +148,7 @@ static int tensors_setup(struct trainer *t, bnn_err *err)
 		const bnn_tensor *bt = &m->tensors[i];
 		tensor_setup(t, bt, bt->layer >= 0 ? &m->layers[bt->layer] : NULL, &t->tensors[i]);
 		t->whvi |= (t->tensors[i].caps & BNN_CAP_WHVI) != 0;
+		t->priors |= t->tensors[i].prior != NULL;
 	}
 	return BNN_OK;
 }

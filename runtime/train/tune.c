@@ -76,7 +76,10 @@ static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, s
 		break;
 	case BNN_OPT_BADAM:
 	case BNN_OPT_BBB:
-		ax[k++] = (struct tune_axis){ "delta", p, 100 };
+		/* delta is a gaussian prior's precision; the other priors' arguments
+		 * are the model's (prior_terms.c refuses delta with them) */
+		if (m->prior.kind == BNN_PRIOR_GAUSSIAN)
+			ax[k++] = (struct tune_axis){ "delta", p, 100 };
 		break;
 	}
 	return k;
