@@ -217,7 +217,7 @@ setcol reg.csv 5 3.5 3.5 | setcol /dev/stdin 6 -1 -1 >regconst.csv
 run ./rt_other train --data regconst.csv --epochs 300 --batch 8 --lr 0.01 --save rc.ckpt --quiet
 is "$run_status" 0 "a constant regression target trains"
 run ./rt_other predict --data regconst.csv --load rc.ckpt
-is "$(printf '%s\n' "$run_out" | awk -F, 'NR > 1 { printf "%.2f %.2f %s\n", $1, $3, ($2 < 0.01 && $4 < 0.01) }' | sort -u)" \
+is "$(printf '%s\n' "$run_out" | awk -F, 'NR > 1 { printf "%.2f %.2f %s\n", $1, $5, ($2 < 0.01 && $6 < 0.01) }' | sort -u)" \
 	"3.50 -1.00 1" "to the constants 3.5 and -1, with a variance below 0.01"
 
 # ---- a learning rate of 1e6 ------------------------------------------------------------
