@@ -34,8 +34,10 @@ extern "C" {
 /* The descriptor layout; generated code stores the value it was built for
  * and the runtime refuses any other (4: layers carry their family's name
  * and capabilities instead of a family number; 5: the output node and the
- * last layer's features, bnn_model.features, at the end). */
-#define BNN_MODEL_ABI 5
+ * last layer's features, bnn_model.features, at the end; 6: studentt's
+ * degrees of freedom, bnn_model.df, at the end, and a scale given by a
+ * node, BNN_SCALE_NODE). */
+#define BNN_MODEL_ABI 6
 
 /* Likelihoods: the same list, in the same order, as the compiler's
  * likelihoods.def (bnnc checks the correspondence when it is built). */
@@ -43,10 +45,25 @@ enum bnn_likelihood {
 	BNN_LIKELIHOOD_CATEGORICAL,
 	BNN_LIKELIHOOD_GAUSSIAN,
 	BNN_LIKELIHOOD_BERNOULLI,
-	BNN_LIKELIHOOD_POISSON, /* counts: rate exp(output) */
-	BNN_LIKELIHOOD_LAPLACE, /* the distribution (robust regression), not
+	BNN_LIKELIHOOD_POISSON,     /* counts: rate exp(output) */
+	BNN_LIKELIHOOD_LAPLACE,     /* the distribution (robust regression), not
 	                           the Laplace approximation of laplace.c */
+	BNN_LIKELIHOOD_STUDENTT,    /* heavy tails: ν = bnn_model.df */
+	BNN_LIKELIHOOD_NEGBINOMIAL, /* overdispersed counts: mean exp(output),
+	                               the scale is the dispersion ρ */
 	BNN_LIKELIHOOD_COUNT
+};
+
+/* Where the scale of a likelihood that has one (gaussian's σ, laplace's
+ * and studentt's scale, negbinomial's dispersion) comes from
+ * (bnn_model.sigma_learned). */
+enum bnn_scale_source {
+	BNN_SCALE_FIXED,   /* bnn_model.sigma */
+	BNN_SCALE_LEARNED, /* its log is a parameter tensor per output
+	                      (role BNN_ROLE_LOG_SIGMA) */
+	BNN_SCALE_NODE     /* its log, per example, is a second node of the
+	                      model, the second half of each row of outputs
+	                      (gaussian: the log-variance, log σ²) */
 };
 
 /*
@@ -248,14 +265,17 @@ typedef struct bnn_model {
 	int input_rank; /* 1 [features], 2 [channels, length] or 3 [channels, height, width] */
 	long input_shape[3];
 	long inputs;    /* floats per example */
-	long outputs;   /* floats of output per example */
+	long outputs;   /* floats of output per example: the node the
+	                   likelihood reads, then its second node with
+	                   BNN_SCALE_NODE (2 × targets) */
 	int likelihood; /* enum bnn_likelihood */
 	const char *target_name;
 	long targets;           /* target floats per example: 1 (a class
 	                           label) for categorical, else outputs */
-	double sigma;           /* the fixed scale: gaussian's σ, laplace's b */
-	int sigma_learned;      /* gaussian, laplace: the log of the scale is a
-	                           parameter tensor (role BNN_ROLE_LOG_SIGMA) */
+	double sigma;           /* the fixed scale: gaussian's σ, laplace's b... */
+	int sigma_learned;      /* enum bnn_scale_source: fixed (0), learned
+	                           (1: the log of the scale is a parameter
+	                           tensor, role BNN_ROLE_LOG_SIGMA) or a node */
 	double prior_precision; /* the model's default prior precision */
 	long nparams;
 	int ntensors;
@@ -281,6 +301,7 @@ typedef struct bnn_model {
 	const char *output_op;
 	long features;
 	int features_layer;
+	double df; /* studentt: ν, the degrees of freedom; else 0 */
 } bnn_model;
 
 /**
@@ -310,6 +331,15 @@ int bnn_likelihood_targets(const bnn_model *m);
  *  predictive mean and variance per output (bnn_predict's probs and var)
  *  instead of class probabilities. */
 int bnn_likelihood_regression(const bnn_model *m);
+
+/** Values per example of bnn_predict's probs and var: the classes (or
+ *  labels) of a classifier, the targets of a regression model (whose
+ *  outputs may hold a second node, BNN_SCALE_NODE). */
+long bnn_model_predictions(const bnn_model *m);
+
+/** Whether the model's likelihood has a finite variance: not so for
+ *  studentt with ν ≤ 2, whose predictive variance is then +inf. */
+int bnn_likelihood_variance_finite(const bnn_model *m);
 
 /** The model's likelihood as written in .bnn ("categorical"). */
 const char *bnn_likelihood_name(int likelihood);
