@@ -78,8 +78,8 @@ static void test_descriptor(void)
 		        bnn_version(), BNN_MODEL_ABI);
 		is_str(err.message, want, "and the message names both ABIs and says to recompile");
 	}
-	is_int(BNN_MODEL_ABI, 5,
-	       "the descriptor ABI is 5 (the output node and the last layer's features)");
+	is_int(BNN_MODEL_ABI, 6,
+	       "the descriptor ABI is 6 (studentt's df, a scale given by a node)");
 	/* The tensors must tile the parameters in order (the trainer's fused
 	 * updates walk them so): rt_blobs's are 32, 8, 24 and 3 floats. */
 	{
