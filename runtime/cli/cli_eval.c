@@ -503,9 +503,8 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
-		if (p2)
-			cm.nll *= (double)bnn_model_predictions(
-			        m); /* per example: the sum over its labels */
+		if (p2) /* per example: the sum over its labels */
+			cm.nll *= (double)bnn_model_predictions(m);
 	}
 	if (a->plots && (rc = cli_plots(m, a, regression ? NULL : bins, in, a->ood ? ood : NULL)))
 		goto done;
