@@ -275,16 +275,31 @@ int args_bool(struct diag *d, const struct arg_spec *s, const struct value *v, i
 }
 
 int args_sigma(struct diag *d, const struct arg_spec *s, const struct value *v, double *out,
-               int *learned)
+               int *learned, int *node)
 {
 	*learned = 0;
+	if (node)
+		*node = -1;
 	/* 'learned' is a word even where a node happens to have that name */
 	if (v && ((v->kind == VAL_WORD && strcmp(v->word, "learned") == 0) ||
 	          (v->kind == VAL_NODE && strcmp(v->text, "learned") == 0))) {
 		*learned = 1;
 		return 0;
 	}
+	if (v && node && v->kind == VAL_NONE)
+		return -1; /* a node whose definition failed, reported there */
+	if (v && node && v->kind == VAL_NODE) {
+		*node = v->node;
+		return 0;
+	}
+	if (v && node && v->kind == VAL_WORD) {
+		args_wrong_type(d, s, v, "a positive number, 'learned' or a node");
+		diag_note(d, v->loc, "no node is named '%s'", v->word);
+		return -1;
+	}
 	if (v && v->kind != VAL_NUMBER)
-		return args_wrong_type(d, s, v, "a positive number or 'learned'");
+		return args_wrong_type(d, s, v,
+		                       node ? "a positive number, 'learned' or a node"
+		                            : "a positive number or 'learned'");
 	return args_number(d, s, v, out);
 }

@@ -19,7 +19,8 @@ enum arg_type {
 	ARG_INT_PAIR, /* an integer k, or a pair (a, b) */
 	ARG_REAL,     /* a number */
 	ARG_BOOL,     /* true or false */
-	ARG_SIGMA,    /* a positive number or the word 'learned' */
+	ARG_SIGMA,    /* a positive number, the word 'learned', or (where the
+	                 callee takes one) a node giving the parameter's log */
 	ARG_WORD      /* one of the words the op's check hook accepts */
 };
 
@@ -86,9 +87,11 @@ int args_number(struct diag *d, const struct arg_spec *spec, const struct value 
 int args_long(struct diag *d, const struct arg_spec *spec, const struct value *v, long *out);
 int args_pair(struct diag *d, const struct arg_spec *spec, const struct value *v, long out[2]);
 int args_bool(struct diag *d, const struct arg_spec *spec, const struct value *v, int *out);
-/* ARG_SIGMA: *LEARNED is set for the word 'learned', else *OUT receives it. */
+/* ARG_SIGMA: *LEARNED is set for the word 'learned'; with NODE not NULL a
+ * node is accepted too and *NODE receives its index (else -1); else *OUT
+ * receives the number. */
 int args_sigma(struct diag *d, const struct arg_spec *spec, const struct value *v, double *out,
-               int *learned);
+               int *learned, int *node);
 
 /* "a number", "the word 'x'", "node 'h1'"...: what V is, for messages. */
 void args_describe(const struct value *v, char *buf, size_t size);

@@ -105,8 +105,10 @@ struct graph {
 	enum likelihood_id likelihood;
 	const char *target; /* the name introduced by the likelihood */
 	bnn_loc likelihood_loc;
-	double sigma;                 /* gaussian: fixed sigma (when not learned) */
-	int sigma_learned;            /* gaussian: sigma = learned */
+	double sigma;                 /* the scale (gaussian's sigma...): fixed value */
+	int sigma_learned;            /* the scale is learned, one per output */
+	int scale_node;               /* the node giving the scale's log, or -1 */
+	double df;                    /* studentt: degrees of freedom ν */
 	long long likelihood_params;  /* learned sigma: one per output */
 	double prior_precision;       /* the default prior's precision (gaussian;
 	                                 0 for the other priors) */

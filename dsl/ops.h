@@ -61,6 +61,22 @@ struct likelihood_info {
 	int nspec;
 };
 
+/* What a node given for a likelihood's scale argument holds (the
+ * likelihood's second node, e.g. 'gaussian(mu, lv)'), for those that take
+ * one: what it is called in messages ("log-variance"), the log of the
+ * scale it gives per unit of its value (gaussian's node is log σ², so ½;
+ * the others' is the log itself, 1), and whether it must be written
+ * without the keyword (gaussian: 'sigma = lv' would read as σ = lv). */
+struct likelihood_node_form {
+	const char *what;
+	double log_scale_per_unit;
+	int positional_only;
+};
+
+/* The node form of likelihood L's scale, or NULL if its scale takes no
+ * node. */
+const struct likelihood_node_form *likelihood_node_form(enum likelihood_id l);
+
 const struct likelihood_info *likelihood_lookup(const char *name);
 const struct likelihood_info *likelihood_get(enum likelihood_id l);
 /* "categorical, gaussian, ... and laplace": the likelihoods' names in
@@ -73,9 +89,11 @@ void likelihood_list(char *buf, size_t size);
 int likelihood_has_scale(enum likelihood_id l);
 
 /* Checks the likelihood's node shape and arguments and fills G's likelihood
- * fields (G->output and G->likelihood already set). */
+ * fields (G->output and G->likelihood already set).  KEYED[i]: argument i
+ * was written with its keyword. */
 int likelihood_check(struct diag *d, struct graph *g, bnn_loc call_loc,
-                     const struct value *const val[ARGS_MAX], const bnn_loc loc[ARGS_MAX]);
+                     const struct value *const val[ARGS_MAX], const bnn_loc loc[ARGS_MAX],
+                     const int keyed[ARGS_MAX]);
 
 /* WHVI's layout of a Dout x Din weight matrix (WHVI paper, Algorithm 1):
  * Din is padded to the next power of two D, and ceil(Dout / D) square D x D

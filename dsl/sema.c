@@ -1179,6 +1179,7 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
 	struct value vals[ARGS_MAX];
 	const struct value *val[ARGS_MAX] = { 0 };
 	bnn_loc loc[ARGS_MAX];
+	int keyed[ARGS_MAX] = { 0 };
 	struct ast_expr *call;
 	char what[64];
 	int i, r;
@@ -1214,6 +1215,7 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
 		return;
 	for (i = 0; i < info->nspec; i++) {
 		loc[i] = b.arg[i] ? b.arg[i]->value->loc : call->loc;
+		keyed[i] = b.arg[i] && b.arg[i]->key;
 		if (i > 0 && b.arg[i]) {
 			sema_value(s, top, b.arg[i]->value, &vals[i]);
 			val[i] = &vals[i];
@@ -1230,7 +1232,7 @@ static void sema_likelihood(struct sema *s, struct sema_scope *top)
 	s->g->likelihood = (enum likelihood_id)(info - likelihood_get(0));
 	s->g->target = st->name;
 	s->g->likelihood_loc = st->loc;
-	if (likelihood_check(s->d, s->g, call->loc, val, loc) != 0)
+	if (likelihood_check(s->d, s->g, call->loc, val, loc, keyed) != 0)
 		s->g->output = -1;
 }
 
@@ -1247,6 +1249,8 @@ static void sema_liveness(struct sema *s, struct sema_scope *top)
 	if (g->output < 0)
 		return;
 	g->nodes[g->output].live = 1;
+	if (g->scale_node >= 0) /* the likelihood's second node */
+		g->nodes[g->scale_node].live = 1;
 	for (i = g->nnodes - 1; i >= 0; i--)
 		if (g->nodes[i].live)
 			for (j = 0; j < g->nodes[i].ninputs; j++)
@@ -1286,6 +1290,7 @@ int sema_run(struct diag *d, struct ast_arena *arena, struct ast_stmt *stmts, st
 	s->arena = arena;
 	s->g = g;
 	g->output = -1;
+	g->scale_node = -1;
 	d->context = sema_context;
 	d->context_arg = s;
 	top.prefix = "";

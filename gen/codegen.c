@@ -23,6 +23,7 @@
 #include "cg.h"
 #include "codegen.h"
 #include "priors.h"
+#include "ops.h"
 
 /* The runtime's likelihood enum must match the compiler's list (bnn_model.h). */
 #define LIKELIHOOD(id, name, spec)                                       \
@@ -324,15 +325,26 @@ static int cg_plan(struct cg *cg)
 		cg->conv_tmp = cg_reserve_fixed(cg, cg->conv_tmp_floats);
 	if (cg->per_example == 0)
 		cg->per_example = 1;
-	if (g->sigma_learned) { /* gaussian's log σ, laplace's log b */
+	if (g->sigma_learned) { /* gaussian's log σ, laplace's log b... */
 		long shape[2] = { cg->nodes[g->output].width, 0 };
-		cg->sigma_tensor = cg_add_tensor(
-		        cg, -1, g->likelihood == LIKELIHOOD_GAUSSIAN ? "log_sigma" : "log_scale",
-		        BNN_ROLE_LOG_SIGMA, 1, shape, 0, 0, BNN_INIT_ZERO);
+		char suffix[40];
+		snprintf(suffix, sizeof suffix, "log_%s",
+		         likelihood_get(g->likelihood)->spec[1].name);
+		cg->sigma_tensor = cg_add_tensor(cg, -1, suffix, BNN_ROLE_LOG_SIGMA, 1, shape, 0, 0,
+		                                 BNN_INIT_ZERO);
 		if (cg->sigma_tensor < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* Floats of output per example (bnn_model.outputs): the node the
+ * likelihood reads, then its second node when the scale is one (each
+ * example's row: the K values of the first, then the K of the second). */
+static long cg_outputs(const struct cg *cg)
+{
+	long k = cg->nodes[cg->g->output].width;
+	return cg->g->scale_node >= 0 ? 2 * k : k;
 }
 
 /* ---- the canonical model and its fingerprint ----------------------------------- */
@@ -462,9 +474,14 @@ char *codegen_canonical(const struct graph *g)
 			          n->family.flows, n->family.prior);
 		canon_add(&buf, &len, &cap, &failed, "\n");
 	}
-	canon_add(&buf, &len, &cap, &failed, "%s ~ %s(%s) sigma=%.17g learned=%d\n", g->target,
+	canon_add(&buf, &len, &cap, &failed, "%s ~ %s(%s) sigma=%.17g learned=%d", g->target,
 	          likelihood_name(g->likelihood), g->nodes[g->output].name, g->sigma,
 	          g->sigma_learned);
+	if (g->scale_node >= 0) /* only where present: older models keep their fingerprints */
+		canon_add(&buf, &len, &cap, &failed, " node=%s", g->nodes[g->scale_node].name);
+	if (g->df > 0)
+		canon_add(&buf, &len, &cap, &failed, " df=%.17g", g->df);
+	canon_add(&buf, &len, &cap, &failed, "\n");
 	if (failed) {
 		free(buf);
 		return NULL;
@@ -531,7 +548,7 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
 	     "#define %s_NPARAMS %ldL\n"
 	     "#define %s_NSTATS %ldL\n"
 	     "\n",
-	     up, cg->nodes[g->input].width, up, cg->nodes[g->output].width, up,
+	     up, cg->nodes[g->input].width, up, cg_outputs(cg), up,
 	     g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, up,
 	     cg->nparams, up, cg->nstats);
 	if (cg_input_vocab(g) > 0)
@@ -576,7 +593,9 @@ static void cg_write_header(struct cg *cg, const struct codegen_options *o)
 static long cg_features(const struct cg *cg)
 {
 	int out = cg->g->output;
-	if (cg->g->nodes[out].op != OP_DENSE || cg_family(cg, out) != FAMILY_POINT)
+	/* a second node (the scale) is not the last layer's: no features */
+	if (cg->g->nodes[out].op != OP_DENSE || cg_family(cg, out) != FAMILY_POINT ||
+	    cg->g->scale_node >= 0)
 		return 0;
 	return cg->g->nodes[out].attrs.in_features;
 }
@@ -696,15 +715,31 @@ static void cg_write_pass(struct cg *cg)
 		     "\tif (features)\n"
 		     "\t\tmemcpy(features, a_%s, (size_t)B * %ldu * sizeof *features);\n",
 		     cg_name(cg, g->nodes[g->output].inputs[0]), cg_features(cg));
+	if (g->scale_node < 0)
+		emit(cg->e,
+		     "\tif (out)\n"
+		     "\t\tmemcpy(out, a_%s, (size_t)B * %ldu * sizeof *out);\n",
+		     cg_name(cg, g->output), cg->nodes[g->output].width);
+	else /* each example's row: the first node, then the second */
+		emit(cg->e,
+		     "\tif (out) {\n"
+		     "\t\tlong e;\n"
+		     "\t\tfor (e = 0; e < B; e++) {\n"
+		     "\t\t\tmemcpy(out + e * %ldL, a_%s + e * %ldL, %ldu * sizeof *out);\n"
+		     "\t\t\tmemcpy(out + e * %ldL + %ldL, a_%s + e * %ldL, %ldu * sizeof *out);\n"
+		     "\t\t}\n"
+		     "\t}\n",
+		     cg_outputs(cg), cg_name(cg, g->output), cg->nodes[g->output].width,
+		     cg->nodes[g->output].width, cg_outputs(cg), cg->nodes[g->output].width,
+		     cg_name(cg, g->scale_node), cg->nodes[g->output].width,
+		     cg->nodes[g->output].width);
 	emit(cg->e,
-	     "\tif (out)\n"
-	     "\t\tmemcpy(out, a_%s, (size_t)B * %ldu * sizeof *out);\n"
 	     "\tif (!y)\n"
 	     "\t\treturn 0;\n"
 	     "\n"
-	     "\t/* loss: %s ~ %s(%s) */\n",
-	     cg_name(cg, g->output), cg->nodes[g->output].width, g->target,
-	     likelihood_name(g->likelihood), cg_name(cg, g->output));
+	     "\t/* loss: %s ~ %s(%s%s%s) */\n",
+	     g->target, likelihood_name(g->likelihood), cg_name(cg, g->output),
+	     g->scale_node >= 0 ? ", " : "", g->scale_node >= 0 ? cg_name(cg, g->scale_node) : "");
 	cg_emit_likelihood(cg);
 	emit(cg->e, "\tif (!grad)\n\t\treturn loss;\n\n\t/* backward */\n");
 	for (i = g->nnodes - 1; i >= 0; i--)
@@ -858,23 +893,27 @@ static void cg_write_tables(struct cg *cg, const struct codegen_options *o, cons
 	emit_c_string(cg->e, in->name);
 	emit(cg->e, ",\n\t%d, { %ldL, %ldL, %ldL },\n\t%ldL, %ldL,\n\t%s,\n\t", in->rank,
 	     in->shape[0], in->rank > 1 ? in->shape[1] : 0L, in->rank > 2 ? in->shape[2] : 0L,
-	     cg->nodes[g->input].width, cg->nodes[g->output].width, liks[g->likelihood]);
+	     cg->nodes[g->input].width, cg_outputs(cg), liks[g->likelihood]);
 	emit_c_string(cg->e, g->target);
 	emit_double_str(g->sigma, num, sizeof num);
 	emit_double_str(g->prior_precision, num2, sizeof num2);
 	emit(cg->e,
-	     ",\n\t%ldL,\n\t%s, %d,\n\t%s,\n\t%ldL,\n\t%d, %s_tensors,\n\t%d, %s_layers,\n"
+	     ",\n\t%ldL,\n\t%s, %s,\n\t%s,\n\t%ldL,\n\t%d, %s_tensors,\n\t%d, %s_layers,\n"
 	     "\t%ldL, %d, %s_stat_tensors,\n"
 	     "\t%s_workspace_floats,\n\t%s_pass,\n\t",
 	     g->likelihood == LIKELIHOOD_CATEGORICAL ? 1L : cg->nodes[g->output].width, num,
-	     g->sigma_learned, num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, cg->nstats,
-	     cg->nstat_tensors, m, m, m);
+	     g->scale_node >= 0 ? "BNN_SCALE_NODE"
+	     : g->sigma_learned ? "BNN_SCALE_LEARNED"
+	                        : "BNN_SCALE_FIXED",
+	     num2, cg->nparams, cg->ntensors, m, cg->nlayers, m, cg->nstats, cg->nstat_tensors, m,
+	     m, m);
 	emit_c_string(cg->e, g->nodes[g->output].name);
 	emit(cg->e, ", \"%s\",\n\t%ldL, %d,\n\t%ldL,\n\t", op_name(g->nodes[g->output].op),
 	     cg_features(cg), cg_features(cg) > 0 ? cg->nodes[g->output].layer : -1,
 	     cg_input_vocab(g));
 	cg_write_prior(cg);
-	emit(cg->e, "\n};\n");
+	emit_double_str(g->df, num, sizeof num);
+	emit(cg->e, ",\n\t%s\n};\n", num);
 }
 
 /* C11 6.4.7: an #include "..." name ends at a double quote or a line break,

@@ -852,13 +852,17 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
-	if (g->likelihood == LIKELIHOOD_POISSON || g->likelihood == LIKELIHOOD_LAPLACE) {
+	if ((g->likelihood != LIKELIHOOD_CATEGORICAL && g->likelihood != LIKELIHOOD_BERNOULLI &&
+	     g->likelihood != LIKELIHOOD_GAUSSIAN) ||
+	    g->scale_node >= 0) {
 		diag_error(d, g->likelihood_loc,
-		           "the standalone target does not support the %s likelihood",
-		           likelihood_name(g->likelihood));
+		           "the standalone target does not support the %s likelihood%s",
+		           likelihood_name(g->likelihood),
+		           g->scale_node >= 0 ? " with a scale given by a node" : "");
 		diag_note(d, diag_noloc,
-		          "it writes categorical, bernoulli and gaussian predictives; run this "
-		          "model with libbnn (bnnc without --standalone)");
+		          "it writes categorical, bernoulli and gaussian (fixed or learned "
+		          "sigma) predictives; run this model with libbnn (bnnc without "
+		          "--standalone)");
 		goto done;
 	}
 	if (sa_check_ops(g, d) != 0)

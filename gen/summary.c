@@ -118,10 +118,17 @@ static void summary_header(FILE *out, const struct graph *g, const char *file)
 	fprintf(out, "model %s (%s)\n", g->name, file);
 	fprintf(out, "input %s%s%s, likelihood %s ~ %s(%s", in->name, shape, in->ids ? " int" : "",
 	        g->target, likelihood_name(g->likelihood), o->name);
-	if (likelihood_has_scale(g->likelihood) && g->sigma_learned)
+	if (g->scale_node >= 0 && likelihood_node_form(g->likelihood)->positional_only)
+		fprintf(out, ", %s", g->nodes[g->scale_node].name);
+	else if (g->scale_node >= 0)
+		fprintf(out, ", %s = %s", likelihood_get(g->likelihood)->spec[1].name,
+		        g->nodes[g->scale_node].name);
+	else if (likelihood_has_scale(g->likelihood) && g->sigma_learned)
 		fprintf(out, ", %s = learned", likelihood_get(g->likelihood)->spec[1].name);
 	else if (likelihood_has_scale(g->likelihood))
 		fprintf(out, ", %s = %g", likelihood_get(g->likelihood)->spec[1].name, g->sigma);
+	if (g->df > 0)
+		fprintf(out, ", df = %g", g->df);
 	family_str(&g->default_family, fam, sizeof fam);
 	fprintf(out, ")\n");
 	summary_prior(out, g);

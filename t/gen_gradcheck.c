@@ -88,6 +88,11 @@
 #include "gc_mf.h"
 #include "gc_pois.h"
 #include "gc_pos.h"
+#include "gc_ghet.h"
+#include "gc_tlearn.h"
+#include "gc_tnode.h"
+#include "gc_nblearn.h"
+#include "gc_nbnode.h"
 #include "bnn_gen.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -393,6 +398,66 @@ static const struct gc_model gc_models[] = {
 	  155,
 	  gc_pos_pass_f64,
 	  gc_pos_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* gaussian(mean, logvar): a second node, its delta from the likelihood */
+	{ "gc_ghet",
+	  GC_GHET_INPUTS,
+	  GC_GHET_OUTPUTS,
+	  GC_GHET_TARGETS,
+	  GC_GHET_NPARAMS,
+	  GC_GAUSSIAN,
+	  141,
+	  gc_ghet_pass_f64,
+	  gc_ghet_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* studentt, learned scale and a scale node */
+	{ "gc_tlearn",
+	  GC_TLEARN_INPUTS,
+	  GC_TLEARN_OUTPUTS,
+	  GC_TLEARN_TARGETS,
+	  GC_TLEARN_NPARAMS,
+	  GC_GAUSSIAN,
+	  142,
+	  gc_tlearn_pass_f64,
+	  gc_tlearn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* (the scale node also reads the mean) */
+	{ "gc_tnode",
+	  GC_TNODE_INPUTS,
+	  GC_TNODE_OUTPUTS,
+	  GC_TNODE_TARGETS,
+	  GC_TNODE_NPARAMS,
+	  GC_GAUSSIAN,
+	  143,
+	  gc_tnode_pass_f64,
+	  gc_tnode_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* negbinomial counts, learned dispersion and a dispersion node */
+	{ "gc_nblearn",
+	  GC_NBLEARN_INPUTS,
+	  GC_NBLEARN_OUTPUTS,
+	  GC_NBLEARN_TARGETS,
+	  GC_NBLEARN_NPARAMS,
+	  GC_POISSON,
+	  144,
+	  gc_nblearn_pass_f64,
+	  gc_nblearn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* (counts like poisson's) */
+	{ "gc_nbnode",
+	  GC_NBNODE_INPUTS,
+	  GC_NBNODE_OUTPUTS,
+	  GC_NBNODE_TARGETS,
+	  GC_NBNODE_NPARAMS,
+	  GC_POISSON,
+	  145,
+	  gc_nbnode_pass_f64,
+	  gc_nbnode_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
 };

@@ -80,7 +80,7 @@ static void test_descriptor(void)
 	}
 	is_int(BNN_MODEL_ABI, 6,
 	       "the descriptor ABI is 6 (the range of an input of integer ids, the prior's kind "
-	       "and arguments)");
+	       "and arguments, studentt's df, a scale given by a node)");
 	/* The tensors must tile the parameters in order (the trainer's fused
 	 * updates walk them so): rt_blobs's are 32, 8, 24 and 3 floats. */
 	{

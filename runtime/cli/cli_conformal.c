@@ -112,7 +112,7 @@ static int cli_conformal_scores(const bnn_model *m, const struct bnn_cli_conform
                                 const float *y, long n, double **scores, bnn_err *err)
 {
 	int gaussian = bnn_likelihood_regression(m), rc;
-	long k = gaussian ? 1 : m->outputs;
+	long k = gaussian ? 1 : bnn_model_predictions(m);
 	double *u = gaussian ? NULL : cli_conformal_uniforms(c, seed, n, which);
 
 	*scores = malloc((size_t)(n * k) * sizeof **scores);
@@ -121,8 +121,8 @@ static int cli_conformal_scores(const bnn_model *m, const struct bnn_cli_conform
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for the scores of %ld examples", n);
 	}
 	if (gaussian)
-		rc = bnn_conformal_regression_scores(probs, var, y, n, m->outputs, c->o.method,
-		                                     *scores, err);
+		rc = bnn_conformal_regression_scores(probs, var, y, n, bnn_model_predictions(m),
+		                                     c->o.method, *scores, err);
 	else
 		rc = bnn_conformal_class_scores(probs, n, (int)k, u, &c->o, *scores, err);
 	free(u);
@@ -161,7 +161,7 @@ int bnn_cli_conformal_fit(const bnn_model *m, struct bnn_cli_args *a, struct bnn
 			goto done;
 		}
 		for (i = 0; i < n_cal; i++)
-			own[i] = scores[i * m->outputs + labels[i]];
+			own[i] = scores[i * bnn_model_predictions(m) + labels[i]];
 	}
 	rc = bnn_conformal_quantile(own ? own : scores, n_cal, c->level, &c->q, &err);
 done:
@@ -179,7 +179,7 @@ int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct b
 	bnn_err err;
 
 	c->n = n;
-	c->k = m->outputs;
+	c->k = bnn_model_predictions(m);
 	c->classes = !gaussian;
 	c->mean = probs;
 	c->var = var;
@@ -189,8 +189,8 @@ int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct b
 		if (cli_conformal_scores(m, c, a->train.seed, 1, probs, var, y, n, &c->scores,
 		                         &err))
 			return bnn_cli_error(a, "%s", err.message);
-		bnn_conformal_intervals(var, c->scores, n, m->outputs, c->o.method, c->q, &coverage,
-		                        &size);
+		bnn_conformal_intervals(var, c->scores, n, bnn_model_predictions(m), c->o.method,
+		                        c->q, &coverage, &size);
 	} else {
 		if (cli_conformal_scores(m, c, a->train.seed, 1, probs, var, y, n, &c->scores,
 		                         &err))
@@ -199,7 +199,8 @@ int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct b
 			return BNN_CLI_OK;
 		if (!(labels = cli_conformal_labels(m, y, n)))
 			return bnn_cli_error(a, "out of memory");
-		bnn_conformal_sets(c->scores, labels, n, (int)m->outputs, c->q, &coverage, &size);
+		bnn_conformal_sets(c->scores, labels, n, (int)bnn_model_predictions(m), c->q,
+		                   &coverage, &size);
 		free(labels);
 	}
 	printf(", \"conformal_method\": \"%s\", \"conformal_level\": %.9g, \"conformal_n\": %ld, "

@@ -116,7 +116,7 @@ static int cli_split(long n, struct cli_pred *p, bnn_err *err)
  * mutual information (cli_split). */
 static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 {
-	long n = p->ds.n, k = m->outputs, i, j;
+	long n = p->ds.n, k = bnn_model_predictions(m), i, j;
 	int rc = BNN_OK;
 
 	p->entropy = calloc((size_t)n, sizeof *p->entropy);
@@ -155,14 +155,16 @@ static int cli_scores(const bnn_model *m, struct cli_pred *p, bnn_err *err)
 }
 
 /* 0, or the index of the first example whose prediction (probabilities,
- * or mean and variance) is not finite, plus 1. */
+ * or mean and variance) is not finite, plus 1; the variance may be +inf
+ * where the likelihood's is (studentt with ν ≤ 2). */
 static long cli_first_nonfinite(const bnn_model *m, const struct cli_pred *p)
 {
-	long i, k = m->outputs;
+	long i, k = bnn_model_predictions(m);
 
 	for (i = 0; i < p->ds.n * k; i++)
 		if (!isfinite(p->probs[i]) ||
-		    (bnn_likelihood_regression(m) && !isfinite(p->var[i])))
+		    (bnn_likelihood_regression(m) && !isfinite(p->var[i]) &&
+		     !(p->var[i] > 0 && !bnn_likelihood_variance_finite(m))))
 			return i / k + 1;
 	return 0;
 }
@@ -213,8 +215,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	n = p->ds.n;
 	cli_shard(n, w->rank, w->size, &j0, &j1, &lo, &hi);
 	rows = w->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
-	p->probs = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->probs);
-	p->var = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->var);
+	p->probs = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->probs);
+	p->var = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->var);
 	p->mc = cli_mc(a, st);
 	p->members = mix->members;
 	if (classes) {
@@ -222,10 +224,12 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
 	}
 	if (!classes)
-		p->aleatoric = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->aleatoric);
+		p->aleatoric = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
+		                      sizeof *p->aleatoric);
 	if (!classes && need_targets) {
-		p->cdf = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->cdf);
-		p->cdf_below = malloc((size_t)(rows * m->outputs + 1) * sizeof *p->cdf_below);
+		p->cdf = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->cdf);
+		p->cdf_below = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
+		                      sizeof *p->cdf_below);
 	}
 	nll = need_targets ? malloc((size_t)(rows + 1) * sizeof *nll) : NULL;
 	count = malloc((size_t)w->size * sizeof *count);
@@ -254,7 +258,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	for (r = 0; r < w->size; r++) {
 		long l, h;
 		cli_shard(n, r, w->size, &j0, &j1, &l, &h);
-		count[r] = (h - l) * m->outputs;
+		count[r] = (h - l) * bnn_model_predictions(m);
 		ncount[r] = h - l;
 	}
 	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
@@ -301,7 +305,7 @@ static int cli_pred_check(const bnn_model *m, struct bnn_cli_args *a, const char
 static int cli_class_rows(const bnn_model *m, const struct cli_pred *p, float **p2, int **labels,
                           long *rows)
 {
-	long n = p->ds.n, k = m->outputs, i, j;
+	long n = p->ds.n, k = bnn_model_predictions(m), i, j;
 	int bern = bnn_likelihood_targets(m) == BNN_TARGETS_BINARY;
 
 	*rows = bern ? n * k : n;
@@ -351,8 +355,8 @@ static int cli_plot_pit(const bnn_model *m, struct bnn_cli_args *a, const struct
 
 	if (cli_plot_path(path, sizeof path, a->plots, "pit.svg"))
 		return bnn_cli_error(a, "--plots: the directory name is too long");
-	if (bnn_metrics_pit(in->cdf, in->cdf_below, in->ds.n * m->outputs, CLI_PIT_BINS, fraction,
-	                    &err) ||
+	if (bnn_metrics_pit(in->cdf, in->cdf_below, in->ds.n * bnn_model_predictions(m),
+	                    CLI_PIT_BINS, fraction, &err) ||
 	    bnn_plot_pit(path, NULL, fraction, CLI_PIT_BINS, "PIT histogram", &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
@@ -466,8 +470,9 @@ static int cli_json_intervals(const bnn_model *m, struct bnn_cli_args *a,
 
 	cli_json_number("mae", rm->mae, 1);
 	for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-		if (bnn_metrics_coverage(in->cdf, in->cdf_below, in->ds.n * m->outputs,
-		                         levels[i] / 100.0, &c, &err))
+		if (bnn_metrics_coverage(in->cdf, in->cdf_below,
+		                         in->ds.n * bnn_model_predictions(m), levels[i] / 100.0, &c,
+		                         &err))
 			return bnn_cli_error(a, "%s", err.message);
 		snprintf(key, sizeof key, "coverage_%d", levels[i]);
 		cli_json_number(key, c, 1);
@@ -512,8 +517,8 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	                                                  cal->ds.y, cal->ds.n)))))
 		return rc;
 	if (regression) {
-		if (bnn_metrics_regression(in->probs, in->var, in->ds.y, in->ds.n, m->outputs, &rm,
-		                           &err)) {
+		if (bnn_metrics_regression(in->probs, in->var, in->ds.y, in->ds.n,
+		                           bnn_model_predictions(m), &rm, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
@@ -530,8 +535,8 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 			rc = bnn_cli_error(a, "%s", err.message);
 			goto done;
 		}
-		if (p2)
-			cm.nll *= (double)m->outputs; /* per example: the sum over its labels */
+		if (p2) /* per example: the sum over its labels */
+			cm.nll *= (double)bnn_model_predictions(m);
 	}
 	if (a->plots && (rc = cli_plots(m, a, regression ? NULL : bins, in, a->ood ? ood : NULL)))
 		goto done;
@@ -641,7 +646,7 @@ struct cli_rows {
 static int cli_write_rows(FILE *f, void *ctx)
 {
 	const struct cli_rows *r = ctx;
-	long i, j, k = r->m->outputs;
+	long i, j, k = bnn_model_predictions(r->m);
 	int regression = bnn_likelihood_regression(r->m);
 
 	for (j = 0; j < k; j++) {

@@ -162,7 +162,7 @@ int bnn_data_check_labels(const bnn_dataset *ds, int k, const char *source, bnn_
 /**
  * Check that every target of ds is a count, a non-negative integer (poisson
  * models), naming the first bad one as bnn_data_check_labels() does:
- * "counts.csv: example 3: count -1 is negative (poisson targets are
+ * "counts.csv: example 3: count -1 is negative (poisson and negbinomial targets are
  * non-negative integers)".
  * @return BNN_OK; BNN_ERANGE (negative); BNN_EFORMAT (not an integer);
  *         BNN_EINVAL (ds has no targets).

@@ -35,8 +35,10 @@ extern "C" {
  * and the runtime refuses any other (4: layers carry their family's name
  * and capabilities instead of a family number; 5: the output node and the
  * last layer's features, bnn_model.features, at the end; 6: input_vocab,
- * the range of an input of integer ids, and the prior's kind,
- * bnn_layer.prior_kind and bnn_model.prior, at the ends). */
+ * the range of an input of integer ids, the prior's kind,
+ * bnn_layer.prior_kind and bnn_model.prior, studentt's degrees of freedom,
+ * bnn_model.df, at the ends, and a scale given by a node,
+ * BNN_SCALE_NODE). */
 #define BNN_MODEL_ABI 6
 
 /* Likelihoods: the same list, in the same order, as the compiler's
@@ -45,9 +47,12 @@ enum bnn_likelihood {
 	BNN_LIKELIHOOD_CATEGORICAL,
 	BNN_LIKELIHOOD_GAUSSIAN,
 	BNN_LIKELIHOOD_BERNOULLI,
-	BNN_LIKELIHOOD_POISSON, /* counts: rate exp(output) */
-	BNN_LIKELIHOOD_LAPLACE, /* the distribution (robust regression), not
+	BNN_LIKELIHOOD_POISSON,     /* counts: rate exp(output) */
+	BNN_LIKELIHOOD_LAPLACE,     /* the distribution (robust regression), not
 	                           the Laplace approximation of laplace.c */
+	BNN_LIKELIHOOD_STUDENTT,    /* heavy tails: ν = bnn_model.df */
+	BNN_LIKELIHOOD_NEGBINOMIAL, /* overdispersed counts: mean exp(output),
+	                               the scale is the dispersion ρ */
 	BNN_LIKELIHOOD_COUNT
 };
 
@@ -70,6 +75,18 @@ typedef struct bnn_prior {
 	double pi, sigma1, sigma2; /* scalemixture: 0 < π < 1, σ1 > σ2 > 0 */
 	double scale;              /* laplace: b > 0 */
 } bnn_prior;
+
+/* Where the scale of a likelihood that has one (gaussian's σ, laplace's
+ * and studentt's scale, negbinomial's dispersion) comes from
+ * (bnn_model.sigma_learned). */
+enum bnn_scale_source {
+	BNN_SCALE_FIXED,   /* bnn_model.sigma */
+	BNN_SCALE_LEARNED, /* its log is a parameter tensor per output
+	                      (role BNN_ROLE_LOG_SIGMA) */
+	BNN_SCALE_NODE     /* its log, per example, is a second node of the
+	                      model, the second half of each row of outputs
+	                      (gaussian: the log-variance, log σ²) */
+};
 
 /*
  * What a layer's posterior family asks of the runtime (bnn_layer.caps, a
@@ -275,14 +292,17 @@ typedef struct bnn_model {
 	int input_rank; /* 1 [features], 2 [channels, length] or 3 [channels, height, width] */
 	long input_shape[3];
 	long inputs;    /* floats per example */
-	long outputs;   /* floats of output per example */
+	long outputs;   /* floats of output per example: the node the
+	                   likelihood reads, then its second node with
+	                   BNN_SCALE_NODE (2 × targets) */
 	int likelihood; /* enum bnn_likelihood */
 	const char *target_name;
 	long targets;           /* target floats per example: 1 (a class
 	                           label) for categorical, else outputs */
-	double sigma;           /* the fixed scale: gaussian's σ, laplace's b */
-	int sigma_learned;      /* gaussian, laplace: the log of the scale is a
-	                           parameter tensor (role BNN_ROLE_LOG_SIGMA) */
+	double sigma;           /* the fixed scale: gaussian's σ, laplace's b... */
+	int sigma_learned;      /* enum bnn_scale_source: fixed (0), learned
+	                           (1: the log of the scale is a parameter
+	                           tensor, role BNN_ROLE_LOG_SIGMA) or a node */
 	double prior_precision; /* the model's default prior precision (0 when
 	                           its prior is not gaussian: see prior) */
 	long nparams;
@@ -316,6 +336,7 @@ typedef struct bnn_model {
 	long input_vocab;
 	bnn_prior prior; /* the model's prior statement (gaussian of
 	                    precision prior_precision without one) */
+	double df;       /* studentt: ν, the degrees of freedom; else 0 */
 } bnn_model;
 
 /**
@@ -345,6 +366,15 @@ int bnn_likelihood_targets(const bnn_model *m);
  *  predictive mean and variance per output (bnn_predict's probs and var)
  *  instead of class probabilities. */
 int bnn_likelihood_regression(const bnn_model *m);
+
+/** Values per example of bnn_predict's probs and var: the classes (or
+ *  labels) of a classifier, the targets of a regression model (whose
+ *  outputs may hold a second node, BNN_SCALE_NODE). */
+long bnn_model_predictions(const bnn_model *m);
+
+/** Whether the model's likelihood has a finite variance: not so for
+ *  studentt with ν ≤ 2, whose predictive variance is then +inf. */
+int bnn_likelihood_variance_finite(const bnn_model *m);
 
 /** The model's likelihood as written in .bnn ("categorical"). */
 const char *bnn_likelihood_name(int likelihood);

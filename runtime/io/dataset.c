@@ -59,14 +59,16 @@ int bnn_data_check_counts(const bnn_dataset *ds, const char *source, bnn_err *er
 			continue;
 		data_where(ds, i, where, sizeof where);
 		if (!isfinite(v) || v != floor(v))
-			return bnn_fail(err, BNN_EFORMAT,
-			                "%s: %s: count %g is not an integer (poisson targets are "
-			                "non-negative integers)",
-			                source, where, v);
-		return bnn_fail(err, BNN_ERANGE,
-		                "%s: %s: count %g is negative (poisson targets are non-negative "
-		                "integers)",
-		                source, where, v);
+			return bnn_fail(
+			        err, BNN_EFORMAT,
+			        "%s: %s: count %g is not an integer (poisson and negbinomial targets are "
+			        "non-negative integers)",
+			        source, where, v);
+		return bnn_fail(
+		        err, BNN_ERANGE,
+		        "%s: %s: count %g is negative (poisson and negbinomial targets are non-negative "
+		        "integers)",
+		        source, where, v);
 	}
 	return BNN_OK;
 }

@@ -242,12 +242,17 @@ static int laplace_check(const bnn_state *st, const bnn_dataset *ds, const bnn_l
 	if (o->samples < 1 || o->batch < 1)
 		return bnn_fail(err, BNN_EINVAL, "laplace: %s must be at least 1",
 		                o->samples < 1 ? "the label samples" : "the batch");
-	if (m->likelihood == BNN_LIKELIHOOD_POISSON || m->likelihood == BNN_LIKELIHOOD_LAPLACE)
-		return bnn_fail(err, BNN_EUNSUPPORTED,
-		                "laplace (the posterior approximation) draws the Fisher's labels "
-		                "from a categorical, bernoulli or gaussian likelihood, and model "
-		                "'%s' is %s",
-		                m->name, bnn_likelihood_name(m->likelihood));
+	if ((m->likelihood != BNN_LIKELIHOOD_CATEGORICAL &&
+	     m->likelihood != BNN_LIKELIHOOD_BERNOULLI &&
+	     m->likelihood != BNN_LIKELIHOOD_GAUSSIAN) ||
+	    m->sigma_learned == BNN_SCALE_NODE)
+		return bnn_fail(
+		        err, BNN_EUNSUPPORTED,
+		        "laplace (the posterior approximation) draws the Fisher's labels "
+		        "from a categorical, bernoulli or gaussian likelihood of a fixed or "
+		        "learned scale, and model '%s' is %s%s",
+		        m->name, bnn_likelihood_name(m->likelihood),
+		        m->sigma_learned == BNN_SCALE_NODE ? " of a scale given by a node" : "");
 	if ((rc = bnn_data_fits(m, ds, 1, err)))
 		return rc;
 	for (i = 0; m->likelihood == BNN_LIKELIHOOD_CATEGORICAL && i < ds->n; i++)

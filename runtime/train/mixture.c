@@ -352,7 +352,7 @@ int bnn_mixture_predict_batches(const bnn_mixture *mix, const bnn_dataset *ds, l
 		return bnn_predict_batches(&mix->member[0], ds, mc, seed, j0, j1, out, err);
 	n = (j1 * BNN_PREDICT_BATCH < ds->n ? j1 * BNN_PREDICT_BATCH : ds->n) -
 	    j0 * BNN_PREDICT_BATCH;
-	k = m->outputs;
+	k = bnn_model_predictions(m);
 	regression = bnn_likelihood_regression(m);
 	scored = out->nll || out->nll_each;
 	memset(&s, 0, sizeof s);

@@ -21,6 +21,8 @@ static const struct {
 	[BNN_LIKELIHOOD_BERNOULLI] = { "bernoulli", BNN_TARGETS_BINARY },
 	[BNN_LIKELIHOOD_POISSON] = { "poisson", BNN_TARGETS_COUNT },
 	[BNN_LIKELIHOOD_LAPLACE] = { "laplace", BNN_TARGETS_REAL },
+	[BNN_LIKELIHOOD_STUDENTT] = { "studentt", BNN_TARGETS_REAL },
+	[BNN_LIKELIHOOD_NEGBINOMIAL] = { "negbinomial", BNN_TARGETS_COUNT },
 };
 
 const char *bnn_likelihood_name(int likelihood)
@@ -85,6 +87,16 @@ int bnn_likelihood_regression(const bnn_model *m)
 	return t != BNN_TARGETS_CLASS && t != BNN_TARGETS_BINARY;
 }
 
+long bnn_model_predictions(const bnn_model *m)
+{
+	return bnn_likelihood_regression(m) ? m->targets : m->outputs;
+}
+
+int bnn_likelihood_variance_finite(const bnn_model *m)
+{
+	return !(m->likelihood == BNN_LIKELIHOOD_STUDENTT && m->df <= 2);
+}
+
 int bnn_model_classes(const bnn_model *m)
 {
 	switch (bnn_likelihood_targets(m)) {
@@ -142,6 +154,9 @@ int bnn_model_check(const bnn_model *m, bnn_err *err)
 		if (!m->layers[i].name || !m->layers[i].op || !m->layers[i].family)
 			return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor",
 			                m->name);
+	if ((m->sigma_learned == BNN_SCALE_NODE && m->outputs != 2 * m->targets) ||
+	    (m->likelihood == BNN_LIKELIHOOD_STUDENTT && !(m->df > 0)))
+		return bnn_fail(err, BNN_EINVAL, "model '%s': malformed descriptor", m->name);
 	if (m->likelihood == BNN_LIKELIHOOD_CATEGORICAL && m->outputs < 2)
 		return bnn_fail(err, BNN_EINVAL,
 		                "model '%s': a categorical likelihood needs at least 2 outputs",

@@ -7,8 +7,10 @@
  * (bernoulli), or a regression model's predictive mean and variance
  * (gaussian and laplace: the mean, the likelihood's variance σ² or 2b² and
  * the variance of the mean over the samples; poisson: the mean rate E[λ]
- * and E[λ] + Var[λ]) and its CDF at the targets (calibration of central
- * intervals),
+ * and E[λ] + Var[λ]; studentt and negbinomial likewise, one row of
+ * predict_regs each; a scale given per example by a second node read from
+ * the second half of each row of outputs) and its CDF at the targets
+ * (calibration of central intervals),
  * at the posterior mean or averaged over Monte-Carlo samples of the
  * posterior (weights θ = μ + σ∘ε, dropout masks), with the NLL of the
  * predictive mixture by log-sum-exp, and for classifiers the mean over
@@ -37,6 +39,7 @@
 #endif
 
 #include "bnn.h"
+#include "base/beta_inc.h"
 #include "base/floats.h"
 #include "train_internal.h"
 
@@ -245,25 +248,6 @@ static double log_add(double a, double b)
 /* ½·log(2π) (M_PI is not ISO C). */
 #define PREDICT_HALF_LOG_2PI 0.91893853320467274178
 
-/* The scale parameter of each output of a location-scale model, fixed or
- * learned (as its log, in the parameters w): σ² for gaussian, b for
- * laplace. */
-static void predict_scale(const bnn_state *st, const float *w, double *scale)
-{
-	const bnn_model *m = st->model;
-	int gaussian = m->likelihood == BNN_LIKELIHOOD_GAUSSIAN;
-	long j;
-	int i;
-
-	for (j = 0; j < m->outputs; j++)
-		scale[j] = gaussian ? m->sigma * m->sigma : m->sigma;
-	for (i = 0; i < m->ntensors; i++)
-		if (m->tensors[i].role == BNN_ROLE_LOG_SIGMA)
-			for (j = 0; j < m->outputs && j < m->tensors[i].size; j++)
-				scale[j] = exp((gaussian ? 2.0 : 1.0) *
-				               (double)w[m->tensors[i].offset + j]);
-}
-
 /* What one sample of a regression model predicts for one output. */
 struct predict_reg {
 	double mean, var; /* the likelihood's mean and variance (aleatoric) */
@@ -304,43 +288,135 @@ static double predict_poisson_cdf(double y, double lambda)
 	return fmax(1 - exp(lsum), 0.0);
 }
 
-/* Sample θ_s's predictive of output value z (the raw output: a mean, or
- * poisson's log-rate) with scale parameter scale (predict_scale), and
- * with has_y of target y its log-likelihood and CDF. */
-static void predict_regression(const bnn_model *m, double z, double scale, double y, int has_y,
-                               struct predict_reg *t)
+/* Student-t's P(Y ≤ y) with location z, scale sc and ν degrees of
+ * freedom: 1 − ½·I_{ν/(ν+t²)}(ν/2, ½) for t = (y − z)/sc ≥ 0. */
+static double predict_studentt_cdf(double y, double z, double sc, double nu)
+{
+	double t = (y - z) / sc, tail = 0.5 * bnn_beta_inc(0.5 * nu, 0.5, nu / (nu + t * t));
+	return t >= 0 ? 1 - tail : tail;
+}
+
+/* The negative binomial's P(Y ≤ y) = I_{ρ/(ρ+m)}(ρ, ⌊y⌋ + 1), y ≥ 0. */
+static double predict_negbinomial_cdf(double y, double m, double rho)
+{
+	if (y < 0)
+		return 0;
+	return bnn_beta_inc(rho, floor(y) + 1, rho / (rho + m));
+}
+
+/* One regression likelihood's predictive for sample θ_s and one output:
+ * from its raw output z (a mean, or a log-rate), its scale parameter
+ * (predict_scale) and ν (studentt), its mean and variance, and with
+ * has_y of target y its log-likelihood and CDF. */
+typedef void predict_reg_fn(double z, double scale, double df, double y, int has_y,
+                            struct predict_reg *t);
+
+static void predict_gaussian(double z, double var, double df, double y, int has_y,
+                             struct predict_reg *t)
 {
 	double d = y - z;
-
-	t->ll = t->cdf = t->cdf_below = 0;
-
-	switch (m->likelihood) {
-	case BNN_LIKELIHOOD_POISSON:
-		t->mean = t->var = exp(z);
-		if (has_y) {
-			t->ll = y * z - t->mean - lgamma(y + 1);
-			t->cdf = predict_poisson_cdf(y, t->mean);
-			t->cdf_below = predict_poisson_cdf(y - 1, t->mean);
-		}
-		return;
-	case BNN_LIKELIHOOD_LAPLACE: /* scale = b */
-		t->mean = z;
-		t->var = 2 * scale * scale;
-		if (has_y) {
-			t->ll = -log(2 * scale) - fabs(d) / scale;
-			t->cdf = d < 0 ? 0.5 * exp(d / scale) : 1 - 0.5 * exp(-d / scale);
-			t->cdf_below = t->cdf;
-		}
-		return;
-	default: /* gaussian, scale = σ² */
-		t->mean = z;
-		t->var = scale;
-		if (has_y) {
-			t->ll = -(PREDICT_HALF_LOG_2PI + 0.5 * log(scale) + d * d / (2 * scale));
-			t->cdf = 0.5 * erfc(-d / sqrt(2 * scale));
-			t->cdf_below = t->cdf;
-		}
+	(void)df;
+	t->mean = z;
+	t->var = var;
+	if (has_y) {
+		t->ll = -(PREDICT_HALF_LOG_2PI + 0.5 * log(var) + d * d / (2 * var));
+		t->cdf = 0.5 * erfc(-d / sqrt(2 * var));
+		t->cdf_below = t->cdf;
 	}
+}
+
+static void predict_poisson(double z, double scale, double df, double y, int has_y,
+                            struct predict_reg *t)
+{
+	(void)scale;
+	(void)df;
+	t->mean = t->var = exp(z);
+	if (has_y) {
+		t->ll = y * z - t->mean - lgamma(y + 1);
+		t->cdf = predict_poisson_cdf(y, t->mean);
+		t->cdf_below = predict_poisson_cdf(y - 1, t->mean);
+	}
+}
+
+static void predict_laplace(double z, double b, double df, double y, int has_y,
+                            struct predict_reg *t)
+{
+	double d = y - z;
+	(void)df;
+	t->mean = z;
+	t->var = 2 * b * b;
+	if (has_y) {
+		t->ll = -log(2 * b) - fabs(d) / b;
+		t->cdf = d < 0 ? 0.5 * exp(d / b) : 1 - 0.5 * exp(-d / b);
+		t->cdf_below = t->cdf;
+	}
+}
+
+/* The mean is the location z for ν > 1; for ν ≤ 1, where it does not
+ * exist, z is still the point prediction (the median).  The variance is
+ * s²ν/(ν − 2), infinite for ν ≤ 2. */
+static void predict_studentt(double z, double sc, double nu, double y, int has_y,
+                             struct predict_reg *t)
+{
+	double d = y - z;
+	t->mean = z;
+	t->var = nu > 2 ? sc * sc * nu / (nu - 2) : INFINITY;
+	if (has_y) {
+		t->ll = lgamma(0.5 * (nu + 1)) - lgamma(0.5 * nu) -
+		        0.5 * log(nu * 3.14159265358979323846) - log(sc) -
+		        0.5 * (nu + 1) * log1p(d * d / (sc * sc * nu));
+		t->cdf = predict_studentt_cdf(y, z, sc, nu);
+		t->cdf_below = t->cdf;
+	}
+}
+
+/* Mean m = e^z, dispersion ρ: variance m + m²/ρ. */
+static void predict_negbinomial(double z, double rho, double df, double y, int has_y,
+                                struct predict_reg *t)
+{
+	double m = exp(z), l = z > log(rho) ? z + log1p(rho / m) : log(rho) + log1p(m / rho);
+	(void)df;
+	t->mean = m;
+	t->var = m + m * m / rho;
+	if (has_y) {
+		t->ll = lgamma(y + rho) - lgamma(rho) - lgamma(y + 1) + rho * (log(rho) - l) +
+		        y * (z - l);
+		t->cdf = predict_negbinomial_cdf(y, m, rho);
+		t->cdf_below = predict_negbinomial_cdf(y - 1, m, rho);
+	}
+}
+
+/* The regression likelihoods: the predictive of one sample, and the power
+ * of the scale it works with (gaussian's σ², the others' scale itself):
+ * from a learned log-scale w, exp(power·w); from a fixed one σ^power;
+ * from a node v, e^v (gaussian's node is already log σ²). */
+static const struct {
+	predict_reg_fn *predict;
+	int power;
+} predict_regs[BNN_LIKELIHOOD_COUNT] = {
+	[BNN_LIKELIHOOD_GAUSSIAN] = { predict_gaussian, 2 },
+	[BNN_LIKELIHOOD_POISSON] = { predict_poisson, 1 },
+	[BNN_LIKELIHOOD_LAPLACE] = { predict_laplace, 1 },
+	[BNN_LIKELIHOOD_STUDENTT] = { predict_studentt, 1 },
+	[BNN_LIKELIHOOD_NEGBINOMIAL] = { predict_negbinomial, 1 },
+};
+
+/* The scale parameter of each output (predict_regs' power of it), fixed
+ * or learned (as its log, in the parameters w); a scale given by a node
+ * is read per example in predict_accumulate. */
+static void predict_scale(const bnn_state *st, const float *w, double *scale)
+{
+	const bnn_model *m = st->model;
+	int power = predict_regs[m->likelihood].power;
+	long j, k = bnn_model_predictions(m);
+	int i;
+
+	for (j = 0; j < k; j++)
+		scale[j] = power == 2 ? m->sigma * m->sigma : m->sigma;
+	for (i = 0; i < m->ntensors; i++)
+		if (m->tensors[i].role == BNN_ROLE_LOG_SIGMA)
+			for (j = 0; j < k && j < m->tensors[i].size; j++)
+				scale[j] = exp(power * (double)w[m->tensors[i].offset + j]);
 }
 
 /* What Monte-Carlo prediction accumulates over its samples, for the n
@@ -400,7 +476,7 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 
 	for (r = 0; r < b; r++) {
 		long i = i0 + r;
-		const float *z = zb + r * k;
+		const float *z = zb + r * m->outputs; /* a second node: z + k */
 		double *sum = acc->sum + i * k, ll = 0, h = 0, en = 0;
 		if (bnn_likelihood_targets(m) == BNN_TARGETS_CLASS) {
 			double zmax = z[0], norm = 0;
@@ -431,9 +507,12 @@ static void predict_accumulate(const bnn_model *m, struct predict_acc *acc, cons
 			}
 		} else {
 			for (j = 0; j < k; j++) {
-				struct predict_reg t;
-				predict_regression(m, z[j], acc->scale[j], yb ? yb[r * k + j] : 0,
-				                   yb != NULL, &t);
+				struct predict_reg t = { 0, 0, 0, 0, 0 };
+				double scale = m->sigma_learned == BNN_SCALE_NODE
+				                       ? exp((double)z[k + j])
+				                       : acc->scale[j];
+				predict_regs[m->likelihood].predict(
+				        z[j], scale, m->df, yb ? yb[r * k + j] : 0, yb != NULL, &t);
 				sum[j] += t.mean;
 				acc->sumsq[i * k + j] += t.mean * t.mean;
 				acc->sumvar[i * k + j] += t.var;
@@ -522,7 +601,8 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	float *logits = out ? out->logits : NULL;
 	int scored = nll || nll_each;
 	const bnn_model *m = st && st->model ? st->model : NULL;
-	long k = m ? m->outputs : 0, i, s, samples = mc > 0 ? mc : 1, nb, first, n;
+	long k = m ? bnn_model_predictions(m) : 0, kz = m ? m->outputs : 0, i, s,
+	     samples = mc > 0 ? mc : 1, nb, first, n;
 	int regression = m && bnn_likelihood_regression(m);
 	double *cdf = out && regression ? out->cdf : NULL;
 	double *cdf_below = out && regression ? out->cdf_below : NULL;
@@ -641,9 +721,9 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 				train_laplace_ll_probit(st, team.phi[t], team.z[t], b);
 			for (c = 0; logits && c < (probit ? mc : 1);
 			     c++) /* probit: every sample's */
-				memcpy(logits + ((s + c) * n + i0) * k, team.z[t],
-				       (size_t)(b * k) * sizeof *logits);
-			predict_temperature(st, team.z[t], b * k);
+				memcpy(logits + ((s + c) * n + i0) * kz, team.z[t],
+				       (size_t)(b * kz) * sizeof *logits);
+			predict_temperature(st, team.z[t], b * kz);
 			predict_accumulate(m, &acc, team.z[t], yb, i0, b, s == 0);
 		}
 	}
