@@ -240,9 +240,12 @@ done
 
 # gaussian(z, v) at the mean: the variance is e^v alone, and it follows x1.
 ./ghet predict --load ghet-adam.ckpt --data gtest.csv --mc 0 --out g.csv || bail_out "predict"
-is "$(head -1 g.csv)" "mean_0,var_0" "gaussian(z, v) predict: one mean and one variance per target"
-ratio=$(paste -d, g.csv gtest.csv | awk -F, 'NR > 1 { if ($3 > 0.5) { hi += $2; nh++ }
-	if ($3 < -0.5) { lo += $2; nl++ } } END { printf "%.3f", (hi / nh) / (lo / nl) }')
+is "$(head -1 g.csv)" "mean_0,var_0,aleatoric_0,epistemic_0" \
+	"gaussian(z, v) predict: one mean, one variance and its two parts per target"
+is "$(awk -F, 'NR > 1 && ($3 != $2 || $4 != 0) { bad++ } END { print bad + 0 }' g.csv)" 0 \
+	"gaussian(z, v) at the mean: the variance e^v is all aleatoric"
+ratio=$(paste -d, g.csv gtest.csv | awk -F, 'NR > 1 { if ($5 > 0.5) { hi += $2; nh++ }
+	if ($5 < -0.5) { lo += $2; nl++ } } END { printf "%.3f", (hi / nh) / (lo / nl) }')
 ok "$(awk -v r="$ratio" 'BEGIN { exit !(r >= 4) }'; echo $?)" \
 	"gaussian(z, v): the learned variance tracks the true one (x1 > 0.5 over x1 < -0.5: $ratio, truth 37)"
 run ./ghet_mf predict --load ghet_mf-ivon.ckpt --data gtest.csv --out gm.csv
