@@ -1,4 +1,4 @@
-# blobs_lib.sh: the data and the build step that the driver's shell tests
+# blobs_lib.sh: the data, the build step and the accuracy check that the shell tests
 # share, sourced after tap.sh (. "$top_srcdir/t/blobs_lib.sh"):
 #
 #   blobs N SEED [SPREAD]  CSV on stdout: a header a,b,c,d,class and N rows
@@ -10,7 +10,11 @@
 #                          congruential generator seeded by SEED, so every
 #                          awk writes the same bytes;
 #   build NAME BNN         bnnc --main BNN into NAME.c, compiled to NAME
-#                          with the suite's $CC, $BNN_CFLAGS and $BNN_LIBS.
+#                          with the suite's $CC, $BNN_CFLAGS and $BNN_LIBS;
+#   accuracy_above JSON BOUND TEXT
+#                          one test: the accuracy in eval's JSON line
+#                          exceeds BOUND, named "TEXT: held-out accuracy
+#                          A > BOUND".
 
 blobs() {
 	awk -v n="$1" -v seed="$2" -v spread="${3:-1.6}" 'BEGIN {
@@ -32,4 +36,10 @@ blobs() {
 
 build() {
 	"$BNNC" --main -o "$1.c" "$2" && $CC $BNN_CFLAGS -o "$1" "$1.c" $BNN_LIBS
+}
+
+accuracy_above() {
+	_acc=$(printf '%s\n' "$1" | sed -n 's/.*"accuracy": \([0-9.e-]*\).*/\1/p')
+	ok "$(awk -v a="$_acc" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 > b + 0) }'; echo $?)" \
+		"$3: held-out accuracy $_acc > $2"
 }

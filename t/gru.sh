@@ -11,6 +11,8 @@
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
+# build and accuracy_above
+. "$top_srcdir/t/blobs_lib.sh"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
@@ -36,16 +38,9 @@ sequences 300 2 >test.csv
 
 # ---- compile ---------------------------------------------------------------
 for m in gr_point gr_mf; do
-	# shellcheck disable=SC2086  # the flags are lists of words
-	"$BNNC" --main -o $m.c "$top_srcdir/t/models/$m.bnn" &&
-		$CC $BNN_CFLAGS -o $m $m.c $BNN_LIBS
+	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
-
-# accuracy OUT: the accuracy in eval's JSON OUT.
-accuracy() {
-	printf '%s\n' "$1" | sed -n 's/.*"accuracy": \([0-9.e-]*\).*/\1/p'
-}
 
 # trains PROG OPT BOUND: trains with OPT, then evaluates on the held-out
 # sequences; the accuracy must exceed BOUND.
@@ -54,9 +49,7 @@ trains() {
 		--save "$1-$2.ckpt" --quiet
 	is "$run_status $run_err" "0 " "$1 trains with $2"
 	run ./"$1" eval --load "$1-$2.ckpt" --data test.csv
-	acc=$(accuracy "$run_out")
-	ok "$(awk -v a="$acc" -v b="$3" 'BEGIN { exit !(a > b) }'; echo $?)" \
-		"$1 with $2: held-out accuracy $acc > $3"
+	accuracy_above "$run_out" "$3" "$1 with $2"
 }
 
 trains gr_point adam 0.9

@@ -12,6 +12,8 @@
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
+# build and accuracy_above
+. "$top_srcdir/t/blobs_lib.sh"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
@@ -54,16 +56,9 @@ sequences 200 2 csv >test.csv
 
 # ---- compile ---------------------------------------------------------------
 for m in sq_point sq_mf; do
-	# shellcheck disable=SC2086  # the flags are lists of words
-	"$BNNC" --main -o $m.c "$top_srcdir/t/models/$m.bnn" &&
-		$CC $BNN_CFLAGS -o $m $m.c $BNN_LIBS
+	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
-
-# accuracy OUT: the accuracy in eval's JSON OUT.
-accuracy() {
-	printf '%s\n' "$1" | sed -n 's/.*"accuracy": \([0-9.e-]*\).*/\1/p'
-}
 
 # trains PROG OPT DATA LABELS...: trains with OPT (seed fixed), then
 # evaluates on the held-out IDX sequences; the accuracy must exceed 0.9.
@@ -74,9 +69,7 @@ trains() {
 	run ./"$p" train --optimizer "$o" --epochs 40 --batch 16 --seed 7 --save "$p-$o.ckpt" --quiet "$@"
 	is "$run_status $run_err" "0 " "$p trains with $o on $*"
 	run ./"$p" eval --load "$p-$o.ckpt" --data test.idx --labels test-lab.idx
-	acc=$(accuracy "$run_out")
-	ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" \
-		"$p with $o: held-out accuracy $acc > 0.9"
+	accuracy_above "$run_out" 0.9 "$p with $o"
 }
 
 # ---- train and evaluate --------------------------------------------------------
@@ -87,8 +80,7 @@ trains sq_mf bbb --data train.idx --labels train-lab.idx
 run ./sq_point train --optimizer adam --epochs 40 --batch 16 --seed 7 --save csv.ckpt --quiet --data train.csv
 is "$run_status $run_err" "0 " "sq_point trains on CSV rows of 8 ids"
 run ./sq_point eval --load csv.ckpt --data test.csv
-acc=$(accuracy "$run_out")
-ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" "and its held-out CSV accuracy $acc > 0.9"
+accuracy_above "$run_out" 0.9 "sq_point on CSV rows"
 
 # ---- ids the model cannot take, found at load time ---------------------------------
 sed '4s/^\([0-9]*\),\([0-9]*\),/\1,6,/' test.csv >range.csv

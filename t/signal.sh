@@ -12,6 +12,8 @@
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
+# build and accuracy_above
+. "$top_srcdir/t/blobs_lib.sh"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
@@ -68,16 +70,9 @@ cut -d, -f2- train.csv >narrow.csv
 
 # ---- compile ---------------------------------------------------------------
 for m in sg_point sg_mf; do
-	# shellcheck disable=SC2086  # the flags are lists of words
-	"$BNNC" --main -o $m.c "$top_srcdir/t/models/$m.bnn" &&
-		$CC $BNN_CFLAGS -o $m $m.c $BNN_LIBS
+	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
-
-# accuracy OUT: the accuracy in eval's JSON OUT.
-accuracy() {
-	printf '%s\n' "$1" | sed -n 's/.*"accuracy": \([0-9.e-]*\).*/\1/p'
-}
 
 # trains PROG OPT DATA LABELS...: trains with OPT, then evaluates on the
 # held-out IDX signals; the accuracy must exceed 0.9 (chance: 0.33).
@@ -88,9 +83,7 @@ trains() {
 	run ./"$p" train --optimizer "$o" --epochs 30 --batch 16 --save "$p-$o.ckpt" --quiet "$@"
 	is "$run_status $run_err" "0 " "$p trains with $o on $*"
 	run ./"$p" eval --load "$p-$o.ckpt" --data test.idx --labels test-lab.idx
-	acc=$(accuracy "$run_out")
-	ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" \
-		"$p with $o: held-out accuracy $acc > 0.9"
+	accuracy_above "$run_out" 0.9 "$p with $o"
 }
 
 # ---- train and evaluate --------------------------------------------------------
@@ -100,8 +93,7 @@ trains sg_mf vogn --data train.idx --labels train-lab.idx
 run ./sg_point train --optimizer adam --epochs 30 --batch 16 --save csv.ckpt --quiet --data train.csv
 is "$run_status $run_err" "0 " "sg_point trains on CSV rows of 32 values"
 run ./sg_point eval --load csv.ckpt --data test.csv
-acc=$(accuracy "$run_out")
-ok "$(awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }'; echo $?)" "and its held-out CSV accuracy $acc > 0.9"
+accuracy_above "$run_out" 0.9 "sg_point on CSV rows"
 run ./sg_point predict --load sg_point-adam.ckpt --data flat.idx
 is "$run_status" 0 "IDX examples stored as flat vectors of 32 values fit x[2, 16]"
 is "$(printf '%s\n' "$run_out" | wc -l | tr -d ' ')" 151 "and predict gives a row for each"
