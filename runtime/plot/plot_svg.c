@@ -781,6 +781,78 @@ static void plot_chart_start(struct plot_chart *c, const char *title, const char
 	c->nlayers = nlayers;
 }
 
+/* ---- bars over the bins of [0, 1] ----------------------------------------- */
+
+/* A chart of nbins equal-width bins of [0, 1] (the reliability diagram,
+ * the PIT histogram): a bar per bin as high as height[b] (NaN: no bar) and
+ * a dashed grey reference line from (0, line_y[0]) to (1, line_y[1]). */
+struct plot_bin_chart {
+	const char *bar_name; /* the bars' legend */
+	const double *height; /* nbins */
+	int nbins;            /* >= 1 */
+	const double *line_y; /* 2 */
+	const char *title, *xlabel, *ylabel;
+	int unit_y; /* y axis [0, 1], else from 0 to the data */
+};
+
+static int plot_bin_bars(const struct plot_bin_chart *bc, const char *path_svg,
+                         const char *path_csv, int (*csv_fill)(FILE *f, void *ctx), void *csv_ctx,
+                         const char *who, bnn_err *err)
+{
+	static const double unit[2] = { 0.0, 1.0 };
+	struct plot_layer layer[2];
+	struct plot_chart c;
+	double *lo = plot_doubles(bc->nbins), *hi = plot_doubles(bc->nbins);
+	double *y = plot_doubles(bc->nbins);
+	long nbar = 0;
+	int b, rc;
+
+	if (lo == NULL || hi == NULL || y == NULL) {
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, bc->nbins);
+		goto done;
+	}
+	for (b = 0; b < bc->nbins; b++) {
+		if (isnan(bc->height[b]))
+			continue;
+		lo[nbar] = (double)b / bc->nbins;
+		hi[nbar] = (double)(b + 1) / bc->nbins;
+		y[nbar] = bc->height[b];
+		nbar++;
+	}
+	memset(layer, 0, sizeof layer);
+	layer[0] = (struct plot_layer){ .kind = PLOT_BARS,
+		                        .name = bc->bar_name,
+		                        .colour = 0,
+		                        .opacity = 0.75,
+		                        .n = nbar,
+		                        .x = lo,
+		                        .x2 = hi,
+		                        .y = y };
+	layer[1] = (struct plot_layer){ .kind = PLOT_LINE,
+		                        .name = "perfect calibration",
+		                        .colour = PLOT_GREY,
+		                        .dashed = 1,
+		                        .n = 2,
+		                        .x = unit,
+		                        .y = bc->line_y };
+	plot_chart_start(&c, bc->title, bc->xlabel, bc->ylabel, layer, 2);
+	c.fixed_x = 1;
+	c.ax.lo = 0.0;
+	c.ax.hi = 1.0;
+	if (bc->unit_y) {
+		c.fixed_y = 1;
+		c.ay.lo = 0.0;
+		c.ay.hi = 1.0;
+	} else
+		c.y_zero = 1;
+	rc = plot_write(&c, path_svg, path_csv, csv_fill, csv_ctx, who, err);
+done:
+	free(lo);
+	free(hi);
+	free(y);
+	return rc;
+}
+
 /* ---- reliability diagram ------------------------------------------------ */
 
 /* What the reliability CSV writer needs. */
@@ -814,10 +886,8 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_b
 	static const char who[] = "bnn_plot_reliability";
 	static const double diag[2] = { 0.0, 1.0 };
 	struct plot_reliability_ctx ctx;
-	struct plot_layer layer[2];
-	struct plot_chart c;
-	double *lo = NULL, *hi = NULL, *acc = NULL;
-	long nonempty = 0, nbar = 0;
+	double *height;
+	long nonempty = 0;
 	int b, rc;
 
 	rc = plot_check_paths(who, path_svg, err);
@@ -846,50 +916,23 @@ int bnn_plot_reliability(const char *path_svg, const char *path_csv, const bnn_b
 		return bnn_fail(err, BNN_EINVAL, "%s: all %d bins are empty, nothing to plot", who,
 		                nbins);
 
-	lo = plot_doubles(nbins);
-	hi = plot_doubles(nbins);
-	acc = plot_doubles(nbins);
-	if (lo == NULL || hi == NULL || acc == NULL) {
-		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, nbins);
-		goto done;
-	}
-	for (b = 0; b < nbins; b++) {
-		if (bins[b].count == 0)
-			continue;
-		lo[nbar] = (double)b / nbins;
-		hi[nbar] = (double)(b + 1) / nbins;
-		acc[nbar] = bins[b].acc;
-		nbar++;
-	}
-
-	memset(layer, 0, sizeof layer);
-	layer[0] = (struct plot_layer){ .kind = PLOT_BARS,
-		                        .name = "accuracy",
-		                        .colour = 0,
-		                        .opacity = 0.75,
-		                        .n = nbar,
-		                        .x = lo,
-		                        .x2 = hi,
-		                        .y = acc };
-	layer[1] = (struct plot_layer){ .kind = PLOT_LINE,
-		                        .name = "perfect calibration",
-		                        .colour = PLOT_GREY,
-		                        .dashed = 1,
-		                        .n = 2,
-		                        .x = diag,
-		                        .y = diag };
-
-	plot_chart_start(&c, title, "confidence", "accuracy", layer, 2);
-	c.fixed_x = c.fixed_y = 1;
-	c.ax.lo = c.ay.lo = 0.0;
-	c.ax.hi = c.ay.hi = 1.0;
+	height = plot_doubles(nbins);
+	if (height == NULL)
+		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, nbins);
+	for (b = 0; b < nbins; b++) /* an empty bin draws no bar */
+		height[b] = bins[b].count > 0 ? bins[b].acc : NAN;
 	ctx.bins = bins;
 	ctx.nbins = nbins;
-	rc = plot_write(&c, path_svg, path_csv, plot_reliability_csv, &ctx, who, err);
-done:
-	free(lo);
-	free(hi);
-	free(acc);
+	rc = plot_bin_bars(&(struct plot_bin_chart){ .bar_name = "accuracy",
+	                                             .height = height,
+	                                             .nbins = nbins,
+	                                             .line_y = diag,
+	                                             .title = title,
+	                                             .xlabel = "confidence",
+	                                             .ylabel = "accuracy",
+	                                             .unit_y = 1 },
+	                   path_svg, path_csv, plot_reliability_csv, &ctx, who, err);
+	free(height);
 	return rc;
 }
 
@@ -924,11 +967,9 @@ int bnn_plot_pit(const char *path_svg, const char *path_csv, const double *fract
                  const char *title, bnn_err *err)
 {
 	static const char who[] = "bnn_plot_pit";
-	static const double unit[2] = { 0.0, 1.0 }, flat[2] = { 1.0, 1.0 };
+	static const double flat[2] = { 1.0, 1.0 };
 	struct plot_pit_ctx ctx;
-	struct plot_layer layer[2];
-	struct plot_chart c;
-	double *lo = NULL, *hi = NULL, *density = NULL;
+	double *density;
 	int b, rc;
 
 	rc = plot_check_paths(who, path_svg, err);
@@ -945,44 +986,22 @@ int bnn_plot_pit(const char *path_svg, const char *path_csv, const double *fract
 			                "%s: bin %d (0-based): fraction %g is not a finite "
 			                "value >= 0",
 			                who, b, fraction[b]);
-	lo = plot_doubles(nbins);
-	hi = plot_doubles(nbins);
 	density = plot_doubles(nbins);
-	if (lo == NULL || hi == NULL || density == NULL) {
-		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, nbins);
-		goto done;
-	}
-	for (b = 0; b < nbins; b++) {
-		lo[b] = (double)b / nbins;
-		hi[b] = (double)(b + 1) / nbins;
+	if (density == NULL)
+		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d bins", who, nbins);
+	for (b = 0; b < nbins; b++)
 		density[b] = fraction[b] * nbins; /* a calibrated predictive: 1 */
-	}
-	layer[0] = (struct plot_layer){ .kind = PLOT_BARS,
-		                        .name = "targets",
-		                        .colour = 0,
-		                        .opacity = 0.75,
-		                        .n = nbins,
-		                        .x = lo,
-		                        .x2 = hi,
-		                        .y = density };
-	layer[1] = (struct plot_layer){ .kind = PLOT_LINE,
-		                        .name = "perfect calibration",
-		                        .colour = PLOT_GREY,
-		                        .dashed = 1,
-		                        .n = 2,
-		                        .x = unit,
-		                        .y = flat };
-	plot_chart_start(&c, title, "predictive CDF at the target (PIT)", "density", layer, 2);
-	c.fixed_x = 1;
-	c.ax.lo = 0.0;
-	c.ax.hi = 1.0;
-	c.y_zero = 1;
 	ctx.fraction = fraction;
 	ctx.nbins = nbins;
-	rc = plot_write(&c, path_svg, path_csv, plot_pit_csv, &ctx, who, err);
-done:
-	free(lo);
-	free(hi);
+	rc = plot_bin_bars(&(struct plot_bin_chart){ .bar_name = "targets",
+	                                             .height = density,
+	                                             .nbins = nbins,
+	                                             .line_y = flat,
+	                                             .title = title,
+	                                             .xlabel = "predictive CDF at the target (PIT)",
+	                                             .ylabel = "density",
+	                                             .unit_y = 0 },
+	                   path_svg, path_csv, plot_pit_csv, &ctx, who, err);
 	free(density);
 	return rc;
 }
