@@ -34,6 +34,10 @@
 # --threads T with OPENBLAS_NUM_THREADS=T)
 #   {"bench":"threads_target","net":..,"batch":..,"optimizer":..,"threads":..,"speedup":..,"target":..,"met":..}
 #   {"bench":"threads_vs_pytorch","net":..,"batch":..,"threads":..,"bnnc_over_pytorch":..,"target":..,"met":..}
+# and for the GRU (issue 23: bench's gru group; its Adam step against
+# bench/torch_gru.py's nn.GRU step is a "ratio" line above, target 1.5)
+#   {"bench":"sqgrad_target","net":..,"batch":..,"ratio":..,"target":1.6,"met":..}
+# where ratio is the step with VOGN's squared gradients over the plain one,
 # and for batch-1 inference (issue 19: bench's infer1 group, the
 # 784-512-512-10 MLP's posterior-mean pass one example at a time: the
 # standalone file (cc -std=c99 -O2) against libbnn's bnn_predict and
@@ -45,7 +49,12 @@
 # ratio is taken within a round, then the median of the ratios).
 # docs/benchmarks.md explains the figures.
 #
-# Usage: sh bench/run.sh BENCH_BINARY TORCH_SCRIPT
+# Each GROUP_SCRIPT after TORCH_SCRIPT is PyTorch's side of one more of
+# bench's groups (bench/torch_gru.py for the gru group): it reads the same
+# BENCH_ARGS, prints nothing when --only leaves its group out, and its
+# adam_step lines join the ratio table under their net, as torch_mlp.py's.
+#
+# Usage: sh bench/run.sh BENCH_BINARY TORCH_SCRIPT [GROUP_SCRIPT...]
 # Environment: BENCH_ARGS (passed to both programs, e.g. "--repeats 11
 # --min-time 0.5"); BENCH_ROUNDS [1]; PYTHON [/usr/bin/python3];
 # BENCH_STRICT=1 makes a missed target an exit status of 1 (by default
@@ -53,12 +62,13 @@
 # to 1 here (but for the many-thread PyTorch run); anything else in the environment (OPENBLAS_CORETYPE, say)
 # reaches both programs.  POSIX sh and awk only.
 
-if [ $# -ne 2 ]; then
-	echo "usage: sh $0 BENCH_BINARY TORCH_SCRIPT" >&2
+if [ $# -lt 2 ]; then
+	echo "usage: sh $0 BENCH_BINARY TORCH_SCRIPT [GROUP_SCRIPT...]" >&2
 	exit 2
 fi
 bench=$1
 script=$2
+shift 2
 PYTHON=${PYTHON:-/usr/bin/python3}
 rounds=${BENCH_ROUNDS:-1}
 case $rounds in
@@ -126,6 +136,13 @@ while [ "$r" -le "$rounds" ]; do
 			torch=0
 		fi
 	fi
+	for g in "$@"; do
+		[ "$torch" = 1 ] || break
+		# shellcheck disable=SC2086
+		run "$tmp/group.json" "$PYTHON" "$g" ${BENCH_ARGS-} &&
+			cat "$tmp/group.json" >>"$tmp/torch.$r.json" ||
+			echo "run.sh: $g failed; no ratio to PyTorch for its group" >&2
+	done
 	# PyTorch on as many threads as bench's threads group uses (every
 	# core, at least 2), for the many-thread ratios; the wall clock,
 	# as the threads group's.
@@ -298,6 +315,8 @@ END {
 	target["784-512-512-10 128"] = 1.3
 	target["13-50-50-1 32"] = 30
 	target["lenet 128"] = 1 # issue 5: the CNN with Adam at least as fast as PyTorch
+	target["gru-50x32-128 32"] = 1.5 # issue 23: the GRU step
+	sqt["gru-50x32-128 32"] = 1.6 # issue 23: the step with squared gradients, GRU
 	for (i = 1; i <= nkeys; i++) {
 		key = order[i]
 		kb_ = "bnnc" SUBSEP key
@@ -396,8 +415,16 @@ END {
 		       " gradients):\n"
 	for (i = 1; i <= nsq; i++) {
 		split(sqorder[i], kb, " ")
-		printf "#   %-16s batch %4s: %.3fx\n", kb[1], kb[2],
-		       median(sq, sqorder[i])
+		q = median(sq, sqorder[i])
+		printf "#   %-16s batch %4s: %.3fx", kb[1], kb[2], q
+		if (sqorder[i] in sqt) {
+			printf " (target <= %sx) %s", sqt[sqorder[i]], verdict(q <= sqt[sqorder[i]])
+			sqline[i] = sprintf("{\"bench\":\"sqgrad_target\",\"net\":\"%s\"," \
+			                    "\"batch\":%s,\"ratio\":%.3f,\"target\":%s,\"met\":%s}", \
+			                    kb[1], kb[2], q, sqt[sqorder[i]], \
+			                    q <= sqt[sqorder[i]] ? "true" : "false")
+		}
+		printf "\n"
 	}
 	# issue 4: the variational optimizers against Adam, and PyTorch
 	vt["ivon" SUBSEP 128] = 1.15
@@ -592,6 +619,9 @@ END {
 			print line[i]
 	for (i = 1; i <= nops; i++)
 		print gline[i]
+	for (i = 1; i <= nsq; i++)
+		if (i in sqline)
+			print sqline[i]
 	for (i = 1; i <= ncops; i++)
 		if (i in cline)
 			print cline[i]

@@ -12,7 +12,7 @@ adam_step line with "impl":"pytorch" and "net":"gru-50x32-128", the net
 of bench.c's adam_step line for the same model: the ratio of the two
 ms_per_step is issue 23's target (PyTorch's over ours >= 1.5).
 
-Usage: OPENBLAS_NUM_THREADS=1 python3 bench/torch_gru.py [--repeats N]
+Usage: OPENBLAS_NUM_THREADS=1 python3 bench/torch_gru.py [--repeats N] [--only GROUPS]
 [--min-time SECONDS]
 """
 import argparse
@@ -40,7 +40,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.2)
-    a = ap.parse_args()
+    ap.add_argument("--only", default="gru",
+                    help="bench's groups; nothing runs unless gru is one")
+    # bench/run.sh passes bench's other options (--clock, --train-steps,
+    # --net) to every script: they do not concern this one.
+    a, _ = ap.parse_known_args()
+    if "gru" not in a.only.split(","):
+        return
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         sys.exit("torch_gru.py: set OPENBLAS_NUM_THREADS=1 (see torch_mlp.py)")
     torch.set_num_threads(1)

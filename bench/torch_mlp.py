@@ -86,8 +86,10 @@ import time
 
 
 # bench.c's groups, in its order.
+# bench.c's groups; gru is timed by bench/torch_gru.py, and accepted here
+# so that one --only serves every script bench/run.sh runs.
 GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet", "threads",
-          "infer1")
+          "infer1", "gru")
 
 
 def parse_args():
