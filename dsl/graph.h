@@ -76,6 +76,7 @@ struct op_attrs {
 	long groups;          /* groupnorm: channel groups normalised apart */
 	int sequence;         /* gru: output = sequence (every step), else last */
 	long vocab;           /* embedding: ids lie in [0, vocab); its dim is shape[1] */
+	int per_step;         /* layernorm: each step of a [T, F] sequence apart */
 };
 
 struct graph_node {

@@ -53,6 +53,7 @@ static const struct arg_spec batchnorm_args[] = {
 static const struct arg_spec layernorm_args[] = {
 	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
 	{ "eps", ARG_REAL, 0, 1e-5, 0, INFINITY, ARG_LO_OPEN },
+	{ "per_step", ARG_BOOL, 0, 0, 0, 0, 0 },
 };
 static const struct arg_spec groupnorm_args[] = {
 	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
@@ -279,14 +280,28 @@ static int op_check_batchnorm(struct op_ctx *c)
 
 /* layernorm: per example, over all the node's values, with a scale and a
  * shift per value (PyTorch's LayerNorm over the whole shape, with
- * elementwise_affine; Ba et al. 2016, eqs. 3-4). */
+ * elementwise_affine; Ba et al. 2016, eqs. 3-4).  With per_step, over each
+ * step of a [T, F] sequence apart, with a scale and a shift per feature
+ * shared by the steps (PyTorch's LayerNorm(F) on [T, F], as a transformer
+ * block normalises; Vaswani et al. 2017, sec. 3.1). */
 static int op_check_layernorm(struct op_ctx *c)
 {
 	struct graph_node *n = c->n;
-	if (args_number(c->d, &layernorm_args[1], c->val[1], &n->attrs.eps) != 0)
+	const struct graph_node *in = op_in(c, 0);
+	if (args_number(c->d, &layernorm_args[1], c->val[1], &n->attrs.eps) != 0 ||
+	    args_bool(c->d, &layernorm_args[2], c->val[2], &n->attrs.per_step) != 0)
 		return -1;
-	op_copy_shape(n, op_in(c, 0));
-	n->model_params = 2 * graph_node_elements(n);
+	if (n->attrs.per_step && in->rank != 2) {
+		char shape[64];
+		graph_shape_str(in, shape, sizeof shape);
+		diag_error(c->d, c->loc[2],
+		           "layernorm with per_step = true needs a [time, features] sequence, but "
+		           "'%s' has shape %s",
+		           in->name, shape);
+		return -1;
+	}
+	op_copy_shape(n, in);
+	n->model_params = n->attrs.per_step ? 2LL * n->shape[1] : 2 * graph_node_elements(n);
 	return 0;
 }
 

@@ -169,9 +169,11 @@ void cg_param_addr(const struct cg *cg, int node, const char *array, int guard, 
 /* A layernorm or groupnorm node as its kernels see it (bnn_gen/norm.h): C
  * channels of hw values (a vector: C features of one value) in `groups`
  * groups, and len values per cell of its scale and shift (1: one per
- * value, layernorm; hw: one per channel, groupnorm).  layer_norm.c. */
+ * value, layernorm; hw: one per channel, groupnorm), the cells repeating
+ * after `cells` of them (C·hw/len, no repeat, but for a per-step
+ * layernorm of [T, F]: F cells, one group per step).  layer_norm.c. */
 struct cg_norm_shape {
-	long c, hw, groups, len;
+	long c, hw, groups, len, cells;
 };
 struct cg_norm_shape cg_norm_shape(const struct cg *cg, int node);
 

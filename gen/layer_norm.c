@@ -18,6 +18,9 @@
  * of 2G floats (nm_NAME), from which backward recomputes the normalised
  * input.
  *
+ * per_step layernorm of a [T, F] sequence: T groups (the steps) of F
+ * values, NAME.scale and NAME.shift of shape [F], shared by the steps.
+ *
  * meanfield: like batchnorm, the layer is computed on the weights in w, as
  * the runtime's samplers give them; it ignores sigma.
  */
@@ -30,8 +33,9 @@ struct cg_norm_shape cg_norm_shape(const struct cg *cg, int node)
 	struct cg_norm_shape s;
 	s.c = n->shape[0];
 	s.hw = (long)(graph_node_elements(n) / s.c);
-	s.groups = n->op == OP_GROUPNORM ? n->attrs.groups : 1;
+	s.groups = n->op == OP_GROUPNORM ? n->attrs.groups : n->attrs.per_step ? s.c : 1;
 	s.len = n->op == OP_GROUPNORM ? s.hw : 1;
+	s.cells = n->attrs.per_step ? s.hw : s.c * s.hw / s.len;
 	return s;
 }
 
@@ -40,7 +44,9 @@ static int nm_params(struct cg *cg, int node)
 	const struct graph_node *n = &cg->g->nodes[node];
 	long shape[4] = { 0, 0, 0, 0 };
 	int rank = 1, i;
-	if (n->op == OP_LAYERNORM) {
+	if (n->attrs.per_step) {
+		shape[0] = n->shape[1];
+	} else if (n->op == OP_LAYERNORM) {
 		rank = n->rank;
 		for (i = 0; i < rank; i++)
 			shape[i] = n->shape[i];
@@ -74,9 +80,9 @@ static void nm_forward(struct cg *cg, int node)
 	cg_param_addr(cg, node, "w", 0, g, b, sizeof g);
 	emit_double_str(n->attrs.eps, eps, sizeof eps);
 	emit(cg->e,
-	     "\tbnn_gen_norm_forward(B, %ld, %ld, %ld, %ld, a_%s, %s, %s, %s, nm_%s,\n"
+	     "\tbnn_gen_norm_forward(B, %ld, %ld, %ld, %ld, %ld, a_%s, %s, %s, %s, nm_%s,\n"
 	     "\t                     a_%s);\n",
-	     s.c, s.hw, s.groups, s.len, cg_name(cg, n->inputs[0]), g, b, eps, name, name);
+	     s.c, s.hw, s.groups, s.len, s.cells, cg_name(cg, n->inputs[0]), g, b, eps, name, name);
 }
 
 static void nm_backward(struct cg *cg, int node)
@@ -91,11 +97,13 @@ static void nm_backward(struct cg *cg, int node)
 	cg_param_addr(cg, node, "sqgrad", 1, qg, qb, sizeof qg);
 	cg_delta_args(cg, in, dx, sizeof dx);
 	emit(cg->e,
-	     "\tbnn_gen_norm_backward(B, %ld, %ld, %ld, %ld, a_%s, d_%s, %s, nm_%s, %s, %s,\n"
+	     "\tbnn_gen_norm_backward(B, %ld, %ld, %ld, %ld, %ld, a_%s, d_%s, %s, nm_%s, %s,\n"
+	     "\t                      %s,\n"
 	     "\t                      %s,\n"
 	     "\t                      %s,\n"
 	     "\t                      %s);\n",
-	     s.c, s.hw, s.groups, s.len, cg_name(cg, in), name, g, name, dg, db, qg, qb, dx);
+	     s.c, s.hw, s.groups, s.len, s.cells, cg_name(cg, in), name, g, name, dg, db, qg, qb,
+	     dx);
 }
 
 const struct cg_layer cg_layer_norm = {

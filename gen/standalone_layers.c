@@ -598,7 +598,8 @@ static void sa_batchnorm(struct sa *s, int i)
 /* layernorm and groupnorm, as bnn_gen/norm.h computes them: per group of
  * n values of the example, the mean and r = 1/√(v + ε) (the mean first,
  * then the squared deviations, summed in double), then
- * y = γ·((x − μ)·r) + β with γ and β per cell of len values. */
+ * y = γ·((x − μ)·r) + β with γ and β per cell of len values (the cells
+ * repeating per step for a per-step layernorm). */
 static void sa_norm(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -626,12 +627,12 @@ static void sa_norm(struct sa *s, int i)
 	     "\t\t\tmu = (float)m;\n"
 	     "\t\t\tr = 1.0f / BNNS_SQRT((float)(ss / %ld) + %s);\n"
 	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
-	     "\t\t\t\tconst long cell = (g * %ld + j) / %ld;\n"
+	     "\t\t\t\tconst long cell = (g * %ld + j) / %ld %% %ld;\n"
 	     "\t\t\t\ty[j] = (%s)[cell] * ((x[j] - mu) * r) + (%s)[cell];\n"
 	     "\t\t\t}\n"
 	     "\t\t}\n",
-	     ns.groups, in, size, name, size, size, size, size, size, eps, size, size, ns.len, gm,
-	     bt);
+	     ns.groups, in, size, name, size, size, size, size, size, eps, size, size, ns.len,
+	     ns.cells, gm, bt);
 }
 
 /* An element-wise activation, as bnn_gen/elementwise.h computes it (with

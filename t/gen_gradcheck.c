@@ -13,7 +13,10 @@
  * (gc_drop on dense layers, gc_cdrop on conv2d layers) and meanfield with
  * the local reparameterisation trick (gc_mf).  gc_ln and gc_gn cover
  * layernorm and groupnorm: on the input, on maps and vectors, in 1, some
- * and C groups.  gc_gru and gc_gru1 cover gru: 5 steps and 1, both
+ * and C groups; gc_lnstep and gc_lnstep1 the per-step layernorm of
+ * sequences of 5 steps and of 1 (its scale and shift shared by the steps:
+ * check 2 sums their per-example gradients over the steps before
+ * squaring).  gc_gru and gc_gru1 cover gru: 5 steps and 1, both
  * outputs, stacked, meanfield; check 2 is where the per-example squared
  * gradients of its shared weights (summed over time, then squared) are
  * checked.  gc_emb, gc_emb1 and gc_pos cover embedding (ids repeated
@@ -84,6 +87,8 @@
 #include "gc_llearn.h"
 #include "gc_gru.h"
 #include "gc_gru1.h"
+#include "gc_lnstep.h"
+#include "gc_lnstep1.h"
 #include "gc_ln.h"
 #include "gc_mf.h"
 #include "gc_pois.h"
@@ -338,6 +343,30 @@ static const struct gc_model gc_models[] = {
 	  122,
 	  gc_gn_pass_f64,
 	  gc_gn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* per-step layernorm: on the input, after gru, meanfield */
+	{ "gc_lnstep",
+	  GC_LNSTEP_INPUTS,
+	  GC_LNSTEP_OUTPUTS,
+	  GC_LNSTEP_TARGETS,
+	  GC_LNSTEP_NPARAMS,
+	  GC_CATEGORICAL,
+	  155,
+	  gc_lnstep_pass_f64,
+	  gc_lnstep_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* per-step layernorm of a sequence of one step */
+	{ "gc_lnstep1",
+	  GC_LNSTEP1_INPUTS,
+	  GC_LNSTEP1_OUTPUTS,
+	  GC_LNSTEP1_TARGETS,
+	  GC_LNSTEP1_NPARAMS,
+	  GC_GAUSSIAN,
+	  166,
+	  gc_lnstep1_pass_f64,
+	  gc_lnstep1_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
 	/* gru: 5 steps, both outputs, one fed by the other */
@@ -675,6 +704,8 @@ static void test_sizes(void)
 	is_int(GC_C1S_NPARAMS, 29, "gc_c1s: 21+8 = 29 parameters");
 	is_int(GC_GRU_NPARAMS, 240, "gc_gru: 72+108+60 = 240 parameters");
 	is_int(GC_GRU1_NPARAMS, 229, "gc_gru1: 48+165+16 = 229 parameters");
+	is_int(GC_LNSTEP_NPARAMS, 132, "gc_lnstep: 6+72+6+48 = 132 parameters");
+	is_int(GC_LNSTEP1_NPARAMS, 18, "gc_lnstep1: 8+10 = 18 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
 	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
 	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g

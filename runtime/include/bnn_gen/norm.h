@@ -13,7 +13,13 @@
  * γ and β hold one value per parameter "cell" of len consecutive values:
  * layernorm gives every value its own (len = 1, C·hw cells, PyTorch's
  * elementwise_affine over the whole normalised shape), groupnorm one per
- * channel (len = hw, C cells).  A cell never straddles two groups.
+ * channel (len = hw, C cells).  A cell never straddles two groups.  The
+ * cells repeat after `cells` of them: value q of an example has the cell
+ * (q / len) mod cells.  Without a repeat cells = C·hw/len; a per-step
+ * layernorm of a [T, F] sequence is T groups (the steps) of F values and
+ * F cells shared by the steps (PyTorch's LayerNorm(F) on [T, F]).  A
+ * group never wraps around the cells, and the gradient of a repeated cell
+ * sums its repeats within the example before any squaring.
  *
  * Unlike batchnorm (bnn_gen/batchnorm.h), nothing mixes examples: there
  * are no running statistics, prediction computes what training does, and
@@ -59,7 +65,8 @@ static inline void bnn_gen_norm_moments(long n, const bnn_real *restrict x, doub
  * of C·hw/len cells; mr receives B blocks of 2G floats (μ, then r).
  */
 static inline void bnn_gen_norm_forward(long batch, long c, long hw, long groups, long len,
-                                        const bnn_real *restrict x, const bnn_real *restrict gamma,
+                                        long cells, const bnn_real *restrict x,
+                                        const bnn_real *restrict gamma,
                                         const bnn_real *restrict beta, double eps,
                                         bnn_real *restrict mr, bnn_real *restrict y)
 {
@@ -72,7 +79,7 @@ static inline void bnn_gen_norm_forward(long batch, long c, long hw, long groups
 		long g;
 
 		for (g = 0; g < groups; g++) {
-			const long at = g * n;
+			const long at = g * n, cell = at / len % cells;
 			const bnn_real *restrict xg = x + e * chw + at;
 			bnn_real *restrict yg = y + e * chw + at;
 			bnn_real mu, r;
@@ -81,13 +88,13 @@ static inline void bnn_gen_norm_forward(long batch, long c, long hw, long groups
 			me[g] = mu;
 			me[groups + g] = r;
 			if (len == 1) {
-				const bnn_real *restrict gg = gamma + at, *restrict bg = beta + at;
+				const bnn_real *restrict gg = gamma + cell, *restrict bg =
+				                                                    beta + cell;
 				BNN_GEN_EACH(n, 0, yg, gg[i] * ((xg[i] - mu) * r) + bg[i]);
 			} else {
 				long k;
 				for (k = 0; k < n / len; k++) {
-					const bnn_real gk = gamma[at / len + k],
-					               bk = beta[at / len + k];
+					const bnn_real gk = gamma[cell + k], bk = beta[cell + k];
 					const bnn_real *restrict xk = xg + k * len;
 					bnn_real *restrict yk = yg + k * len;
 					BNN_GEN_EACH(len, 0, yk, gk * ((xk[i] - mu) * r) + bk);
@@ -99,19 +106,21 @@ static inline void bnn_gen_norm_forward(long batch, long c, long hw, long groups
 
 /*
  * The gradients of γ and β from dy (deltas of the mean loss): over the
- * batch, dγ = Σ dy·x̂ and dβ = Σ dy over each cell's values.  sg and sb,
- * when not NULL, receive the mean of the squared per-example gradients:
- * example i's own gradient of its loss ℓ_i is B·Σ_cell dy·x̂ (dy is 1/B of
- * ℓ_i's delta), summed over the cell's values before squaring, so
- * (1/B)·Σ_i of its square is B·Σ_i (Σ_cell dy·x̂)², and likewise for β.
+ * batch, dγ = Σ dy·x̂ and dβ = Σ dy over each cell's values (all its
+ * repeats).  sg and sb, when not NULL, receive the mean of the squared
+ * per-example gradients: example i's own gradient of its loss ℓ_i is
+ * B·Σ_cell dy·x̂ (dy is 1/B of ℓ_i's delta), summed over the cell's values
+ * and repeats before squaring, so (1/B)·Σ_i of its square is
+ * B·Σ_i (Σ_cell dy·x̂)², and likewise for β.
  */
 static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long groups, long len,
-                                            const bnn_real *restrict x, const bnn_real *restrict dy,
+                                            long cells, const bnn_real *restrict x,
+                                            const bnn_real *restrict dy,
                                             const bnn_real *restrict mr, bnn_real *restrict dgamma,
                                             bnn_real *restrict dbeta, bnn_real *restrict sg,
                                             bnn_real *restrict sb)
 {
-	const long chw = c * hw, n = chw / groups, cells = chw / len;
+	const long chw = c * hw, n = chw / groups, reps = chw / len / cells;
 	const long tiles = (cells + BNN_GEN_NORM_TILE - 1) / BNN_GEN_NORM_TILE;
 	long t;
 
@@ -125,36 +134,41 @@ static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long gr
 
 		for (e = 0; e < batch; e++) {
 			const bnn_real *restrict me = mr + e * 2 * groups;
-			if (len == 1 && lo / n == (lo + m - 1) / n) {
-				/* a cell per value, the tile in one group: a loop
-				 * over the tile's cells, which vectorises */
-				const bnn_real *restrict xk = x + e * chw + lo;
-				const bnn_real *restrict dk = dy + e * chw + lo;
-				const bnn_real mu = me[lo / n], r = me[groups + lo / n];
-				for (k = 0; k < m; k++) {
-					const double d = dk[k], s = d * (double)((xk[k] - mu) * r);
-					dg[k] += s;
-					db[k] += d;
-					qg[k] += s * s;
-					qb[k] += d * d;
+			/* the example's gradient of each cell, over its repeats */
+			double es[BNN_GEN_NORM_TILE] = { 0 }, ed[BNN_GEN_NORM_TILE] = { 0 };
+			long rep;
+			for (rep = 0; rep < reps; rep++) {
+				const long base = lo + rep * cells;
+				if (len == 1 && base / n == (base + m - 1) / n) {
+					/* a cell per value, the tile in one group: a
+					 * loop over the tile's cells, which vectorises */
+					const bnn_real *restrict xk = x + e * chw + base;
+					const bnn_real *restrict dk = dy + e * chw + base;
+					const bnn_real mu = me[base / n], r = me[groups + base / n];
+					for (k = 0; k < m; k++) {
+						const double d = dk[k];
+						es[k] += d * (double)((xk[k] - mu) * r);
+						ed[k] += d;
+					}
+					continue;
 				}
-				continue;
+				for (k = 0; k < m; k++) {
+					const long at = (base + k) * len, g = at / n;
+					const bnn_real *restrict xk = x + e * chw + at;
+					const bnn_real *restrict dk = dy + e * chw + at;
+					const bnn_real mu = me[g], r = me[groups + g];
+					long q;
+					for (q = 0; q < len; q++) {
+						es[k] += (double)dk[q] * (double)((xk[q] - mu) * r);
+						ed[k] += dk[q];
+					}
+				}
 			}
 			for (k = 0; k < m; k++) {
-				const long at = (lo + k) * len, g = at / n;
-				const bnn_real *restrict xk = x + e * chw + at;
-				const bnn_real *restrict dk = dy + e * chw + at;
-				const bnn_real mu = me[g], r = me[groups + g];
-				double s = 0, d = 0;
-				long q;
-				for (q = 0; q < len; q++) {
-					s += (double)dk[q] * (double)((xk[q] - mu) * r);
-					d += dk[q];
-				}
-				dg[k] += s;
-				db[k] += d;
-				qg[k] += s * s;
-				qb[k] += d * d;
+				dg[k] += es[k];
+				db[k] += ed[k];
+				qg[k] += es[k] * es[k];
+				qb[k] += ed[k] * ed[k];
 			}
 		}
 		for (k = 0; k < m; k++) {
@@ -175,7 +189,8 @@ static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long gr
  *     dx = r·(ĝ − (1/n)·Σ ĝ − x̂·(1/n)·Σ ĝ·x̂).
  */
 static inline void bnn_gen_norm_input_delta(long batch, long c, long hw, long groups, long len,
-                                            const bnn_real *restrict x, const bnn_real *restrict dy,
+                                            long cells, const bnn_real *restrict x,
+                                            const bnn_real *restrict dy,
                                             const bnn_real *restrict gamma,
                                             const bnn_real *restrict mr, bnn_real *restrict dx,
                                             int accumulate)
@@ -192,7 +207,7 @@ static inline void bnn_gen_norm_input_delta(long batch, long c, long hw, long gr
 			const long at = g * n;
 			const bnn_real *restrict xg = x + e * chw + at;
 			const bnn_real *restrict dg = dy + e * chw + at;
-			const bnn_real *restrict gg = gamma + at / len;
+			const bnn_real *restrict gg = gamma + at / len % cells;
 			bnn_real *restrict dxg = dx + e * chw + at;
 			const bnn_real mu = me[g], r = me[groups + g];
 			double sh = 0, shx = 0;
@@ -219,17 +234,16 @@ static inline void bnn_gen_norm_input_delta(long batch, long c, long hw, long gr
 /* The backward pass: the parameter gradients (and squared per-example
  * gradients when sg and sb are not NULL), then the input's delta when dx
  * is not NULL. */
-static inline void bnn_gen_norm_backward(long batch, long c, long hw, long groups, long len,
-                                         const bnn_real *restrict x, const bnn_real *restrict dy,
-                                         const bnn_real *restrict gamma,
-                                         const bnn_real *restrict mr, bnn_real *restrict dgamma,
-                                         bnn_real *restrict dbeta, bnn_real *restrict sg,
-                                         bnn_real *restrict sb, bnn_real *restrict dx,
-                                         int accumulate)
+static inline void bnn_gen_norm_backward(
+        long batch, long c, long hw, long groups, long len, long cells, const bnn_real *restrict x,
+        const bnn_real *restrict dy, const bnn_real *restrict gamma, const bnn_real *restrict mr,
+        bnn_real *restrict dgamma, bnn_real *restrict dbeta, bnn_real *restrict sg,
+        bnn_real *restrict sb, bnn_real *restrict dx, int accumulate)
 {
-	bnn_gen_norm_param_grads(batch, c, hw, groups, len, x, dy, mr, dgamma, dbeta, sg, sb);
+	bnn_gen_norm_param_grads(batch, c, hw, groups, len, cells, x, dy, mr, dgamma, dbeta, sg,
+	                         sb);
 	if (dx)
-		bnn_gen_norm_input_delta(batch, c, hw, groups, len, x, dy, gamma, mr, dx,
+		bnn_gen_norm_input_delta(batch, c, hw, groups, len, cells, x, dy, gamma, mr, dx,
 		                         accumulate);
 }
 
