@@ -84,7 +84,7 @@
  *   gru              issue 23's GRU step: bench/gru_128.bnn (50 steps of 32
  *                    features, gru of 128 units, dense 128 -> 10) at batch
  *                    32: its adam_step and step_parts lines (net
- *                    "gru-50x32-128"; bench/torch_gru.py times nn.GRU's
+ *                    "gru-50x32-128"; bench/torch_seq.py times nn.GRU's
  *                    step for the ratio, target >= 1.5x) and its
  *                    sqgrad_overhead line (VOGN's pass, target <= 1.6x).
  *

@@ -35,7 +35,7 @@
 #   {"bench":"threads_target","net":..,"batch":..,"optimizer":..,"threads":..,"speedup":..,"target":..,"met":..}
 #   {"bench":"threads_vs_pytorch","net":..,"batch":..,"threads":..,"bnnc_over_pytorch":..,"target":..,"met":..}
 # and for the GRU (issue 23: bench's gru group; its Adam step against
-# bench/torch_gru.py's nn.GRU step is a "ratio" line above, target 1.5)
+# bench/torch_seq.py's nn.GRU step is a "ratio" line above, target 1.5)
 #   {"bench":"sqgrad_target","net":..,"batch":..,"ratio":..,"target":1.6,"met":..}
 # where ratio is the step with VOGN's squared gradients over the plain one,
 # and for batch-1 inference (issue 19: bench's infer1 group, the
@@ -50,7 +50,7 @@
 # docs/benchmarks.md explains the figures.
 #
 # Each GROUP_SCRIPT after TORCH_SCRIPT is PyTorch's side of one more of
-# bench's groups (bench/torch_gru.py for the gru group): it reads the same
+# bench's groups (bench/torch_seq.py for the gru group): it reads the same
 # BENCH_ARGS, prints nothing when --only leaves its group out, and its
 # adam_step lines join the ratio table under their net, as torch_mlp.py's.
 #

@@ -85,11 +85,11 @@ import sys
 import time
 
 
-# bench.c's groups, in its order.
-# bench.c's groups; gru is timed by bench/torch_gru.py, and accepted here
-# so that one --only serves every script bench/run.sh runs.
+# bench.c's groups, in its order; gru and transformer are timed by
+# bench/torch_seq.py and accepted here so that one --only serves every
+# script bench/run.sh runs.
 GROUPS = ("peak", "gemm", "step", "train", "vi", "fwht", "whvi", "lenet", "threads",
-          "infer1", "gru")
+          "infer1", "gru", "transformer")
 
 
 def parse_args():
