@@ -11,6 +11,10 @@
 #                          awk writes the same bytes;
 #   build NAME BNN         bnnc --main BNN into NAME.c, compiled to NAME
 #                          with the suite's $CC, $BNN_CFLAGS and $BNN_LIBS;
+#   write_bytes FILE CMD ARGS...
+#                          the bytes whose octal escapes (\ooo) CMD ARGS
+#                          prints, into FILE: how the tests' awk
+#                          generators write IDX files;
 #   accuracy_above JSON BOUND TEXT
 #                          one test: the accuracy in eval's JSON line
 #                          exceeds BOUND, named "TEXT: held-out accuracy
@@ -36,6 +40,13 @@ blobs() {
 
 build() {
 	"$BNNC" --main -o "$1.c" "$2" && $CC $BNN_CFLAGS -o "$1" "$1.c" $BNN_LIBS
+}
+
+write_bytes() {
+	_f=$1
+	shift
+	# shellcheck disable=SC2059 # the octal escapes are the format
+	printf "$("$@")" >"$_f"
 }
 
 accuracy_above() {

@@ -39,18 +39,10 @@ sequences() {
 		} }'
 }
 
-# write FILE ARGS...: the bytes of `sequences ARGS` into FILE.
-write() {
-	f=$1
-	shift
-	# shellcheck disable=SC2059
-	printf "$(sequences "$@")" >"$f"
-}
-
-write train.idx 400 1 idx
-write train-lab.idx 400 1 lab
-write test.idx 200 2 idx
-write test-lab.idx 200 2 lab
+write_bytes train.idx sequences 400 1 idx
+write_bytes train-lab.idx sequences 400 1 lab
+write_bytes test.idx sequences 200 2 idx
+write_bytes test-lab.idx sequences 200 2 lab
 sequences 400 1 csv >train.csv
 sequences 200 2 csv >test.csv
 

@@ -48,24 +48,15 @@ signals() {
 		} }'
 }
 
-# write FILE ARGS...: the bytes of `signals ARGS` into FILE (printf reads
-# the octal escapes of its format).
-write() {
-	f=$1
-	shift
-	# shellcheck disable=SC2059
-	printf "$(signals "$@")" >"$f"
-}
-
-write train.idx 300 1 idx
-write train-lab.idx 300 1 lab
-write test.idx 150 2 idx
-write test-lab.idx 150 2 lab
+write_bytes train.idx signals 300 1 idx
+write_bytes train-lab.idx signals 300 1 lab
+write_bytes test.idx signals 150 2 idx
+write_bytes test-lab.idx signals 150 2 lab
 signals 300 1 csv >train.csv
 signals 150 2 csv >test.csv
-write flat.idx 150 2 idx 16 flat
-write square.idx 150 2 idx 16 "4 8"
-write short.idx 150 2 idx 15
+write_bytes flat.idx signals 150 2 idx 16 flat
+write_bytes square.idx signals 150 2 idx 16 "4 8"
+write_bytes short.idx signals 150 2 idx 15
 cut -d, -f2- train.csv >narrow.csv
 
 # ---- compile ---------------------------------------------------------------
