@@ -278,6 +278,19 @@ static int op_check_batchnorm(struct op_ctx *c)
 	return 0;
 }
 
+/* A normalisation whose groups hold one value each maps every input to
+ * its shift β (x − μ = 0): legal, but surely not what was meant.  A
+ * warning at the call, naming the normalised node. */
+static void op_warn_single_value_groups(struct op_ctx *c, long group_values)
+{
+	if (group_values != 1)
+		return;
+	diag_warning(c->d, c->n->loc,
+	             "%s normalises groups of a single value of '%s': its output is its shift, "
+	             "whatever the input",
+	             op_name(c->n->op), op_in(c, 0)->name);
+}
+
 /* layernorm: per example, over all the node's values, with a scale and a
  * shift per value (PyTorch's LayerNorm over the whole shape, with
  * elementwise_affine; Ba et al. 2016, eqs. 3-4).  With per_step, over each
@@ -302,6 +315,7 @@ static int op_check_layernorm(struct op_ctx *c)
 	}
 	op_copy_shape(n, in);
 	n->model_params = n->attrs.per_step ? 2LL * n->shape[1] : 2 * graph_node_elements(n);
+	op_warn_single_value_groups(c, n->attrs.per_step ? n->shape[1] : graph_node_elements(n));
 	return 0;
 }
 
@@ -325,6 +339,7 @@ static int op_check_groupnorm(struct op_ctx *c)
 	}
 	op_copy_shape(n, in);
 	n->model_params = 2LL * n->shape[0]; /* a scale and a shift per channel */
+	op_warn_single_value_groups(c, graph_node_elements(n) / n->attrs.groups);
 	return 0;
 }
 
