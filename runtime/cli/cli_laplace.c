@@ -65,8 +65,8 @@ static int cli_laplace_options(struct bnn_cli_args *a, bnn_laplace_options *o)
 		return bnn_cli_usage_error(a, "--last-layer computes the exact GGN of the output "
 		                              "layer: --fisher and --fisher-samples do not apply");
 	if (a->structure && !a->last_layer)
-		return bnn_cli_usage_error(a, "--structure chooses the GGN of --last-layer, and "
-		                              "this is the diagonal fit");
+		return bnn_cli_usage_error(a, "--structure chooses the last layer's GGN: it needs "
+		                              "--last-layer");
 	if (a->structure && strcmp(a->structure, "kron") != 0 && strcmp(a->structure, "full") != 0)
 		return bnn_cli_usage_error(a, "--structure: '%s' is not kron or full",
 		                           a->structure);
