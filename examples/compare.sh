@@ -41,8 +41,8 @@
 # precision of the lowest validation NLL among 10^2 .. 10^5; laplace_ll:
 # last-layer Laplace with the Kronecker-factored GGN, its prior precision by
 # the marginal likelihood, predicting by the probit approximation; the full
-# covariance, --structure full, calibrates alike at 40 times the cost,
-# docs/laplace.md), SWAG over the
+# covariance, --structure full, calibrates about as well at 20 times the
+# fit time, docs/laplace.md), SWAG over the
 # last 5 epochs of Adam (swag), a deep ensemble of 5 Adam networks
 # (ensemble5), Multi-IVON with 5 members (multi_ivon), and Adam, IVON and
 # VOGN after `tune` (NAME_tuned: 8 configurations, successive halving from
