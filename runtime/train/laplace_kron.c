@@ -116,16 +116,17 @@ done:
 }
 
 /* σ of the layer's parameters: the diagonal of the covariance,
- * Σ[(k,a),(k,a)] = Σ_j U_G[k,j]² Σ_i U_A[a,i]² / (g_j a_i + δ). */
-static void kron_sigma(const struct train_ll_layer *l, const double *ua, const double *av,
-                       const double *ug, const double *gv, double delta, float *sigma)
+ * Σ[(k,a),(k,a)] = Σ_j U_G[k,j]² Σ_i U_A[a,i]² / (g_j a_i + δ); -1: out of
+ * memory. */
+static int kron_sigma(const struct train_ll_layer *l, const double *ua, const double *av,
+                      const double *ug, const double *gv, double delta, float *sigma)
 {
 	const long dd = l->dd, kk = l->k;
 	long j, i, a, k;
 	double *w = calloc((size_t)(kk * dd), sizeof *w); /* w[j][a] */
 
 	if (!w)
-		return; /* σ stays 0: the caller's buffer, reported by no-one */
+		return -1;
 	for (j = 0; j < kk; j++)
 		for (i = 0; i < dd; i++) {
 			double c = 1.0 / (gv[j] * av[i] + delta);
@@ -140,6 +141,7 @@ static void kron_sigma(const struct train_ll_layer *l, const double *ua, const d
 			sigma[train_laplace_ll_index(l, k, a)] = (float)sqrt(s);
 		}
 	free(w);
+	return 0;
 }
 
 /* The posterior record from the factors (doubles, rows the eigenvectors). */
@@ -238,11 +240,12 @@ int train_laplace_kron(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_o
 	    (rc = kron_eigen(f.g, f.l.k, gv, "the logits' factor G", err)))
 		goto done;
 	if (kron_delta(&f.l, st, av, gv, nll, o->prior_precision, &delta, &logz) ||
-	    !(p = kron_posthoc(&f.l, f.a, av, f.g, gv))) {
+	    !(p = kron_posthoc(&f.l, f.a, av, f.g, gv)) ||
+	    kron_sigma(&f.l, f.a, av, f.g, gv, delta, sigma)) {
+		bnn_posthoc_free(p);
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for the Kronecker factors");
 		goto done;
 	}
-	kron_sigma(&f.l, f.a, av, f.g, gv, delta, sigma);
 	p->kind = BNN_POSTHOC_LAPLACE_KRON;
 	p->prior_precision = delta;
 	p->examples = ds->n;

@@ -24,6 +24,10 @@
  * as the diagonal fit (laplace.c, bnn_laplace_best_delta) with the
  * eigenvalues of the GGN (dsyevd) in place of its diagonal: log det(G +
  * δI) = Σ_j log(λ_j + δ) exactly.
+ *
+ * The output layer's description, the model checks, the logits' Hessian
+ * and the pass over the data are shared with the Kronecker-factored fit
+ * (laplace_kron.c, the default structure; train_internal.h).
  */
 #include <math.h>
 #include <stdlib.h>
