@@ -333,13 +333,18 @@ static void test_bad_records(void)
 		const char *text, *message;
 	} cases[] = {
 		{ "kind=gauss\n", "section 'posterior': kind 'gauss', and this library knows "
-		                  "laplace, laplace_last_layer and swag" },
+		                  "laplace, laplace_last_layer, laplace_kron and swag" },
 		{ "kind=laplace_last_layer\nprior_precision=1\nhessian=mc_fisher\nexamples=3\n",
 		  "section 'posterior': 'hessian' is missing or not ggn" },
 		{ "kind=laplace_last_layer\nprior_precision=1\nhessian=ggn\nexamples=3\n",
 		  "section 'posterior': 'params' is missing" },
 		{ "kind=laplace_last_layer\nprior_precision=1\nhessian=ggn\nexamples=3\nparams=26\n",
 		  "section 'posterior': 'params' is 26, and layer 'logits' of model 'rt_blobs' has 27" },
+		{ "kind=laplace_kron\nprior_precision=1\nhessian=ggn\nexamples=3\nparams=27\n",
+		  "section 'posterior': 'hessian' is missing or not kfac" },
+		{ "kind=laplace_kron\nprior_precision=1\nhessian=kfac\nexamples=3\nparams=27\n",
+		  "section 'posterior.a_vectors' has 0 values, layer 'logits' of model 'rt_blobs' "
+		  "needs 81" },
 		{ "kind=laplace\nhessian=mc_fisher\nexamples=3\n",
 		  "section 'posterior': 'prior_precision' is missing" },
 		{ "kind=laplace\nprior_precision=-2\nhessian=mc_fisher\nexamples=3\n",

@@ -6,8 +6,8 @@
 # predict give the same numbers after a load and save), the refusals with
 # their exact messages and statuses (a meanfield checkpoint, a Laplace
 # checkpoint again, data of another shape, bad options, swag longer than
-# the run, swag_rank without swag); laplace --last-layer and eval's
-# --laplace-predictive.  The estimators themselves are checked
+# the run, swag_rank without swag); laplace --last-layer (both structures),
+# eval's --laplace-predictive, and calibrate of a last-layer checkpoint.  The estimators themselves are checked
 # against brute force in t/laplace.c and t/swag.c.
 . "$TAP_SH"
 
@@ -70,8 +70,8 @@ case $(cat e.json) in *'"hessian": "emp_fisher"'*'"prior_precision": 3,'*) r=0 ;
 ok $r "says emp_fisher and δ 3"
 
 # ---- laplace --last-layer (estimator: t/laplace_last_layer.c) ------------------
-run ./point laplace --last-layer --load p.ckpt --data train.csv --prior-precision auto --save ll.ckpt
-is "$run_status" 0 "laplace --last-layer --prior-precision auto"
+run ./point laplace --last-layer --structure full --load p.ckpt --data train.csv --prior-precision auto --save ll.ckpt
+is "$run_status" 0 "laplace --last-layer --structure full --prior-precision auto"
 case $run_out in
 '{"kind": "laplace", "hessian": "ggn", "examples": 300, "prior_precision": '*'"checkpoint": "ll.ckpt"}') r=0 ;;
 *) r=1 ;;
@@ -97,6 +97,40 @@ is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --laplace-predictive: 'l.
 run ./point laplace --last-layer --load p.ckpt --data train.csv --fisher empirical --save l2.ckpt
 is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --last-layer computes the exact GGN of the output layer: --fisher and --fisher-samples do not apply" \
 	"--last-layer with --fisher is refused"
+
+# ---- laplace --last-layer, Kronecker-factored (the default structure) ----------
+run ./point laplace --last-layer --load p.ckpt --data train.csv --prior-precision auto --save kr.ckpt
+is "$run_status" 0 "laplace --last-layer (kron by default)"
+case $run_out in
+'{"kind": "laplace", "hessian": "kfac", "examples": 300, "prior_precision": '*'"checkpoint": "kr.ckpt"}') r=0 ;;
+*) r=1 ;;
+esac
+ok $r "prints its JSON line, hessian kfac" || diag "$run_out"
+run ./point eval --load kr.ckpt --data train.csv
+mi=$(printf '%s\n' "$run_out" | sed -n 's/.*"mutual_information": \([^,]*\),.*/\1/p')
+case $run_out in *'"mc": 32,'*) r=$(awk -v m="$mi" 'BEGIN { print (m != "" && m + 0 < 1e-6) ? 0 : 1 }') ;; *) r=1 ;; esac
+ok $r "eval of kron predicts by the probit approximation" || diag "$run_out"
+run ./point eval --load kr.ckpt --data train.csv --laplace-predictive mc --mc 16
+case $run_out in *'"mc": 16,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 16,'*) r=0 ;; *) r=1 ;; esac
+ok $r "--laplace-predictive mc samples the kron last layer" || diag "$run_out"
+./point predict --load kr.ckpt --data train.csv --out kr1.csv && ./point posterior --load kr.ckpt --out krp.csv
+ok $? "predict and posterior read it"
+# Temperature scaling composes with the probit predictive: calibrate fits T
+# on the probit-scaled logits, and eval divides them by T (docs/calibration.md).
+./point calibrate --load kr.ckpt --data train.csv --save krt.ckpt >krt.json
+ok $? "calibrate takes a last-layer Laplace checkpoint"
+after=$(sed -n 's/.*"nll_after": \([^,]*\),.*/\1/p' krt.json)
+run ./point eval --load krt.ckpt --data train.csv
+nll=$(printf '%s\n' "$run_out" | sed -n 's/.*"nll": \([^,]*\),.*/\1/p')
+r=$(awk -v a="$after" -v b="$nll" 'BEGIN { d = a - b; if (d < 0) d = -d; print (a != "" && d <= 1e-6 * a) ? 0 : 1 }')
+ok $r "eval of the calibrated checkpoint: the probit predictive at T, calibrate's nll_after ($after, eval $nll)"
+run ./point laplace --last-layer --structure diag --load p.ckpt --data train.csv --save l2.ckpt
+is "$run_status" 2 "--structure diag is a usage error"
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --structure: 'diag' is not kron or full" \
+	"with a message"
+run ./point laplace --structure full --load p.ckpt --data train.csv --save l2.ckpt
+is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --structure chooses the last layer's GGN: it needs --last-layer" \
+	"--structure without --last-layer is refused"
 
 # ---- swag ----------------------------------------------------------------------
 ./point train --data train.csv --quiet --epochs 5 --batch 32 --set swag=3 --set swag_rank=2 --save s.ckpt >/dev/null

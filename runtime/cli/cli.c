@@ -24,7 +24,8 @@
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
  *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
- *                 [--last-layer] [--batch B] [--seed S] [--threads T]
+ *                 [--last-layer [--structure kron|full]] [--batch B] [--seed S]
+ *                 [--threads T]
  *   MODEL merge   --load CKPT --load CKPT [--load CKPT ...] --save CKPT
  *                 [--weights hessian|uniform]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
@@ -145,8 +146,8 @@ static const struct cli_command {
 	{ "laplace", IN_LAPLACE,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT\n"
 	  "                 [--prior-precision P|auto] [--fisher mc|empirical]\n"
-	  "                 [--fisher-samples S] [--last-layer] [--batch B] [--seed S]\n"
-	  "                 [--threads T]" },
+	  "                 [--fisher-samples S] [--last-layer [--structure kron|full]]\n"
+	  "                 [--batch B] [--seed S] [--threads T]" },
 	{ "sensitivity", IN_SENSITIVITY,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
 	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]" },
@@ -245,8 +246,9 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        data (--fisher mc, labels drawn from the model; or empirical),\n"
 	       "        δ from --prior-precision (default 1; auto: the marginal\n"
 	       "        likelihood); eval and predict then sample it (docs/laplace.md).\n"
-	       "        --last-layer: the exact GGN of the output layer with a full\n"
-	       "        covariance; eval and predict then use the probit approximation\n"
+	       "        --last-layer: the GGN of the output layer, Kronecker-factored\n"
+	       "        (--structure kron, the default) or exact with a full covariance\n"
+	       "        (full); eval and predict then use the probit approximation\n"
 	       "        (--laplace-predictive mc: samples of the layer's weights).\n"
 	       "sensitivity scores each example of a meanfield classifier by |v e|, how\n"
 	       "        much removing it would move its prediction (IVON paper §4.4);\n"
@@ -345,6 +347,7 @@ static const struct cli_opt cli_opts[] = {
 	{ "--fisher", CLI_TEXT, ARG(fisher), 0, 0, NULL, IN_LAPLACE },
 	{ "--fisher-samples", CLI_COUNT, ARG(fisher_samples), 1, 100000, "samples", IN_LAPLACE },
 	{ "--last-layer", CLI_FLAG, ARG(last_layer), 0, 0, NULL, IN_LAPLACE },
+	{ "--structure", CLI_TEXT, ARG(structure), 0, 0, NULL, IN_LAPLACE },
 	{ "--laplace-predictive", CLI_TEXT, ARG(laplace_predictive), 0, 0, NULL,
 	  IN_EVAL | IN_PREDICT },
 	{ "--top", CLI_COUNT, ARG(top), 1, 1000000000, "examples", IN_SENSITIVITY },

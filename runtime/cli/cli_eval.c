@@ -446,7 +446,8 @@ static int cli_laplace_predictive(struct bnn_cli_args *a, bnn_mixture *mix)
 		return bnn_cli_usage_error(a, "--laplace-predictive: '%s' is not probit or mc", v);
 	for (i = 0; i < mix->members; i++) {
 		bnn_posthoc *p = mix->member[i].posthoc;
-		if (!p || p->kind != BNN_POSTHOC_LAPLACE_LAST_LAYER)
+		if (!p || (p->kind != BNN_POSTHOC_LAPLACE_LAST_LAYER &&
+		           p->kind != BNN_POSTHOC_LAPLACE_KRON))
 			return bnn_cli_usage_error(a,
 			                           "--laplace-predictive: '%s' has no last-layer "
 			                           "Laplace posterior (laplace --last-layer)",

@@ -58,6 +58,7 @@ struct bnn_cli_args {
 	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
 	/* last-layer Laplace (docs/laplace.md) */
 	int last_layer;                 /* laplace --last-layer */
+	const char *structure;          /* laplace --last-layer: kron or full (NULL: kron) */
 	const char *laplace_predictive; /* eval, predict: probit or mc (NULL: probit) */
 };
 

@@ -12,6 +12,11 @@
  *                                unbiased MC estimate, default) or the
  *                                data's own (the empirical Fisher)
  *   --fisher-samples S           label draws per example (mc)
+ *   --last-layer                 the output layer's GGN only, exact logit
+ *                                Hessians (laplace_last_layer.c, laplace_kron.c)
+ *   --structure kron | full      its Kronecker factors (default: Laplace
+ *                                Redux's, about one forward pass) or the
+ *                                full P × P matrix
  */
 #include <math.h>
 #include <stdio.h>
@@ -59,7 +64,15 @@ static int cli_laplace_options(struct bnn_cli_args *a, bnn_laplace_options *o)
 	if (a->last_layer && (a->fisher || a->fisher_samples > 0))
 		return bnn_cli_usage_error(a, "--last-layer computes the exact GGN of the output "
 		                              "layer: --fisher and --fisher-samples do not apply");
+	if (a->structure && !a->last_layer)
+		return bnn_cli_usage_error(a, "--structure chooses the last layer's GGN: it needs "
+		                              "--last-layer");
+	if (a->structure && strcmp(a->structure, "kron") != 0 && strcmp(a->structure, "full") != 0)
+		return bnn_cli_usage_error(a, "--structure: '%s' is not kron or full",
+		                           a->structure);
 	o->last_layer = a->last_layer;
+	o->structure = a->structure && strcmp(a->structure, "full") == 0 ? BNN_LAPLACE_FULL
+	                                                                 : BNN_LAPLACE_KRON;
 	o->batch = a->train.batch;
 	o->seed = a->train.seed;
 	return BNN_CLI_OK;

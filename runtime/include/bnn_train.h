@@ -202,14 +202,17 @@ typedef struct bnn_train_progress bnn_train_progress;
  * its diagonal scale bnn_state.sigma (then any tensor may have σ > 0);
  * prediction samples θ = μ + σ∘z1 (+ the low-rank part below). */
 enum bnn_posthoc_kind {
-	BNN_POSTHOC_LAPLACE = 1,           /* diagonal Laplace: σ = (δ + diag GGN)^(-1/2)
+	BNN_POSTHOC_LAPLACE = 1,            /* diagonal Laplace: σ = (δ + diag GGN)^(-1/2)
 	                            (docs/laplace.md) */
-	BNN_POSTHOC_SWAG = 2,              /* SWAG: σ = Σ_diag^(1/2)/√2, and θ +=
+	BNN_POSTHOC_SWAG = 2,               /* SWAG: σ = Σ_diag^(1/2)/√2, and θ +=
 	                            D·z2/√(2(R − 1)) (docs/swag.md) */
-	BNN_POSTHOC_LAPLACE_LAST_LAYER = 3 /* last-layer Laplace: a full
+	BNN_POSTHOC_LAPLACE_LAST_LAYER = 3, /* last-layer Laplace: a full
 	                            covariance of the output layer's weights
 	                            and bias (docs/laplace.md); σ is its
 	                            diagonal's root there, 0 elsewhere */
+	BNN_POSTHOC_LAPLACE_KRON = 4        /* last-layer Laplace with the Kronecker-
+	                            factored GGN A ⊗ G (laplace_kron.c); σ as
+	                            for the full covariance */
 };
 
 /* How bnn_predict() (mc > 0) uses a last-layer Laplace posterior. */
@@ -237,6 +240,12 @@ typedef struct bnn_posthoc {
 	 * (D = P / outputs), derived from chol */
 	long params;
 	float *chol, *blocks;
+	/* Kronecker-factored last-layer Laplace: the precision is
+	 * G ⊗ A + δI (output by output), A = Σ_i φ̃_i φ̃_iᵀ (D × D), G the mean
+	 * over the examples of the logits' Hessians (outputs × outputs); each
+	 * factor's eigenvectors, one per row (a_vec D × D, g_vec K × K), and
+	 * eigenvalues (a_val D, g_val K, >= 0) */
+	float *a_vec, *a_val, *g_vec, *g_val;
 	int predictive; /* enum bnn_laplace_predictive: not saved, the caller's
 	                   choice for bnn_predict (0: probit) */
 } bnn_posthoc;
@@ -637,10 +646,19 @@ typedef struct bnn_laplace_options {
 	long samples;           /* MC Fisher: label draws per example [1] */
 	long batch;             /* examples per pass [256] */
 	uint64_t seed;          /* of the label draws */
-	int last_layer;         /* 1: the full GGN of the output layer only
-	                           (exact, no label draws), the rest of the
-	                           network fixed at θ* */
+	int last_layer;         /* 1: the GGN of the output layer only (exact
+	                           logit Hessians, no label draws), the rest of
+	                           the network fixed at θ* */
+	int structure;          /* last_layer: enum bnn_laplace_structure */
 } bnn_laplace_options;
+
+/* The last-layer GGN's structure (docs/laplace.md). */
+enum bnn_laplace_structure {
+	BNN_LAPLACE_KRON = 0, /* Kronecker-factored, G ⊗ A (Ritter et al. 2018;
+	                         Laplace Redux's default): one pass, no P × P
+	                         matrix */
+	BNN_LAPLACE_FULL = 1  /* the exact P × P GGN */
+};
 
 /* What bnn_laplace() reports. */
 typedef struct bnn_laplace_report {
@@ -651,7 +669,7 @@ typedef struct bnn_laplace_report {
 } bnn_laplace_report;
 
 /** bnn_laplace_options with δ = 1, the MC Fisher, 1 sample, batch 256,
- *  seed 1. */
+ *  seed 1 (and for last_layer the Kronecker-factored GGN). */
 bnn_laplace_options bnn_laplace_defaults(void);
 
 /* The most parameters a last-layer Laplace fit takes: its precision is a
@@ -667,10 +685,12 @@ bnn_laplace_options bnn_laplace_defaults(void);
  * state and resume sections of st are dropped.
  * With o->last_layer: the full GGN Σ_i J_iᵀ Λ_i J_i + δI of the output
  * layer's weights and bias only (J_i = I_K ⊗ [φ_i; 1], φ_i the layer's
- * input), kind laplace_last_layer (laplace_last_layer.c); the model's
- * output node must be a point dense layer (model->features > 0) of at
- * most BNN_LAPLACE_LAST_LAYER_MAX parameters, the likelihood categorical
- * or bernoulli.
+ * input), kind laplace_last_layer (laplace_last_layer.c), or with
+ * o->structure BNN_LAPLACE_KRON its Kronecker factors G ⊗ A, kind
+ * laplace_kron (laplace_kron.c); the model's output node must be a point
+ * dense layer (model->features > 0), of at most
+ * BNN_LAPLACE_LAST_LAYER_MAX parameters for the full GGN, the likelihood
+ * categorical or bernoulli.
  * @param rep  may be NULL.
  * @return BNN_OK; BNN_EUNSUPPORTED (a layer with a posterior of its own, or
  *         st has a posterior already), BNN_EMISMATCH (data), BNN_EINVAL

@@ -278,7 +278,9 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
 	if ((rc = laplace_check(st, ds, o, err)))
 		return rc;
 	if (o->last_layer)
-		return train_laplace_last_layer(st, ds, o, rep, err);
+		return o->structure == BNN_LAPLACE_FULL
+		               ? train_laplace_last_layer(st, ds, o, rep, err)
+		               : train_laplace_kron(st, ds, o, rep, err);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&f, 0, sizeof f);
 	f.st = st;

@@ -24,6 +24,10 @@
  * as the diagonal fit (laplace.c, bnn_laplace_best_delta) with the
  * eigenvalues of the GGN (dsyevd) in place of its diagonal: log det(G +
  * δI) = Σ_j log(λ_j + δ) exactly.
+ *
+ * The output layer's description, the model checks, the logits' Hessian
+ * and the pass over the data are shared with the Kronecker-factored fit
+ * (laplace_kron.c, the default structure; train_internal.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,22 +48,13 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
              double *work, const int *lwork, int *iwork, const int *liwork, int *info, size_t,
              size_t);
 
-/* π/8 of the probit approximation of the logistic sigmoid. */
-#define LL_PI_8 0.39269908169872415481
-
 /* Examples whose products are summed in float before they go to Λ. */
 #define LL_CHUNK 4096
 
 /* Rows of C per product of ll_symmetric_product. */
 #define LL_PANEL 96
 
-/* Where the output layer's parameters are. */
-struct ll_layer {
-	long k, d, dd, p;  /* outputs, features, d + 1 with a bias, k·dd */
-	long w_off, b_off; /* the weight [k, d] and bias [k] (-1: none) in params */
-};
-
-static void ll_layer_of(const bnn_model *m, struct ll_layer *l)
+void train_laplace_ll_layer(const bnn_model *m, struct train_ll_layer *l)
 {
 	const bnn_layer *ly = &m->layers[m->features_layer];
 	int t;
@@ -76,16 +71,14 @@ static void ll_layer_of(const bnn_model *m, struct ll_layer *l)
 	l->p = l->k * l->dd;
 }
 
-/* The parameter of output k, feature i (i = d: the bias). */
-static long ll_index(const struct ll_layer *l, long k, long i)
+long train_laplace_ll_index(const struct train_ll_layer *l, long k, long i)
 {
 	return i < l->d ? l->w_off + k * l->d + i : l->b_off + k;
 }
 
-/* The refusals of a model this fit cannot take, exact (docs/laplace.md). */
-static int ll_check(const bnn_model *m, bnn_err *err)
+int train_laplace_ll_check(const bnn_model *m, int full, bnn_err *err)
 {
-	struct ll_layer l;
+	struct train_ll_layer l;
 
 	if (m->features <= 0)
 		return bnn_fail(err, BNN_EUNSUPPORTED,
@@ -99,8 +92,8 @@ static int ll_check(const bnn_model *m, bnn_err *err)
 		                "laplace --last-layer takes categorical and bernoulli models, and "
 		                "model '%s' is %s",
 		                m->name, bnn_likelihood_name(m->likelihood));
-	ll_layer_of(m, &l);
-	if (l.w_off < 0 || l.p > BNN_LAPLACE_LAST_LAYER_MAX)
+	train_laplace_ll_layer(m, &l);
+	if (l.w_off < 0 || (full && l.p > BNN_LAPLACE_LAST_LAYER_MAX))
 		return bnn_fail(err, BNN_EUNSUPPORTED,
 		                "laplace --last-layer: layer '%s' of model '%s' has %ld parameters "
 		                "(%ld outputs × %ld), more than the %d of a full covariance",
@@ -112,14 +105,14 @@ static int ll_check(const bnn_model *m, bnn_err *err)
 /* What the fit works with. */
 struct ll_fit {
 	const bnn_model *m;
-	struct ll_layer l;
+	struct train_ll_layer l;
 	long npairs; /* blocks k <= l computed: K(K+1)/2, or K (bernoulli) */
 	double *h;   /* P × P: the GGN, then Λ, then L⁻¹ (column-major) */
 	float *phi;  /* LL_CHUNK × dd: the chunk's φ̃ */
 	float *hw;   /* LL_CHUNK × npairs: H_i[k,l] of each pair */
 	float *sc;   /* LL_CHUNK × dd: φ̃ scaled by one pair's H_i[k,l] */
 	float *blk;  /* dd × dd: one block's sum over the chunk */
-	float *ws, *z, *feat;
+	struct train_ll_buffers bu;
 	long rows; /* of the chunk */
 };
 
@@ -130,9 +123,7 @@ static void ll_fit_free(struct ll_fit *f)
 	free(f->hw);
 	free(f->sc);
 	free(f->blk);
-	free(f->ws);
-	free(f->z);
-	free(f->feat);
+	train_laplace_ll_buffers_free(&f->bu);
 }
 
 /* The upper triangle of C = Aᵀ·B (dd × dd) for A, B of n rows whose
@@ -178,46 +169,52 @@ static void ll_flush(struct ll_fit *f)
 	f->rows = 0;
 }
 
-/* One example's φ̃ and H[k,l] of its logits z into the chunk. */
-static void ll_add_row(struct ll_fit *f, const float *feat, const float *z)
+void train_laplace_ll_hessian(const bnn_model *m, const float *z, float *hw)
 {
-	const long kk = f->l.k, dd = f->l.dd;
-	float *phi = f->phi + f->rows * dd, *hw = f->hw + f->rows * f->npairs;
+	const long kk = m->outputs;
 	double zmax = z[0], norm = 0;
 	long k, l, pair = 0;
 
-	memcpy(phi, feat, (size_t)f->l.d * sizeof *phi);
-	if (dd > f->l.d)
-		phi[f->l.d] = 1.0f;
-	if (f->m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
+	if (m->likelihood == BNN_LIKELIHOOD_BERNOULLI) {
 		for (k = 0; k < kk; k++) {
 			double s = 1.0 / (1.0 + exp(-(double)z[k]));
 			hw[k] = (float)(s * (1 - s));
 		}
-	} else {
-		for (k = 1; k < kk; k++)
-			zmax = z[k] > zmax ? z[k] : zmax;
-		for (k = 0; k < kk; k++)
-			norm += exp((double)z[k] - zmax);
-		for (k = 0; k < kk; k++) {
-			double pk = exp((double)z[k] - zmax) / norm;
-			for (l = k; l < kk; l++, pair++) {
-				double pl = exp((double)z[l] - zmax) / norm;
-				hw[pair] = (float)(l == k ? pk * (1 - pk) : -pk * pl);
-			}
+		return;
+	}
+	for (k = 1; k < kk; k++)
+		zmax = z[k] > zmax ? z[k] : zmax;
+	for (k = 0; k < kk; k++)
+		norm += exp((double)z[k] - zmax);
+	for (k = 0; k < kk; k++) {
+		double pk = exp((double)z[k] - zmax) / norm;
+		for (l = k; l < kk; l++, pair++) {
+			double pl = exp((double)z[l] - zmax) / norm;
+			hw[pair] = (float)(l == k ? pk * (1 - pk) : -pk * pl);
 		}
 	}
+}
+
+/* One example's φ̃ and H[k,l] of its logits z into the chunk. */
+static void ll_add_row(struct ll_fit *f, const float *feat, const float *z)
+{
+	const long dd = f->l.dd;
+	float *phi = f->phi + f->rows * dd, *hw = f->hw + f->rows * f->npairs;
+
+	memcpy(phi, feat, (size_t)f->l.d * sizeof *phi);
+	if (dd > f->l.d)
+		phi[f->l.d] = 1.0f;
+	train_laplace_ll_hessian(f->m, z, hw);
 	if (++f->rows == LL_CHUNK)
 		ll_flush(f);
 }
 
-/* The GGN over ds into f->h; returns the NLL at θ*. */
-static double ll_accumulate(struct ll_fit *f, const bnn_state *st, const bnn_dataset *ds,
-                            long batch)
+double train_laplace_ll_pass(const bnn_state *st, const bnn_dataset *ds, long batch,
+                             const struct train_ll_buffers *bu, train_ll_rows rows, void *ctx)
 {
-	const bnn_model *m = f->m;
+	const bnn_model *m = st->model;
 	double nll = 0;
-	long i0, r;
+	long i0;
 
 	for (i0 = 0; i0 < ds->n; i0 += batch) {
 		long b = ds->n - i0 < batch ? ds->n - i0 : batch;
@@ -227,14 +224,32 @@ static double ll_accumulate(struct ll_fit *f, const bnn_state *st, const bnn_dat
 		p.x = ds->x + i0 * m->inputs;
 		p.y = ds->y + i0 * m->targets;
 		p.batch = b;
-		p.ws = f->ws;
-		p.out = f->z;
+		p.ws = bu->ws;
+		p.out = bu->z;
 		p.stats = st->stats; /* train = 0: the network as it predicts */
-		p.features = f->feat;
+		p.features = bu->feat;
 		nll += m->pass(&p);
-		for (r = 0; r < b; r++)
-			ll_add_row(f, f->feat + r * m->features, f->z + r * m->outputs);
+		rows(ctx, bu->feat, bu->z, b);
 	}
+	return nll;
+}
+
+/* A batch's examples into the chunk (train_ll_rows). */
+static void ll_add_rows(void *ctx, const float *feat, const float *z, long b)
+{
+	struct ll_fit *f = ctx;
+	long r;
+
+	for (r = 0; r < b; r++)
+		ll_add_row(f, feat + r * f->m->features, z + r * f->m->outputs);
+}
+
+/* The GGN over ds into f->h; returns the NLL at θ*. */
+static double ll_accumulate(struct ll_fit *f, const bnn_state *st, const bnn_dataset *ds,
+                            long batch)
+{
+	double nll = train_laplace_ll_pass(st, ds, batch, &f->bu, ll_add_rows, f);
+
 	if (f->rows > 0)
 		ll_flush(f);
 	return nll;
@@ -286,7 +301,7 @@ done:
 
 /* The covariance's diagonal blocks Σ_kk = Σ_{i >= k·dd} L⁻¹[i, k·dd + a]·
  * L⁻¹[i, k·dd + b], from the packed rows of L⁻¹ (P(P + 1)/2 floats). */
-static int ll_blocks(const struct ll_layer *l, const float *chol, float *blocks)
+static int ll_blocks(const struct train_ll_layer *l, const float *chol, float *blocks)
 {
 	const long dd = l->dd, p = l->p;
 	long k, i, a;
@@ -343,7 +358,7 @@ static int ll_factor(struct ll_fit *f, bnn_posthoc *p, float *sigma, double *log
 		double s = 0;
 		for (i = j; i < n; i++)
 			s += f->h[i + j * n] * f->h[i + j * n];
-		sigma[ll_index(&f->l, j / f->l.dd, j % f->l.dd)] = (float)sqrt(s);
+		sigma[train_laplace_ll_index(&f->l, j / f->l.dd, j % f->l.dd)] = (float)sqrt(s);
 	}
 	if (ll_blocks(&f->l, p->chol, p->blocks))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for the Laplace posterior");
@@ -361,10 +376,25 @@ static int ll_alloc(struct ll_fit *f, const bnn_model *m, long batch)
 	f->hw = bnn_floats_alloc(LL_CHUNK * f->npairs);
 	f->sc = bnn_floats_alloc(LL_CHUNK * dd);
 	f->blk = bnn_floats_alloc(dd * dd);
-	f->ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
-	f->z = bnn_floats_alloc(batch * m->outputs);
-	f->feat = bnn_floats_alloc(batch * m->features);
-	return f->h && f->phi && f->hw && f->sc && f->blk && f->ws && f->z && f->feat ? 0 : -1;
+	return f->h && f->phi && f->hw && f->sc && f->blk &&
+	                       !train_laplace_ll_buffers_alloc(&f->bu, m, batch)
+	               ? 0
+	               : -1;
+}
+
+int train_laplace_ll_buffers_alloc(struct train_ll_buffers *bu, const bnn_model *m, long batch)
+{
+	bu->ws = bnn_floats_alloc((long)m->workspace_floats(batch) + 1);
+	bu->z = bnn_floats_alloc(batch * m->outputs);
+	bu->feat = bnn_floats_alloc(batch * m->features);
+	return bu->ws && bu->z && bu->feat ? 0 : -1;
+}
+
+void train_laplace_ll_buffers_free(struct train_ll_buffers *bu)
+{
+	free(bu->ws);
+	free(bu->z);
+	free(bu->feat);
 }
 
 int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
@@ -379,11 +409,11 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 	long batch, j;
 	int rc;
 
-	if ((rc = ll_check(m, err)))
+	if ((rc = train_laplace_ll_check(m, 1, err)))
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&f, 0, sizeof f);
-	ll_layer_of(m, &f.l);
+	train_laplace_ll_layer(m, &f.l);
 	batch = o->batch < ds->n ? o->batch : ds->n;
 	p = calloc(1, sizeof *p);
 	theta = bnn_floats_alloc(f.l.p);
@@ -396,7 +426,7 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 		goto done;
 	}
 	for (j = 0; j < f.l.p; j++) {
-		theta[j] = st->params[ll_index(&f.l, j / f.l.dd, j % f.l.dd)];
+		theta[j] = st->params[train_laplace_ll_index(&f.l, j / f.l.dd, j % f.l.dd)];
 		sq += (double)theta[j] * (double)theta[j];
 	}
 	nll = ll_accumulate(&f, st, ds, batch);
@@ -444,7 +474,7 @@ int train_laplace_ll_add(bnn_ckpt *ck, const bnn_posthoc *p)
 int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path,
                           const bnn_model *m, bnn_posthoc *p, bnn_err *err)
 {
-	struct ll_layer l;
+	struct train_ll_layer l;
 	const float *chol;
 	long n = 0, i, want;
 
@@ -454,7 +484,7 @@ int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path
 		                "%s: section 'posterior': a last-layer Laplace posterior, and the "
 		                "output node '%s' of model '%s' is not a dense layer",
 		                path, m->output_node ? m->output_node : "?", m->name);
-	ll_layer_of(m, &l);
+	train_laplace_ll_layer(m, &l);
 	if (p->params != l.p)
 		return bnn_fail(err, BNN_EFORMAT,
 		                "%s: section 'posterior': 'params' is %ld, and layer '%s' of model "
@@ -493,12 +523,12 @@ int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path
 void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng)
 {
 	const bnn_posthoc *p = st->posthoc;
-	struct ll_layer l;
+	struct train_ll_layer l;
 	float e[64];
 	double *x;
 	long i, j;
 
-	ll_layer_of(st->model, &l);
+	train_laplace_ll_layer(st->model, &l);
 	x = calloc((size_t)l.p, sizeof *x);
 	if (!x) /* no sample: the mean (the caller's buffers are allocated) */
 		return;
@@ -510,7 +540,7 @@ void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng)
 			x[j] += (double)row[j] * e[i % 64];
 	}
 	for (j = 0; j < l.p; j++) {
-		long at = ll_index(&l, j / l.dd, j % l.dd);
+		long at = train_laplace_ll_index(&l, j / l.dd, j % l.dd);
 		theta[at] = (float)((double)st->params[at] + x[j]);
 	}
 	free(x);
@@ -519,10 +549,10 @@ void train_laplace_ll_sample(const bnn_state *st, float *theta, bnn_rng *rng)
 void train_laplace_ll_logits(const bnn_state *st, const float *theta, const float *phi, long b,
                              float *z)
 {
-	struct ll_layer l;
+	struct train_ll_layer l;
 	long r, k;
 
-	ll_layer_of(st->model, &l);
+	train_laplace_ll_layer(st->model, &l);
 	bnn_sgemm(0, 1, b, l.k, l.d, 1.0f, phi, l.d, theta + l.w_off, l.d, 0.0f, z, l.k);
 	for (r = 0; l.b_off >= 0 && r < b; r++)
 		for (k = 0; k < l.k; k++)
@@ -531,16 +561,16 @@ void train_laplace_ll_logits(const bnn_state *st, const float *theta, const floa
 
 long train_laplace_ll_scratch(const bnn_model *m, long b)
 {
-	return b * m->features + b * 2 * (m->features + 1);
+	return b * m->features + b * 2 * (m->features + 1) + m->outputs; /* kron: K more */
 }
 
 void train_laplace_ll_probit(const bnn_state *st, float *phi, float *z, long b)
 {
-	struct ll_layer l;
+	struct train_ll_layer l;
 	float *pt, *t;
 	long k, r, a;
 
-	ll_layer_of(st->model, &l);
+	train_laplace_ll_layer(st->model, &l);
 	pt = phi + b * l.d;
 	t = pt + b * l.dd;
 	for (r = 0; r < b; r++) {
@@ -556,7 +586,8 @@ void train_laplace_ll_probit(const bnn_state *st, float *phi, float *z, long b)
 			for (a = 0; a < l.dd; a++)
 				v += (double)t[r * l.dd + a] * (double)pt[r * l.dd + a];
 			v = v > 0 ? v : 0;
-			z[r * l.k + k] = (float)((double)z[r * l.k + k] / sqrt(1 + LL_PI_8 * v));
+			z[r * l.k + k] =
+			        (float)((double)z[r * l.k + k] / sqrt(1 + TRAIN_LL_PI_8 * v));
 		}
 	}
 }

@@ -5,14 +5,17 @@
  * the diagonal scale its sigma (any tensor may then have σ > 0, which a
  * checkpoint without this record refuses), and SWAG adds a low-rank part.
  * Sections (docs/checkpoint.md, "Post-hoc posteriors"):
- *   posterior       text, "key=value" lines: kind (laplace, swag or
- *                   laplace_last_layer), and prior_precision, hessian,
+ *   posterior       text, "key=value" lines: kind (laplace, swag,
+ *                   laplace_last_layer or laplace_kron), and prior_precision, hessian,
  *                   examples (laplace; and params for the last layer) or
  *                   examples, rank (swag)
  *   posterior.dev   f32, rank × nparams: SWAG's deviations (rank > 0)
  *   posterior.chol  f32, params·(params + 1)/2: last-layer Laplace's L⁻¹
  *                   (laplace_last_layer.c), whose samples replace the
  *                   last layer's part of the diagonal one
+ *   posterior.a_vectors, .a_values, .g_vectors, .g_values  f32: the
+ *                   Kronecker factors' eigenvectors and eigenvalues of
+ *                   kind laplace_kron (laplace_kron.c)
  * A prediction sample is θ = μ + σ∘z1 (bnn_posterior_sample), then for
  * SWAG θ += D·z2/√(2(R − 1)) (Maddox et al. 2019, eq. 1 and Alg. 1).
  */
@@ -32,6 +35,10 @@ void bnn_posthoc_free(bnn_posthoc *p)
 	free(p->dev);
 	free(p->chol);
 	free(p->blocks);
+	free(p->a_vec);
+	free(p->a_val);
+	free(p->g_vec);
+	free(p->g_val);
 	free(p);
 }
 
@@ -57,6 +64,7 @@ static const char *posthoc_kind_name(int kind)
 	return kind == BNN_POSTHOC_LAPLACE              ? "laplace"
 	       : kind == BNN_POSTHOC_SWAG               ? "swag"
 	       : kind == BNN_POSTHOC_LAPLACE_LAST_LAYER ? "laplace_last_layer"
+	       : kind == BNN_POSTHOC_LAPLACE_KRON       ? "laplace_kron"
 	                                                : "?";
 }
 
@@ -65,19 +73,21 @@ int train_posthoc_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p)
 	char text[256];
 	int rc;
 
-	if (p->kind == BNN_POSTHOC_LAPLACE || p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER)
+	if (p->kind != BNN_POSTHOC_SWAG)
 		snprintf(text, sizeof text,
 		         "kind=%s\nprior_precision=%a\nhessian=%s\nexamples=%ld\n",
 		         posthoc_kind_name(p->kind), p->prior_precision, p->hessian, p->examples);
 	else
 		snprintf(text, sizeof text, "kind=swag\nexamples=%ld\nrank=%ld\n", p->examples,
 		         p->rank);
-	if (p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER) /* the covariance's size */
+	if (train_posthoc_last_layer(p)) /* the covariance's size */
 		snprintf(text + strlen(text), sizeof text - strlen(text), "params=%ld\n",
 		         p->params);
 	rc = bnn_ckpt_add_text(ck, "posterior", text);
 	if (!rc && p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER)
 		rc = train_laplace_ll_add(ck, p);
+	if (!rc && p->kind == BNN_POSTHOC_LAPLACE_KRON)
+		rc = train_laplace_kron_add(ck, m, p);
 	if (!rc && p->kind == BNN_POSTHOC_SWAG && p->rank > 0)
 		rc = bnn_ckpt_add_f32(ck, "posterior.dev", p->dev, p->rank * m->nparams);
 	return rc;
@@ -128,7 +138,8 @@ static int posthoc_count(const char *text, const char *path, const char *key, lo
 static int posthoc_load_laplace(const bnn_ckpt *ck, const char *text, const char *path,
                                 const bnn_model *m, bnn_posthoc *p, bnn_err *err)
 {
-	const int ll = p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER;
+	const int ll = train_posthoc_last_layer(p), kron = p->kind == BNN_POSTHOC_LAPLACE_KRON;
+	const char *want = kron ? "kfac" : "ggn";
 	int rc;
 
 	char buf[64], *end;
@@ -143,9 +154,10 @@ static int posthoc_load_laplace(const bnn_ckpt *ck, const char *text, const char
 		        "%s: section 'posterior': 'prior_precision' is '%s', not a number > 0",
 		        path, buf);
 	if (ll && (!posthoc_value(text, "hessian", p->hessian, sizeof p->hessian) ||
-	           strcmp(p->hessian, "ggn") != 0))
+	           strcmp(p->hessian, want) != 0))
 		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: section 'posterior': 'hessian' is missing or not ggn", path);
+		                "%s: section 'posterior': 'hessian' is missing or not %s", path,
+		                want);
 	if (!ll &&
 	    (!posthoc_value(text, "hessian", p->hessian, sizeof p->hessian) ||
 	     (strcmp(p->hessian, "mc_fisher") != 0 && strcmp(p->hessian, "emp_fisher") != 0)))
@@ -155,10 +167,11 @@ static int posthoc_load_laplace(const bnn_ckpt *ck, const char *text, const char
 		                path);
 	if ((rc = posthoc_count(text, path, "examples", 1, 1L << 62, &p->examples, err)) || !ll)
 		return rc;
-	if ((rc = posthoc_count(text, path, "params", 1, BNN_LAPLACE_LAST_LAYER_MAX, &p->params,
-	                        err)))
+	if ((rc = posthoc_count(text, path, "params", 1,
+	                        kron ? 1L << 40 : BNN_LAPLACE_LAST_LAYER_MAX, &p->params, err)))
 		return rc;
-	return train_laplace_ll_load(ck, text, path, m, p, err);
+	return kron ? train_laplace_kron_load(ck, path, m, p, err)
+	            : train_laplace_ll_load(ck, text, path, m, p, err);
 }
 
 /* SWAG's keys and its deviations (rank × nparams finite values). */
@@ -215,9 +228,11 @@ int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st
 		                kind);
 	if (!(p = calloc(1, sizeof *p)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
-	if (strcmp(kind, "laplace") == 0 || strcmp(kind, "laplace_last_layer") == 0) {
-		p->kind = strcmp(kind, "laplace") == 0 ? BNN_POSTHOC_LAPLACE
-		                                       : BNN_POSTHOC_LAPLACE_LAST_LAYER;
+	if (strcmp(kind, "laplace") == 0 || strcmp(kind, "laplace_last_layer") == 0 ||
+	    strcmp(kind, "laplace_kron") == 0) {
+		p->kind = strcmp(kind, "laplace") == 0              ? BNN_POSTHOC_LAPLACE
+		          : strcmp(kind, "laplace_last_layer") == 0 ? BNN_POSTHOC_LAPLACE_LAST_LAYER
+		                                                    : BNN_POSTHOC_LAPLACE_KRON;
 		rc = posthoc_load_laplace(ck, text, path, st->model, p, err);
 	} else if (strcmp(kind, "swag") == 0) {
 		p->kind = BNN_POSTHOC_SWAG;
@@ -225,7 +240,7 @@ int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st
 	} else {
 		rc = bnn_fail(err, BNN_EFORMAT,
 		              "%s: section 'posterior': kind '%s', and this library knows laplace, "
-		              "laplace_last_layer and swag",
+		              "laplace_last_layer, laplace_kron and swag",
 		              path, kind);
 	}
 	if (rc) {
@@ -234,6 +249,12 @@ int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st
 	}
 	*out = p;
 	return BNN_OK;
+}
+
+int train_posthoc_last_layer(const bnn_posthoc *p)
+{
+	return p &&
+	       (p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER || p->kind == BNN_POSTHOC_LAPLACE_KRON);
 }
 
 int train_posthoc_layers_check(const bnn_model *m, const char *what, bnn_err *err)
@@ -260,6 +281,8 @@ void train_posthoc_sample(const bnn_state *st, float *theta, bnn_rng *rng)
 
 	if (p && p->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER)
 		train_laplace_ll_sample(st, theta, rng);
+	if (p && p->kind == BNN_POSTHOC_LAPLACE_KRON)
+		train_laplace_kron_sample(st, theta, rng);
 	if (!p || p->kind != BNN_POSTHOC_SWAG || p->rank < 2)
 		return;
 	/* Maddox et al. 2019, eq. 1: the low-rank part D·z2/√(2(K − 1)), K the

@@ -639,14 +639,13 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	}
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
 		return rc;
-	probit = mc > 0 && st->posthoc && st->posthoc->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER &&
+	probit = mc > 0 && train_posthoc_last_layer(st->posthoc) &&
 	         st->posthoc->predictive == BNN_LAPLACE_PROBIT;
 	if (probit) /* one deterministic pass, its logits scaled */
 		samples = 1;
 	/* mc samples of the last layer only: the first sample's pass keeps the
 	 * features, the others multiply them by their last layer */
-	llmc = mc > 0 && st->posthoc && st->posthoc->kind == BNN_POSTHOC_LAPLACE_LAST_LAYER &&
-	       !probit;
+	llmc = mc > 0 && train_posthoc_last_layer(st->posthoc) && !probit;
 	first = j0 * BNN_PREDICT_BATCH;
 	n = (j1 * BNN_PREDICT_BATCH < ds->n ? j1 * BNN_PREDICT_BATCH : ds->n) - first;
 	memset(&acc, 0, sizeof acc);
@@ -717,7 +716,9 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 				                        team.z[t]);
 			else
 				m->pass(&p);
-			if (probit)
+			if (probit && st->posthoc->kind == BNN_POSTHOC_LAPLACE_KRON)
+				train_laplace_kron_probit(st, team.phi[t], team.z[t], b);
+			else if (probit)
 				train_laplace_ll_probit(st, team.phi[t], team.z[t], b);
 			for (c = 0; logits && c < (probit ? mc : 1);
 			     c++) /* probit: every sample's */

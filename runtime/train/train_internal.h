@@ -74,6 +74,9 @@ int train_posthoc_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p);
 int train_posthoc_load(const bnn_ckpt *ck, const char *path, const bnn_state *st, bnn_posthoc **out,
                        bnn_err *err);
 int train_posthoc_layers_check(const bnn_model *m, const char *what, bnn_err *err);
+/* Whether p is a last-layer Laplace posterior, full or Kronecker-factored
+ * (predicted by the probit approximation or by samples of the last layer). */
+int train_posthoc_last_layer(const bnn_posthoc *p);
 void train_posthoc_sample(const bnn_state *st, float *theta, bnn_rng *rng);
 const char *train_posthoc_name(const bnn_posthoc *p);
 
@@ -86,6 +89,34 @@ const char *train_posthoc_name(const bnn_posthoc *p);
  * predictive: the logits z of b examples whose features phi the pass
  * wrote (bnn_pass.features) divided by (1 + π/8·Σ_f[k,k])^(1/2), with
  * train_laplace_ll_scratch(m, b) floats of scratch from phi on. */
+/* The output layer both last-layer fits work on (laplace_last_layer.c):
+ * where its parameters are, the parameter of output k and feature i
+ * (i = d: the bias), the refusals of a model they cannot take (full: the
+ * size limit of the full covariance too), the Hessian H[k,l] of
+ * −log p(y | z) in the logits z (categorical: the upper triangle by rows,
+ * K(K+1)/2 values; bernoulli: the diagonal, K), and the pass over ds at θ*
+ * in batches, handing each batch's features and logits to rows; it
+ * returns the NLL at θ*. */
+/* π/8 of the probit approximation of the logistic sigmoid. */
+#define TRAIN_LL_PI_8 0.39269908169872415481
+
+struct train_ll_layer {
+	long k, d, dd, p;  /* outputs, features, d + 1 with a bias, k·dd */
+	long w_off, b_off; /* the weight [k, d] and bias [k] (-1: none) in params */
+};
+struct train_ll_buffers {
+	float *ws, *z, *feat; /* the pass's workspace, logits and features */
+};
+typedef void (*train_ll_rows)(void *ctx, const float *feat, const float *z, long b);
+void train_laplace_ll_layer(const bnn_model *m, struct train_ll_layer *l);
+long train_laplace_ll_index(const struct train_ll_layer *l, long k, long i);
+int train_laplace_ll_check(const bnn_model *m, int full, bnn_err *err);
+void train_laplace_ll_hessian(const bnn_model *m, const float *z, float *hw);
+int train_laplace_ll_buffers_alloc(struct train_ll_buffers *bu, const bnn_model *m, long batch);
+void train_laplace_ll_buffers_free(struct train_ll_buffers *bu);
+double train_laplace_ll_pass(const bnn_state *st, const bnn_dataset *ds, long batch,
+                             const struct train_ll_buffers *bu, train_ll_rows rows, void *ctx);
+
 int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
                              bnn_laplace_report *rep, bnn_err *err);
 double train_laplace_log_marglik(long n, double sq, double logdet, double nll, double delta);
@@ -97,6 +128,18 @@ void train_laplace_ll_logits(const bnn_state *st, const float *theta, const floa
                              float *z);
 long train_laplace_ll_scratch(const bnn_model *m, long b);
 void train_laplace_ll_probit(const bnn_state *st, float *phi, float *z, long b);
+
+/* Kronecker-factored last-layer Laplace (laplace_kron.c): the fit, the
+ * checkpoint record's sections, a prediction sample of the last layer
+ * into theta, and the probit scaling of the logits z (as
+ * train_laplace_ll_probit, the same scratch). */
+int train_laplace_kron(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
+                       bnn_laplace_report *rep, bnn_err *err);
+int train_laplace_kron_add(bnn_ckpt *ck, const bnn_model *m, const bnn_posthoc *p);
+int train_laplace_kron_load(const bnn_ckpt *ck, const char *path, const bnn_model *m,
+                            bnn_posthoc *p, bnn_err *err);
+void train_laplace_kron_sample(const bnn_state *st, float *theta, bnn_rng *rng);
+void train_laplace_kron_probit(const bnn_state *st, float *phi, float *z, long b);
 
 /* SWAG's collection during training (swag.c): the running moments of the
  * iterates and the last R deviations. */
