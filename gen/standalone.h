@@ -118,6 +118,9 @@ void sa_emit_standardize(struct sa *s);
  * pass's variances). */
 void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term);
 void sa_noise_variance(const struct sa *s, char *buf, size_t size);
+/* Whether the likelihood is a regression one (all but categorical and
+ * bernoulli): `out` holds K means then K variances. */
+int sa_regression(const struct graph *g);
 
 /* standalone_moments.c: the analytic predictive (--analytic).  check
  * reports each node it cannot handle through D and returns their count;
