@@ -599,7 +599,8 @@ static void sa_write_forward(struct sa *s)
 		emit(s->e, "\tfloat *const blk = f + %ldL; /* a layer's parameters */\n",
 		     s->block_off);
 	if (s->xt_floats > 0)
-		emit(s->e, "\tfloat *const xt = f + %ldL; /* a dropout layer's masked input */\n",
+		emit(s->e,
+		     "\tfloat *const xt = f + %ldL; /* dropout's masked input, gru's projections */\n",
 		     s->xt_off);
 	if (s->whvi_floats > 0)
 		emit(s->e, "\tfloat *const wv = f + %ldL; /* a whvi layer's g and transform */\n",

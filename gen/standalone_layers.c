@@ -30,7 +30,14 @@
  *                      one component for the layer (emp) or per value
  *                      (ecmp), uniform, gathered into the block;
  *   whvi               g = μ + σ∘ε, σ = softplus(ρ) (Rossi et al., eq. 2,
- *                      section 2.3), and the bias μ_b + σ_b·ε_b.
+ *                      section 2.3), and the bias μ_b + σ_b·ε_b;
+ *   meanfield gru      W = μ + σ∘ε into the block, one sample for all steps;
+ *   meanfield          the rows the ids pick, row v's noise at index
+ *   embedding          v·dim + j of the node's stream (a repeated id, the
+ *                      same sampled row).
+ * Sequence ops: embedding reads ids checked before the pass (MODEL_EIDS),
+ * positional adds its table written as literals, gru runs its T steps with
+ * one step's projections in xt.
  * The header is read through standalone_storage.c's macros wherever the
  * storage matters (BNNS_WT, BNNS_DOT, BNNS_SCALED for the weight matrices
  * and kernels, BNNS_P for the other arrays), so the one file reads an f32,
