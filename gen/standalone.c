@@ -354,7 +354,7 @@ static long sa_workspace_bytes(const struct sa *s)
 static void sa_write_header(struct sa *s, const struct standalone_options *o)
 {
 	const char *m = s->m, *u = s->up;
-	int gaussian = sa_regression(s->g);
+	int regression = sa_regression(s->g);
 	long k = sa_outputs(s), below = sa_ids_below(s);
 	char ids[1024] = "";
 
@@ -399,13 +399,13 @@ static void sa_write_header(struct sa *s, const struct standalone_options *o)
 	     "#endif\n"
 	     "\n",
 	     u, u, s->cg.nodes[s->g->input].width, m, u, s->cg.nodes[s->g->input].width,
-	     gaussian                                   ? "the predictive's means and variances"
+	     regression                                 ? "the predictive's means and variances"
 	     : s->g->likelihood == LIKELIHOOD_BERNOULLI ? "P(label = 1), one per label"
 	                                                : "the probabilities of the classes",
-	     u, k, gaussian ? "the K means, then the K variances" : "the K probabilities", u,
-	     gaussian ? 2 * k : k,
-	     gaussian ? "total, aleatoric and epistemic variance, each summed over the outputs"
-	              : "predictive entropy, expected entropy and mutual information (nats)",
+	     u, k, regression ? "the K means, then the K variances" : "the K probabilities", u,
+	     regression ? 2 * k : k,
+	     regression ? "total, aleatoric and epistemic variance, each summed over the outputs"
+	                : "predictive entropy, expected entropy and mutual information (nats)",
 	     u, m, s->doubles, s->floats, u, u, sa_workspace_bytes(s), u, u, u, u, u, u, ids);
 	emit(s->e,
 	     "/*\n"
