@@ -140,6 +140,7 @@ static int sa_in_place_op(enum op_id op)
 	case OP_COS:
 	case OP_BATCHNORM:
 	case OP_ADD:
+	case OP_POSITIONAL:
 		return 1;
 	default:
 		return 0;
@@ -160,6 +161,8 @@ static void sa_last_readers(const struct sa *s, int *last)
 			for (j = 0; j < g->nodes[i].ninputs; j++)
 				last[g->nodes[i].inputs[j]] = i;
 	last[g->output] = g->nnodes;
+	if (g->scale_node >= 0) /* the scale's log, read by the predictive */
+		last[g->scale_node] = g->nnodes;
 	last[g->input] = g->nnodes;
 }
 
@@ -221,6 +224,21 @@ static void sa_plan_layer(struct sa *s, int i, int *first, int *last)
 	}
 }
 
+int sa_regression(const struct graph *g)
+{
+	return g->likelihood != LIKELIHOOD_CATEGORICAL && g->likelihood != LIKELIHOOD_BERNOULLI;
+}
+
+/* Whether the likelihood's variance differs between samples (it is read
+ * from the outputs: a rate, or a scale given by a node), so that the
+ * predictive sums it (a third K of accumulators); a fixed or learned scale
+ * gives the same variance in every sample. */
+static int sa_variance_varies(const struct graph *g)
+{
+	return g->scale_node >= 0 || g->likelihood == LIKELIHOOD_POISSON ||
+	       g->likelihood == LIKELIHOOD_NEGBINOMIAL;
+}
+
 /* The workspace of one example: accumulators (doubles), then floats laid
  * out by liveness (sa_region): the input, the activations, the layers'
  * scratch, one sample's output probabilities.  Returns 0, or -1 when out
@@ -263,9 +281,10 @@ static int sa_plan(struct sa *s)
 	sa_take(&l, s->block_floats, first[0], last[0], &s->block_off);
 	sa_take(&l, s->xt_floats, first[1], last[1], &s->xt_off);
 	sa_take(&l, s->whvi_floats, first[2], last[2], &s->whvi_off);
-	if (g->likelihood == LIKELIHOOD_GAUSSIAN) {
-		s->doubles = 2 * k;
-		if (g->sigma_learned)
+	if (sa_regression(g)) {
+		s->doubles = sa_variance_varies(g) ? 3 * k : 2 * k;
+		if (g->sigma_learned || g->scale_node >= 0 || g->likelihood == LIKELIHOOD_POISSON ||
+		    g->likelihood == LIKELIHOOD_NEGBINOMIAL)
 			s->needs |= SA_EXP;
 	} else {
 		sa_take(&l, k, nn, nn, &s->prob_off);
@@ -303,6 +322,30 @@ static long sa_outputs(const struct sa *s)
 	return s->cg.nodes[s->g->output].width;
 }
 
+/* An input of integer ids (`input ids[T] int;`): the bound the ids must
+ * stay under, the smallest vocabulary of the embeddings that read them;
+ * 0 for an input of floats. */
+static long sa_ids_below(const struct sa *s)
+{
+	const struct graph *g = s->g;
+	long below = 0;
+	int i;
+	if (!g->nodes[g->input].ids)
+		return 0;
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].live && g->nodes[i].op == OP_EMBEDDING &&
+		    g->nodes[i].inputs[0] == g->input &&
+		    (below == 0 || g->nodes[i].attrs.vocab < below))
+			below = g->nodes[i].attrs.vocab;
+	return below;
+}
+
+/* The C type of x: int32_t for ids, float otherwise. */
+static const char *sa_input_type(const struct sa *s)
+{
+	return s->g->nodes[s->g->input].ids ? "int32_t" : "float";
+}
+
 static long sa_workspace_bytes(const struct sa *s)
 {
 	return s->doubles * 8 + s->floats * 4;
@@ -311,8 +354,17 @@ static long sa_workspace_bytes(const struct sa *s)
 static void sa_write_header(struct sa *s, const struct standalone_options *o)
 {
 	const char *m = s->m, *u = s->up;
-	int gaussian = s->g->likelihood == LIKELIHOOD_GAUSSIAN;
-	long k = sa_outputs(s);
+	int regression = sa_regression(s->g);
+	long k = sa_outputs(s), below = sa_ids_below(s);
+	char ids[1024] = "";
+
+	if (s->g->nodes[s->g->input].ids) /* the embeddings' rows: checked, never read outside */
+		snprintf(ids, sizeof ids,
+		         "/* x holds integer ids (int32_t), each in [0, %s_IDS_BELOW): the\n"
+		         " * smallest vocabulary of the embeddings that read them. */\n"
+		         "#define %s_IDS_BELOW %ldL\n"
+		         "#define %s_EIDS (-4)       /* an id of x outside [0, %s_IDS_BELOW) */\n",
+		         u, u, below, u, u);
 	sa_provenance(s, o, "Standalone inference");
 	emit(s->e,
 	     "#ifndef BNNS_MODEL_%s_INFER_H\n"
@@ -340,20 +392,21 @@ static void sa_write_header(struct sa *s, const struct standalone_options *o)
 	     "#define %s_EINVAL (-1)     /* x or out NULL, n < 0, or mc < 0 */\n"
 	     "#define %s_EWORKSPACE (-2) /* ws NULL or ws_bytes < %s_WORKSPACE_BYTES */\n"
 	     "#define %s_EALIGN (-3)     /* ws not aligned to %s_WORKSPACE_ALIGN */\n"
+	     "%s"
 	     "\n"
 	     "#ifdef __cplusplus\n"
 	     "extern \"C\" {\n"
 	     "#endif\n"
 	     "\n",
 	     u, u, s->cg.nodes[s->g->input].width, m, u, s->cg.nodes[s->g->input].width,
-	     gaussian ? "the Gaussian predictive's means and variances"
+	     regression                                 ? "the predictive's means and variances"
 	     : s->g->likelihood == LIKELIHOOD_BERNOULLI ? "P(label = 1), one per label"
 	                                                : "the probabilities of the classes",
-	     u, k, gaussian ? "the K means, then the K variances" : "the K probabilities", u,
-	     gaussian ? 2 * k : k,
-	     gaussian ? "total, aleatoric and epistemic variance, each summed over the outputs"
-	              : "predictive entropy, expected entropy and mutual information (nats)",
-	     u, m, s->doubles, s->floats, u, u, sa_workspace_bytes(s), u, u, u, u, u, u);
+	     u, k, regression ? "the K means, then the K variances" : "the K probabilities", u,
+	     regression ? 2 * k : k,
+	     regression ? "total, aleatoric and epistemic variance, each summed over the outputs"
+	                : "predictive entropy, expected entropy and mutual information (nats)",
+	     u, m, s->doubles, s->floats, u, u, sa_workspace_bytes(s), u, u, u, u, u, u, ids);
 	emit(s->e,
 	     "/*\n"
 	     " * The predictive of the n examples of x (n × %s_INPUTS floats, row by\n"
@@ -368,14 +421,14 @@ static void sa_write_header(struct sa *s, const struct standalone_options *o)
 	     " * within one call).  Returns 0 or a negative %s_E* code; nothing is\n"
 	     " * written then.  Reentrant: all state is in ws.\n"
 	     " */\n"
-	     "int %s_predict_summary(const float *x, long n, int mc, uint64_t seed, void *ws,\n"
+	     "int %s_predict_summary(const %s *x, long n, int mc, uint64_t seed, void *ws,\n"
 	     "        size_t ws_bytes, float *out, float *summary);\n"
 	     "\n"
 	     "/* The same without the summaries. */\n"
-	     "int %s_predict(const float *x, long n, int mc, uint64_t seed, void *ws, size_t ws_bytes,\n"
+	     "int %s_predict(const %s *x, long n, int mc, uint64_t seed, void *ws, size_t ws_bytes,\n"
 	     "        float *out);\n"
 	     "\n",
-	     u, u, u, u, u, m, m);
+	     u, u, u, u, u, m, sa_input_type(s), m, sa_input_type(s));
 	if (s->mo)
 		sa_moments_header(s);
 	emit(s->e, "#ifdef __cplusplus\n"
@@ -546,7 +599,8 @@ static void sa_write_forward(struct sa *s)
 		emit(s->e, "\tfloat *const blk = f + %ldL; /* a layer's parameters */\n",
 		     s->block_off);
 	if (s->xt_floats > 0)
-		emit(s->e, "\tfloat *const xt = f + %ldL; /* a dropout layer's masked input */\n",
+		emit(s->e,
+		     "\tfloat *const xt = f + %ldL; /* dropout's masked input, gru's projections */\n",
 		     s->xt_off);
 	if (s->whvi_floats > 0)
 		emit(s->e, "\tfloat *const wv = f + %ldL; /* a whvi layer's g and transform */\n",
@@ -581,6 +635,13 @@ static void sa_write_random_macro(struct sa *s)
 void sa_emit_standardize(struct sa *s)
 {
 	const char *m = s->m, *u = s->up;
+	if (s->g->nodes[s->g->input].ids) { /* ids, as the float values libbnn's pass reads */
+		emit(s->e,
+		     "\t\tfor (j = 0; j < %s_INPUTS; j++)\n"
+		     "\t\t\txs[j] = (float)xi[j];\n",
+		     u);
+		return;
+	}
 	emit(s->e,
 	     "\t\tfor (j = 0; j < %s_INPUTS; j++)\n"
 	     "#ifdef %s_W_STANDARDIZE_MEAN_COUNT\n"
@@ -602,6 +663,113 @@ void sa_noise_variance(const struct sa *s, char *buf, size_t size)
 		snprintf(buf, size, "%af", (double)(float)(s->g->sigma * s->g->sigma));
 }
 
+/* The likelihood's scale of output j as a float expression (predict_regs'
+ * power 1: laplace's b, studentt's s, negbinomial's ρ; gaussian's σ² is
+ * sa_noise_variance's): a constant, exp of the learned log, or exp of the
+ * scale node's value v[j]. */
+static void sa_scale(const struct sa *s, char *buf, size_t size)
+{
+	if (s->g->scale_node >= 0) {
+		snprintf(buf, size, "BNNS_EXP(v[j])");
+	} else if (s->g->sigma_learned) {
+		char at[80];
+		sa_kept(s, s->cg.sigma_tensor, 0, at, sizeof at);
+		snprintf(buf, size, "BNNS_EXP(%s_w_params[%s + j])", s->m, at);
+	} else {
+		snprintf(buf, size, "%af", (double)(float)s->g->sigma);
+	}
+}
+
+/* One sample's predictive of output j, as runtime/train/predict.c's
+ * predict_regs row of the likelihood computes it: MEAN from the raw output
+ * z[j] (a mean, or a log-rate), and VAR, the likelihood's variance
+ * (aleatoric), from that mean m and the scale. */
+static void sa_sample_moments(const struct sa *s, char *mean, char *var, size_t size)
+{
+	const struct graph *g = s->g;
+	char sc[160];
+	sa_scale(s, sc, sizeof sc);
+	snprintf(mean, size, "z[j]");
+	switch (g->likelihood) {
+	case LIKELIHOOD_POISSON: /* rate e^z, its variance the rate */
+		snprintf(mean, size, "BNNS_EXP(z[j])");
+		snprintf(var, size, "m");
+		break;
+	case LIKELIHOOD_NEGBINOMIAL: /* m = e^z, m + m²/ρ */
+		snprintf(mean, size, "BNNS_EXP(z[j])");
+		snprintf(var, size, "m + m * m / %s", sc);
+		break;
+	case LIKELIHOOD_LAPLACE: /* 2b² */
+		snprintf(var, size, "2.0f * %s * %s", sc, sc);
+		break;
+	case LIKELIHOOD_STUDENTT: /* s²ν/(ν − 2), infinite for ν ≤ 2 */
+		if (g->df > 2)
+			snprintf(var, size, "%s * %s * %af", sc, sc,
+			         (double)(float)(g->df / (g->df - 2)));
+		else
+			snprintf(var, size, "(1.0f / 0.0f)");
+		break;
+	default: /* gaussian: σ², or e^v of a log-variance node */
+		if (g->scale_node >= 0)
+			snprintf(var, size, "BNNS_EXP(v[j])");
+		else
+			sa_noise_variance(s, var, size);
+		break;
+	}
+}
+
+/* The regression predictive of example i: per sample (inside the loop over
+ * samples), Σ m, Σ m² and (when it varies, sa_variance_varies) Σ of the
+ * likelihood's variance; then the mixture's mean and variance, the mean
+ * variance being the aleatoric part and the variance of the means the
+ * epistemic one, as libbnn's predict. */
+static void sa_write_regression(struct sa *s)
+{
+	long k = sa_outputs(s);
+	int varies = sa_variance_varies(s->g);
+	char mean[400], var[400];
+
+	sa_sample_moments(s, mean, var, sizeof var);
+	emit(s->e,
+	     "\t\t\tfor (j = 0; j < %ldL; j++) {\n"
+	     "\t\t\t\tconst float m = %s;\n"
+	     "\t\t\t\tacc[j] += m;\n"
+	     "\t\t\t\tacc[%ldL + j] += (double)m * m;\n",
+	     k, mean, k);
+	if (varies)
+		emit(s->e, "\t\t\t\tacc[%ldL + j] += (double)(%s);\n", 2 * k, var);
+	emit(s->e, "\t\t\t}\n\t\t}\n");
+	emit(s->e,
+	     "\t\t{\n"
+	     "\t\t\tdouble tot = 0.0, ale = 0.0, epi = 0.0;\n"
+	     "\t\t\tfor (j = 0; j < %ldL; j++) {\n"
+	     "\t\t\t\tconst double mean = acc[j] / (double)samples;\n"
+	     "\t\t\t\tconst double ms = acc[%ldL + j] / (double)samples - mean * mean;\n",
+	     k, k);
+	if (varies)
+		emit(s->e, "\t\t\t\tconst double a = acc[%ldL + j] / (double)samples;\n", 2 * k);
+	else
+		emit(s->e, "\t\t\t\tconst double a = (double)(%s);\n", var);
+	emit(s->e,
+	     "\t\t\t\tconst double e = ms > 0.0 ? ms : 0.0;\n"
+	     "\t\t\t\tout[i * %ldL + j] = (float)mean;\n"
+	     "\t\t\t\tout[i * %ldL + %ldL + j] = (float)(a + e);\n"
+	     "\t\t\t\ttot += a + e;\n"
+	     "\t\t\t\tale += a;\n"
+	     "\t\t\t\tepi += e;\n"
+	     "\t\t\t}\n"
+	     "\t\t\tif (summary) {\n"
+	     "\t\t\t\tsummary[3 * i] = (float)tot;\n"
+	     "\t\t\t\tsummary[3 * i + 1] = (float)ale;\n"
+	     "\t\t\t\tsummary[3 * i + 2] = (float)epi;\n"
+	     "\t\t\t}\n"
+	     "\t\t}\n"
+	     "\t}\n"
+	     "\treturn 0;\n"
+	     "}\n\n",
+	     2 * k, 2 * k, k);
+}
+
 /* The predictive: one example at a time, its samples' outputs added into
  * acc (doubles), then averaged. */
 static void sa_write_predict(struct sa *s)
@@ -609,17 +777,22 @@ static void sa_write_predict(struct sa *s)
 	const struct graph *g = s->g;
 	const char *m = s->m, *u = s->up;
 	long k = sa_outputs(s);
-	int gaussian = g->likelihood == LIKELIHOOD_GAUSSIAN;
-	char var[200];
+	int regression = sa_regression(g);
+	char vdecl[96] = ""; /* the scale node's values, its log-scale */
+
+	if (g->scale_node >= 0)
+		snprintf(vdecl, sizeof vdecl, "\tconst float *const v = f + %ldL;\n",
+		         s->act[g->scale_node]);
 
 	emit(s->e,
-	     "int %s_predict_summary(const float *x, long n, int mc, uint64_t seed, void *ws,\n"
+	     "int %s_predict_summary(const %s *x, long n, int mc, uint64_t seed, void *ws,\n"
 	     "        size_t ws_bytes, float *out, float *summary)\n"
 	     "{\n"
 	     "\tdouble *const acc = (double *)ws;\n"
 	     "\tfloat *const f = (float *)(void *)(acc + %ldL);\n"
 	     "\tfloat *const xs = f + %ldL;\n"
 	     "\tconst float *const z = f + %ldL;\n"
+	     "%s"
 	     "\tconst long samples = mc > 0 && BNNS_RANDOM ? mc : 1;\n"
 	     "\tlong i, j, smp;\n"
 	     "\n"
@@ -629,13 +802,19 @@ static void sa_write_predict(struct sa *s)
 	     "\t\treturn %s_EWORKSPACE;\n"
 	     "\tif ((uintptr_t)ws %% %s_WORKSPACE_ALIGN != 0)\n"
 	     "\t\treturn %s_EALIGN;\n",
-	     m, s->doubles, s->in_off, s->act[g->output], u, u, u, u, u);
+	     m, sa_input_type(s), s->doubles, s->in_off, s->act[g->output], vdecl, u, u, u, u, u);
+	if (g->nodes[g->input].ids) /* before anything is written */
+		emit(s->e,
+		     "\tfor (i = 0; i < n * %s_INPUTS; i++)\n"
+		     "\t\tif (x[i] < 0 || x[i] >= %s_IDS_BELOW)\n"
+		     "\t\t\treturn %s_EIDS;\n",
+		     u, u, u);
 	if (!s->random)
 		emit(s->e, "\t(void)seed;\n");
 	emit(s->e,
 	     "\tfor (i = 0; i < n; i++) {\n"
-	     "\t\tconst float *const xi = x + i * %s_INPUTS;\n",
-	     u);
+	     "\t\tconst %s *const xi = x + i * %s_INPUTS;\n",
+	     sa_input_type(s), u);
 	sa_emit_standardize(s);
 	emit(s->e,
 	     "\t\tfor (j = 0; j < %ldL; j++)\n"
@@ -646,38 +825,8 @@ static void sa_write_predict(struct sa *s)
 		emit(s->e, "\t\t\tbnns_forward(f, i, mc > 0 ? smp : -1L, seed);\n");
 	else
 		emit(s->e, "\t\t\tbnns_forward(f);\n");
-	if (gaussian) {
-		emit(s->e,
-		     "\t\t\tfor (j = 0; j < %ldL; j++) {\n"
-		     "\t\t\t\tacc[j] += z[j];\n"
-		     "\t\t\t\tacc[%ldL + j] += (double)z[j] * z[j];\n"
-		     "\t\t\t}\n"
-		     "\t\t}\n",
-		     k, k);
-		sa_noise_variance(s, var, sizeof var);
-		emit(s->e,
-		     "\t\t{\n"
-		     "\t\t\tdouble tot = 0.0, ale = 0.0, epi = 0.0;\n"
-		     "\t\t\tfor (j = 0; j < %ldL; j++) {\n"
-		     "\t\t\t\tconst double mean = acc[j] / (double)samples;\n"
-		     "\t\t\t\tconst double ms = acc[%ldL + j] / (double)samples - mean * mean;\n"
-		     "\t\t\t\tconst double a = (double)%s, e = ms > 0.0 ? ms : 0.0;\n"
-		     "\t\t\t\tout[i * %ldL + j] = (float)mean;\n"
-		     "\t\t\t\tout[i * %ldL + %ldL + j] = (float)(a + e);\n"
-		     "\t\t\t\ttot += a + e;\n"
-		     "\t\t\t\tale += a;\n"
-		     "\t\t\t\tepi += e;\n"
-		     "\t\t\t}\n"
-		     "\t\t\tif (summary) {\n"
-		     "\t\t\t\tsummary[3 * i] = (float)tot;\n"
-		     "\t\t\t\tsummary[3 * i + 1] = (float)ale;\n"
-		     "\t\t\t\tsummary[3 * i + 2] = (float)epi;\n"
-		     "\t\t\t}\n"
-		     "\t\t}\n"
-		     "\t}\n"
-		     "\treturn 0;\n"
-		     "}\n\n",
-		     k, k, var, 2 * k, 2 * k, k);
+	if (regression) {
+		sa_write_regression(s);
 	} else {
 		if (g->likelihood == LIKELIHOOD_CATEGORICAL)
 			emit(s->e,
@@ -742,12 +891,12 @@ static void sa_write_predict(struct sa *s)
 		           "}\n\n");
 	}
 	emit(s->e,
-	     "int %s_predict(const float *x, long n, int mc, uint64_t seed, void *ws, size_t ws_bytes,\n"
+	     "int %s_predict(const %s *x, long n, int mc, uint64_t seed, void *ws, size_t ws_bytes,\n"
 	     "        float *out)\n"
 	     "{\n"
 	     "\treturn %s_predict_summary(x, n, mc, seed, ws, ws_bytes, out, (float *)0);\n"
 	     "}\n",
-	     m, m);
+	     m, sa_input_type(s), m);
 }
 
 static void sa_write_c(struct sa *s, const struct standalone_options *o)
@@ -804,17 +953,25 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
-/* The ops the standalone target has no code for yet: gru (its recurrence
- * is not written without libbnn's kernels), embedding and positional (the
- * ops of sequences of ids).  Refused at the first such node, with the way
- * to run the model.  Returns -1 after the message, else 0. */
+/* Whether the standalone target has no code for OP yet (none today: a
+ * case per op it refuses). */
+static int sa_op_refused(enum op_id op)
+{
+	switch (op) {
+	default:
+		return 0;
+	}
+}
+
+/* The ops the standalone target has no code for yet (sa_op_refused),
+ * refused at the first such node, with the way to run the model.  Returns
+ * -1 after the message, else 0. */
 static int sa_check_ops(const struct graph *g, struct diag *d)
 {
 	int i;
 	for (i = 0; i < g->nnodes; i++) {
 		const struct graph_node *n = &g->nodes[i];
-		if (!n->live ||
-		    (n->op != OP_GRU && n->op != OP_EMBEDDING && n->op != OP_POSITIONAL))
+		if (!n->live || !sa_op_refused(n->op))
 			continue;
 		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",
 		           op_name(n->op), n->name);
@@ -850,19 +1007,6 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 	s.act = calloc((size_t)g->nnodes, sizeof *s.act);
 	if (!s.act) {
 		fputs("bnnc: out of memory\n", stderr);
-		goto done;
-	}
-	if ((g->likelihood != LIKELIHOOD_CATEGORICAL && g->likelihood != LIKELIHOOD_BERNOULLI &&
-	     g->likelihood != LIKELIHOOD_GAUSSIAN) ||
-	    g->scale_node >= 0) {
-		diag_error(d, g->likelihood_loc,
-		           "the standalone target does not support the %s likelihood%s",
-		           likelihood_name(g->likelihood),
-		           g->scale_node >= 0 ? " with a scale given by a node" : "");
-		diag_note(d, diag_noloc,
-		          "it writes categorical, bernoulli and gaussian (fixed or learned "
-		          "sigma) predictives; run this model with libbnn (bnnc without "
-		          "--standalone)");
 		goto done;
 	}
 	if (sa_check_ops(g, d) != 0)

@@ -65,7 +65,7 @@ struct sa {
 	long in_off;       /* the example's (standardised) input */
 	long block_off;    /* a layer's parameters of this sample (patch, σ) */
 	long block_floats; /*   the largest such block */
-	long xt_off;       /* a dropout layer's masked input */
+	long xt_off;       /* a dropout layer's masked input, a gru step's projections */
 	long xt_floats;
 	long whvi_off; /* a whvi layer's g and transform: 2·stack·D */
 	long whvi_floats;
@@ -118,6 +118,9 @@ void sa_emit_standardize(struct sa *s);
  * pass's variances). */
 void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term);
 void sa_noise_variance(const struct sa *s, char *buf, size_t size);
+/* Whether the likelihood is a regression one (all but categorical and
+ * bernoulli): `out` holds K means then K variances. */
+int sa_regression(const struct graph *g);
 
 /* standalone_moments.c: the analytic predictive (--analytic).  check
  * reports each node it cannot handle through D and returns their count;

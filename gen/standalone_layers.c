@@ -30,7 +30,14 @@
  *                      one component for the layer (emp) or per value
  *                      (ecmp), uniform, gathered into the block;
  *   whvi               g = μ + σ∘ε, σ = softplus(ρ) (Rossi et al., eq. 2,
- *                      section 2.3), and the bias μ_b + σ_b·ε_b.
+ *                      section 2.3), and the bias μ_b + σ_b·ε_b;
+ *   meanfield gru      W = μ + σ∘ε into the block, one sample for all steps;
+ *   meanfield          the rows the ids pick, row v's noise at index
+ *   embedding          v·dim + j of the node's stream (a repeated id, the
+ *                      same sampled row).
+ * Sequence ops: embedding reads ids checked before the pass (MODEL_EIDS),
+ * positional adds its table written as literals, gru runs its T steps with
+ * one step's projections in xt.
  * The header is read through standalone_storage.c's macros wherever the
  * storage matters (BNNS_WT, BNNS_DOT, BNNS_SCALED for the weight matrices
  * and kernels, BNNS_P for the other arrays), so the one file reads an f32,
@@ -73,11 +80,13 @@ static int sa_whvi(const struct sa *s, int i)
 	return s->g->nodes[i].op == OP_DENSE && sa_family(s, i) == FAMILY_WHVI;
 }
 
-/* Meanfield layers other than dense sample their weights into the block
- * (dense ones use the local reparameterisation). */
+/* Meanfield layers other than dense and embedding sample their weights
+ * into the block (dense ones use the local reparameterisation, embedding
+ * ones sample the rows their ids pick, sa_embedding). */
 static int sa_samples_weights(const struct sa *s, int i)
 {
-	return sa_family(s, i) == FAMILY_MEANFIELD && s->g->nodes[i].op != OP_DENSE;
+	enum op_id op = s->g->nodes[i].op;
+	return sa_family(s, i) == FAMILY_MEANFIELD && op != OP_DENSE && op != OP_EMBEDDING;
 }
 
 /* Whether node I's weight matrix or kernel is compressed by bf16 and int8
@@ -135,6 +144,11 @@ void sa_layer_plan(struct sa *s, int i)
 	}
 	if (n->op == OP_DENSE && !sa_whvi(s, i))
 		s->needs |= SA_DOT;
+	if (n->op == OP_GRU) { /* one step's input and hidden projections, 3U each */
+		long g6 = 6 * n->attrs.units;
+		s->xt_floats = g6 > s->xt_floats ? g6 : s->xt_floats;
+		s->needs |= SA_DOT | SA_TANH;
+	}
 	if (f == FAMILY_MEANFIELD && n->op == OP_DENSE && s->sigma_layers)
 		s->needs |= SA_SQRT | SA_DOT2;
 	if (sa_layer_random(s, i))
@@ -791,6 +805,130 @@ static void sa_whvi_dense(struct sa *s, int i)
 	}
 }
 
+/* embedding: row id_t of the table for each of the T positions (the ids
+ * were checked against the vocabulary before the pass: MODEL_EIDS).  A
+ * meanfield table's sample draws row v's noise from index v·dim + j of the
+ * node's stream, so a repeated id gets the same sampled row at every
+ * position, as under libbnn's one weight sample per pass. */
+static void sa_embedding(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const struct cg_tensor *t = &s->cg.tensors[s->cg.nodes[i].first_tensor];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long steps = s->cg.nodes[n->inputs[0]].width, dim = s->cg.nodes[i].width / steps;
+
+	emit(s->e,
+	     "\t\tlong p, j;\n"
+	     "\t\tfor (p = 0; p < %ld; p++) {\n"
+	     "\t\t\tconst long row = (long)a_%s[p];\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\ta_%s[p * %ld + j] = %s_w_params[%ld + row * %ld + j];\n"
+	     "\t\t}\n",
+	     steps, in, dim, name, dim, s->m, t->offset, dim);
+	if (sa_family(s, i) != FAMILY_MEANFIELD || !s->sigma_layers)
+		return;
+	emit(s->e,
+	     "#ifdef %s_W_SIGMA_COUNT\n"
+	     "\t\tif (noisy) {\n"
+	     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+	     "\t\t\tfor (p = 0; p < %ld; p++) {\n"
+	     "\t\t\t\tconst long row = (long)a_%s[p];\n"
+	     "\t\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\t\ta_%s[p * %ld + j] = a_%s[p * %ld + j] +\n"
+	     "\t\t\t\t\t        %s_w_sigma[%ld + row * %ld + j] *\n"
+	     "\t\t\t\t\t                bnns_normal(bnns_draw(key, row * %ld + j));\n"
+	     "\t\t\t}\n"
+	     "\t\t}\n"
+	     "#endif\n",
+	     s->up, i, steps, in, dim, name, dim, name, dim, s->m, t->offset, dim, dim);
+}
+
+/* positional: the input plus the sinusoidal table of bnn_gen/positional.h
+ * (Vaswani et al. 2017, sec. 3.5), computed here in double by the same
+ * formula and written as the float literals the library's table holds, so
+ * the file needs no sin, cos or pow. */
+static void sa_positional(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long d = n->shape[1], steps = n->shape[0], p, j;
+	char v[48];
+
+	emit(s->e, "\t\tstatic const float pe[%ld] = {", steps * d);
+	for (p = 0; p < steps; p++)
+		for (j = 0; j < d; j++) {
+			/* the pair (2i, 2i + 1) shares the frequency 10000^(−2i/D) */
+			const double angle =
+			        (double)p * pow(10000.0, -(double)(j - j % 2) / (double)d);
+			sa_float(j % 2 == 0 ? sin(angle) : cos(angle), v, sizeof v);
+			emit(s->e, "%s%s", (p * d + j) % 4 == 0 ? "\n\t\t\t" : " ", v);
+			if (p * d + j + 1 < steps * d)
+				emit(s->e, ",");
+		}
+	emit(s->e,
+	     "\n\t\t};\n"
+	     "\t\tlong j;\n"
+	     "\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\ta_%s[j] = a_%s[j] + pe[j];\n",
+	     steps * d, name, in);
+}
+
+/* gru, as bnn_gen/gru.h computes it (Cho et al. 2014 with PyTorch's reset
+ * gate after the hidden product), step by step from h_0 = 0: the input
+ * and hidden projections q = W_ih x_t + b_ih and hh = W_hh h + b_hh (xt,
+ * 6U floats), then per unit r = σ(q_r + hh_r), z = σ(q_z + hh_z),
+ * n = tanh(q_n + r·hh_n), h' = (1 − z)·n + z·h, with σ(x) = (1 +
+ * tanh(x/2))/2 as the library's float kernel.  The state is the output:
+ * h_t is row t of a sequence, or (output = last) the node's U values,
+ * overwritten each step once hh has read them.  A meanfield layer's
+ * weights are one sample for all steps (the block), as in libbnn. */
+static void sa_gru(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long u = n->attrs.units, steps = s->g->nodes[n->inputs[0]].shape[0];
+	long f = s->cg.nodes[n->inputs[0]].width / steps;
+	int seq = n->attrs.sequence;
+	char wi[160], wh[160], bi[160], bh[160];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, wi, sizeof wi);
+	sa_tensor(s, i, 1, wh, sizeof wh);
+	sa_tensor(s, i, 2, bi, sizeof bi);
+	sa_tensor(s, i, 3, bh, sizeof bh);
+	emit(s->e,
+	     "\t\tfloat *const q = xt, *const hh = xt + %ld;\n"
+	     "\t\tlong st, o, j;\n",
+	     3 * u);
+	if (!seq)
+		emit(s->e, "\t\tfor (j = 0; j < %ld; j++)\n\t\t\ta_%s[j] = 0.0f;\n", u, name);
+	emit(s->e, "\t\tfor (st = 0; st < %ld; st++) {\n", steps);
+	if (seq) /* h_{t-1} is row t - 1 (unread at t = 0) */
+		emit(s->e,
+		     "\t\t\tconst float *const hp = a_%s + (st > 0 ? st - 1 : 0) * %ldL;\n"
+		     "\t\t\tfloat *const hv = a_%s + st * %ldL;\n",
+		     name, u, name, u);
+	else
+		emit(s->e,
+		     "\t\t\tconst float *const hp = a_%s;\n"
+		     "\t\t\tfloat *const hv = a_%s;\n",
+		     name, name);
+	emit(s->e,
+	     "\t\t\tfor (o = 0; o < %ld; o++) {\n"
+	     "\t\t\t\tq[o] = (%s)[o] + bnns_dot(%ld, %s + o * %ldL, a_%s + st * %ldL);\n"
+	     "\t\t\t\thh[o] = st > 0 ? (%s)[o] + bnns_dot(%ld, %s + o * %ldL, hp) : (%s)[o];\n"
+	     "\t\t\t}\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+	     "\t\t\t\tconst float r = 0.5f + 0.5f * BNNS_TANH(0.5f * (q[j] + hh[j]));\n"
+	     "\t\t\t\tconst float z = 0.5f + 0.5f * BNNS_TANH(0.5f * (q[%ld + j] + hh[%ld + j]));\n"
+	     "\t\t\t\tconst float c = BNNS_TANH(q[%ld + j] + r * hh[%ld + j]);\n"
+	     "\t\t\t\tconst float h0 = st > 0 ? hp[j] : 0.0f;\n"
+	     "\t\t\t\thv[j] = (1.0f - z) * c + z * h0;\n"
+	     "\t\t\t}\n"
+	     "\t\t}\n",
+	     3 * u, bi, f, wi, f, in, f, bh, u, wh, u, bh, u, u, u, 2 * u, 2 * u);
+}
+
 void sa_layer_forward(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -827,6 +965,15 @@ void sa_layer_forward(struct sa *s, int i)
 	case OP_FLATTEN:
 	case OP_IDENTITY:
 		emit(s->e, "\t\t/* the input's values, in place */\n");
+		break;
+	case OP_EMBEDDING:
+		sa_embedding(s, i);
+		break;
+	case OP_POSITIONAL:
+		sa_positional(s, i);
+		break;
+	case OP_GRU:
+		sa_gru(s, i);
 		break;
 	default:
 		sa_activation(s, i);

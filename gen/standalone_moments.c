@@ -104,6 +104,18 @@ int sa_moments_check(const struct sa *s, struct diag *d)
 		diag_note(d, diag_noloc,
 		          "the analytic predictive covers dense layers (point or meanfield), relu, "
 		          "leaky_relu, flatten, identity and concat");
+	/* its closed forms are those of a Gaussian output (docs/standalone.md) */
+	if (sa_regression(g) && (g->likelihood != LIKELIHOOD_GAUSSIAN || g->scale_node >= 0)) {
+		diag_error(d, g->likelihood_loc,
+		           "analytic predictive: the %s likelihood%s not supported",
+		           likelihood_name(g->likelihood),
+		           g->scale_node >= 0 ? " with a scale given by a node" : "");
+		diag_note(
+		        d, diag_noloc,
+		        "its likelihoods are categorical, bernoulli and gaussian (fixed or learned "
+		        "sigma); the Monte-Carlo predictive supports every likelihood");
+		errors++;
+	}
 	return errors;
 }
 

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 
 #include "bnn.h"
+#include "ops.h"
 #include "standalone.h"
 
 /* Whether tensor T is compressed by bf16 and int8 (the exporter's
@@ -43,13 +44,21 @@ int sa_compressed(const struct sa *s, int t)
 	return s->cg.tensors[t].role == BNN_ROLE_WEIGHT && s->cg.tensors[t].components == 1;
 }
 
+/* Ops whose code reads their weights from an f32 header only: gru's two
+ * matrices and embedding's table (standalone_layers.c). */
+static int sa_reads_f32_only(enum op_id op)
+{
+	return op == OP_GRU || op == OP_EMBEDDING;
+}
+
 /* The first node whose parameters storage cannot compress, or -1. */
 static int sa_refused_node(const struct sa *s)
 {
 	int t;
 	for (t = 0; t < s->cg.ntensors; t++) {
 		const struct cg_tensor *c = &s->cg.tensors[t];
-		if (c->node >= 0 && (c->components > 1 || c->role >= BNN_ROLE_WHVI_S1))
+		if (c->node >= 0 && (c->components > 1 || c->role >= BNN_ROLE_WHVI_S1 ||
+		                     sa_reads_f32_only(s->g->nodes[c->node].op)))
 			return c->node;
 	}
 	return -1;
@@ -145,7 +154,10 @@ static void sa_write_storage_checks(struct sa *s)
 		     "#if %s_W_STORAGE != 0\n"
 		     "#error \"layer '%s' is %s: its weights header must be exported with --storage f32\"\n"
 		     "#endif\n",
-		     u, s->g->nodes[s->refused].name, family_name(cg_family(&s->cg, s->refused)));
+		     u, s->g->nodes[s->refused].name,
+		     sa_reads_f32_only(s->g->nodes[s->refused].op)
+		             ? op_name(s->g->nodes[s->refused].op)
+		             : family_name(cg_family(&s->cg, s->refused)));
 	emit(s->e,
 	     "#if %s_W_STORAGE != 0\n"
 	     "typedef char %s_weights_q_count_differs\n"

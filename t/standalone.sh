@@ -83,13 +83,24 @@ model_test() {
 	lik=$(printf '%s\n' "$info" | sed -n 's/^likelihood \([a-z]*\).*/\1/p')
 	nin=$(printf '%s\n' "$info" | sed -n 's/^inputs \([0-9]*\),.*/\1/p')
 	nout=$(printf '%s\n' "$info" | sed -n 's/^inputs [0-9]*, outputs \([0-9]*\),.*/\1/p')
+	# a scale given by a node (gaussian(mu, lv), scale = ls): the outputs
+	# are both nodes' values, the targets and predictions the first's
+	args=$("$BNNC" --summary "$file" | sed -n 's/.*, likelihood [^ ]* ~ [a-z]*(\(.*\))$/\1/p')
+	second=$(printf '%s' "$args" | cut -d, -f2 | sed 's/.*= *//; s/^ *//')
+	case $second in
+	"$args" | learned | [0-9]*) ;;
+	*) nout=$((nout / 2)) ;;
+	esac
 	cols=$nout
 	std=
-	if [ "$lik" = gaussian ]; then
-		cols=$((2 * nout))
-		std=--standardize
-	fi
-	rows_csv "$nin" "$nout" "$lik" >"$d/data.csv"
+	case $lik in
+	categorical | bernoulli) ;;
+	*) cols=$((2 * nout)) ;; # means, then variances
+	esac
+	ids=
+	grep -q '^input .* int;' "$file" && ids=3 # ids in [0, 3): every model's vocab is larger
+	[ "$lik" = gaussian ] && [ -z "$ids" ] && std=--standardize
+	rows_csv "$nin" "$nout" "$lik" 16 0 "$ids" >"$d/data.csv"
 	trained=
 	for opt in bbb adam; do
 		if "$d/drv" train --data "$d/data.csv" --optimizer "$opt" --epochs 1 --batch 8 \
@@ -106,6 +117,7 @@ model_test() {
 		"$BNNC" --standalone -o "$d/${m}_infer.c" "$file"
 	ok $? "$base: export ($trained) and bnnc --standalone"
 	defs="-DSA_MODEL=$m -DSA_UP=$up -DSA_HEADER=\"${m}_infer.h\" -I$d"
+	[ -n "$ids" ] && defs="$defs -DSA_IDS"
 	bytes=$(wc -c <"$d/${m}_infer_weights.h")
 	builds="gcc-O0 gcc-O2 clang-O2"
 	if [ -n "${SA_BITS_BYTES:-}" ] && [ "$bytes" -ge "$SA_BITS_BYTES" ]; then
@@ -142,6 +154,11 @@ model_test() {
 		is "$same" yes "$base: mc = 8 runs (gcc -O2 only: SA_BITS_BYTES)"
 	fi
 	if [ "$base" = fashion_dropout ]; then mc_agrees; fi
+	if [ -n "$ids" ]; then
+		run "$d/gcc-O2" badids <"$d/data.csv"
+		is "$run_out" "vocab 1
+negative 1" "$base: an id outside [0, ${up}_IDS_BELOW) returns ${up}_EIDS"
+	fi
 	[ -n "$full" ] || return 0
 	if [ -n "$GXX" ]; then
 		$GXX -x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$d" \
@@ -162,7 +179,7 @@ model_test() {
 }
 
 found=0
-for file in "$top_srcdir"/examples/${SA_ONLY:-*}.bnn; do
+for file in "$top_srcdir"/examples/${SA_ONLY:-*}.bnn "$top_srcdir"/t/models/${SA_ONLY:-sa_*}.bnn; do
 	[ -f "$file" ] || continue
 	found=$((found + 1))
 	model_test "$file"

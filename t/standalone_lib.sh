@@ -12,19 +12,24 @@ ok_or_show() {
 	[ "$1" = 0 ] || diag "$(head -n 5 "$3")"
 }
 
-# rows_csv INPUTS OUTPUTS LIKELIHOOD [ROWS [LOW]]: ROWS (16) rows of inputs
-# in [LOW, 1) (LOW 0) and targets the likelihood accepts, with a header.
+# rows_csv INPUTS OUTPUTS LIKELIHOOD [ROWS [LOW [IDS]]]: ROWS (16) rows of
+# inputs in [LOW, 1) (LOW 0), or integer ids in [0, IDS) when IDS is given,
+# and targets the likelihood accepts (counts for poisson and negbinomial),
+# with a header.
 rows_csv() {
-	awk -v n="$1" -v k="$2" -v lik="$3" -v rows="${4:-16}" -v lo="${5:-0}" 'BEGIN {
+	awk -v n="$1" -v k="$2" -v lik="$3" -v rows="${4:-16}" -v lo="${5:-0}" -v ids="${6:-0}" 'BEGIN {
 		srand(19); t = lik == "categorical" ? 1 : k
 		for (j = 0; j < n; j++) printf "%sf%d", (j ? "," : ""), j
 		for (j = 0; j < t; j++) printf ",t%d", j
 		print ""
 		for (i = 0; i < rows; i++) {
-			for (j = 0; j < n; j++) printf "%s%.4f", (j ? "," : ""), lo + (1 - lo) * rand()
+			for (j = 0; j < n; j++)
+				if (ids) printf "%s%d", (j ? "," : ""), int(ids * rand())
+				else printf "%s%.4f", (j ? "," : ""), lo + (1 - lo) * rand()
 			for (j = 0; j < t; j++)
 				if (lik == "categorical") printf ",%d", i % k
 				else if (lik == "bernoulli") printf ",%d", (i + j) % 2
+				else if (lik == "poisson" || lik == "negbinomial") printf ",%d", int(4 * rand())
 				else printf ",%.4f", 2 * rand() - 1
 			print ""
 		}

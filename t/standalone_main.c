@@ -10,10 +10,15 @@
  *                                    bits)
  *   prog bad < data.csv              the return codes of invalid calls
  *
+ *   prog badids < data.csv           (-DSA_IDS) the return codes of ids
+ *                                    out of range
+ *
  * Built with -DSA_MODEL=name -DSA_UP=NAME -DSA_HEADER='"name_infer.h"': the
- * API's names are made from them.  The CSV's header row is skipped and
- * each row's first INPUTS values are the example (the targets follow).
+ * API's names are made from them; with -DSA_IDS for a model whose input
+ * is ids (int32_t).  The CSV's header row is skipped and each row's first
+ * INPUTS values are the example (the targets follow).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +35,16 @@
 
 #define SA_MAX_ROWS 4096
 
+#ifdef SA_IDS
+typedef int32_t sa_in;
+#define SA_IDS_BELOW SA_CAT(SA_UP, _IDS_BELOW)
+#define SA_EIDS      SA_CAT(SA_UP, _EIDS)
+#else
+typedef float sa_in;
+#endif
+
 /* Reads up to SA_MAX_ROWS rows of SA_INPUTS values; returns the count. */
-static long read_rows(float *x)
+static long read_rows(sa_in *x)
 {
 	static char line[1 << 20];
 	long n = 0, j;
@@ -40,7 +53,7 @@ static long read_rows(float *x)
 	while (n < SA_MAX_ROWS && fgets(line, sizeof line, stdin)) {
 		char *p = line, *end;
 		for (j = 0; j < SA_INPUTS; j++) {
-			x[n * SA_INPUTS + j] = strtof(p, &end);
+			x[n * SA_INPUTS + j] = (sa_in)strtof(p, &end);
 			if (end == p)
 				return -1;
 			p = *end == ',' ? end + 1 : end;
@@ -58,7 +71,7 @@ static void put(float v, int exact, int first)
 	printf(exact ? "%a" : "%.9g", (double)v);
 }
 
-static int bad_calls(const float *x, double *ws, float *out)
+static int bad_calls(const sa_in *x, double *ws, float *out)
 {
 	float sum[3];
 	printf("small %d\n", SA_PREDICT(x, 1, 0, 1, ws, SA_WS_BYTES - 1, out, sum));
@@ -73,7 +86,7 @@ static int bad_calls(const float *x, double *ws, float *out)
 int main(int argc, char **argv)
 {
 	static double ws[(SA_WS_BYTES + 4) / 8 + 1];
-	float *x = malloc((size_t)SA_MAX_ROWS * SA_INPUTS * sizeof *x);
+	sa_in *x = malloc((size_t)SA_MAX_ROWS * SA_INPUTS * sizeof *x);
 	float *out = malloc((size_t)SA_MAX_ROWS * SA_OUT_FLOATS * sizeof *out);
 	float *sum = malloc((size_t)SA_MAX_ROWS * 3 * sizeof *sum);
 	long n, i, j;
@@ -86,6 +99,18 @@ int main(int argc, char **argv)
 		return 2;
 	if (strcmp(argv[1], "bad") == 0)
 		return bad_calls(x, ws, out);
+#ifdef SA_IDS
+	if (strcmp(argv[1], "badids") == 0) { /* the last id of the last row, then the first */
+		float sum[3];
+		x[n * SA_INPUTS - 1] = SA_IDS_BELOW;
+		printf("vocab %d\n", SA_PREDICT(x, n, 0, 1, ws, SA_WS_BYTES, out, sum) == SA_EIDS);
+		x[n * SA_INPUTS - 1] = 0;
+		x[0] = -1;
+		printf("negative %d\n",
+		       SA_PREDICT(x, n, 1, 1, ws, SA_WS_BYTES, out, sum) == SA_EIDS);
+		return 0;
+	}
+#endif
 	if (argc < 3)
 		return 2;
 	mc = atoi(argv[1]);

@@ -154,6 +154,15 @@ if driver whvi_toy1d; then
 else
 	ok 1 "whvi_toy1d: the driver builds and trains"
 fi
+# gru and embedding layers read f32 headers only (standalone_layers.c): a
+# compressed header given anyway (toy1d's, renamed) stops the compilation
+d=$W/sa_gru
+mkdir -p "$d"
+"$BNNC" --standalone -o "$d/sa_gru.c" "$top_srcdir/t/models/sa_gru.bnn"
+sed "s/TOY1D_/SA_GRU_/g; s/toy1d_w_/sa_gru_w_/g" "$W/toy1d/w_bf16.h" >"$d/forced.h"
+run env LC_ALL=C gcc $C99 -c -DSA_GRU_WEIGHTS='"forced.h"' -I"$d" -o "$W/x.o" "$d/sa_gru.c"
+printf '%s\n' "$run_err" | grep -q "#error \"layer 'h' is gru: its weights header must be exported with --storage f32\""
+ok_or_show $? "the C file of a gru model stops at a compressed header, saying why" "$run_err_file"
 if driver tiny_resnet; then
 	run "$d/drv" export --load "$d/ckpt" --storage bf16 -o "$W/x.h"
 	is "$run_status $run_err" "1 $d/drv: --storage bf16: layer 's1_b1' is emp, whose parameters are stored in f32 only (bf16 and int8 compress the weight matrices and kernels of point, meanfield and dropout layers)" \
