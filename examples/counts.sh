@@ -92,6 +92,7 @@ b=$dir/counts_baseline.json
 	done
 	for r in "counts_poisson Adam" "counts_poisson_bayes BBB" "counts_negbin Adam" \
 		"counts_negbin_bayes BBB"; do
+		# shellcheck disable=SC2086  # $r is a word list
 		set -- $r
 		f=$dir/$1.json
 		printf '| %s.bnn | %s | %s | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f |\n' "$1" "$2" \

@@ -125,6 +125,7 @@ paste -d, "$out/hetero_grid.csv" "$out/hetero_grid_vogn.csv" "$out/hetero_grid_a
 	echo "| model | optimizer | test x | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% | coverage 95% |"
 	echo "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for r in "adam hetero.bnn Adam" "vogn hetero_bayes.bnn VOGN"; do
+		# shellcheck disable=SC2086  # $r is a word list
 		set -- $r
 		for s in in out; do
 			f=$out/hetero_$1_$s.json

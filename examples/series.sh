@@ -101,6 +101,7 @@ b=$dir/series_baseline.json
 		"$(json_get coverage_90 "$b")" "$(json_get coverage_95 "$b")"
 	for r in "series_conv1d Adam" "series_conv1d_bayes BBB" "series_gru Adam" \
 		"series_gru_bayes BBB"; do
+		# shellcheck disable=SC2086  # $r is a word list
 		set -- $r
 		f=$dir/$1.json
 		row "$1.bnn" "$2" "$(json_get mc "$f")" "$(json_get nll "$f")" "$(json_get rmse "$f")" \
