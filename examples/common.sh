@@ -1,5 +1,6 @@
 # common.sh: what the example scripts share, sourced by examples/fashion.sh,
-# prune.sh, toy1d.sh, whvi.sh and compare.sh (POSIX sh) right after they set
+# prune.sh, toy1d.sh, whvi.sh, compare.sh, tabular.sh, hetero.sh, counts.sh
+# and series.sh (POSIX sh) right after they set
 # $me (their own name, e.g. fashion.sh, which prefixes every message).
 #
 # die MESSAGE...         prints "$me: MESSAGE" on stderr and exits with 1.
@@ -8,6 +9,8 @@
 # need_built TARGET P... dies unless every program P is built (executable),
 #                        naming the make target that builds it.
 # toy1d_csv FILE ARGS... writes `datagen toy1d ARGS` to FILE ($datagen).
+# json_get KEY FILE      the value under "KEY" in a one-line JSON object
+#                        (the last line's, if FILE has several).
 
 die() {
 	echo "$me: $*" >&2
@@ -32,4 +35,8 @@ toy1d_csv() {
 	file=$1
 	shift
 	"$datagen" toy1d "$@" >"$file" || die "could not write $file"
+}
+
+json_get() {
+	sed -n "s/.*\"$1\": \\([^,}]*\\).*/\\1/p" "$2" | tail -n 1
 }

@@ -146,11 +146,6 @@ valid_x=$out/valid-images-idx3-ubyte.gz valid_y=$out/valid-labels-idx1-ubyte.gz
 	die "could not hold out the validation images in $out"
 echo "$me: the first 54,000 training images train, the last 6,000 validate ($valid_x)" >&2
 
-# json_get KEY FILE: the number under "KEY" in a one-line JSON object.
-json_get() {
-	sed -n "s/.*\"$1\": \\([^,}]*\\).*/\\1/p" "$2" | tail -n 1
-}
-
 # The mean of the epoch times in a training log ("... 2.0 s" or
 # "... 2.0 s  (best)" at the end of each epoch's line).
 epoch_seconds() {

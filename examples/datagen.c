@@ -15,6 +15,13 @@
  *       not matter to training, which shuffles, and sorted predictions plot
  *       as a curve).
  *
+ *   datagen hetero --n N [--seed S] [--range A,B]  > FILE.csv
+ *       A heteroscedastic 1-D toy: y = sin(x) + (0.05 + 0.15 |x|) e with
+ *       e ~ N(0, 1), x uniform in (A, B) (default 0,6): the noise's
+ *       standard deviation grows from 0.05 at x = 0 to 0.95 at x = 6, so a
+ *       model must learn the variance as a function of x (`make hetero`).
+ *       The same CSV layout and options as toy1d.
+ *
  *   datagen images DIR [--n-train N] [--n-test M] [--seed S]
  *       A synthetic stand-in for Fashion-MNIST, in its file format: gzip IDX
  *       files DIR/train-images-idx3-ubyte.gz, DIR/train-labels-idx1-ubyte.gz,
@@ -81,6 +88,7 @@ static const char *dg_prog = "datagen";
 static void dg_help(void)
 {
 	printf("Usage: %s toy1d --n N [--seed S] [--range A,B] > FILE.csv\n"
+	       "       %s hetero --n N [--seed S] [--range A,B] > FILE.csv\n"
 	       "       %s images DIR [--n-train N] [--n-test M] [--seed S]\n"
 	       "       %s ood IN OUT [--transform rot90|flip]\n"
 	       "       %s split IN HEAD TAIL --at N\n"
@@ -91,6 +99,9 @@ static void dg_help(void)
 	       "          y = x + 0.3 sin(2 pi (x + e)) + 0.3 sin(4 pi (x + e)) + e\n"
 	       "        with x uniform in (A, B) (default 0,0.5) and e ~ N(0, 0.02),\n"
 	       "        0.02 read as the variance (standard deviation 0.1414).\n"
+	       "hetero  N points of a heteroscedastic 1-D toy, as toy1d's CSV:\n"
+	       "          y = sin(x) + (0.05 + 0.15 |x|) e,  e ~ N(0, 1)\n"
+	       "        with x uniform in (A, B) (default 0,6).\n"
 	       "images  a synthetic stand-in for Fashion-MNIST: 28x28 grey images of 10\n"
 	       "        classes of noisy garment drawings, written to DIR (created if\n"
 	       "        missing) as the gzip IDX files train-images-idx3-ubyte.gz,\n"
@@ -107,7 +118,7 @@ static void dg_help(void)
 	       "\n"
 	       "--seed S  the random seed (default 1): the same seed, the same files.\n"
 	       "Exit status: 0 on success, 1 on an I/O error, 2 on a usage error.\n",
-	       dg_prog, dg_prog, dg_prog, dg_prog);
+	       dg_prog, dg_prog, dg_prog, dg_prog, dg_prog);
 }
 
 /* "PROG: message" on stderr, without the newline. */
@@ -226,11 +237,41 @@ static int dg_point_cmp(const void *pa, const void *pb)
 	return (a->x > b->x) - (a->x < b->x);
 }
 
-static int dg_toy1d(int argc, char **argv)
+/* The BADAM toy's y at x, with one noise draw z ~ N(0, 1) used in all three
+ * places, as the paper's formula is written: e ~ N(0, 0.02), 0.02 the
+ * variance. */
+static double dg_toy1d_y(double x, double z)
+{
+	double e = sqrt(0.02) * z;
+	return x + 0.3 * sin(2 * DG_PI * (x + e)) + 0.3 * sin(4 * DG_PI * (x + e)) + e;
+}
+
+/* The heteroscedastic toy's y at x: a sine under noise whose standard
+ * deviation 0.05 + 0.15 |x| grows with the distance from 0. */
+static double dg_hetero_y(double x, double z)
+{
+	return sin(x) + (0.05 + 0.15 * fabs(x)) * z;
+}
+
+/* A 1-D toy: its name for messages, its default range and its y(x, z). */
+struct dg_curve {
+	const char *name;
+	double lo, hi;
+	double (*y)(double x, double z);
+};
+
+static const struct dg_curve dg_curves[] = {
+	{ "toy1d", 0.0, 0.5, dg_toy1d_y },
+	{ "hetero", 0.0, 6.0, dg_hetero_y },
+};
+
+/* datagen toy1d|hetero: N points (x uniform in the range, one normal draw
+ * per point) as CSV "x,y" on standard output, sorted by x. */
+static int dg_curve_csv(const struct dg_curve *c, int argc, char **argv)
 {
 	long n = -1, i;
 	uint64_t seed = 1;
-	double lo = 0.0, hi = 0.5, sd = sqrt(0.02);
+	double lo = c->lo, hi = c->hi;
 	struct dg_point *pts;
 	bnn_rng rng;
 	char name[64];
@@ -243,7 +284,7 @@ static int dg_toy1d(int argc, char **argv)
 			return DG_OK;
 		}
 		if (strncmp(argv[j], "--", 2) != 0)
-			return dg_usage("toy1d: unexpected argument '%s'", argv[j]);
+			return dg_usage("%s: unexpected argument '%s'", c->name, argv[j]);
 		if (!(v = dg_value(argc, argv, &j, name, sizeof name)))
 			return DG_USAGE;
 		if (strcmp(name, "--n") == 0)
@@ -253,26 +294,23 @@ static int dg_toy1d(int argc, char **argv)
 		else if (strcmp(name, "--range") == 0)
 			rc = dg_range(v, &lo, &hi);
 		else
-			rc = dg_usage(
-			        "toy1d: unknown option '%s' (toy1d takes --n, --seed, --range)",
-			        name);
+			rc = dg_usage("%s: unknown option '%s' (%s takes --n, --seed, --range)",
+			              c->name, name, c->name);
 		if (rc)
 			return rc;
 	}
 	if (n < 0)
-		return dg_usage("toy1d needs --n N, the number of points");
+		return dg_usage("%s needs --n N, the number of points", c->name);
 	pts = malloc((size_t)n * sizeof *pts);
 	if (!pts)
 		return dg_fail("out of memory for %ld points", n);
 	bnn_rng_seed(&rng, seed);
 	for (i = 0; i < n; i++) {
 		float z;
-		double x, e;
-		x = lo + (hi - lo) * bnn_rng_uniform(&rng);
+		double x = lo + (hi - lo) * bnn_rng_uniform(&rng);
 		bnn_rng_normal(&rng, &z, 1);
-		e = sd * (double)z; /* e ~ N(0, 0.02): variance 0.02 */
 		pts[i].x = x;
-		pts[i].y = x + 0.3 * sin(2 * DG_PI * (x + e)) + 0.3 * sin(4 * DG_PI * (x + e)) + e;
+		pts[i].y = c->y(x, (double)z);
 	}
 	qsort(pts, (size_t)n, sizeof *pts, dg_point_cmp);
 	printf("x,y\n");
@@ -840,18 +878,19 @@ int main(int argc, char **argv)
 		dg_prog = slash ? slash + 1 : argv[0];
 	}
 	if (argc < 2)
-		return dg_usage("no data set named: use toy1d, images, ood or split");
+		return dg_usage("no data set named: use toy1d, hetero, images, ood or split");
 	if (dg_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
 		dg_help();
 		return fflush(stdout) == 0 ? DG_OK : DG_FAIL;
 	}
-	if (strcmp(argv[1], "toy1d") == 0)
-		return dg_toy1d(argc, argv);
+	for (size_t k = 0; k < sizeof dg_curves / sizeof dg_curves[0]; k++)
+		if (strcmp(argv[1], dg_curves[k].name) == 0)
+			return dg_curve_csv(&dg_curves[k], argc, argv);
 	if (strcmp(argv[1], "images") == 0)
 		return dg_images(argc, argv);
 	if (strcmp(argv[1], "ood") == 0)
 		return dg_ood(argc, argv);
 	if (strcmp(argv[1], "split") == 0)
 		return dg_split(argc, argv);
-	return dg_usage("unknown data set '%s': use toy1d, images, ood or split", argv[1]);
+	return dg_usage("unknown data set '%s': use toy1d, hetero, images, ood or split", argv[1]);
 }

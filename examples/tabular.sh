@@ -45,11 +45,6 @@ mkdir -p "$dir" || die "cannot create $dir"
 Rscript "$here/tabular_export.R" "$dir" ||
 	die "could not export the mlbench data sets (Debian: apt-get install r-cran-mlbench)"
 
-# json_get KEY FILE: the number under "KEY" in a one-line JSON object.
-json_get() {
-	sed -n "s/.*\"$1\": \\([^,}]*\\).*/\\1/p" "$2" | tail -n 1
-}
-
 # model NAME F C POSTERIOR: the .bnn text of the network.
 model() {
 	printf 'model %s;\ninput x[%s];\n%s\nh1 = relu(dense(x, 64));\nh2 = relu(dense(h1, 64));\nlogits = dense(h2, %s);\nlabel ~ categorical(logits);\n' \

@@ -54,11 +54,6 @@ for d in toy1d diabetes; do
 done
 need_built whvi "$datagen"
 
-# json_get KEY FILE: the number under "KEY" in a one-line JSON object.
-json_get() {
-	sed -n "s/.*\"$1\": \\([^,}]*\\).*/\\1/p" "$2"
-}
-
 # The data.
 toy1d_csv "$out/whvi_toy1d_train.csv" --n 200 --seed 1 --range 0,0.5
 toy1d_csv "$out/whvi_toy1d_test.csv" --n 500 --seed 3 --range 0,0.5

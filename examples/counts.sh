@@ -1,0 +1,104 @@
+#!/bin/sh
+# counts.sh: count regression with poisson and negbinomial likelihoods on R's
+# quakes data, run by `make counts` as
+#   sh examples/counts.sh examples/out
+# after the Makefile has built OUT/counts_poisson, counts_poisson_bayes,
+# counts_negbin and counts_negbin_bayes (examples/counts_*.bnn compiled by
+# `bnnc --main`); Rscript (Debian's r-base-core) exports the data.
+#
+# The data (examples/counts_export.R): the 1,000 events of datasets::quakes,
+# the number of stations that reported each (10 to 132) to predict from
+# lat, long, depth and mag; split at random (set.seed(1) in R) into 600
+# training, 200 validation and 200 test rows, OUT/counts/counts_*.csv.
+#
+# Four runs, each with --standardize, 300 epochs of minibatches of 32,
+# seed 1, one thread, the validation rows choosing the checkpoint's epoch
+# (lowest validation NLL), nothing tuned (settings chosen once):
+#   counts_poisson.bnn       Adam, lr 1e-3;
+#   counts_poisson_bayes.bnn Bayes-by-Backprop's defaults (mean-field);
+#   counts_negbin.bnn        Adam, lr 1e-3 (the dispersion learned);
+#   counts_negbin_bayes.bnn  Bayes-by-Backprop's defaults.
+# IVON and VOGN were tried first, with their defaults: IVON's loss is not
+# finite within the first epoch and VOGN (lr 5e-5) is still worse than the
+# constant rate after 300 epochs (docs/examples.md, `make counts`), so the
+# Bayesian rows are BBB's.  Each is scored once on the test rows by eval
+# (32 posterior samples for BBB): NLL, RMSE, MAE and the coverage of the central 50/90/95%
+# intervals, next to the constant-rate baselines R computes
+# (OUT/counts/counts_baseline.json: Poisson(mean of the training counts),
+# and a negative binomial of that mean with the training counts' variance).
+# The table goes to standard output and OUT/counts.md; per run,
+# OUT/counts/NAME.{ckpt,json} and NAME.train.{json,log}.
+#
+# POSIX sh; stops at the first error with a message.  Exit status: 0 on
+# success, 1 when a step fails, 2 when called wrongly.
+
+me=counts.sh
+
+. "$(dirname "$0")/common.sh"
+
+one_outdir "$@"
+out=$1
+dir=$out/counts
+here=$(dirname "$0")
+epochs=300
+batch=32
+OPENBLAS_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS
+
+need_built counts "$out/counts_poisson" "$out/counts_poisson_bayes" "$out/counts_negbin" \
+	"$out/counts_negbin_bayes"
+command -v Rscript >/dev/null 2>&1 ||
+	die "Rscript is not installed (Debian: apt-get install r-base-core)"
+mkdir -p "$dir" || die "cannot create $dir"
+Rscript "$here/counts_export.R" "$dir" ||
+	die "could not export R's quakes data (datasets, in Debian's r-base-core)"
+echo "$me: quakes in $dir: counts_train.csv (600 rows), counts_valid.csv (200)," \
+	"counts_test.csv (200); columns lat,long,depth,mag,stations" >&2
+
+# run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and scores
+# it on the test rows (DIR/NAME.json) with MC posterior samples.
+run() {
+	name=$1 mc=$2
+	shift 2
+	start=$(date +%s)
+	"$out/$name" train --data "$dir/counts_train.csv" --valid "$dir/counts_valid.csv" \
+		--standardize --epochs "$epochs" --batch "$batch" --seed 1 --threads 1 \
+		--save "$dir/$name.ckpt" "$@" >"$dir/$name.train.json" 2>"$dir/$name.train.log" || {
+		tail -n 3 "$dir/$name.train.log" >&2
+		die "$name: training failed (the log is $dir/$name.train.log)"
+	}
+	"$out/$name" eval --load "$dir/$name.ckpt" --data "$dir/counts_test.csv" --mc "$mc" \
+		--seed 1 --threads 1 >"$dir/$name.json" || die "$name: eval failed"
+	echo "$me: $name ($*): $(($(date +%s) - start)) s, best epoch" \
+		"$(json_get best_epoch "$dir/$name.train.json"): $(cat "$dir/$name.json")" >&2
+}
+run counts_poisson 0 --optimizer adam --lr 1e-3
+run counts_poisson_bayes 32 --optimizer bbb
+run counts_negbin 0 --optimizer adam --lr 1e-3
+run counts_negbin_bayes 32 --optimizer bbb
+
+b=$dir/counts_baseline.json
+{
+	echo "Test rows (200), constant rate $(json_get rate "$b") (the mean of the training counts);" \
+		"negative binomial baseline dispersion $(json_get dispersion "$b")."
+	echo
+	echo "| model | optimizer | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% | coverage 95% |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for lik in poisson negbinomial; do
+		printf '| constant rate, %s | - | - | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f |\n' "$lik" \
+			"$(json_get "${lik}_nll" "$b")" "$(json_get "${lik}_rmse" "$b")" \
+			"$(json_get "${lik}_mae" "$b")" "$(json_get "${lik}_coverage_50" "$b")" \
+			"$(json_get "${lik}_coverage_90" "$b")" "$(json_get "${lik}_coverage_95" "$b")"
+	done
+	for r in "counts_poisson Adam" "counts_poisson_bayes BBB" "counts_negbin Adam" \
+		"counts_negbin_bayes BBB"; do
+		# shellcheck disable=SC2086  # $r is a word list
+		set -- $r
+		f=$dir/$1.json
+		printf '| %s.bnn | %s | %s | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f |\n' "$1" "$2" \
+			"$(json_get mc "$f")" "$(json_get nll "$f")" "$(json_get rmse "$f")" \
+			"$(json_get mae "$f")" "$(json_get coverage_50 "$f")" \
+			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")"
+	done
+} >"$out/counts.md" || die "cannot write $out/counts.md"
+cat "$out/counts.md"

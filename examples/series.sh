@@ -1,0 +1,112 @@
+#!/bin/sh
+# series.sh: next-month forecasts of the monthly sunspot numbers with conv1d
+# and gru networks, run by `make series` as
+#   sh examples/series.sh examples/out
+# after the Makefile has built OUT/series_conv1d, series_conv1d_bayes,
+# series_gru and series_gru_bayes (examples/series_*.bnn compiled by
+# `bnnc --main`); Rscript (Debian's r-base-core) exports the data.
+#
+# The data (examples/series_export.R): datasets::sunspot.month, 1749-2013,
+# as windows of the 60 previous months and the next month's value,
+# standardised with the mean and sd of the training years only, split in
+# time by the target's month: training 1754-1950 (2,364 windows),
+# validation 1951-1980 (360; it chooses the checkpoint's epoch), test
+# 1981-2013 (393).  OUT/series/series_*.csv, series.info.
+#
+# Four runs, each seed 1, one thread, 40 epochs of minibatches of 32, the
+# lowest validation NLL's epoch kept, settings chosen once on the training
+# and validation months (nothing tuned on the test months):
+#   series_conv1d.bnn        Adam, lr 1e-3;
+#   series_conv1d_bayes.bnn  Bayes-by-Backprop's defaults (mean-field);
+#   series_gru.bnn           Adam, lr 1e-3;
+#   series_gru_bayes.bnn     Bayes-by-Backprop's defaults.
+# IVON and VOGN were tried first, with their defaults: IVON's loss is not
+# finite within the first epoch, and VOGN's best validation NLL (conv1d,
+# 1.31) is far above Adam's (docs/examples.md, `make series`).  Each run is
+# scored once on the test months by eval (32 posterior samples for BBB),
+# next to the persistence baseline (the last month's value, with the
+# Gaussian noise of its training errors) R computes.
+# RMSE and MAE are converted back to sunspot numbers (times the training
+# sd) and the NLL too (plus log sd); coverage is the same in both units.
+# The table goes to standard output and OUT/series.md; per run,
+# OUT/series/NAME.{ckpt,json} and NAME.train.{json,log}.
+#
+# POSIX sh; stops at the first error with a message.  Exit status: 0 on
+# success, 1 when a step fails, 2 when called wrongly.
+
+me=series.sh
+
+. "$(dirname "$0")/common.sh"
+
+one_outdir "$@"
+out=$1
+dir=$out/series
+here=$(dirname "$0")
+batch=32
+epochs=40
+OPENBLAS_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS
+
+need_built series "$out/series_conv1d" "$out/series_conv1d_bayes" "$out/series_gru" \
+	"$out/series_gru_bayes"
+command -v Rscript >/dev/null 2>&1 ||
+	die "Rscript is not installed (Debian: apt-get install r-base-core)"
+mkdir -p "$dir" || die "cannot create $dir"
+Rscript "$here/series_export.R" "$dir" 60 ||
+	die "could not export R's sunspot.month (datasets, in Debian's r-base-core)"
+read -r _ mean _ sd _ w _ ntrain _ nvalid _ ntest <"$dir/series.info" ||
+	die "cannot read $dir/series.info"
+echo "$me: sunspot.month in $dir: windows of $w months; $ntrain training, $nvalid" \
+	"validation and $ntest test targets; training mean $mean, sd $sd" >&2
+
+# run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and
+# scores it on the test months (DIR/NAME.json) with MC posterior samples.
+run() {
+	name=$1 mc=$2
+	shift 2
+	start=$(date +%s)
+	"$out/$name" train --data "$dir/series_train.csv" --valid "$dir/series_valid.csv" \
+		--epochs "$epochs" --batch "$batch" --seed 1 --threads 1 \
+		--save "$dir/$name.ckpt" "$@" >"$dir/$name.train.json" 2>"$dir/$name.train.log" || {
+		tail -n 3 "$dir/$name.train.log" >&2
+		die "$name: training failed (the log is $dir/$name.train.log)"
+	}
+	"$out/$name" eval --load "$dir/$name.ckpt" --data "$dir/series_test.csv" --mc "$mc" \
+		--seed 1 --threads 1 >"$dir/$name.json" || die "$name: eval failed"
+	echo "$me: $name ($*, $epochs epochs): $(($(date +%s) - start)) s, best epoch" \
+		"$(json_get best_epoch "$dir/$name.train.json"): $(cat "$dir/$name.json")" >&2
+}
+run series_conv1d 0 --optimizer adam --lr 1e-3
+run series_conv1d_bayes 32 --optimizer bbb
+run series_gru 0 --optimizer adam --lr 1e-3
+run series_gru_bayes 32 --optimizer bbb
+
+# row MODEL OPTIMIZER MC NLL RMSE MAE C50 C90 C95 (standardised units): one
+# table row in sunspot numbers.
+row() {
+	awk -v sd="$sd" -v m="$1" -v o="$2" -v k="$3" -v nll="$4" -v rmse="$5" -v mae="$6" \
+		-v c50="$7" -v c90="$8" -v c95="$9" 'BEGIN {
+		printf "| %s | %s | %s | %.4f | %.2f | %.2f | %.3f | %.3f | %.3f |\n", m, o, k,
+		       nll + log(sd), rmse * sd, mae * sd, c50, c90, c95 }'
+}
+b=$dir/series_baseline.json
+{
+	echo "Test months 1981-2013 ($ntest), next-month forecasts from $w months, in sunspot" \
+		"numbers (NLL of the number, RMSE and MAE in numbers)."
+	echo
+	echo "| model | optimizer | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% | coverage 95% |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	row "persistence (last month)" - - "$(json_get nll "$b")" "$(json_get rmse "$b")" \
+		"$(json_get mae "$b")" "$(json_get coverage_50 "$b")" \
+		"$(json_get coverage_90 "$b")" "$(json_get coverage_95 "$b")"
+	for r in "series_conv1d Adam" "series_conv1d_bayes BBB" "series_gru Adam" \
+		"series_gru_bayes BBB"; do
+		# shellcheck disable=SC2086  # $r is a word list
+		set -- $r
+		f=$dir/$1.json
+		row "$1.bnn" "$2" "$(json_get mc "$f")" "$(json_get nll "$f")" "$(json_get rmse "$f")" \
+			"$(json_get mae "$f")" "$(json_get coverage_50 "$f")" \
+			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")"
+	done
+} >"$out/series.md" || die "cannot write $out/series.md"
+cat "$out/series.md"
