@@ -806,15 +806,16 @@ static void sa_files_c(void *ctx)
 
 /* The ops the standalone target has no code for yet: gru (its recurrence
  * is not written without libbnn's kernels), embedding and positional (the
- * ops of sequences of ids).  Refused at the first such node, with the way
+ * ops of sequences of ids), attention (its heads' kernels are libbnn's
+ * alone).  Refused at the first such node, with the way
  * to run the model.  Returns -1 after the message, else 0. */
 static int sa_check_ops(const struct graph *g, struct diag *d)
 {
 	int i;
 	for (i = 0; i < g->nnodes; i++) {
 		const struct graph_node *n = &g->nodes[i];
-		if (!n->live ||
-		    (n->op != OP_GRU && n->op != OP_EMBEDDING && n->op != OP_POSITIONAL))
+		if (!n->live || (n->op != OP_GRU && n->op != OP_EMBEDDING &&
+		                 n->op != OP_POSITIONAL && n->op != OP_ATTENTION))
 			continue;
 		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",
 		           op_name(n->op), n->name);
