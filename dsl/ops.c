@@ -540,8 +540,11 @@ static int op_check_attention(struct op_ctx *c)
 	if (!c->val[2])
 		n->attrs.units = in->shape[1];
 	if (n->attrs.units % n->attrs.heads != 0) {
-		diag_error(c->d, c->loc[1], "attention's %ld heads do not divide its dim, %ld",
-		           n->attrs.heads, n->attrs.units);
+		diag_error(c->d, c->loc[1],
+		           "attention's %ld heads do not divide its dim, %ld%s: each head takes "
+		           "dim / heads values",
+		           n->attrs.heads, n->attrs.units,
+		           c->val[2] ? "" : " (its input's features)");
 		return -1;
 	}
 	d = n->attrs.units;
