@@ -98,7 +98,7 @@ static void attn_declare(struct cg *cg, int node)
 	emit(cg->e,
 	     "\tbnn_real *const ado_%s = ws + %ldL * B; /* [B, %ld, %ld] δ of the heads */\n"
 	     "\tbnn_real *const ads_%s = ws + %ldL * B + %ldL; /* [%ld, %ld] one head's δS */\n"
-	     "\tbnn_real *const at_%s_tmp = ads_%s + %ldL; /* one example's gradient */\n",
+	     "\tbnn_real *const atg_%s = ads_%s + %ldL; /* one example's gradient */\n",
 	     name, off, s.t, s.d, name, cg->per_example, c->fixed_off, s.t, s.t, name, name,
 	     s.t * s.t);
 }
@@ -123,7 +123,7 @@ static void attn_backward(struct cg *cg, int node)
 	emit(cg->e,
 	     "\tbnn_gen_attn_backward(&at_%s, B, a_%s, w + %ld, d_%s, aq_%s, aa_%s, ao_%s,\n"
 	     "\t                      adq_%s, ado_%s, ads_%s, grad + %ld,\n"
-	     "\t                      sqgrad ? sqgrad + %ld : NULL, at_%s_tmp, %s);\n",
+	     "\t                      sqgrad ? sqgrad + %ld : NULL, atg_%s, %s);\n",
 	     name, cg_name(cg, n->inputs[0]), off, name, name, name, name, name, name, name, off,
 	     off, name, dx);
 }
