@@ -74,6 +74,8 @@ int family_applies(enum family_id f, enum op_id op)
 		on = FAM_ON_GRU;
 	if (op == OP_EMBEDDING)
 		on = FAM_ON_EMBEDDING;
+	if (op == OP_ATTENTION)
+		on = FAM_ON_ATTENTION;
 	return (family_table[f].applies_to & on) != 0;
 }
 

@@ -29,7 +29,8 @@ enum {
 	FAM_ON_BATCHNORM = 4,
 	FAM_ON_NORM = 16, /* layernorm, groupnorm: normalisation per example */
 	FAM_ON_GRU = 32,  /* gru: its weights are shared across time steps */
-	FAM_ON_EMBEDDING = 64
+	FAM_ON_EMBEDDING = 64,
+	FAM_ON_ATTENTION = 128 /* attention: projections shared across positions */
 };
 
 enum family_id {
@@ -77,6 +78,8 @@ struct op_attrs {
 	int sequence;         /* gru: output = sequence (every step), else last */
 	long vocab;           /* embedding: ids lie in [0, vocab); its dim is shape[1] */
 	int per_step;         /* layernorm: each step of a [T, F] sequence apart */
+	long heads;           /* attention: heads (dividing its dim, in units) */
+	int causal;           /* attention: position t attends to s <= t only */
 };
 
 struct graph_node {

@@ -89,6 +89,14 @@ static const struct arg_spec gru_args[] = {
 	{ "units", ARG_INT, 1, 0, 1, MAXD, 0 },
 	{ "output", ARG_WORD, 0, -1, 0, 1, 0 },
 };
+/* dim's default (-1, outside its range) means the input's feature count,
+ * so the signature shows "dim = ...". */
+static const struct arg_spec attention_args[] = {
+	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
+	{ "heads", ARG_INT, 1, 0, 1, MAXD, 0 },
+	{ "dim", ARG_INT, 0, -1, 1, MAXD, 0 },
+	{ "causal", ARG_BOOL, 0, 0, 0, 0, 0 },
+};
 
 /* --- helpers ----------------------------------------------------------- */
 
@@ -534,6 +542,48 @@ static int op_check_positional(struct op_ctx *c)
 		return -1;
 	}
 	op_copy_shape(c->n, in);
+	return 0;
+}
+
+/* attention over [T, F] (time, features): multi-head self-attention into
+ * [T, dim] (Vaswani et al. 2017, sec. 3.2.2), heads dividing dim.
+ * Parameters, as PyTorch's nn.MultiheadAttention: in_proj_weight [3D, F],
+ * in_proj_bias [3D], out_proj_weight [D, D], out_proj_bias [D]
+ * (gen/layer_attention.c). */
+static int op_check_attention(struct op_ctx *c)
+{
+	struct graph_node *n = c->n;
+	const struct graph_node *in = op_in(c, 0);
+	char shape[64];
+	long long d, f;
+	if (in->rank != 2) {
+		graph_shape_str(in, shape, sizeof shape);
+		diag_error(c->d, c->loc[0],
+		           "attention needs a [time, features] input, but '%s' has shape %s",
+		           in->name, shape);
+		return -1;
+	}
+	if (args_long(c->d, &attention_args[1], c->val[1], &n->attrs.heads) != 0 ||
+	    (c->val[2] && args_long(c->d, &attention_args[2], c->val[2], &n->attrs.units) != 0) ||
+	    args_bool(c->d, &attention_args[3], c->val[3], &n->attrs.causal) != 0)
+		return -1;
+	if (!c->val[2])
+		n->attrs.units = in->shape[1];
+	if (n->attrs.units % n->attrs.heads != 0) {
+		diag_error(c->d, c->loc[1],
+		           "attention's %ld heads do not divide its dim, %ld%s: each head takes "
+		           "dim / heads values",
+		           n->attrs.heads, n->attrs.units,
+		           c->val[2] ? "" : " (its input's features)");
+		return -1;
+	}
+	d = n->attrs.units;
+	f = in->shape[1];
+	n->attrs.in_features = (long)f;
+	n->rank = 2;
+	n->shape[0] = in->shape[0];
+	n->shape[1] = n->attrs.units;
+	n->model_params = 3 * d * (f + 1) + d * (d + 1); /* in_proj, out_proj */
 	return 0;
 }
 

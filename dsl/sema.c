@@ -423,6 +423,8 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 	if (!family_applies(n->family.id, n->op)) {
 		const char *why =
 		        n->op == OP_GRU ? "the weights of gru take point or meanfield only"
+		        : n->op == OP_ATTENTION
+		                ? "the projections of attention take point or meanfield only"
 		        : n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
 		        : n->family.id == FAMILY_DROPOUT
 		                ? "dropout masks the input units of dense, conv2d and conv1d layers"

@@ -67,6 +67,7 @@ static const struct cg_layer *const cg_layers[OP_COUNT] = {
 	[OP_GRU] = &cg_layer_gru,
 	[OP_EMBEDDING] = &cg_layer_embedding,
 	[OP_POSITIONAL] = &cg_layer_positional,
+	[OP_ATTENTION] = &cg_layer_attention,
 };
 
 const struct cg_layer *cg_layer_of(enum op_id op)

@@ -953,11 +953,13 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
-/* Whether the standalone target has no code for OP yet (none today: a
- * case per op it refuses). */
+/* Whether the standalone target has no code for OP yet: attention (its
+ * heads' kernels are libbnn's alone); a case per op it refuses. */
 static int sa_op_refused(enum op_id op)
 {
 	switch (op) {
+	case OP_ATTENTION:
+		return 1;
 	default:
 		return 0;
 	}

@@ -22,13 +22,16 @@
  * checked.  gc_emb, gc_emb1 and gc_pos cover embedding (ids repeated
  * within an example, a sequence of one id, an odd width, a point and a
  * meanfield table) and positional; their inputs are integer ids drawn
- * from [0, NAME_INPUT_VOCAB).
+ * from [0, NAME_INPUT_VOCAB).  gc_attn, gc_attn1 and gc_attnc cover
+ * attention: odd T and T = 1, 1, 2, 3 and 4 heads, causal and not, dim ≠ F,
+ * stacked, residual, on embedded ids, meanfield; check 2 checks the
+ * per-example squared gradients of its shared projections.
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
  *   2. sqgrad, the gradient and the loss of a batch against the same
  *      quantities assembled from passes over one example at a time;
- *   3. (gc_gfix, gc_drop, gc_mf, gc_conv, gc_gru) the outputs and the loss against a
+ *   3. (gc_gfix, gc_drop, gc_mf, gc_conv, gc_gru, gc_attn) the outputs and the loss against a
  *      plain-loop reference written from the documented parameter layout
  *      (and, for the noisy models, from the documented draws);
  *   4. the optional arguments: y = NULL gives loss 0 and still the
@@ -69,6 +72,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_attn.h"
+#include "gc_attn1.h"
+#include "gc_attnc.h"
 #include "gc_bern.h"
 #include "gc_cat.h"
 #include "gc_cdrop.h"
@@ -489,6 +495,42 @@ static const struct gc_model gc_models[] = {
 	  gc_nbnode_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* attention: odd length, 2 and 3 heads, causal, dim ≠ F, stacked */
+	{ "gc_attn",
+	  GC_ATTN_INPUTS,
+	  GC_ATTN_OUTPUTS,
+	  GC_ATTN_TARGETS,
+	  GC_ATTN_NPARAMS,
+	  GC_CATEGORICAL,
+	  166,
+	  gc_attn_pass_f64,
+	  gc_attn_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* attention over one position, meanfield (computed on w) */
+	{ "gc_attn1",
+	  GC_ATTN1_INPUTS,
+	  GC_ATTN1_OUTPUTS,
+	  GC_ATTN1_TARGETS,
+	  GC_ATTN1_NPARAMS,
+	  GC_GAUSSIAN,
+	  177,
+	  gc_attn1_pass_f64,
+	  gc_attn1_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* attention on embedded ids: causal 4 heads, residual, layernorm */
+	{ "gc_attnc",
+	  GC_ATTNC_INPUTS,
+	  GC_ATTNC_OUTPUTS,
+	  GC_ATTNC_TARGETS,
+	  GC_ATTNC_NPARAMS,
+	  GC_GAUSSIAN,
+	  188,
+	  gc_attnc_pass_f64,
+	  gc_attnc_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
 
@@ -498,7 +540,8 @@ static const struct {
 	long vocab;
 } gc_ids[] = { { gc_emb_pass_f64, GC_EMB_INPUT_VOCAB },
 	       { gc_emb1_pass_f64, GC_EMB1_INPUT_VOCAB },
-	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB } };
+	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB },
+	       { gc_attnc_pass_f64, GC_ATTNC_INPUT_VOCAB } };
 
 /* The range of M's ids, or 0 for a model of real inputs. */
 static long gc_vocab(const struct gc_model *m)
@@ -706,6 +749,9 @@ static void test_sizes(void)
 	is_int(GC_GRU1_NPARAMS, 229, "gc_gru1: 48+165+16 = 229 parameters");
 	is_int(GC_LNSTEP_NPARAMS, 132, "gc_lnstep: 6+72+6+48 = 132 parameters");
 	is_int(GC_LNSTEP1_NPARAMS, 18, "gc_lnstep1: 8+10 = 18 parameters");
+	is_int(GC_ATTN_NPARAMS, 393, "gc_attn: 132+168+93 = 393 parameters");
+	is_int(GC_ATTN1_NPARAMS, 78, "gc_attn1: 68+10 = 78 parameters");
+	is_int(GC_ATTNC_NPARAMS, 842, "gc_attnc: 40+288+112+288+114 = 842 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
 	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
 	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g
@@ -1662,6 +1708,84 @@ static void test_gru_reference(const struct gc_case *c)
 	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
 }
 
+/* An attention over T positions of F features into D values in H heads
+ * (T, D at most 8), written from Vaswani et al.'s eq. 1 and bnn_gen/
+ * attention.h's parameter layout (W_in [3D, F] rows Q, K, V, b_in [3D],
+ * W_out [D, D], b_out [D]) as plain loops, with the softmax's plain
+ * exponentials (no maximum subtracted): y [T, D]. */
+static void gc_ref_attention(const double *x, int t, int f, int d, int h, int causal,
+                             const double *w, double *y)
+{
+	const double *wi = w, *bi = wi + 3 * d * f, *wo = bi + 3 * d, *bo = wo + d * d;
+	const int dh = d / h;
+	double qkv[8][24], o[8][8];
+	int r, s, j, k, hd;
+
+	for (r = 0; r < t; r++)
+		for (j = 0; j < 3 * d; j++) {
+			qkv[r][j] = bi[j];
+			for (k = 0; k < f; k++)
+				qkv[r][j] += wi[j * f + k] * x[r * f + k];
+		}
+	for (hd = 0; hd < h; hd++)
+		for (r = 0; r < t; r++) {
+			double e[8], z = 0;
+			for (s = 0; s < t; s++) {
+				double dot = 0;
+				for (k = 0; k < dh; k++)
+					dot += qkv[r][hd * dh + k] * qkv[s][d + hd * dh + k];
+				e[s] = causal && s > r ? 0 : exp(dot / sqrt((double)dh));
+				z += e[s];
+			}
+			for (k = 0; k < dh; k++) {
+				o[r][hd * dh + k] = 0;
+				for (s = 0; s < t; s++)
+					o[r][hd * dh + k] += e[s] / z * qkv[s][2 * d + hd * dh + k];
+			}
+		}
+	for (r = 0; r < t; r++)
+		for (j = 0; j < d; j++) {
+			y[r * d + j] = bo[j];
+			for (k = 0; k < d; k++)
+				y[r * d + j] += wo[j * d + k] * o[r][k];
+		}
+}
+
+/* gc_attn by plain loops: a = attention(x, 2, dim = 6) [5, 6],
+ * c = attention(a, 3, causal = true), logits = dense(flatten(a + c), 3). */
+static void gc_attn_reference(const double *w, const double *x, long batch, double *z)
+{
+	long i;
+	int o, k;
+
+	for (i = 0; i < batch; i++) {
+		double a[30], c[30];
+		gc_ref_attention(x + i * 20, 5, 4, 6, 2, 0, w, a);
+		gc_ref_attention(a, 5, 6, 6, 3, 1, w + 132, c);
+		for (o = 0; o < 3; o++) {
+			double acc = w[390 + o];
+			for (k = 0; k < 30; k++)
+				acc += w[300 + o * 30 + k] * (a[k] + c[k]);
+			z[i * 3 + o] = acc;
+		}
+	}
+}
+
+/* Check 3: gc_attn's outputs and loss against the plain loops. */
+static void test_attn_reference(const struct gc_case *c)
+{
+	double ref[GC_BATCH * GC_ATTN_OUTPUTS], want = 0;
+	long i;
+
+	gc_attn_reference(c->w, c->x, GC_BATCH, ref);
+	for (i = 0; i < GC_BATCH; i++)
+		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
+	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop attention (max |diff| %.3g)", c->label,
+	   gc_max_diff(GC_BATCH * 3, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
+}
+
 /* Check 3: gc_gfix's outputs and loss against the reference. */
 static void test_gfix_reference(const struct gc_case *c)
 {
@@ -2037,6 +2161,8 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 		test_conv_reference(c);
 	if (c->m->pass == gc_gru_pass_f64)
 		test_gru_reference(c);
+	if (c->m->pass == gc_attn_pass_f64)
+		test_attn_reference(c);
 	test_optional(c);
 	if (md->rng)
 		test_determinism(c);

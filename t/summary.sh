@@ -22,6 +22,7 @@
 #                 stack * (4D + flows * (2D + 1)) + 2 * Dout with a bias
 #      gaussian(sigma = learned): one point parameter per output
 #      gru        3U * (F + U + 2) (W_ih, W_hh, two biases); output [U] or [T, U]
+#      attention  3D * (F + 1) + D * (D + 1) (in and out projections); output [T, D]
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -113,7 +114,7 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru sequence; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru sequence attention; do
 	summary "$expected" "$name"
 done
 
@@ -318,5 +319,19 @@ is "$(row sequence e)" "$e $((2 * e))" "sequence: embedding keeps vocab x dim we
 is "$(row sequence f)" "$f $f" "sequence: a point embedding when annotated"
 is "$(shape sequence e)" "[12, 8]" "sequence: embedding of 12 ids is [12, 8]"
 is "$(shape sequence p)" "[12, 8]" "sequence: positional keeps the shape"
+# attention: meanfield attention 12 -> 12 (4 heads) over 16 positions,
+# point layernorm of [16, 12], point causal attention 12 -> 8 (2 heads),
+# meanfield dense 128 -> 5
+a=$((3 * 12 * (12 + 1) + 12 * (12 + 1)))
+l=$((2 * 16 * 12))
+c=$((3 * 8 * (12 + 1) + 8 * (8 + 1)))
+out=$(dense $((16 * 8)) 5)
+m=$((a + l + c + out))
+p=$((2 * a + l + c + 2 * out))
+is "$(total attention)" "$m $p" "attention: totals $m and $p"
+is "$(row attention a)" "$a $((2 * a))" "attention: 3D(F + 1) + D(D + 1) parameters, meanfield by default"
+is "$(row attention c)" "$c $c" "attention: a point attention when annotated"
+is "$(shape attention a)" "[16, 12]" "attention: dim defaults to the input's features"
+is "$(shape attention c)" "[16, 8]" "attention: dim = 8 gives [T, 8]"
 
 done_testing

@@ -15,7 +15,7 @@
  * vectorised loops), gemm.h (the BLAS seam), noise.h (the draws of a
  * sampled pass, dropout's masks), then dense.h, conv.h, pool.h,
  * batchnorm.h, norm.h (layernorm, groupnorm), patch.h, elementwise.h,
- * gru.h (whose gates use elementwise.h's tanh), merge.h (add, concat), whvi.h and likelihood.h.  Generated code includes this header only.
+ * gru.h (whose gates use elementwise.h's tanh), attention.h (which reuses gru.h's row helpers), merge.h (add, concat), whvi.h and likelihood.h.  Generated code includes this header only.
  *
  * Precision.  The kernels are written over bnn_real, which is float unless
  * BNN_GEN_DOUBLE is defined before this header is included; then every
@@ -57,6 +57,7 @@
 #include "bnn_gen/patch.h"
 #include "bnn_gen/elementwise.h"
 #include "bnn_gen/gru.h"
+#include "bnn_gen/attention.h"
 #include "bnn_gen/merge.h"
 #include "bnn_gen/whvi.h"
 #include "bnn_gen/likelihood.h"
