@@ -71,6 +71,7 @@ struct op_attrs {
 	long dilation[2];     /* conv2d: 1, 1; conv1d: 1, d */
 	long size;            /* maxpool, avgpool: window size */
 	int bias;             /* dense, conv2d, conv1d */
+	int per_step;         /* dense: on each row of a [T, F] sequence, [T, units] */
 	double slope;         /* leaky_relu */
 	double momentum, eps; /* batchnorm; eps also layernorm, groupnorm */
 	long groups;          /* groupnorm: channel groups normalised apart */

@@ -813,8 +813,17 @@ static int sa_check_ops(const struct graph *g, struct diag *d)
 	int i;
 	for (i = 0; i < g->nnodes; i++) {
 		const struct graph_node *n = &g->nodes[i];
-		if (!n->live ||
-		    (n->op != OP_GRU && n->op != OP_EMBEDDING && n->op != OP_POSITIONAL))
+		if (n->live && n->op == OP_DENSE && n->attrs.per_step) {
+			diag_error(d, n->loc,
+			           "the standalone target does not support per_step dense layers "
+			           "(node '%s')",
+			           n->name);
+			diag_note(d, diag_noloc,
+			          "run this model with libbnn (bnnc without --standalone)");
+			return -1;
+		}
+		if (!n->live || (n->op != OP_GRU && n->op != OP_EMBEDDING &&
+		                 n->op != OP_POSITIONAL && n->op != OP_TRANSPOSE))
 			continue;
 		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",
 		           op_name(n->op), n->name);

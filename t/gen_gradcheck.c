@@ -19,7 +19,12 @@
  * checked.  gc_emb, gc_emb1 and gc_pos cover embedding (ids repeated
  * within an example, a sequence of one id, an odd width, a point and a
  * meanfield table) and positional; their inputs are integer ids drawn
- * from [0, NAME_INPUT_VOCAB).
+ * from [0, NAME_INPUT_VOCAB).  gc_steps and gc_steps1 cover per_step dense
+ * layers (T = 5 and 1; point, dropout per example and step, meanfield;
+ * check 2 is where their squared gradients, summed over the steps before
+ * squaring, are checked), gc_tr transpose (conv1d over an input sequence,
+ * back into gru and a per_step dense layer) and gc_embdrop embedding ~
+ * dropout.
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -93,6 +98,10 @@
 #include "gc_tnode.h"
 #include "gc_nblearn.h"
 #include "gc_nbnode.h"
+#include "gc_steps.h"
+#include "gc_steps1.h"
+#include "gc_tr.h"
+#include "gc_embdrop.h"
 #include "bnn_gen.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -460,6 +469,54 @@ static const struct gc_model gc_models[] = {
 	  gc_nbnode_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* per_step dense: T = 5, point, dropout and meanfield (computed on w) */
+	{ "gc_steps",
+	  GC_STEPS_INPUTS,
+	  GC_STEPS_OUTPUTS,
+	  GC_STEPS_TARGETS,
+	  GC_STEPS_NPARAMS,
+	  GC_CATEGORICAL,
+	  146,
+	  gc_steps_pass_f64,
+	  gc_steps_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* (T = 1) */
+	{ "gc_steps1",
+	  GC_STEPS1_INPUTS,
+	  GC_STEPS1_OUTPUTS,
+	  GC_STEPS1_TARGETS,
+	  GC_STEPS1_NPARAMS,
+	  GC_CATEGORICAL,
+	  147,
+	  gc_steps1_pass_f64,
+	  gc_steps1_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* transpose between conv1d and gru, per_step dense */
+	{ "gc_tr",
+	  GC_TR_INPUTS,
+	  GC_TR_OUTPUTS,
+	  GC_TR_TARGETS,
+	  GC_TR_NPARAMS,
+	  GC_CATEGORICAL,
+	  148,
+	  gc_tr_pass_f64,
+	  gc_tr_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* embedding ~ dropout, transposed into conv1d */
+	{ "gc_embdrop",
+	  GC_EMBDROP_INPUTS,
+	  GC_EMBDROP_OUTPUTS,
+	  GC_EMBDROP_TARGETS,
+	  GC_EMBDROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  149,
+	  gc_embdrop_pass_f64,
+	  gc_embdrop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
 
@@ -469,7 +526,8 @@ static const struct {
 	long vocab;
 } gc_ids[] = { { gc_emb_pass_f64, GC_EMB_INPUT_VOCAB },
 	       { gc_emb1_pass_f64, GC_EMB1_INPUT_VOCAB },
-	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB } };
+	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB },
+	       { gc_embdrop_pass_f64, GC_EMBDROP_INPUT_VOCAB } };
 
 /* The range of M's ids, or 0 for a model of real inputs. */
 static long gc_vocab(const struct gc_model *m)

@@ -3,9 +3,13 @@
 # positionally encoded (t/models/sq_point.bnn, t/models/sq_mf.bnn), trained
 # by their generated programs on generated IDX files of u8 ids (kept as
 # integers, not scaled as images are) and CSV files of 8 id columns, to
-# tell whether id 3 occurs in the sequence.
+# tell whether id 3 occurs in the sequence; and the same task through
+# transpose, conv1d over time and a per_step dense layer
+# (t/models/sq_steps.bnn, with dropout on the embedding and the per_step
+# layer, and t/models/sq_steps_mf.bnn, meanfield).
 # Checks: Adam (on IDX and on CSV), IVON, VOGN and BBB each reach a held-out
-# accuracy above 0.9 (chance: 0.5; seeds fixed); an id outside the
+# accuracy above 0.9 (chance: 0.5; seeds fixed), on both architectures;
+# MC prediction of the dropout model redraws its masks per sample; an id outside the
 # vocabulary and one that is not an integer are refused at load time with
 # the file and the line and column (CSV) or the example and value (IDX);
 # --standardize is refused for ids, and so is bnnc --standalone.
@@ -55,7 +59,7 @@ sequences 400 1 csv >train.csv
 sequences 200 2 csv >test.csv
 
 # ---- compile ---------------------------------------------------------------
-for m in sq_point sq_mf; do
+for m in sq_point sq_mf sq_steps sq_steps_mf; do
 	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
@@ -77,6 +81,10 @@ trains sq_point adam --data train.idx --labels train-lab.idx
 trains sq_mf ivon --data train.idx --labels train-lab.idx
 trains sq_mf vogn --data train.idx --labels train-lab.idx
 trains sq_mf bbb --data train.idx --labels train-lab.idx
+trains sq_steps adam --data train.idx --labels train-lab.idx
+trains sq_steps_mf ivon --data train.idx --labels train-lab.idx
+trains sq_steps_mf vogn --data train.idx --labels train-lab.idx
+trains sq_steps_mf bbb --data train.idx --labels train-lab.idx
 run ./sq_point train --optimizer adam --epochs 40 --batch 16 --seed 7 --save csv.ckpt --quiet --data train.csv
 is "$run_status $run_err" "0 " "sq_point trains on CSV rows of 8 ids"
 run ./sq_point eval --load csv.ckpt --data test.csv
