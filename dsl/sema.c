@@ -432,7 +432,7 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 	}
 	if (!family_applies(n->family.id, n->op) || sema_refused_per_step(n)) {
 		const char *why =
-		        n->op == OP_GRU ? "the weights of gru take point or meanfield only"
+		        n->op == OP_GRU ? "the weights of gru take point, meanfield or dropout"
 		        : n->op == OP_DENSE
 		                ? "a per_step dense layer takes point, meanfield or dropout"
 		        : n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"

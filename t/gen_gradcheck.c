@@ -23,8 +23,8 @@
  * layers (T = 5 and 1; point, dropout per example and step, meanfield;
  * check 2 is where their squared gradients, summed over the steps before
  * squaring, are checked), gc_tr transpose (conv1d over an input sequence,
- * back into gru and a per_step dense layer) and gc_embdrop embedding ~
- * dropout.
+ * back into gru and a per_step dense layer), gc_embdrop embedding ~
+ * dropout and gc_grudrop gru ~ dropout (variational masks, stacked).
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -102,6 +102,7 @@
 #include "gc_steps1.h"
 #include "gc_tr.h"
 #include "gc_embdrop.h"
+#include "gc_grudrop.h"
 #include "bnn_gen.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -515,6 +516,18 @@ static const struct gc_model gc_models[] = {
 	  149,
 	  gc_embdrop_pass_f64,
 	  gc_embdrop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* gru ~ dropout: variational masks on inputs and hidden state, stacked */
+	{ "gc_grudrop",
+	  GC_GRUDROP_INPUTS,
+	  GC_GRUDROP_OUTPUTS,
+	  GC_GRUDROP_TARGETS,
+	  GC_GRUDROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  150,
+	  gc_grudrop_pass_f64,
+	  gc_grudrop_workspace_floats,
 	  &gc_with_rng,
 	  { { 0, 0 }, { 0, 0 } } },
 };

@@ -6,7 +6,8 @@
 # tell whether id 3 occurs in the sequence; and the same task through
 # transpose, conv1d over time and a per_step dense layer
 # (t/models/sq_steps.bnn, with dropout on the embedding and the per_step
-# layer, and t/models/sq_steps_mf.bnn, meanfield).
+# layer, and t/models/sq_steps_mf.bnn, meanfield), and through a gru with
+# variational dropout (t/models/sq_grudrop.bnn, Adam).
 # Checks: Adam (on IDX and on CSV), IVON, VOGN and BBB each reach a held-out
 # accuracy above 0.9 (chance: 0.5; seeds fixed), on both architectures;
 # MC prediction of the dropout model redraws its masks per sample; an id outside the
@@ -60,7 +61,7 @@ sequences 400 1 csv >train.csv
 sequences 200 2 csv >test.csv
 
 # ---- compile ---------------------------------------------------------------
-for m in sq_point sq_mf sq_steps sq_steps_mf; do
+for m in sq_point sq_mf sq_steps sq_steps_mf sq_grudrop; do
 	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
@@ -86,6 +87,7 @@ trains sq_steps adam --data train.idx --labels train-lab.idx
 trains sq_steps_mf ivon --data train.idx --labels train-lab.idx
 trains sq_steps_mf vogn --data train.idx --labels train-lab.idx
 trains sq_steps_mf bbb --data train.idx --labels train-lab.idx
+trains sq_grudrop adam --data train.idx --labels train-lab.idx
 # MC prediction of sq_steps (dropout on the embedding and the per_step
 # layer): each sample draws its own masks, so one sample's predictions
 # change with the seed and two samples' average differs from one's; at the
@@ -101,6 +103,10 @@ ok $? "sq_steps at the mean (--mc 0): the seed changes nothing"
 ok $? "sq_steps with --mc 1: another seed draws other dropout masks"
 ! cmp -s mc-1-1.out mc-2-1.out
 ok $? "sq_steps with --mc 2: the second sample draws masks of its own"
+./sq_grudrop predict --load sq_grudrop-adam.ckpt --data test.idx --mc 1 --seed 1 >gru-1.out 2>&1 &&
+	./sq_grudrop predict --load sq_grudrop-adam.ckpt --data test.idx --mc 1 --seed 2 >gru-2.out 2>&1 &&
+	! cmp -s gru-1.out gru-2.out
+ok $? "sq_grudrop with --mc 1: another seed draws other variational masks"
 run ./sq_point train --optimizer adam --epochs 40 --batch 16 --seed 7 --save csv.ckpt --quiet --data train.csv
 is "$run_status $run_err" "0 " "sq_point trains on CSV rows of 8 ids"
 run ./sq_point eval --load csv.ckpt --data test.csv
