@@ -72,12 +72,12 @@ struct op_attrs {
 	long dilation[2];     /* conv2d: 1, 1; conv1d: 1, d */
 	long size;            /* maxpool, avgpool: window size */
 	int bias;             /* dense, conv2d, conv1d */
+	int per_step;         /* dense, layernorm: on each step of a [T, F] sequence apart */
 	double slope;         /* leaky_relu */
 	double momentum, eps; /* batchnorm; eps also layernorm, groupnorm */
 	long groups;          /* groupnorm: channel groups normalised apart */
 	int sequence;         /* gru: output = sequence (every step), else last */
 	long vocab;           /* embedding: ids lie in [0, vocab); its dim is shape[1] */
-	int per_step;         /* layernorm: each step of a [T, F] sequence apart */
 	long heads;           /* attention: heads (dividing its dim, in units) */
 	int causal;           /* attention: position t attends to s <= t only */
 };

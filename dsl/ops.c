@@ -27,6 +27,7 @@ static const struct arg_spec dense_args[] = {
 	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
 	{ "units", ARG_INT, 1, 0, 1, MAXD, 0 },
 	{ "bias", ARG_BOOL, 0, 1, 0, 0, 0 },
+	{ "per_step", ARG_BOOL, 0, 0, 0, 0, 0 },
 };
 static const struct arg_spec conv2d_args[] = {
 	{ "x", ARG_NODE, 1, 0, 0, 0, 0 },
@@ -174,17 +175,37 @@ static int op_check_leaky_relu(struct op_ctx *c)
 	return op_check_same_shape(c);
 }
 
+/* dense: Y = X·Wᵀ + b on the flattened input; with per_step, on each of
+ * the T rows of a [T, F] sequence (PyTorch's nn.Linear on the last
+ * dimension: a transformer's position-wise feed-forward), [T, units]. */
 static int op_check_dense(struct op_ctx *c)
 {
 	struct graph_node *n = c->n;
-	long long in = graph_node_elements(op_in(c, 0));
+	const struct graph_node *in = op_in(c, 0);
+	long long f = graph_node_elements(in);
+	char shape[64];
 	if (args_long(c->d, &dense_args[1], c->val[1], &n->attrs.units) != 0 ||
-	    args_bool(c->d, &dense_args[2], c->val[2], &n->attrs.bias) != 0)
+	    args_bool(c->d, &dense_args[2], c->val[2], &n->attrs.bias) != 0 ||
+	    args_bool(c->d, &dense_args[3], c->val[3], &n->attrs.per_step) != 0)
 		return -1;
 	n->rank = 1;
 	n->shape[0] = n->attrs.units;
-	n->attrs.in_features = (long)in;
-	n->model_params = in * n->attrs.units + (n->attrs.bias ? n->attrs.units : 0);
+	if (n->attrs.per_step) {
+		if (in->rank != 2) {
+			graph_shape_str(in, shape, sizeof shape);
+			diag_error(c->d, c->loc[3],
+			           "per_step applies dense to each step of a [time, features] "
+			           "sequence, but '%s' has shape %s",
+			           in->name, shape);
+			return -1;
+		}
+		f = in->shape[1];
+		n->rank = 2;
+		n->shape[0] = in->shape[0];
+		n->shape[1] = n->attrs.units;
+	}
+	n->attrs.in_features = (long)f;
+	n->model_params = f * n->attrs.units + (n->attrs.bias ? n->attrs.units : 0);
 	return 0;
 }
 
@@ -584,6 +605,25 @@ static int op_check_attention(struct op_ctx *c)
 	n->shape[0] = in->shape[0];
 	n->shape[1] = n->attrs.units;
 	n->model_params = 3 * d * (f + 1) + d * (d + 1); /* in_proj, out_proj */
+	return 0;
+}
+
+/* transpose: [A, B] to [B, A], e.g. an embedded [T, F] sequence to the
+ * [channels, length] signal conv1d convolves over time, and back. */
+static int op_check_transpose(struct op_ctx *c)
+{
+	const struct graph_node *in = op_in(c, 0);
+	char shape[64];
+	if (in->rank != 2) {
+		graph_shape_str(in, shape, sizeof shape);
+		diag_error(c->d, c->loc[0],
+		           "transpose swaps the two axes of a rank-2 node, but '%s' has shape %s",
+		           in->name, shape);
+		return -1;
+	}
+	c->n->rank = 2;
+	c->n->shape[0] = in->shape[1];
+	c->n->shape[1] = in->shape[0];
 	return 0;
 }
 

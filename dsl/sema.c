@@ -396,6 +396,16 @@ static int sema_point_by_default(enum op_id op)
 	return op == OP_BATCHNORM || op == OP_LAYERNORM || op == OP_GROUPNORM;
 }
 
+/* A per_step dense layer (ops.c) refuses the families written for one
+ * product per example: whvi's structured product and emp/ecmp's patching
+ * are untested on its B·T rows. */
+static int sema_refused_per_step(const struct graph_node *n)
+{
+	return n->op == OP_DENSE && n->attrs.per_step &&
+	       (n->family.id == FAMILY_WHVI || n->family.id == FAMILY_EMP ||
+	        n->family.id == FAMILY_ECMP);
+}
+
 /* Attaches the posterior family of node N: the annotation AF, else the
  * model's default for dense and conv2d, else point. */
 static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct graph_node *n,
@@ -420,16 +430,19 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 	} else {
 		n->family.id = FAMILY_POINT;
 	}
-	if (!family_applies(n->family.id, n->op)) {
+	if (!family_applies(n->family.id, n->op) || sema_refused_per_step(n)) {
 		const char *why =
-		        n->op == OP_GRU ? "the weights of gru take point or meanfield only"
+		        n->op == OP_GRU ? "the weights of gru take point, meanfield or dropout"
 		        : n->op == OP_ATTENTION
 		                ? "the projections of attention take point or meanfield only"
+		        : n->op == OP_DENSE
+		                ? "a per_step dense layer takes point, meanfield or dropout"
 		        : n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
 		        : n->family.id == FAMILY_DROPOUT
-		                ? "dropout masks the input units of dense, conv2d and conv1d layers"
+		                ? "dropout masks the input units of dense, conv2d and conv1d layers, "
+		                  "or the rows of an embedding"
 		        : n->op == OP_EMBEDDING
-		                ? "the rows of an embedding take point or meanfield only"
+		                ? "the rows of an embedding take point, meanfield or dropout"
 		                : "the scales and shifts of layernorm and groupnorm take point or meanfield only";
 		diag_error(s->d, af ? af->loc : n->loc,
 		           "posterior '%s' cannot apply to %s layer '%s': %s",

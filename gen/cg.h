@@ -1,8 +1,8 @@
 /* cg.h: what the code generator's parts share (codegen.c drives; one file
  * per kind of layer emits its code: layer_dense.c, layer_conv.c,
  * layer_pool.c, layer_batchnorm.c, layer_norm.c (layernorm, groupnorm),
- * layer_elementwise.c, layer_merge.c, layer_gru.c, layer_attention.c, layer_embedding.c,
- * layer_positional.c;
+ * layer_elementwise.c, layer_merge.c, layer_gru.c, layer_attention.c,
+ * layer_embedding.c, layer_positional.c, layer_transpose.c;
  * layer_patch.c wraps the layers with an emp or ecmp posterior;
  * layer_whvi.c replaces a dense layer with a whvi posterior;
  * likelihood_code.c
@@ -193,6 +193,7 @@ extern const struct cg_layer cg_layer_whvi;
 extern const struct cg_layer cg_layer_gru;
 extern const struct cg_layer cg_layer_embedding, cg_layer_positional;
 extern const struct cg_layer cg_layer_attention;
+extern const struct cg_layer cg_layer_transpose;
 
 /* Ensemble model patching (layer_patch.c): whether the node has an emp or
  * ecmp posterior; the offset of its tensor i inside one component; and the

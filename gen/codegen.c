@@ -68,6 +68,7 @@ static const struct cg_layer *const cg_layers[OP_COUNT] = {
 	[OP_EMBEDDING] = &cg_layer_embedding,
 	[OP_POSITIONAL] = &cg_layer_positional,
 	[OP_ATTENTION] = &cg_layer_attention,
+	[OP_TRANSPOSE] = &cg_layer_transpose,
 };
 
 const struct cg_layer *cg_layer_of(enum op_id op)
@@ -304,9 +305,11 @@ static int cg_plan(struct cg *cg)
 			c->ntensors = cg->ntensors - c->first_tensor;
 			c->layer = cg->nlayers++;
 		}
-		if (n->op == OP_DENSE) {
-			max_in = n->attrs.in_features > max_in ? n->attrs.in_features : max_in;
-			max_out = n->attrs.units > max_out ? n->attrs.units : max_out;
+		if (n->op == OP_DENSE) { /* per_step: T rows per example */
+			long rows = n->attrs.per_step ? n->shape[0] : 1;
+			max_in = rows * n->attrs.in_features > max_in ? rows * n->attrs.in_features
+			                                              : max_in;
+			max_out = rows * n->attrs.units > max_out ? rows * n->attrs.units : max_out;
 		}
 	}
 	for (i = 0; i < g->nnodes; i++)
@@ -461,6 +464,7 @@ char *codegen_canonical(const struct graph *g)
 		           a->dilation[1] > 1 ? (double)a->dilation[1] : 0);
 		canon_attr(&buf, &len, &cap, &failed, "size", (double)a->size);
 		canon_attr(&buf, &len, &cap, &failed, "bias", (double)a->bias);
+		canon_attr(&buf, &len, &cap, &failed, "per_step", (double)a->per_step);
 		canon_attr(&buf, &len, &cap, &failed, "slope", a->slope);
 		canon_attr(&buf, &len, &cap, &failed, "momentum", a->momentum);
 		canon_attr(&buf, &len, &cap, &failed, "eps", a->eps);
@@ -596,7 +600,7 @@ static long cg_features(const struct cg *cg)
 	int out = cg->g->output;
 	/* a second node (the scale) is not the last layer's: no features */
 	if (cg->g->nodes[out].op != OP_DENSE || cg_family(cg, out) != FAMILY_POINT ||
-	    cg->g->scale_node >= 0)
+	    cg->g->scale_node >= 0 || cg->g->nodes[out].attrs.per_step)
 		return 0;
 	return cg->g->nodes[out].attrs.in_features;
 }

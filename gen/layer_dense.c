@@ -22,9 +22,47 @@
  *               block v_NAME.  sqgrad is that of the mean path.
  * Without rng (or, for meanfield, without sigma) both are the plain dense
  * layer on w.
+ *
+ * per_step (on a [T, F] sequence, ops.c): the same layer on each of the
+ * T rows, so every product above runs on B·T rows of X instead of B (the
+ * row count of the emitted calls, dense_rows).  dropout's mask is drawn
+ * per example and step, T·F values per example (PyTorch's nn.Dropout on a
+ * [B, T, F] tensor).  meanfield is computed, like gru's, on the weights in
+ * w as the runtime's samplers give them, one draw shared by every step:
+ * the local reparameterisation would draw the T rows' pre-activations
+ * independently, which a weight shared by the steps does not.  The squared
+ * per-example gradients sum each example's T steps before squaring
+ * (bnn_gen_dense_steps_sqgrad, in a fixed block ps_NAME of units·(F + 1)
+ * floats): B products of T rows, the work of the weight gradient again.
  */
+#include <stdio.h>
+
 #include "bnn_model.h"
 #include "cg.h"
+
+/* T for a per_step layer, else 1: the rows of X per example. */
+static long dense_steps(const struct cg *cg, int node)
+{
+	const struct graph_node *n = &cg->g->nodes[node];
+	return n->attrs.per_step ? n->shape[0] : 1;
+}
+
+/* The row count of the emitted products: "B", or "B * TL" per step. */
+static const char *dense_rows(const struct cg *cg, int node, char *buf, size_t size)
+{
+	if (!cg->g->nodes[node].attrs.per_step)
+		return "B";
+	snprintf(buf, size, "B * %ldL", dense_steps(cg, node));
+	return buf;
+}
+
+/* The family the layer's code samples: a per_step meanfield layer is
+ * computed on w, as a point layer is (see above). */
+static enum family_id dense_family(const struct cg *cg, int node)
+{
+	enum family_id fam = cg_family(cg, node);
+	return fam == FAMILY_MEANFIELD && cg->g->nodes[node].attrs.per_step ? FAMILY_POINT : fam;
+}
 
 static int dense_params(struct cg *cg, int node)
 {
@@ -46,10 +84,12 @@ static void dense_plan(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
 	struct cg_node *c = &cg->nodes[node];
-	long k = n->attrs.in_features, units = n->attrs.units;
-	switch (cg_family(cg, node)) {
+	long k = n->attrs.in_features, units = n->attrs.units, t = dense_steps(cg, node);
+	if (n->attrs.per_step)
+		c->fixed_off = cg_reserve_fixed(cg, units * (k + 1));
+	switch (dense_family(cg, node)) {
 	case FAMILY_DROPOUT:
-		c->noise_off = cg_reserve(cg, 2 * k);
+		c->noise_off = cg_reserve(cg, 2 * t * k);
 		cg->noise_rng = 1;
 		break;
 	case FAMILY_MEANFIELD:
@@ -68,13 +108,17 @@ static void dense_declare(struct cg *cg, int node)
 	const struct graph_node *n = &cg->g->nodes[node];
 	const struct cg_node *c = &cg->nodes[node];
 	const char *name = cg_name(cg, node);
-	long k = n->attrs.in_features, units = n->attrs.units;
-	switch (cg_family(cg, node)) {
+	long k = n->attrs.in_features, units = n->attrs.units, tk = dense_steps(cg, node) * k;
+	if (n->attrs.per_step)
+		emit(cg->e,
+		     "\tbnn_real *const ps_%s = ws + %ldL * B + %ldL; /* [%ld] one example's gradient */\n",
+		     name, cg->per_example, c->fixed_off, units * (k + 1));
+	switch (dense_family(cg, node)) {
 	case FAMILY_DROPOUT:
 		emit(cg->e,
 		     "\tbnn_real *const m_%s = ws + %ldL * B; /* [B, %ld] dropout mask: 0 or 1/(1 - p) */\n"
 		     "\tbnn_real *const xt_%s = ws + %ldL * B; /* [B, %ld] input times mask */\n",
-		     name, c->noise_off, k, name, c->noise_off + k, k);
+		     name, c->noise_off, tk, name, c->noise_off + tk, tk);
 		break;
 	case FAMILY_MEANFIELD:
 		emit(cg->e,
@@ -94,9 +138,9 @@ static void dense_noise(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
 	const char *name = cg_name(cg, node);
-	long k = n->attrs.in_features, units = n->attrs.units;
+	long k = dense_steps(cg, node) * n->attrs.in_features, units = n->attrs.units;
 	char p[40];
-	switch (cg_family(cg, node)) {
+	switch (dense_family(cg, node)) {
 	case FAMILY_DROPOUT:
 		emit_double_str(n->family.p, p, sizeof p);
 		emit(cg->e, "\t\t\tbnn_gen_dropout_mask(rng, %ld, %s, m_%s + e * %ldL);\n", k, p,
@@ -118,15 +162,17 @@ static void dense_forward(struct cg *cg, int node)
 	const struct graph_node *n = &cg->g->nodes[node];
 	const char *name = cg_name(cg, node), *in = cg_name(cg, n->inputs[0]);
 	long k = n->attrs.in_features, units = n->attrs.units;
-	enum family_id fam = cg_family(cg, node);
-	char w[64], b[64], sw[64], sb[64];
+	enum family_id fam = dense_family(cg, node);
+	char w[64], b[64], sw[64], sb[64], rb[40];
+	const char *rows = dense_rows(cg, node, rb, sizeof rb);
 	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
 	if (fam == FAMILY_DROPOUT) {
 		emit(cg->e,
 		     "\tif (rng)\n"
 		     "\t\tbnn_gen_dropout_apply(B * %ld, a_%s, m_%s, xt_%s);\n"
-		     "\tbnn_gen_dense_forward(B, %ld, %ld, rng ? xt_%s : a_%s, %s, %s, a_%s);\n",
-		     k, in, name, name, k, units, name, in, w, b, name);
+		     "\tbnn_gen_dense_forward(%s, %ld, %ld, rng ? xt_%s : a_%s, %s, %s, a_%s);\n",
+		     dense_steps(cg, node) * k, in, name, name, rows, k, units, name, in, w, b,
+		     name);
 		return;
 	}
 	if (fam == FAMILY_MEANFIELD) {
@@ -138,8 +184,8 @@ static void dense_forward(struct cg *cg, int node)
 		     "\telse\n\t",
 		     k, units, in, w, b, sw, sb, name, name, name, name);
 	}
-	emit(cg->e, "\tbnn_gen_dense_forward(B, %ld, %ld, a_%s, %s, %s, a_%s);\n", k, units, in, w,
-	     b, name);
+	emit(cg->e, "\tbnn_gen_dense_forward(%s, %ld, %ld, a_%s, %s, %s, a_%s);\n", rows, k, units,
+	     in, w, b, name);
 }
 
 static void dense_backward(struct cg *cg, int node)
@@ -149,9 +195,10 @@ static void dense_backward(struct cg *cg, int node)
 	long k = n->attrs.in_features, units = n->attrs.units;
 	int in = n->inputs[0], acc;
 	const char *a_in = cg_name(cg, in);
-	enum family_id fam = cg_family(cg, node);
+	enum family_id fam = dense_family(cg, node);
 	char x[400], w[64], b[64], dw[64], db[64], qw[64], qb[64], sw[64], sb[64];
-	char gw[96], gb[96], call[1200];
+	char gw[96], gb[96], call[1200], rb[40];
+	const char *rows = dense_rows(cg, node, rb, sizeof rb);
 	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
 	cg_param_addr(cg, node, "grad", 0, dw, db, sizeof dw);
 	cg_param_addr(cg, node, "sqgrad", 0, qw, qb, sizeof qw);
@@ -159,12 +206,18 @@ static void dense_backward(struct cg *cg, int node)
 		snprintf(x, sizeof x, "rng ? xt_%s : a_%s", name, a_in);
 	else
 		snprintf(x, sizeof x, "a_%s", a_in);
-	emit(cg->e, "\tbnn_gen_dense_backward_params(B, %ld, %ld, %s, d_%s, %s, %s);\n", k, units,
-	     x, name, dw, db);
-	emit(cg->e,
-	     "\tif (sqgrad)\n"
-	     "\t\tbnn_gen_dense_sqgrad(B, %ld, %ld, %s, d_%s, %s, %s, sq_x, sq_g);\n",
-	     k, units, x, name, qw, qb);
+	emit(cg->e, "\tbnn_gen_dense_backward_params(%s, %ld, %ld, %s, d_%s, %s, %s);\n", rows, k,
+	     units, x, name, dw, db);
+	if (n->attrs.per_step)
+		emit(cg->e,
+		     "\tif (sqgrad)\n"
+		     "\t\tbnn_gen_dense_steps_sqgrad(B, %ld, %ld, %ld, %s, d_%s, %s, %s, ps_%s);\n",
+		     dense_steps(cg, node), k, units, x, name, qw, qb, name);
+	else
+		emit(cg->e,
+		     "\tif (sqgrad)\n"
+		     "\t\tbnn_gen_dense_sqgrad(B, %ld, %ld, %s, d_%s, %s, %s, sq_x, sq_g);\n",
+		     k, units, x, name, qw, qb);
 	if (fam == FAMILY_MEANFIELD) {
 		/* Gν into sq_g and σ's gradient; then the input's delta, from Gν. */
 		cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
@@ -193,13 +246,13 @@ static void dense_backward(struct cg *cg, int node)
 		if (fam == FAMILY_DROPOUT)
 			emit(cg->e,
 			     "\tif (rng)\n"
-			     "\t\tbnn_gen_dropout_backward_input(B, %ld, %ld, d_%s, %s, m_%s, d_%s,\n"
+			     "\t\tbnn_gen_dropout_backward_input(%s, %ld, %ld, d_%s, %s, m_%s, d_%s,\n"
 			     "\t\t                               sq_x, %d);\n"
 			     "\telse\n\t",
-			     k, units, name, w, name, a_in, acc);
+			     rows, k, units, name, w, name, a_in, acc);
 	}
-	emit(cg->e, "\tbnn_gen_dense_backward_input(B, %ld, %ld, d_%s, %s, d_%s, %d);\n", k, units,
-	     name, w, a_in, acc);
+	emit(cg->e, "\tbnn_gen_dense_backward_input(%s, %ld, %ld, d_%s, %s, d_%s, %d);\n", rows, k,
+	     units, name, w, a_in, acc);
 }
 
 const struct cg_layer cg_layer_dense = {

@@ -954,15 +954,37 @@ static void sa_files_c(void *ctx)
 }
 
 /* Whether the standalone target has no code for OP yet: attention (its
- * heads' kernels are libbnn's alone); a case per op it refuses. */
+ * heads' kernels are libbnn's alone) and transpose; a case per op it
+ * refuses. */
 static int sa_op_refused(enum op_id op)
 {
 	switch (op) {
 	case OP_ATTENTION:
+	case OP_TRANSPOSE:
 		return 1;
 	default:
 		return 0;
 	}
+}
+
+/* The layers of supported ops the standalone target has no code for: a
+ * per_step dense layer, and dropout on gru (variational RNN masks) or on
+ * embedding (dropped rows).  Reports N and returns 1, else 0. */
+static int sa_layer_refused(const struct graph_node *n, struct diag *d)
+{
+	if (n->op == OP_DENSE && n->attrs.per_step)
+		diag_error(
+		        d, n->loc,
+		        "the standalone target does not support per_step dense layers (node '%s')",
+		        n->name);
+	else if ((n->op == OP_GRU || n->op == OP_EMBEDDING) && n->family.id == FAMILY_DROPOUT)
+		diag_error(d, n->loc,
+		           "the standalone target does not support dropout on %s (node '%s')",
+		           op_name(n->op), n->name);
+	else
+		return 0;
+	diag_note(d, diag_noloc, "run this model with libbnn (bnnc without --standalone)");
+	return 1;
 }
 
 /* The ops the standalone target has no code for yet (sa_op_refused),
@@ -973,6 +995,8 @@ static int sa_check_ops(const struct graph *g, struct diag *d)
 	int i;
 	for (i = 0; i < g->nnodes; i++) {
 		const struct graph_node *n = &g->nodes[i];
+		if (n->live && sa_layer_refused(n, d))
+			return -1;
 		if (!n->live || !sa_op_refused(n->op))
 			continue;
 		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",

@@ -25,7 +25,12 @@
  * from [0, NAME_INPUT_VOCAB).  gc_attn, gc_attn1 and gc_attnc cover
  * attention: odd T and T = 1, 1, 2, 3 and 4 heads, causal and not, dim ≠ F,
  * stacked, residual, on embedded ids, meanfield; check 2 checks the
- * per-example squared gradients of its shared projections.
+ * per-example squared gradients of its shared projections.  gc_steps and
+ * gc_steps1 cover per_step dense layers (T = 5 and 1; point, dropout per
+ * example and step, meanfield; check 2 is where their squared gradients, summed over the steps before
+ * squaring, are checked), gc_tr transpose (conv1d over an input sequence,
+ * back into gru and a per_step dense layer), gc_embdrop embedding ~
+ * dropout and gc_grudrop gru ~ dropout (variational masks, stacked).
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
@@ -104,6 +109,11 @@
 #include "gc_tnode.h"
 #include "gc_nblearn.h"
 #include "gc_nbnode.h"
+#include "gc_steps.h"
+#include "gc_steps1.h"
+#include "gc_tr.h"
+#include "gc_embdrop.h"
+#include "gc_grudrop.h"
 #include "bnn_gen.h"
 #include "fixtures.h"
 #include "tap.h"
@@ -531,6 +541,66 @@ static const struct gc_model gc_models[] = {
 	  gc_attnc_workspace_floats,
 	  NULL,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* per_step dense: T = 5, point, dropout and meanfield (computed on w) */
+	{ "gc_steps",
+	  GC_STEPS_INPUTS,
+	  GC_STEPS_OUTPUTS,
+	  GC_STEPS_TARGETS,
+	  GC_STEPS_NPARAMS,
+	  GC_CATEGORICAL,
+	  146,
+	  gc_steps_pass_f64,
+	  gc_steps_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* (T = 1) */
+	{ "gc_steps1",
+	  GC_STEPS1_INPUTS,
+	  GC_STEPS1_OUTPUTS,
+	  GC_STEPS1_TARGETS,
+	  GC_STEPS1_NPARAMS,
+	  GC_CATEGORICAL,
+	  147,
+	  gc_steps1_pass_f64,
+	  gc_steps1_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* transpose between conv1d and gru, per_step dense */
+	{ "gc_tr",
+	  GC_TR_INPUTS,
+	  GC_TR_OUTPUTS,
+	  GC_TR_TARGETS,
+	  GC_TR_NPARAMS,
+	  GC_CATEGORICAL,
+	  148,
+	  gc_tr_pass_f64,
+	  gc_tr_workspace_floats,
+	  NULL,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* embedding ~ dropout, transposed into conv1d */
+	{ "gc_embdrop",
+	  GC_EMBDROP_INPUTS,
+	  GC_EMBDROP_OUTPUTS,
+	  GC_EMBDROP_TARGETS,
+	  GC_EMBDROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  149,
+	  gc_embdrop_pass_f64,
+	  gc_embdrop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
+	/* gru ~ dropout: variational masks on inputs and hidden state, stacked */
+	{ "gc_grudrop",
+	  GC_GRUDROP_INPUTS,
+	  GC_GRUDROP_OUTPUTS,
+	  GC_GRUDROP_TARGETS,
+	  GC_GRUDROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  150,
+	  gc_grudrop_pass_f64,
+	  gc_grudrop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
 
@@ -542,6 +612,11 @@ static const struct {
 	       { gc_emb1_pass_f64, GC_EMB1_INPUT_VOCAB },
 	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB },
 	       { gc_attnc_pass_f64, GC_ATTNC_INPUT_VOCAB } };
+{
+	gc_embdrop_pass_f64, GC_EMBDROP_INPUT_VOCAB
+}
+}
+;
 
 /* The range of M's ids, or 0 for a model of real inputs. */
 static long gc_vocab(const struct gc_model *m)

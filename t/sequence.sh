@@ -3,12 +3,18 @@
 # positionally encoded (t/models/sq_point.bnn, t/models/sq_mf.bnn), trained
 # by their generated programs on generated IDX files of u8 ids (kept as
 # integers, not scaled as images are) and CSV files of 8 id columns, to
-# tell whether id 3 occurs in the sequence.
+# tell whether id 3 occurs in the sequence; and the same task through
+# transpose, conv1d over time and a per_step dense layer
+# (t/models/sq_steps.bnn, with dropout on the embedding and the per_step
+# layer, and t/models/sq_steps_mf.bnn, meanfield), and through a gru with
+# variational dropout (t/models/sq_grudrop.bnn, Adam).
 # Checks: Adam (on IDX and on CSV), IVON, VOGN and BBB each reach a held-out
-# accuracy above 0.9 (chance: 0.5; seeds fixed); an id outside the
+# accuracy above 0.9 (chance: 0.5; seeds fixed), on both architectures;
+# MC prediction of the dropout model redraws its masks per sample; an id outside the
 # vocabulary and one that is not an integer are refused at load time with
 # the file and the line and column (CSV) or the example and value (IDX);
-# --standardize is refused for ids, and so is bnnc --standalone.
+# --standardize is refused for ids, and bnnc --standalone refuses
+# embedding, transpose and per_step dense layers.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -47,7 +53,7 @@ sequences 400 1 csv >train.csv
 sequences 200 2 csv >test.csv
 
 # ---- compile ---------------------------------------------------------------
-for m in sq_point sq_mf; do
+for m in sq_point sq_mf sq_steps sq_steps_mf sq_grudrop; do
 	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
@@ -69,6 +75,30 @@ trains sq_point adam --data train.idx --labels train-lab.idx
 trains sq_mf ivon --data train.idx --labels train-lab.idx
 trains sq_mf vogn --data train.idx --labels train-lab.idx
 trains sq_mf bbb --data train.idx --labels train-lab.idx
+trains sq_steps adam --data train.idx --labels train-lab.idx
+trains sq_steps_mf ivon --data train.idx --labels train-lab.idx
+trains sq_steps_mf vogn --data train.idx --labels train-lab.idx
+trains sq_steps_mf bbb --data train.idx --labels train-lab.idx
+trains sq_grudrop adam --data train.idx --labels train-lab.idx
+# MC prediction of sq_steps (dropout on the embedding and the per_step
+# layer): each sample draws its own masks, so one sample's predictions
+# change with the seed and two samples' average differs from one's; at the
+# mean (--mc 0) no mask is drawn and the seed changes nothing.
+mc() {
+	./sq_steps predict --load sq_steps-adam.ckpt --data test.idx --mc "$1" --seed "$2" >"mc-$1-$2.out" 2>&1
+}
+mc 0 1 && mc 0 2 && mc 1 1 && mc 1 2 && mc 2 1
+ok $? "sq_steps predicts with --mc 0, 1 and 2"
+cmp -s mc-0-1.out mc-0-2.out
+ok $? "sq_steps at the mean (--mc 0): the seed changes nothing"
+! cmp -s mc-1-1.out mc-1-2.out
+ok $? "sq_steps with --mc 1: another seed draws other dropout masks"
+! cmp -s mc-1-1.out mc-2-1.out
+ok $? "sq_steps with --mc 2: the second sample draws masks of its own"
+./sq_grudrop predict --load sq_grudrop-adam.ckpt --data test.idx --mc 1 --seed 1 >gru-1.out 2>&1 &&
+	./sq_grudrop predict --load sq_grudrop-adam.ckpt --data test.idx --mc 1 --seed 2 >gru-2.out 2>&1 &&
+	! cmp -s gru-1.out gru-2.out
+ok $? "sq_grudrop with --mc 1: another seed draws other variational masks"
 run ./sq_point train --optimizer adam --epochs 40 --batch 16 --seed 7 --save csv.ckpt --quiet --data train.csv
 is "$run_status $run_err" "0 " "sq_point trains on CSV rows of 8 ids"
 run ./sq_point eval --load csv.ckpt --data test.csv
@@ -110,5 +140,17 @@ run "$BNNC" --standalone --analytic -o sa.c "$top_srcdir/t/models/sq_point.bnn"
 is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p | sed 's/^.*sq_point.bnn:/sq_point.bnn:/')" \
 	"1 sq_point.bnn:7:5: error: analytic predictive: op 'embedding' not supported" \
 	"bnnc --standalone --analytic refuses embedding, at the node"
+
+# transpose and per_step dense, refused at the node (each alone in its model)
+printf 'model st;\ninput x[4, 3];\nt = transpose(x);\ny ~ categorical(dense(t, 2));\n' >st.bnn
+printf 'model sp;\ninput x[4, 3];\nh = dense(x, 2, per_step = true);\ny ~ categorical(dense(h, 2));\n' >sp.bnn
+run "$BNNC" --standalone -o sa.c st.bnn
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
+	"1 st.bnn:3:5: error: the standalone target does not support op 'transpose' (node 't')" \
+	"bnnc --standalone refuses transpose, at the node"
+run "$BNNC" --standalone -o sa.c sp.bnn
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
+	"1 sp.bnn:3:5: error: the standalone target does not support per_step dense layers (node 'h')" \
+	"bnnc --standalone refuses per_step dense layers, at the node"
 
 done_testing

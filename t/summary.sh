@@ -114,7 +114,8 @@ pct() {
 for name in fashion_mlp tiny_resnet lenet5 toy_regression whvi_flows multilabel emp_patch; do
 	summary "$top_srcdir/examples" "$name"
 done
-for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru sequence attention; do
+for name in whvi_pad_stack emp_batchnorm learned_sigma all_point signal_conv1d norms gru sequence \
+	attention steps; do
 	summary "$expected" "$name"
 done
 
@@ -333,5 +334,21 @@ is "$(row attention a)" "$a $((2 * a))" "attention: 3D(F + 1) + D(D + 1) paramet
 is "$(row attention c)" "$c $c" "attention: a point attention when annotated"
 is "$(shape attention a)" "[16, 12]" "attention: dim defaults to the input's features"
 is "$(shape attention c)" "[16, 8]" "attention: dim = 8 gives [T, 8]"
+# steps: a dropout embedding 30 x 6 of 10 ids, transposed to [6, 10] for a
+# meanfield conv1d of 8 filters of 3 taps, transposed back to [10, 8] for
+# a meanfield per_step dense 8 -> 12 (F·units + units, whatever T), a
+# point gru 12 -> 5, meanfield dense 5 -> 3
+e=$((30 * 6))
+c=$((8 * 6 * 3 + 8))
+f=$(dense 8 12)
+g=$((3 * 5 * (12 + 5 + 2)))
+out=$(dense 5 3)
+m=$((e + c + f + g + out))
+p=$((e + 2 * c + 2 * f + g + 2 * out))
+is "$(total steps)" "$m $p" "steps: totals $m and $p"
+is "$(row steps f)" "$f $((2 * f))" "steps: a per_step dense layer keeps dense's parameters"
+is "$(row steps e)" "$e $e" "steps: a dropout embedding keeps vocab x dim weights"
+is "$(shape steps c_transpose)" "[6, 10]" "steps: transpose of [10, 6] is [6, 10]"
+is "$(shape steps f)" "[10, 12]" "steps: per_step dense of [10, 8] is [10, 12]"
 
 done_testing

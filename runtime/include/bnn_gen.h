@@ -54,6 +54,7 @@
 #include "bnn_gen/norm.h"
 #include "bnn_gen/embedding.h"
 #include "bnn_gen/positional.h"
+#include "bnn_gen/transpose.h"
 #include "bnn_gen/patch.h"
 #include "bnn_gen/elementwise.h"
 #include "bnn_gen/gru.h"

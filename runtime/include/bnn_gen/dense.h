@@ -89,6 +89,37 @@ static inline void bnn_gen_dense_sqgrad(long batch, long k, long n, const bnn_re
 	bnn_gen_gemm(1, 0, n, k, batch, (double)batch, g2, n, x2, k, 0.0, sw, k);
 }
 
+/*
+ * The mean of squared per-example gradients of a per_step dense layer, the
+ * same weights on each of an example's T rows (X is B·T×K, G B·T×N).
+ * Example i's gradient is the sum over its steps, B·G_iᵀ·X_i, and it is
+ * that sum which is squared (VOGN's ĥ is the square of each example's
+ * total gradient), so the product of squares above does not apply:
+ *     sw = B·Σ_i (G_iᵀ·X_i)∘(G_iᵀ·X_i),   sb = B·Σ_i (Σ_t G_it)∘(Σ_t G_it),
+ * forming one example's G_iᵀ·X_i at a time in tmp (N·K + N floats,
+ * independent of the batch).  Cost: B products of T rows, B·T·N·K
+ * multiply-adds (as many as the weight gradient itself), and B·N·(K + 1)
+ * squares.  With T = 1 it is bnn_gen_dense_sqgrad's value.
+ */
+static inline void bnn_gen_dense_steps_sqgrad(long batch, long t, long k, long n,
+                                              const bnn_real *restrict x,
+                                              const bnn_real *restrict g, bnn_real *restrict sw,
+                                              bnn_real *restrict sb, bnn_real *restrict tmp)
+{
+	bnn_real *const tb = tmp + n * k;
+	const bnn_real b = (bnn_real)batch;
+	long e;
+
+	for (e = 0; e < batch; e++) {
+		bnn_gen_gemm(1, 0, n, k, t, 1.0, g + e * t * n, n, x + e * t * k, k, 0.0, tmp, k);
+		BNN_GEN_EACH(n * k, e > 0, sw, b * tmp[i] * tmp[i]);
+		if (!sb)
+			continue;
+		bnn_gen_col_sums(t, n, g + e * t * n, tb);
+		BNN_GEN_EACH(n, e > 0, sb, b * tb[i] * tb[i]);
+	}
+}
+
 /* ---- dense posteriors: dropout(p) and meanfield -------------------------- */
 
 /* Dropout backward to the input: dX (+)= (G·W)∘M; G is B×N, W N×K, M B×K.

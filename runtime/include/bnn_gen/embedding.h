@@ -125,4 +125,17 @@ static inline void bnn_gen_embedding_backward(long batch, long t, long vocab, lo
 	}
 }
 
+/* embedding ~ dropout(p): row r of y (ROWS rows of DIM values, B·T for a
+ * batch) times mask[r], 0 or 1/(1 − p), in place.  The forward pass drops
+ * the rows of its output, the backward pass the same rows of the delta
+ * before its sums, so a dropped position adds nothing to its id's row. */
+static inline void bnn_gen_embedding_drop_rows(long rows, long dim, const bnn_real *restrict mask,
+                                               bnn_real *restrict y)
+{
+	long r, j;
+	for (r = 0; r < rows; r++)
+		for (j = 0; j < dim; j++)
+			y[r * dim + j] *= mask[r];
+}
+
 #endif

@@ -48,6 +48,18 @@
  * of the batch's mean loss, so the mean of the squared per-example
  * gradients is B·Σ_i (g_i)².
  *
+ * Variational dropout (Gal and Ghahramani 2016, "A Theoretically Grounded
+ * Application of Dropout in Recurrent Neural Networks", sec. 3 and
+ * eq. 6): one mask per example on the inputs and one on the hidden state,
+ * the same at every step.  The input's is applied by the caller
+ * (bnn_gen_gru_mask_steps, before forward and on the input's delta after
+ * backward); the hidden one, mh [B, U], enters the products U h: the
+ * forward pass keeps the masked states h̃_t = h_t∘mh in hm [T, B, U]
+ * (h̃_0 = 0) and multiplies those, the backward pass multiplies the
+ * hidden-side deltas' product by mh (through dm [B, U]) and forms the
+ * gradients of W_hh from hm.  The state itself, carried by z, is not
+ * masked.  mh NULL: no hidden mask (hm and dm unused).
+ *
  * Sums are in a fixed order: results do not depend on the team size
  * (these kernels run on the calling thread, besides the GEMM).
  */
@@ -59,6 +71,7 @@
 #include "elementwise.h"
 #include "gemm.h"
 #include "loop.h"
+#include "noise.h"
 #include "real.h"
 
 /* tanh and σ of the gates.  In float, σ(x) = (1 + tanh(x/2))/2 through the
@@ -117,6 +130,7 @@ static inline void bnn_gen_gru_forward(long batch, long t, long f, long u, int s
                                        const bnn_real *restrict x, const bnn_real *restrict w,
                                        bnn_real *restrict q, bnn_real *restrict hn,
                                        bnn_real *restrict hs, bnn_real *restrict hh,
+                                       const bnn_real *restrict mh, bnn_real *restrict hm,
                                        bnn_real *restrict y)
 {
 	const long g = 3 * u, bu = batch * u;
@@ -126,13 +140,18 @@ static inline void bnn_gen_gru_forward(long batch, long t, long f, long u, int s
 	bnn_gen_gru_fill_rows(batch * t, g, bi, q);
 	bnn_gen_gemm(0, 1, batch * t, g, f, 1.0, x, f, wi, f, 1.0, q, g);
 	memset(hs, 0, (size_t)bu * sizeof *hs);
+	if (mh)
+		memset(hm, 0, (size_t)bu * sizeof *hm);
 	for (s = 0; s < t; s++) {
 		bnn_gen_gru_fill_rows(batch, g, bh, hh);
 		if (s > 0) /* h_0 = 0 adds nothing */
-			bnn_gen_gemm(0, 1, batch, g, u, 1.0, hs + s * bu, u, wh, u, 1.0, hh, g);
+			bnn_gen_gemm(0, 1, batch, g, u, 1.0, (mh ? hm : hs) + s * bu, u, wh, u, 1.0,
+			             hh, g);
 		for (b = 0; b < batch; b++)
 			bnn_gen_gru_gates(u, q + (b * t + s) * g, hh + b * g, hs + s * bu + b * u,
 			                  hn + s * bu + b * u, hs + (s + 1) * bu + b * u);
+		if (mh && s + 1 < t)
+			bnn_gen_dropout_apply(bu, hs + (s + 1) * bu, mh, hm + (s + 1) * bu);
 	}
 	for (b = 0; b < batch; b++) {
 		if (!sequence) {
@@ -143,6 +162,22 @@ static inline void bnn_gen_gru_forward(long batch, long t, long f, long u, int s
 			memcpy(y + (b * t + s) * u, hs + (s + 1) * bu + b * u,
 			       (size_t)u * sizeof *y);
 	}
+}
+
+/* y[b, s] (+)= x[b, s]∘m[b] for B examples of T steps of N values: one
+ * mask per example, the same at every step (variational dropout's input
+ * mask, on the input and on its delta). */
+static inline void bnn_gen_gru_mask_steps(long batch, long t, long n, const bnn_real *restrict x,
+                                          const bnn_real *restrict m, bnn_real *restrict y, int acc)
+{
+	long b, s;
+	for (b = 0; b < batch; b++)
+		for (s = 0; s < t; s++) {
+			const bnn_real *restrict xs = x + (b * t + s) * n;
+			const bnn_real *restrict mb = m + b * n;
+			bnn_real *restrict ys = y + (b * t + s) * n;
+			BNN_GEN_EACH(n, acc, ys, xs[i] * mb[i]);
+		}
 }
 
 /* One step back for one example: from dh (δh_t, replaced by its direct
@@ -222,12 +257,14 @@ static inline void bnn_gen_gru_backward(long batch, long t, long f, long u, int 
                                         const bnn_real *restrict x, const bnn_real *restrict w,
                                         const bnn_real *restrict dy, bnn_real *restrict q,
                                         const bnn_real *restrict hn, const bnn_real *restrict hs,
-                                        bnn_real *restrict gh, bnn_real *restrict dh,
-                                        bnn_real *restrict grad, bnn_real *restrict sq,
-                                        bnn_real *restrict tmp, bnn_real *restrict dx, int acc)
+                                        const bnn_real *restrict mh, const bnn_real *restrict hm,
+                                        bnn_real *restrict dm, bnn_real *restrict gh,
+                                        bnn_real *restrict dh, bnn_real *restrict grad,
+                                        bnn_real *restrict sq, bnn_real *restrict tmp,
+                                        bnn_real *restrict dx, int acc)
 {
 	const long g = 3 * u, bu = batch * u;
-	const bnn_real *wi = w, *wh = w + g * f;
+	const bnn_real *wi = w, *wh = w + g * f, *hp = mh ? hm : hs; /* what U multiplied */
 	bnn_real *dwi = grad, *dwh = grad + g * f, *dbi = dwh + g * u, *dbh = dbi + g;
 	long s, b;
 
@@ -241,7 +278,14 @@ static inline void bnn_gen_gru_backward(long batch, long t, long f, long u, int 
 			                      gh + (s * batch + b) * g);
 		if (s == 0)
 			break; /* h_0 is no parameter */
-		bnn_gen_gemm(0, 0, batch, u, g, 1.0, gh + s * batch * g, g, wh, u, 1.0, dh, u);
+		if (mh) {
+			bnn_gen_gemm(0, 0, batch, u, g, 1.0, gh + s * batch * g, g, wh, u, 0.0, dm,
+			             u);
+			bnn_gen_dropout_mask_into(bu, dm, mh, dh, 1);
+		} else {
+			bnn_gen_gemm(0, 0, batch, u, g, 1.0, gh + s * batch * g, g, wh, u, 1.0, dh,
+			             u);
+		}
 		if (sequence)
 			for (b = 0; b < batch; b++) {
 				const bnn_real *restrict d = dy + (b * t + s - 1) * u;
@@ -251,10 +295,10 @@ static inline void bnn_gen_gru_backward(long batch, long t, long f, long u, int 
 	}
 	bnn_gen_gemm(1, 0, g, f, batch * t, 1.0, q, g, x, f, 0.0, dwi, f);
 	bnn_gen_col_sums(batch * t, g, q, dbi);
-	bnn_gen_gemm(1, 0, g, u, batch * t, 1.0, gh, g, hs, u, 0.0, dwh, u);
+	bnn_gen_gemm(1, 0, g, u, batch * t, 1.0, gh, g, hp, u, 0.0, dwh, u);
 	bnn_gen_col_sums(batch * t, g, gh, dbh);
 	if (sq)
-		bnn_gen_gru_sqgrad(batch, t, f, u, x, q, gh, hs, tmp, sq);
+		bnn_gen_gru_sqgrad(batch, t, f, u, x, q, gh, hp, tmp, sq);
 	if (dx)
 		bnn_gen_gemm(0, 0, batch * t, f, g, 1.0, q, g, wi, f, acc ? 1.0 : 0.0, dx, f);
 }
