@@ -87,6 +87,13 @@
  *                    "gru-50x32-128"; bench/torch_seq.py times nn.GRU's
  *                    step for the ratio, target >= 1.5x) and its
  *                    sqgrad_overhead line (VOGN's pass, target <= 1.6x).
+ *   transformer      issue 23's attention block: bench/transformer_128.bnn
+ *                    (one post-norm encoder block, 4 heads, dim 128,
+ *                    feed-forward 512, over 64 steps, flattened into 10
+ *                    classes) at batch 32: adam_step, step_parts (net
+ *                    "transformer-64x128"; bench/torch_seq.py times
+ *                    nn.TransformerEncoderLayer's step, target >= 1.5x)
+ *                    and sqgrad_overhead.
  *
  * Each figure is the median of `repeats` timed repeats (default 7), each at
  * least `min_time` seconds long (default 0.2), after a warm-up of the same
@@ -104,7 +111,8 @@
  * where a GROUP is one of peak, gemm (gemm_784x512, conv3x3, conv1d), step
  * (adam_step, step_parts and sqgrad_overhead), train (train_step), vi
  * (vi_parts, vi_kernels and posterior_sample), fwht, whvi, lenet
- * (adam_step, step_parts and lenet_step of the CNN), gru; by default all run.
+ * (adam_step, step_parts and lenet_step of the CNN), gru, transformer; by
+ * default all run.
  * --net NAME keeps only the threads group's cases of that network
  * (784-512-512-10, lenet, resnet, 13-50-50-1); infer1 (batch-1 inference).
  * The env line always comes first.
@@ -131,6 +139,7 @@
 #include "mf_512.h"
 #include "mlp13.h"
 #include "peak.h"
+#include "transformer_128.h"
 #include "wv_1024.h"
 #include "wv_128.h"
 #include "wv_256.h"
@@ -162,11 +171,13 @@ enum {
 	BENCH_GTHREADS = 1u << 8,
 	BENCH_GINFER1 = 1u << 9,
 	BENCH_GGRU = 1u << 10,
-	BENCH_GALL = (1u << 11) - 1
+	BENCH_GTRANSFORMER = 1u << 11,
+	BENCH_GALL = (1u << 12) - 1
 };
 
-static const char *const bench_group_names[] = { "peak", "gemm",  "step",    "train",  "vi", "fwht",
-	                                         "whvi", "lenet", "threads", "infer1", "gru" };
+static const char *const bench_group_names[] = { "peak",    "gemm",   "step", "train",
+	                                         "vi",      "fwht",   "whvi", "lenet",
+	                                         "threads", "infer1", "gru",  "transformer" };
 
 /*
  * A timed operation: `run` does one unit of work (a step, a product) on
@@ -433,6 +444,9 @@ static void bench_net_free(bench_net *b)
  * generated code skips the input's delta).  These networks are chains, so
  * that is the first layer.  A conv2d layer counts 2·B·F·K·P per product
  * (its weight is [F][C][KH][KW], K = C·KH·KW, and P = out_features / F).
+ * A per_step dense layer counts its T rows per example, an attention layer
+ * its projections and per head its scores and A·V; the norms and
+ * embeddings have no product.
  */
 static double bench_net_gemm_flops(const bench_net *b)
 {
@@ -447,6 +461,28 @@ static double bench_net_gemm_flops(const bench_net *b)
 			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
 			mn = 2.0 * (double)b->batch * (double)ly->out_features *
 			     (double)(t->shape[1] * t->shape[2] * t->shape[3]);
+		}
+		if (!strcmp(ly->op, "dense")) {
+			/* a per_step layer: [T, F] into [T, units], T rows per
+			 * example (a weight [units, F]); 1 row otherwise */
+			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
+			if (t->rank == 2 && ly->in_features % t->shape[1] == 0 &&
+			    ly->out_features % t->shape[0] == 0 &&
+			    ly->in_features / t->shape[1] == ly->out_features / t->shape[0])
+				mn = 2.0 * (double)b->batch * (double)ly->in_features *
+				     (double)t->shape[0];
+		}
+		if (!strcmp(ly->op, "batchnorm") || !strcmp(ly->op, "layernorm") ||
+		    !strcmp(ly->op, "groupnorm") || !strcmp(ly->op, "embedding"))
+			mn = 0; /* no product */
+		if (!strcmp(ly->op, "attention")) {
+			/* in_proj [3D, F] and out_proj [D, D] over B·T rows, and per
+			 * head the scores and A·V, 2·B·T²·D each */
+			const bnn_tensor *t = &b->m->tensors[ly->first_tensor];
+			double d = (double)t->shape[0] / 3, nf = (double)t->shape[1];
+			double rows = (double)b->batch * (double)ly->in_features / nf;
+			mn = 2.0 * rows * (3 * d * nf + d * d) +
+			     4.0 * rows * ((double)ly->in_features / nf) * d;
 		}
 		if (!strcmp(ly->op, "gru")) {
 			/* 2·B·T·3U·(F + U) per pass over the steps; the state's delta
@@ -1664,7 +1700,8 @@ static void bench_usage(void)
 	fprintf(stderr,
 	        "usage: bench [--repeats N] [--min-time SECONDS]"
 	        " [--clock cpu|wall] [--train-steps N]\n"
-	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads|infer1|gru[,...]]"
+	        "             [--only peak|gemm|step|train|vi|fwht|whvi|lenet|threads|infer1|gru|"
+	        "transformer[,...]]"
 	        " [--net NAME]\n");
 	exit(2);
 }
@@ -1756,8 +1793,8 @@ int main(int argc, char **argv)
 	       "\"clock\":\"%s\",\"train_steps\":%ld}\n",
 	       o.repeats, o.min_time, o.clock == BNN_BENCH_CPU ? "cpu" : "wall", o.train_steps);
 
-	if (o.groups &
-	    (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT | BENCH_GLENET | BENCH_GGRU))
+	if (o.groups & (BENCH_GPEAK | BENCH_GGEMM | BENCH_GSTEP | BENCH_GFWHT | BENCH_GLENET |
+	                BENCH_GGRU | BENCH_GTRANSFORMER))
 		pk = bench_peak(&o); /* the GEMM rates are fractions of it */
 	if (o.groups & BENCH_GGEMM) {
 		bench_gemms(&o, pk.gflops);
@@ -1805,6 +1842,13 @@ int main(int argc, char **argv)
 	if (o.groups & BENCH_GGRU) {
 		/* issue 23: hidden 128, length 50, features 32, batch 32 */
 		bench_net_init(&net, &gru_128_model, "gru-50x32-128", 32, 1);
+		bench_adam(&net, &o, pk.gflops);
+		bench_sqgrad(&net, &o);
+		bench_net_free(&net);
+	}
+	if (o.groups & BENCH_GTRANSFORMER) {
+		/* issue 23: 4 heads, dim 128, length 64, batch 32 */
+		bench_net_init(&net, &transformer_128_model, "transformer-64x128", 32, 1);
 		bench_adam(&net, &o, pk.gflops);
 		bench_sqgrad(&net, &o);
 		bench_net_free(&net);

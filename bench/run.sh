@@ -34,8 +34,10 @@
 # --threads T with OPENBLAS_NUM_THREADS=T)
 #   {"bench":"threads_target","net":..,"batch":..,"optimizer":..,"threads":..,"speedup":..,"target":..,"met":..}
 #   {"bench":"threads_vs_pytorch","net":..,"batch":..,"threads":..,"bnnc_over_pytorch":..,"target":..,"met":..}
-# and for the GRU (issue 23: bench's gru group; its Adam step against
-# bench/torch_seq.py's nn.GRU step is a "ratio" line above, target 1.5)
+# and for the GRU and the attention block (issue 23: bench's gru and
+# transformer groups; their Adam steps against bench/torch_seq.py's
+# nn.GRU and nn.TransformerEncoderLayer steps are "ratio" lines above,
+# target 1.5)
 #   {"bench":"sqgrad_target","net":..,"batch":..,"ratio":..,"target":1.6,"met":..}
 # where ratio is the step with VOGN's squared gradients over the plain one,
 # and for batch-1 inference (issue 19: bench's infer1 group, the
@@ -316,6 +318,7 @@ END {
 	target["13-50-50-1 32"] = 30
 	target["lenet 128"] = 1 # issue 5: the CNN with Adam at least as fast as PyTorch
 	target["gru-50x32-128 32"] = 1.5 # issue 23: the GRU step
+	target["transformer-64x128 32"] = 1.5 # issue 23: the attention block
 	sqt["gru-50x32-128 32"] = 1.6 # issue 23: the step with squared gradients, GRU
 	for (i = 1; i <= nkeys; i++) {
 		key = order[i]
