@@ -611,12 +611,8 @@ static const struct {
 } gc_ids[] = { { gc_emb_pass_f64, GC_EMB_INPUT_VOCAB },
 	       { gc_emb1_pass_f64, GC_EMB1_INPUT_VOCAB },
 	       { gc_pos_pass_f64, GC_POS_INPUT_VOCAB },
-	       { gc_attnc_pass_f64, GC_ATTNC_INPUT_VOCAB } };
-{
-	gc_embdrop_pass_f64, GC_EMBDROP_INPUT_VOCAB
-}
-}
-;
+	       { gc_attnc_pass_f64, GC_ATTNC_INPUT_VOCAB },
+	       { gc_embdrop_pass_f64, GC_EMBDROP_INPUT_VOCAB } };
 
 /* The range of M's ids, or 0 for a model of real inputs. */
 static long gc_vocab(const struct gc_model *m)
