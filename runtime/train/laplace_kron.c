@@ -318,19 +318,11 @@ int train_laplace_kron_load(const bnn_ckpt *ck, const char *path, const bnn_mode
 	struct kron_section s[4];
 	const float *v;
 	long n, bad;
-	int i;
+	int i, rc;
 
-	if (m->features <= 0)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: section 'posterior': a last-layer Laplace posterior, and the "
-		                "output node '%s' of model '%s' is not a dense layer",
-		                path, m->output_node ? m->output_node : "?", m->name);
-	train_laplace_ll_layer(m, &l);
-	if (p->params != l.p)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: section 'posterior': 'params' is %ld, and layer '%s' of model "
-		                "'%s' has %ld",
-		                path, p->params, m->layers[m->features_layer].name, m->name, l.p);
+	rc = train_laplace_ll_record_layer(path, m, p, &l, err);
+	if (rc)
+		return rc;
 	kron_sections(&l, s);
 	for (i = 0; i < 4; i++) {
 		n = 0;

@@ -471,25 +471,35 @@ int train_laplace_ll_add(bnn_ckpt *ck, const bnn_posthoc *p)
 	return bnn_ckpt_add_f32(ck, "posterior.chol", p->chol, p->params * (p->params + 1) / 2);
 }
 
+int train_laplace_ll_record_layer(const char *path, const bnn_model *m, const bnn_posthoc *p,
+                                  struct train_ll_layer *l, bnn_err *err)
+{
+	if (m->features <= 0)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior': a last-layer Laplace posterior, and the "
+		                "output node '%s' of model '%s' is not a dense layer",
+		                path, m->output_node ? m->output_node : "?", m->name);
+	train_laplace_ll_layer(m, l);
+	if (p->params != l->p)
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s: section 'posterior': 'params' is %ld, and layer '%s' of model "
+		                "'%s' has %ld",
+		                path, p->params, m->layers[m->features_layer].name, m->name, l->p);
+	return BNN_OK;
+}
+
 int train_laplace_ll_load(const bnn_ckpt *ck, const char *text, const char *path,
                           const bnn_model *m, bnn_posthoc *p, bnn_err *err)
 {
 	struct train_ll_layer l;
 	const float *chol;
 	long n = 0, i, want;
+	int rc;
 
 	(void)text;
-	if (m->features <= 0)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: section 'posterior': a last-layer Laplace posterior, and the "
-		                "output node '%s' of model '%s' is not a dense layer",
-		                path, m->output_node ? m->output_node : "?", m->name);
-	train_laplace_ll_layer(m, &l);
-	if (p->params != l.p)
-		return bnn_fail(err, BNN_EFORMAT,
-		                "%s: section 'posterior': 'params' is %ld, and layer '%s' of model "
-		                "'%s' has %ld",
-		                path, p->params, m->layers[m->features_layer].name, m->name, l.p);
+	rc = train_laplace_ll_record_layer(path, m, p, &l, err);
+	if (rc)
+		return rc;
 	want = l.p * (l.p + 1) / 2;
 	chol = bnn_ckpt_find_f32(ck, "posterior.chol", &n);
 	if (!chol || n != want)

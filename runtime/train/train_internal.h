@@ -110,6 +110,10 @@ struct train_ll_buffers {
 typedef void (*train_ll_rows)(void *ctx, const float *feat, const float *z, long b);
 void train_laplace_ll_layer(const bnn_model *m, struct train_ll_layer *l);
 long train_laplace_ll_index(const struct train_ll_layer *l, long k, long i);
+/* The output layer of a last-layer record of P's params, into l; an
+ * error naming PATH if the model has none or another size. */
+int train_laplace_ll_record_layer(const char *path, const bnn_model *m, const bnn_posthoc *p,
+                                  struct train_ll_layer *l, bnn_err *err);
 int train_laplace_ll_check(const bnn_model *m, int full, bnn_err *err);
 void train_laplace_ll_hessian(const bnn_model *m, const float *z, float *hw);
 int train_laplace_ll_buffers_alloc(struct train_ll_buffers *bu, const bnn_model *m, long batch);
