@@ -1,6 +1,6 @@
 # common.sh: what the example scripts share, sourced by examples/fashion.sh,
 # prune.sh, toy1d.sh, whvi.sh, compare.sh, tabular.sh, hetero.sh, counts.sh
-# and series.sh (POSIX sh) right after they set
+# series.sh and charlm.sh (POSIX sh) right after they set
 # $me (their own name, e.g. fashion.sh, which prefixes every message).
 #
 # die MESSAGE...         prints "$me: MESSAGE" on stderr and exits with 1.
@@ -9,8 +9,25 @@
 # need_built TARGET P... dies unless every program P is built (executable),
 #                        naming the make target that builds it.
 # toy1d_csv FILE ARGS... writes `datagen toy1d ARGS` to FILE ($datagen).
+# r_export WHAT DIR SCRIPT ARGS...
+#                        runs examples/SCRIPT DIR ARGS with Rscript (an R
+#                        script that writes R's data set WHAT into DIR),
+#                        dying with a message when Rscript or the data is
+#                        missing.
 # json_get KEY FILE      the value under "KEY" in a one-line JSON object
 #                        (the last line's, if FILE has several).
+
+r_export() {
+	_what=$1
+	_dir=$2
+	_script=$3
+	shift 3
+	command -v Rscript >/dev/null 2>&1 ||
+		die "Rscript is not installed (Debian: apt-get install r-base-core)"
+	mkdir -p "$_dir" || die "cannot create $_dir"
+	Rscript "$(dirname "$0")/$_script" "$_dir" "$@" ||
+		die "could not export $_what (datasets, in Debian's r-base-core)"
+}
 
 die() {
 	echo "$me: $*" >&2

@@ -39,7 +39,6 @@ me=counts.sh
 one_outdir "$@"
 out=$1
 dir=$out/counts
-here=$(dirname "$0")
 epochs=300
 batch=32
 OPENBLAS_NUM_THREADS=1
@@ -47,11 +46,7 @@ export OPENBLAS_NUM_THREADS
 
 need_built counts "$out/counts_poisson" "$out/counts_poisson_bayes" "$out/counts_negbin" \
 	"$out/counts_negbin_bayes"
-command -v Rscript >/dev/null 2>&1 ||
-	die "Rscript is not installed (Debian: apt-get install r-base-core)"
-mkdir -p "$dir" || die "cannot create $dir"
-Rscript "$here/counts_export.R" "$dir" ||
-	die "could not export R's quakes data (datasets, in Debian's r-base-core)"
+r_export "R's quakes data" "$dir" counts_export.R
 echo "$me: quakes in $dir: counts_train.csv (600 rows), counts_valid.csv (200)," \
 	"counts_test.csv (200); columns lat,long,depth,mag,stations" >&2
 

@@ -41,7 +41,6 @@ me=series.sh
 one_outdir "$@"
 out=$1
 dir=$out/series
-here=$(dirname "$0")
 batch=32
 epochs=40
 OPENBLAS_NUM_THREADS=1
@@ -49,11 +48,7 @@ export OPENBLAS_NUM_THREADS
 
 need_built series "$out/series_conv1d" "$out/series_conv1d_bayes" "$out/series_gru" \
 	"$out/series_gru_bayes"
-command -v Rscript >/dev/null 2>&1 ||
-	die "Rscript is not installed (Debian: apt-get install r-base-core)"
-mkdir -p "$dir" || die "cannot create $dir"
-Rscript "$here/series_export.R" "$dir" 60 ||
-	die "could not export R's sunspot.month (datasets, in Debian's r-base-core)"
+r_export "R's sunspot.month" "$dir" series_export.R 60
 read -r _ mean _ sd _ w _ ntrain _ nvalid _ ntest <"$dir/series.info" ||
 	die "cannot read $dir/series.info"
 echo "$me: sunspot.month in $dir: windows of $w months; $ntrain training, $nvalid" \
