@@ -750,9 +750,15 @@ static void sa_write_regression(struct sa *s)
 		emit(s->e, "\t\t\t\tconst double a = acc[%ldL + j] / (double)samples;\n", 2 * k);
 	else
 		emit(s->e, "\t\t\t\tconst double a = (double)(%s);\n", var);
+	emit(s->e, "\t\t\t\tconst double e = ms > 0.0 ? ms : 0.0;\n");
+	sa_emit_split(s, k, "(float)mean");
+	emit(s->e, "\t}\n\treturn 0;\n}\n\n");
+}
+
+void sa_emit_split(struct sa *s, long k, const char *mean)
+{
 	emit(s->e,
-	     "\t\t\t\tconst double e = ms > 0.0 ? ms : 0.0;\n"
-	     "\t\t\t\tout[i * %ldL + j] = (float)mean;\n"
+	     "\t\t\t\tout[i * %ldL + j] = %s;\n"
 	     "\t\t\t\tout[i * %ldL + %ldL + j] = (float)(a + e);\n"
 	     "\t\t\t\ttot += a + e;\n"
 	     "\t\t\t\tale += a;\n"
@@ -763,11 +769,8 @@ static void sa_write_regression(struct sa *s)
 	     "\t\t\t\tsummary[3 * i + 1] = (float)ale;\n"
 	     "\t\t\t\tsummary[3 * i + 2] = (float)epi;\n"
 	     "\t\t\t}\n"
-	     "\t\t}\n"
-	     "\t}\n"
-	     "\treturn 0;\n"
-	     "}\n\n",
-	     2 * k, 2 * k, k);
+	     "\t\t}\n",
+	     2 * k, mean, 2 * k, k);
 }
 
 /* The predictive: one example at a time, its samples' outputs added into

@@ -118,6 +118,11 @@ void sa_emit_standardize(struct sa *s);
  * pass's variances). */
 void sa_emit_sum(struct sa *s, const char *name, const char *params, const char *term);
 void sa_noise_variance(const struct sa *s, char *buf, size_t size);
+/* The end of a regression predictive's loop over the K outputs of example
+ * i, once a (the aleatoric variance) and e (the epistemic one) are
+ * defined: the mean MEAN and the total variance into out, the three sums
+ * tot, ale and epi into summary, and the close of the loop and block. */
+void sa_emit_split(struct sa *s, long k, const char *mean);
 /* Whether the likelihood is a regression one (all but categorical and
  * bernoulli): `out` holds K means then K variances. */
 int sa_regression(const struct graph *g);

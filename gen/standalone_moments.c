@@ -506,27 +506,17 @@ static void mo_write_bernoulli(struct sa *s)
 static void mo_write_gaussian(struct sa *s)
 {
 	long k = s->cg.nodes[s->g->output].width, zm = s->mo->mean[s->g->output];
-	char zv[64], noise[200];
+	char zv[64], noise[200], mean[40];
 	mo_out_var(s, zv, sizeof zv);
 	sa_noise_variance(s, noise, sizeof noise);
 	emit(s->e,
 	     "\t\t{\n"
 	     "\t\t\tdouble tot = 0.0, ale = 0.0, epi = 0.0;\n"
 	     "\t\t\tfor (j = 0; j < %ldL; j++) {\n"
-	     "\t\t\t\tconst double a = (double)%s, e = (double)%s;\n"
-	     "\t\t\t\tout[i * %ldL + j] = f[%ldL + j];\n"
-	     "\t\t\t\tout[i * %ldL + %ldL + j] = (float)(a + e);\n"
-	     "\t\t\t\ttot += a + e;\n"
-	     "\t\t\t\tale += a;\n"
-	     "\t\t\t\tepi += e;\n"
-	     "\t\t\t}\n"
-	     "\t\t\tif (summary) {\n"
-	     "\t\t\t\tsummary[3 * i] = (float)tot;\n"
-	     "\t\t\t\tsummary[3 * i + 1] = (float)ale;\n"
-	     "\t\t\t\tsummary[3 * i + 2] = (float)epi;\n"
-	     "\t\t\t}\n"
-	     "\t\t}\n",
-	     k, noise, zv, 2 * k, zm, 2 * k, k);
+	     "\t\t\t\tconst double a = (double)%s, e = (double)%s;\n",
+	     k, noise, zv);
+	snprintf(mean, sizeof mean, "f[%ldL + j]", zm);
+	sa_emit_split(s, k, mean);
 }
 
 static void mo_write_predict(struct sa *s)
