@@ -153,4 +153,15 @@ is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
 	"1 sp.bnn:3:5: error: the standalone target does not support per_step dense layers (node 'h')" \
 	"bnnc --standalone refuses per_step dense layers, at the node"
 
+# dropout on gru and on embedding: their masks have no standalone code
+printf 'model se;\ninput ids[4] int;\ne = embedding(ids, 6, 3) ~ dropout(0.1);\ny ~ categorical(dense(e, 2));\n' >se.bnn
+run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/sq_grudrop.bnn"
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p | sed 's/^.*sq_grudrop.bnn:/sq_grudrop.bnn:/')" \
+	"1 sq_grudrop.bnn:8:5: error: the standalone target does not support dropout on gru (node 'h')" \
+	"bnnc --standalone refuses dropout on gru, at the node"
+run "$BNNC" --standalone -o sa.c se.bnn
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
+	"1 se.bnn:3:5: error: the standalone target does not support dropout on embedding (node 'e')" \
+	"bnnc --standalone refuses dropout on embedding, at the node"
+
 done_testing
