@@ -50,16 +50,13 @@ done
 
 # trains PROG OPT BOUND ARGS...: trains with OPT and ARGS (seed fixed), then
 # evaluates on the held-out sequences; the accuracy must exceed BOUND.
+held_out="--data test.csv"
 trains() {
-	p=$1
-	o=$2
-	b=$3
+	_tp=$1
+	_to=$2
+	_tb=$3
 	shift 3
-	run ./"$p" train --optimizer "$o" --batch 16 --seed 7 --data train.csv \
-		--save "$p-$o.ckpt" --quiet "$@"
-	is "$run_status $run_err" "0 " "$p trains with $o $*"
-	run ./"$p" eval --load "$p-$o.ckpt" --data test.csv
-	accuracy_above "$run_out" "$b" "$p with $o"
+	trains_above "$_tp" "$_to" "$_tb" --batch 16 --seed 7 --data train.csv "$@"
 }
 
 trains at_point adam 0.9 --epochs 40

@@ -15,6 +15,11 @@
 #                          the bytes whose octal escapes (\ooo) CMD ARGS
 #                          prints, into FILE: how the tests' awk
 #                          generators write IDX files;
+#   trains_above PROG OPT BOUND ARGS...
+#                          two tests: ./PROG train --optimizer OPT ARGS
+#                          into PROG-OPT.ckpt succeeds silently, and its
+#                          eval on $held_out (the held-out data's options,
+#                          split on purpose) has an accuracy above BOUND;
 #   accuracy_above JSON BOUND TEXT
 #                          one test: the accuracy in eval's JSON line
 #                          exceeds BOUND, named "TEXT: held-out accuracy
@@ -47,6 +52,18 @@ write_bytes() {
 	shift
 	# shellcheck disable=SC2059 # the octal escapes are the format
 	printf "$("$@")" >"$_f"
+}
+
+trains_above() {
+	_p=$1
+	_o=$2
+	_b=$3
+	shift 3
+	run ./"$_p" train --optimizer "$_o" --save "$_p-$_o.ckpt" --quiet "$@"
+	is "$run_status $run_err" "0 " "$_p trains with $_o $*"
+	# shellcheck disable=SC2086,SC2154 # held_out: options, split on purpose
+	run ./"$_p" eval --load "$_p-$_o.ckpt" $held_out
+	accuracy_above "$run_out" "$_b" "$_p with $_o"
 }
 
 accuracy_above() {

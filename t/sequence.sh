@@ -60,14 +60,12 @@ done
 
 # trains PROG OPT DATA LABELS...: trains with OPT (seed fixed), then
 # evaluates on the held-out IDX sequences; the accuracy must exceed 0.9.
+held_out="--data test.idx --labels test-lab.idx"
 trains() {
-	p=$1
-	o=$2
+	_tp=$1
+	_to=$2
 	shift 2
-	run ./"$p" train --optimizer "$o" --epochs 40 --batch 16 --seed 7 --save "$p-$o.ckpt" --quiet "$@"
-	is "$run_status $run_err" "0 " "$p trains with $o on $*"
-	run ./"$p" eval --load "$p-$o.ckpt" --data test.idx --labels test-lab.idx
-	accuracy_above "$run_out" 0.9 "$p with $o"
+	trains_above "$_tp" "$_to" 0.9 --epochs 40 --batch 16 --seed 7 "$@"
 }
 
 # ---- train and evaluate --------------------------------------------------------
