@@ -9,6 +9,12 @@
 # need_built TARGET P... dies unless every program P is built (executable),
 #                        naming the make target that builds it.
 # toy1d_csv FILE ARGS... writes `datagen toy1d ARGS` to FILE ($datagen).
+# train_eval NAME MC SET ARGS...
+#                        trains $out/NAME on $dir/SET_train.csv (validation
+#                        $dir/SET_valid.csv, seed 1, one thread) with ARGS
+#                        into $dir/NAME.ckpt, its logs beside it, then
+#                        evaluates it on $dir/SET_test.csv with MC samples
+#                        into $dir/NAME.json; dies on a failure.
 # r_export WHAT DIR SCRIPT ARGS...
 #                        runs examples/SCRIPT DIR ARGS with Rscript (an R
 #                        script that writes R's data set WHAT into DIR),
@@ -16,6 +22,24 @@
 #                        missing.
 # json_get KEY FILE      the value under "KEY" in a one-line JSON object
 #                        (the last line's, if FILE has several).
+
+train_eval() {
+	_name=$1
+	_mc=$2
+	_set=$3
+	shift 3
+	_start=$(date +%s)
+	"$out/$_name" train --data "$dir/${_set}_train.csv" --valid "$dir/${_set}_valid.csv" \
+		--seed 1 --threads 1 --save "$dir/$_name.ckpt" "$@" \
+		>"$dir/$_name.train.json" 2>"$dir/$_name.train.log" || {
+		tail -n 3 "$dir/$_name.train.log" >&2
+		die "$_name: training failed (the log is $dir/$_name.train.log)"
+	}
+	"$out/$_name" eval --load "$dir/$_name.ckpt" --data "$dir/${_set}_test.csv" --mc "$_mc" \
+		--seed 1 --threads 1 >"$dir/$_name.json" || die "$_name: eval failed"
+	echo "$me: $_name ($*): $(($(date +%s) - _start)) s, best epoch" \
+		"$(json_get best_epoch "$dir/$_name.train.json"): $(cat "$dir/$_name.json")" >&2
+}
 
 r_export() {
 	_what=$1

@@ -53,19 +53,10 @@ echo "$me: quakes in $dir: counts_train.csv (600 rows), counts_valid.csv (200),"
 # run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and scores
 # it on the test rows (DIR/NAME.json) with MC posterior samples.
 run() {
-	name=$1 mc=$2
+	_rn=$1
+	_rm=$2
 	shift 2
-	start=$(date +%s)
-	"$out/$name" train --data "$dir/counts_train.csv" --valid "$dir/counts_valid.csv" \
-		--standardize --epochs "$epochs" --batch "$batch" --seed 1 --threads 1 \
-		--save "$dir/$name.ckpt" "$@" >"$dir/$name.train.json" 2>"$dir/$name.train.log" || {
-		tail -n 3 "$dir/$name.train.log" >&2
-		die "$name: training failed (the log is $dir/$name.train.log)"
-	}
-	"$out/$name" eval --load "$dir/$name.ckpt" --data "$dir/counts_test.csv" --mc "$mc" \
-		--seed 1 --threads 1 >"$dir/$name.json" || die "$name: eval failed"
-	echo "$me: $name ($*): $(($(date +%s) - start)) s, best epoch" \
-		"$(json_get best_epoch "$dir/$name.train.json"): $(cat "$dir/$name.json")" >&2
+	train_eval "$_rn" "$_rm" counts --standardize --epochs "$epochs" --batch "$batch" "$@"
 }
 run counts_poisson 0 --optimizer adam --lr 1e-3
 run counts_poisson_bayes 32 --optimizer bbb

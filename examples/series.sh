@@ -57,19 +57,10 @@ echo "$me: sunspot.month in $dir: windows of $w months; $ntrain training, $nvali
 # run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and
 # scores it on the test months (DIR/NAME.json) with MC posterior samples.
 run() {
-	name=$1 mc=$2
+	_rn=$1
+	_rm=$2
 	shift 2
-	start=$(date +%s)
-	"$out/$name" train --data "$dir/series_train.csv" --valid "$dir/series_valid.csv" \
-		--epochs "$epochs" --batch "$batch" --seed 1 --threads 1 \
-		--save "$dir/$name.ckpt" "$@" >"$dir/$name.train.json" 2>"$dir/$name.train.log" || {
-		tail -n 3 "$dir/$name.train.log" >&2
-		die "$name: training failed (the log is $dir/$name.train.log)"
-	}
-	"$out/$name" eval --load "$dir/$name.ckpt" --data "$dir/series_test.csv" --mc "$mc" \
-		--seed 1 --threads 1 >"$dir/$name.json" || die "$name: eval failed"
-	echo "$me: $name ($*, $epochs epochs): $(($(date +%s) - start)) s, best epoch" \
-		"$(json_get best_epoch "$dir/$name.train.json"): $(cat "$dir/$name.json")" >&2
+	train_eval "$_rn" "$_rm" series --epochs "$epochs" --batch "$batch" "$@"
 }
 run series_conv1d 0 --optimizer adam --lr 1e-3
 run series_conv1d_bayes 32 --optimizer bbb
