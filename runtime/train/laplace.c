@@ -22,6 +22,7 @@
  * concave in δ, maximised where its derivative vanishes.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -47,6 +48,35 @@ bnn_laplace_options bnn_laplace_defaults(void)
 double train_laplace_log_marglik(long n, double sq, double logdet, double nll, double delta)
 {
 	return -nll - 0.5 * delta * sq + 0.5 * (double)n * log(delta) - 0.5 * logdet;
+}
+
+/* Hands a finished fit to st: p gets the fit's description (its kind,
+ * Hessian, δ and examples) and the state, whose σ becomes sigma (taken;
+ * it may be st's own), and rep, when given, what the fit found and its
+ * wall time since t0.  Every Laplace fit ends here (diagonal, last-layer
+ * full and Kronecker-factored). */
+void train_laplace_finish(bnn_state *st, bnn_posthoc *p, float *sigma,
+                          const struct train_laplace_fit *fit, bnn_laplace_report *rep)
+{
+	struct timespec t1;
+
+	p->kind = fit->kind;
+	p->prior_precision = fit->delta;
+	p->examples = fit->examples;
+	snprintf(p->hessian, sizeof p->hessian, "%s", fit->hessian);
+	if (sigma != st->sigma) {
+		free(st->sigma);
+		st->sigma = sigma;
+	}
+	train_posthoc_install(st, p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rep) {
+		rep->prior_precision = fit->delta;
+		rep->nll = fit->nll;
+		rep->log_marglik = fit->log_marglik;
+		rep->seconds = (double)(t1.tv_sec - fit->t0.tv_sec) +
+		               1e-9 * (double)(t1.tv_nsec - fit->t0.tv_nsec);
+	}
 }
 
 double bnn_laplace_log_marglik(long n, const float *theta, const double *h, double nll,
@@ -269,7 +299,7 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
                 bnn_laplace_report *rep, bnn_err *err)
 {
 	struct laplace_fit f;
-	struct timespec t0, t1;
+	struct timespec t0;
 	bnn_posthoc *p = NULL;
 	long j, batch, n;
 	double nll, delta;
@@ -306,20 +336,18 @@ int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options 
 	                                  : o->prior_precision;
 	for (j = 0; j < n; j++) /* the posterior precision δ + h */
 		st->sigma[j] = (float)(1.0 / sqrt(delta + f.h[j]));
-	p->kind = BNN_POSTHOC_LAPLACE;
-	p->prior_precision = delta;
-	p->examples = ds->n;
-	strcpy(p->hessian, o->empirical ? "emp_fisher" : "mc_fisher");
-	train_posthoc_install(st, p);
+	train_laplace_finish(
+	        st, p, st->sigma,
+	        &(struct train_laplace_fit){
+	                .kind = BNN_POSTHOC_LAPLACE,
+	                .hessian = o->empirical ? "emp_fisher" : "mc_fisher",
+	                .delta = delta,
+	                .nll = nll,
+	                .log_marglik = bnn_laplace_log_marglik(n, st->params, f.h, nll, delta),
+	                .examples = ds->n,
+	                .t0 = t0 },
+	        rep);
 	p = NULL;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (rep) {
-		rep->prior_precision = delta;
-		rep->nll = nll;
-		rep->log_marglik = bnn_laplace_log_marglik(n, st->params, f.h, nll, delta);
-		rep->seconds =
-		        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-	}
 done:
 	if (rc && st->sigma) {
 		free(st->sigma);

@@ -205,7 +205,7 @@ int train_laplace_kron(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_o
 	const bnn_model *m = st->model;
 	struct kron_fit f;
 	struct train_ll_buffers bu;
-	struct timespec t0, t1;
+	struct timespec t0;
 	bnn_posthoc *p = NULL;
 	double *av = NULL, *gv = NULL, nll, delta = 0, logz = 0;
 	float *sigma = NULL;
@@ -246,22 +246,16 @@ int train_laplace_kron(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_o
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory for the Kronecker factors");
 		goto done;
 	}
-	p->kind = BNN_POSTHOC_LAPLACE_KRON;
-	p->prior_precision = delta;
-	p->examples = ds->n;
-	strcpy(p->hessian, "kfac");
-	free(st->sigma);
-	st->sigma = sigma;
+	train_laplace_finish(st, p, sigma,
+	                     &(struct train_laplace_fit){ .kind = BNN_POSTHOC_LAPLACE_KRON,
+	                                                  .hessian = "kfac",
+	                                                  .delta = delta,
+	                                                  .nll = nll,
+	                                                  .log_marglik = logz,
+	                                                  .examples = ds->n,
+	                                                  .t0 = t0 },
+	                     rep);
 	sigma = NULL;
-	train_posthoc_install(st, p);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (rep) {
-		rep->prior_precision = delta;
-		rep->nll = nll;
-		rep->log_marglik = logz;
-		rep->seconds =
-		        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-	}
 done:
 	free(f.a);
 	free(f.g);

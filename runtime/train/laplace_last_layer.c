@@ -402,7 +402,7 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 {
 	const bnn_model *m = st->model;
 	struct ll_fit f;
-	struct timespec t0, t1;
+	struct timespec t0;
 	bnn_posthoc *p = NULL;
 	float *theta = NULL, *sigma = NULL;
 	double nll, delta, logz = 0, logdet = 0, sq = 0;
@@ -439,23 +439,17 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 		goto done;
 	if (!isnan(o->prior_precision))
 		logz = train_laplace_log_marglik(f.l.p, sq, logdet, nll, delta);
-	p->kind = BNN_POSTHOC_LAPLACE_LAST_LAYER;
-	p->prior_precision = delta;
-	p->examples = ds->n;
-	strcpy(p->hessian, "ggn");
-	free(st->sigma);
-	st->sigma = sigma;
-	sigma = NULL;
-	train_posthoc_install(st, p);
+	train_laplace_finish(st, p, sigma,
+	                     &(struct train_laplace_fit){ .kind = BNN_POSTHOC_LAPLACE_LAST_LAYER,
+	                                                  .hessian = "ggn",
+	                                                  .delta = delta,
+	                                                  .nll = nll,
+	                                                  .log_marglik = logz,
+	                                                  .examples = ds->n,
+	                                                  .t0 = t0 },
+	                     rep);
 	p = NULL;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (rep) {
-		rep->prior_precision = delta;
-		rep->nll = nll;
-		rep->log_marglik = logz;
-		rep->seconds =
-		        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-	}
+	sigma = NULL;
 done:
 	bnn_posthoc_free(p);
 	free(theta);

@@ -14,6 +14,8 @@
 #ifndef BNN_TRAIN_INTERNAL_H
 #define BNN_TRAIN_INTERNAL_H
 
+#include <time.h>
+
 #include "bnn.h"
 #include "bnn_variational.h"
 #include "distributed.h"
@@ -79,6 +81,19 @@ int train_posthoc_layers_check(const bnn_model *m, const char *what, bnn_err *er
 int train_posthoc_last_layer(const bnn_posthoc *p);
 void train_posthoc_sample(const bnn_state *st, float *theta, bnn_rng *rng);
 const char *train_posthoc_name(const bnn_posthoc *p);
+
+/* What a Laplace fit found (laplace.c, laplace_last_layer.c,
+ * laplace_kron.c), for train_laplace_finish (laplace.c), which gives p and
+ * σ to st and fills the report. */
+struct train_laplace_fit {
+	int kind;            /* BNN_POSTHOC_LAPLACE... */
+	const char *hessian; /* the checkpoint's hessian key */
+	double delta, nll, log_marglik;
+	long examples;
+	struct timespec t0; /* the fit's start (CLOCK_MONOTONIC) */
+};
+void train_laplace_finish(bnn_state *st, bnn_posthoc *p, float *sigma,
+                          const struct train_laplace_fit *fit, bnn_laplace_report *rep);
 
 /* Last-layer Laplace (laplace_last_layer.c): the fit (bnn_laplace with
  * o->last_layer, after its checks), the Laplace log marginal likelihood
