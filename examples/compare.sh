@@ -44,9 +44,9 @@
 # covariance, --structure full, calibrates about as well at 20 times the
 # fit time, docs/laplace.md), SWAG over the
 # last 5 epochs of Adam (swag), a deep ensemble of 5 Adam networks
-# (ensemble5), Multi-IVON with 5 members (multi_ivon), and Adam, IVON and
-# VOGN after `tune` (NAME_tuned: 8 configurations, successive halving from
-# one epoch).  `lenet` has adam_defaults, ivon_defaults and vogn_defaults
+# (ensemble5), Multi-IVON with 5 members (multi_ivon), and the seven
+# methods after `tune` (NAME_tuned: 8 configurations, successive halving
+# from one epoch).  `lenet` has adam_defaults, ivon_defaults and vogn_defaults
 # too.
 # All train for the same number of epochs ($epochs) in minibatches of
 # $batch with seed 1 on the first 54,000 training images; the last 6,000
@@ -386,10 +386,14 @@ after adam_defaults laplace_ll laplace --last-layer --structure kron --data "$fi
 run swag       fashion_point adam --set swag=5
 run ensemble5  fashion_point adam --members 5
 run multi_ivon fashion_bayes ivon --members 5
-# Each optimizer after `tune`.
-tuned adam_tuned fashion_point adam
-tuned ivon_tuned fashion_bayes ivon
-tuned vogn_tuned fashion_bayes vogn
+# Each method after `tune` (mcdrop_tuned: Adam on the dropout network).
+tuned adam_tuned   fashion_point   adam
+tuned sgd_tuned    fashion_point   sgd
+tuned mcdrop_tuned fashion_dropout adam
+tuned bbb_tuned    fashion_bayes   bbb
+tuned vogn_tuned   fashion_bayes   vogn
+tuned ivon_tuned   fashion_bayes   ivon
+tuned badam_tuned  fashion_bayes   badam
 fi
 end=$(date +%s)
 mv "$csv.tmp" "$csv" || die "cannot write $csv"
