@@ -1048,6 +1048,14 @@ static void test_csv_errors(void)
 		  ":1:5: duplicate column name 'a' (columns 1 and 3)", "duplicate name" },
 		{ "noname.csv", "a,,y\n1,2,3\n", NULL, 1, 0, 0, BNN_EFORMAT,
 		  ":1:3: column 2 has an empty name", "empty name" },
+		{ "nohdr.csv", "-0.5,2,1\n1,2,0\n", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":1: the first line is a row of numbers ('-0.5', ...), not a header of column "
+		  "names: a CSV file starts with one (docs/data.md)",
+		  "a row of numbers for a header" },
+		{ "nohdr1.csv", " 3 \n1\n", NULL, 0, 0, 0, BNN_EFORMAT,
+		  ":1: the first line is a row of numbers ('3'), not a header of column names: a "
+		  "CSV file starts with one (docs/data.md)",
+		  "one number for a header" },
 		{ "empty.csv", "", NULL, 1, 0, 0, BNN_EFORMAT,
 		  ": empty file (expected a header row of column names)", "empty file" },
 		{ "blank.csv", "\n \r\n\n", NULL, 1, 0, 0, BNN_EFORMAT,
@@ -1096,6 +1104,16 @@ static void test_csv_errors(void)
 	csv_fails(shapes, COUNT(shapes), &ds);
 	is_int(bnn_data_load_csv(tpath("ragged.csv"), NULL, &ds, NULL), BNN_EFORMAT,
 	       "CSV: err may be NULL");
+
+	/* Numbers among names are names: only a first line of numbers alone
+	 * is taken for data. */
+	put_text("numhdr.csv", "1,2,y\n4,5,0\n");
+	rc = csv("numhdr.csv", NULL, 1, 0, 0, &ds, &e);
+	is_int(rc, BNN_OK, "CSV: numeric names beside a name are a header");
+	ok(rc == BNN_OK && ds.n == 1 && ds.features == 2 && ds.x[0] == 4 && ds.y[0] == 0,
+	   "CSV: the header of numbers and a name keeps the one example");
+	if (rc == BNN_OK)
+		bnn_dataset_free(&ds);
 }
 
 /* ---- standardisation and labels ----------------------------------------- */

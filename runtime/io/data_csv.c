@@ -478,8 +478,21 @@ static long csv_find(const struct csv_header *h, const char *name)
 	return -1;
 }
 
+/* Whether every name of h is a decimal number: the file's first line is a
+ * row of data, which read as the header would drop that example without
+ * a word. */
+static int csv_header_all_numbers(const struct csv_header *h)
+{
+	long i;
+
+	for (i = 0; i < h->ncols; i++)
+		if (!csv_decimal_syntax(h->names[i], strlen(h->names[i])))
+			return 0;
+	return h->ncols > 0;
+}
+
 /* Read the names in r->fields into h and check them: none empty, none
- * twice. */
+ * twice, not all numbers. */
 static int csv_header_read(struct csv_reader *r, struct csv_header *h, bnn_err *err)
 {
 	long i, dup = -1, first = -1;
@@ -509,6 +522,13 @@ static int csv_header_read(struct csv_reader *r, struct csv_header *h, bnn_err *
 		h->cols[i] = fd->col;
 		h->sorted[i].name = h->names[i];
 		h->sorted[i].col = i;
+	}
+	if (csv_header_all_numbers(h)) {
+		csv_excerpt(h->names[0], strlen(h->names[0]), q);
+		return bnn_fail(err, BNN_EFORMAT,
+		                "%s:1: the first line is a row of numbers ('%s'%s), not a header "
+		                "of column names: a CSV file starts with one (docs/data.md)",
+		                r->path, q, h->ncols > 1 ? ", ..." : "");
 	}
 	qsort(h->sorted, (size_t)h->ncols, sizeof *h->sorted, csv_cmp);
 	/* Report the duplicate whose second occurrence comes first. */
