@@ -582,11 +582,40 @@ static void test_dgemm(void)
 	}
 }
 
+/* bnn_dgemm's degenerate cases, as test_degenerate's: alpha = 0 scales C
+ * by beta without reading A and B (NaN here), K = 0 with beta = 0 clears
+ * NaN, M = 0 leaves C alone. */
+static void test_dgemm_degenerate(void)
+{
+	double a[4] = { NAN, NAN, NAN, NAN }, b[4] = { NAN, NAN, NAN, NAN }, c[6];
+	int i, t, ok = 1;
+
+	for (t = 0; t < 4; t++) {
+		for (i = 0; i < 6; i++)
+			c[i] = i;
+		bnn_dgemm(t >> 1, t & 1, 2, 3, 1, 0.0, a, 3, b, 3, 0.25, c, 3);
+		for (i = 0; i < 6; i++)
+			ok &= c[i] == 0.25 * i;
+		for (i = 0; i < 6; i++)
+			c[i] = NAN;
+		bnn_dgemm(t >> 1, t & 1, 2, 3, 0, 1.0, a, 2, b, 3, 0.0, c, 3);
+		for (i = 0; i < 6; i++)
+			ok &= c[i] == 0.0;
+		for (i = 0; i < 6; i++)
+			c[i] = i;
+		bnn_dgemm(t >> 1, t & 1, 0, 3, 2, 1.0, a, 2, b, 3, 0.0, c, 3);
+		for (i = 0; i < 6; i++)
+			ok &= c[i] == i;
+	}
+	ok(ok, "bnn_dgemm: alpha = 0 or K = 0 scales C by beta (beta = 0 clears NaN), M = 0 "
+	       "leaves C alone");
+}
+
 int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 12 + 5 + 5 + 4);
+	tap_plan(2 * 12 + 5 + 5 + 4 + 1);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
@@ -604,5 +633,6 @@ int main(void)
 	test_threads_for();
 	test_dispatch();
 	test_dgemm();
+	test_dgemm_degenerate();
 	return tap_done();
 }

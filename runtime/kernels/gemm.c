@@ -145,21 +145,25 @@ static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, 
 	            b, (int)ldb, beta, c, (int)ldc);
 }
 
-/* C = beta·C for an M x N block (beta == 0: zeros, C not read). */
-static void bnn_gemm_scale(long m, long n, float beta, float *c, long ldc)
-{
-	long i, j;
-
-	for (i = 0; i < m; i++) {
-		float *ci = c + i * ldc;
-
-		if (beta == 0.0f)
-			memset(ci, 0, (size_t)n * sizeof *ci);
-		else if (beta != 1.0f)
-			for (j = 0; j < n; j++)
-				ci[j] *= beta;
+/* C = beta·C for an M x N block (beta == 0: zeros, C not read), in float
+ * (bnn_gemm_scale) and double (bnn_gemm_scale_d). */
+#define BNN_GEMM_SCALE(NAME, T)                                        \
+	static void NAME(long m, long n, T beta, T *c, long ldc)       \
+	{                                                              \
+		long i, j;                                             \
+                                                                       \
+		for (i = 0; i < m; i++) {                              \
+			T *ci = c + i * ldc;                           \
+                                                                       \
+			if (beta == 0)                                 \
+				memset(ci, 0, (size_t)n * sizeof *ci); \
+			else if (beta != 1)                            \
+				for (j = 0; j < n; j++)                \
+					ci[j] *= beta;                 \
+		}                                                      \
 	}
-}
+BNN_GEMM_SCALE(bnn_gemm_scale, float)
+BNN_GEMM_SCALE(bnn_gemm_scale_d, double)
 
 /* ---- the AVX-512 kernel ----------------------------------------------- */
 
@@ -855,7 +859,9 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
 
 	if (m <= 0 || n <= 0)
 		return;
-	if (path != BNN_GEMM_PATH_OPENBLAS && (k <= 0 || alpha == 0.0f)) {
+	/* every path, OpenBLAS's too: BLAS does not read A and B when alpha
+	 * = 0, but OpenBLAS 0.3.21's SkylakeX kernels do (0·NaN gives NaN) */
+	if (k <= 0 || alpha == 0.0f) {
 		bnn_gemm_scale(m, n, beta, c, ldc);
 		return;
 	}
@@ -903,6 +909,12 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
                long lda, const double *b, long ldb, double beta, double *c, long ldc)
 {
+	if (m <= 0 || n <= 0)
+		return;
+	if (k <= 0 || alpha == 0.0) { /* as bnn_sgemm_path: OpenBLAS may read A, B */
+		bnn_gemm_scale_d(m, n, beta, c, ldc);
+		return;
+	}
 	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
 	            b, (int)ldb, beta, c, (int)ldc);
