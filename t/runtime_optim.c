@@ -379,6 +379,35 @@ static void test_bias_correction(void)
 	       "bias correction: 200 calls over 5 betas and 6 steps give 1 - beta^t exactly");
 }
 
+/* Parameters and moments below 1e-30 in magnitude are written as 0
+ * (runtime/optim/flush_tiny.h), those at or above it kept.  No gradient;
+ * elements 0 and 1 a weight alone, 2 and 3 moments alone (their steps,
+ * about lr m̂ / ε, move w = 1 by less than 1e-20). */
+static void test_flush_tiny(void)
+{
+	bnn_adam_params ap = bnn_adam_defaults();
+	bnn_sgd_params sp = bnn_sgd_defaults();
+	const float zero[4] = { 0, 0, 0, 0 };
+	float w[4] = { 5e-31f, -2e-30f, 1, 1 }, m[4] = { 0, 0, 5e-31f, -3e-30f };
+	float v[4] = { 0, 0, 1e-31f, 4e-30f }, buf[4] = { 0, 0, 5e-31f, 2e-30f };
+
+	/* Adam at t = 5: m = 0.9 m, v = 0.999 v. */
+	adam_take(4, w, zero, m, v, 5, &ap);
+	ok(w[0] == 0, "Adam: a weight of 5e-31 is written as 0");
+	is_float(w[1], -2e-30, 1e-36, "Adam: a weight of -2e-30 stays");
+	ok(m[2] == 0 && v[2] == 0, "Adam: moments of 4.5e-31 and 9.99e-32 are written as 0");
+	is_float(m[3], -2.7e-30, 1e-36, "Adam: a first moment of -2.7e-30 stays");
+	is_float(v[3], 3.996e-30, 1e-36, "Adam: a second moment of 3.996e-30 stays");
+	/* SGD with momentum 0.9 at step 2: buf = 0.9 buf. */
+	w[0] = 5e-31f;
+	w[1] = -2e-30f;
+	bnn_sgd_step(4, w, zero, buf, 0.1f, 2, &sp);
+	ok(w[0] == 0, "SGD: a weight of 5e-31 is written as 0");
+	is_float(w[1], -2e-30, 1e-36, "SGD: a weight of -2e-30 stays");
+	ok(buf[2] == 0, "SGD: a momentum of 4.5e-31 is written as 0");
+	is_float(buf[3], 1.8e-30, 1e-36, "SGD: a momentum of 1.8e-30 stays");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -388,5 +417,6 @@ int main(void)
 	test_clip();
 	test_schedule();
 	test_bias_correction();
+	test_flush_tiny();
 	return tap_done();
 }

@@ -27,6 +27,7 @@
 #include "bias_correction.h"
 #include "bnn.h"
 #include "kernels/simd_clones.h"
+#include "flush_tiny.h"
 
 /* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors whose
  * square roots and divisions overlap (with 8, one AVX2-wide vector, the
@@ -62,9 +63,9 @@ static inline void adam_one(long i, float *restrict w, const float *restrict g, 
 	float mi = c->b1 * m[i] + (1.0f - c->b1) * gi;
 	float vi = c->b2 * v[i] + (1.0f - c->b2) * gi * gi;
 
-	m[i] = mi;
-	v[i] = vi;
-	w[i] = w[i] * c->decay - c->step * mi / (sqrtf(vi) * c->rbc2 + c->eps);
+	m[i] = bnn_flush_tiny(mi);
+	v[i] = bnn_flush_tiny(vi);
+	w[i] = bnn_flush_tiny(w[i] * c->decay - c->step * mi / (sqrtf(vi) * c->rbc2 + c->eps));
 }
 
 BNN_SIMD_CLONES static void adam_step_kernel(long n, float *restrict w, const float *restrict g,

@@ -67,6 +67,7 @@
 #include "bnn_bits.h"
 #include "bnn_variational.h"
 #include "kernels/simd_clones.h"
+#include "flush_tiny.h"
 
 /* Elements per vectorised chunk of the deterministic parameters' update
  * (Adam alone): 32, as in optim_adam.c, so that each iteration holds two
@@ -213,9 +214,9 @@ BBB_INLINE float bbb_adam(float w, float gr, float *restrict m, float *restrict 
 	float mi = c->b1 * m[i] + c->rho1 * gr;
 	float vi = c->b2 * v[i] + c->rho2 * gr * gr;
 
-	m[i] = mi;
-	v[i] = vi;
-	return w - c->step * mi / (sqrtf(vi) * c->rbc2 + c->eps);
+	m[i] = bnn_flush_tiny(mi);
+	v[i] = bnn_flush_tiny(vi);
+	return bnn_flush_tiny(w - c->step * mi / (sqrtf(vi) * c->rbc2 + c->eps));
 }
 
 /* A deterministic element: Adam on the MAP objective; sampling: θ ← μ. */

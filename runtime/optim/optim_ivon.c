@@ -28,6 +28,7 @@
 #include "bnn.h"
 #include "bnn_variational.h"
 #include "kernels/simd_clones.h"
+#include "flush_tiny.h"
 
 /* Elements per vectorised chunk: 32, so that each iteration holds two
  * AVX-512 (four AVX2) vectors whose long dependency chains overlap; on
@@ -145,13 +146,13 @@ static inline void ivon_one(long i, float *restrict mu, const float *restrict gh
 		hi = c->b2 * hi + c->rho2 * hh + c->half_rho2sq * diff * diff / (hi + c->delta);
 		h[i] = hi;
 	}
-	g[i] = gi;
+	g[i] = bnn_flush_tiny(gi);
 	r = 1.0f / (hi + c->delta);
 	gbar = gi * c->bc1;             /* line 6 */
 	d = (gbar + c->delta * mi) * r; /* line 7 */
 	d = d > c->xi ? c->xi : d;      /* clip, sec. 3 */
 	d = d < -c->xi ? -c->xi : d;    /* trick 4 */
-	mi -= c->lr * d;
+	mi = bnn_flush_tiny(mi - c->lr * d);
 	mu[i] = mi;
 	if (with_sigma) { /* line 8 */
 		si = ivon_sigma_of(r, c->inv_ess);

@@ -14,6 +14,7 @@
  */
 #include "bnn.h"
 #include "kernels/simd_clones.h"
+#include "flush_tiny.h"
 
 /* Elements per vectorised chunk: 32, two AVX-512 (four AVX2) vectors,
  * as optim_adam.c's. */
@@ -37,9 +38,9 @@ static void sgd_plain(long n, float *restrict w, const float *restrict g, float 
 
 	for (i = 0; i + OPT_CHUNK <= n; i += OPT_CHUNK)
 		for (k = 0; k < OPT_CHUNK; k++)
-			w[i + k] -= lr * (g[i + k] + wd * w[i + k]);
+			w[i + k] = bnn_flush_tiny(w[i + k] - lr * (g[i + k] + wd * w[i + k]));
 	for (; i < n; i++)
-		w[i] -= lr * (g[i] + wd * w[i]);
+		w[i] = bnn_flush_tiny(w[i] - lr * (g[i] + wd * w[i]));
 }
 
 /* One element of momentum SGD.  first and nesterov are constants at each
@@ -50,8 +51,8 @@ static inline void sgd_one(long i, float *restrict w, const float *restrict g, f
 	float d = g[i] + wd * w[i];
 	float b = first ? d : mu * buf[i] + d;
 
-	buf[i] = b;
-	w[i] -= lr * (nesterov ? d + mu * b : b);
+	buf[i] = bnn_flush_tiny(b);
+	w[i] = bnn_flush_tiny(w[i] - lr * (nesterov ? d + mu * b : b));
 }
 
 static inline void sgd_loop(long n, float *restrict w, const float *restrict g, float *restrict buf,

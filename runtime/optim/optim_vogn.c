@@ -22,6 +22,7 @@
 #include "bnn.h"
 #include "bnn_variational.h"
 #include "kernels/simd_clones.h"
+#include "flush_tiny.h"
 
 /* Elements per vectorised chunk: 32, as in optim_adam.c, so that each
  * iteration holds two AVX-512 (four AVX2) vectors whose long dependency
@@ -81,11 +82,11 @@ static inline void vogn_one(long i, float *restrict mu, const float *restrict gh
 	float mi = c->b1 * m[i] + (ghat[i] + c->dt * mu[i]); /* line 19 */
 	float si = c->decay * s[i] + c->b2 * hhat[i];        /* line 20 */
 	float r = 1.0f / (si + c->dt);
-	float mui = mu[i] - c->lr * mi * r; /* line 21 */
+	float mui = bnn_flush_tiny(mu[i] - c->lr * mi * r); /* line 21 */
 	float sg = 0.0f;
 
-	m[i] = mi;
-	s[i] = si;
+	m[i] = bnn_flush_tiny(mi);
+	s[i] = bnn_flush_tiny(si);
 	mu[i] = mui;
 	if (with_sigma) { /* line 9 */
 		sg = vogn_sigma_of(r, c->inv_nd);
