@@ -10,8 +10,7 @@
 # line, divergence leaving the last good checkpoint intact, usage errors,
 # the Bayesian path (t/models/rt_bayes.bnn: ivon with MC samples, eval with
 # --mc, --ood and --plots, the posterior export, refusals of combinations
-# that make no sense), and that every example either compiles warning-free
-# or is refused with a clear message.
+# that make no sense).  The examples' drivers are t/standalone.sh's.
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -515,15 +514,7 @@ is "$run_status" 1 "vogn refuses a model without a meanfield layer"
 case $run_err in *"has none: declare 'posterior meanfield;'"*) st=0 ;; *) st=1 ;; esac
 ok $st "and says what to declare: $run_err"
 
-# ---- examples --------------------------------------------------------------------
-for f in "$top_srcdir"/examples/*.bnn; do
-	name=$(basename "$f" .bnn)
-	"$BNNC" --main -o "ex_$name.c" "$f" 2>gen.err
-	ok $? "bnnc generates example $name$(sed -n 1p gen.err)"
-	# shellcheck disable=SC2086
-	$CC $BNN_CFLAGS -o "ex_$name" "ex_$name.c" $BNN_LIBS 2>cc.err
-	ok $? "example $name compiles with -Werror"
-	is "$(cat cc.err)" "" "example $name compiles without a warning"
-done
+# Every example's driver is generated and built with -Werror by
+# t/standalone.sh, which then trains and exports it.
 
 done_testing
