@@ -434,13 +434,13 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 		const char *why =
 		        n->op == OP_GRU ? "the weights of gru take point, meanfield or dropout"
 		        : n->op == OP_ATTENTION
-		                ? "the projections of attention take point or meanfield only"
+		                ? "the projections of attention take point, meanfield or dropout"
 		        : n->op == OP_DENSE
 		                ? "a per_step dense layer takes point, meanfield or dropout"
 		        : n->family.id == FAMILY_WHVI ? "whvi is defined for dense layers only"
 		        : n->family.id == FAMILY_DROPOUT
-		                ? "dropout masks the input units of dense, conv2d, conv1d and gru "
-		                  "layers, or the rows of an embedding"
+		                ? "dropout masks the input units of dense, conv2d, conv1d, gru and "
+		                  "attention layers, or the rows of an embedding"
 		        : n->op == OP_EMBEDDING
 		                ? "the rows of an embedding take point, meanfield or dropout"
 		                : "the scales and shifts of layernorm and groupnorm take point or meanfield only";

@@ -971,8 +971,9 @@ static int sa_op_refused(enum op_id op)
 }
 
 /* The layers of supported ops the standalone target has no code for: a
- * per_step dense layer, and dropout on gru (variational RNN masks) or on
- * embedding (dropped rows).  Reports N and returns 1, else 0. */
+ * per_step dense layer, and dropout on gru (variational RNN masks), on
+ * embedding (dropped rows) or on attention (masked input units).  Reports
+ * N and returns 1, else 0. */
 static int sa_layer_refused(const struct graph_node *n, struct diag *d)
 {
 	if (n->op == OP_DENSE && n->attrs.per_step)
@@ -980,7 +981,8 @@ static int sa_layer_refused(const struct graph_node *n, struct diag *d)
 		        d, n->loc,
 		        "the standalone target does not support per_step dense layers (node '%s')",
 		        n->name);
-	else if ((n->op == OP_GRU || n->op == OP_EMBEDDING) && n->family.id == FAMILY_DROPOUT)
+	else if ((n->op == OP_GRU || n->op == OP_EMBEDDING || n->op == OP_ATTENTION) &&
+	         n->family.id == FAMILY_DROPOUT)
 		diag_error(d, n->loc,
 		           "the standalone target does not support dropout on %s (node '%s')",
 		           op_name(n->op), n->name);

@@ -1,18 +1,21 @@
 #!/bin/sh
 # attention.sh: attention layers end to end: models of 6 embedded ids with
 # positions added and one attention of 2 heads with no residual path
-# (t/models/at_point.bnn, t/models/at_mf.bnn), trained by their generated
+# (t/models/at_point.bnn, t/models/at_mf.bnn, t/models/at_drop.bnn with
+# MC dropout on the attention's inputs), trained by their generated
 # programs on a generated task that needs attention: each example is 6 ids
 # in [0, 4), its class 1 when the first id equals the last (half the
 # examples).  Without attention weights that depend on the ids and the
 # positions, what reaches the dense layers is the bag of ids, which cannot
-# tell which id is first and which last.  Checks: Adam on the point model,
-# IVON, VOGN and BBB on the meanfield one all reach a held-out accuracy
-# above a bound set below what they reach with these seeds (chance: 0.5);
+# tell which id is first and which last.  Checks: Adam on the point model
+# and on the dropout one, IVON, VOGN and BBB on the meanfield one all reach
+# a held-out accuracy above a bound set below what they reach with these
+# seeds (chance: 0.5); MC prediction of the dropout model redraws its
+# masks per sample and at the mean (--mc 0) draws none;
 # IVON with lr 0.1 and ess = 10 N (a tempered posterior: with the default
 # lr 0.3 and ess = N its noise keeps the attention uniform on 600
-# examples) and VOGN over 80 epochs; bnnc --standalone refuses attention
-# with its message.
+# examples) and VOGN over 80 epochs; bnnc --standalone refuses attention,
+# and dropout on attention, with their messages.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -43,7 +46,7 @@ sequences 600 1 >train.csv
 sequences 300 2 >test.csv
 
 # ---- compile ---------------------------------------------------------------
-for m in at_point at_mf; do
+for m in at_point at_mf at_drop; do
 	build $m "$top_srcdir/t/models/$m.bnn"
 	ok $? "$m builds with -Werror"
 done
@@ -63,6 +66,21 @@ trains at_point adam 0.9 --epochs 40
 trains at_mf ivon 0.9 --epochs 80 --lr 0.1 --set ess=6000
 trains at_mf vogn 0.9 --epochs 80
 trains at_mf bbb 0.9 --epochs 40
+trains at_drop adam 0.9 --epochs 40
+
+# MC prediction of at_drop: each sample draws its own masks, so one
+# sample's predictions change with the seed; at the mean (--mc 0) no mask
+# is drawn and the seed changes nothing.
+mc() {
+	./at_drop predict --load at_drop-adam.ckpt --data test.csv --mc "$1" --seed "$2" \
+		>"mc-$1-$2.out" 2>&1
+}
+mc 0 1 && mc 0 2 && mc 1 1 && mc 1 2
+ok $? "at_drop predicts with --mc 0 and 1"
+cmp -s mc-0-1.out mc-0-2.out
+ok $? "at_drop at the mean (--mc 0): the seed changes nothing"
+! cmp -s mc-1-1.out mc-1-2.out
+ok $? "at_drop with --mc 1: another seed draws other dropout masks"
 
 # ---- the standalone target -------------------------------------------------
 # (a model of real inputs, so that attention is its first op without code)
@@ -71,5 +89,11 @@ run "$BNNC" --standalone -o sa.c sa.bnn
 is "$run_status/$(printf '%s\n' "$run_err" | head -1)" \
 	"1/sa.bnn:3:5: error: the standalone target does not support op 'attention' (node 'a')" \
 	"bnnc --standalone refuses attention"
+# dropout on attention: its masks have no standalone code
+run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/at_drop.bnn"
+is "$run_status/$(printf '%s\n' "$run_err" | sed -n '1p;4p' | sed 's/^.*at_drop.bnn:/at_drop.bnn:/')" \
+	"1/at_drop.bnn:9:5: error: the standalone target does not support dropout on attention (node 'a')
+at_drop.bnn: note: run this model with libbnn (bnnc without --standalone)" \
+	"bnnc --standalone refuses dropout on attention, at the node, with the way to run it"
 
 done_testing

@@ -30,14 +30,16 @@
  * example and step, meanfield; check 2 is where their squared gradients, summed over the steps before
  * squaring, are checked), gc_tr transpose (conv1d over an input sequence,
  * back into gru and a per_step dense layer), gc_embdrop embedding ~
- * dropout and gc_grudrop gru ~ dropout (variational masks, stacked).
+ * dropout, gc_grudrop gru ~ dropout (variational masks, stacked) and
+ * gc_attndrop attention ~ dropout (masks on the input units, stacked).
  * For each model, with fixed seeds, this test checks:
  *   1. the gradient of the mean loss against central finite differences,
  *      parameter by parameter;
  *   2. sqgrad, the gradient and the loss of a batch against the same
  *      quantities assembled from passes over one example at a time;
- *   3. (gc_gfix, gc_drop, gc_mf, gc_conv, gc_gru, gc_attn) the outputs and the loss against a
- *      plain-loop reference written from the documented parameter layout
+ *   3. (gc_gfix, gc_drop, gc_mf, gc_conv, gc_gru, gc_attn, gc_attndrop)
+ *      the outputs and the loss against a plain-loop reference written
+ *      from the documented parameter layout
  *      (and, for the noisy models, from the documented draws);
  *   4. the optional arguments: y = NULL gives loss 0 and still the
  *      outputs, grad = NULL and sqgrad = NULL change nothing else;
@@ -79,6 +81,7 @@
 
 #include "gc_attn.h"
 #include "gc_attn1.h"
+#include "gc_attndrop.h"
 #include "gc_attnc.h"
 #include "gc_bern.h"
 #include "gc_cat.h"
@@ -601,6 +604,18 @@ static const struct gc_model gc_models[] = {
 	  gc_grudrop_workspace_floats,
 	  &gc_with_rng,
 	  { { 0, 0 }, { 0, 0 } } },
+	/* attention ~ dropout: masks on the input units, stacked */
+	{ "gc_attndrop",
+	  GC_ATTNDROP_INPUTS,
+	  GC_ATTNDROP_OUTPUTS,
+	  GC_ATTNDROP_TARGETS,
+	  GC_ATTNDROP_NPARAMS,
+	  GC_CATEGORICAL,
+	  151,
+	  gc_attndrop_pass_f64,
+	  gc_attndrop_workspace_floats,
+	  &gc_with_rng,
+	  { { 0, 0 }, { 0, 0 } } },
 };
 #define GC_NMODELS ((int)(sizeof gc_models / sizeof gc_models[0]))
 
@@ -823,6 +838,7 @@ static void test_sizes(void)
 	is_int(GC_ATTN_NPARAMS, 393, "gc_attn: 132+168+93 = 393 parameters");
 	is_int(GC_ATTN1_NPARAMS, 78, "gc_attn1: 68+10 = 78 parameters");
 	is_int(GC_ATTNC_NPARAMS, 842, "gc_attnc: 40+288+112+288+114 = 842 parameters");
+	is_int(GC_ATTNDROP_NPARAMS, 561, "gc_attndrop: 132+168+168+93 = 561 parameters");
 	/* conv2d scratch, shared by the layers and independent of the batch:
 	 * BNN_GEN_CONV_LANES = 8 lanes, each with a guard of
 	 * BNN_GEN_CONV_LANE_GUARD = 65536 floats, of the largest K·g·P, one group of g
@@ -1857,6 +1873,95 @@ static void test_attn_reference(const struct gc_case *c)
 	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
 }
 
+/* in∘m (in itself when m is NULL) into out, n values. */
+static void gc_masked(const double *in, const double *m, int n, double *out)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		out[k] = m ? in[k] * m[k] : in[k];
+}
+
+/*
+ * The masks gc_attndrop's pass draws from an rng seeded with SEED, as
+ * bnn_gen/noise.h documents them: example by example, a's 5·4 on x, c's
+ * 5·6 on a, d's 5·6 on c (position by position, feature by feature), each
+ * from bnn_rng_uniform_fill; a unit is kept (value 1/(1 − p)) when u ≥ p.
+ */
+static void gc_attndrop_masks(uint64_t seed, long batch, double *ma, double *mc, double *md)
+{
+	static const struct {
+		int n;
+		double p;
+	} layer[3] = { { 20, 0.3 }, { 30, 0.4 }, { 30, 0.2 } };
+	double *m[3];
+	bnn_rng r;
+	float u[30];
+	long i;
+	int l, k;
+
+	m[0] = ma;
+	m[1] = mc;
+	m[2] = md;
+	bnn_rng_seed(&r, seed);
+	for (i = 0; i < batch; i++)
+		for (l = 0; l < 3; l++) {
+			bnn_rng_uniform_fill(&r, u, (size_t)layer[l].n);
+			for (k = 0; k < layer[l].n; k++)
+				m[l][i * layer[l].n + k] =
+				        u[k] >= layer[l].p ? 1 / (1 - layer[l].p) : 0;
+		}
+}
+
+/* gc_attndrop by plain loops, with masks ma [B, 20], mc and md [B, 30]
+ * (all NULL: the plain network): a = attention(x∘ma, 2, dim = 6),
+ * c = attention(a∘mc, 3, causal = true), d = attention(c∘md, 1),
+ * logits = dense(flatten(c + d), 3). */
+static void gc_attndrop_reference(const double *w, const double *x, long batch, const double *ma,
+                                  const double *mc, const double *md, double *z)
+{
+	long i;
+	int o, k;
+
+	for (i = 0; i < batch; i++) {
+		double xt[30], a[30], c[30], d[30];
+		gc_masked(x + i * 20, ma ? ma + i * 20 : NULL, 20, xt);
+		gc_ref_attention(xt, 5, 4, 6, 2, 0, w, a);
+		gc_masked(a, mc ? mc + i * 30 : NULL, 30, xt);
+		gc_ref_attention(xt, 5, 6, 6, 3, 1, w + 132, c);
+		gc_masked(c, md ? md + i * 30 : NULL, 30, xt);
+		gc_ref_attention(xt, 5, 6, 6, 1, 0, w + 300, d);
+		for (o = 0; o < 3; o++) {
+			double acc = w[558 + o];
+			for (k = 0; k < 30; k++)
+				acc += w[468 + o * 30 + k] * (c[k] + d[k]);
+			z[i * 3 + o] = acc;
+		}
+	}
+}
+
+/* Check 3: gc_attndrop's outputs and loss against the plain loops, with
+ * the masks of the documented draws (with rng) or none (rng NULL). */
+static void test_attndrop_reference(const struct gc_case *c)
+{
+	double ma[GC_BATCH * 20], mc[GC_BATCH * 30], md[GC_BATCH * 30];
+	double ref[GC_BATCH * GC_ATTNDROP_OUTPUTS], want = 0;
+	int noisy = c->md->rng;
+	long i;
+
+	if (noisy)
+		gc_attndrop_masks(GC_NOISE_SEED, GC_BATCH, ma, mc, md);
+	gc_attndrop_reference(c->w, c->x, GC_BATCH, noisy ? ma : NULL, noisy ? mc : NULL,
+	                      noisy ? md : NULL, ref);
+	for (i = 0; i < GC_BATCH; i++)
+		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
+	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
+	   "%s: outputs match the plain-loop attention%s (max |diff| %.3g)", c->label,
+	   noisy ? " with the documented masks" : " without masks",
+	   gc_max_diff(GC_BATCH * 3, c->out, ref));
+	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
+}
+
 /* Check 3: gc_gfix's outputs and loss against the reference. */
 static void test_gfix_reference(const struct gc_case *c)
 {
@@ -2234,6 +2339,8 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 		test_gru_reference(c);
 	if (c->m->pass == gc_attn_pass_f64)
 		test_attn_reference(c);
+	if (c->m->pass == gc_attndrop_pass_f64)
+		test_attndrop_reference(c);
 	test_optional(c);
 	if (md->rng)
 		test_determinism(c);
