@@ -18,10 +18,11 @@
 #   counts_poisson_bayes.bnn Bayes-by-Backprop's defaults (mean-field);
 #   counts_negbin.bnn        Adam, lr 1e-3 (the dispersion learned);
 #   counts_negbin_bayes.bnn  Bayes-by-Backprop's defaults.
-# IVON and VOGN were tried first, with their defaults: IVON's loss is not
-# finite within the first epoch and VOGN (lr 5e-5) is still worse than the
-# constant rate after 300 epochs (docs/examples.md, `make counts`), so the
-# Bayesian rows are BBB's.  Each is scored once on the test rows by eval
+# IVON and VOGN were tried first, with their defaults: IVON's loss was not
+# finite within the first epoch (before its default gradient clip, which
+# now trains it: docs/optimizers/ivon.md) and VOGN (lr 5e-5) is still
+# worse than the constant rate after 300 epochs (docs/examples.md,
+# `make counts`), so the Bayesian rows are BBB's.  Each is scored once on the test rows by eval
 # (32 posterior samples for BBB): NLL, RMSE, MAE and the coverage of the central 50/90/95%
 # intervals, next to the constant-rate baselines R computes
 # (OUT/counts/counts_baseline.json: Poisson(mean of the training counts),

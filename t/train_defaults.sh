@@ -6,15 +6,16 @@
 # Checks:
 #   - the two settings lines printed before the first epoch, exactly, for
 #     adam, ivon, vogn, badam and bbb with defaults only: the options as
-#     they run (ivon's lr 0.3 and cosine schedule, its ess and δ from the
-#     data and the model; vogn's lr 5e-5, cosine, δ = ρ × the prior) and
-#     which values the trainer chose;
+#     they run (ivon's lr 0.3, cosine schedule and gradient-norm clip 2,
+#     its ess and δ from the data and the model; vogn's lr 5e-5, cosine,
+#     δ = ρ × the prior; no clip for the others) and which values the
+#     trainer chose;
 #   - a value the user gave is not listed as chosen, and with every such
 #     value given the second line says so;
 #   - --quiet prints neither line;
-#   - the checkpoint's options text records the resolved schedule, so a
-#     run with the default and one with `schedule=cosine` give the same
-#     checkpoint bytes.
+#   - the checkpoint's options text records the resolved schedule and
+#     clip, so a run with the defaults and one with `schedule=cosine` and
+#     `clip=2` give the same checkpoint bytes; `clip=0` turns ivon's off.
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -37,7 +38,9 @@ settings() {
 	sed -n '/^training: /,/^chosen by the trainer: /p' "$run_err_file"
 }
 
-common="gamma=0.1 warmup=0 lr_min=0 clip=0 epochs=2 batch=128 seed=1 valid_fraction=0 patience=0 crop_pad=0 flip=0"
+after="epochs=2 batch=128 seed=1 valid_fraction=0 patience=0 crop_pad=0 flip=0"
+common="gamma=0.1 warmup=0 lr_min=0 clip=0 $after"
+ivon="gamma=0.1 warmup=0 lr_min=0 clip=2 $after"
 
 got=$(settings point --optimizer adam)
 is "$got" "training: optimizer=adam lr=0.001 schedule=constant $common beta1=0.899999976 beta2=0.999000013 eps=9.99999994e-09 weight_decay=0
@@ -45,14 +48,22 @@ chosen by the trainer: lr=0.001 (adam's default), schedule=constant (adam's defa
 	"adam: its lr and constant schedule are reported as chosen"
 
 got=$(settings bayes --optimizer ivon)
-is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $common beta1=0.899999976 beta2=0.999989986 mc=1 delta=nan h0=0.1 ess=120 clip_radius=0 rescale_lr=1
-chosen by the trainer: lr=0.3 (ivon's default), schedule=cosine (ivon's default: decays to lr_min over the epochs), ess=120 (the number of training examples), delta=0.00833333333 (the layers' prior precisions / ess)" \
-	"ivon: lr 0.3, cosine, ess = N and delta = prior / N are reported"
+is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=nan h0=0.1 ess=120 clip_radius=0 rescale_lr=1
+chosen by the trainer: lr=0.3 (ivon's default), schedule=cosine (ivon's default: decays to lr_min over the epochs), clip=2 (ivon's default: the gradient's norm clipped to it), ess=120 (the number of training examples), delta=0.00833333333 (the layers' prior precisions / ess)" \
+	"ivon: lr 0.3, cosine, clip 2, ess = N and delta = prior / N are reported"
 
-got=$(settings bayes --optimizer ivon --lr 0.2 --set schedule=constant --set ess=240 --set delta=0.01)
-is "$got" "training: optimizer=ivon lr=0.2 schedule=constant $common beta1=0.899999976 beta2=0.999989986 mc=1 delta=0.01 h0=0.1 ess=240 clip_radius=0 rescale_lr=1
+got=$(settings bayes --optimizer ivon --lr 0.2 --set schedule=constant --set clip=2 --set ess=240 --set delta=0.01)
+is "$got" "training: optimizer=ivon lr=0.2 schedule=constant $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=0.01 h0=0.1 ess=240 clip_radius=0 rescale_lr=1
 chosen by the trainer: nothing (every value above was given)" \
 	"ivon: values the user gave are not listed as chosen"
+
+got=$(settings bayes --optimizer ivon --set clip=0)
+is "$(printf '%s\n' "$got" | sed -n 1p | sed -n 's/.* \(clip=[^ ]*\) .*/\1/p')" "clip=0" \
+	"ivon: clip=0 turns the default clip off"
+case $got in
+*"clip=2"*) ok 1 "ivon: clip=0 is not reported as chosen: $got" ;;
+*) ok 0 "ivon: clip=0 is not reported as chosen" ;;
+esac
 
 got=$(settings bayes --optimizer vogn)
 is "$got" "training: optimizer=vogn lr=5e-05 schedule=cosine $common beta1=0.899999976 beta2=0.00100000005 mc=1 delta=nan tau=1 tau_start=nan tau_epochs=0 rho=100
@@ -77,13 +88,13 @@ is "$run_status:$run_err" "0:" "--quiet: no settings lines"
 run ./bayes train --data train.csv --target class --epochs 2 --threads 1 --optimizer ivon \
 	--quiet --save default.ckpt
 run ./bayes train --data train.csv --target class --epochs 2 --threads 1 --optimizer ivon \
-	--set schedule=cosine --quiet --save cosine.ckpt
+	--set schedule=cosine --set clip=2 --quiet --save cosine.ckpt
 cmp -s default.ckpt cosine.ckpt
-ok $? "ivon: the default schedule trains and saves exactly as schedule=cosine"
+ok $? "ivon: the default schedule and clip train and save exactly as schedule=cosine clip=2"
 run ./bayes info --load default.ckpt
 case $run_out in
-*"schedule=cosine"*) ok 0 "info shows the resolved schedule" ;;
-*) ok 1 "info shows the resolved schedule: $run_out" ;;
+*"schedule=cosine"*"clip=2 "*) ok 0 "info shows the resolved schedule and clip" ;;
+*) ok 1 "info shows the resolved schedule and clip: $run_out" ;;
 esac
 
 done_testing

@@ -88,7 +88,9 @@ typedef struct bnn_train_options {
 	                          the local reparameterisation trick in dense
 	                          layers (a Gaussian draw per example and
 	                          unit) [0] [lrt] */
-	double clip;           /* gradient-norm clipping; 0: off [clip] */
+	double clip;           /* gradient-norm clipping; 0: off; NaN: the
+	                          optimizer's default, see bnn_default_clip
+	                          [NaN] [clip] */
 	long epochs;           /* [epochs] */
 	long batch;            /* [batch] */
 	uint64_t seed;         /* [seed] */
@@ -150,10 +152,19 @@ double bnn_default_lr(int optimizer);
 int bnn_default_schedule(int optimizer);
 /** The schedule o trains with: its own, or its optimizer's default. */
 int bnn_train_schedule_kind(const bnn_train_options *o);
+/** The gradient-norm clip an optimizer uses when none is given: 2 for
+ *  ivon, whose first steps are about lr·ĝ and overflow exponential links
+ *  and attention without it (docs/optimizers/ivon.md); 0 (off) for the
+ *  others. */
+double bnn_default_clip(int optimizer);
+/** The gradient-norm clip o trains with: its own (0: off), or its
+ *  optimizer's default when o->clip is NaN. */
+double bnn_train_clip(const bnn_train_options *o);
 /** The defaults: adam, lr 0 (the optimizer's default), the optimizer's
  *  schedule (BNN_SCHEDULE_DEFAULT),
- *  10 epochs, batch 128, seed 1, 1 thread, no validation, no clipping, no
- *  early stopping, 1 MC sample per step, δ from the model. */
+ *  10 epochs, batch 128, seed 1, 1 thread, no validation, the optimizer's
+ *  clipping (clip NaN, bnn_default_clip), no early stopping, 1 MC sample
+ *  per step, δ from the model. */
 bnn_train_options bnn_train_defaults(void);
 
 /**

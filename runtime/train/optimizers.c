@@ -2,10 +2,10 @@
  * optimizers.c: the table of optimizers, one row each, indexed by enum
  * bnn_optimizer.  A row says what the rest of the library asks about an
  * optimizer: its name (the --set value and the checkpoints' meta), its
- * default learning rate, the state slots it keeps, whether it learns a
- * posterior, which layers' capabilities (BNN_CAP_*) it can train, the
- * options it reads, and the hooks of its step file (step_point.c,
- * step_natural.c, step_bbb.c).  state.c, train_options.c and
+ * default learning rate, schedule and gradient clipping, the state slots
+ * it keeps, whether it learns a posterior, which layers' capabilities
+ * (BNN_CAP_*) it can train, the options it reads, and the hooks of its
+ * step file (step_point.c, step_natural.c, step_bbb.c).  state.c, train_options.c and
  * train_step.c read the table; none of them lists optimizers.
  *
  * Adding an optimizer: its value in enum bnn_optimizer (bnn_train.h), a
@@ -21,6 +21,14 @@
  * components; these every optimizer trains by the same rule. */
 #define CAPS_POINT (BNN_CAP_PASS_NOISE | BNN_CAP_COMPONENTS)
 #define CAPS_SIGMA (BNN_CAP_SIGMA | BNN_CAP_SIGMA_LRT)
+
+/* IVON's default gradient-norm clip: its first steps are about lr·ĝ while
+ * h is still h0 (Alg. 1 line 7 with the rescaled α), which the large
+ * gradients of an exponential link (a Poisson rate, a log-variance head)
+ * or of an untrained attention layer turn into an overflow; the norm of
+ * ĝ clipped to this bounds them.  The evidence is in
+ * docs/optimizers/ivon.md, "Defaults and their evidence". */
+#define TRAIN_IVON_CLIP 2.0
 
 const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 	[BNN_OPT_SGD] = {
@@ -63,6 +71,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 	},
 	[BNN_OPT_IVON] = {
 		.name = "ivon", .default_lr = 0.3, .default_schedule = BNN_SCHEDULE_COSINE,
+		.default_clip = TRAIN_IVON_CLIP,
 		.slots = 2, .slot_names = { "g (momentum)", "h (Hessian)" },
 		.variational = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
 		.delta_over_ess = 1, .uses_ess = 1,

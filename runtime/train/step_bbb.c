@@ -210,8 +210,8 @@ double train_bbb_step(struct trainer *t, long b, float lr, double epochs)
 	if (t->priors) /* each rank's own sample: summed with the NLL's gradients */
 		train_prior_sample_grad(t, bbb_fused(t));
 	loss = train_dist_step(t, loss, t->grad, t->gsig, NULL); /* over the MPI ranks */
-	if (o->clip > 0)
-		bnn_clip_grad_norm(n, t->grad, o->clip);
+	if (t->clip > 0)
+		bnn_clip_grad_norm(n, t->grad, t->clip);
 	st->step++;
 	if (bbb_fused(t))
 		train_update_and_sample(t, lr, 0);

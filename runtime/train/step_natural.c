@@ -291,8 +291,8 @@ double train_natural_step(struct trainer *t, long b, float lr, double epochs)
 		natural_samples(t, b, &loss);
 	}
 	loss = train_dist_step(t, loss, t->grad, t->hess, NULL); /* over the MPI ranks */
-	if (o->clip > 0)
-		bnn_clip_grad_norm(t->m->nparams, t->grad, o->clip);
+	if (t->clip > 0) /* ivon: on by default (docs/optimizers/ivon.md) */
+		bnn_clip_grad_norm(t->m->nparams, t->grad, t->clip);
 	st->step++;
 	if (fused)
 		train_update_and_sample(t, lr, tau);

@@ -26,8 +26,8 @@ double train_step_point(struct trainer *t, long b, float lr, double epochs)
 	loss = train_dist_step(t, loss, t->grad, NULL, NULL); /* over the MPI ranks */
 	if (t->priors) /* the same θ on every rank: added to the sum */
 		train_prior_map_grad(t);
-	if (t->o->clip > 0)
-		bnn_clip_grad_norm(t->m->nparams, t->grad, t->o->clip);
+	if (t->clip > 0)
+		bnn_clip_grad_norm(t->m->nparams, t->grad, t->clip);
 	st->step++;
 	train_update_tensors(t, lr, 0);
 	return loss;

@@ -32,6 +32,7 @@
  * error anywhere stops every rank with the failing rank's message.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -339,6 +340,16 @@ static int train_agree_stop(struct trainer *t, int stop)
 	return v > 0;
 }
 
+/* What a divergence message suggests: a smaller rate, or clipping the
+ * gradient's norm (more of it when the run clips already). */
+static void train_divergence_hint(const struct trainer *t, char *buf, size_t size)
+{
+	if (t->clip > 0)
+		snprintf(buf, size, "try a smaller learning rate, or a clip below %g", t->clip);
+	else
+		snprintf(buf, size, "try a smaller learning rate, or --set clip=1");
+}
+
 /* One pass over the training data; returns BNN_ERANGE on a non-finite loss.
  * A last minibatch smaller than t->min_batch (for each of the ranks) is
  * left out (the shuffle puts another example last in the next epoch).
@@ -379,12 +390,15 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 		progress = (double)(r->epoch - 1) + (double)(s + 1) / (double)steps;
 		loss = train_step(t, mine, bnn_schedule_lr(&t->schedule, progress),
 		                  (double)(r->epoch - 1) + (double)s / (double)steps);
-		if (!isfinite(loss))
+		if (!isfinite(loss)) {
+			char hint[96];
+			train_divergence_hint(t, hint, sizeof hint);
 			return bnn_fail(
 			        err, BNN_ERANGE,
-			        "training diverged in epoch %ld at step %ld: the loss is not finite "
-			        "(try a smaller learning rate, or --set clip=1)",
-			        r->epoch, s + 1);
+			        "training diverged in epoch %ld at step %ld: the loss is not "
+			        "finite (%s)",
+			        r->epoch, s + 1, hint);
+		}
 		total += loss;
 		seen += b;
 		if (on_epoch && train_now() - last > 0.5) {
@@ -424,15 +438,17 @@ static int train_check_finite(const struct trainer *t, long epoch, bnn_err *err)
 {
 	const bnn_state *st = t->st;
 	long i, n = t->m->nparams;
+	char hint[96];
 
 	for (i = 0; i < n; i++)
-		if (!isfinite(st->params[i]) || (st->sigma && isnan(st->sigma[i])))
+		if (!isfinite(st->params[i]) || (st->sigma && isnan(st->sigma[i]))) {
+			train_divergence_hint(t, hint, sizeof hint);
 			return bnn_fail(
 			        err, BNN_ERANGE,
 			        "training diverged in epoch %ld: parameter %ld is not finite "
-			        "after the epoch's last step (try a smaller learning rate, or "
-			        "--set clip=1)",
-			        epoch, i);
+			        "after the epoch's last step (%s)",
+			        epoch, i, hint);
+		}
 	return BNN_OK;
 }
 
@@ -688,6 +704,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	t.schedule.kind = (enum bnn_schedule_kind)bnn_train_schedule_kind(o);
 	if (!(t.schedule.lr > 0))
 		t.schedule.lr = bnn_default_lr(o->optimizer);
+	t.clip = bnn_train_clip(o);
 	t.schedule.total = (double)o->epochs;
 	bnn_rng_seed(&t.rng, o->seed);
 	bnn_rng_jump(&t.rng);

@@ -269,6 +269,7 @@ struct trainer {
 	long aug_c, aug_h, aug_w; /* the images' channels, rows, columns */
 	float *aug_scratch;       /* one image (bnn_augment_image) */
 	bnn_schedule schedule;
+	double clip; /* the gradient-norm clip of every step (bnn_train_clip); 0: off */
 	/* data parallelism over MPI (distributed.c, docs/distributed.md) */
 	struct train_dist *dist;           /* the communicator, or NULL: one process */
 	int rank, nranks;                  /* this process's rank, of nranks (1: alone) */
@@ -309,6 +310,8 @@ struct train_optimizer {
 	double default_lr;                     /* the learning rate when none is given */
 	int default_schedule;                  /* the schedule when none is given
 	                                          (enum bnn_schedule_kind) */
+	double default_clip;                   /* the gradient-norm clip when none is
+	                                          given; 0: off */
 	int delta_times_rho;                   /* δ unset: ρ × the prior precision
 	                                          (VOGN's default tempering) */
 	int uses_ess;                          /* reads the effective sample size

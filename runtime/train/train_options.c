@@ -41,6 +41,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.ivon.rescale_lr = 1;
 	o.mc = 1;
 	o.delta = NAN;
+	o.clip = NAN; /* the optimizer's (bnn_default_clip) */
 	o.sigma0 = 1e-3;
 	o.lrt = 0;
 	o.epochs = 10;
@@ -69,6 +70,18 @@ int bnn_train_schedule_kind(const bnn_train_options *o)
 {
 	return o->schedule.kind == BNN_SCHEDULE_DEFAULT ? bnn_default_schedule(o->optimizer)
 	                                                : (int)o->schedule.kind;
+}
+
+double bnn_default_clip(int optimizer)
+{
+	const struct train_optimizer *opt = train_optimizer_of(optimizer);
+
+	return opt ? opt->default_clip : 0;
+}
+
+double bnn_train_clip(const bnn_train_options *o)
+{
+	return isnan(o->clip) ? bnn_default_clip(o->optimizer) : o->clip;
 }
 
 enum opt_kind {
@@ -163,7 +176,7 @@ static const struct opt_def opt_defs[] = {
 	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, OWN, NEED_NOTHING,
 	  "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
 	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, SHARED, NEED_NOTHING,
-	  "gradient-norm clipping (0: off)" },
+	  "gradient-norm clipping (0: off; not given: the optimizer's default)" },
 	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, SHARED, NEED_NOTHING,
 	  "passes over the training data" },
 	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, SHARED, NEED_NOTHING, "examples per step" },
@@ -602,8 +615,8 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	                      bnn_optimizer_name(o->optimizer),
 	                      o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer),
 	                      schedules[bnn_train_schedule_kind(o)], o->schedule.gamma,
-	                      o->schedule.warmup, o->schedule.lr_min, o->clip, o->epochs, o->batch,
-	                      (unsigned long long)o->seed, o->valid_fraction, o->patience,
+	                      o->schedule.warmup, o->schedule.lr_min, bnn_train_clip(o), o->epochs,
+	                      o->batch, (unsigned long long)o->seed, o->valid_fraction, o->patience,
 	                      o->crop_pad, o->flip);
 	if (train_optimizer_of(o->optimizer))
 		n = train_optimizers[o->optimizer].options_text(o, buf, n);

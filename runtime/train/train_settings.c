@@ -7,7 +7,8 @@
  * left to the documentation.  The text is two lines: the options as they
  * will run, in the form a checkpoint stores them (bnn_train_options_text
  * of the resolved options, so there is one spelling of every option), and
- * which of those values the trainer chose and from what.
+ * which of those values the trainer chose and from what.  A default that
+ * is off (no clipping) is not listed as chosen.
  */
 #include <math.h>
 #include <stdio.h>
@@ -55,6 +56,11 @@ static int settings_choices(const struct trainer *t, char *buf, int n)
 		                      t->schedule.kind == BNN_SCHEDULE_COSINE
 		                              ? ": decays to lr_min over the epochs"
 		                              : "");
+	if (isnan(o->clip) && t->clip > 0)
+		n = train_text_append(buf, n,
+		                      "%s clip=%.9g (%s's default: the gradient's norm "
+		                      "clipped to it)",
+		                      k++ ? "," : "", t->clip, opt);
 	if (row->uses_ess && !(o->ess > 0))
 		n = train_text_append(buf, n, "%s ess=%.9g (the number of training examples)",
 		                      k++ ? "," : "", train_effective_n(t));
