@@ -65,7 +65,7 @@ struct sa {
 	long in_off;       /* the example's (standardised) input */
 	long block_off;    /* a layer's parameters of this sample (patch, σ) */
 	long block_floats; /*   the largest such block */
-	long xt_off;       /* a dropout layer's masked input, a gru step's projections */
+	long xt_off;       /* a dropout layer's masked input, a gru or attention layer's scratch */
 	long xt_floats;
 	long whvi_off; /* a whvi layer's g and transform: 2·stack·D */
 	long whvi_floats;
