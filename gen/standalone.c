@@ -556,14 +556,24 @@ void sa_emit_sum(struct sa *s, const char *name, const char *params, const char 
 	     t);
 }
 
-/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²). */
+/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²).  With
+ * compressed tensors they serve the f32 storage only (bf16 and int8 read
+ * the compressed rows with their own), but for bnns_dot when a layer dots
+ * floats it decoded into the block (SA_DOT_F32): then it serves them all. */
 static void sa_write_dots(struct sa *s)
 {
-	if (s->needs & SA_DOT)
+	const int every = (s->needs & SA_DOT_F32) != 0;
+	if (every)
+		sa_emit_sum(s, "bnns_dot", "const float *w, const float *x", "w[J] * x[J]");
+	if (s->nq > 0)
+		emit(s->e, "#if %s_W_STORAGE == 0\n", s->up);
+	if ((s->needs & SA_DOT) && !every)
 		sa_emit_sum(s, "bnns_dot", "const float *w, const float *x", "w[J] * x[J]");
 	if (s->needs & SA_DOT2)
 		sa_emit_sum(s, "bnns_dot2", "const float *w, const float *x",
 		            "(w[J] * x[J]) * (w[J] * x[J])");
+	if (s->nq > 0)
+		emit(s->e, "#endif\n\n");
 }
 
 static void sa_write_forward(struct sa *s)
@@ -923,11 +933,7 @@ static void sa_write_c(struct sa *s, const struct standalone_options *o)
 	sa_write_math_macros(s);
 	sa_emit_math(s);
 	sa_write_storage(s);
-	if (s->nq > 0) /* bf16 and int8 read the compressed rows with their own */
-		emit(s->e, "#if %s_W_STORAGE == 0\n", s->up);
 	sa_write_dots(s);
-	if (s->nq > 0)
-		emit(s->e, "#endif\n\n");
 	sa_write_random_macro(s);
 	sa_write_forward(s);
 	sa_write_predict(s);

@@ -193,7 +193,7 @@ void sa_layer_plan(struct sa *s, int i)
 		s->needs |= SA_EXP | SA_LOG1P | (n->family.flows > 0 ? SA_TANH : 0u);
 	}
 	if (n->op == OP_DENSE && !sa_whvi(s, i))
-		s->needs |= SA_DOT;
+		s->needs |= SA_DOT | (sa_samples_weights(s, i) ? SA_DOT_F32 : 0u);
 	if (n->op == OP_GRU) { /* one step's projections, 3U each, and dropout's */
 		long g6 = 6 * n->attrs.units + (f == FAMILY_DROPOUT ? sa_gru_drop_floats(s, i) : 0);
 		s->xt_floats = g6 > s->xt_floats ? g6 : s->xt_floats;
