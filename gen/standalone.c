@@ -556,14 +556,24 @@ void sa_emit_sum(struct sa *s, const char *name, const char *params, const char 
 	     t);
 }
 
-/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²). */
+/* bnns_dot (a dense layer's Σ w·x) and bnns_dot2 (Σ (σ·x)²).  With
+ * compressed tensors they serve the f32 storage only (bf16 and int8 read
+ * the compressed rows with their own), but for bnns_dot when a layer dots
+ * floats it decoded into the block (SA_DOT_F32): then it serves them all. */
 static void sa_write_dots(struct sa *s)
 {
-	if (s->needs & SA_DOT)
+	const int every = (s->needs & SA_DOT_F32) != 0;
+	if (every)
+		sa_emit_sum(s, "bnns_dot", "const float *w, const float *x", "w[J] * x[J]");
+	if (s->nq > 0)
+		emit(s->e, "#if %s_W_STORAGE == 0\n", s->up);
+	if ((s->needs & SA_DOT) && !every)
 		sa_emit_sum(s, "bnns_dot", "const float *w, const float *x", "w[J] * x[J]");
 	if (s->needs & SA_DOT2)
 		sa_emit_sum(s, "bnns_dot2", "const float *w, const float *x",
 		            "(w[J] * x[J]) * (w[J] * x[J])");
+	if (s->nq > 0)
+		emit(s->e, "#endif\n\n");
 }
 
 static void sa_write_forward(struct sa *s)
@@ -600,7 +610,7 @@ static void sa_write_forward(struct sa *s)
 		     s->block_off);
 	if (s->xt_floats > 0)
 		emit(s->e,
-		     "\tfloat *const xt = f + %ldL; /* dropout's masked input, gru's projections */\n",
+		     "\tfloat *const xt = f + %ldL; /* dropout's masked input, gru's and attention's scratch */\n",
 		     s->xt_off);
 	if (s->whvi_floats > 0)
 		emit(s->e, "\tfloat *const wv = f + %ldL; /* a whvi layer's g and transform */\n",
@@ -923,11 +933,7 @@ static void sa_write_c(struct sa *s, const struct standalone_options *o)
 	sa_write_math_macros(s);
 	sa_emit_math(s);
 	sa_write_storage(s);
-	if (s->nq > 0) /* bf16 and int8 read the compressed rows with their own */
-		emit(s->e, "#if %s_W_STORAGE == 0\n", s->up);
 	sa_write_dots(s);
-	if (s->nq > 0)
-		emit(s->e, "#endif\n\n");
 	sa_write_random_macro(s);
 	sa_write_forward(s);
 	sa_write_predict(s);
@@ -956,59 +962,29 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
-/* Whether the standalone target has no code for OP yet: attention (its
- * heads' kernels are libbnn's alone) and transpose; a case per op it
- * refuses. */
-static int sa_op_refused(enum op_id op)
-{
-	switch (op) {
-	case OP_ATTENTION:
-	case OP_TRANSPOSE:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* The layers of supported ops the standalone target has no code for: a
- * per_step dense layer, and dropout on gru (variational RNN masks), on
- * embedding (dropped rows) or on attention (masked input units).  Reports
- * N and returns 1, else 0. */
+/* The layers the standalone target has no code for: dropout on attention
+ * (a mask on its input, libbnn's alone so far).  Reports N and returns 1,
+ * else 0. */
 static int sa_layer_refused(const struct graph_node *n, struct diag *d)
 {
-	if (n->op == OP_DENSE && n->attrs.per_step)
-		diag_error(
-		        d, n->loc,
-		        "the standalone target does not support per_step dense layers (node '%s')",
-		        n->name);
-	else if ((n->op == OP_GRU || n->op == OP_EMBEDDING || n->op == OP_ATTENTION) &&
-	         n->family.id == FAMILY_DROPOUT)
-		diag_error(d, n->loc,
-		           "the standalone target does not support dropout on %s (node '%s')",
-		           op_name(n->op), n->name);
-	else
+	if (n->op != OP_ATTENTION || n->family.id != FAMILY_DROPOUT)
 		return 0;
+	diag_error(d, n->loc,
+	           "the standalone target does not support dropout on attention (node '%s')",
+	           n->name);
 	diag_note(d, diag_noloc, "run this model with libbnn (bnnc without --standalone)");
 	return 1;
 }
 
-/* The ops the standalone target has no code for yet (sa_op_refused),
+/* The layers the standalone target has no code for (sa_layer_refused),
  * refused at the first such node, with the way to run the model.  Returns
  * -1 after the message, else 0. */
 static int sa_check_ops(const struct graph *g, struct diag *d)
 {
 	int i;
-	for (i = 0; i < g->nnodes; i++) {
-		const struct graph_node *n = &g->nodes[i];
-		if (n->live && sa_layer_refused(n, d))
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].live && sa_layer_refused(&g->nodes[i], d))
 			return -1;
-		if (!n->live || !sa_op_refused(n->op))
-			continue;
-		diag_error(d, n->loc, "the standalone target does not support op '%s' (node '%s')",
-		           op_name(n->op), n->name);
-		diag_note(d, diag_noloc, "run this model with libbnn (bnnc without --standalone)");
-		return -1;
-	}
 	return 0;
 }
 

@@ -40,17 +40,19 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 /* The functions of <math.h> (or their own versions) and the random
  * generator a model's code needs (struct sa.needs). */
 enum {
-	SA_EXP = 1 << 0,   /* expf */
-	SA_LOG = 1 << 1,   /* logf */
-	SA_LOG1P = 1 << 2, /* log1pf */
-	SA_TANH = 1 << 3,  /* tanhf */
-	SA_ERF = 1 << 4,   /* erff */
-	SA_COS = 1 << 5,   /* cosf */
-	SA_SQRT = 1 << 6,  /* sqrtf */
-	SA_RNG = 1 << 7,   /* the counter-based generator: keys, uniform draws */
-	SA_GAUSS = 1 << 8, /* its standard normal variates */
-	SA_DOT = 1 << 9,   /* bnns_dot: a dense layer's sums */
-	SA_DOT2 = 1 << 10  /* bnns_dot2: the local reparameterisation's variances */
+	SA_EXP = 1 << 0,     /* expf */
+	SA_LOG = 1 << 1,     /* logf */
+	SA_LOG1P = 1 << 2,   /* log1pf */
+	SA_TANH = 1 << 3,    /* tanhf */
+	SA_ERF = 1 << 4,     /* erff */
+	SA_COS = 1 << 5,     /* cosf */
+	SA_SQRT = 1 << 6,    /* sqrtf */
+	SA_RNG = 1 << 7,     /* the counter-based generator: keys, uniform draws */
+	SA_GAUSS = 1 << 8,   /* its standard normal variates */
+	SA_DOT = 1 << 9,     /* bnns_dot: a dense layer's sums */
+	SA_DOT2 = 1 << 10,   /* bnns_dot2: the local reparameterisation's variances */
+	SA_DOT_F32 = 1 << 11 /* bnns_dot under every storage: a per_step meanfield
+	                        dense layer's rows, decoded into the block */
 };
 
 /* The standalone plan of a model. */
@@ -65,7 +67,7 @@ struct sa {
 	long in_off;       /* the example's (standardised) input */
 	long block_off;    /* a layer's parameters of this sample (patch, σ) */
 	long block_floats; /*   the largest such block */
-	long xt_off;       /* a dropout layer's masked input, a gru step's projections */
+	long xt_off;       /* a dropout layer's masked input, a gru or attention layer's scratch */
 	long xt_floats;
 	long whvi_off; /* a whvi layer's g and transform: 2·stack·D */
 	long whvi_floats;

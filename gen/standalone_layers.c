@@ -31,13 +31,20 @@
  *                      (ecmp), uniform, gathered into the block;
  *   whvi               g = μ + σ∘ε, σ = softplus(ρ) (Rossi et al., eq. 2,
  *                      section 2.3), and the bias μ_b + σ_b·ε_b;
- *   meanfield gru      W = μ + σ∘ε into the block, one sample for all steps;
+ *   meanfield gru,     W = μ + σ∘ε into the block, one sample for all steps
+ *   attention,         (positions), as libbnn computes these layers on one
+ *   per_step dense     weight draw per pass;
+ *   dropout on         a mask per step and input feature (per_step dense),
+ *   sequences          per position, zeroing the row (embedding), per input
+ *                      feature and hidden unit entering U h, the same at
+ *                      every step (gru: Gal and Ghahramani 2016, sec. 3);
  *   meanfield          the rows the ids pick, row v's noise at index
  *   embedding          v·dim + j of the node's stream (a repeated id, the
  *                      same sampled row).
  * Sequence ops: embedding reads ids checked before the pass (MODEL_EIDS),
  * positional adds its table written as literals, gru runs its T steps with
- * one step's projections in xt.
+ * one step's projections in xt, attention keeps Q, K, V and the heads'
+ * outputs in xt, transpose copies.
  * The header is read through standalone_storage.c's macros wherever the
  * storage matters (BNNS_WT, BNNS_DOT, BNNS_SCALED for the weight matrices
  * and kernels, BNNS_P for the other arrays), so the one file reads an f32,
@@ -80,13 +87,22 @@ static int sa_whvi(const struct sa *s, int i)
 	return s->g->nodes[i].op == OP_DENSE && sa_family(s, i) == FAMILY_WHVI;
 }
 
+/* Whether node I is a per_step dense layer (the layer on each of T steps). */
+static int sa_per_step(const struct sa *s, int i)
+{
+	return s->g->nodes[i].op == OP_DENSE && s->g->nodes[i].attrs.per_step;
+}
+
 /* Meanfield layers other than dense and embedding sample their weights
  * into the block (dense ones use the local reparameterisation, embedding
- * ones sample the rows their ids pick, sa_embedding). */
+ * ones sample the rows their ids pick, sa_embedding); so does a per_step
+ * dense layer, whose one weight sample is shared by its steps as in
+ * libbnn (gen/layer_dense.c). */
 static int sa_samples_weights(const struct sa *s, int i)
 {
 	enum op_id op = s->g->nodes[i].op;
-	return sa_family(s, i) == FAMILY_MEANFIELD && op != OP_DENSE && op != OP_EMBEDDING;
+	return sa_family(s, i) == FAMILY_MEANFIELD && op != OP_EMBEDDING &&
+	       (op != OP_DENSE || sa_per_step(s, i));
 }
 
 /* Whether node I's weight matrix or kernel is compressed by bf16 and int8
@@ -124,6 +140,40 @@ int sa_layer_alias(const struct sa *s, int i)
 	return op == OP_FLATTEN || op == OP_IDENTITY;
 }
 
+/* The shape of an attention node: T positions of F features, dim D in H
+ * heads of DH values. */
+struct sa_attn {
+	long t, f, d, h, dh;
+};
+
+static struct sa_attn sa_attn_shape(const struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i], *in = &s->g->nodes[n->inputs[0]];
+	struct sa_attn a;
+	a.t = in->shape[0];
+	a.f = in->shape[1];
+	a.d = n->attrs.units;
+	a.h = n->attrs.heads;
+	a.dh = a.d / a.h;
+	return a;
+}
+
+/* An attention layer's scratch in xt: Q, K, V [T, 3D], the heads' outputs
+ * [T, D] and one row of scores [T]. */
+static long sa_attn_floats(const struct sa *s, int i)
+{
+	const struct sa_attn a = sa_attn_shape(s, i);
+	return 4 * a.t * a.d + a.t;
+}
+
+/* A dropout gru's xt after its projections: the input mask [F] and the
+ * hidden one [U], then one step's masked input [F] and state [U]. */
+static long sa_gru_drop_floats(const struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	return 2 * (s->g->nodes[n->inputs[0]].shape[1] + n->attrs.units);
+}
+
 void sa_layer_plan(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -133,7 +183,7 @@ void sa_layer_plan(struct sa *s, int i)
 		long p = sa_param_floats(s, i);
 		s->block_floats = p > s->block_floats ? p : s->block_floats;
 	}
-	if (f == FAMILY_DROPOUT && op_has_weights(n->op))
+	if (f == FAMILY_DROPOUT && (n->op == OP_DENSE || n->op == OP_CONV2D || n->op == OP_CONV1D))
 		s->xt_floats = in > s->xt_floats ? in : s->xt_floats;
 	if (sa_whvi(s, i)) {
 		struct whvi_dims w;
@@ -143,13 +193,18 @@ void sa_layer_plan(struct sa *s, int i)
 		s->needs |= SA_EXP | SA_LOG1P | (n->family.flows > 0 ? SA_TANH : 0u);
 	}
 	if (n->op == OP_DENSE && !sa_whvi(s, i))
-		s->needs |= SA_DOT;
-	if (n->op == OP_GRU) { /* one step's input and hidden projections, 3U each */
-		long g6 = 6 * n->attrs.units;
+		s->needs |= SA_DOT | (sa_samples_weights(s, i) ? SA_DOT_F32 : 0u);
+	if (n->op == OP_GRU) { /* one step's projections, 3U each, and dropout's */
+		long g6 = 6 * n->attrs.units + (f == FAMILY_DROPOUT ? sa_gru_drop_floats(s, i) : 0);
 		s->xt_floats = g6 > s->xt_floats ? g6 : s->xt_floats;
 		s->needs |= SA_DOT | SA_TANH;
 	}
-	if (f == FAMILY_MEANFIELD && n->op == OP_DENSE && s->sigma_layers)
+	if (n->op == OP_ATTENTION) {
+		long a = sa_attn_floats(s, i);
+		s->xt_floats = a > s->xt_floats ? a : s->xt_floats;
+		s->needs |= SA_DOT | SA_EXP;
+	}
+	if (f == FAMILY_MEANFIELD && n->op == OP_DENSE && !sa_per_step(s, i) && s->sigma_layers)
 		s->needs |= SA_SQRT | SA_DOT2;
 	if (sa_layer_random(s, i))
 		s->needs |= SA_RNG;
@@ -369,24 +424,80 @@ static unsigned long long sa_dropout_threshold(double p)
 	return (double)t < x ? t + 1 : t;
 }
 
+/* Dropout's mask value of draw IDX of `key` (node I's stream): 1/(1 − p)
+ * when the draw's top 24 bits reach ⌈p·2^24⌉, else 0, as a C expression. */
+static void sa_keep(const struct sa *s, int i, const char *idx, char *buf, size_t size)
+{
+	const double p = s->g->nodes[i].family.p;
+	char keep[48];
+	sa_float(1 / (1 - p), keep, sizeof keep);
+	snprintf(buf, size, "((bnns_draw(key, %s) >> 40) >= %lluU ? %s : 0.0f)", idx,
+	         sa_dropout_threshold(p), keep);
+}
+
 /* The input a dropout layer sees: its input, or with noise xt, the input
  * times a mask. */
 static void sa_emit_dropout(struct sa *s, int i, const char *in, long width)
 {
 	const struct graph_node *n = &s->g->nodes[i];
-	char keep[48];
-	sa_float(1 / (1 - n->family.p), keep, sizeof keep);
+	char keep[160];
+	sa_keep(s, i, "j", keep, sizeof keep);
 	emit(s->e,
 	     "\t\tconst float *x_%s = a_%s;\n"
 	     "\t\tif (noisy) { /* dropout(p = %g): 1/(1 - p) when u >= p */\n"
 	     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
 	     "\t\t\tlong j;\n"
 	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
-	     "\t\t\t\txt[j] = a_%s[j] * ((bnns_draw(key, j) >> 40) >= %lluU ? %s : 0.0f);\n"
+	     "\t\t\t\txt[j] = a_%s[j] * %s;\n"
 	     "\t\t\tx_%s = xt;\n"
 	     "\t\t}\n",
-	     sa_act(s, i), in, n->family.p, i, width, in, sa_dropout_threshold(n->family.p), keep,
-	     sa_act(s, i));
+	     sa_act(s, i), in, n->family.p, i, width, in, keep, sa_act(s, i));
+}
+
+/* Output o's Σ w·x of dense node I, its weights W read from the header as
+ * stored (BNNS_DOT, the int8 scale once) when they are compressed there,
+ * and X its input row, as a C expression. */
+static void sa_dense_dot(const struct sa *s, int i, const char *w, const char *x, char *buf,
+                         size_t size)
+{
+	const struct cg_node *c = &s->cg.nodes[i];
+	const long k = s->g->nodes[i].attrs.in_features;
+	if (sa_node_compressed(s, i) && !sa_samples_weights(s, i))
+		snprintf(buf, size, "BNNS_SCALED(BNNS_DOT(%ld, %s + o * %ldL, %s), %ld + o)", k, w,
+		         k, x, s->srow[c->first_tensor]);
+	else
+		snprintf(buf, size, "bnns_dot(%ld, %s + o * %ldL, %s)", k, w, k, x);
+}
+
+/* A per_step dense layer (gen/layer_dense.c): the layer on each of the T
+ * rows of its [T, F] input, with the weights of this pass (μ, or one
+ * sample shared by the steps: sa_samples_weights) and, under dropout, a
+ * mask per step and input feature (T·F values, as libbnn draws them). */
+static void sa_dense_steps(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	long k = n->attrs.in_features, units = n->attrs.units, steps = n->shape[0];
+	char w[160], b[160], x[160], dot[400];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, w, sizeof w);
+	sa_tensor(s, i, 1, b, sizeof b);
+	snprintf(x, sizeof x, "a_%s + st * %ldL", in, k);
+	if (sa_family(s, i) == FAMILY_DROPOUT) {
+		sa_emit_dropout(s, i, in, steps * k);
+		snprintf(x, sizeof x, "x_%s + st * %ldL", name, k);
+	}
+	sa_dense_dot(s, i, w, x, dot, sizeof dot);
+	emit(s->e,
+	     "\t\tlong st, o;\n"
+	     "\t\tfor (st = 0; st < %ld; st++)\n"
+	     "\t\t\tfor (o = 0; o < %ld; o++)\n"
+	     "\t\t\t\ta_%s[st * %ldL + o] = ",
+	     steps, units, name, units);
+	if (n->attrs.bias)
+		emit(s->e, "(%s)[o] + ", b);
+	emit(s->e, "%s;\n", dot);
 }
 
 static void sa_dense(struct sa *s, int i)
@@ -395,8 +506,6 @@ static void sa_dense(struct sa *s, int i)
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
 	long k = n->attrs.in_features, units = n->attrs.units;
 	const struct cg_node *c = &s->cg.nodes[i];
-	int q = sa_node_compressed(s, i);
-	long row = q ? s->srow[c->first_tensor] : 0;
 	char w[160], b[160], x[160], dot[400];
 
 	sa_emit_params(s, i);
@@ -407,12 +516,7 @@ static void sa_dense(struct sa *s, int i)
 		sa_emit_dropout(s, i, in, k);
 		snprintf(x, sizeof x, "x_%s", name);
 	}
-	/* output o's Σ w·x: as stored (BNNS_DOT), the int8 scale once */
-	if (q)
-		snprintf(dot, sizeof dot, "BNNS_SCALED(BNNS_DOT(%ld, %s + o * %ldL, %s), %ld + o)",
-		         k, w, k, x, row);
-	else
-		snprintf(dot, sizeof dot, "bnns_dot(%ld, %s + o * %ldL, %s)", k, w, k, x);
+	sa_dense_dot(s, i, w, x, dot, sizeof dot);
 	if (sa_family(s, i) == FAMILY_MEANFIELD && s->sigma_layers) {
 		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor];
 		char sb[160];
@@ -809,7 +913,9 @@ static void sa_whvi_dense(struct sa *s, int i)
  * were checked against the vocabulary before the pass: MODEL_EIDS).  A
  * meanfield table's sample draws row v's noise from index v·dim + j of the
  * node's stream, so a repeated id gets the same sampled row at every
- * position, as under libbnn's one weight sample per pass. */
+ * position, as under libbnn's one weight sample per pass.  Dropout drops
+ * whole output rows (Gal and Ghahramani 2016, sec. 4, per position as
+ * gen/layer_embedding.c): row p by draw p of the node's stream. */
 static void sa_embedding(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -825,6 +931,21 @@ static void sa_embedding(struct sa *s, int i)
 	     "\t\t\t\ta_%s[p * %ld + j] = %s_w_params[%ld + row * %ld + j];\n"
 	     "\t\t}\n",
 	     steps, in, dim, name, dim, s->m, t->offset, dim);
+	if (sa_family(s, i) == FAMILY_DROPOUT) {
+		char keep[160];
+		sa_keep(s, i, "p", keep, sizeof keep);
+		emit(s->e,
+		     "\t\tif (noisy) { /* dropout(p = %g): row p kept as 1/(1 - p) when u >= p */\n"
+		     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+		     "\t\t\tfor (p = 0; p < %ld; p++) {\n"
+		     "\t\t\t\tconst float mk = %s;\n"
+		     "\t\t\t\tfor (j = 0; j < %ld; j++)\n"
+		     "\t\t\t\t\ta_%s[p * %ld + j] = a_%s[p * %ld + j] * mk;\n"
+		     "\t\t\t}\n"
+		     "\t\t}\n",
+		     n->family.p, i, steps, keep, dim, name, dim, name, dim);
+		return;
+	}
 	if (sa_family(s, i) != FAMILY_MEANFIELD || !s->sigma_layers)
 		return;
 	emit(s->e,
@@ -873,6 +994,45 @@ static void sa_positional(struct sa *s, int i)
 	     steps * d, name, in);
 }
 
+/* A dropout gru's masks (Gal and Ghahramani 2016, sec. 3, as
+ * gen/layer_gru.c): mk in xt after the projections, F on the input and U
+ * on the hidden units entering U h, draws 0 .. F + U − 1 of the node's
+ * stream, the same at every step; then xd [F] and hd [U], one step's
+ * masked input and state.  Without noise, no mask. */
+static void sa_gru_masks(struct sa *s, int i, long f, long u)
+{
+	char keep[160];
+	sa_keep(s, i, "j", keep, sizeof keep);
+	emit(s->e,
+	     "\t\tfloat *const mk = xt + %ld, *const xd = mk + %ld, *const hd = xd + %ld;\n"
+	     "\t\tif (noisy) { /* dropout(p = %g): 1/(1 - p) when u >= p */\n"
+	     "\t\t\tconst uint64_t key = bnns_draw(ekey, %d);\n"
+	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\tmk[j] = %s;\n"
+	     "\t\t}\n",
+	     6 * u, f + u, f, s->g->nodes[i].family.p, i, f + u, keep);
+}
+
+/* A dropout gru's step input xs and the state hq that enters U h: the
+ * step's row and h_{t-1}, or with noise their masked copies (xd, hd; h_0
+ * = 0 needs none). */
+static void sa_gru_mask_step(struct sa *s, const char *in, long f, long u)
+{
+	emit(s->e,
+	     "\t\t\tconst float *xs = a_%s + st * %ldL, *hq = hp;\n"
+	     "\t\t\tif (noisy) {\n"
+	     "\t\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\t\txd[j] = xs[j] * mk[j];\n"
+	     "\t\t\t\txs = xd;\n"
+	     "\t\t\t\tif (st > 0) {\n"
+	     "\t\t\t\t\tfor (j = 0; j < %ld; j++)\n"
+	     "\t\t\t\t\t\thd[j] = hp[j] * mk[%ld + j];\n"
+	     "\t\t\t\t\thq = hd;\n"
+	     "\t\t\t\t}\n"
+	     "\t\t\t}\n",
+	     in, f, f, u, f);
+}
+
 /* gru, as bnn_gen/gru.h computes it (Cho et al. 2014 with PyTorch's reset
  * gate after the hidden product), step by step from h_0 = 0: the input
  * and hidden projections q = W_ih x_t + b_ih and hh = W_hh h + b_hh (xt,
@@ -881,15 +1041,17 @@ static void sa_positional(struct sa *s, int i)
  * tanh(x/2))/2 as the library's float kernel.  The state is the output:
  * h_t is row t of a sequence, or (output = last) the node's U values,
  * overwritten each step once hh has read them.  A meanfield layer's
- * weights are one sample for all steps (the block), as in libbnn. */
+ * weights are one sample for all steps (the block), as in libbnn; a
+ * dropout layer masks each step's input and the state entering U h
+ * (sa_gru_masks), while z carries the unmasked state. */
 static void sa_gru(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
 	long u = n->attrs.units, steps = s->g->nodes[n->inputs[0]].shape[0];
 	long f = s->cg.nodes[n->inputs[0]].width / steps;
-	int seq = n->attrs.sequence;
-	char wi[160], wh[160], bi[160], bh[160];
+	int seq = n->attrs.sequence, drop = sa_family(s, i) == FAMILY_DROPOUT;
+	char wi[160], wh[160], bi[160], bh[160], x[160];
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, wi, sizeof wi);
@@ -900,6 +1062,11 @@ static void sa_gru(struct sa *s, int i)
 	     "\t\tfloat *const q = xt, *const hh = xt + %ld;\n"
 	     "\t\tlong st, o, j;\n",
 	     3 * u);
+	snprintf(x, sizeof x, "a_%s + st * %ldL", in, f);
+	if (drop) {
+		sa_gru_masks(s, i, f, u);
+		snprintf(x, sizeof x, "xs");
+	}
 	if (!seq)
 		emit(s->e, "\t\tfor (j = 0; j < %ld; j++)\n\t\t\ta_%s[j] = 0.0f;\n", u, name);
 	emit(s->e, "\t\tfor (st = 0; st < %ld; st++) {\n", steps);
@@ -913,10 +1080,12 @@ static void sa_gru(struct sa *s, int i)
 		     "\t\t\tconst float *const hp = a_%s;\n"
 		     "\t\t\tfloat *const hv = a_%s;\n",
 		     name, name);
+	if (drop)
+		sa_gru_mask_step(s, in, f, u);
 	emit(s->e,
 	     "\t\t\tfor (o = 0; o < %ld; o++) {\n"
-	     "\t\t\t\tq[o] = (%s)[o] + bnns_dot(%ld, %s + o * %ldL, a_%s + st * %ldL);\n"
-	     "\t\t\t\thh[o] = st > 0 ? (%s)[o] + bnns_dot(%ld, %s + o * %ldL, hp) : (%s)[o];\n"
+	     "\t\t\t\tq[o] = (%s)[o] + bnns_dot(%ld, %s + o * %ldL, %s);\n"
+	     "\t\t\t\thh[o] = st > 0 ? (%s)[o] + bnns_dot(%ld, %s + o * %ldL, %s) : (%s)[o];\n"
 	     "\t\t\t}\n"
 	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
 	     "\t\t\t\tconst float r = 0.5f + 0.5f * BNNS_TANH(0.5f * (q[j] + hh[j]));\n"
@@ -926,7 +1095,88 @@ static void sa_gru(struct sa *s, int i)
 	     "\t\t\t\thv[j] = (1.0f - z) * c + z * h0;\n"
 	     "\t\t\t}\n"
 	     "\t\t}\n",
-	     3 * u, bi, f, wi, f, in, f, bh, u, wh, u, bh, u, u, u, 2 * u, 2 * u);
+	     3 * u, bi, f, wi, f, x, bh, u, wh, u, drop ? "hq" : "hp", bh, u, u, u, 2 * u, 2 * u);
+}
+
+/* attention, as bnn_gen/attention.h computes it (Vaswani et al. 2017,
+ * sec. 3.2.1 eq. 1 and sec. 3.2.2), position by position: the
+ * projections [Q K V] = X W_inᵀ + b_in into qkv, then per head h and
+ * query position r the scores s_j = Q_h[r]·K_h[j]/√d over the keys j
+ * (j ≤ r when causal), their softmax with the row's maximum subtracted
+ * first, and the head's output O[r, hd..] = Σ_j s_j V_h[j]; finally
+ * Y = O W_outᵀ + b_out.  The scratch is xt (sa_attn_floats).  A meanfield
+ * layer's weights are one sample in the block, shared by every position,
+ * as in libbnn.  The input is read through x, so that a mask on it is
+ * one sa_emit_dropout on its T·F values before these loops (then xt's
+ * first T·F floats, and the projections after them). */
+static void sa_attention(struct sa *s, int i)
+{
+	const struct graph_node *n = &s->g->nodes[i];
+	const struct sa_attn a = sa_attn_shape(s, i);
+	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
+	const long e = 3 * a.d;
+	char wi[160], bi[160], wo[160], bo[160], x[160], scale[48], keys[32];
+
+	sa_emit_params(s, i);
+	sa_tensor(s, i, 0, wi, sizeof wi);
+	sa_tensor(s, i, 1, bi, sizeof bi);
+	sa_tensor(s, i, 2, wo, sizeof wo);
+	sa_tensor(s, i, 3, bo, sizeof bo);
+	snprintf(x, sizeof x, "a_%s", in);
+	/* the scale as the library's float kernel rounds it: 1/√d of a float d */
+	sa_float(1.0 / (double)sqrtf((float)a.dh), scale, sizeof scale);
+	if (n->attrs.causal)
+		snprintf(keys, sizeof keys, "r + 1"); /* the keys up to the query's position */
+	else
+		snprintf(keys, sizeof keys, "%ldL", a.t);
+	emit(s->e,
+	     "\t\tfloat *const qkv = xt, *const o = xt + %ldL, *const sc = o + %ldL;\n"
+	     "\t\tlong r, c, h, j;\n"
+	     "\t\tfor (r = 0; r < %ld; r++)\n"
+	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
+	     "\t\t\t\tqkv[r * %ldL + c] = (%s)[c] + bnns_dot(%ld, %s + c * %ldL, %s + r * %ldL);\n"
+	     "\t\tfor (h = 0; h < %ld; h++)\n"
+	     "\t\t\tfor (r = 0; r < %ld; r++) {\n"
+	     "\t\t\t\tconst float *const qr = qkv + r * %ldL + h * %ldL;\n"
+	     "\t\t\t\tconst long nk = %s;\n"
+	     "\t\t\t\tfloat mx, z = 0.0f;\n"
+	     "\t\t\t\tfor (j = 0; j < nk; j++)\n"
+	     "\t\t\t\t\tsc[j] = %s * bnns_dot(%ld, qr, qkv + j * %ldL + %ld + h * %ldL);\n"
+	     "\t\t\t\tmx = sc[0];\n"
+	     "\t\t\t\tfor (j = 1; j < nk; j++)\n"
+	     "\t\t\t\t\tmx = sc[j] > mx ? sc[j] : mx;\n"
+	     "\t\t\t\tfor (j = 0; j < nk; j++) {\n"
+	     "\t\t\t\t\tsc[j] = BNNS_EXP(sc[j] - mx);\n"
+	     "\t\t\t\t\tz += sc[j];\n"
+	     "\t\t\t\t}\n"
+	     "\t\t\t\tfor (j = 0; j < nk; j++)\n"
+	     "\t\t\t\t\tsc[j] = sc[j] / z;\n"
+	     "\t\t\t\tfor (c = 0; c < %ld; c++) {\n"
+	     "\t\t\t\t\tfloat acc = 0.0f;\n"
+	     "\t\t\t\t\tfor (j = 0; j < nk; j++)\n"
+	     "\t\t\t\t\t\tacc += sc[j] * qkv[j * %ldL + %ld + h * %ldL + c];\n"
+	     "\t\t\t\t\to[r * %ldL + h * %ldL + c] = acc;\n"
+	     "\t\t\t\t}\n"
+	     "\t\t\t}\n"
+	     "\t\tfor (r = 0; r < %ld; r++)\n"
+	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
+	     "\t\t\t\ta_%s[r * %ldL + c] = (%s)[c] + bnns_dot(%ld, %s + c * %ldL, o + r * %ldL);\n",
+	     a.t * e, a.t * a.d, a.t, e, e, bi, a.f, wi, a.f, x, a.f, a.h, a.t, e, a.dh, keys,
+	     scale, a.dh, e, a.d, a.dh, a.dh, e, 2 * a.d, a.dh, a.d, a.dh, a.t, a.d, name, a.d, bo,
+	     a.d, wo, a.d, a.d);
+}
+
+/* transpose: the example's [A, B] values to [B, A] (bnn_gen/transpose.h). */
+static void sa_transpose(struct sa *s, int i)
+{
+	const struct graph_node *x = &s->g->nodes[s->g->nodes[i].inputs[0]];
+	emit(s->e,
+	     "\t\tlong r, c;\n"
+	     "\t\tfor (r = 0; r < %ld; r++)\n"
+	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
+	     "\t\t\t\ta_%s[c * %ldL + r] = a_%s[r * %ldL + c];\n",
+	     x->shape[0], x->shape[1], sa_act(s, i), x->shape[0],
+	     sa_act(s, s->g->nodes[i].inputs[0]), x->shape[1]);
 }
 
 void sa_layer_forward(struct sa *s, int i)
@@ -939,6 +1189,8 @@ void sa_layer_forward(struct sa *s, int i)
 	case OP_DENSE:
 		if (sa_whvi(s, i))
 			sa_whvi_dense(s, i);
+		else if (sa_per_step(s, i))
+			sa_dense_steps(s, i);
 		else
 			sa_dense(s, i);
 		break;
@@ -974,6 +1226,12 @@ void sa_layer_forward(struct sa *s, int i)
 		break;
 	case OP_GRU:
 		sa_gru(s, i);
+		break;
+	case OP_ATTENTION:
+		sa_attention(s, i);
+		break;
+	case OP_TRANSPOSE:
+		sa_transpose(s, i);
 		break;
 	default:
 		sa_activation(s, i);

@@ -31,7 +31,7 @@
  *
  * The other ops and families have no closed form here; a model that uses
  * them is refused at the node ("analytic predictive: op 'tanh' not
- * supported").  The pass has its own workspace layout (a mean and, when it
+ * supported"; a per_step dense layer, whose rows are T, is refused too).  The pass has its own workspace layout (a mean and, when it
  * is not identically 0, a variance per unit), sized by
  * MODEL_ANALYTIC_WORKSPACE_BYTES.  Its math goes through the file's
  * BNNS_* macros (standalone_math.c), so -DMODEL_NO_LIBM works as for the
@@ -80,6 +80,12 @@ int sa_moments_check(const struct sa *s, struct diag *d)
 		enum family_id f = cg_family(&s->cg, i);
 		if (!s->cg.nodes[i].code)
 			continue;
+		if (n->op == OP_DENSE && n->attrs.per_step) { /* T rows of one layer */
+			diag_error(d, n->loc,
+			           "analytic predictive: per_step dense layers not supported");
+			errors++;
+			continue;
+		}
 		switch (n->op) {
 		case OP_DENSE:
 		case OP_RELU:

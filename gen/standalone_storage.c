@@ -45,10 +45,11 @@ int sa_compressed(const struct sa *s, int t)
 }
 
 /* Ops whose code reads their weights from an f32 header only: gru's two
- * matrices and embedding's table (standalone_layers.c). */
+ * matrices, embedding's table and attention's projections
+ * (standalone_layers.c). */
 static int sa_reads_f32_only(enum op_id op)
 {
-	return op == OP_GRU || op == OP_EMBEDDING;
+	return op == OP_GRU || op == OP_EMBEDDING || op == OP_ATTENTION;
 }
 
 /* The first node whose parameters storage cannot compress, or -1. */

@@ -14,8 +14,9 @@
 # masks per sample and at the mean (--mc 0) draws none;
 # IVON with lr 0.1 and ess = 10 N (a tempered posterior: with the default
 # lr 0.3 and ess = N its noise keeps the attention uniform on 600
-# examples) and VOGN over 80 epochs; bnnc --standalone refuses attention,
-# and dropout on attention, with their messages.
+# examples) and VOGN over 80 epochs; bnnc --standalone writes attention,
+# which its analytic pass refuses with its message, and refuses dropout on
+# attention with its message.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -83,12 +84,16 @@ ok $? "at_drop at the mean (--mc 0): the seed changes nothing"
 ok $? "at_drop with --mc 1: another seed draws other dropout masks"
 
 # ---- the standalone target -------------------------------------------------
-# (a model of real inputs, so that attention is its first op without code)
+# t/standalone.sh runs attention (t/models/sa_attn.bnn, sa_attn_mf.bnn, and
+# examples/charlm*.bnn); its analytic pass refuses it at the node (a model
+# of real inputs, so that attention is its first op without a closed form)
 printf 'model sa;\ninput x[4, 3];\na = attention(x, 1);\ny ~ categorical(dense(a, 2));\n' >sa.bnn
 run "$BNNC" --standalone -o sa.c sa.bnn
+is "$run_status/$run_err" "0/" "bnnc --standalone writes attention"
+run "$BNNC" --standalone --analytic -o sa.c sa.bnn
 is "$run_status/$(printf '%s\n' "$run_err" | head -1)" \
-	"1/sa.bnn:3:5: error: the standalone target does not support op 'attention' (node 'a')" \
-	"bnnc --standalone refuses attention"
+	"1/sa.bnn:3:5: error: analytic predictive: op 'attention' not supported" \
+	"bnnc --standalone --analytic refuses attention, at the node"
 # dropout on attention: its masks have no standalone code
 run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/at_drop.bnn"
 is "$run_status/$(printf '%s\n' "$run_err" | sed -n '1p;4p' | sed 's/^.*at_drop.bnn:/at_drop.bnn:/')" \

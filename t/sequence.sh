@@ -13,8 +13,9 @@
 # MC prediction of the dropout model redraws its masks per sample; an id outside the
 # vocabulary and one that is not an integer are refused at load time with
 # the file and the line and column (CSV) or the example and value (IDX);
-# --standardize is refused for ids, and bnnc --standalone refuses
-# embedding, transpose and per_step dense layers.
+# --standardize is refused for ids, and bnnc --standalone writes transpose,
+# per_step dense layers and dropout on gru and embedding, which its
+# analytic pass refuses.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -139,27 +140,33 @@ is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p | sed 's/^.*sq_point.bnn:
 	"1 sq_point.bnn:7:5: error: analytic predictive: op 'embedding' not supported" \
 	"bnnc --standalone --analytic refuses embedding, at the node"
 
-# transpose and per_step dense, refused at the node (each alone in its model)
+# transpose, per_step dense, and dropout on gru and on embedding: written by
+# the standalone target (t/standalone.sh runs them: t/models/sa_steps.bnn,
+# sa_seqdrop.bnn), refused by its analytic pass at the node (each alone in
+# its model, or the first two errors of sq_grudrop)
 printf 'model st;\ninput x[4, 3];\nt = transpose(x);\ny ~ categorical(dense(t, 2));\n' >st.bnn
 printf 'model sp;\ninput x[4, 3];\nh = dense(x, 2, per_step = true);\ny ~ categorical(dense(h, 2));\n' >sp.bnn
-run "$BNNC" --standalone -o sa.c st.bnn
-is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
-	"1 st.bnn:3:5: error: the standalone target does not support op 'transpose' (node 't')" \
-	"bnnc --standalone refuses transpose, at the node"
-run "$BNNC" --standalone -o sa.c sp.bnn
-is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
-	"1 sp.bnn:3:5: error: the standalone target does not support per_step dense layers (node 'h')" \
-	"bnnc --standalone refuses per_step dense layers, at the node"
-
-# dropout on gru and on embedding: their masks have no standalone code
 printf 'model se;\ninput ids[4] int;\ne = embedding(ids, 6, 3) ~ dropout(0.1);\ny ~ categorical(dense(e, 2));\n' >se.bnn
-run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/sq_grudrop.bnn"
-is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p | sed 's/^.*sq_grudrop.bnn:/sq_grudrop.bnn:/')" \
-	"1 sq_grudrop.bnn:8:5: error: the standalone target does not support dropout on gru (node 'h')" \
-	"bnnc --standalone refuses dropout on gru, at the node"
-run "$BNNC" --standalone -o sa.c se.bnn
+for m in st sp se "$top_srcdir/t/models/sq_grudrop"; do
+	run "$BNNC" --standalone -o sa.c "$m.bnn"
+	is "$run_status/$run_err" "0/" "bnnc --standalone writes ${m##*/}.bnn"
+done
+run "$BNNC" --standalone --analytic -o sa.c st.bnn
 is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
-	"1 se.bnn:3:5: error: the standalone target does not support dropout on embedding (node 'e')" \
-	"bnnc --standalone refuses dropout on embedding, at the node"
+	"1 st.bnn:3:5: error: analytic predictive: op 'transpose' not supported" \
+	"bnnc --standalone --analytic refuses transpose, at the node"
+run "$BNNC" --standalone --analytic -o sa.c sp.bnn
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
+	"1 sp.bnn:3:5: error: analytic predictive: per_step dense layers not supported" \
+	"bnnc --standalone --analytic refuses per_step dense layers, at the node"
+run "$BNNC" --standalone --analytic -o sa.c se.bnn
+is "$run_status $(printf '%s\n' "$run_err" | sed -n 1p)" \
+	"1 se.bnn:3:5: error: analytic predictive: op 'embedding' not supported" \
+	"bnnc --standalone --analytic refuses dropout on embedding, at the node"
+run "$BNNC" --standalone --analytic -o sa.c "$top_srcdir/t/models/sq_grudrop.bnn"
+is "$run_status $(printf '%s\n' "$run_err" | grep error: | sed 's/^.*sq_grudrop.bnn:/sq_grudrop.bnn:/')" \
+	"1 sq_grudrop.bnn:7:5: error: analytic predictive: op 'embedding' not supported
+sq_grudrop.bnn:8:5: error: analytic predictive: op 'gru' not supported" \
+	"bnnc --standalone --analytic refuses dropout on gru, at the node"
 
 done_testing

@@ -5,7 +5,9 @@
 # dense layers and a learned σ (toy1d), meanfield dense layers
 # (toy1d_bayes), dropout dense layers (whvi_toy1d_mcd), meanfield conv2d
 # and batchnorm (fashion_resnet_bayes), point conv2d with dropout and
-# batchnorm (fashion_resnet_dropout).  For each model, trained for one
+# batchnorm (fashion_resnet_dropout), per_step dense layers of each family,
+# the meanfield one's rows decoded into the block (t/models/sa_steps.bnn).
+# For each model, trained for one
 # epoch on 16 rows of synthetic data, and each storage:
 #   - the header is exported with --rounded, the checkpoint of the values
 #     the storage keeps, and the one C file of the model builds with it
@@ -18,7 +20,7 @@
 #   - mc = 8 (with summaries, as %a) is the same bits in the three builds;
 #   - bf16: mc = 0 and mc = 8 are the same bits as an f32 header exported
 #     from the rounded checkpoint (the same values, read in the same order);
-#   - the object's constant data (.rodata, `size -A`) is at most 0.55 of
+#   - an example's constant data (.rodata, `size -A`) is at most 0.55 of
 #     f32's with bf16 and 0.45 with int8 (biases and scales stay f32, and
 #     a meanfield weight keeps its σ in bf16: 3 bytes of 8).
 # Then the errors, with their exact messages: an unknown storage, a model
@@ -35,16 +37,19 @@ CLANG=$(command -v clang || true)
 
 . "$top_srcdir/t/standalone_lib.sh"
 
-# driver MODEL: builds examples/MODEL.bnn's driver and its standalone file
-# in $W/MODEL, trains it (bbb, or adam) and sets m, up, cols, d.
+# driver MODEL: builds examples/MODEL.bnn's (or t/models/MODEL.bnn's)
+# driver and its standalone file in $W/MODEL, trains it (bbb, or adam) and
+# sets m, up, cols, d.
 driver() {
 	base=$1
 	d=$W/$base
+	src=$top_srcdir/examples/$base.bnn
+	[ -f "$src" ] || src=$top_srcdir/t/models/$base.bnn
 	mkdir -p "$d"
-	"$BNNC" --main -o "$d/drv.c" "$top_srcdir/examples/$base.bnn" &&
+	"$BNNC" --main -o "$d/drv.c" "$src" &&
 		# shellcheck disable=SC2086
 		$CC $BNN_CFLAGS -o "$d/drv" "$d/drv.c" $BNN_LIBS &&
-		"$BNNC" --standalone -o "$d/$base.c" "$top_srcdir/examples/$base.bnn" || return 1
+		"$BNNC" --standalone -o "$d/$base.c" "$src" || return 1
 	info=$("$d/drv" info)
 	m=$(printf '%s\n' "$info" | sed -n 's/^model //p')
 	up=$(printf '%s' "$m" | tr 'a-z' 'A-Z')
@@ -117,6 +122,9 @@ storage_test() {
 	"$d/rb" 8 42 <"$d/data.csv" >"$d/rb.mc8"
 	cmp -s "$d/rb.mc0" "$d/mean_bf16.csv" && cmp -s "$d/rb.mc8" "$d/bf16-gcc-O2.mc8"
 	ok $? "$base: bf16 gives the bits of f32 holding the same values (mc = 0 and 8)"
+	# the sizes of the examples (a test model's few dozen weights weigh
+	# less than its biases and code)
+	[ -f "$top_srcdir/examples/$base.bnn" ] || return 0
 	for st in f32 bf16 int8; do
 		gcc $C99 -O2 -c -D"${up}_WEIGHTS=\"w_$st.h\"" -I"$d" -o "$d/$st.o" "$d/$base.c" &&
 			size -A "$d/$st.o" | awk '$1 == ".rodata" { print $2 }' >"$d/$st.rodata"
@@ -128,7 +136,7 @@ storage_test() {
 	ok $run_status "$base: the constant data of bf16 and int8 are $run_out of f32's (at most 0.55 and 0.45)"
 }
 
-for model in toy1d toy1d_bayes whvi_toy1d_mcd fashion_resnet_bayes fashion_resnet_dropout; do
+for model in toy1d toy1d_bayes whvi_toy1d_mcd fashion_resnet_bayes fashion_resnet_dropout sa_steps; do
 	storage_test "$model"
 done
 
