@@ -962,32 +962,6 @@ static void sa_files_c(void *ctx)
 	sa_write_c(w->s, w->o);
 }
 
-/* The layers the standalone target has no code for: dropout on attention
- * (a mask on its input, libbnn's alone so far).  Reports N and returns 1,
- * else 0. */
-static int sa_layer_refused(const struct graph_node *n, struct diag *d)
-{
-	if (n->op != OP_ATTENTION || n->family.id != FAMILY_DROPOUT)
-		return 0;
-	diag_error(d, n->loc,
-	           "the standalone target does not support dropout on attention (node '%s')",
-	           n->name);
-	diag_note(d, diag_noloc, "run this model with libbnn (bnnc without --standalone)");
-	return 1;
-}
-
-/* The layers the standalone target has no code for (sa_layer_refused),
- * refused at the first such node, with the way to run the model.  Returns
- * -1 after the message, else 0. */
-static int sa_check_ops(const struct graph *g, struct diag *d)
-{
-	int i;
-	for (i = 0; i < g->nnodes; i++)
-		if (g->nodes[i].live && sa_layer_refused(&g->nodes[i], d))
-			return -1;
-	return 0;
-}
-
 int standalone_write(const struct graph *g, const struct standalone_options *o, struct diag *d)
 {
 	struct sa s;
@@ -1016,8 +990,6 @@ int standalone_write(const struct graph *g, const struct standalone_options *o, 
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;
 	}
-	if (sa_check_ops(g, d) != 0)
-		goto done;
 	if (sa_plan(&s) != 0 || sa_storage_plan(&s) != 0) {
 		fputs("bnnc: out of memory\n", stderr);
 		goto done;

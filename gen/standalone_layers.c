@@ -158,12 +158,19 @@ static struct sa_attn sa_attn_shape(const struct sa *s, int i)
 	return a;
 }
 
-/* An attention layer's scratch in xt: Q, K, V [T, 3D], the heads' outputs
+/* An attention layer's scratch in xt: under dropout the masked input
+ * [T, F] (sa_attn_masked), then Q, K, V [T, 3D], the heads' outputs
  * [T, D] and one row of scores [T]. */
+static long sa_attn_masked(const struct sa *s, int i)
+{
+	const struct sa_attn a = sa_attn_shape(s, i);
+	return sa_family(s, i) == FAMILY_DROPOUT ? a.t * a.f : 0;
+}
+
 static long sa_attn_floats(const struct sa *s, int i)
 {
 	const struct sa_attn a = sa_attn_shape(s, i);
-	return 4 * a.t * a.d + a.t;
+	return sa_attn_masked(s, i) + 4 * a.t * a.d + a.t;
 }
 
 /* A dropout gru's xt after its projections: the input mask [F] and the
@@ -1106,9 +1113,10 @@ static void sa_gru(struct sa *s, int i)
  * first, and the head's output O[r, hd..] = Σ_j s_j V_h[j]; finally
  * Y = O W_outᵀ + b_out.  The scratch is xt (sa_attn_floats).  A meanfield
  * layer's weights are one sample in the block, shared by every position,
- * as in libbnn.  The input is read through x, so that a mask on it is
- * one sa_emit_dropout on its T·F values before these loops (then xt's
- * first T·F floats, and the projections after them). */
+ * as in libbnn.  Under dropout the projections read the input times a
+ * mask per position and input feature (sa_emit_dropout on its T·F values,
+ * drawn as libbnn draws them: gen/layer_attention.c), in xt's first T·F
+ * floats, and the rest of the scratch follows it. */
 static void sa_attention(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -1123,6 +1131,10 @@ static void sa_attention(struct sa *s, int i)
 	sa_tensor(s, i, 2, wo, sizeof wo);
 	sa_tensor(s, i, 3, bo, sizeof bo);
 	snprintf(x, sizeof x, "a_%s", in);
+	if (sa_family(s, i) == FAMILY_DROPOUT) {
+		sa_emit_dropout(s, i, in, a.t * a.f);
+		snprintf(x, sizeof x, "x_%s", name);
+	}
 	/* the scale as the library's float kernel rounds it: 1/√d of a float d */
 	sa_float(1.0 / (double)sqrtf((float)a.dh), scale, sizeof scale);
 	if (n->attrs.causal)
@@ -1130,7 +1142,7 @@ static void sa_attention(struct sa *s, int i)
 	else
 		snprintf(keys, sizeof keys, "%ldL", a.t);
 	emit(s->e,
-	     "\t\tfloat *const qkv = xt, *const o = xt + %ldL, *const sc = o + %ldL;\n"
+	     "\t\tfloat *const qkv = xt + %ldL, *const o = qkv + %ldL, *const sc = o + %ldL;\n"
 	     "\t\tlong r, c, h, j;\n"
 	     "\t\tfor (r = 0; r < %ld; r++)\n"
 	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
@@ -1161,9 +1173,9 @@ static void sa_attention(struct sa *s, int i)
 	     "\t\tfor (r = 0; r < %ld; r++)\n"
 	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
 	     "\t\t\t\ta_%s[r * %ldL + c] = (%s)[c] + bnns_dot(%ld, %s + c * %ldL, o + r * %ldL);\n",
-	     a.t * e, a.t * a.d, a.t, e, e, bi, a.f, wi, a.f, x, a.f, a.h, a.t, e, a.dh, keys,
-	     scale, a.dh, e, a.d, a.dh, a.dh, e, 2 * a.d, a.dh, a.d, a.dh, a.t, a.d, name, a.d, bo,
-	     a.d, wo, a.d, a.d);
+	     sa_attn_masked(s, i), a.t * e, a.t * a.d, a.t, e, e, bi, a.f, wi, a.f, x, a.f, a.h,
+	     a.t, e, a.dh, keys, scale, a.dh, e, a.d, a.dh, a.dh, e, 2 * a.d, a.dh, a.d, a.dh, a.t,
+	     a.d, name, a.d, bo, a.d, wo, a.d, a.d);
 }
 
 /* transpose: the example's [A, B] values to [B, A] (bnn_gen/transpose.h). */

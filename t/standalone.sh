@@ -13,10 +13,10 @@
 #     within 1e-5 relatively;
 #   - the Monte-Carlo predictive with 8 samples (and its summaries),
 #     printed as %a, is the same bits in the three builds; for the dropout
-#     MLP and the models of dropout on per_step dense layers, embedding and
-#     gru (t/models/sa_steps.bnn, sa_seqdrop.bnn), 256 samples (4096 for
-#     the small models) agree with predict's statistically, and differ
-#     from the mean pass;
+#     MLP and the models of dropout on per_step dense layers, embedding,
+#     gru and attention (t/models/sa_steps.bnn, sa_seqdrop.bnn,
+#     sa_attndrop.bnn), 256 samples (4096 for the small models) agree with
+#     predict's statistically, and differ from the mean pass;
 #   - the file compiles as C++ (g++ -std=c++17 -Wall -Wextra -Werror), and
 #     freestanding with its own math (-ffreestanding -nostdlib
 #     -DMODEL_NO_LIBM, gcc -O2) into an object with no undefined symbol,
@@ -162,7 +162,7 @@ model_test() {
 	fi
 	case $base in
 	fashion_dropout) mc_agrees ;;
-	sa_steps | sa_seqdrop) mc_agrees 4096 ;;
+	sa_steps | sa_seqdrop | sa_attndrop) mc_agrees 4096 ;;
 	esac
 	if [ -n "$ids" ]; then
 		run "$d/gcc-O2" badids <"$d/data.csv"
