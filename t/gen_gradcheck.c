@@ -1940,28 +1940,6 @@ static void gc_attndrop_reference(const double *w, const double *x, long batch, 
 	}
 }
 
-/* Check 3: gc_attndrop's outputs and loss against the plain loops, with
- * the masks of the documented draws (with rng) or none (rng NULL). */
-static void test_attndrop_reference(const struct gc_case *c)
-{
-	double ma[GC_BATCH * 20], mc[GC_BATCH * 30], md[GC_BATCH * 30];
-	double ref[GC_BATCH * GC_ATTNDROP_OUTPUTS], want = 0;
-	int noisy = c->md->rng;
-	long i;
-
-	if (noisy)
-		gc_attndrop_masks(GC_NOISE_SEED, GC_BATCH, ma, mc, md);
-	gc_attndrop_reference(c->w, c->x, GC_BATCH, noisy ? ma : NULL, noisy ? mc : NULL,
-	                      noisy ? md : NULL, ref);
-	for (i = 0; i < GC_BATCH; i++)
-		want += gc_categorical_nll(ref + i * 3, 3, (long)c->y[i]);
-	ok(gc_max_diff(GC_BATCH * 3, c->out, ref) <= 1e-12,
-	   "%s: outputs match the plain-loop attention%s (max |diff| %.3g)", c->label,
-	   noisy ? " with the documented masks" : " without masks",
-	   gc_max_diff(GC_BATCH * 3, c->out, ref));
-	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
-}
-
 /* Check 3: gc_gfix's outputs and loss against the reference. */
 static void test_gfix_reference(const struct gc_case *c)
 {
@@ -1997,27 +1975,42 @@ static void test_conv_reference(const struct gc_case *c)
 	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
 }
 
-/* Check 3: gc_drop's outputs and loss against the reference, with the
- * masks of the documented draws (with rng) or none (rng NULL). */
-static void test_drop_reference(const struct gc_case *c)
+/* A dropout model's plain-loop reference: its three masks of the
+ * documented draws, and its outputs given them (NULL: no masks). */
+struct gc_masked_ref {
+	void (*masks)(uint64_t seed, long batch, double *m1, double *m2, double *m3);
+	void (*reference)(const double *w, const double *x, long batch, const double *m1,
+	                  const double *m2, const double *m3, double *out);
+	long classes;     /* outputs per example */
+	const char *what; /* the reference, in the message */
+};
+
+/* Check 3 of a dropout model: its outputs and loss against the plain-loop
+ * reference r, with the masks of the documented draws (with rng) or none
+ * (rng NULL).  Each mask holds at most 32 values per example. */
+static void test_masked_reference(const struct gc_case *c, const struct gc_masked_ref *r)
 {
-	double m1[GC_BATCH * 5], m3[GC_BATCH * 4], m4[GC_BATCH * 4];
-	double ref[GC_BATCH * GC_DROP_OUTPUTS], want = 0;
+	double m1[GC_BATCH * 32], m2[GC_BATCH * 32], m3[GC_BATCH * 32];
+	double ref[GC_BATCH * 32], want = 0;
 	int noisy = c->md->rng;
-	long i;
+	long i, n = GC_BATCH * r->classes;
 
 	if (noisy)
-		gc_drop_masks(GC_NOISE_SEED, GC_BATCH, m1, m3, m4);
-	gc_drop_reference(c->w, c->x, GC_BATCH, noisy ? m1 : NULL, noisy ? m3 : NULL,
-	                  noisy ? m4 : NULL, ref);
+		r->masks(GC_NOISE_SEED, GC_BATCH, m1, m2, m3);
+	r->reference(c->w, c->x, GC_BATCH, noisy ? m1 : NULL, noisy ? m2 : NULL, noisy ? m3 : NULL,
+	             ref);
 	for (i = 0; i < GC_BATCH; i++)
-		want += gc_categorical_nll(ref + i * 4, 4, (long)c->y[i]);
-	ok(gc_max_diff(GC_BATCH * 4, c->out, ref) <= 1e-12,
-	   "%s: outputs match the plain-loop reference%s (max |diff| %.3g)", c->label,
-	   c->md->rng ? " with the documented masks" : " without masks",
-	   gc_max_diff(GC_BATCH * 4, c->out, ref));
+		want += gc_categorical_nll(ref + i * r->classes, r->classes, (long)c->y[i]);
+	ok(gc_max_diff(n, c->out, ref) <= 1e-12, "%s: outputs match the %s%s (max |diff| %.3g)",
+	   c->label, r->what, noisy ? " with the documented masks" : " without masks",
+	   gc_max_diff(n, c->out, ref));
 	is_rel(c->loss, want, 1e-12, "%s: loss is the categorical NLL by hand", c->label);
 }
+
+static const struct gc_masked_ref gc_drop_ref = { gc_drop_masks, gc_drop_reference, 4,
+	                                          "plain-loop reference" };
+static const struct gc_masked_ref gc_attndrop_ref = { gc_attndrop_masks, gc_attndrop_reference, 3,
+	                                              "plain-loop attention" };
 
 /* Check 3: gc_mf's outputs and loss against the reference, with the
  * variates of the documented draws (with rng and sigma) or none. */
@@ -2330,7 +2323,7 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 	if (c->m->pass == gc_gfix_pass_f64)
 		test_gfix_reference(c);
 	if (c->m->pass == gc_drop_pass_f64)
-		test_drop_reference(c);
+		test_masked_reference(c, &gc_drop_ref);
 	if (c->m->pass == gc_mf_pass_f64)
 		test_mf_reference(c);
 	if (c->m->pass == gc_conv_pass_f64)
@@ -2340,7 +2333,7 @@ static void test_case_mode(struct gc_case *c, const struct gc_mode *md)
 	if (c->m->pass == gc_attn_pass_f64)
 		test_attn_reference(c);
 	if (c->m->pass == gc_attndrop_pass_f64)
-		test_attndrop_reference(c);
+		test_masked_reference(c, &gc_attndrop_ref);
 	test_optional(c);
 	if (md->rng)
 		test_determinism(c);
