@@ -353,6 +353,7 @@ int main(int argc, char **argv)
 		int rc;
 
 		o.delta = 1.0;
+		o.clip = 0.0; /* by_hand does not clip (ivon's default clip is 2) */
 		rc = train(m, &ds, &o, &comm, &st, &err);
 		by_hand(name[0], &ds, &o, mu, sigma);
 		snprintf(what, sizeof what,
