@@ -1838,23 +1838,31 @@ static void gc_ref_attention(const double *x, int t, int f, int d, int h, int ca
 		}
 }
 
+/* The attention models' readout: 3 logits z = W·flatten(a + b) + bias of
+ * two [5, 6] sequences, W [3, 30]. */
+static void gc_ref_sum_readout(const double *a, const double *b, const double *w,
+                               const double *bias, double *z)
+{
+	int o, k;
+
+	for (o = 0; o < 3; o++) {
+		z[o] = bias[o];
+		for (k = 0; k < 30; k++)
+			z[o] += w[o * 30 + k] * (a[k] + b[k]);
+	}
+}
+
 /* gc_attn by plain loops: a = attention(x, 2, dim = 6) [5, 6],
  * c = attention(a, 3, causal = true), logits = dense(flatten(a + c), 3). */
 static void gc_attn_reference(const double *w, const double *x, long batch, double *z)
 {
 	long i;
-	int o, k;
 
 	for (i = 0; i < batch; i++) {
 		double a[30], c[30];
 		gc_ref_attention(x + i * 20, 5, 4, 6, 2, 0, w, a);
 		gc_ref_attention(a, 5, 6, 6, 3, 1, w + 132, c);
-		for (o = 0; o < 3; o++) {
-			double acc = w[390 + o];
-			for (k = 0; k < 30; k++)
-				acc += w[300 + o * 30 + k] * (a[k] + c[k]);
-			z[i * 3 + o] = acc;
-		}
+		gc_ref_sum_readout(a, c, w + 300, w + 390, z + i * 3);
 	}
 }
 
@@ -1921,7 +1929,6 @@ static void gc_attndrop_reference(const double *w, const double *x, long batch, 
                                   const double *mc, const double *md, double *z)
 {
 	long i;
-	int o, k;
 
 	for (i = 0; i < batch; i++) {
 		double xt[30], a[30], c[30], d[30];
@@ -1931,12 +1938,7 @@ static void gc_attndrop_reference(const double *w, const double *x, long batch, 
 		gc_ref_attention(xt, 5, 6, 6, 3, 1, w + 132, c);
 		gc_masked(c, md ? md + i * 30 : NULL, 30, xt);
 		gc_ref_attention(xt, 5, 6, 6, 1, 0, w + 300, d);
-		for (o = 0; o < 3; o++) {
-			double acc = w[558 + o];
-			for (k = 0; k < 30; k++)
-				acc += w[468 + o * 30 + k] * (c[k] + d[k]);
-			z[i * 3 + o] = acc;
-		}
+		gc_ref_sum_readout(c, d, w + 468, w + 558, z + i * 3);
 	}
 }
 
