@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "dense.h"
+#include "elementwise.h"
 #include "gemm.h"
 #include "gru.h"
 #include "loop.h"
@@ -72,19 +73,17 @@ struct bnn_gen_attn {
 };
 
 /* One row of scores s [n] (the first n of the row, the rest masked) to its
- * softmax, the row's maximum subtracted first; masked entries [n, t) to 0. */
+ * softmax, the row's maximum subtracted first; masked entries [n, t) to 0.
+ * The maximum, the exponentials (bnn_gen_expf_neg), the sum and the
+ * division are loops that vectorise; the sum is bnn_gen_sum's fixed order. */
 static inline void bnn_gen_attn_softmax_row(long n, long t, bnn_real *restrict s)
 {
-	bnn_real m = s[0], z = 0;
+	const bnn_real m = bnn_gen_max(n, s);
+	bnn_real z;
 	long j;
-	for (j = 1; j < n; j++)
-		m = s[j] > m ? s[j] : m;
-	for (j = 0; j < n; j++) {
-		s[j] = BNN_GEN_EXP(s[j] - m);
-		z += s[j];
-	}
-	for (j = 0; j < n; j++)
-		s[j] /= z;
+	BNN_GEN_EACH(n, 0, s, BNN_GEN_EXP_NEG(s[i] - m));
+	z = bnn_gen_sum(n, s);
+	BNN_GEN_EACH(n, 0, s, s[i] / z);
 	for (j = n; j < t; j++)
 		s[j] = 0;
 }

@@ -51,29 +51,28 @@ static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict 
 
 #ifndef BNN_GEN_DOUBLE
 /*
- * tanh of a float in straight-line arithmetic, so that a loop of it
- * vectorises (glibc's tanhf is a scalar call, which made up a large part of
- * a LeNet training step: docs/benchmarks.md).  For |x| < 0.3, its Taylor
- * series to x¹¹ (the next term is below 6e-10 there); else (1 − e)/(1 + e)
- * with e = exp(−2|x|), by Cody and Waite's reduction to r = −2|x| − n·ln 2
- * with |r| <= ln 2 / 2, a degree-6 Taylor polynomial of e^r and 2^n from
- * the exponent bits; |x| is clamped to 9 (tanh(9) rounds to 1).  Both
- * branches are computed, and every choice is an integer min or a mask on
- * the bits (a float ?: with arithmetic in an arm, or a comparison's value,
- * becomes a branch that keeps gcc -O2 from vectorising the loop); NaN stays
- * NaN.  Within 3e-7 of tanh, relatively, over all floats (checked outside
- * the test suite against tanh in double, every 7th float).
+ * e^y of a float y <= 0 in straight-line arithmetic, so that a loop of it
+ * vectorises (glibc's expf is a scalar call): Cody and Waite's reduction
+ * to r = y − n·ln 2 with |r| <= ln 2 / 2, a degree-6 Taylor polynomial of
+ * e^r (its next term is below 1.2e-7 relatively) and 2^n from the exponent
+ * bits.  y is clamped to −80 first, so 2^n stays a normal float (e^−80 is
+ * 1.8e-35: the softmax's weights below it are that instead of 0, 35 orders
+ * of magnitude under the row's largest, 1); NaN stays NaN.  As in tanh
+ * below, the clamp is an integer min and a mask on the bits (a float ?:
+ * became a branch that kept the loop scalar), and a positive y is taken as
+ * −y: callers pass y <= 0.
  */
-static inline float bnn_gen_tanhf(float x)
+static inline float bnn_gen_expf_neg(float y)
 {
-	int32_t xi, ai, ci, zi, ei, ri, mi, nan;
-	float c, y, z, nf, r, er, c2, small, two_n, e, big, m, res;
+	int32_t yi, ai, ci, nan, zi, ei;
+	float z, nf, r, er;
 
-	xi = (int32_t)bnn_float_bits(x);
-	ai = xi & 0x7FFFFFFF;                   /* |x| */
-	ci = ai < 0x41100000 ? ai : 0x41100000; /* min(|x|, 9) */
-	c = bnn_bits_float((uint32_t)ci);
-	y = -2.0f * c;
+	yi = (int32_t)bnn_float_bits(y);
+	ai = yi & 0x7FFFFFFF;                        /* |y| */
+	ci = ai < 0x42A00000 ? ai : 0x42A00000;      /* min(|y|, 80) */
+	nan = (0x7F800000 - ai) >> 31;               /* all ones if y is NaN */
+	yi = (yi & nan) | ((ci | INT32_MIN) & ~nan); /* −min(|y|, 80), or NaN */
+	y = bnn_bits_float((uint32_t)yi);
 	z = y * 1.44269504088896341f + 12582912.0f; /* n + 1.5·2²³, n = round(y/ln 2) */
 	nf = z - 12582912.0f;
 	r = (y - nf * 0.693145751953125f) - nf * 1.42860682030941723e-06f;
@@ -82,9 +81,38 @@ static inline float bnn_gen_tanhf(float x)
 	                                              r * (8.33333333333333333e-3f +
 	                                                   r * 1.38888888888888889e-3f)))));
 	zi = (int32_t)bnn_float_bits(z);
-	ei = (zi - 0x4B400000 + 127) * (1 << 23); /* the bits of 2^n, n in [-26, 0] */
-	two_n = bnn_bits_float((uint32_t)ei);
-	e = er * two_n;
+	ei = (zi - 0x4B400000 + 127) * (1 << 23); /* the bits of 2^n, n in [-116, 0] */
+	return er * bnn_bits_float((uint32_t)ei);
+}
+#define BNN_GEN_EXP_NEG(y) bnn_gen_expf_neg(y)
+#else
+#define BNN_GEN_EXP_NEG(y) exp(y)
+#endif
+
+#ifndef BNN_GEN_DOUBLE
+/*
+ * tanh of a float in straight-line arithmetic, so that a loop of it
+ * vectorises (glibc's tanhf is a scalar call, which made up a large part of
+ * a LeNet training step: docs/benchmarks.md).  For |x| < 0.3, its Taylor
+ * series to x¹¹ (the next term is below 6e-10 there); else (1 − e)/(1 + e)
+ * with e = exp(−2|x|) by bnn_gen_expf_neg; |x| is clamped to 9 (tanh(9)
+ * rounds to 1).  Both
+ * branches are computed, and every choice is an integer min or a mask on
+ * the bits (a float ?: with arithmetic in an arm, or a comparison's value,
+ * becomes a branch that keeps gcc -O2 from vectorising the loop); NaN stays
+ * NaN.  Within 3e-7 of tanh, relatively, over all floats (checked outside
+ * the test suite against tanh in double, every 7th float).
+ */
+static inline float bnn_gen_tanhf(float x)
+{
+	int32_t xi, ai, ci, ri, mi, nan;
+	float c, c2, small, e, big, m, res;
+
+	xi = (int32_t)bnn_float_bits(x);
+	ai = xi & 0x7FFFFFFF;                   /* |x| */
+	ci = ai < 0x41100000 ? ai : 0x41100000; /* min(|x|, 9) */
+	c = bnn_bits_float((uint32_t)ci);
+	e = bnn_gen_expf_neg(-2.0f * c); /* −18 <= −2c <= 0: never clamped */
 	big = (1.0f - e) / (1.0f + e);
 	c2 = c * c;
 	small = c * (1.0f + c2 * (-3.33333333333333333e-1f +

@@ -27,18 +27,34 @@
  * vectorises such loops at -O2, where its cheap cost model refuses loops
  * of unknown length, provided the chunk's own loop counts from 0 to the
  * constant (a loop from c·16 to c·16 + 16 is not recognised, and was
- * compiled to scalar, branchy code).  expr uses i. */
+ * compiled to scalar, branchy code).  expr uses i.
+ *
+ * Inside an OpenMP region (BNN_GEN_PEACH, a kernel's team) the outlined
+ * body sees the kernel's pointers without their restrict, and gcc compiled
+ * such chunks to scalar code: relu's forward became a loop with a branch
+ * per value (12% of a transformer step), a column sum a load-add-store
+ * chain.  So the chunk's loop is marked `omp simd` (BNN_GEN_SIMD; i, the
+ * index stmt reads, is each iteration's own): stmt writes element i from
+ * values at i alone, never a sum across iterations, so the vector code
+ * gives the scalar code's bits.  Every user of these loops must keep it
+ * so. */
+#if defined(_OPENMP)
+#define BNN_GEN_SIMD _Pragma("omp simd private(i)")
+#else
+#define BNN_GEN_SIMD
+#endif
 #define BNN_GEN_CHUNK 16
-#define BNN_GEN_LOOP(n, stmt)                                    \
-	do {                                                     \
-		long c_, k_, chunks_ = (n) / BNN_GEN_CHUNK, i;   \
-		for (c_ = 0; c_ < chunks_; c_++)                 \
-			for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) { \
-				i = c_ * BNN_GEN_CHUNK + k_;     \
-				stmt;                            \
-			}                                        \
-		for (i = chunks_ * BNN_GEN_CHUNK; i < (n); i++)  \
-			stmt;                                    \
+#define BNN_GEN_LOOP(n, stmt)                                   \
+	do {                                                    \
+		long c_, k_, chunks_ = (n) / BNN_GEN_CHUNK, i;  \
+		for (c_ = 0; c_ < chunks_; c_++)                \
+			BNN_GEN_SIMD                            \
+		for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) {        \
+			i = c_ * BNN_GEN_CHUNK + k_;            \
+			stmt;                                   \
+		}                                               \
+		for (i = chunks_ * BNN_GEN_CHUNK; i < (n); i++) \
+			stmt;                                   \
 	} while (0)
 #define BNN_GEN_EACH(n, acc, dst, expr)                      \
 	do {                                                 \
@@ -117,10 +133,11 @@ int bnn_thread_index(void);
 	do {                                                                      \
 		long c_, k_, lo_ = (lo), chunks_ = ((hi)-lo_) / BNN_GEN_CHUNK, i; \
 		for (c_ = 0; c_ < chunks_; c_++)                                  \
-			for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) {                  \
-				i = lo_ + c_ * BNN_GEN_CHUNK + k_;                \
-				stmt;                                             \
-			}                                                         \
+			BNN_GEN_SIMD                                              \
+		for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) {                          \
+			i = lo_ + c_ * BNN_GEN_CHUNK + k_;                        \
+			stmt;                                                     \
+		}                                                                 \
 		for (i = lo_ + chunks_ * BNN_GEN_CHUNK; i < (hi); i++)            \
 			stmt;                                                     \
 	} while (0)
@@ -168,6 +185,51 @@ static inline bnn_real bnn_gen_sum(long n, const bnn_real *restrict x)
 	for (half = BNN_GEN_CHUNK / 2; half > 0; half /= 2)
 		for (k = 0; k < half; k++)
 			part[k] += part[k + half];
+	return part[0];
+}
+
+/* var = Σ expr for i in [0, n), in double: bnn_gen_sum's BNN_GEN_CHUNK
+ * interleaved partial sums (the same bits for the same n and values), a
+ * loop that vectorises where one running sum is a serial chain.  expr uses
+ * i and is converted to double; var is a double. */
+#define BNN_GEN_DSUM(n, var, expr)                                         \
+	do {                                                               \
+		double p_[BNN_GEN_CHUNK] = { 0 };                          \
+		long c_, k_, chunks_ = (n) / BNN_GEN_CHUNK, i;             \
+		for (c_ = 0; c_ < chunks_; c_++)                           \
+			BNN_GEN_SIMD                                       \
+		for (k_ = 0; k_ < BNN_GEN_CHUNK; k_++) {                   \
+			i = c_ * BNN_GEN_CHUNK + k_;                       \
+			p_[k_] += (double)(expr);                          \
+		}                                                          \
+		for (i = chunks_ * BNN_GEN_CHUNK; i < (n); i++)            \
+			p_[i - chunks_ * BNN_GEN_CHUNK] += (double)(expr); \
+		for (k_ = BNN_GEN_CHUNK / 2; k_ > 0; k_ /= 2)              \
+			for (c_ = 0; c_ < k_; c_++)                        \
+				p_[c_] += p_[c_ + k_];                     \
+		(var) = p_[0];                                             \
+	} while (0)
+
+/* max x[i] for i in [0, n), n >= 1, in BNN_GEN_CHUNK interleaved partial
+ * maxima, as bnn_gen_sum (a maximum is exact in any order; a NaN among x
+ * is passed over). */
+static inline bnn_real bnn_gen_max(long n, const bnn_real *restrict x)
+{
+	bnn_real part[BNN_GEN_CHUNK];
+	long c, chunks = n / BNN_GEN_CHUNK, q;
+	int k, half;
+
+	for (k = 0; k < BNN_GEN_CHUNK; k++)
+		part[k] = x[0];
+	for (c = 0; c < chunks; c++)
+		for (k = 0; k < BNN_GEN_CHUNK; k++)
+			part[k] = x[c * BNN_GEN_CHUNK + k] > part[k] ? x[c * BNN_GEN_CHUNK + k]
+			                                             : part[k];
+	for (q = chunks * BNN_GEN_CHUNK; q < n; q++)
+		part[0] = x[q] > part[0] ? x[q] : part[0];
+	for (half = BNN_GEN_CHUNK / 2; half > 0; half /= 2)
+		for (k = 0; k < half; k++)
+			part[k] = part[k + half] > part[k] ? part[k + half] : part[k];
 	return part[0];
 }
 

@@ -48,14 +48,11 @@
 static inline void bnn_gen_norm_moments(long n, const bnn_real *restrict x, double eps,
                                         bnn_real *mean, bnn_real *r)
 {
-	double sum = 0, ss = 0, mu;
-	long q;
+	double sum, ss, mu;
 
-	for (q = 0; q < n; q++)
-		sum += x[q];
+	BNN_GEN_DSUM(n, sum, x[i]);
 	mu = sum / (double)n;
-	for (q = 0; q < n; q++)
-		ss += ((double)x[q] - mu) * ((double)x[q] - mu);
+	BNN_GEN_DSUM(n, ss, ((double)x[i] - mu) * ((double)x[i] - mu));
 	*mean = (bnn_real)mu;
 	*r = (bnn_real)(1.0 / sqrt(ss / (double)n + eps));
 }
@@ -210,14 +207,19 @@ static inline void bnn_gen_norm_input_delta(long batch, long c, long hw, long gr
 			const bnn_real *restrict gg = gamma + at / len % cells;
 			bnn_real *restrict dxg = dx + e * chw + at;
 			const bnn_real mu = me[g], r = me[groups + g];
-			double sh = 0, shx = 0;
+			double sh, shx;
 			bnn_real a, b;
-			long j;
 
-			for (j = 0; j < n; j++) {
-				const double h = (double)gg[j / len] * (double)dg[j];
-				sh += h;
-				shx += h * (double)((xg[j] - mu) * r);
+			if (len == 1) {
+				BNN_GEN_DSUM(n, sh, (double)gg[i] * (double)dg[i]);
+				BNN_GEN_DSUM(n, shx,
+				             (double)gg[i] * (double)dg[i] *
+				                     (double)((xg[i] - mu) * r));
+			} else {
+				BNN_GEN_DSUM(n, sh, (double)gg[i / len] * (double)dg[i]);
+				BNN_GEN_DSUM(n, shx,
+				             (double)gg[i / len] * (double)dg[i] *
+				                     (double)((xg[i] - mu) * r));
 			}
 			a = (bnn_real)(sh / (double)n);
 			b = (bnn_real)(shx / (double)n);
