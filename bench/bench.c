@@ -344,8 +344,13 @@ static void bench_net_reset(void *ctx)
 static void bench_net_pass(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x, b->y, b->batch, b->ws, NULL, b->g, b->with_sqgrad ? b->sq : NULL,
-		       NULL, NULL, NULL, NULL,     0 };
+	bnn_pass p = { .w = b->w,
+		       .x = b->x,
+		       .y = b->y,
+		       .batch = b->batch,
+		       .ws = b->ws,
+		       .grad = b->g,
+		       .sqgrad = b->with_sqgrad ? b->sq : NULL };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -723,8 +728,13 @@ static void bench_train(const bench_suite *su, long batch, long steps, const ben
 static void bench_vi_pass(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x,    b->y, b->batch, b->ws, NULL, b->g,
-		       NULL, &b->rng, NULL, NULL,     NULL,  0 };
+	bnn_pass p = { .w = b->w,
+		       .x = b->x,
+		       .y = b->y,
+		       .batch = b->batch,
+		       .ws = b->ws,
+		       .grad = b->g,
+		       .rng = &b->rng };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -733,8 +743,14 @@ static void bench_vi_pass(void *ctx)
 static void bench_vi_pass_sqgrad(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w,  b->x,    b->y, b->batch, b->ws, NULL, b->g,
-		       b->sq, &b->rng, NULL, NULL,     NULL,  0 };
+	bnn_pass p = { .w = b->w,
+		       .x = b->x,
+		       .y = b->y,
+		       .batch = b->batch,
+		       .ws = b->ws,
+		       .grad = b->g,
+		       .sqgrad = b->sq,
+		       .rng = &b->rng };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -743,8 +759,15 @@ static void bench_vi_pass_sqgrad(void *ctx)
 static void bench_vi_pass_lrt(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { b->w, b->x,    b->y,     b->batch, b->ws, NULL, b->g,
-		       NULL, &b->rng, b->sigma, b->gs,    NULL,  0 };
+	bnn_pass p = { .w = b->w,
+		       .x = b->x,
+		       .y = b->y,
+		       .batch = b->batch,
+		       .ws = b->ws,
+		       .grad = b->g,
+		       .rng = &b->rng,
+		       .sigma = b->sigma,
+		       .grad_sigma = b->gs };
 
 	bench_sink = b->m->pass(&p);
 }
@@ -1109,6 +1132,29 @@ static void bench_gemms(const bench_opts *o, double peak)
 }
 
 /* ---- main ------------------------------------------------------------------ */
+
+/* The CPU's model name (the first "model name" of /proc/cpuinfo) into buf,
+ * or "unknown": every speed figure depends on it, and the summary names
+ * it. */
+static void bench_cpu_model(char *buf, size_t n)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, n, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(buf, n, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
 
 /* Print s as a JSON string (it comes from OpenBLAS: escape to be safe). */
 static void bench_json_str(const char *s)
@@ -1773,6 +1819,7 @@ int main(int argc, char **argv)
 	bench_net net;
 	double adam32 = 0, adam128 = 0, adam_lenet = 0; /* 0: not measured */
 	bnn_err err;
+	char cpu[256];
 
 	bench_args(argc, argv, &o);
 	if (bnn_model_check(&fashion_point_model, &err) ||
@@ -1785,7 +1832,10 @@ int main(int argc, char **argv)
 	}
 	bnn_set_threads(1);
 
-	printf("{\"bench\":\"env\",\"impl\":\"bnnc\",\"blas_core\":");
+	bench_cpu_model(cpu, sizeof cpu);
+	printf("{\"bench\":\"env\",\"impl\":\"bnnc\",\"cpu\":");
+	bench_json_str(cpu);
+	printf(",\"blas_core\":");
 	bench_json_str(openblas_get_corename());
 	printf(",\"blas_config\":");
 	bench_json_str(openblas_get_config());

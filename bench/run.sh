@@ -204,6 +204,8 @@ FNR == 1 {
 	b = field($0, "bench")
 	impl = field($0, "impl")
 	key = field($0, "net") " " field($0, "batch")
+	if (b == "env" && impl == "bnnc")
+		cpu = field($0, "cpu")
 	if (b == "adam_step" && field($0, "threads") + 0 > 1) {
 		mtms[key, round] = field($0, "ms_per_step")
 	} else if (b == "threads") {
@@ -328,6 +330,8 @@ END {
 			if (((kb_, r) in ms) && ((kp_, r) in ms))
 				ratio[key, r] = ms[kp_, r] / ms[kb_, r]
 	}
+	if (cpu != "")
+		printf "#\n# CPU: %s (every figure below was measured on it)\n", cpu
 	printf "#\n# %-16s %5s %12s %12s %9s %8s\n", "network", "batch",
 	       "bnnc ms", "pytorch ms", "speedup", "target"
 	if (rounds > 1)
