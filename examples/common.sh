@@ -14,7 +14,10 @@
 #                        $dir/SET_valid.csv, seed 1, one thread) with ARGS
 #                        into $dir/NAME.ckpt, its logs beside it, then
 #                        evaluates it on $dir/SET_test.csv with MC samples
-#                        into $dir/NAME.json; dies on a failure.
+#                        into $dir/NAME.json, with the 90% split conformal
+#                        intervals calibrated on $dir/SET_calib.csv (rows
+#                        that neither train nor choose the epoch:
+#                        docs/conformal.md); dies on a failure.
 # r_export WHAT DIR SCRIPT ARGS...
 #                        runs examples/SCRIPT DIR ARGS with Rscript (an R
 #                        script that writes R's data set WHAT into DIR),
@@ -22,6 +25,9 @@
 #                        missing.
 # json_get KEY FILE      the value under "KEY" in a one-line JSON object
 #                        (the last line's, if FILE has several).
+# conformal_cell FILE    "0.897 ± 0.015": the conformal coverage in eval's
+#                        JSON FILE and its binomial standard error over
+#                        the FILE's n test examples, sqrt(c (1 - c) / n).
 
 train_eval() {
 	_name=$1
@@ -36,7 +42,8 @@ train_eval() {
 		die "$_name: training failed (the log is $dir/$_name.train.log)"
 	}
 	"$out/$_name" eval --load "$dir/$_name.ckpt" --data "$dir/${_set}_test.csv" --mc "$_mc" \
-		--seed 1 --threads 1 >"$dir/$_name.json" || die "$_name: eval failed"
+		--seed 1 --threads 1 --conformal "$dir/${_set}_calib.csv" --level 0.9 \
+		>"$dir/$_name.json" || die "$_name: eval failed"
 	echo "$me: $_name ($*): $(($(date +%s) - _start)) s, best epoch" \
 		"$(json_get best_epoch "$dir/$_name.train.json"): $(cat "$dir/$_name.json")" >&2
 }
@@ -80,4 +87,9 @@ toy1d_csv() {
 
 json_get() {
 	sed -n "s/.*\"$1\": \\([^,}]*\\).*/\\1/p" "$2" | tail -n 1
+}
+
+conformal_cell() {
+	awk -v c="$(json_get conformal_coverage "$1")" -v n="$(json_get n "$1")" \
+		'BEGIN { printf "%.3f ± %.3f", c, sqrt(c * (1 - c) / n) }'
 }

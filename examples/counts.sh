@@ -9,7 +9,9 @@
 # The data (examples/counts_export.R): the 1,000 events of datasets::quakes,
 # the number of stations that reported each (10 to 132) to predict from
 # lat, long, depth and mag; split at random (set.seed(1) in R) into 600
-# training, 200 validation and 200 test rows, OUT/counts/counts_*.csv.
+# training, 100 validation, 100 calibration and 200 test rows,
+# OUT/counts/counts_*.csv (counts_export.R says why the calibration rows
+# are taken from the validation rows).
 #
 # Four runs, each with --standardize, 300 epochs of minibatches of 32,
 # seed 1, one thread, the validation rows choosing the checkpoint's epoch
@@ -23,8 +25,11 @@
 # now trains it: docs/optimizers/ivon.md) and VOGN (lr 5e-5) is still
 # worse than the constant rate after 300 epochs (docs/examples.md,
 # `make counts`), so the Bayesian rows are BBB's.  Each is scored once on the test rows by eval
-# (32 posterior samples for BBB): NLL, RMSE, MAE and the coverage of the central 50/90/95%
-# intervals, next to the constant-rate baselines R computes
+# (32 posterior samples for BBB): NLL, RMSE, MAE, the coverage of the central 50/90/95%
+# intervals, and the coverage (with its binomial standard error over the
+# 200 test rows) and mean width of the 90% split conformal intervals
+# mu -/+ q sigma calibrated on the 100 calibration rows (common.sh,
+# train_eval), next to the constant-rate baselines R computes
 # (OUT/counts/counts_baseline.json: Poisson(mean of the training counts),
 # and a negative binomial of that mean with the training counts' variance).
 # The table goes to standard output and OUT/counts.md; per run,
@@ -48,11 +53,12 @@ export OPENBLAS_NUM_THREADS
 need_built counts "$out/counts_poisson" "$out/counts_poisson_bayes" "$out/counts_negbin" \
 	"$out/counts_negbin_bayes"
 r_export "R's quakes data" "$dir" counts_export.R
-echo "$me: quakes in $dir: counts_train.csv (600 rows), counts_valid.csv (200)," \
-	"counts_test.csv (200); columns lat,long,depth,mag,stations" >&2
+echo "$me: quakes in $dir: counts_train.csv (600 rows), counts_valid.csv (100)," \
+	"counts_calib.csv (100), counts_test.csv (200); columns lat,long,depth,mag,stations" >&2
 
 # run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and scores
-# it on the test rows (DIR/NAME.json) with MC posterior samples.
+# it on the test rows (DIR/NAME.json) with MC posterior samples, its
+# conformal intervals calibrated on DIR/counts_calib.csv.
 run() {
 	_rn=$1
 	_rm=$2
@@ -69,10 +75,11 @@ b=$dir/counts_baseline.json
 	echo "Test rows (200), constant rate $(json_get rate "$b") (the mean of the training counts);" \
 		"negative binomial baseline dispersion $(json_get dispersion "$b")."
 	echo
-	echo "| model | optimizer | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% | coverage 95% |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| model | optimizer | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% |" \
+		"coverage 95% | conformal 90% (± SE) | conformal width |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for lik in poisson negbinomial; do
-		printf '| constant rate, %s | - | - | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f |\n' "$lik" \
+		printf '| constant rate, %s | - | - | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f | - | - |\n' "$lik" \
 			"$(json_get "${lik}_nll" "$b")" "$(json_get "${lik}_rmse" "$b")" \
 			"$(json_get "${lik}_mae" "$b")" "$(json_get "${lik}_coverage_50" "$b")" \
 			"$(json_get "${lik}_coverage_90" "$b")" "$(json_get "${lik}_coverage_95" "$b")"
@@ -82,10 +89,11 @@ b=$dir/counts_baseline.json
 		# shellcheck disable=SC2086  # $r is a word list
 		set -- $r
 		f=$dir/$1.json
-		printf '| %s.bnn | %s | %s | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f |\n' "$1" "$2" \
-			"$(json_get mc "$f")" "$(json_get nll "$f")" "$(json_get rmse "$f")" \
+		printf '| %s.bnn | %s | %s | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %.1f |\n' \
+			"$1" "$2" "$(json_get mc "$f")" "$(json_get nll "$f")" "$(json_get rmse "$f")" \
 			"$(json_get mae "$f")" "$(json_get coverage_50 "$f")" \
-			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")"
+			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")" \
+			"$(conformal_cell "$f")" "$(json_get conformal_width "$f")"
 	done
 } >"$out/counts.md" || die "cannot write $out/counts.md"
 cat "$out/counts.md"

@@ -10,8 +10,9 @@
 # as windows of the 60 previous months and the next month's value,
 # standardised with the mean and sd of the training years only, split in
 # time by the target's month: training 1754-1950 (2,364 windows),
-# validation 1951-1980 (360; it chooses the checkpoint's epoch), test
-# 1981-2013 (393).  OUT/series/series_*.csv, series.info.
+# validation 1951-1965 (180; it chooses the checkpoint's epoch),
+# calibration 1966-1980 (180; the conformal intervals' and nothing else),
+# test 1981-2013 (393).  OUT/series/series_*.csv, series.info.
 #
 # Four runs, each seed 1, one thread, 40 epochs of minibatches of 32, the
 # lowest validation NLL's epoch kept, settings chosen once on the training
@@ -24,8 +25,13 @@
 # finite within the first epoch, and VOGN's best validation NLL (conv1d,
 # 1.31) is far above Adam's (docs/examples.md, `make series`).  Each run is
 # scored once on the test months by eval (32 posterior samples for BBB),
-# next to the persistence baseline (the last month's value, with the
-# Gaussian noise of its training errors) R computes.
+# with the 90% split conformal intervals mu -/+ q sigma calibrated on the
+# calibration months (common.sh, train_eval; their coverage with its
+# binomial standard error over the 393 test months, which understates the
+# uncertainty of a series whose neighbouring months' errors are
+# correlated, and their mean width in sunspot numbers), next to the
+# persistence baseline (the last month's value, with the Gaussian noise of
+# its training errors) R computes.
 # RMSE and MAE are converted back to sunspot numbers (times the training
 # sd) and the NLL too (plus log sd); coverage is the same in both units.
 # The table goes to standard output and OUT/series.md; per run,
@@ -49,13 +55,14 @@ export OPENBLAS_NUM_THREADS
 need_built series "$out/series_conv1d" "$out/series_conv1d_bayes" "$out/series_gru" \
 	"$out/series_gru_bayes"
 r_export "R's sunspot.month" "$dir" series_export.R 60
-read -r _ mean _ sd _ w _ ntrain _ nvalid _ ntest <"$dir/series.info" ||
+read -r _ mean _ sd _ w _ ntrain _ nvalid _ ncalib _ ntest <"$dir/series.info" ||
 	die "cannot read $dir/series.info"
 echo "$me: sunspot.month in $dir: windows of $w months; $ntrain training, $nvalid" \
-	"validation and $ntest test targets; training mean $mean, sd $sd" >&2
+	"validation, $ncalib calibration and $ntest test targets; training mean $mean, sd $sd" >&2
 
 # run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and
-# scores it on the test months (DIR/NAME.json) with MC posterior samples.
+# scores it on the test months (DIR/NAME.json) with MC posterior samples,
+# its conformal intervals calibrated on DIR/series_calib.csv.
 run() {
 	_rn=$1
 	_rm=$2
@@ -67,24 +74,27 @@ run series_conv1d_bayes 32 --optimizer bbb
 run series_gru 0 --optimizer adam --lr 1e-3
 run series_gru_bayes 32 --optimizer bbb
 
-# row MODEL OPTIMIZER MC NLL RMSE MAE C50 C90 C95 (standardised units): one
-# table row in sunspot numbers.
+# row MODEL OPTIMIZER MC NLL RMSE MAE C50 C90 C95 CONFORMAL WIDTH
+# (standardised units; CONFORMAL a cell of conformal_cell, "-" with WIDTH
+# "" for none): one table row in sunspot numbers.
 row() {
 	awk -v sd="$sd" -v m="$1" -v o="$2" -v k="$3" -v nll="$4" -v rmse="$5" -v mae="$6" \
-		-v c50="$7" -v c90="$8" -v c95="$9" 'BEGIN {
-		printf "| %s | %s | %s | %.4f | %.2f | %.2f | %.3f | %.3f | %.3f |\n", m, o, k,
-		       nll + log(sd), rmse * sd, mae * sd, c50, c90, c95 }'
+		-v c50="$7" -v c90="$8" -v c95="$9" -v cc="${10}" -v cw="${11}" 'BEGIN {
+		printf "| %s | %s | %s | %.4f | %.2f | %.2f | %.3f | %.3f | %.3f | %s | %s |\n", m, o,
+		       k, nll + log(sd), rmse * sd, mae * sd, c50, c90, c95, cc,
+		       cw == "" ? "-" : sprintf("%.2f", cw * sd) }'
 }
 b=$dir/series_baseline.json
 {
 	echo "Test months 1981-2013 ($ntest), next-month forecasts from $w months, in sunspot" \
 		"numbers (NLL of the number, RMSE and MAE in numbers)."
 	echo
-	echo "| model | optimizer | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% | coverage 95% |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| model | optimizer | MC | NLL | RMSE | MAE | coverage 50% | coverage 90% |" \
+		"coverage 95% | conformal 90% (± SE) | conformal width |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	row "persistence (last month)" - - "$(json_get nll "$b")" "$(json_get rmse "$b")" \
 		"$(json_get mae "$b")" "$(json_get coverage_50 "$b")" \
-		"$(json_get coverage_90 "$b")" "$(json_get coverage_95 "$b")"
+		"$(json_get coverage_90 "$b")" "$(json_get coverage_95 "$b")" - ""
 	for r in "series_conv1d Adam" "series_conv1d_bayes BBB" "series_gru Adam" \
 		"series_gru_bayes BBB"; do
 		# shellcheck disable=SC2086  # $r is a word list
@@ -92,7 +102,8 @@ b=$dir/series_baseline.json
 		f=$dir/$1.json
 		row "$1.bnn" "$2" "$(json_get mc "$f")" "$(json_get nll "$f")" "$(json_get rmse "$f")" \
 			"$(json_get mae "$f")" "$(json_get coverage_50 "$f")" \
-			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")"
+			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")" \
+			"$(conformal_cell "$f")" "$(json_get conformal_width "$f")"
 	done
 } >"$out/series.md" || die "cannot write $out/series.md"
 cat "$out/series.md"

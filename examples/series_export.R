@@ -8,18 +8,33 @@
 #
 # The split is in time, by the month of the target, so no test month is ever
 # seen in training: training targets from 1749 + W months to December 1950,
-# validation targets 1951-1980 (they choose the checkpoint's epoch), test
-# targets January 1981 to September 2013 (the last 393 months, three
-# cycles).  A window may reach back into an earlier part: its inputs are
-# past observations, which a forecaster has.
+# validation targets 1951-1965 (they choose the checkpoint's epoch),
+# calibration targets 1966-1980 (they calibrate the split conformal
+# intervals, docs/conformal.md, and nothing else), test targets January
+# 1981 to September 2013 (the last 393 months, three cycles).  A window may
+# reach back into an earlier part: its inputs are past observations, which
+# a forecaster has.
+#
+# The calibration block is its own: months that chose the epoch would bias
+# the conformal quantile (the checkpoint kept fits them best), and it is
+# the block just before the test months, the closest in time a forecaster
+# could have calibrated on.  Conformal coverage assumes the calibration and
+# test months exchangeable, which a time series only approximates (the
+# solar cycles differ in height, and errors of neighbouring months are
+# correlated), so the coverage on the test months may miss the level by
+# more than its sampling error.  The years 1951-1980, which used to be
+# all validation, are split in two rather than the training years
+# shortened, so the training months and the standardisation below stay
+# as they were.
 #
 # The values are standardised with the mean and standard deviation of the
 # training months only (1749-1950), z = (v - mean) / sd, inputs and targets
-# alike; OUTDIR/series.info holds "mean M sd S window W train N valid N test
-# N", so RMSE and MAE in sunspot numbers are S times those of z, and an NLL
+# alike; OUTDIR/series.info holds "mean M sd S window W train N valid N
+# calib N test N", so RMSE and MAE in sunspot numbers are S times those of z, and an NLL
 # in sunspot numbers is the NLL of z plus log S.
 #
-# OUTDIR/series_train.csv, series_valid.csv, series_test.csv: columns
+# OUTDIR/series_train.csv, series_valid.csv, series_calib.csv,
+# series_test.csv: columns
 # x0 ... x(W-1) (the oldest month first, x(W-1) the month before the target)
 # and y.  As a [1, W] signal for conv1d or a [W, 1] sequence for gru the W
 # values lie in the same order (docs/language.md, input).
@@ -51,12 +66,13 @@ x <- t(sapply(targets, function(t) z[(t - w):(t - 1)]))
 colnames(x) <- paste0("x", 0:(w - 1))
 all <- data.frame(x, y = z[targets])
 ty <- year[targets]
-part <- list(train = ty <= 1950, valid = ty >= 1951 & ty <= 1980, test = ty >= 1981)
+part <- list(train = ty <= 1950, valid = ty >= 1951 & ty <= 1965,
+             calib = ty >= 1966 & ty <= 1980, test = ty >= 1981)
 for (p in names(part))
 	write.csv(all[part[[p]], ], file.path(out, paste0("series_", p, ".csv")),
 	          row.names = FALSE, quote = FALSE)
-cat(sprintf("mean %.9g sd %.9g window %d train %d valid %d test %d\n", m, sdv, w,
-            sum(part$train), sum(part$valid), sum(part$test)),
+cat(sprintf("mean %.9g sd %.9g window %d train %d valid %d calib %d test %d\n", m, sdv, w,
+            sum(part$train), sum(part$valid), sum(part$calib), sum(part$test)),
     file = file.path(out, "series.info"))
 
 last <- paste0("x", w - 1)
