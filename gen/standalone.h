@@ -51,8 +51,9 @@ enum {
 	SA_GAUSS = 1 << 8,   /* its standard normal variates */
 	SA_DOT = 1 << 9,     /* bnns_dot: a dense layer's sums */
 	SA_DOT2 = 1 << 10,   /* bnns_dot2: the local reparameterisation's variances */
-	SA_DOT_F32 = 1 << 11 /* bnns_dot under every storage: a per_step meanfield
-	                        dense layer's rows, decoded into the block */
+	SA_DOT_F32 = 1 << 11 /* bnns_dot under every storage: rows decoded into
+	                        the block (meanfield per_step dense, gru,
+	                        attention), attention's scores */
 };
 
 /* The standalone plan of a model. */

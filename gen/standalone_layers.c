@@ -48,8 +48,11 @@
  * The header is read through standalone_storage.c's macros wherever the
  * storage matters (BNNS_WT, BNNS_DOT, BNNS_SCALED for the weight matrices
  * and kernels, BNNS_P for the other arrays), so the one file reads an f32,
- * bf16 or int8 header; a meanfield conv2d layer's kernel under bf16 or int8
- * is decoded into the block (sa_emit_sampled_compressed).
+ * bf16 or int8 header: a row's sum by sa_row_dot (dense, gru, attention),
+ * an embedding's rows and σ by BNNS_WT and BNNS_ST; a layer that samples
+ * its weights into the block (meanfield conv2d, conv1d, gru, attention,
+ * per_step dense) decodes them there under bf16 or int8
+ * (sa_emit_sampled_compressed).
  * A meanfield layer's σ comes from the weights header's `sigma` section
  * (MODEL_W_SIGMA_COUNT defined); without it (a checkpoint trained by a
  * point optimizer) the layer is its mean in every sample, as in libbnn.
@@ -112,6 +115,16 @@ static int sa_node_compressed(const struct sa *s, int i)
 {
 	const struct cg_node *c = &s->cg.nodes[i];
 	return !sa_patched(s, i) && c->ntensors > 0 && sa_compressed(s, c->first_tensor);
+}
+
+/* Whether node I's code reads its tensor K from the header as stored
+ * (BNNS_WT; the rows' sums by BNNS_DOT, the int8 scale once by
+ * BNNS_SCALED): a compressed tensor of a node that does not decode its
+ * weights into the block. */
+static int sa_reads_stored(const struct sa *s, int i, int k)
+{
+	return sa_node_compressed(s, i) && !sa_samples_weights(s, i) &&
+	       sa_compressed(s, s->cg.nodes[i].first_tensor + k);
 }
 
 /* The floats of one copy of node I's parameters. */
@@ -181,6 +194,15 @@ static long sa_gru_drop_floats(const struct sa *s, int i)
 	return 2 * (s->g->nodes[n->inputs[0]].shape[1] + n->attrs.units);
 }
 
+/* The dot products of the rows of node I's matrices (sa_row_dot): on
+ * the floats decoded into the block under every storage (SA_DOT_F32) when
+ * the node samples its weights there, else BNNS_DOT on the header's rows
+ * (SA_DOT). */
+static unsigned sa_row_dots(const struct sa *s, int i)
+{
+	return sa_samples_weights(s, i) ? SA_DOT_F32 : SA_DOT;
+}
+
 void sa_layer_plan(struct sa *s, int i)
 {
 	const struct graph_node *n = &s->g->nodes[i];
@@ -199,17 +221,17 @@ void sa_layer_plan(struct sa *s, int i)
 			s->whvi_floats = 2 * w.stack * w.d;
 		s->needs |= SA_EXP | SA_LOG1P | (n->family.flows > 0 ? SA_TANH : 0u);
 	}
-	if (n->op == OP_DENSE && !sa_whvi(s, i))
-		s->needs |= SA_DOT | (sa_samples_weights(s, i) ? SA_DOT_F32 : 0u);
+	if ((n->op == OP_DENSE && !sa_whvi(s, i)) || n->op == OP_GRU || n->op == OP_ATTENTION)
+		s->needs |= sa_row_dots(s, i);
 	if (n->op == OP_GRU) { /* one step's projections, 3U each, and dropout's */
 		long g6 = 6 * n->attrs.units + (f == FAMILY_DROPOUT ? sa_gru_drop_floats(s, i) : 0);
 		s->xt_floats = g6 > s->xt_floats ? g6 : s->xt_floats;
-		s->needs |= SA_DOT | SA_TANH;
+		s->needs |= SA_TANH;
 	}
-	if (n->op == OP_ATTENTION) {
+	if (n->op == OP_ATTENTION) { /* its scores: dots of floats in xt */
 		long a = sa_attn_floats(s, i);
 		s->xt_floats = a > s->xt_floats ? a : s->xt_floats;
-		s->needs |= SA_DOT | SA_EXP;
+		s->needs |= SA_DOT_F32 | SA_EXP;
 	}
 	if (f == FAMILY_MEANFIELD && n->op == OP_DENSE && !sa_per_step(s, i) && s->sigma_layers)
 		s->needs |= SA_SQRT | SA_DOT2;
@@ -262,7 +284,7 @@ static void sa_tensor(const struct sa *s, int i, int k, char *buf, size_t size)
 	if (sa_node_compressed(s, i) && !sa_samples_weights(s, i)) { /* no p_NAME */
 		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
 		char at[96];
-		if (sa_compressed(s, c->first_tensor + k)) {
+		if (sa_reads_stored(s, i, k)) {
 			snprintf(buf, size, "BNNS_WT(%ld, %ld)", t->offset,
 			         s->soff[c->first_tensor + k]);
 			return;
@@ -279,17 +301,61 @@ static void sa_tensor(const struct sa *s, int i, int k, char *buf, size_t size)
 	snprintf(buf, size, "p_%s + %ld", sa_act(s, i), rel);
 }
 
-/* p_NAME of a meanfield conv2d layer, whose kernel is compressed: with an
- * f32 header as sa_emit_params does (the header, or the sample in the
- * block); with bf16 or int8, the kernel is decoded into the block (μ, or
- * μ + σ∘ε with the same draws as f32's), and the bias copied after it. */
+/* Tensor K of node I into the block at its place in the node's
+ * parameters, under bf16 or int8 (inside sa_emit_sampled_compressed's
+ * loop variables o, j and key): a compressed matrix decoded row by row
+ * (BNNS_WV, the int8 scale of the row), the others copied from the f32
+ * part; with noise each value gets σ times the draw of its index in the
+ * node's parameters, the same draw as f32's. */
+static void sa_emit_decoded_tensor(struct sa *s, int i, int k)
+{
+	const struct cg_node *c = &s->cg.nodes[i];
+	const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
+	const long rel = t->offset - s->cg.tensors[c->first_tensor].offset;
+	const char *m = s->m;
+	char at[96];
+
+	if (sa_compressed(s, c->first_tensor + k)) {
+		const long len = t->size / t->shape[0], q = s->soff[c->first_tensor + k];
+		emit(s->e,
+		     "\t\t\tfor (o = 0; o < %ld; o++)\n"
+		     "\t\t\t\tfor (j = 0; j < %ld; j++) {\n"
+		     "\t\t\t\t\tconst long at = %ld + o * %ld + j;\n"
+		     "\t\t\t\t\tblk[at] = BNNS_SCALED(BNNS_WV(%s_w_params_q[%ld + o * %ld + j]), %ld + o);\n"
+		     "#ifdef %s_W_SIGMA_COUNT\n"
+		     "\t\t\t\t\tif (noisy)\n"
+		     "\t\t\t\t\t\tblk[at] = blk[at] + BNNS_SV(%s_w_sigma_q[%ld + o * %ld + j]) *\n"
+		     "\t\t\t\t\t\t                             bnns_normal(bnns_draw(key, at));\n"
+		     "#endif\n"
+		     "\t\t\t\t}\n",
+		     t->shape[0], len, rel, len, m, q, len, s->srow[c->first_tensor + k], s->up, m,
+		     q, len);
+		return;
+	}
+	sa_kept(s, c->first_tensor + k, 0, at, sizeof at);
+	emit(s->e,
+	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
+	     "\t\t\t\tblk[%ld + j] = %s_w_params[%s + j];\n"
+	     "#ifdef %s_W_SIGMA_COUNT\n"
+	     "\t\t\t\tif (noisy)\n"
+	     "\t\t\t\t\tblk[%ld + j] = blk[%ld + j] + %s_w_sigma[%s + j] *\n"
+	     "\t\t\t\t\t                   bnns_normal(bnns_draw(key, %ld + j));\n"
+	     "#endif\n"
+	     "\t\t\t}\n",
+	     t->size, rel, m, at, s->up, rel, rel, m, at, rel);
+}
+
+/* p_NAME of a meanfield layer that samples its weights into the block
+ * (conv2d, conv1d, gru, attention, per_step dense), whose matrices are
+ * compressed: with an f32 header as sa_emit_params does (the header, or
+ * the sample in the block); with bf16 or int8, every tensor goes into the
+ * block (sa_emit_decoded_tensor: μ, or μ + σ∘ε with the same draws as
+ * f32's). */
 static void sa_emit_sampled_compressed(struct sa *s, int i)
 {
 	const struct cg_node *c = &s->cg.nodes[i];
 	const struct cg_tensor *w = &s->cg.tensors[c->first_tensor];
 	const char *name = sa_act(s, i), *m = s->m;
-	long rows = w->shape[0], len = w->size / w->shape[0], q = s->soff[c->first_tensor];
-	long row = s->srow[c->first_tensor];
 	int k;
 
 	emit(s->e,
@@ -310,35 +376,11 @@ static void sa_emit_sampled_compressed(struct sa *s, int i)
 	     "\t\t{\n"
 	     "\t\t\tconst uint64_t key = noisy ? bnns_draw(ekey, %d) : 0u;\n"
 	     "\t\t\tlong o, j;\n"
-	     "\t\t\t(void)key;\n"
-	     "\t\t\tfor (o = 0; o < %ld; o++)\n"
-	     "\t\t\t\tfor (j = 0; j < %ld; j++) {\n"
-	     "\t\t\t\t\tconst long at = o * %ld + j;\n"
-	     "\t\t\t\t\tblk[at] = BNNS_SCALED(BNNS_WV(%s_w_params_q[%ld + at]), %ld + o);\n"
-	     "#ifdef %s_W_SIGMA_COUNT\n"
-	     "\t\t\t\t\tif (noisy)\n"
-	     "\t\t\t\t\t\tblk[at] = blk[at] + BNNS_SV(%s_w_sigma_q[%ld + at]) *\n"
-	     "\t\t\t\t\t\t                             bnns_normal(bnns_draw(key, at));\n"
-	     "#endif\n"
-	     "\t\t\t\t}\n",
+	     "\t\t\t(void)key;\n",
 	     s->up, name, m, w->offset, s->up, i, sa_param_floats(s, i), m, w->offset, m, w->offset,
-	     name, name, i, rows, len, len, m, q, row, s->up, m, q);
-	for (k = 1; k < c->ntensors; k++) { /* the bias: f32, after the kernel */
-		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor + k];
-		long rel = t->offset - w->offset;
-		char at[96];
-		sa_kept(s, c->first_tensor + k, 0, at, sizeof at);
-		emit(s->e,
-		     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
-		     "\t\t\t\tblk[%ld + j] = %s_w_params[%s + j];\n"
-		     "#ifdef %s_W_SIGMA_COUNT\n"
-		     "\t\t\t\tif (noisy)\n"
-		     "\t\t\t\t\tblk[%ld + j] = blk[%ld + j] + %s_w_sigma[%s + j] *\n"
-		     "\t\t\t\t\t                   bnns_normal(bnns_draw(key, %ld + j));\n"
-		     "#endif\n"
-		     "\t\t\t}\n",
-		     t->size, rel, m, at, s->up, rel, rel, m, at, rel);
-	}
+	     name, name, i);
+	for (k = 0; k < c->ntensors; k++)
+		sa_emit_decoded_tensor(s, i, k);
 	emit(s->e, "\t\t}\n#endif\n");
 }
 
@@ -461,19 +503,18 @@ static void sa_emit_dropout(struct sa *s, int i, const char *in, long width)
 	     sa_act(s, i), in, n->family.p, i, width, in, keep, sa_act(s, i));
 }
 
-/* Output o's Σ w·x of dense node I, its weights W read from the header as
- * stored (BNNS_DOT, the int8 scale once) when they are compressed there,
- * and X its input row, as a C expression. */
-static void sa_dense_dot(const struct sa *s, int i, const char *w, const char *x, char *buf,
-                         size_t size)
+/* The sum over row ROW (a C expression) of tensor K of node I, at W (its
+ * address: sa_tensor), times X, LEN values, as a C expression: read as
+ * stored (BNNS_DOT, the int8 scale of the row once) when the header holds
+ * the tensor compressed (sa_reads_stored), else bnns_dot on floats. */
+static void sa_row_dot(const struct sa *s, int i, int k, const char *row, long len, const char *w,
+                       const char *x, char *buf, size_t size)
 {
-	const struct cg_node *c = &s->cg.nodes[i];
-	const long k = s->g->nodes[i].attrs.in_features;
-	if (sa_node_compressed(s, i) && !sa_samples_weights(s, i))
-		snprintf(buf, size, "BNNS_SCALED(BNNS_DOT(%ld, %s + o * %ldL, %s), %ld + o)", k, w,
-		         k, x, s->srow[c->first_tensor]);
+	if (sa_reads_stored(s, i, k))
+		snprintf(buf, size, "BNNS_SCALED(BNNS_DOT(%ld, %s + %s * %ldL, %s), %ld + %s)", len,
+		         w, row, len, x, s->srow[s->cg.nodes[i].first_tensor + k], row);
 	else
-		snprintf(buf, size, "bnns_dot(%ld, %s + o * %ldL, %s)", k, w, k, x);
+		snprintf(buf, size, "bnns_dot(%ld, %s + %s * %ldL, %s)", len, w, row, len, x);
 }
 
 /* A per_step dense layer (gen/layer_dense.c): the layer on each of the T
@@ -495,7 +536,7 @@ static void sa_dense_steps(struct sa *s, int i)
 		sa_emit_dropout(s, i, in, steps * k);
 		snprintf(x, sizeof x, "x_%s + st * %ldL", name, k);
 	}
-	sa_dense_dot(s, i, w, x, dot, sizeof dot);
+	sa_row_dot(s, i, 0, "o", k, w, x, dot, sizeof dot);
 	emit(s->e,
 	     "\t\tlong st, o;\n"
 	     "\t\tfor (st = 0; st < %ld; st++)\n"
@@ -523,7 +564,7 @@ static void sa_dense(struct sa *s, int i)
 		sa_emit_dropout(s, i, in, k);
 		snprintf(x, sizeof x, "x_%s", name);
 	}
-	sa_dense_dot(s, i, w, x, dot, sizeof dot);
+	sa_row_dot(s, i, 0, "o", k, w, x, dot, sizeof dot);
 	if (sa_family(s, i) == FAMILY_MEANFIELD && s->sigma_layers) {
 		const struct cg_tensor *t = &s->cg.tensors[c->first_tensor];
 		char sb[160];
@@ -929,15 +970,18 @@ static void sa_embedding(struct sa *s, int i)
 	const struct cg_tensor *t = &s->cg.tensors[s->cg.nodes[i].first_tensor];
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
 	long steps = s->cg.nodes[n->inputs[0]].width, dim = s->cg.nodes[i].width / steps;
+	const long q = s->soff[s->cg.nodes[i].first_tensor];
 
+	/* the table read as stored: row v's values, times its int8 scale */
 	emit(s->e,
 	     "\t\tlong p, j;\n"
 	     "\t\tfor (p = 0; p < %ld; p++) {\n"
 	     "\t\t\tconst long row = (long)a_%s[p];\n"
 	     "\t\t\tfor (j = 0; j < %ld; j++)\n"
-	     "\t\t\t\ta_%s[p * %ld + j] = %s_w_params[%ld + row * %ld + j];\n"
+	     "\t\t\t\ta_%s[p * %ld + j] =\n"
+	     "\t\t\t\t        BNNS_SCALED(BNNS_WV(BNNS_WT(%ld, %ld)[row * %ld + j]), %ld + row);\n"
 	     "\t\t}\n",
-	     steps, in, dim, name, dim, s->m, t->offset, dim);
+	     steps, in, dim, name, dim, t->offset, q, dim, s->srow[s->cg.nodes[i].first_tensor]);
 	if (sa_family(s, i) == FAMILY_DROPOUT) {
 		char keep[160];
 		sa_keep(s, i, "p", keep, sizeof keep);
@@ -963,12 +1007,12 @@ static void sa_embedding(struct sa *s, int i)
 	     "\t\t\t\tconst long row = (long)a_%s[p];\n"
 	     "\t\t\t\tfor (j = 0; j < %ld; j++)\n"
 	     "\t\t\t\t\ta_%s[p * %ld + j] = a_%s[p * %ld + j] +\n"
-	     "\t\t\t\t\t        %s_w_sigma[%ld + row * %ld + j] *\n"
+	     "\t\t\t\t\t        BNNS_SV(BNNS_ST(%ld, %ld)[row * %ld + j]) *\n"
 	     "\t\t\t\t\t                bnns_normal(bnns_draw(key, row * %ld + j));\n"
 	     "\t\t\t}\n"
 	     "\t\t}\n"
 	     "#endif\n",
-	     s->up, i, steps, in, dim, name, dim, name, dim, s->m, t->offset, dim, dim);
+	     s->up, i, steps, in, dim, name, dim, name, dim, t->offset, q, dim, dim);
 }
 
 /* positional: the input plus the sinusoidal table of bnn_gen/positional.h
@@ -1058,7 +1102,7 @@ static void sa_gru(struct sa *s, int i)
 	long u = n->attrs.units, steps = s->g->nodes[n->inputs[0]].shape[0];
 	long f = s->cg.nodes[n->inputs[0]].width / steps;
 	int seq = n->attrs.sequence, drop = sa_family(s, i) == FAMILY_DROPOUT;
-	char wi[160], wh[160], bi[160], bh[160], x[160];
+	char wi[160], wh[160], bi[160], bh[160], x[160], dx[400], dh[400];
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, wi, sizeof wi);
@@ -1089,10 +1133,12 @@ static void sa_gru(struct sa *s, int i)
 		     name, name);
 	if (drop)
 		sa_gru_mask_step(s, in, f, u);
+	sa_row_dot(s, i, 0, "o", f, wi, x, dx, sizeof dx);
+	sa_row_dot(s, i, 1, "o", u, wh, drop ? "hq" : "hp", dh, sizeof dh);
 	emit(s->e,
 	     "\t\t\tfor (o = 0; o < %ld; o++) {\n"
-	     "\t\t\t\tq[o] = (%s)[o] + bnns_dot(%ld, %s + o * %ldL, %s);\n"
-	     "\t\t\t\thh[o] = st > 0 ? (%s)[o] + bnns_dot(%ld, %s + o * %ldL, %s) : (%s)[o];\n"
+	     "\t\t\t\tq[o] = (%s)[o] + %s;\n"
+	     "\t\t\t\thh[o] = st > 0 ? (%s)[o] + %s : (%s)[o];\n"
 	     "\t\t\t}\n"
 	     "\t\t\tfor (j = 0; j < %ld; j++) {\n"
 	     "\t\t\t\tconst float r = 0.5f + 0.5f * BNNS_TANH(0.5f * (q[j] + hh[j]));\n"
@@ -1102,7 +1148,7 @@ static void sa_gru(struct sa *s, int i)
 	     "\t\t\t\thv[j] = (1.0f - z) * c + z * h0;\n"
 	     "\t\t\t}\n"
 	     "\t\t}\n",
-	     3 * u, bi, f, wi, f, x, bh, u, wh, u, drop ? "hq" : "hp", bh, u, u, u, 2 * u, 2 * u);
+	     3 * u, bi, dx, bh, dh, bh, u, u, u, 2 * u, 2 * u);
 }
 
 /* attention, as bnn_gen/attention.h computes it (Vaswani et al. 2017,
@@ -1123,7 +1169,8 @@ static void sa_attention(struct sa *s, int i)
 	const struct sa_attn a = sa_attn_shape(s, i);
 	const char *name = sa_act(s, i), *in = sa_act(s, n->inputs[0]);
 	const long e = 3 * a.d;
-	char wi[160], bi[160], wo[160], bo[160], x[160], scale[48], keys[32];
+	char wi[160], bi[160], wo[160], bo[160], x[160], xr[200], scale[48], keys[32];
+	char orow[48], din[400], dout[400];
 
 	sa_emit_params(s, i);
 	sa_tensor(s, i, 0, wi, sizeof wi);
@@ -1135,6 +1182,10 @@ static void sa_attention(struct sa *s, int i)
 		sa_emit_dropout(s, i, in, a.t * a.f);
 		snprintf(x, sizeof x, "x_%s", name);
 	}
+	snprintf(xr, sizeof xr, "%s + r * %ldL", x, a.f);
+	sa_row_dot(s, i, 0, "c", a.f, wi, xr, din, sizeof din);
+	snprintf(orow, sizeof orow, "o + r * %ldL", a.d);
+	sa_row_dot(s, i, 2, "c", a.d, wo, orow, dout, sizeof dout);
 	/* the scale as the library's float kernel rounds it: 1/√d of a float d */
 	sa_float(1.0 / (double)sqrtf((float)a.dh), scale, sizeof scale);
 	if (n->attrs.causal)
@@ -1146,7 +1197,7 @@ static void sa_attention(struct sa *s, int i)
 	     "\t\tlong r, c, h, j;\n"
 	     "\t\tfor (r = 0; r < %ld; r++)\n"
 	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
-	     "\t\t\t\tqkv[r * %ldL + c] = (%s)[c] + bnns_dot(%ld, %s + c * %ldL, %s + r * %ldL);\n"
+	     "\t\t\t\tqkv[r * %ldL + c] = (%s)[c] + %s;\n"
 	     "\t\tfor (h = 0; h < %ld; h++)\n"
 	     "\t\t\tfor (r = 0; r < %ld; r++) {\n"
 	     "\t\t\t\tconst float *const qr = qkv + r * %ldL + h * %ldL;\n"
@@ -1172,10 +1223,10 @@ static void sa_attention(struct sa *s, int i)
 	     "\t\t\t}\n"
 	     "\t\tfor (r = 0; r < %ld; r++)\n"
 	     "\t\t\tfor (c = 0; c < %ld; c++)\n"
-	     "\t\t\t\ta_%s[r * %ldL + c] = (%s)[c] + bnns_dot(%ld, %s + c * %ldL, o + r * %ldL);\n",
-	     sa_attn_masked(s, i), a.t * e, a.t * a.d, a.t, e, e, bi, a.f, wi, a.f, x, a.f, a.h,
-	     a.t, e, a.dh, keys, scale, a.dh, e, a.d, a.dh, a.dh, e, 2 * a.d, a.dh, a.d, a.dh, a.t,
-	     a.d, name, a.d, bo, a.d, wo, a.d, a.d);
+	     "\t\t\t\ta_%s[r * %ldL + c] = (%s)[c] + %s;\n",
+	     sa_attn_masked(s, i), a.t * e, a.t * a.d, a.t, e, e, bi, din, a.h, a.t, e, a.dh, keys,
+	     scale, a.dh, e, a.d, a.dh, a.dh, e, 2 * a.d, a.dh, a.d, a.dh, a.t, a.d, name, a.d, bo,
+	     dout);
 }
 
 /* transpose: the example's [A, B] values to [B, A] (bnn_gen/transpose.h). */

@@ -7,8 +7,9 @@
  * writes for a model selects its reading code by #if on it, so the same
  * model text still gives the same C file and no test happens at run time.
  * bf16 and int8 compress the weight matrices and kernels (tensors of role
- * BNN_ROLE_WEIGHT stored once: dense and conv2d layers of point, meanfield
- * and dropout layers); everything else stays f32.  The header then splits
+ * BNN_ROLE_WEIGHT stored once: those of dense, conv2d, conv1d, gru and
+ * attention layers and embedding tables, of point, meanfield and dropout
+ * layers); everything else stays f32.  The header then splits
  * its params and sigma sections: MODEL_w_params_q holds the compressed
  * tensors in order (bf16 as uint16_t, or int8_t with one float scale per
  * output row in MODEL_w_params_scale), MODEL_w_params the others in order,
@@ -44,22 +45,13 @@ int sa_compressed(const struct sa *s, int t)
 	return s->cg.tensors[t].role == BNN_ROLE_WEIGHT && s->cg.tensors[t].components == 1;
 }
 
-/* Ops whose code reads their weights from an f32 header only: gru's two
- * matrices, embedding's table and attention's projections
- * (standalone_layers.c). */
-static int sa_reads_f32_only(enum op_id op)
-{
-	return op == OP_GRU || op == OP_EMBEDDING || op == OP_ATTENTION;
-}
-
 /* The first node whose parameters storage cannot compress, or -1. */
 static int sa_refused_node(const struct sa *s)
 {
 	int t;
 	for (t = 0; t < s->cg.ntensors; t++) {
 		const struct cg_tensor *c = &s->cg.tensors[t];
-		if (c->node >= 0 && (c->components > 1 || c->role >= BNN_ROLE_WHVI_S1 ||
-		                     sa_reads_f32_only(s->g->nodes[c->node].op)))
+		if (c->node >= 0 && (c->components > 1 || c->role >= BNN_ROLE_WHVI_S1))
 			return c->node;
 	}
 	return -1;
@@ -155,10 +147,7 @@ static void sa_write_storage_checks(struct sa *s)
 		     "#if %s_W_STORAGE != 0\n"
 		     "#error \"layer '%s' is %s: its weights header must be exported with --storage f32\"\n"
 		     "#endif\n",
-		     u, s->g->nodes[s->refused].name,
-		     sa_reads_f32_only(s->g->nodes[s->refused].op)
-		             ? op_name(s->g->nodes[s->refused].op)
-		             : family_name(cg_family(&s->cg, s->refused)));
+		     u, s->g->nodes[s->refused].name, family_name(cg_family(&s->cg, s->refused)));
 	emit(s->e,
 	     "#if %s_W_STORAGE != 0\n"
 	     "typedef char %s_weights_q_count_differs\n"

@@ -6,7 +6,16 @@
 # (toy1d_bayes), dropout dense layers (whvi_toy1d_mcd), meanfield conv2d
 # and batchnorm (fashion_resnet_bayes), point conv2d with dropout and
 # batchnorm (fashion_resnet_dropout), per_step dense layers of each family,
-# the meanfield one's rows decoded into the block (t/models/sa_steps.bnn).
+# the meanfield one's rows decoded into the block (t/models/sa_steps.bnn),
+# and the sequence ops (t/models/sa_*.bnn): gru's two matrices read as
+# stored by a point gru (sa_gru, sa_seq), decoded into the block by a
+# meanfield one (sa_seq, sa_seq1: T = 1) and under dropout's masks
+# (sa_seqdrop); embedding tables, their rows scaled as they are copied,
+# point (sa_seq, sa_attn), meanfield with σ in bf16 (sa_seq, sa_seq1) and
+# dropout (sa_seqdrop); attention's projections, point causal or not with
+# one or two heads (sa_attn, sa_attndrop), meanfield (sa_attn_mf) and
+# dropout (sa_attndrop).  SA_ONLY (a list of model names) runs those only
+# (the checks of errors below read toy1d's header: keep toy1d in it).
 # For each model, trained for one
 # epoch on 16 rows of synthetic data, and each storage:
 #   - the header is exported with --rounded, the checkpoint of the values
@@ -24,7 +33,7 @@
 #     f32's with bf16 and 0.45 with int8 (biases and scales stay f32, and
 #     a meanfield weight keeps its σ in bf16: 3 bytes of 8).
 # Then the errors, with their exact messages: an unknown storage, a model
-# with a whvi or an ecmp layer (f32 only), and a compressed header given to
+# with a whvi or an emp layer (f32 only), and a compressed header given to
 # the C file of such a model (#error).
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
@@ -58,11 +67,13 @@ driver() {
 	nout=$(printf '%s\n' "$info" | sed -n 's/^inputs [0-9]*, outputs \([0-9]*\),.*/\1/p')
 	cols=$nout
 	std=
+	ids= # ids in [0, 3) for a model of ids (every test model's vocab is larger)
+	grep -q '^input .* int;' "$src" && ids=3
 	if [ "$lik" = gaussian ]; then
 		cols=$((2 * nout))
-		std=--standardize
+		[ -n "$ids" ] || std=--standardize
 	fi
-	rows_csv "$nin" "$nout" "$lik" >"$d/data.csv"
+	rows_csv "$nin" "$nout" "$lik" 16 0 "$ids" >"$d/data.csv"
 	for opt in bbb adam; do
 		"$d/drv" train --data "$d/data.csv" --optimizer "$opt" --epochs 1 --batch 8 \
 			--seed 1 $std --quiet --save "$d/ckpt" >/dev/null 2>&1 && return 0
@@ -77,8 +88,8 @@ build() {
 	header=$2
 	shift 2
 	"$@" $C99 -D"${up}_WEIGHTS=\"$header\"" -DSA_MODEL="$m" -DSA_UP="$up" \
-		-DSA_HEADER="\"$base.h\"" -I"$d" -o "$d/$name" "$d/$base.c" "$MAIN" -lm \
-		2>"$d/$name.err"
+		-DSA_HEADER="\"$base.h\"" ${ids:+-DSA_IDS} -I"$d" -o "$d/$name" "$d/$base.c" \
+		"$MAIN" -lm 2>"$d/$name.err"
 }
 
 # storage_test MODEL
@@ -136,7 +147,8 @@ storage_test() {
 	ok $run_status "$base: the constant data of bf16 and int8 are $run_out of f32's (at most 0.55 and 0.45)"
 }
 
-for model in toy1d toy1d_bayes whvi_toy1d_mcd fashion_resnet_bayes fashion_resnet_dropout sa_steps; do
+for model in ${SA_ONLY:-toy1d toy1d_bayes whvi_toy1d_mcd fashion_resnet_bayes fashion_resnet_dropout \
+	sa_steps sa_gru sa_seq sa_seq1 sa_seqdrop sa_attn sa_attn_mf sa_attndrop}; do
 	storage_test "$model"
 done
 
@@ -162,15 +174,6 @@ if driver whvi_toy1d; then
 else
 	ok 1 "whvi_toy1d: the driver builds and trains"
 fi
-# gru and embedding layers read f32 headers only (standalone_layers.c): a
-# compressed header given anyway (toy1d's, renamed) stops the compilation
-d=$W/sa_gru
-mkdir -p "$d"
-"$BNNC" --standalone -o "$d/sa_gru.c" "$top_srcdir/t/models/sa_gru.bnn"
-sed "s/TOY1D_/SA_GRU_/g; s/toy1d_w_/sa_gru_w_/g" "$W/toy1d/w_bf16.h" >"$d/forced.h"
-run env LC_ALL=C gcc $C99 -c -DSA_GRU_WEIGHTS='"forced.h"' -I"$d" -o "$W/x.o" "$d/sa_gru.c"
-printf '%s\n' "$run_err" | grep -q "#error \"layer 'h' is gru: its weights header must be exported with --storage f32\""
-ok_or_show $? "the C file of a gru model stops at a compressed header, saying why" "$run_err_file"
 if driver tiny_resnet; then
 	run "$d/drv" export --load "$d/ckpt" --storage bf16 -o "$W/x.h"
 	is "$run_status $run_err" "1 $d/drv: --storage bf16: layer 's1_b1' is emp, whose parameters are stored in f32 only (bf16 and int8 compress the weight matrices and kernels of point, meanfield and dropout layers)" \
