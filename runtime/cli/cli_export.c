@@ -25,8 +25,9 @@
  * into place), or to stdout with --out -.
  *
  * --storage bf16|int8 compresses the weight matrices and kernels (the
- * tensors of role BNN_ROLE_WEIGHT stored once, components 1: dense and
- * conv2d layers of the point, meanfield and dropout families), whose
+ * tensors of role BNN_ROLE_WEIGHT stored once, components 1: the weight
+ * matrices and kernels of dense, conv2d, conv1d, gru, attention and
+ * embedding layers of the point, meanfield and dropout families), whose
  * values are nearly all of a model's; every other array stays f32
  * (docs/standalone.md, "Storage").  Their params and sigma sections are
  * then split in two: MODEL_w_params_q (the compressed tensors, in order)
