@@ -340,18 +340,28 @@ static void bench_net_reset(void *ctx)
 	b->step = 0;
 }
 
-/* The pass with the gradient (and sqgrad when asked for). */
-static void bench_net_pass(void *ctx)
+/* The arguments of a training pass of b's network on its batch, with its
+ * gradient and random stream; callers add what their pass needs. */
+static bnn_pass bench_net_pass_args(bench_net *b)
 {
-	bench_net *b = ctx;
 	bnn_pass p = { .w = b->w,
 		       .x = b->x,
 		       .y = b->y,
 		       .batch = b->batch,
 		       .ws = b->ws,
 		       .grad = b->g,
-		       .sqgrad = b->with_sqgrad ? b->sq : NULL };
+		       .rng = &b->rng };
+	return p;
+}
 
+/* The pass with the gradient (and sqgrad when asked for). */
+static void bench_net_pass(void *ctx)
+{
+	bench_net *b = ctx;
+	bnn_pass p = bench_net_pass_args(b);
+
+	p.rng = NULL;
+	p.sqgrad = b->with_sqgrad ? b->sq : NULL;
 	bench_sink = b->m->pass(&p);
 }
 
@@ -728,13 +738,7 @@ static void bench_train(const bench_suite *su, long batch, long steps, const ben
 static void bench_vi_pass(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { .w = b->w,
-		       .x = b->x,
-		       .y = b->y,
-		       .batch = b->batch,
-		       .ws = b->ws,
-		       .grad = b->g,
-		       .rng = &b->rng };
+	bnn_pass p = bench_net_pass_args(b);
 
 	bench_sink = b->m->pass(&p);
 }
@@ -743,15 +747,9 @@ static void bench_vi_pass(void *ctx)
 static void bench_vi_pass_sqgrad(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { .w = b->w,
-		       .x = b->x,
-		       .y = b->y,
-		       .batch = b->batch,
-		       .ws = b->ws,
-		       .grad = b->g,
-		       .sqgrad = b->sq,
-		       .rng = &b->rng };
+	bnn_pass p = bench_net_pass_args(b);
 
+	p.sqgrad = b->sq;
 	bench_sink = b->m->pass(&p);
 }
 
@@ -759,16 +757,10 @@ static void bench_vi_pass_sqgrad(void *ctx)
 static void bench_vi_pass_lrt(void *ctx)
 {
 	bench_net *b = ctx;
-	bnn_pass p = { .w = b->w,
-		       .x = b->x,
-		       .y = b->y,
-		       .batch = b->batch,
-		       .ws = b->ws,
-		       .grad = b->g,
-		       .rng = &b->rng,
-		       .sigma = b->sigma,
-		       .grad_sigma = b->gs };
+	bnn_pass p = bench_net_pass_args(b);
 
+	p.sigma = b->sigma;
+	p.grad_sigma = b->gs;
 	bench_sink = b->m->pass(&p);
 }
 
