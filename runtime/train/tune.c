@@ -2,7 +2,7 @@
  * tune.c: the search of an optimizer's main hyperparameters by successive
  * halving (Jamieson & Talwalkar 2016; docs/tune.md).  Each configuration
  * is a few options of bnn_train_set (the learning rate, the prior
- * precision or weight decay, IVON's ess and h0, VOGN's τ), sampled
+ * precision or weight decay, IVON's and BADAM's ess, IVON's h0, VOGN's τ), sampled
  * log-uniformly around their defaults from a seeded generator and rounded
  * to three significant digits, so that the table, the options file and a
  * later `train --options` all carry the same values.  Every rung trains
@@ -51,7 +51,11 @@ bnn_tune_options bnn_tune_defaults(void)
  * App. A: "λ = N is a good starting point", larger λ a lower
  * temperature), h0 a decade either side of its default (App. A: "typically
  * around 0.01 to 1"); VOGN's τ from 0.1 to 1 (Osawa et al. 2019: τ ≠ 1
- * tempers the posterior, and their schedule raises τ from 0.1 to 1). */
+ * tempers the posterior, and their schedule raises τ from 0.1 to 1);
+ * BADAM's N of σ a decade either side of its default, N × the largest
+ * fan-in (bnn_default_ess; Kessler et al., App. C: tune N and the prior
+ * variance on validation data), ranked by its validation NLL through its
+ * posterior samples (the optimizer's valid_mc, train.c). */
 static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, struct tune_axis *ax)
 {
 	double lr = o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer);
@@ -80,6 +84,9 @@ static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, s
 		 * are the model's (prior_terms.c refuses delta with them) */
 		if (m->prior.kind == BNN_PRIOR_GAUSSIAN)
 			ax[k++] = (struct tune_axis){ "delta", p, 100 };
+		if (o->optimizer == BNN_OPT_BADAM) /* the N of σ: Kessler et al., App. C */
+			ax[k++] = (struct tune_axis){ "ess", bnn_default_ess(m, o->optimizer, n),
+				                      10 };
 		break;
 	}
 	return k;
