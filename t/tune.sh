@@ -4,7 +4,8 @@
 # ivon and vogn) and t/models/rt_blobs.bnn (point) on the three blobs of
 # t/data/tune_blobs.csv.  Checks:
 #   - the search with a fixed seed prints the table of
-#     t/data/tune_ivon.expected, on one thread and on two;
+#     t/data/tune_ivon.expected, on one thread and on two; badam's searches
+#     lr, delta and its ess around N x the largest fan-in (a fixed table);
 #   - the options file it writes is read back by train --options to the
 #     same options (the checkpoint's options text, word for word), and the
 #     command line overrides the file wherever it stands;
@@ -50,6 +51,21 @@ is "$(sed -n 1p best.opts)" \
 is "$(grep -E '^(lr|delta|ess|h0|epochs)=' best.opts | tr '\n' ' ')" \
 	"lr=1.19 epochs=4 delta=0.0275 h0=0.966 ess=89.4 " \
 	"it holds the best trial's values and the epochs of its last rung"
+
+# ---- badam: its ess searched, ranked through its posterior samples ---------
+# 150 examples, 30 held out: N = 120, and rt_bayes's largest fan-in is 8
+# (the logits' 8 inputs), so ess is drawn from [960/10, 960 x 10].
+run ./bayes tune --data blobs.csv --optimizer badam --trials 4 --batch 32 --seed 3 \
+	--out badam.opts --threads 1
+is "$run_out" "trial rung epochs           lr        delta          ess  valid_nll  accuracy kept
+    0    0      1     0.000118       0.0974     4.57e+03     0.6901    0.7000 yes
+    1    0      1     0.000102         15.8     1.75e+03     0.7027    0.7000 yes
+    2    0      1     0.000745         93.2          139     0.7080    0.7000 no
+    3    0      1      0.00027         7.12         97.6     0.7711    0.7000 no
+    0    1      2     0.000118       0.0974     4.57e+03     0.6886    0.7000 yes
+    1    1      2     0.000102         15.8     1.75e+03     0.7017    0.7000 no
+best: trial 0, valid NLL 0.6886 after 2 epochs; options written to badam.opts" \
+	"tune badam: lr, delta and ess (in [96, 9600]) with a fixed seed give a fixed table"
 
 # ---- train --options reads them back ------------------------------------------
 run ./bayes train --options best.opts --data blobs.csv --save b.ckpt --quiet
