@@ -55,16 +55,16 @@ is "$(grep -E '^(lr|delta|ess|h0|epochs)=' best.opts | tr '\n' ' ')" \
 # ---- badam: its ess searched, ranked through its posterior samples ---------
 # 150 examples, 30 held out: N = 120, and rt_bayes's largest fan-in is 8
 # (the logits' 8 inputs), so ess is drawn from [960/10, 960 x 10].
-run ./bayes tune --data blobs.csv --optimizer badam --trials 4 --batch 32 --seed 3 \
+run ./bayes tune --data blobs.csv --optimizer badam --lr 0.05 --trials 4 --batch 32 --seed 3 \
 	--out badam.opts --threads 1
 is "$run_out" "trial rung epochs           lr        delta          ess  valid_nll  accuracy kept
-    0    0      1     0.000118       0.0974     4.57e+03     0.6901    0.7000 yes
-    1    0      1     0.000102         15.8     1.75e+03     0.7027    0.7000 yes
-    2    0      1     0.000745         93.2          139     0.7080    0.7000 no
-    3    0      1      0.00027         7.12         97.6     0.7711    0.7000 no
-    0    1      2     0.000118       0.0974     4.57e+03     0.6886    0.7000 yes
-    1    1      2     0.000102         15.8     1.75e+03     0.7017    0.7000 no
-best: trial 0, valid NLL 0.6886 after 2 epochs; options written to badam.opts" \
+    0    0      1      0.00591       0.0974     4.57e+03     0.6639    0.7667 yes
+    1    0      1       0.0051         15.8     1.75e+03     0.6805    0.7333 yes
+    2    0      1       0.0372         93.2          139     0.6811    0.8000 no
+    3    0      1       0.0135         7.12         97.6     0.7243    0.7000 no
+    0    1      2      0.00591       0.0974     4.57e+03     0.6264    0.8000 yes
+    1    1      2       0.0051         15.8     1.75e+03     0.6510    0.7667 no
+best: trial 0, valid NLL 0.6264 after 2 epochs; options written to badam.opts" \
 	"tune badam: lr, delta and ess (in [96, 9600]) with a fixed seed give a fixed table"
 
 # ---- train --options reads them back ------------------------------------------

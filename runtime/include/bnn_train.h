@@ -148,7 +148,9 @@ int bnn_threads_available(void);
 double bnn_default_lr(int optimizer);
 /** The schedule an optimizer uses when none is given (enum
  *  bnn_schedule_kind): cosine for ivon and vogn, whose papers decay the
- *  learning rate (docs/optimizers/ivon.md, vogn.md), constant otherwise. */
+ *  learning rate (docs/optimizers/ivon.md, vogn.md), and for badam, whose
+ *  Laplace posterior is taken at a converged iterate (badam.md); constant
+ *  otherwise. */
 int bnn_default_schedule(int optimizer);
 /** The schedule o trains with: its own, or its optimizer's default. */
 int bnn_train_schedule_kind(const bnn_train_options *o);

@@ -90,7 +90,8 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 		.options_text = train_ivon_text,
 	},
 	[BNN_OPT_BADAM] = {
-		.name = "badam", .default_lr = 1e-3, .uses_ess = 1,
+		.name = "badam", .default_lr = 1e-3, .default_schedule = BNN_SCHEDULE_COSINE,
+		.uses_ess = 1,
 		.ess_times_fan_in = 1, .valid_mc = TRAIN_BADAM_VALID_MC,
 		.slots = 2, .slot_names = { "m", "v" },
 		.variational = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
