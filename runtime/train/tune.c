@@ -52,10 +52,13 @@ bnn_tune_options bnn_tune_defaults(void)
  * temperature), h0 a decade either side of its default (App. A: "typically
  * around 0.01 to 1"); VOGN's τ from 0.1 to 1 (Osawa et al. 2019: τ ≠ 1
  * tempers the posterior, and their schedule raises τ from 0.1 to 1);
- * BADAM's N of σ a decade either side of its default, N × the largest
- * fan-in (bnn_default_ess; Kessler et al., App. C: tune N and the prior
- * variance on validation data), ranked by its validation NLL through its
- * posterior samples (the optimizer's valid_mc, train.c). */
+ * BADAM's prior precision and N of σ from its defaults (the model's p and
+ * N × the largest fan-in, bnn_default_ess) to 100 times them, ranked by
+ * the validation NLL of its posterior samples (the optimizer's valid_mc,
+ * train.c): Kessler et al., App. C, tune N and the prior variance on
+ * validation data "to mitigate against underfitting", which a posterior
+ * wider than the defaults' only worsens, and whose 8-sample NLL is too
+ * noisy to rank (a lucky draw wins). */
 static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, struct tune_axis *ax)
 {
 	double lr = o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer);
@@ -78,15 +81,15 @@ static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, s
 		ax[k++] = (struct tune_axis){ "delta", p, 100 };
 		ax[k++] = (struct tune_axis){ "tau", sqrt(0.1), sqrt(10) };
 		break;
-	case BNN_OPT_BADAM:
+	case BNN_OPT_BADAM: /* only narrower than its defaults: [p, 100p], [N·d, 100N·d] */
+		ax[k++] = (struct tune_axis){ "delta", 10 * p, 10 };
+		ax[k++] = (struct tune_axis){ "ess", 10 * bnn_default_ess(m, o->optimizer, n), 10 };
+		break;
 	case BNN_OPT_BBB:
 		/* delta is a gaussian prior's precision; the other priors' arguments
 		 * are the model's (prior_terms.c refuses delta with them) */
 		if (m->prior.kind == BNN_PRIOR_GAUSSIAN)
 			ax[k++] = (struct tune_axis){ "delta", p, 100 };
-		if (o->optimizer == BNN_OPT_BADAM) /* the N of σ: Kessler et al., App. C */
-			ax[k++] = (struct tune_axis){ "ess", bnn_default_ess(m, o->optimizer, n),
-				                      10 };
 		break;
 	}
 	return k;
