@@ -256,8 +256,9 @@ static int bd_choose(struct bd_agent *ag, const float *x)
 /*
  * BADAM's σ = 1/√(N·√v̂ + δ) again, with N = rounds × batch size as the
  * paper's bandit experiments set it (appendix D.3: "the number of points
- * seen N is set dynamically as t × batch-size"), rather than the data size
- * bnn_train() used.  δ is each layer's prior precision, or --set delta.
+ * seen N is set dynamically as t × batch-size"), or N = rounds
+ * (--badam-n rounds), rather than bnn_train()'s default (the data size
+ * times the largest fan-in).  δ is each layer's prior precision, or --set delta.
  */
 static void bd_badam_sigma(struct bd_agent *ag, const bnn_train_options *o, double n_data)
 {
@@ -311,8 +312,9 @@ static int bd_train(struct bd_agent *ag, const struct bd_config *cfg, uint64_t s
 	o.verbose = 0;
 	if ((rc = bnn_train(&ag->st, &(bnn_train_io){ .train = &ds }, &o, err)))
 		return rc;
-	if (o.optimizer == BNN_OPT_BADAM && cfg->n_rounds_batch)
-		bd_badam_sigma(ag, &o, (double)ag->n * (double)cfg->batch);
+	if (o.optimizer == BNN_OPT_BADAM) /* N = rounds × B, or rounds */
+		bd_badam_sigma(ag, &o,
+		               (double)ag->n * (cfg->n_rounds_batch ? (double)cfg->batch : 1.0));
 	return BNN_OK;
 }
 
@@ -507,6 +509,9 @@ int main(int argc, char **argv)
 	cfg.n_rounds_batch = 1;
 	cfg.train = bnn_train_defaults();
 	cfg.train.optimizer = BNN_OPT_BADAM;
+	/* Adam's constant rate, as measured in docs/examples.md (badam's
+	 * default cosine would decay to 0 within every retraining) */
+	cfg.train.schedule.kind = BNN_SCHEDULE_CONSTANT;
 	cfg.train.threads = 1;
 	for (i = 1; i < argc; i++) {
 		const char *opt = argv[i], *val;

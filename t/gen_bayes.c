@@ -148,10 +148,13 @@ static void train_one(int optimizer, const bnn_dataset *train, const bnn_dataset
 
 /*
  * BADAM's N of the posterior is the option ess when given (Kessler et al.,
- * appendix C): after training, σ = 1/√(λ√v̂ + p) with v̂ = v/(1 − β2^t),
- * λ = ess, p the prior precision, i.e. σ²(λ√v̂ + p) = 1 up to rounding.
+ * appendix C), else N × the largest fan-in of a layer with a posterior
+ * (bnn_default_ess): after training, σ = 1/√(λ√v̂ + p) with
+ * v̂ = v/(1 − β2^t), λ that N, p the prior precision, i.e. σ²(λ√v̂ + p) = 1
+ * up to rounding.  By hand for rt_bayes (h: 4 inputs, logits: 8) on 300
+ * examples: the default λ is 300 × 8 = 2400.
  */
-static void test_badam_ess(const bnn_dataset *train)
+static void test_badam_ess(const bnn_dataset *train, double ess, double lambda)
 {
 	bnn_train_options o = bnn_train_defaults();
 	const bnn_model *m = &rt_bayes_model;
@@ -164,10 +167,10 @@ static void test_badam_ess(const bnn_dataset *train)
 	o.optimizer = BNN_OPT_BADAM;
 	o.epochs = 2;
 	o.batch = 16;
-	o.ess = 1e6;
+	o.ess = ess;
 	bnn_state_init(&st, m, 1, &err);
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = train }, &o, &err), BNN_OK,
-	       "badam trains with ess = 1e6");
+	       "badam trains with ess = %g", ess);
 	bc = 1 - pow(0.999, (double)st.step);
 	for (i = 0; i < m->ntensors; i++) {
 		const bnn_tensor *t = &m->tensors[i];
@@ -176,11 +179,70 @@ static void test_badam_ess(const bnn_dataset *train)
 			continue;
 		for (j = t->offset; j < t->offset + t->size; j++) {
 			double s = st.sigma[j], vh = st.opt[1][j] / bc;
-			if (fabs(s * s * (1e6 * sqrt(vh) + p) - 1) > 1e-4)
+			if (fabs(s * s * (lambda * sqrt(vh) + p) - 1) > 1e-4)
 				good = 0;
 		}
 	}
-	ok(good, "badam: sigma = 1/sqrt(ess sqrt(vhat) + prior) with ess = 1e6");
+	ok(good, "badam: sigma = 1/sqrt(%g sqrt(vhat) + prior) with ess = %g", lambda, ess);
+	bnn_state_free(&st);
+}
+
+/* bnn_default_ess by hand: badam's N × 8 (rt_bayes's largest fan-in, the
+ * logits' 8 inputs; 784 for the Fashion-MNIST MLP's first layer), the
+ * others' N; a model without a posterior scales by 1. */
+static void test_default_ess(void)
+{
+	is_float(bnn_default_ess(&rt_bayes_model, BNN_OPT_BADAM, 300), 2400, 0,
+	         "badam's default ess for rt_bayes on 300 examples: 300 x 8");
+	is_float(bnn_default_ess(&rt_bayes_model, BNN_OPT_IVON, 300), 300, 0,
+	         "ivon's default ess: N");
+	is_float(bnn_default_ess(&rt_widept_model, BNN_OPT_BADAM, 300), 300, 0,
+	         "badam on a model without a posterior: N");
+}
+
+/*
+ * BADAM validates by its posterior predictive: σ enters no gradient, so
+ * the validation NLL of each epoch (and so the epoch kept) is that of 8
+ * samples drawn from the seed derived as bnn_rng_derive(seed, 0x7661), the
+ * same every epoch.  The run ends at its best epoch, whose reported NLL is
+ * then bnn_predict's with those 8 samples, bit for bit, and not the mean's.
+ */
+static int keep_best(const bnn_epoch_report *r, void *ctx)
+{
+	if (r->improved)
+		*(double *)ctx = r->valid_nll;
+	return 0;
+}
+
+static void test_badam_valid_mc(const bnn_dataset *train, const bnn_dataset *valid)
+{
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state st;
+	bnn_err err;
+	double best = NAN, mc = 0, mean = 0;
+	float *probs;
+
+	o.optimizer = BNN_OPT_BADAM;
+	o.epochs = 3;
+	o.batch = 16;
+	o.ess = 50; /* a wide posterior: its samples and its mean differ */
+	bnn_state_init(&st, &rt_bayes_model, 1, &err);
+	is_int(bnn_train(&st,
+	                 &(bnn_train_io){ .train = train,
+	                                  .valid = valid,
+	                                  .on_epoch = keep_best,
+	                                  .ctx = &best },
+	                 &o, &err),
+	       BNN_OK, "badam trains with a validation set");
+	probs = malloc((size_t)valid->n * rt_bayes_model.outputs * sizeof *probs);
+	bnn_predict(&st, valid, 8, bnn_rng_derive(o.seed, 0x7661),
+	            &(bnn_prediction){ .probs = probs, .nll = &mc }, &err);
+	bnn_predict(&st, valid, 0, 0, &(bnn_prediction){ .probs = probs, .nll = &mean }, &err);
+	free(probs);
+	is_float(best, mc / (double)valid->n, 0,
+	         "badam: the best epoch's validation NLL is its 8-sample predictive's");
+	ok(fabs(best - mean / (double)valid->n) > 1e-3,
+	   "badam: and not the mean network's (%.4f against %.4f)", best, mean / (double)valid->n);
 	bnn_state_free(&st);
 }
 
@@ -250,7 +312,10 @@ static void test_optimizers(void)
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 1);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 1, 0);
 	train_one(BNN_OPT_BBB, &train, &test, 0.01, 30, 2, 0);
-	test_badam_ess(&train);
+	test_badam_ess(&train, 1e6, 1e6);
+	test_badam_ess(&train, 0, 2400);
+	test_default_ess();
+	test_badam_valid_mc(&train, &test);
 	test_vogn_beta2(&train);
 	bnn_dataset_free(&train);
 	bnn_dataset_free(&test);

@@ -8,8 +8,9 @@
 #     adam, ivon, vogn, badam and bbb with defaults only: the options as
 #     they run (ivon's lr 0.3, cosine schedule and gradient-norm clip 2,
 #     its ess and δ from the data and the model; vogn's lr 5e-5, cosine,
-#     δ = ρ × the prior; no clip for the others) and which values the
-#     trainer chose;
+#     δ = ρ × the prior; badam's cosine; no clip for the others) and which
+#     values the trainer chose (badam's ess = N x the largest fan-in of a layer with
+#     a posterior, by hand, and its validation by posterior samples);
 #   - a value the user gave is not listed as chosen, and with every such
 #     value given the second line says so;
 #   - --quiet prints neither line;
@@ -70,10 +71,26 @@ is "$got" "training: optimizer=vogn lr=5e-05 schedule=cosine $common beta1=0.899
 chosen by the trainer: lr=5e-05 (vogn's default), schedule=cosine (vogn's default: decays to lr_min over the epochs), delta=100 (the layers' prior precisions x rho)" \
 	"vogn: lr 5e-5, cosine, and delta = rho x prior are reported"
 
+# badam's ess: N x the largest fan-in of a layer with a posterior, by hand
+# 120 x 8 (h has 4 inputs, logits 8).
 got=$(settings bayes --optimizer badam)
+is "$got" "training: optimizer=badam lr=0.001 schedule=cosine $common beta1=0.899999976 beta2=0.999000013 eps=9.99999994e-09 weight_decay=0 delta=nan ess=960
+chosen by the trainer: lr=0.001 (badam's default), schedule=cosine (badam's default: decays to lr_min over the epochs), ess=960 (the number of training examples, 120, x the largest fan-in of a layer with a posterior, 8), delta=1 (the layers' prior precisions)" \
+	"badam: ess = 120 x 8 and the prior precision are reported"
+
+# With validation data badam validates by its posterior samples: 90 of the
+# 120 examples train (valid_fraction 0.25), so ess = 90 x 8 = 720.
+got=$(settings bayes --optimizer badam --set valid_fraction=0.25)
 is "$(printf '%s\n' "$got" | sed -n 2p)" \
-	"chosen by the trainer: lr=0.001 (badam's default), schedule=constant (badam's default), ess=120 (the number of training examples), delta=1 (the layers' prior precisions)" \
-	"badam: ess and the prior precision are reported"
+	"chosen by the trainer: lr=0.001 (badam's default), schedule=cosine (badam's default: decays to lr_min over the epochs), ess=720 (the number of training examples, 90, x the largest fan-in of a layer with a posterior, 8), delta=1 (the layers' prior precisions), validation by 8 posterior samples (badam's: the network at the mean does not see its sigma)" \
+	"badam with validation: ess = 90 x 8, validation by 8 posterior samples"
+
+# delta = 0 can leave sigma infinite (a weight no gradient reached): no
+# sample predicts, so such a run validates at the mean.
+got=$(settings bayes --optimizer badam --set valid_fraction=0.25 --set delta=0 --set ess=500)
+is "$(printf '%s\n' "$got" | sed -n 2p)" \
+	"chosen by the trainer: lr=0.001 (badam's default), schedule=cosine (badam's default: decays to lr_min over the epochs)" \
+	"badam with delta = 0: validation at the mean"
 
 got=$(settings bayes --optimizer bbb)
 is "$(printf '%s\n' "$got" | sed -n 2p)" \

@@ -4,7 +4,9 @@
 # ivon and vogn) and t/models/rt_blobs.bnn (point) on the three blobs of
 # t/data/tune_blobs.csv.  Checks:
 #   - the search with a fixed seed prints the table of
-#     t/data/tune_ivon.expected, on one thread and on two;
+#     t/data/tune_ivon.expected, on one thread and on two; badam's starts
+#     from its defaults and searches delta and ess from them up (a fixed
+#     table);
 #   - the options file it writes is read back by train --options to the
 #     same options (the checkpoint's options text, word for word), and the
 #     command line overrides the file wherever it stands;
@@ -50,6 +52,24 @@ is "$(sed -n 1p best.opts)" \
 is "$(grep -E '^(lr|delta|ess|h0|epochs)=' best.opts | tr '\n' ' ')" \
 	"lr=1.19 epochs=4 delta=0.0275 h0=0.966 ess=89.4 " \
 	"it holds the best trial's values and the epochs of its last rung"
+
+# ---- badam: its ess searched, ranked through its posterior samples ---------
+# 150 examples, 30 held out: N = 120, and rt_bayes's largest fan-in is 8
+# (the logits' 8 inputs): trial 0 is badam's defaults (ess 960, delta 1,
+# the prior precision), the others only narrower posteriors, ess from
+# [960, 100 x 960] and delta from [1, 100]; the other trials' values are
+# those the same stream gives without the defaults in trial 0.
+run ./bayes tune --data blobs.csv --optimizer badam --lr 0.05 --trials 4 --batch 32 --seed 3 \
+	--out badam.opts --threads 1
+is "$run_out" "trial rung epochs           lr        delta          ess  valid_nll  accuracy kept
+    0    0      1         0.05            1          960     0.5371    0.8333 yes
+    1    0      1       0.0051         39.7     1.75e+04     0.6753    0.7333 no
+    2    0      1       0.0372         96.6     1.39e+03     0.6703    0.8000 no
+    3    0      1       0.0135         26.7          976     0.6635    0.8000 yes
+    0    1      2         0.05            1          960     0.3863    0.8667 yes
+    3    1      2       0.0135         26.7          976     0.6033    0.8000 no
+best: trial 0, valid NLL 0.3863 after 2 epochs; options written to badam.opts" \
+	"tune badam: trial 0 its defaults (lr 0.05 as given, delta 1, ess 960), then delta in [1, 100] and ess in [960, 96000]: a fixed table"
 
 # ---- train --options reads them back ------------------------------------------
 run ./bayes train --options best.opts --data blobs.csv --save b.ckpt --quiet

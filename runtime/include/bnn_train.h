@@ -80,8 +80,8 @@ typedef struct bnn_train_options {
 	double ess;            /* ivon: effective sample size λ; badam: the
 	                          N of the posterior precision N√v̂ + δ
 	                          (Kessler et al., appendix C: a
-	                          hyperparameter); 0: N, the number of
-	                          training examples [0] [ess] */
+	                          hyperparameter); 0: the optimizer's
+	                          default, see bnn_default_ess [0] [ess] */
 	double sigma0;         /* bbb: initial posterior σ [1e-3] [sigma0] */
 	int lrt;               /* bbb: 0, one weight sample θ = μ + σε per
 	                          pass and g_σ = g·ε (Blundell et al.); 1,
@@ -148,7 +148,9 @@ int bnn_threads_available(void);
 double bnn_default_lr(int optimizer);
 /** The schedule an optimizer uses when none is given (enum
  *  bnn_schedule_kind): cosine for ivon and vogn, whose papers decay the
- *  learning rate (docs/optimizers/ivon.md, vogn.md), constant otherwise. */
+ *  learning rate (docs/optimizers/ivon.md, vogn.md), and for badam, whose
+ *  Laplace posterior is taken at a converged iterate (badam.md); constant
+ *  otherwise. */
 int bnn_default_schedule(int optimizer);
 /** The schedule o trains with: its own, or its optimizer's default. */
 int bnn_train_schedule_kind(const bnn_train_options *o);
@@ -157,6 +159,12 @@ int bnn_train_schedule_kind(const bnn_train_options *o);
  *  and attention without it (docs/optimizers/ivon.md); 0 (off) for the
  *  others. */
 double bnn_default_clip(int optimizer);
+/** The effective sample size an optimizer uses when none is given, for a
+ *  model trained on n examples: for badam, n × the largest fan-in of a
+ *  layer with a posterior (the N of its σ = 1/√(N√v̂ + δ), scaled as the
+ *  weights' own precision scales with the fan-in; docs/optimizers/badam.md,
+ *  "Defaults and their evidence"); n for the others (ivon's λ = N). */
+double bnn_default_ess(const bnn_model *m, int optimizer, double n);
 /** The gradient-norm clip o trains with: its own (0: off), or its
  *  optimizer's default when o->clip is NaN. */
 double bnn_train_clip(const bnn_train_options *o);

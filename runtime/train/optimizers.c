@@ -30,6 +30,15 @@
  * docs/optimizers/ivon.md, "Defaults and their evidence". */
 #define TRAIN_IVON_CLIP 2.0
 
+/* BADAM's validation samples: its σ (the N of eq. 12 and δ) is read off
+ * Adam's v after training and enters no gradient, so the network at the
+ * mean cannot tell a good σ from a bad one; the validation NLL (the best
+ * epoch, early stopping, tune's ranking) is that of the predictive eval
+ * reports, here with 8 samples (about a third of an epoch's time on the
+ * Fashion-MNIST MLP's 6,000 validation images).  docs/optimizers/badam.md,
+ * "Defaults and their evidence". */
+#define TRAIN_BADAM_VALID_MC 8
+
 const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 	[BNN_OPT_SGD] = {
 		.name = "sgd", .default_lr = 0.01,
@@ -81,7 +90,9 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 		.options_text = train_ivon_text,
 	},
 	[BNN_OPT_BADAM] = {
-		.name = "badam", .default_lr = 1e-3, .uses_ess = 1,
+		.name = "badam", .default_lr = 1e-3, .default_schedule = BNN_SCHEDULE_COSINE,
+		.uses_ess = 1,
+		.ess_times_fan_in = 1, .valid_mc = TRAIN_BADAM_VALID_MC,
 		.slots = 2, .slot_names = { "m", "v" },
 		.variational = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
 		.options = "beta1 beta2 eps ess",

@@ -246,6 +246,7 @@ static void train_augment(struct trainer *t, float *x)
 
 static void train_free(struct trainer *t)
 {
+	bnn_dataset_free(&t->valid_own);
 	free(t->aug_scratch);
 	free(t->train_idx);
 	free(t->valid_idx);
@@ -261,11 +262,12 @@ static void train_free(struct trainer *t)
 	train_swag_free(&t->swag);
 }
 
-/* Right answers of raw outputs against the targets of examples idx[0..n)
+/* Right answers of outputs against the targets of examples idx[0..n)
  * into v[0], answers into v[1] (the validation accuracy is v[0] / v[1]
- * summed over the ranks). */
+ * summed over the ranks).  A label is predicted present when its output
+ * exceeds threshold: 0 for raw outputs (logits), 0.5 for probabilities. */
 static void train_accuracy(const bnn_model *m, const bnn_dataset *ds, const long *idx, long n,
-                           const float *out, double *v)
+                           const float *out, float threshold, double *v)
 {
 	long i, j, right = 0, total = 0, k = m->outputs;
 	if (bnn_likelihood_regression(m))
@@ -281,7 +283,7 @@ static void train_accuracy(const bnn_model *m, const bnn_dataset *ds, const long
 			total++;
 		} else {
 			for (j = 0; j < k; j++)
-				right += (z[j] > 0) == (y[j] > 0.5f);
+				right += (z[j] > threshold) == (y[j] > 0.5f);
 			total += k;
 		}
 	}
@@ -602,10 +604,69 @@ static int train_check_sizes(struct trainer *t, bnn_err *err)
 	return BNN_OK;
 }
 
+/*
+ * Validation by the posterior predictive (an optimizer's valid_mc: BADAM,
+ * whose σ no gradient sees).  It samples σ, so it needs every δ > 0: with
+ * δ = 0 a weight no gradient reached has σ = +inf (optim_badam.c) and no
+ * sample predicts, and such a run validates at the mean.  bnn_predict
+ * reads whole data sets, so the held-out examples of a valid_fraction
+ * split are gathered once into t->valid_own.
+ */
+static int train_valid_mc_setup(struct trainer *t, bnn_err *err)
+{
+	const bnn_dataset *src = t->valid_ds;
+	bnn_dataset *d = &t->valid_own;
+	long i;
+
+	t->valid_mc = train_optimizers[t->o->optimizer].valid_mc;
+	for (i = 0; i < t->ntensors; i++)
+		if (train_stochastic(&t->tensors[i]) && !(t->tensors[i].delta > 0))
+			t->valid_mc = 0;
+	if (t->valid_mc == 0 || t->nvalid == 0 || src != t->train)
+		return BNN_OK; /* at the mean, none, or a validation set as given */
+	*d = *src;
+	d->n = t->nvalid;
+	d->columns = NULL;
+	d->x = bnn_floats_alloc(d->n * d->features);
+	d->y = d->targets ? bnn_floats_alloc(d->n * d->targets) : NULL;
+	if (!d->x || (d->targets && !d->y)) {
+		bnn_dataset_free(d);
+		return bnn_fail(err, BNN_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < d->n; i++) {
+		long j = t->valid_idx[i];
+		memcpy(d->x + i * d->features, src->x + j * src->features,
+		       (size_t)d->features * sizeof *d->x);
+		if (d->targets)
+			memcpy(d->y + i * d->targets, src->y + j * src->targets,
+			       (size_t)d->targets * sizeof *d->y);
+		t->valid_idx[i] = i;
+	}
+	t->valid_ds = d;
+	return BNN_OK;
+}
+
+/* valid_mc's NLL and accuracy sums: rank 0 predicts every held-out example
+ * (bnn_predict's sum is in example order, the same for any threads), the
+ * others add nothing. */
+static int train_validate_mc(struct trainer *t, double *v, bnn_err *err)
+{
+	const bnn_prediction out = { .probs = t->out, .nll = &v[0] };
+	int rc;
+
+	if (t->rank > 0)
+		return BNN_OK;
+	rc = bnn_predict(t->st, t->valid_ds, t->valid_mc, bnn_rng_derive(t->o->seed, 0x7661), &out,
+	                 err); /* "va": the same draws every epoch */
+	if (!rc)
+		train_accuracy(t->m, t->valid_ds, t->valid_idx, t->nvalid, t->out, 0.5f, v + 1);
+	return rc;
+}
+
 /* The validation NLL and accuracy of the state, each rank running its
  * share of the held-out examples (train_dist_rows) and the sums and
- * counts added over the ranks.  A rank's failure is agreed on by the
- * caller. */
+ * counts added over the ranks (valid_mc: train_validate_mc).  A rank's
+ * failure is agreed on by the caller. */
 static int train_validate(struct trainer *t, bnn_epoch_report *r, bnn_err *err)
 {
 	long first, count;
@@ -613,12 +674,15 @@ static int train_validate(struct trainer *t, bnn_epoch_report *r, bnn_err *err)
 	int rc = BNN_OK;
 
 	train_dist_rows(t, t->nvalid, &first, &count);
-	if (count > 0) {
+	if (t->valid_mc > 0 && t->st->sigma)
+		rc = train_validate_mc(t, v, err);
+	else if (count > 0) {
 		bnn_example_range held_out = { t->valid_idx + first, count, 256 };
 		float *out = t->out + first * t->m->outputs;
 		rc = bnn_model_outputs(t->st, t->valid_ds, &held_out, out, &v[0], err);
 		if (!rc)
-			train_accuracy(t->m, t->valid_ds, t->valid_idx + first, count, out, v + 1);
+			train_accuracy(t->m, t->valid_ds, t->valid_idx + first, count, out, 0,
+			               v + 1);
 	}
 	v[3] = rc != 0;
 	train_dist_sum(t, v, 4);
@@ -692,7 +756,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 		t.n_data = (double)t.ntrain;
 		/* the data's checks first: a refusal leaves st as it was */
 		if (!(rc = train_augment_setup(&t, err)) && !(rc = train_step_setup(&t, err)) &&
-		    !(rc = train_alloc(&t, err)))
+		    !(rc = train_alloc(&t, err)) && !(rc = train_valid_mc_setup(&t, err)))
 			rc = train_loo_setup(&t, err);
 	}
 	/* one process's failure here (memory) is every process's */

@@ -243,6 +243,12 @@ struct trainer {
 	                                channel and example), else 1 */
 	long *valid_idx, nvalid;     /* held-out examples (into valid, or train) */
 	const bnn_dataset *valid_ds; /* where valid_idx points */
+	long valid_mc;               /* validation by the Monte-Carlo predictive of
+	                                this many posterior samples (the
+	                                optimizer's valid_mc), 0: at the mean */
+	bnn_dataset valid_own;       /* valid_mc with a valid_fraction split: the
+	                                held-out examples gathered (valid_ds then),
+	                                owned; else zeroed */
 	float *ws, *xb, *yb, *out;
 	float *grad;          /* ĝ: the gradient estimate of a step */
 	float *hess;          /* ĥ: vogn's squared gradients, ivon's estimate */
@@ -316,6 +322,13 @@ struct train_optimizer {
 	                                          (VOGN's default tempering) */
 	int uses_ess;                          /* reads the effective sample size
 	                                          (train_effective_n) */
+	int ess_times_fan_in;                  /* ess unset: N × the largest fan-in of a
+	                                          layer with a posterior (BADAM's N of
+	                                          σ, bnn_default_ess), else N */
+	int valid_mc;                          /* validates by the Monte-Carlo predictive
+	                                          of this many posterior samples (0: at
+	                                          the mean): its σ is not part of the
+	                                          training objective (BADAM) */
 	int slots;                             /* bnn_state.opt arrays it keeps (the first) */
 	const char *slot_names[BNN_OPT_SLOTS]; /* what they hold, in order */
 	int variational;                       /* learns σ: keeps bnn_state.sigma */

@@ -79,6 +79,28 @@ double bnn_default_clip(int optimizer)
 	return opt ? opt->default_clip : 0;
 }
 
+/* The largest fan-in of a tensor of a layer with a posterior (BNN_CAP_SIGMA);
+ * 1 when the model has none. */
+static double largest_posterior_fan_in(const bnn_model *m)
+{
+	long d = 1;
+	int i;
+
+	for (i = 0; i < m->ntensors; i++) {
+		const bnn_tensor *bt = &m->tensors[i];
+		if (bt->layer >= 0 && (m->layers[bt->layer].caps & BNN_CAP_SIGMA) && bt->fan_in > d)
+			d = bt->fan_in;
+	}
+	return (double)d;
+}
+
+double bnn_default_ess(const bnn_model *m, int optimizer, double n)
+{
+	const struct train_optimizer *opt = train_optimizer_of(optimizer);
+
+	return opt && opt->ess_times_fan_in && m ? n * largest_posterior_fan_in(m) : n;
+}
+
 double bnn_train_clip(const bnn_train_options *o)
 {
 	return isnan(o->clip) ? bnn_default_clip(o->optimizer) : o->clip;

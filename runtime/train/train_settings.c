@@ -61,7 +61,13 @@ static int settings_choices(const struct trainer *t, char *buf, int n)
 		                      "%s clip=%.9g (%s's default: the gradient's norm "
 		                      "clipped to it)",
 		                      k++ ? "," : "", t->clip, opt);
-	if (row->uses_ess && !(o->ess > 0))
+	if (row->uses_ess && !(o->ess > 0) && row->ess_times_fan_in)
+		n = train_text_append(buf, n,
+		                      "%s ess=%.9g (the number of training examples, %.9g, x the "
+		                      "largest fan-in of a layer with a posterior, %.9g)",
+		                      k++ ? "," : "", train_effective_n(t), t->n_data,
+		                      train_effective_n(t) / t->n_data);
+	else if (row->uses_ess && !(o->ess > 0))
 		n = train_text_append(buf, n, "%s ess=%.9g (the number of training examples)",
 		                      k++ ? "," : "", train_effective_n(t));
 	if (!isfinite(o->delta) && row->variational && settings_delta_range(t, &lo, &hi)) {
@@ -75,6 +81,11 @@ static int settings_choices(const struct trainer *t, char *buf, int n)
 			n = train_text_append(buf, n, "%s delta=%.9g to %.9g (%s)", k++ ? "," : "",
 			                      lo, hi, what);
 	}
+	if (t->valid_mc > 0 && t->nvalid > 0)
+		n = train_text_append(buf, n,
+		                      "%s validation by %ld posterior samples (%s's: the "
+		                      "network at the mean does not see its sigma)",
+		                      k++ ? "," : "", t->valid_mc, opt);
 	if (!k)
 		n = train_text_append(buf, n, " nothing (every value above was given)");
 	return n;

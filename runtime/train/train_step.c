@@ -91,11 +91,12 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 	                                        bnn_train_options_check */
 }
 
-/* IVON's λ and BADAM's N of the posterior: the effective sample size, the
- * number of training examples unless given. */
+/* IVON's λ and BADAM's N of the posterior: the effective sample size,
+ * the optimizer's default from the number of training examples (and, for
+ * BADAM, the model) unless given. */
 double train_effective_n(const struct trainer *t)
 {
-	return t->o->ess > 0 ? t->o->ess : t->n_data;
+	return t->o->ess > 0 ? t->o->ess : bnn_default_ess(t->m, t->o->optimizer, t->n_data);
 }
 
 /* The δ an optimizer uses for a tensor whose layer has prior precision p. */

@@ -2,7 +2,7 @@
  * tune.c: the search of an optimizer's main hyperparameters by successive
  * halving (Jamieson & Talwalkar 2016; docs/tune.md).  Each configuration
  * is a few options of bnn_train_set (the learning rate, the prior
- * precision or weight decay, IVON's ess and h0, VOGN's τ), sampled
+ * precision or weight decay, IVON's and BADAM's ess, IVON's h0, VOGN's τ), sampled
  * log-uniformly around their defaults from a seeded generator and rounded
  * to three significant digits, so that the table, the options file and a
  * later `train --options` all carry the same values.  Every rung trains
@@ -24,6 +24,9 @@
 struct tune_axis {
 	const char *name;
 	double center, spread;
+	double first; /* trial 0's value, the optimizer's default (so that the
+	                 search keeps the defaults unless it beats them), or 0:
+	                 drawn like the others */
 };
 
 /* One configuration: its values as text (what bnn_train_set reads). */
@@ -51,35 +54,49 @@ bnn_tune_options bnn_tune_defaults(void)
  * App. A: "λ = N is a good starting point", larger λ a lower
  * temperature), h0 a decade either side of its default (App. A: "typically
  * around 0.01 to 1"); VOGN's τ from 0.1 to 1 (Osawa et al. 2019: τ ≠ 1
- * tempers the posterior, and their schedule raises τ from 0.1 to 1). */
+ * tempers the posterior, and their schedule raises τ from 0.1 to 1);
+ * BADAM's prior precision and N of σ from its defaults (the model's p and
+ * N × the largest fan-in, bnn_default_ess) to 100 times them, ranked by
+ * the validation NLL of its posterior samples (the optimizer's valid_mc,
+ * train.c): Kessler et al., App. C, tune N and the prior variance on
+ * validation data "to mitigate against underfitting", which a posterior
+ * wider than the defaults' only worsens, and whose 8-sample NLL is too
+ * noisy to rank (a lucky draw wins); its trial 0 is the defaults, so the
+ * best is at least as good on the validation split at the search's
+ * budget. */
 static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, struct tune_axis *ax)
 {
 	double lr = o->schedule.lr > 0 ? o->schedule.lr : bnn_default_lr(o->optimizer);
 	double p = m->prior_precision > 0 ? m->prior_precision : 1;
 	int k = 0;
 
-	ax[k++] = (struct tune_axis){ "lr", lr, 10 };
+	ax[k++] = (struct tune_axis){ "lr", lr, 10, 0 };
 	switch (o->optimizer) {
 	case BNN_OPT_SGD:
 	case BNN_OPT_ADAM:
 	case BNN_OPT_ADAMW:
-		ax[k++] = (struct tune_axis){ "weight_decay", 1e-4, 100 };
+		ax[k++] = (struct tune_axis){ "weight_decay", 1e-4, 100, 0 };
 		break;
 	case BNN_OPT_IVON:
-		ax[k++] = (struct tune_axis){ "delta", p / n, 100 };
-		ax[k++] = (struct tune_axis){ "ess", n, 10 };
-		ax[k++] = (struct tune_axis){ "h0", o->ivon.h0, 10 };
+		ax[k++] = (struct tune_axis){ "delta", p / n, 100, 0 };
+		ax[k++] = (struct tune_axis){ "ess", n, 10, 0 };
+		ax[k++] = (struct tune_axis){ "h0", o->ivon.h0, 10, 0 };
 		break;
 	case BNN_OPT_VOGN:
-		ax[k++] = (struct tune_axis){ "delta", p, 100 };
-		ax[k++] = (struct tune_axis){ "tau", sqrt(0.1), sqrt(10) };
+		ax[k++] = (struct tune_axis){ "delta", p, 100, 0 };
+		ax[k++] = (struct tune_axis){ "tau", sqrt(0.1), sqrt(10), 0 };
 		break;
-	case BNN_OPT_BADAM:
+	case BNN_OPT_BADAM: /* only narrower than its defaults: [p, 100p], [N·d, 100N·d] */
+		ax[0].first = lr;
+		ax[k++] = (struct tune_axis){ "delta", 10 * p, 10, p };
+		ax[k++] = (struct tune_axis){ "ess", 10 * bnn_default_ess(m, o->optimizer, n), 10,
+			                      bnn_default_ess(m, o->optimizer, n) };
+		break;
 	case BNN_OPT_BBB:
 		/* delta is a gaussian prior's precision; the other priors' arguments
 		 * are the model's (prior_terms.c refuses delta with them) */
 		if (m->prior.kind == BNN_PRIOR_GAUSSIAN)
-			ax[k++] = (struct tune_axis){ "delta", p, 100 };
+			ax[k++] = (struct tune_axis){ "delta", p, 100, 0 };
 		break;
 	}
 	return k;
@@ -253,8 +270,12 @@ int bnn_tune(const bnn_model *m, const bnn_dataset *train, const bnn_train_optio
 	bnn_rng_seed(&rng, bnn_rng_derive(t->seed, 0x7475)); /* "tu": not the training streams */
 	for (i = 0; i < t->trials; i++) {
 		trials[i].index = i;
-		for (j = 0; j < nax; j++)
+		for (j = 0; j < nax; j++) {
 			tune_draw(&rng, &ax[j], trials[i].values[j], sizeof trials[i].values[j]);
+			if (i == 0 && ax[j].first > 0) /* drawn all the same: the same stream */
+				snprintf(trials[i].values[j], sizeof trials[i].values[j], "%.3g",
+				         ax[j].first);
+		}
 	}
 	n = t->trials;
 	for (epochs = t->budget;; epochs *= 2, rung++) {
