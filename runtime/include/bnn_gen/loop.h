@@ -37,8 +37,10 @@
  * index stmt reads, is each iteration's own): stmt writes element i from
  * values at i alone, never a sum across iterations, so the vector code
  * gives the scalar code's bits.  Every user of these loops must keep it
- * so. */
-#if defined(_OPENMP)
+ * so.  The pragma is gcc's alone: clang warns (-Wpass-failed, an error
+ * under -Werror) on an `omp simd` loop it cannot vectorise, such as one
+ * that calls exp in the double build. */
+#if defined(_OPENMP) && defined(__GNUC__) && !defined(__clang__)
 #define BNN_GEN_SIMD _Pragma("omp simd private(i)")
 #else
 #define BNN_GEN_SIMD
