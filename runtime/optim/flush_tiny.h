@@ -12,10 +12,10 @@
  * 18th; 2.5 s by the 8th when only subnormal values are flushed (the
  * products of weights just above FLT_MIN still are subnormal); 1.7 s, and
  * 2.0 s by the 18th, with this threshold; 1.5 s throughout with the
- * processor's flush-to-zero mode.  A
- * weight of 1e-30 moves no sum of normal-sized terms (float's relative
- * precision is 6e-8), and a second moment of 1e-30 (|g| ~ 1e-15) is far
- * below Adam's ε, so the flush does not change training otherwise.
+ * processor's flush-to-zero mode.  A weight of 1e-30 moves no sum of
+ * normal-sized terms (float's relative precision is 6e-8), and a second
+ * moment of 1e-30 (|g| ~ 1e-15) is far below Adam's ε, so the flush does
+ * not change training otherwise.
  * Internal to the library (not installed).
  */
 #ifndef BNN_OPTIM_FLUSH_TINY_H

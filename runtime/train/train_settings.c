@@ -61,15 +61,19 @@ static int settings_choices(const struct trainer *t, char *buf, int n)
 		                      "%s clip=%.9g (%s's default: the gradient's norm "
 		                      "clipped to it)",
 		                      k++ ? "," : "", t->clip, opt);
-	if (row->uses_ess && !(o->ess > 0) && row->ess_times_fan_in)
-		n = train_text_append(buf, n,
-		                      "%s ess=%.9g (the number of training examples, %.9g, x the "
-		                      "largest fan-in of a layer with a posterior, %.9g)",
-		                      k++ ? "," : "", train_effective_n(t), t->n_data,
-		                      train_effective_n(t) / t->n_data);
-	else if (row->uses_ess && !(o->ess > 0))
-		n = train_text_append(buf, n, "%s ess=%.9g (the number of training examples)",
-		                      k++ ? "," : "", train_effective_n(t));
+	if (row->uses_ess && !(o->ess > 0)) {
+		const double ess = train_effective_n(t);
+		if (row->ess_times_fan_in)
+			n = train_text_append(
+			        buf, n,
+			        "%s ess=%.9g (the number of training examples, %.9g, "
+			        "x the largest fan-in of a layer with a posterior, %.9g)",
+			        k++ ? "," : "", ess, t->n_data, ess / t->n_data);
+		else
+			n = train_text_append(buf, n,
+			                      "%s ess=%.9g (the number of training examples)",
+			                      k++ ? "," : "", ess);
+	}
 	if (!isfinite(o->delta) && row->variational && settings_delta_range(t, &lo, &hi)) {
 		const char *what = row->delta_over_ess    ? "the layers' prior precisions / ess"
 		                   : row->delta_times_rho ? "the layers' prior precisions x rho"
