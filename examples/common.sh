@@ -17,7 +17,9 @@
 #                        into $dir/NAME.json, with the 90% split conformal
 #                        intervals calibrated on $dir/SET_calib.csv (rows
 #                        that neither train nor choose the epoch:
-#                        docs/conformal.md); dies on a failure.
+#                        docs/conformal.md); dies on a failure.  Says on
+#                        stderr what ran, how long it took and the metrics,
+#                        unless $quiet is set.
 # r_export WHAT DIR SCRIPT ARGS...
 #                        runs examples/SCRIPT DIR ARGS with Rscript (an R
 #                        script that writes R's data set WHAT into DIR),
@@ -44,7 +46,7 @@ train_eval() {
 	"$out/$_name" eval --load "$dir/$_name.ckpt" --data "$dir/${_set}_test.csv" --mc "$_mc" \
 		--seed 1 --threads 1 --conformal "$dir/${_set}_calib.csv" --level 0.9 \
 		>"$dir/$_name.json" || die "$_name: eval failed"
-	echo "$me: $_name ($*): $(($(date +%s) - _start)) s, best epoch" \
+	[ -n "${quiet:-}" ] || echo "$me: $_name ($*): $(($(date +%s) - _start)) s, best epoch" \
 		"$(json_get best_epoch "$dir/$_name.train.json"): $(cat "$dir/$_name.json")" >&2
 }
 
