@@ -144,7 +144,9 @@ int bnn_thread_index(void);
 int bnn_threads_available(void);
 
 /** The learning rate an optimizer uses when none is given: sgd 0.01;
- *  adam, adamw, badam, bbb 1e-3; vogn 5e-5; ivon 0.3 (rescaled by h0 + δ). */
+ *  adam, adamw, badam, bbb 1e-3; vogn 5e-5 (on a run of
+ *  BNN_SHORT_RUN_STEPS steps or more: bnn_train_lr scales it on a shorter
+ *  one); ivon 0.3 (rescaled by h0 + δ). */
 double bnn_default_lr(int optimizer);
 /** The schedule an optimizer uses when none is given (enum
  *  bnn_schedule_kind): cosine for ivon and vogn, whose papers decay the
