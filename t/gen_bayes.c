@@ -15,7 +15,8 @@
  * keeps s at s0, one step is linear in β2); prediction (the expected
  * entropy and energy included), ranges of batches and bnn_model_outputs give the same bits with 1, 2 and 3
  * threads; two steps of every optimizer on a 42039-parameter model give
- * the same bits with 1, 2 and 3 threads; the posterior CSV export.  The update rules themselves are checked
+ * the same bits with 1, 2 and 3 threads; the posterior CSV export; the
+ * defaults a short run scales (vogn's lr, ivon's h0), by hand.  The update rules themselves are checked
  * against hand computations in t/runtime_variational.c.
  */
 #include <math.h>
@@ -200,6 +201,40 @@ static void test_default_ess(void)
 	         "badam on a model without a posterior: N");
 }
 
+/* The short-run rule by hand (bnn_train_lr, bnn_train_h0): 300 examples
+ * in batches of 128 are ⌈300/128⌉ = 3 steps an epoch, so 10 epochs are 30
+ * steps: vogn's lr 5e-5 × 2000/30 = 1/300, ivon's h0 0.1 × 2000/30 =
+ * 20/3; 700 epochs (2,100 steps) keep 5e-5 and 0.1 exactly; a value given
+ * is used as given; the other optimizers' defaults never scale. */
+static void test_short_run_defaults(void)
+{
+	bnn_train_options o = bnn_train_defaults();
+
+	o.epochs = 10;
+	is_float(bnn_train_steps(&o, 300), 30, 0, "10 epochs of 300 in batches of 128: 30 steps");
+	is_float(bnn_short_run_scale(30), 2000.0 / 30, 0, "a run of 30 steps scales by 2000/30");
+	is_float(bnn_short_run_scale(2000), 1, 0, "a run of 2000 steps is not scaled");
+	is_float(bnn_short_run_scale(0), 2000, 0, "no steps: scaled as one step");
+	o.optimizer = BNN_OPT_VOGN;
+	is_float(bnn_train_lr(&o, 300), 1.0 / 300, 1e-15, "vogn, 30 steps: lr 5e-5 x 2000/30");
+	is_float(bnn_train_h0(&o, 300), 0, 0, "vogn has no h0");
+	o.optimizer = BNN_OPT_IVON;
+	is_float(bnn_train_h0(&o, 300), 20.0 / 3, 1e-14, "ivon, 30 steps: h0 0.1 x 2000/30");
+	is_float(bnn_train_lr(&o, 300), 0.3, 0, "ivon's lr is not scaled");
+	o.optimizer = BNN_OPT_ADAM;
+	is_float(bnn_train_lr(&o, 300), 1e-3, 0, "adam's lr is not scaled");
+	o.epochs = 700;
+	o.optimizer = BNN_OPT_VOGN;
+	ok(bnn_train_lr(&o, 300) == 5e-5, "vogn, 2100 steps: lr 5e-5 exactly");
+	o.optimizer = BNN_OPT_IVON;
+	ok(bnn_train_h0(&o, 300) == 0.1, "ivon, 2100 steps: h0 0.1 exactly");
+	o.epochs = 10;
+	o.ivon.h0 = 0.5;
+	o.schedule.lr = 0.2;
+	ok(bnn_train_h0(&o, 300) == 0.5 && bnn_train_lr(&o, 300) == 0.2,
+	   "given values are used as given");
+}
+
 /*
  * BADAM validates by its posterior predictive: σ enters no gradient, so
  * the validation NLL of each epoch (and so the epoch kept) is that of 8
@@ -315,6 +350,7 @@ static void test_optimizers(void)
 	test_badam_ess(&train, 1e6, 1e6);
 	test_badam_ess(&train, 0, 2400);
 	test_default_ess();
+	test_short_run_defaults();
 	test_badam_valid_mc(&train, &test);
 	test_vogn_beta2(&train);
 	bnn_dataset_free(&train);

@@ -6,7 +6,8 @@
 # drawn here with rates e^(3 + 0.5·x1 − 0.3·x2) (mean about 21, as the
 # unscaled counts of examples/counts.sh).  Checks:
 #   - with the default gradient-norm clip turned off (--set clip=0, the
-#     defaults before it), training diverges at step 4 with the exact
+#     defaults before it; 260 steps, so h0 is the short run's
+#     0.1 x 2000 / 260), training diverges at step 3 with the exact
 #     message, so the data is one the clip has to rescue;
 #   - with --optimizer ivon alone it trains (status 0, no message), and
 #     eval's test NLL (32 samples) is finite and below the best constant
@@ -49,7 +50,7 @@ train() { # CKPT OPTIONS...
 }
 
 train off.ckpt --set clip=0
-is "$run_status:$run_err" "1:./pois_mf: training diverged in epoch 1 at step 4: the loss is not finite (try a smaller learning rate, or --set clip=1)
+is "$run_status:$run_err" "1:./pois_mf: training diverged in epoch 1 at step 3: the loss is not finite (try a smaller learning rate, or --set clip=1)
 ./pois_mf: off.ckpt was not written: no epoch completed" \
 	"without the default clip, IVON's defaults diverge on unscaled counts"
 

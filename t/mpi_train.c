@@ -221,7 +221,7 @@ static void by_hand(int natural, const bnn_dataset *ds, const bnn_train_options 
 	vp.n_data = o->vogn.rho * (double)B; /* Alg. 1 line 2: N ← ρN */
 	ip.beta1 = o->ivon.beta1;
 	ip.beta2 = o->ivon.beta2;
-	ip.h0 = o->ivon.h0;
+	ip.h0 = bnn_train_h0(o, (double)B); /* one step: a short run's h0 */
 	ip.delta = o->delta;
 	ip.ess = (double)B;
 	if (natural == 'v') { /* s0: the mean squared gradients at μ, Alg. 1 line 1 */
@@ -256,12 +256,12 @@ static void by_hand(int natural, const bnn_dataset *ds, const bnn_train_options 
 		bnn_vogn_arrays a = {
 			.n = n, .mu = mu, .ghat = g, .hhat = h, .m = mom, .s = s, .sigma = sigma
 		};
-		bnn_vogn_step(&a, (float)bnn_default_lr(BNN_OPT_VOGN), &vp);
+		bnn_vogn_step(&a, (float)bnn_train_lr(o, (double)B), &vp);
 	} else {
 		bnn_ivon_arrays a = {
 			.n = n, .mu = mu, .ghat = g, .hhat = h, .g = mom, .h = s, .sigma = sigma
 		};
-		float lr = (float)((ip.h0 + ip.delta) * bnn_default_lr(BNN_OPT_IVON));
+		float lr = (float)((ip.h0 + ip.delta) * bnn_train_lr(o, (double)B));
 		bnn_ivon_step(&a, lr, 1, &ip);
 	}
 	bnn_state_free(&st);

@@ -49,13 +49,16 @@ V="--batch 32 --set valid_fraction=0.2"
 same_bytes point sgd "sgd" $V --set patience=20
 same_bytes point adam "adam" $V
 same_bytes point adamw "adamw, standardized" $V --standardize
-# vogn's, ivon's and badam's default schedule is a cosine over --epochs, which a
-# run of half as many epochs does not follow: constant here, as for the
-# others (a killed run resumed with its own --epochs is checked below).
-same_bytes bayes vogn "vogn" $V --set schedule=constant
-same_bytes bayes vogn "vogn, mc 2" $V --mc 2 --set schedule=constant
-same_bytes bayes ivon "ivon" $V --set schedule=constant
-same_bytes bayes ivon "ivon, mc 3" $V --mc 3 --set schedule=constant
+# vogn's, ivon's and badam's default schedule is a cosine over --epochs, and
+# a short run scales vogn's default lr and ivon's h0 by its steps
+# (bnn_train_lr, bnn_train_h0), which a run of half as many epochs does not
+# follow: a constant schedule and the long runs' lr 5e-5 and h0 0.1 here,
+# as for the others (a killed run resumed with its own --epochs is checked
+# below).
+same_bytes bayes vogn "vogn" $V --set schedule=constant --lr 5e-5
+same_bytes bayes vogn "vogn, mc 2" $V --mc 2 --set schedule=constant --lr 5e-5
+same_bytes bayes ivon "ivon" $V --set schedule=constant --set h0=0.1
+same_bytes bayes ivon "ivon, mc 3" $V --mc 3 --set schedule=constant --set h0=0.1
 same_bytes bayes badam "badam" $V --set schedule=constant
 same_bytes bayes bbb "bbb" $V
 same_bytes bayes bbb "bbb, lrt" $V --set lrt=1

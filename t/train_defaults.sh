@@ -9,13 +9,15 @@
 #     they run (ivon's lr 0.3, cosine schedule and gradient-norm clip 2,
 #     its ess and δ from the data and the model; vogn's lr 5e-5, cosine,
 #     δ = ρ × the prior; badam's cosine; no clip for the others) and which
-#     values the trainer chose (badam's ess = N x the largest fan-in of a layer with
+#     values the trainer chose (a short run's scaled defaults: ivon's h0
+#     and vogn's lr x 2000 / steps, by hand, and their constants from
+#     2,000 steps on; badam's ess = N x the largest fan-in of a layer with
 #     a posterior, by hand, and its validation by posterior samples);
 #   - a value the user gave is not listed as chosen, and with every such
 #     value given the second line says so;
 #   - --quiet prints neither line;
 #   - the checkpoint's options text records the resolved schedule and
-#     clip, so a run with the defaults and one with `schedule=cosine` and
+#     clip (and h0 and lr as given, or their long-run defaults), so a run with the defaults and one with `schedule=cosine` and
 #     `clip=2` give the same checkpoint bytes; `clip=0` turns ivon's off.
 . "$TAP_SH"
 
@@ -48,12 +50,30 @@ is "$got" "training: optimizer=adam lr=0.001 schedule=constant $common beta1=0.8
 chosen by the trainer: lr=0.001 (adam's default), schedule=constant (adam's default)" \
 	"adam: its lr and constant schedule are reported as chosen"
 
+# 120 examples in batches of 128, 2 epochs: 2 steps, a short run, so
+# ivon's h0 is 0.1 x 2000 / 2 = 100.
 got=$(settings bayes --optimizer ivon)
-is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=nan h0=0.1 ess=120 clip_radius=0 rescale_lr=1
-chosen by the trainer: lr=0.3 (ivon's default), schedule=cosine (ivon's default: decays to lr_min over the epochs), clip=2 (ivon's default: the gradient's norm clipped to it), ess=120 (the number of training examples), delta=0.00833333333 (the layers' prior precisions / ess)" \
-	"ivon: lr 0.3, cosine, clip 2, ess = N and delta = prior / N are reported"
+is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=nan h0=100 ess=120 clip_radius=0 rescale_lr=1
+chosen by the trainer: lr=0.3 (ivon's default), h0=100 (ivon's default 0.1 x 2000 / 2 steps: a run shorter than 2000 steps), schedule=cosine (ivon's default: decays to lr_min over the epochs), clip=2 (ivon's default: the gradient's norm clipped to it), ess=120 (the number of training examples), delta=0.00833333333 (the layers' prior precisions / ess)" \
+	"ivon: lr 0.3, h0 0.1 x 2000/2, cosine, clip 2, ess = N and delta = prior / N are reported"
 
-got=$(settings bayes --optimizer ivon --lr 0.2 --set schedule=constant --set clip=2 --set ess=240 --set delta=0.01)
+# batches of 4, 67 epochs: 30 x 67 = 2010 steps, not short: h0 stays 0.1
+# and is not listed; 40 epochs (1200 steps): h0 = 0.1 x 2000 / 1200.
+got=$(settings bayes --optimizer ivon --batch 4 --epochs 67)
+is "$(printf '%s\n' "$got" | sed -n 's/.* \(h0=[^ ]*\) .*/\1/p')" "h0=0.1" \
+	"ivon, 2010 steps: h0 0.1"
+case $got in
+*"h0=0.1 ("*) ok 1 "ivon, 2010 steps: h0 is not reported as chosen: $got" ;;
+*) ok 0 "ivon, 2010 steps: h0 is not reported as chosen" ;;
+esac
+got=$(settings bayes --optimizer ivon --batch 4 --epochs 40)
+case $got in
+*"h0=0.166666667 (ivon's default 0.1 x 2000 / 1200 steps: a run shorter than 2000 steps)"*)
+	ok 0 "ivon, 1200 steps: h0 0.1 x 2000/1200" ;;
+*) ok 1 "ivon, 1200 steps: h0 0.1 x 2000/1200: $got" ;;
+esac
+
+got=$(settings bayes --optimizer ivon --lr 0.2 --set schedule=constant --set clip=2 --set ess=240 --set delta=0.01 --set h0=0.1)
 is "$got" "training: optimizer=ivon lr=0.2 schedule=constant $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=0.01 h0=0.1 ess=240 clip_radius=0 rescale_lr=1
 chosen by the trainer: nothing (every value above was given)" \
 	"ivon: values the user gave are not listed as chosen"
@@ -66,10 +86,15 @@ case $got in
 *) ok 0 "ivon: clip=0 is not reported as chosen" ;;
 esac
 
+# 2 steps: vogn's lr is 5e-5 x 2000 / 2 = 0.05
 got=$(settings bayes --optimizer vogn)
-is "$got" "training: optimizer=vogn lr=5e-05 schedule=cosine $common beta1=0.899999976 beta2=0.00100000005 mc=1 delta=nan tau=1 tau_start=nan tau_epochs=0 rho=100
-chosen by the trainer: lr=5e-05 (vogn's default), schedule=cosine (vogn's default: decays to lr_min over the epochs), delta=100 (the layers' prior precisions x rho)" \
-	"vogn: lr 5e-5, cosine, and delta = rho x prior are reported"
+is "$got" "training: optimizer=vogn lr=0.05 schedule=cosine $common beta1=0.899999976 beta2=0.00100000005 mc=1 delta=nan tau=1 tau_start=nan tau_epochs=0 rho=100
+chosen by the trainer: lr=0.05 (vogn's default 5e-05 x 2000 / 2 steps: a run shorter than 2000 steps), schedule=cosine (vogn's default: decays to lr_min over the epochs), delta=100 (the layers' prior precisions x rho)" \
+	"vogn: lr 5e-5 x 2000/2, cosine, and delta = rho x prior are reported"
+
+got=$(settings bayes --optimizer vogn --batch 4 --epochs 67)
+is "$(printf '%s\n' "$got" | sed -n 2p | sed 's/, schedule=.*//')" \
+	"chosen by the trainer: lr=5e-05 (vogn's default)" "vogn, 2010 steps: lr 5e-5"
 
 # badam's ess: N x the largest fan-in of a layer with a posterior, by hand
 # 120 x 8 (h has 4 inputs, logits 8).

@@ -52,7 +52,7 @@ typedef struct bnn_vogn_options {
 typedef struct bnn_ivon_options {
 	float beta1;        /* gradient momentum β1 [0.9] [beta1] */
 	float beta2;        /* Hessian momentum β2 [0.99999] [beta2] */
-	double h0;          /* Hessian initialisation h0 [0.1] [h0] */
+	double h0;          /* Hessian initialisation h0; NaN: bnn_train_h0 [h0] */
 	double clip_radius; /* element-wise clipping ξ of the step; 0: off [clip_radius] */
 	int rescale_lr;     /* α ← (h0 + δ)α (not with clipping) [1] [rescale_lr] */
 } bnn_ivon_options;
@@ -144,7 +144,9 @@ int bnn_thread_index(void);
 int bnn_threads_available(void);
 
 /** The learning rate an optimizer uses when none is given: sgd 0.01;
- *  adam, adamw, badam, bbb 1e-3; vogn 5e-5; ivon 0.3 (rescaled by h0 + δ). */
+ *  adam, adamw, badam, bbb 1e-3; vogn 5e-5 (on a run of
+ *  BNN_SHORT_RUN_STEPS steps or more: bnn_train_lr scales it on a shorter
+ *  one); ivon 0.3 (rescaled by h0 + δ). */
 double bnn_default_lr(int optimizer);
 /** The schedule an optimizer uses when none is given (enum
  *  bnn_schedule_kind): cosine for ivon and vogn, whose papers decay the
@@ -168,6 +170,32 @@ double bnn_default_ess(const bnn_model *m, int optimizer, double n);
 /** The gradient-norm clip o trains with: its own (0: off), or its
  *  optimizer's default when o->clip is NaN. */
 double bnn_train_clip(const bnn_train_options *o);
+/** IVON's h0 when none is given, for a run of BNN_SHORT_RUN_STEPS steps
+ *  or more: 0.1 (docs/optimizers/ivon.md); 0 for the optimizers without
+ *  an h0. */
+double bnn_default_h0(int optimizer);
+/** A run of fewer steps than this scales one default of IVON and VOGN up
+ *  by BNN_SHORT_RUN_STEPS / steps (bnn_short_run_scale): the defaults were
+ *  chosen and measured on runs of 2,345 to 4,690 steps, which it keeps
+ *  as they were. */
+#define BNN_SHORT_RUN_STEPS 2000
+/** The steps a run of o takes on n training examples: epochs × ⌈n / batch⌉
+ *  (the last, partial minibatch counted). */
+double bnn_train_steps(const bnn_train_options *o, double n);
+/** max(1, BNN_SHORT_RUN_STEPS / steps): 1 for a run of
+ *  BNN_SHORT_RUN_STEPS steps or more. */
+double bnn_short_run_scale(double steps);
+/** The learning rate o trains with on n examples: its own, or its
+ *  optimizer's default (bnn_default_lr), which for vogn a short run
+ *  multiplies by bnn_short_run_scale, so that the sum of the rates over
+ *  the run is at least what a run of BNN_SHORT_RUN_STEPS steps has
+ *  (docs/optimizers/vogn.md). */
+double bnn_train_lr(const bnn_train_options *o, double n);
+/** IVON's h0 o trains with on n examples: its own, or bnn_default_h0 ×
+ *  bnn_short_run_scale, so that the initial variance 1/(λ(h0 + δ)) per
+ *  step of a short run is at most what a run of BNN_SHORT_RUN_STEPS steps
+ *  has (docs/optimizers/ivon.md). */
+double bnn_train_h0(const bnn_train_options *o, double n);
 /** The defaults: adam, lr 0 (the optimizer's default), the optimizer's
  *  schedule (BNN_SCHEDULE_DEFAULT),
  *  10 epochs, batch 128, seed 1, 1 thread, no validation, the optimizer's

@@ -2,7 +2,8 @@
  * optimizers.c: the table of optimizers, one row each, indexed by enum
  * bnn_optimizer.  A row says what the rest of the library asks about an
  * optimizer: its name (the --set value and the checkpoints' meta), its
- * default learning rate, schedule and gradient clipping, the state slots
+ * default learning rate, schedule, gradient clipping and h0, which of
+ * them a short run scales (bnn_short_run_scale), the state slots
  * it keeps, whether it learns a posterior, which layers' capabilities
  * (BNN_CAP_*) it can train, the options it reads, and the hooks of its
  * step file (step_point.c, step_natural.c, step_bbb.c).  state.c, train_options.c and
@@ -29,6 +30,12 @@
  * ĝ clipped to this bounds them.  The evidence is in
  * docs/optimizers/ivon.md, "Defaults and their evidence". */
 #define TRAIN_IVON_CLIP 2.0
+
+/* IVON's h0 for a run of BNN_SHORT_RUN_STEPS steps or more: with λ = N it
+ * sets the initial σ = 1/√(N(h0 + δ)) (Alg. 1 init), and since β2 keeps h
+ * near h0 for 1/(1 − β2) = 10⁵ steps, the noise of the whole run.
+ * docs/optimizers/ivon.md, "Defaults and their evidence". */
+#define TRAIN_IVON_H0 0.1
 
 /* BADAM's validation samples: its σ (the N of eq. 12 and δ) is read off
  * Adam's v after training and enters no gradient, so the network at the
@@ -70,6 +77,7 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 	},
 	[BNN_OPT_VOGN] = {
 		.name = "vogn", .default_lr = 5e-5, .default_schedule = BNN_SCHEDULE_COSINE,
+		.short_run = TRAIN_SHORT_LR,
 		.delta_times_rho = 1,
 		.slots = 2, .slot_names = { "m (momentum)", "s (scale)" },
 		.variational = 1, .sqgrad_hessian = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
@@ -80,7 +88,8 @@ const struct train_optimizer train_optimizers[BNN_OPT_COUNT] = {
 	},
 	[BNN_OPT_IVON] = {
 		.name = "ivon", .default_lr = 0.3, .default_schedule = BNN_SCHEDULE_COSINE,
-		.default_clip = TRAIN_IVON_CLIP,
+		.default_clip = TRAIN_IVON_CLIP, .default_h0 = TRAIN_IVON_H0,
+		.short_run = TRAIN_SHORT_H0,
 		.slots = 2, .slot_names = { "g (momentum)", "h (Hessian)" },
 		.variational = 1, .trains = CAPS_POINT | CAPS_SIGMA, .learns = BNN_CAP_SIGMA,
 		.delta_over_ess = 1, .uses_ess = 1,

@@ -138,7 +138,7 @@ static void ivon_params(const struct trainer *t, const struct train_tensor *tt, 
 	*p = bnn_ivon_defaults();
 	p->beta1 = t->o->ivon.beta1;
 	p->beta2 = t->o->ivon.beta2;
-	p->h0 = t->o->ivon.h0;
+	p->h0 = t->h0; /* bnn_train_h0 */
 	p->delta = tt->delta;
 	p->ess = train_effective_n(t);
 	p->clip_radius = t->o->ivon.clip_radius;
@@ -206,7 +206,8 @@ int train_ivon_text(const bnn_train_options *o, char *buf, int n)
 	                         " beta1=%.9g beta2=%.9g mc=%d delta=%.9g h0=%.9g "
 	                         "ess=%.9g clip_radius=%.9g rescale_lr=%d",
 	                         (double)o->ivon.beta1, (double)o->ivon.beta2, o->mc, o->delta,
-	                         o->ivon.h0, o->ess, o->ivon.clip_radius, o->ivon.rescale_lr);
+	                         isnan(o->ivon.h0) ? bnn_default_h0(o->optimizer) : o->ivon.h0,
+	                         o->ess, o->ivon.clip_radius, o->ivon.rescale_lr);
 }
 
 /* ---- the step ------------------------------------------------------------ */

@@ -754,6 +754,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	if (!rc && !(rc = train_swag_start(&t.swag, o, t.m->nparams, err)) &&
 	    !(rc = train_split(&t, err)) && !(rc = train_check_batchnorm(&t, err))) {
 		t.n_data = (double)t.ntrain;
+		t.h0 = bnn_train_h0(o, t.n_data); /* before the state's start (h ← h0) */
 		/* the data's checks first: a refusal leaves st as it was */
 		if (!(rc = train_augment_setup(&t, err)) && !(rc = train_step_setup(&t, err)) &&
 		    !(rc = train_alloc(&t, err)) && !(rc = train_valid_mc_setup(&t, err)))
@@ -762,13 +763,12 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	/* one process's failure here (memory) is every process's */
 	if ((rc = train_dist_agree(&t, rc, err)))
 		goto done;
-	free(st->options);
-	st->options = bnn_train_options_text(o);
 	t.schedule = o->schedule;
 	t.schedule.kind = (enum bnn_schedule_kind)bnn_train_schedule_kind(o);
-	if (!(t.schedule.lr > 0))
-		t.schedule.lr = bnn_default_lr(o->optimizer);
+	t.schedule.lr = bnn_train_lr(o, t.n_data); /* a short run's default scaled */
 	t.clip = bnn_train_clip(o);
+	free(st->options);
+	st->options = bnn_train_options_text(o); /* as given: --resume compares them */
 	t.schedule.total = (double)o->epochs;
 	bnn_rng_seed(&t.rng, o->seed);
 	bnn_rng_jump(&t.rng);

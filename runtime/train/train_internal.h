@@ -276,6 +276,7 @@ struct trainer {
 	float *aug_scratch;       /* one image (bnn_augment_image) */
 	bnn_schedule schedule;
 	double clip; /* the gradient-norm clip of every step (bnn_train_clip); 0: off */
+	double h0;   /* IVON's h0 (bnn_train_h0) */
 	/* data parallelism over MPI (distributed.c, docs/distributed.md) */
 	struct train_dist *dist;           /* the communicator, or NULL: one process */
 	int rank, nranks;                  /* this process's rank, of nranks (1: alone) */
@@ -303,6 +304,15 @@ struct train_piece {
 	double tau;                    /* vogn's τ at this step (0 for the others) */
 };
 
+/* Which default of an optimizer a short run scales by
+ * BNN_SHORT_RUN_STEPS / steps (bnn_short_run_scale; docs/optimizers/ivon.md
+ * and vogn.md, "Defaults and their evidence"). */
+enum train_short_run {
+	TRAIN_SHORT_NONE, /* none */
+	TRAIN_SHORT_LR,   /* the learning rate (VOGN: the run's sum of rates) */
+	TRAIN_SHORT_H0    /* h0 (IVON: the initial noise per step of the run) */
+};
+
 /*
  * One optimizer as the trainer drives it: a row of train_optimizers[]
  * (optimizers.c), indexed by enum bnn_optimizer.  The names, the default
@@ -318,6 +328,11 @@ struct train_optimizer {
 	                                          (enum bnn_schedule_kind) */
 	double default_clip;                   /* the gradient-norm clip when none is
 	                                          given; 0: off */
+	double default_h0;                     /* IVON's h0 when none is given (0: the
+	                                          optimizer has none) */
+	int short_run;                         /* the default a run of fewer than
+	                                          BNN_SHORT_RUN_STEPS steps scales up
+	                                          (enum train_short_run) */
 	int delta_times_rho;                   /* δ unset: ρ × the prior precision
 	                                          (VOGN's default tempering) */
 	int uses_ess;                          /* reads the effective sample size

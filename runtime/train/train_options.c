@@ -36,7 +36,7 @@ bnn_train_options bnn_train_defaults(void)
 	o.vogn.rho = 100; /* with δ = ρ × the prior: a posterior tempered to 1/ρ (vogn.md) */
 	o.ivon.beta1 = 0.9f;
 	o.ivon.beta2 = 0.99999f;
-	o.ivon.h0 = 0.1;
+	o.ivon.h0 = NAN; /* the trainer's (bnn_train_h0): 0.1, more on a short run */
 	o.ivon.clip_radius = 0;
 	o.ivon.rescale_lr = 1;
 	o.mc = 1;
@@ -104,6 +104,66 @@ double bnn_default_ess(const bnn_model *m, int optimizer, double n)
 double bnn_train_clip(const bnn_train_options *o)
 {
 	return isnan(o->clip) ? bnn_default_clip(o->optimizer) : o->clip;
+}
+
+double bnn_default_h0(int optimizer)
+{
+	const struct train_optimizer *opt = train_optimizer_of(optimizer);
+
+	return opt ? opt->default_h0 : 0;
+}
+
+double bnn_train_steps(const bnn_train_options *o, double n)
+{
+	return (double)o->epochs * ceil(n / (double)o->batch);
+}
+
+/*
+ * The short-run rule (docs/optimizers/ivon.md and vogn.md, "Defaults and
+ * their evidence").  VOGN's and IVON's defaults were chosen on runs of
+ * 2,345 to 4,690 steps; a run of a few dozen steps (a small table for 10
+ * epochs) needs one of them scaled by BNN_SHORT_RUN_STEPS / steps:
+ *   - VOGN's lr: line 21 of Osawa et al.'s Alg. 1 moves μ by α·m/(s + δ̃),
+ *     a damped Newton step, so the run's progress is the sum of its
+ *     rates, about α·T/2 under the cosine.  α·T at least 5e-5 × 2000 = 0.1
+ *     keeps that sum; at 10 steps α is 1e-2, the largest rate of the
+ *     paper's tables.
+ *   - IVON's h0: h moves by 1 − β2 = 10⁻⁵ of ĥ a step (Shen et al.,
+ *     Alg. 1 line 5), so over T ≪ 10⁵ steps σ stays the initial
+ *     1/√(λ(h0 + δ)) (line 8).  The mean, a noisy walk of T steps, spreads
+ *     as √T; a variance 1/(λ h0) proportional to T keeps the noise to the
+ *     run's movement what the long runs had.  The step itself is unchanged:
+ *     α is rescaled by h0 + δ and divided by h + δ ≈ h0 + δ (line 7).
+ * A run of BNN_SHORT_RUN_STEPS steps or more gets the constants exactly.
+ */
+double bnn_short_run_scale(double steps)
+{
+	return steps < BNN_SHORT_RUN_STEPS ? BNN_SHORT_RUN_STEPS / (steps > 1 ? steps : 1) : 1;
+}
+
+/* The factor a default of o's optimizer gets on n examples: the short-run
+ * scale when `what` is the default its row scales, else 1. */
+static double short_run_factor(const bnn_train_options *o, double n, int what)
+{
+	const struct train_optimizer *opt = train_optimizer_of(o->optimizer);
+
+	if (!opt || opt->short_run != what)
+		return 1;
+	return bnn_short_run_scale(bnn_train_steps(o, n));
+}
+
+double bnn_train_lr(const bnn_train_options *o, double n)
+{
+	if (o->schedule.lr > 0)
+		return o->schedule.lr;
+	return bnn_default_lr(o->optimizer) * short_run_factor(o, n, TRAIN_SHORT_LR);
+}
+
+double bnn_train_h0(const bnn_train_options *o, double n)
+{
+	if (!isnan(o->ivon.h0))
+		return o->ivon.h0;
+	return bnn_default_h0(o->optimizer) * short_run_factor(o, n, TRAIN_SHORT_H0);
 }
 
 enum opt_kind {

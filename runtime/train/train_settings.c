@@ -8,7 +8,9 @@
  * will run, in the form a checkpoint stores them (bnn_train_options_text
  * of the resolved options, so there is one spelling of every option), and
  * which of those values the trainer chose and from what.  A default that
- * is off (no clipping) is not listed as chosen.
+ * is off (no clipping) is not listed as chosen, nor IVON's h0 when it is
+ * the constant default (a run of BNN_SHORT_RUN_STEPS steps or more); a
+ * short run's scaled default says how it was scaled.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +38,22 @@ static int settings_delta_range(const struct trainer *t, double *lo, double *hi)
 	return any;
 }
 
+/* Why a default `what` (enum train_short_run) is what it is on a short
+ * run, as text after "the optimizer's default", or "" when the run is
+ * not short or the row scales another default. */
+static const char *settings_short_run(const struct trainer *t, int what, char *buf, size_t size)
+{
+	const struct train_optimizer *row = &train_optimizers[t->o->optimizer];
+	const double steps = bnn_train_steps(t->o, t->n_data);
+
+	if (row->short_run != what || !(steps < BNN_SHORT_RUN_STEPS))
+		return "";
+	snprintf(buf, size, " %.9g x %d / %.9g steps: a run shorter than %d steps",
+	         what == TRAIN_SHORT_LR ? row->default_lr : row->default_h0, BNN_SHORT_RUN_STEPS,
+	         steps, BNN_SHORT_RUN_STEPS);
+	return buf;
+}
+
 /* The second line: the values the trainer chose, and from what. */
 static int settings_choices(const struct trainer *t, char *buf, int n)
 {
@@ -44,12 +62,18 @@ static int settings_choices(const struct trainer *t, char *buf, int n)
 	const struct train_optimizer *row = &train_optimizers[o->optimizer];
 	static const char *const schedules[] = { "constant", "step", "cosine" };
 	double lo = 0, hi = 0;
+	char reason[160];
 	int k = 0;
 
 	n = train_text_append(buf, n, "\nchosen by the trainer:");
 	if (!(o->schedule.lr > 0))
-		n = train_text_append(buf, n, "%s lr=%.9g (%s's default)", k++ ? "," : "",
-		                      t->schedule.lr, opt);
+		n = train_text_append(buf, n, "%s lr=%.9g (%s's default%s)", k++ ? "," : "",
+		                      t->schedule.lr, opt,
+		                      settings_short_run(t, TRAIN_SHORT_LR, reason, sizeof reason));
+	if (isnan(o->ivon.h0) && row->default_h0 > 0 && t->h0 != row->default_h0)
+		n = train_text_append(buf, n, "%s h0=%.9g (%s's default%s)", k++ ? "," : "", t->h0,
+		                      opt,
+		                      settings_short_run(t, TRAIN_SHORT_H0, reason, sizeof reason));
 	if (o->schedule.kind == BNN_SCHEDULE_DEFAULT)
 		n = train_text_append(buf, n, "%s schedule=%s (%s's default%s)", k++ ? "," : "",
 		                      schedules[t->schedule.kind], opt,
@@ -103,6 +127,7 @@ char *train_settings_text(const struct trainer *t)
 
 	r.schedule.kind = t->schedule.kind;
 	r.schedule.lr = t->schedule.lr;
+	r.ivon.h0 = t->h0;
 	if (!(r.ess > 0) && train_optimizers[r.optimizer].uses_ess)
 		r.ess = train_effective_n(t);
 	options = bnn_train_options_text(&r);

@@ -80,7 +80,9 @@ static int tune_axes(const bnn_model *m, const bnn_train_options *o, double n, s
 	case BNN_OPT_IVON:
 		ax[k++] = (struct tune_axis){ "delta", p / n, 100, 0 };
 		ax[k++] = (struct tune_axis){ "ess", n, 10, 0 };
-		ax[k++] = (struct tune_axis){ "h0", o->ivon.h0, 10, 0 };
+		ax[k++] = (struct tune_axis){
+			"h0", isnan(o->ivon.h0) ? bnn_default_h0(o->optimizer) : o->ivon.h0, 10, 0
+		};
 		break;
 	case BNN_OPT_VOGN:
 		ax[k++] = (struct tune_axis){ "delta", p, 100, 0 };
