@@ -12,7 +12,9 @@
  * (Gibbs and Candès 2021, eq. 2) step by step on tiny sequences: α_t, the
  * rank and quantile, err_t, an infinite and an empty step, intervals and
  * sets, γ = 0 as split conformal, the bound of their Proposition 4.1, and
- * its errors.
+ * its errors; the online variant (each step's score joins the calibration
+ * scores) step by step where its quantiles part from the fixed set's, for
+ * intervals, sets (the true class's score joins) and γ = 0.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -233,6 +235,84 @@ static void test_adaptive_sets(void)
 	   a.coverage, a.mean_size, a.alpha);
 }
 
+static void test_adaptive_online_intervals(void)
+{
+	/* test_adaptive_intervals' sequence online: after each step its score
+	 * joins the sorted calibration scores, so step t ranks 2 + t of them
+	 * at ⌈(3 + t)·(1 − α_t)⌉ (the fixed run's α_t until step 6 misses):
+	 *   t  s_t  α_t  scores before the step      rank  q_t  err_t  fixed q_t
+	 *   1  2.5  1/2  1 2 3                        2     2    1      2
+	 *   2  0.5  3/8  1 2 2.5 3                    4     3    0      3
+	 *   3  3.5  1/2  .5 1 2 2.5 3                 3     2    1      2
+	 *   4  3.5  3/8  .5 1 2 2.5 3 3.5             5     3    1      3
+	 *   5  5    1/4  .5 1 2 2.5 3 3.5 3.5         6     3.5  1      3
+	 *   6  100  1/8  .5 1 2 2.5 3 3.5 3.5 5       ⌈7.875⌉ = 8  5   1  ∞
+	 *   7  1    0    ... 5 100 (9 scores)         10 > 9  ∞    0      3
+	 * α_8 = 1/8; coverage 2/7; widths 2q over the six finite steps 4, 6, 4,
+	 * 6, 7, 10, mean 37/6; one infinite step.  Proposition 4.1: |5/7 − ½|
+	 * = 3/14 ≤ 3/7. */
+	static const double cal[] = { 3, 1, 2 };
+	static const double s[] = { 2.5, 0.5, 3.5, 3.5, 5, 100, 1 };
+	static const double want[] = { 2, 3, 2, 3, 3.5, 5, INFINITY };
+	/* γ = 0: split conformal at level ½ on the growing set, rank
+	 * ⌈(3 + t)/2⌉ of 2 + t scores */
+	static const double want0[] = { 2, 2.5, 2, 2.5, 2.5, 3, 3 };
+	bnn_conformal_examples x = { s, NULL, NULL, 7, 1, BNN_CONFORMAL_RESIDUAL };
+	bnn_conformal_adaptive_run a = { .level = 0.5, .gamma = 0.25, .online = 1 };
+	double q[7];
+	bnn_err err;
+	int t, same = 1;
+
+	a.q = q;
+	ok(bnn_conformal_adaptive(cal, 3, &x, &a, &err) == BNN_OK, "online adaptive intervals");
+	for (t = 0; t < 7; t++)
+		ok(q[t] == want[t], "online step %d: quantile %g (%g)", t + 1, want[t], q[t]);
+	ok(a.coverage == 2.0 / 7 && a.mean_size == 37.0 / 6 && a.infinite == 1 && a.alpha == 0.125,
+	   "coverage 2/7 (%g), mean finite width 37/6 (%g), one infinite (%ld), alpha_8 1/8 (%g)",
+	   a.coverage, a.mean_size, a.infinite, a.alpha);
+	ok(fabs((1 - a.coverage) - 0.5) <= (0.5 + 0.25) / (0.25 * 7),
+	   "online: within Proposition 4.1's bound");
+	ok(cal[0] == 3 && cal[1] == 1 && cal[2] == 2, "the caller's calibration scores unchanged");
+	a.gamma = 0;
+	ok(bnn_conformal_adaptive(cal, 3, &x, &a, &err) == BNN_OK, "online, gamma 0");
+	for (t = 0; t < 7; t++)
+		same &= q[t] == want0[t];
+	ok(same && a.coverage == 2.0 / 7 && a.mean_size == 5 && a.infinite == 0,
+	   "gamma 0 online: split conformal on the growing set, quantiles 2 2.5 2 2.5 2.5 3 3, "
+	   "coverage 2/7 (%g), width 5 (%g)",
+	   a.coverage, a.mean_size);
+}
+
+static void test_adaptive_online_sets(void)
+{
+	/* test_adaptive_sets' scores with labels 0 1 1 0, online: the score
+	 * that joins is the true class's (0.5, 0.8, 0.2; class 0's would give
+	 * 0.1 at step 4):
+	 *   t  scores    label  α_t  calibration scores   rank  q_t  set     err_t
+	 *   1  0.5 2.5   0      1/2  1 2 3                2     2    {0}     0
+	 *   2  0.5 0.8   1      7/8  .5 1 2 3             1     0.5  {0}     1
+	 *   3  0.1 0.2   1      1/2  .5 .8 1 2 3          3     1    {0, 1}  0
+	 *   4  1.5 0.9   0      7/8  .2 .5 .8 1 2 3       1     0.2  {}      1
+	 * α_5 = ½; coverage 2/4, mean set size (1 + 1 + 2 + 0)/4 = 1. */
+	static const double cal[] = { 3, 1, 2 };
+	static const double s[] = { 0.5, 2.5, 0.5, 0.8, 0.1, 0.2, 1.5, 0.9 };
+	static const int y[] = { 0, 1, 1, 0 };
+	static const double want[] = { 2, 0.5, 1, 0.2 };
+	bnn_conformal_examples x = { s, y, NULL, 4, 2, 0 };
+	bnn_conformal_adaptive_run a = { .level = 0.5, .gamma = 0.75, .online = 1 };
+	double q[4];
+	bnn_err err;
+	int t;
+
+	a.q = q;
+	ok(bnn_conformal_adaptive(cal, 3, &x, &a, &err) == BNN_OK, "online adaptive sets");
+	for (t = 0; t < 4; t++)
+		ok(q[t] == want[t], "online set step %d: quantile %g (%g)", t + 1, want[t], q[t]);
+	ok(a.coverage == 0.5 && a.mean_size == 1 && a.infinite == 0 && a.alpha == 0.5,
+	   "coverage 1/2 (%g), mean set size 1 (%g), no infinite set, alpha_5 = 1/2 (%g)",
+	   a.coverage, a.mean_size, a.alpha);
+}
+
 static void test_adaptive_bound(void)
 {
 	/* every score above the calibration scores: only an infinite interval
@@ -282,6 +362,8 @@ int main(void)
 	test_names();
 	test_adaptive_intervals();
 	test_adaptive_sets();
+	test_adaptive_online_intervals();
+	test_adaptive_online_sets();
 	test_adaptive_bound();
 	return tap_done();
 }

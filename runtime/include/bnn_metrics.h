@@ -399,6 +399,8 @@ typedef struct bnn_conformal_examples {
 typedef struct bnn_conformal_adaptive_run {
 	double level;     /* in: the long-run coverage aimed at, 1 − α, in (0, 1) */
 	double gamma;     /* in: the step size γ of eq. 2, in [0, 1] (0: split conformal) */
+	int online;       /* in: nonzero: each example's calibration score joins
+	                     the calibration scores after its step */
 	double *q;        /* in: NULL, or n doubles that receive each step's quantile */
 	double coverage;  /* out: the fraction of the examples covered, 1 − mean err_t */
 	double mean_size; /* out: the mean set size or interval width over the
@@ -418,7 +420,10 @@ typedef struct bnn_conformal_adaptive_run {
  * +∞ when that rank exceeds n_cal (α_t ≤ 0 among others: every class, the
  * whole line), −∞ when it is below 1 (α_t ≥ 1: the empty set).  Whatever
  * the data, |mean err_t − α| ≤ (max(α, 1 − α) + γ)/(γ·n) (their
- * Proposition 4.1).  Fills a's results.
+ * Proposition 4.1).  With a->online, example t's own calibration score
+ * (the true class's, or its interval box's) is added to the calibration
+ * scores once its label is seen, so step t ranks n_cal + t − 1 scores
+ * (the bound still holds).  Fills a's results.
  * @return BNN_OK; BNN_EINVAL for no examples, a γ outside [0, 1], a level
  *         outside (0, 1) or no calibration scores; BNN_ENOMEM.
  */

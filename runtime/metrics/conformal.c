@@ -34,7 +34,12 @@
  * scores (rank ⌈(n + 1)·(1 − α_t)⌉): a rank above n is an infinite
  * quantile (the whole line, every class), a rank below 1 (α_t ≥ 1) the
  * empty set.  Whatever the data, |mean err_t − α| ≤ (max(α, 1 − α) + γ)/
- * (γ·T) over T steps (their Proposition 4.1).
+ * (γ·T) over T steps (their Proposition 4.1).  Online (the run's online
+ * flag), each example's calibration score (the true class's, or the
+ * interval box's) joins the sorted scores once its label is seen, by
+ * insertion: step t then ranks n + t − 1 scores, O(n + t) a step.  The
+ * bound still holds: its proof uses only that a quantile at α_t ≤ 0 covers
+ * and one at α_t ≥ 1 misses, whatever scores it is taken from.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -94,12 +99,12 @@ static int conformal_check(const double *scores, long n, double level, bnn_err *
 	return BNN_OK;
 }
 
-/* The n calibration scores sorted into a new array *sorted (the caller
- * frees it). */
-static int conformal_sorted(const double *scores, long n, double **sorted, bnn_err *err)
+/* The n calibration scores sorted into a new array *sorted of room for
+ * cap ≥ n scores (the caller frees it). */
+static int conformal_sorted(const double *scores, long n, long cap, double **sorted, bnn_err *err)
 {
-	if (!(*sorted = malloc((size_t)n * sizeof **sorted)))
-		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld scores", n);
+	if (!(*sorted = malloc((size_t)cap * sizeof **sorted)))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld scores", cap);
 	memcpy(*sorted, scores, (size_t)n * sizeof **sorted);
 	qsort(*sorted, (size_t)n, sizeof **sorted, conformal_cmp);
 	return BNN_OK;
@@ -133,7 +138,7 @@ int bnn_conformal_quantile(const double *scores, long n, double level, double *q
 		                "%ld examples are needed)",
 		                n, level, r, need);
 	}
-	if ((rc = conformal_sorted(scores, n, &sorted, err)))
+	if ((rc = conformal_sorted(scores, n, n, &sorted, err)))
 		return rc;
 	*q = conformal_quantile_sorted(sorted, n, level);
 	free(sorted);
@@ -262,6 +267,27 @@ void bnn_conformal_intervals(const float *var, const double *scores, long n, lon
 	*mean_width = width / (double)(n * d);
 }
 
+/* Online adaptive conformal: inserts the score s into the n sorted scores
+ * (room for n + 1), keeping them sorted; after equal scores, so the
+ * order of ties is that of arrival. */
+static void conformal_insert(double *sorted, long n, double s)
+{
+	long i = n;
+
+	while (i > 0 && sorted[i - 1] > s) {
+		sorted[i] = sorted[i - 1];
+		i--;
+	}
+	sorted[i] = s;
+}
+
+/* The calibration score of example t once its label is seen: split
+ * conformal's, the true class's score for a set, the box's for intervals. */
+static double conformal_own_score(const bnn_conformal_examples *x, long t)
+{
+	return x->labels ? x->scores[t * x->k + x->labels[t]] : x->scores[t];
+}
+
 /* Step t of adaptive conformal inference at quantile q: *covered (0 or 1)
  * and the size of the set, or the mean width of the intervals, by
  * bnn_conformal_sets and bnn_conformal_intervals on that one example. */
@@ -280,7 +306,7 @@ int bnn_conformal_adaptive(const double *cal, long n_cal, const bnn_conformal_ex
                            bnn_conformal_adaptive_run *a, bnn_err *err)
 {
 	double *sorted, alpha, at, covered_all = 0, size_all = 0;
-	long t, finite = 0;
+	long t, finite = 0, n = n_cal;
 	int rc;
 
 	if (!x || !a || !x->scores || x->n < 1 || x->k < 1)
@@ -288,14 +314,15 @@ int bnn_conformal_adaptive(const double *cal, long n_cal, const bnn_conformal_ex
 	if (!(a->gamma >= 0 && a->gamma <= 1)) /* then α_t stays in [−γ, 1 + γ] */
 		return bnn_fail(err, BNN_EINVAL,
 		                "adaptive conformal: the step size %g is not in [0, 1]", a->gamma);
-	if ((rc = conformal_check(cal, n_cal, a->level, err)) ||
-	    (rc = conformal_sorted(cal, n_cal, &sorted, err)))
+	if ((rc = conformal_check(cal, n_cal, a->level, err)))
+		return rc;
+	if ((rc = conformal_sorted(cal, n_cal, a->online ? n_cal + x->n : n_cal, &sorted, err)))
 		return rc;
 	alpha = 1 - a->level;
 	at = alpha; /* α_1 = α */
 	a->infinite = 0;
 	for (t = 0; t < x->n; t++) {
-		double q = conformal_quantile_sorted(sorted, n_cal, 1 - at), covered, size;
+		double q = conformal_quantile_sorted(sorted, n, 1 - at), covered, size;
 		conformal_step(x, t, q, &covered, &size);
 		if (a->q)
 			a->q[t] = q;
@@ -306,6 +333,8 @@ int bnn_conformal_adaptive(const double *cal, long n_cal, const bnn_conformal_ex
 			finite++;
 		}
 		at += a->gamma * (alpha - (1 - covered)); /* eq. 2, err_t = 1 − covered */
+		if (a->online)
+			conformal_insert(sorted, n++, conformal_own_score(x, t));
 	}
 	free(sorted);
 	a->coverage = covered_all / (double)x->n;
