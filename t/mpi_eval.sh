@@ -7,7 +7,7 @@
 # 1,000 examples are 4 batches of 256, so 3 ranks get 1, 1 and 2 batches;
 # the regression's 700 are 3 batches, one per rank), with --ood too and
 # with 2 threads per rank, with adaptive conformal inference (sequential,
-# on rank 0), and predict must write the same CSV.  Errors: a checkpoint that no rank can
+# on rank 0; fixed and online calibration scores), and predict must write the same CSV.  Errors: a checkpoint that no rank can
 # read, and data that only rank 1 cannot read (two application contexts of
 # one mpirun), end every rank with a non-zero status and the message,
 # printed once by rank 0, well within a timeout.  Skips unless libbnn was
@@ -121,6 +121,14 @@ ok $? "eval --conformal-adaptive under mpirun -np 3 succeeds"
 grep -q '"conformal_adaptive_coverage": 0\.' aci.json
 ok $? "with an adaptive coverage: $(cat aci.json)"
 is "$(cat aci.3.json)" "$(cat aci.json)" "and gives the single-process adaptive conformal numbers"
+./reg eval --load reg.ckpt --data reg.csv --mc 4 --threads 1 --conformal reg.csv \
+	--conformal-adaptive 0.05 --conformal-online >online.json
+mpi 3 ./reg eval --load reg.ckpt --data reg.csv --mc 4 --threads 1 --conformal reg.csv \
+	--conformal-adaptive 0.05 --conformal-online >online.3.json
+ok $? "eval --conformal-adaptive --conformal-online under mpirun -np 3 succeeds"
+grep -q '"conformal_adaptive_online": true' online.json
+ok $? "online: $(cat online.json)"
+is "$(cat online.3.json)" "$(cat online.json)" "and gives the single-process online numbers"
 
 # ---- predict: the same rows -------------------------------------------------
 for m in cls reg; do

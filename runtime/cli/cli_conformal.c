@@ -20,7 +20,9 @@
  * eval's `--conformal-adaptive GAMMA` adds adaptive conformal inference
  * (bnn_conformal_adaptive; Gibbs and Candès 2021): the evaluated examples
  * in file order, each at the level 1 − α_t of the same calibration scores,
- * α_t updated with step size GAMMA in (0, 1) as each label is seen.  eval
+ * α_t updated with step size GAMMA in (0, 1) as each label is seen; with
+ * `--conformal-online` each example's score joins the calibration scores
+ * once its label is seen (the online run of bnn_conformal_adaptive).  eval
  * gathers every rank's predictions on rank 0 before it calls
  * bnn_cli_conformal_apply (cli_eval.c), so the sequence is the file's
  * under mpirun too.
@@ -36,8 +38,16 @@
 #define CONFORMAL_RAPS_LAMBDA 0.01
 #define CONFORMAL_RAPS_KREG   5
 
-/* --level, --conformal-method, --conformal-labels and --conformal-adaptive
- * need --conformal. */
+/* --conformal-online changes adaptive conformal inference: it needs
+ * --conformal-adaptive. */
+static int cli_conformal_online_alone(struct bnn_cli_args *a)
+{
+	return bnn_cli_usage_error(a, "--conformal-online goes with --conformal-adaptive");
+}
+
+/* --level, --conformal-method, --conformal-labels, --conformal-adaptive
+ * and --conformal-online need --conformal (and the last,
+ * --conformal-adaptive). */
 static int cli_conformal_alone(struct bnn_cli_args *a)
 {
 	const char *alone = a->conformal_labels     ? "--conformal-labels"
@@ -46,7 +56,9 @@ static int cli_conformal_alone(struct bnn_cli_args *a)
 	                    : a->conformal_adaptive ? "--conformal-adaptive"
 	                                            : NULL;
 
-	return alone ? bnn_cli_usage_error(a, "%s goes with --conformal", alone) : BNN_CLI_OK;
+	if (alone)
+		return bnn_cli_usage_error(a, "%s goes with --conformal", alone);
+	return a->conformal_online ? cli_conformal_online_alone(a) : BNN_CLI_OK;
 }
 
 int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
@@ -80,7 +92,10 @@ int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
 			                           "--conformal-adaptive: '%s' is not a step size "
 			                           "in (0, 1), such as 0.005",
 			                           a->conformal_adaptive);
+	} else if (a->conformal_online) {
+		return cli_conformal_online_alone(a);
 	}
+	c->online = a->conformal_online;
 	c->o.method = gaussian ? BNN_CONFORMAL_NORMALIZED : BNN_CONFORMAL_APS;
 	c->o.lambda = CONFORMAL_RAPS_LAMBDA;
 	c->o.kreg = CONFORMAL_RAPS_KREG;
@@ -193,13 +208,15 @@ done:
 }
 
 /* --conformal-adaptive: adaptive conformal inference over the n examples
- * in file order (their scores c->scores, labels NULL for intervals), its
- * JSON keys after split conformal's. */
+ * in file order (their scores c->scores, labels NULL for intervals),
+ * online with --conformal-online, its JSON keys after split conformal's. */
 static int cli_conformal_adaptive(struct bnn_cli_args *a, const struct bnn_cli_conformal *c,
                                   const int *labels)
 {
 	bnn_conformal_examples x = { c->scores, labels, c->var, c->n, c->k, c->o.method };
-	bnn_conformal_adaptive_run run = { .level = c->level, .gamma = c->gamma };
+	bnn_conformal_adaptive_run run = { .level = c->level,
+		                           .gamma = c->gamma,
+		                           .online = c->online };
 	bnn_err err;
 	char key[40];
 
@@ -207,6 +224,7 @@ static int cli_conformal_adaptive(struct bnn_cli_args *a, const struct bnn_cli_c
 		return bnn_cli_error(a, "--conformal-adaptive: %s", err.message);
 	snprintf(key, sizeof key, "conformal_adaptive_%s", c->classes ? "set_size" : "width");
 	bnn_cli_json_number("conformal_adaptive_gamma", c->gamma, 1);
+	printf(", \"conformal_adaptive_online\": %s", c->online ? "true" : "false");
 	bnn_cli_json_number("conformal_adaptive_coverage", run.coverage, 1);
 	bnn_cli_json_number(key, run.mean_size, 1); /* null: every interval infinite */
 	printf(", \"conformal_adaptive_infinite\": %ld", run.infinite);

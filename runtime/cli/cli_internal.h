@@ -35,6 +35,8 @@ struct bnn_cli_args {
 	                                   aps, or normalized for regression) */
 	const char *conformal_adaptive; /* eval: γ of adaptive conformal inference,
 	                                   as given (NULL: off) */
+	int conformal_online;           /* eval: its calibration scores grow with
+	                                   each evaluated example's */
 	const char *storage;            /* export: f32, bf16 or int8 (NULL: f32) */
 	const char *rounded;            /* export: the checkpoint of the kept values */
 	long mc;                        /* eval, predict: MC samples (-1: default) */
@@ -120,6 +122,8 @@ struct bnn_cli_conformal {
 	long n_cal;              /* calibration examples */
 	double q;                /* the conformal quantile */
 	double gamma;            /* eval: adaptive conformal's step size (0: off) */
+	int online;              /* eval: adaptive conformal online (its
+	                            calibration scores grow) */
 	double *cal;             /* the n_cal calibration scores (the true class's) */
 	long n, k;               /* the predicted examples and classes (or outputs) */
 	int classes;             /* 1: sets of classes, 0: intervals */
