@@ -19,11 +19,11 @@
 #                        that neither train nor choose the epoch:
 #                        docs/conformal.md; conformal_eval); dies on a
 #                        failure.
-# conformal_eval NAME MC SET JSON ARGS...
-#                        evaluates $dir/NAME.ckpt on $dir/SET_test.csv with
-#                        MC samples (seed 1, one thread) into $dir/JSON,
-#                        with the 90% split conformal intervals calibrated
-#                        on $dir/SET_calib.csv and the eval options ARGS
+# conformal_eval NAME MC DATA CALIB JSON ARGS...
+#                        evaluates $dir/NAME.ckpt on $dir/DATA with MC
+#                        samples (seed 1, one thread) into $dir/JSON, with
+#                        the 90% split conformal intervals calibrated on
+#                        $dir/CALIB and the eval options ARGS
 #                        (--conformal-adaptive GAMMA, say); dies on a
 #                        failure.
 # r_export WHAT DIR SCRIPT ARGS...
@@ -49,7 +49,7 @@ train_eval() {
 		tail -n 3 "$dir/$_name.train.log" >&2
 		die "$_name: training failed (the log is $dir/$_name.train.log)"
 	}
-	conformal_eval "$_name" "$_mc" "$_set" "$_name.json"
+	conformal_eval "$_name" "$_mc" "${_set}_test.csv" "${_set}_calib.csv" "$_name.json"
 	echo "$me: $_name ($*): $(($(date +%s) - _start)) s, best epoch" \
 		"$(json_get best_epoch "$dir/$_name.train.json"): $(cat "$dir/$_name.json")" >&2
 }
@@ -57,11 +57,12 @@ train_eval() {
 conformal_eval() {
 	_en=$1
 	_em=$2
-	_es=$3
-	_ej=$4
-	shift 4
-	"$out/$_en" eval --load "$dir/$_en.ckpt" --data "$dir/${_es}_test.csv" --mc "$_em" \
-		--seed 1 --threads 1 --conformal "$dir/${_es}_calib.csv" --level 0.9 "$@" \
+	_ed=$3
+	_ec=$4
+	_ej=$5
+	shift 5
+	"$out/$_en" eval --load "$dir/$_en.ckpt" --data "$dir/$_ed" --mc "$_em" \
+		--seed 1 --threads 1 --conformal "$dir/$_ec" --level 0.9 "$@" \
 		>"$dir/$_ej" || die "$_en: eval${*:+ $*} failed"
 }
 

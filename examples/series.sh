@@ -31,19 +31,27 @@
 # uncertainty of a series whose neighbouring months' errors are
 # correlated, and their mean width in sunspot numbers), next to the
 # persistence baseline (the last month's value, with the Gaussian noise of
-# its training errors) R computes.  Each network is then scored twice more
-# with adaptive conformal inference (eval --conformal-adaptive GAMMA,
-# docs/conformal.md; Gibbs and Candès 2021) over the test months in order,
-# on the same calibration scores, at GAMMA 0.05 (the default, chosen before
-# any run: over T = 393 months their Proposition 4.1 bounds the coverage's
-# distance to 90% by (0.9 + γ)/(γ·T), 4.8 points at 0.05 and 46 at 0.005)
-# and at 0.005 (the paper's own choice, for longer series): coverage, mean
-# width of the finite intervals, and the number of infinite ones.
+# its training errors) R computes.  Each network is then scored with
+# adaptive conformal inference (eval --conformal-adaptive GAMMA
+# [--conformal-online], docs/conformal.md; Gibbs and Candès 2021), its
+# setting chosen without the test months: calibrated on the validation
+# months and run over the calibration months in order (180 months, a
+# stand-in for the test months), for the calibration scores fixed or
+# online (each month's score joins them once its label is seen) and GAMMA
+# 0.005, 0.01 and 0.05; the setting with the fewest infinite intervals
+# over the four networks, then the mean coverage closest to 90%, is run
+# once on the test months (calibrated on the calibration months), beside
+# the other calibration set at the same GAMMA: coverage, mean width of the
+# finite intervals, and the number of infinite ones.  (The validation
+# months also chose each checkpoint's epoch, so their scores are a little
+# smaller than fresh months' would be.)
 # RMSE and MAE are converted back to sunspot numbers (times the training
 # sd) and the NLL too (plus log sd); coverage is the same in both units.
 # The tables go to standard output and OUT/series.md; per run,
-# OUT/series/NAME.{ckpt,json}, NAME.aci0.05.json, NAME.aci0.005.json and
-# NAME.train.{json,log}.
+# OUT/series/NAME.{ckpt,json}, NAME.select.MODEGAMMA.json (the six
+# settings on the calibration months), NAME.aci.json (the chosen setting on
+# the test months), NAME.aci_other.json (the other calibration set) and
+# NAME.train.{json,log}; the selection's summary in OUT/series/select.txt.
 #
 # POSIX sh; stops at the first error with a message.  Exit status: 0 on
 # success, 1 when a step fails, 2 when called wrongly.
@@ -68,26 +76,80 @@ read -r _ mean _ sd _ w _ ntrain _ nvalid _ ncalib _ ntest <"$dir/series.info" |
 echo "$me: sunspot.month in $dir: windows of $w months; $ntrain training, $nvalid" \
 	"validation, $ncalib calibration and $ntest test targets; training mean $mean, sd $sd" >&2
 
-# The step sizes of adaptive conformal inference, the default first.
-aci_gammas="0.05 0.005"
-
 # run NAME MC TRAIN-OPTIONS...: trains OUT/NAME into DIR/NAME.ckpt and
 # scores it on the test months (DIR/NAME.json) with MC posterior samples,
-# its conformal intervals calibrated on DIR/series_calib.csv, then with
-# adaptive conformal inference at each of $aci_gammas (DIR/NAME.aciG.json).
+# its conformal intervals calibrated on DIR/series_calib.csv.
 run() {
 	_rn=$1
 	_rm=$2
 	shift 2
 	train_eval "$_rn" "$_rm" series --epochs "$epochs" --batch "$batch" "$@"
-	for _g in $aci_gammas; do
-		conformal_eval "$_rn" "$_rm" series "$_rn.aci$_g.json" --conformal-adaptive "$_g"
-	done
 }
 run series_conv1d 0 --optimizer adam --lr 1e-3
 run series_conv1d_bayes 32 --optimizer bbb
 run series_gru 0 --optimizer adam --lr 1e-3
 run series_gru_bayes 32 --optimizer bbb
+nets="series_conv1d series_conv1d_bayes series_gru series_gru_bayes"
+
+# Adaptive conformal inference, its setting chosen before the test months:
+# each network calibrated on the validation months and run over the
+# calibration months in order (DIR/NAME.select.MODEGAMMA.json), for each
+# calibration set (fixed, or online: growing with each month's score) and
+# step size γ.
+aci_modes="fixed online"
+aci_gammas="0.005 0.01 0.05"
+# aci NAME DATA CALIB JSON MODE GAMMA: NAME's adaptive conformal run.
+aci() {
+	if [ "$5" = online ]; then
+		conformal_eval "$1" "$(json_get mc "$dir/$1.json")" "$2" "$3" "$4" \
+			--conformal-adaptive "$6" --conformal-online
+	else
+		conformal_eval "$1" "$(json_get mc "$dir/$1.json")" "$2" "$3" "$4" \
+			--conformal-adaptive "$6"
+	fi
+}
+for r in $nets; do
+	for m in $aci_modes; do
+		for g in $aci_gammas; do
+			aci "$r" series_calib.csv series_valid.csv "$r.select.$m$g.json" "$m" "$g"
+		done
+	done
+done
+# One line a setting, in the order above: MODE GAMMA, the infinite
+# intervals over the four networks, the mean distance of their coverage to
+# 90%, and a table cell "coverage (infinite)" a network.
+for m in $aci_modes; do
+	for g in $aci_gammas; do
+		printf '%s %s' "$m" "$g"
+		for r in $nets; do
+			printf ' %s %s' "$(json_get conformal_adaptive_coverage \
+				"$dir/$r.select.$m$g.json")" \
+				"$(json_get conformal_adaptive_infinite "$dir/$r.select.$m$g.json")"
+		done
+		echo
+	done
+done | awk '{ inf = 0; dev = 0; cells = ""
+	for (i = 3; i < NF; i += 2) {
+		inf += $(i + 1); d = $i - 0.9; dev += d < 0 ? -d : d
+		cells = cells sprintf(" %.3f (%d) |", $i, $(i + 1))
+	}
+	printf "%s %s %d %.4f%s\n", $1, $2, inf, dev / ((NF - 2) / 2), cells }' \
+	>"$dir/select.txt" || die "cannot write $dir/select.txt"
+# The chosen setting: the fewest infinite intervals, then the coverage
+# closest to 90% on average, then the first in the order above.
+read -r aci_mode aci_gamma _ <<EOF_SELECT || die "no adaptive conformal setting"
+$(awk 'NR == 1 || $3 < inf || ($3 == inf && $4 < dev) { inf = $3; dev = $4; best = $0 }
+	END { print best }' "$dir/select.txt")
+EOF_SELECT
+if [ "$aci_mode" = online ]; then aci_other=fixed; else aci_other=online; fi
+echo "$me: adaptive conformal inference chosen on the calibration months:" \
+	"$aci_mode calibration scores, gamma $aci_gamma" >&2
+# Then that setting, once, on the test months (DIR/NAME.aci.json), and the
+# other calibration set at the same γ beside it (DIR/NAME.aci_other.json).
+for r in $nets; do
+	aci "$r" series_test.csv series_calib.csv "$r.aci.json" "$aci_mode" "$aci_gamma"
+	aci "$r" series_test.csv series_calib.csv "$r.aci_other.json" "$aci_other" "$aci_gamma"
+done
 
 # row MODEL OPTIMIZER MC NLL RMSE MAE C50 C90 C95 CONFORMAL WIDTH
 # (standardised units; CONFORMAL a cell of conformal_cell, "-" with WIDTH
@@ -127,25 +189,32 @@ b=$dir/series_baseline.json
 			"$(conformal_cell "$f")" "$(json_get conformal_width "$f")"
 	done
 	echo
-	echo "The same 90% intervals, adaptive (Gibbs and Candès 2021): the test months in" \
-		"order, the level updated by step size γ after each month; width in sunspot" \
-		"numbers, the mean over the finite intervals; inf: the months whose interval" \
-		"was the whole line."
+	echo "Adaptive conformal inference (Gibbs and Candès 2021), the level updated by step" \
+		"size γ after each month, its setting chosen before the test months: each network" \
+		"calibrated on the validation months 1951-1965 ($nvalid) and run over the" \
+		"calibration months 1966-1980 ($ncalib) in order; coverage (infinite intervals);" \
+		"fixed: the validation months' scores, online: each month's score joins them."
 	echo
-	printf '| model | split conformal 90%% | width |'
-	for g in $aci_gammas; do
-		printf ' ACI γ = %s | width | inf |' "$g"
-	done
-	printf '\n| --- | ---: | ---: |'
-	for g in $aci_gammas; do
-		printf ' ---: | ---: | ---: |'
-	done
+	echo "| setting | series_conv1d | series_conv1d_bayes | series_gru | series_gru_bayes |" \
+		"infinite | mean distance to 90% |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	awk '{ printf "| %s, γ = %s |", $1, $2
+		for (i = 5; i <= NF; i++) printf " %s", $i
+		printf " %d | %.4f |\n", $3, $4 }' "$dir/select.txt"
 	echo
-	for r in series_conv1d series_conv1d_bayes series_gru series_gru_bayes; do
+	echo "Chosen (the fewest infinite intervals, then the closest to 90%):" \
+		"$aci_mode, γ = $aci_gamma. On the test months, calibrated on the calibration" \
+		"months (width in sunspot numbers, the mean over the finite intervals; inf: the" \
+		"months whose interval was the whole line), beside the $aci_other calibration set" \
+		"at the same γ:"
+	echo
+	echo "| model | split conformal 90% | width | ACI $aci_mode | width | inf |" \
+		"ACI $aci_other | width | inf |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for r in $nets; do
 		printf '| %s.bnn | %s | %s |' "$r" "$(json_get conformal_coverage "$dir/$r.json" |
 			awk '{ printf "%.3f", $1 }')" "$(scaled "$(json_get conformal_width "$dir/$r.json")")"
-		for g in $aci_gammas; do
-			f=$dir/$r.aci$g.json
+		for f in "$dir/$r.aci.json" "$dir/$r.aci_other.json"; do
 			printf ' %s | %s | %s |' "$(json_get conformal_adaptive_coverage "$f" |
 				awk '{ printf "%.3f", $1 }')" \
 				"$(scaled "$(json_get conformal_adaptive_width "$f")")" \
