@@ -17,9 +17,16 @@
 #                        into $dir/NAME.json, with the 90% split conformal
 #                        intervals calibrated on $dir/SET_calib.csv (rows
 #                        that neither train nor choose the epoch:
-#                        docs/conformal.md); dies on a failure.  Says on
-#                        stderr what ran, how long it took and the metrics,
-#                        unless $quiet is set.
+#                        docs/conformal.md; conformal_eval); dies on a
+#                        failure.  Says on stderr what ran, how long it
+#                        took and the metrics, unless $quiet is set.
+# conformal_eval NAME MC DATA CALIB JSON ARGS...
+#                        evaluates $dir/NAME.ckpt on $dir/DATA with MC
+#                        samples (seed 1, one thread) into $dir/JSON, with
+#                        the 90% split conformal intervals calibrated on
+#                        $dir/CALIB and the eval options ARGS
+#                        (--conformal-adaptive GAMMA, say); dies on a
+#                        failure.
 # r_export WHAT DIR SCRIPT ARGS...
 #                        runs examples/SCRIPT DIR ARGS with Rscript (an R
 #                        script that writes R's data set WHAT into DIR),
@@ -43,11 +50,21 @@ train_eval() {
 		tail -n 3 "$dir/$_name.train.log" >&2
 		die "$_name: training failed (the log is $dir/$_name.train.log)"
 	}
-	"$out/$_name" eval --load "$dir/$_name.ckpt" --data "$dir/${_set}_test.csv" --mc "$_mc" \
-		--seed 1 --threads 1 --conformal "$dir/${_set}_calib.csv" --level 0.9 \
-		>"$dir/$_name.json" || die "$_name: eval failed"
+	conformal_eval "$_name" "$_mc" "${_set}_test.csv" "${_set}_calib.csv" "$_name.json"
 	[ -n "${quiet:-}" ] || echo "$me: $_name ($*): $(($(date +%s) - _start)) s, best epoch" \
 		"$(json_get best_epoch "$dir/$_name.train.json"): $(cat "$dir/$_name.json")" >&2
+}
+
+conformal_eval() {
+	_en=$1
+	_em=$2
+	_ed=$3
+	_ec=$4
+	_ej=$5
+	shift 5
+	"$out/$_en" eval --load "$dir/$_en.ckpt" --data "$dir/$_ed" --mc "$_em" \
+		--seed 1 --threads 1 --conformal "$dir/$_ec" --level 0.9 "$@" \
+		>"$dir/$_ej" || die "$_en: eval${*:+ $*} failed"
 }
 
 r_export() {

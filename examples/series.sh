@@ -31,11 +31,27 @@
 # uncertainty of a series whose neighbouring months' errors are
 # correlated, and their mean width in sunspot numbers), next to the
 # persistence baseline (the last month's value, with the Gaussian noise of
-# its training errors) R computes.
+# its training errors) R computes.  Each network is then scored with
+# adaptive conformal inference (eval --conformal-adaptive GAMMA
+# [--conformal-online], docs/conformal.md; Gibbs and Candès 2021), its
+# setting chosen without the test months: calibrated on the validation
+# months and run over the calibration months in order (180 months, a
+# stand-in for the test months), for the calibration scores fixed or
+# online (each month's score joins them once its label is seen) and GAMMA
+# 0.005, 0.01 and 0.05; the setting with the fewest infinite intervals
+# over the four networks, then the mean coverage closest to 90%, is run
+# once on the test months (calibrated on the calibration months), beside
+# the other calibration set at the same GAMMA: coverage, mean width of the
+# finite intervals, and the number of infinite ones.  (The validation
+# months also chose each checkpoint's epoch, so their scores are a little
+# smaller than fresh months' would be.)
 # RMSE and MAE are converted back to sunspot numbers (times the training
 # sd) and the NLL too (plus log sd); coverage is the same in both units.
-# The table goes to standard output and OUT/series.md; per run,
-# OUT/series/NAME.{ckpt,json} and NAME.train.{json,log}.
+# The tables go to standard output and OUT/series.md; per run,
+# OUT/series/NAME.{ckpt,json}, NAME.select.MODEGAMMA.json (the six
+# settings on the calibration months), NAME.aci.json (the chosen setting on
+# the test months), NAME.aci_other.json (the other calibration set) and
+# NAME.train.{json,log}; the selection's summary in OUT/series/select.txt.
 #
 # POSIX sh; stops at the first error with a message.  Exit status: 0 on
 # success, 1 when a step fails, 2 when called wrongly.
@@ -73,6 +89,67 @@ run series_conv1d 0 --optimizer adam --lr 1e-3
 run series_conv1d_bayes 32 --optimizer bbb
 run series_gru 0 --optimizer adam --lr 1e-3
 run series_gru_bayes 32 --optimizer bbb
+nets="series_conv1d series_conv1d_bayes series_gru series_gru_bayes"
+
+# Adaptive conformal inference, its setting chosen before the test months:
+# each network calibrated on the validation months and run over the
+# calibration months in order (DIR/NAME.select.MODEGAMMA.json), for each
+# calibration set (fixed, or online: growing with each month's score) and
+# step size γ.
+aci_modes="fixed online"
+aci_gammas="0.005 0.01 0.05"
+# aci NAME DATA CALIB JSON MODE GAMMA: NAME's adaptive conformal run.
+aci() {
+	if [ "$5" = online ]; then
+		conformal_eval "$1" "$(json_get mc "$dir/$1.json")" "$2" "$3" "$4" \
+			--conformal-adaptive "$6" --conformal-online
+	else
+		conformal_eval "$1" "$(json_get mc "$dir/$1.json")" "$2" "$3" "$4" \
+			--conformal-adaptive "$6"
+	fi
+}
+for r in $nets; do
+	for m in $aci_modes; do
+		for g in $aci_gammas; do
+			aci "$r" series_calib.csv series_valid.csv "$r.select.$m$g.json" "$m" "$g"
+		done
+	done
+done
+# One line a setting, in the order above: MODE GAMMA, the infinite
+# intervals over the four networks, the mean distance of their coverage to
+# 90%, and a table cell "coverage (infinite)" a network.
+for m in $aci_modes; do
+	for g in $aci_gammas; do
+		printf '%s %s' "$m" "$g"
+		for r in $nets; do
+			printf ' %s %s' "$(json_get conformal_adaptive_coverage \
+				"$dir/$r.select.$m$g.json")" \
+				"$(json_get conformal_adaptive_infinite "$dir/$r.select.$m$g.json")"
+		done
+		echo
+	done
+done | awk '{ inf = 0; dev = 0; cells = ""
+	for (i = 3; i < NF; i += 2) {
+		inf += $(i + 1); d = $i - 0.9; dev += d < 0 ? -d : d
+		cells = cells sprintf(" %.3f (%d) |", $i, $(i + 1))
+	}
+	printf "%s %s %d %.4f%s\n", $1, $2, inf, dev / ((NF - 2) / 2), cells }' \
+	>"$dir/select.txt" || die "cannot write $dir/select.txt"
+# The chosen setting: the fewest infinite intervals, then the coverage
+# closest to 90% on average, then the first in the order above.
+read -r aci_mode aci_gamma _ <<EOF_SELECT || die "no adaptive conformal setting"
+$(awk 'NR == 1 || $3 < inf || ($3 == inf && $4 < dev) { inf = $3; dev = $4; best = $0 }
+	END { print best }' "$dir/select.txt")
+EOF_SELECT
+if [ "$aci_mode" = online ]; then aci_other=fixed; else aci_other=online; fi
+echo "$me: adaptive conformal inference chosen on the calibration months:" \
+	"$aci_mode calibration scores, gamma $aci_gamma" >&2
+# Then that setting, once, on the test months (DIR/NAME.aci.json), and the
+# other calibration set at the same γ beside it (DIR/NAME.aci_other.json).
+for r in $nets; do
+	aci "$r" series_test.csv series_calib.csv "$r.aci.json" "$aci_mode" "$aci_gamma"
+	aci "$r" series_test.csv series_calib.csv "$r.aci_other.json" "$aci_other" "$aci_gamma"
+done
 
 # row MODEL OPTIMIZER MC NLL RMSE MAE C50 C90 C95 CONFORMAL WIDTH
 # (standardised units; CONFORMAL a cell of conformal_cell, "-" with WIDTH
@@ -83,6 +160,12 @@ row() {
 		printf "| %s | %s | %s | %.4f | %.2f | %.2f | %.3f | %.3f | %.3f | %s | %s |\n", m, o,
 		       k, nll + log(sd), rmse * sd, mae * sd, c50, c90, c95, cc,
 		       cw == "" ? "-" : sprintf("%.2f", cw * sd) }'
+}
+# scaled WIDTH: a width in standardised units in sunspot numbers, "-" for
+# none (null: every interval infinite).
+scaled() {
+	awk -v sd="$sd" -v w="$1" 'BEGIN { if (w == "" || w == "null") print "-"
+		else printf "%.2f\n", w * sd }'
 }
 b=$dir/series_baseline.json
 {
@@ -104,6 +187,40 @@ b=$dir/series_baseline.json
 			"$(json_get mae "$f")" "$(json_get coverage_50 "$f")" \
 			"$(json_get coverage_90 "$f")" "$(json_get coverage_95 "$f")" \
 			"$(conformal_cell "$f")" "$(json_get conformal_width "$f")"
+	done
+	echo
+	echo "Adaptive conformal inference (Gibbs and Candès 2021), the level updated by step" \
+		"size γ after each month, its setting chosen before the test months: each network" \
+		"calibrated on the validation months 1951-1965 ($nvalid) and run over the" \
+		"calibration months 1966-1980 ($ncalib) in order; coverage (infinite intervals);" \
+		"fixed: the validation months' scores, online: each month's score joins them."
+	echo
+	echo "| setting | series_conv1d | series_conv1d_bayes | series_gru | series_gru_bayes |" \
+		"infinite | mean distance to 90% |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	awk '{ printf "| %s, γ = %s |", $1, $2
+		for (i = 5; i <= NF; i++) printf " %s", $i
+		printf " %d | %.4f |\n", $3, $4 }' "$dir/select.txt"
+	echo
+	echo "Chosen (the fewest infinite intervals, then the closest to 90%):" \
+		"$aci_mode, γ = $aci_gamma. On the test months, calibrated on the calibration" \
+		"months (width in sunspot numbers, the mean over the finite intervals; inf: the" \
+		"months whose interval was the whole line), beside the $aci_other calibration set" \
+		"at the same γ:"
+	echo
+	echo "| model | split conformal 90% | width | ACI $aci_mode | width | inf |" \
+		"ACI $aci_other | width | inf |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for r in $nets; do
+		printf '| %s.bnn | %s | %s |' "$r" "$(json_get conformal_coverage "$dir/$r.json" |
+			awk '{ printf "%.3f", $1 }')" "$(scaled "$(json_get conformal_width "$dir/$r.json")")"
+		for f in "$dir/$r.aci.json" "$dir/$r.aci_other.json"; do
+			printf ' %s | %s | %s |' "$(json_get conformal_adaptive_coverage "$f" |
+				awk '{ printf "%.3f", $1 }')" \
+				"$(scaled "$(json_get conformal_adaptive_width "$f")")" \
+				"$(json_get conformal_adaptive_infinite "$f")"
+		done
+		echo
 	done
 } >"$out/series.md" || die "cannot write $out/series.md"
 cat "$out/series.md"

@@ -11,7 +11,15 @@
 # and width against them; and the refusals with their exact messages
 # (--level 1.5, options without --conformal, a method of the other kind,
 # an unknown method, calibration data of another shape, an empty
-# calibration set, too few examples for the level).
+# calibration set, too few examples for the level).  Adaptive conformal
+# inference (--conformal-adaptive): its keys beside split conformal's, for
+# intervals and sets; its coverage and width recomputed by hand from
+# predict's means and variances and the sorted calibration scores
+# (α_{t+1} = α_t + γ·(α − err_t) in file order), with the calibration
+# scores fixed and online (--conformal-online: each example's score
+# inserted into them after its step); and its refusals (γ ≤ 0, γ ≥ 1, not
+# a number, without --conformal, in predict; --conformal-online without
+# --conformal-adaptive).
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -120,6 +128,95 @@ is "$(printf '%.4f %.4f' "$cov" "$width")" "$byhand" \
 run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-method residual
 case $run_out in *'"conformal_method": "residual"'*) st=0 ;; *) st=1 ;; esac
 ok $st "the residual method for regression"
+
+# ---- adaptive conformal inference ----------------------------------------------------
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-adaptive 0.05
+is "$run_status" 0 "eval --conformal-adaptive runs for regression"
+case $run_out in
+*'"conformal_width": '*', "conformal_adaptive_gamma": 0.05, "conformal_adaptive_online": false, "conformal_adaptive_coverage": '*', "conformal_adaptive_width": '*', "conformal_adaptive_infinite": '*'}') st=0 ;;
+*) st=1 ;;
+esac
+ok $st "and reports gamma, online, coverage, width and infinite intervals after the split keys: $run_out"
+aci=$run_out
+split=$(printf '%s\n' "$aci" | sed 's/, "conformal_adaptive_gamma".*}/}/')
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv
+is "$split" "$run_out" "the other keys are those of eval without it"
+# By hand: the normalized scores max_j |y_j − μ_j|/σ_j of the calibration
+# and test examples (predict's mean and var), the calibration scores
+# sorted; step t uses the ⌈(n + 1)·(1 − α_t)⌉-th of the n (infinite above
+# n), covers when its score is within, and α moves by 0.05·(0.1 − err_t);
+# online, the step's score is then inserted into the n sorted scores.
+./other predict --load r.ckpt --data rcalib.csv --out rc.csv || bail_out "predict"
+./other predict --load r.ckpt --data rtest.csv --out rt.csv || bail_out "predict"
+nscore() { # PREDICTIONS DATA: the normalized score of each example
+	paste -d, "$1" "$2" | awk -F, 'NR > 1 { s = 0
+		for (j = 0; j < 2; j++) { e = ($(13 + j) - $(4 * j + 1)) / sqrt($(4 * j + 2))
+			if (e < 0) e = -e; if (e > s) s = e }
+		printf "%.17g\n", s }'
+}
+nscore rc.csv rcalib.csv | sort -g >cal.txt
+paste -d, rt.csv rtest.csv | awk -F, 'NR > 1 { printf "%.17g,%.17g\n", $2, $6 }' >var.txt
+nscore rt.csv rtest.csv | paste -d, - var.txt >seq.txt
+byhand() { # ONLINE: coverage, mean finite width and infinite intervals
+	awk -F, -v g=0.05 -v online="$1" 'NR == FNR { c[++n] = $1; next }
+	FNR == 1 { a = 0.1; at = a }
+	{ r = (n + 1) * (1 - at) * (1 - 1e-12); k = int(r); if (k < r) k++
+	  if (k > n) { q = "inf"; inf++; cov = 1 }
+	  else { q = c[k]; cov = $1 <= q; w += 2 * q * (sqrt($2) + sqrt($3)) / 2; fin++ }
+	  covered += cov; t++; at += g * (a - (1 - cov))
+	  if (online) { for (i = n; i > 0 && c[i] > $1; i--) c[i + 1] = c[i]; c[i + 1] = $1; n++ } }
+	END { printf "%.4f %.4f %d", covered / t, w / fin, inf }' cal.txt seq.txt
+}
+aci_keys() { # JSON: its adaptive coverage, width and infinite intervals, as byhand
+	printf '%.4f %.4f %d' "$(key conformal_adaptive_coverage "$1")" \
+		"$(key conformal_adaptive_width "$1")" "$(key conformal_adaptive_infinite "$1")"
+}
+is "$(aci_keys "$aci")" "$(byhand 0)" \
+	"coverage, mean finite width and infinite intervals are those computed by hand"
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-adaptive 0.05 \
+	--conformal-online
+is "$run_status" 0 "eval --conformal-adaptive --conformal-online runs"
+case $run_out in
+*', "conformal_adaptive_gamma": 0.05, "conformal_adaptive_online": true, "conformal_adaptive_coverage": '*) st=0 ;;
+*) st=1 ;;
+esac
+ok $st "and says it ran online: $run_out"
+is "$(aci_keys "$run_out")" "$(byhand 1)" \
+	"online: the numbers computed by hand with each score inserted after its step"
+[ "$(aci_keys "$run_out")" != "$(aci_keys "$aci")" ]
+ok $? "online differs from the fixed scores here: $(aci_keys "$run_out") vs $(aci_keys "$aci")"
+is "$(printf '%s\n' "$run_out" | sed 's/, "conformal_adaptive_gamma".*}/}/')" "$split" \
+	"online leaves the split conformal keys as they were"
+run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --conformal-method lac \
+	--conformal-adaptive 0.005
+case $run_out in
+*'"conformal_set_size": '*', "conformal_adaptive_gamma": 0.005, "conformal_adaptive_online": false, "conformal_adaptive_coverage": '*', "conformal_adaptive_set_size": '*', "conformal_adaptive_infinite": '*', "bins": 20}') st=0 ;;
+*) st=1 ;;
+esac
+ok $st "for a classifier: coverage, mean set size and sets of every class: $run_out"
+for bad in 0 1 -0.1 1.5 abc 0.05x ''; do
+	run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-adaptive "$bad"
+	is "$run_status $run_err" "2 ./other: --conformal-adaptive: '$bad' is not a step size in (0, 1), such as 0.005
+Try './other --help'." "--conformal-adaptive '$bad' is refused"
+done
+run ./other eval --load r.ckpt --data rtest.csv --conformal-adaptive 0.05
+is "$run_status $run_err" "2 ./other: --conformal-adaptive goes with --conformal
+Try './other --help'." "--conformal-adaptive needs --conformal"
+run ./other predict --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-adaptive 0.05
+is "$run_status $run_err" "2 ./other: option '--conformal-adaptive' does not go with 'predict'
+Try './other --help'." "predict has no --conformal-adaptive (no labels arrive)"
+run ./other eval --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-online
+is "$run_status $run_err" "2 ./other: --conformal-online goes with --conformal-adaptive
+Try './other --help'." "--conformal-online needs --conformal-adaptive"
+run ./other eval --load r.ckpt --data rtest.csv --conformal-online
+is "$run_status $run_err" "2 ./other: --conformal-online goes with --conformal-adaptive
+Try './other --help'." "--conformal-online alone: the same message"
+run ./other eval --load r.ckpt --data rtest.csv --conformal-adaptive 0.05 --conformal-online
+is "$run_status $run_err" "2 ./other: --conformal-adaptive goes with --conformal
+Try './other --help'." "--conformal-adaptive --conformal-online without --conformal"
+run ./other predict --load r.ckpt --data rtest.csv --conformal rcalib.csv --conformal-online
+is "$run_status $run_err" "2 ./other: option '--conformal-online' does not go with 'predict'
+Try './other --help'." "predict has no --conformal-online"
 
 # ---- refusals -------------------------------------------------------------------------
 run ./blobs eval --load m.ckpt --data test.csv --conformal calib.csv --level 1.5

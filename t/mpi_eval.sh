@@ -6,7 +6,8 @@
 # and 3 must print the single-process metrics JSON byte for byte (the
 # 1,000 examples are 4 batches of 256, so 3 ranks get 1, 1 and 2 batches;
 # the regression's 700 are 3 batches, one per rank), with --ood too and
-# with 2 threads per rank, and predict must write the same CSV.  Errors: a checkpoint that no rank can
+# with 2 threads per rank, with adaptive conformal inference (sequential,
+# on rank 0; fixed and online calibration scores), and predict must write the same CSV.  Errors: a checkpoint that no rank can
 # read, and data that only rank 1 cannot read (two application contexts of
 # one mpirun), end every rank with a non-zero status and the message,
 # printed once by rank 0, well within a timeout.  Skips unless libbnn was
@@ -109,6 +110,25 @@ ok $? "the classifier's metrics are not degenerate: $(cat cls.json)"
 mpi 3 ./cls eval --load cls.ckpt --data cls.csv --ood far.csv --mc 4 --seed 5 --threads 1 >ood.3.json
 ok $? "eval --ood under mpirun -np 3 succeeds"
 is "$(cat ood.3.json)" "$(cat ood.json)" "and gives the single-process OOD metrics"
+# adaptive conformal inference is sequential: rank 0 computes it over the
+# gathered predictions in file order, so -np 3 (one batch a rank) prints
+# the single-process numbers
+./reg eval --load reg.ckpt --data reg.csv --mc 4 --threads 1 --conformal reg.csv \
+	--conformal-adaptive 0.05 >aci.json
+mpi 3 ./reg eval --load reg.ckpt --data reg.csv --mc 4 --threads 1 --conformal reg.csv \
+	--conformal-adaptive 0.05 >aci.3.json
+ok $? "eval --conformal-adaptive under mpirun -np 3 succeeds"
+grep -q '"conformal_adaptive_coverage": 0\.' aci.json
+ok $? "with an adaptive coverage: $(cat aci.json)"
+is "$(cat aci.3.json)" "$(cat aci.json)" "and gives the single-process adaptive conformal numbers"
+./reg eval --load reg.ckpt --data reg.csv --mc 4 --threads 1 --conformal reg.csv \
+	--conformal-adaptive 0.05 --conformal-online >online.json
+mpi 3 ./reg eval --load reg.ckpt --data reg.csv --mc 4 --threads 1 --conformal reg.csv \
+	--conformal-adaptive 0.05 --conformal-online >online.3.json
+ok $? "eval --conformal-adaptive --conformal-online under mpirun -np 3 succeeds"
+grep -q '"conformal_adaptive_online": true' online.json
+ok $? "online: $(cat online.json)"
+is "$(cat online.3.json)" "$(cat online.json)" "and gives the single-process online numbers"
 
 # ---- predict: the same rows -------------------------------------------------
 for m in cls reg; do

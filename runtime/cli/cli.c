@@ -14,7 +14,8 @@
  *   MODEL eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
  *                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
  *                 [--conformal FILE [--conformal-labels FILE] [--level X]
- *                 [--conformal-method NAME]] [--laplace-predictive probit|mc]
+ *                 [--conformal-method NAME] [--conformal-adaptive GAMMA
+ *                 [--conformal-online]]] [--laplace-predictive probit|mc]
  *                 [--batch B] [--threads T]
  *   MODEL predict --load CKPT --data FILE [--target NAME] [--out FILE.csv]
  *                 [--mc S] [--seed S] [--conformal FILE ...] [--laplace-predictive P]
@@ -126,7 +127,8 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
 	  "                 [--conformal FILE [--conformal-labels FILE] [--level X]\n"
-	  "                 [--conformal-method NAME]] [--laplace-predictive probit|mc]\n"
+	  "                 [--conformal-method NAME] [--conformal-adaptive GAMMA\n"
+	  "                 [--conformal-online]]] [--laplace-predictive probit|mc]\n"
 	  "                 [--batch B] [--threads T]" },
 	{ "predict", IN_PREDICT,
 	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
@@ -221,7 +223,13 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        prediction calibrated on FILE: coverage and mean set size\n"
 	       "        (interval width) at --level (default 0.9); --conformal-method aps\n"
 	       "        (default), raps or lac; normalized (default) or residual for\n"
-	       "        regression (docs/conformal.md).\n"
+	       "        regression (docs/conformal.md).  --conformal-adaptive GAMMA adds\n"
+	       "        adaptive conformal inference over the examples in file order\n"
+	       "        (time-ordered data such as forecasts): the level moves by step\n"
+	       "        size GAMMA in (0, 1) after each label; conformal_adaptive_coverage,\n"
+	       "        _width (finite intervals) or _set_size, _infinite, _gamma.\n"
+	       "        --conformal-online adds each example's score to the calibration\n"
+	       "        scores once its label is seen (conformal_adaptive_online).\n"
 	       "predict writes predictive probabilities (or mean and variance) per\n"
 	       "        example as CSV to --out (default: stdout); --mc as for eval;\n"
 	       "        --conformal adds a column 'set' (\"3;5\") or lo_j,hi_j columns.\n"
@@ -321,6 +329,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "--conformal-labels", CLI_TEXT, ARG(conformal_labels), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--level", CLI_TEXT, ARG(level), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--conformal-method", CLI_TEXT, ARG(conformal_method), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--conformal-adaptive", CLI_TEXT, ARG(conformal_adaptive), 0, 0, NULL, IN_EVAL },
+	{ "--conformal-online", CLI_FLAG, ARG(conformal_online), 0, 0, NULL, IN_EVAL },
 	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL,
 	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY | IN_TUNE },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN | IN_TUNE },

@@ -16,6 +16,16 @@
  * CONFORMAL_STREAM), 0), predicted example i of stream 1, so a run is
  * repeatable and the two sets of draws are independent.  A multi-label
  * (bernoulli) model is refused.
+ *
+ * eval's `--conformal-adaptive GAMMA` adds adaptive conformal inference
+ * (bnn_conformal_adaptive; Gibbs and Candès 2021): the evaluated examples
+ * in file order, each at the level 1 − α_t of the same calibration scores,
+ * α_t updated with step size GAMMA in (0, 1) as each label is seen; with
+ * `--conformal-online` each example's score joins the calibration scores
+ * once its label is seen (the online run of bnn_conformal_adaptive).  eval
+ * gathers every rank's predictions on rank 0 before it calls
+ * bnn_cli_conformal_apply (cli_eval.c), so the sequence is the file's
+ * under mpirun too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,15 +38,27 @@
 #define CONFORMAL_RAPS_LAMBDA 0.01
 #define CONFORMAL_RAPS_KREG   5
 
-/* --level, --conformal-method and --conformal-labels need --conformal. */
+/* --conformal-online changes adaptive conformal inference: it needs
+ * --conformal-adaptive. */
+static int cli_conformal_online_alone(struct bnn_cli_args *a)
+{
+	return bnn_cli_usage_error(a, "--conformal-online goes with --conformal-adaptive");
+}
+
+/* --level, --conformal-method, --conformal-labels, --conformal-adaptive
+ * and --conformal-online need --conformal (and the last,
+ * --conformal-adaptive). */
 static int cli_conformal_alone(struct bnn_cli_args *a)
 {
-	const char *alone = a->conformal_labels   ? "--conformal-labels"
-	                    : a->level            ? "--level"
-	                    : a->conformal_method ? "--conformal-method"
-	                                          : NULL;
+	const char *alone = a->conformal_labels     ? "--conformal-labels"
+	                    : a->level              ? "--level"
+	                    : a->conformal_method   ? "--conformal-method"
+	                    : a->conformal_adaptive ? "--conformal-adaptive"
+	                                            : NULL;
 
-	return alone ? bnn_cli_usage_error(a, "%s goes with --conformal", alone) : BNN_CLI_OK;
+	if (alone)
+		return bnn_cli_usage_error(a, "%s goes with --conformal", alone);
+	return a->conformal_online ? cli_conformal_online_alone(a) : BNN_CLI_OK;
 }
 
 int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
@@ -63,6 +85,17 @@ int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
 			        a, "--level: '%s' is not a coverage level in (0, 1), such as 0.9",
 			        a->level);
 	}
+	if (a->conformal_adaptive) {
+		c->gamma = strtod(a->conformal_adaptive, &end);
+		if (end == a->conformal_adaptive || *end || !(c->gamma > 0 && c->gamma < 1))
+			return bnn_cli_usage_error(a,
+			                           "--conformal-adaptive: '%s' is not a step size "
+			                           "in (0, 1), such as 0.005",
+			                           a->conformal_adaptive);
+	} else if (a->conformal_online) {
+		return cli_conformal_online_alone(a);
+	}
+	c->online = a->conformal_online;
 	c->o.method = gaussian ? BNN_CONFORMAL_NORMALIZED : BNN_CONFORMAL_APS;
 	c->o.lambda = CONFORMAL_RAPS_LAMBDA;
 	c->o.kreg = CONFORMAL_RAPS_KREG;
@@ -164,17 +197,44 @@ int bnn_cli_conformal_fit(const bnn_model *m, struct bnn_cli_args *a, struct bnn
 			own[i] = scores[i * bnn_model_predictions(m) + labels[i]];
 	}
 	rc = bnn_conformal_quantile(own ? own : scores, n_cal, c->level, &c->q, &err);
+	c->cal = own ? own : scores; /* kept for --conformal-adaptive */
 done:
-	free(scores);
-	free(own);
+	if (scores != c->cal)
+		free(scores);
+	if (own != c->cal)
+		free(own);
 	free(labels);
 	return rc ? bnn_cli_error(a, "--conformal %s: %s", a->conformal, err.message) : BNN_CLI_OK;
+}
+
+/* --conformal-adaptive: adaptive conformal inference over the n examples
+ * in file order (their scores c->scores, labels NULL for intervals),
+ * online with --conformal-online, its JSON keys after split conformal's. */
+static int cli_conformal_adaptive(struct bnn_cli_args *a, const struct bnn_cli_conformal *c,
+                                  const int *labels)
+{
+	bnn_conformal_examples x = { c->scores, labels, c->var, c->n, c->k, c->o.method };
+	bnn_conformal_adaptive_run run = { .level = c->level,
+		                           .gamma = c->gamma,
+		                           .online = c->online };
+	bnn_err err;
+	char key[40];
+
+	if (bnn_conformal_adaptive(c->cal, c->n_cal, &x, &run, &err))
+		return bnn_cli_error(a, "--conformal-adaptive: %s", err.message);
+	snprintf(key, sizeof key, "conformal_adaptive_%s", c->classes ? "set_size" : "width");
+	bnn_cli_json_number("conformal_adaptive_gamma", c->gamma, 1);
+	printf(", \"conformal_adaptive_online\": %s", c->online ? "true" : "false");
+	bnn_cli_json_number("conformal_adaptive_coverage", run.coverage, 1);
+	bnn_cli_json_number(key, run.mean_size, 1); /* null: every interval infinite */
+	printf(", \"conformal_adaptive_infinite\": %ld", run.infinite);
+	return BNN_CLI_OK;
 }
 
 int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct bnn_cli_conformal *c,
                             const float *probs, const float *var, const float *y, long n)
 {
-	int gaussian = bnn_likelihood_regression(m), *labels = NULL;
+	int gaussian = bnn_likelihood_regression(m), *labels = NULL, rc = BNN_CLI_OK;
 	double coverage = 0, size = 0;
 	bnn_err err;
 
@@ -183,31 +243,28 @@ int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct b
 	c->classes = !gaussian;
 	c->mean = probs;
 	c->var = var;
-	if (gaussian) { /* the intervals need no scores: μ ± q (or q·σ) */
-		if (!y)
-			return BNN_CLI_OK;
-		if (cli_conformal_scores(m, c, a->train.seed, 1, probs, var, y, n, &c->scores,
-		                         &err))
-			return bnn_cli_error(a, "%s", err.message);
-		bnn_conformal_intervals(var, c->scores, n, bnn_model_predictions(m), c->o.method,
-		                        c->q, &coverage, &size);
+	if (gaussian && !y) /* predict's intervals need no scores: μ ± q (or q·σ) */
+		return BNN_CLI_OK;
+	if (cli_conformal_scores(m, c, a->train.seed, 1, probs, var, y, n, &c->scores, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	if (!y)
+		return BNN_CLI_OK;
+	if (gaussian) {
+		bnn_conformal_intervals(var, c->scores, n, c->k, c->o.method, c->q, &coverage,
+		                        &size);
 	} else {
-		if (cli_conformal_scores(m, c, a->train.seed, 1, probs, var, y, n, &c->scores,
-		                         &err))
-			return bnn_cli_error(a, "%s", err.message);
-		if (!y)
-			return BNN_CLI_OK;
 		if (!(labels = cli_conformal_labels(m, y, n)))
 			return bnn_cli_error(a, "out of memory");
-		bnn_conformal_sets(c->scores, labels, n, (int)bnn_model_predictions(m), c->q,
-		                   &coverage, &size);
-		free(labels);
+		bnn_conformal_sets(c->scores, labels, n, (int)c->k, c->q, &coverage, &size);
 	}
 	printf(", \"conformal_method\": \"%s\", \"conformal_level\": %.9g, \"conformal_n\": %ld, "
 	       "\"conformal_quantile\": %.9g, \"conformal_coverage\": %.9g, \"conformal_%s\": %.9g",
 	       bnn_conformal_method_name(c->o.method), c->level, c->n_cal, c->q, coverage,
 	       gaussian ? "width" : "set_size", size);
-	return BNN_CLI_OK;
+	if (c->gamma > 0)
+		rc = cli_conformal_adaptive(a, c, labels);
+	free(labels);
+	return rc;
 }
 
 void bnn_cli_conformal_header(FILE *f, const struct bnn_cli_conformal *c)
@@ -250,5 +307,7 @@ void bnn_cli_conformal_row(FILE *f, const struct bnn_cli_conformal *c, long i)
 void bnn_cli_conformal_free(struct bnn_cli_conformal *c)
 {
 	free(c->scores);
+	free(c->cal);
 	c->scores = NULL;
+	c->cal = NULL;
 }

@@ -40,7 +40,7 @@
 #include "cli_internal.h"
 #include "cli_mpi.h"
 
-static void cli_json_number(const char *key, double v, int defined)
+void bnn_cli_json_number(const char *key, double v, int defined)
 {
 	if (defined && isfinite(v))
 		printf(", \"%s\": %.9g", key, v);
@@ -422,7 +422,7 @@ static int cli_json_ood(struct bnn_cli_args *a, const double *in, long n_in, con
 #define OOD_KEY(name, value)                                         \
 	do {                                                         \
 		snprintf(key, sizeof key, "ood_%s%s", name, suffix); \
-		cli_json_number(key, value, 1);                      \
+		bnn_cli_json_number(key, value, 1);                  \
 	} while (0)
 	OOD_KEY("auroc", om.auroc);
 	OOD_KEY("fpr95", om.fpr95);
@@ -469,14 +469,14 @@ static int cli_json_intervals(const bnn_model *m, struct bnn_cli_args *a,
 	double c;
 	size_t i;
 
-	cli_json_number("mae", rm->mae, 1);
+	bnn_cli_json_number("mae", rm->mae, 1);
 	for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
 		if (bnn_metrics_coverage(in->cdf, in->cdf_below,
 		                         in->ds.n * bnn_model_predictions(m), levels[i] / 100.0, &c,
 		                         &err))
 			return bnn_cli_error(a, "%s", err.message);
 		snprintf(key, sizeof key, "coverage_%d", levels[i]);
-		cli_json_number(key, c, 1);
+		bnn_cli_json_number(key, c, 1);
 	}
 	return BNN_CLI_OK;
 }
@@ -545,31 +545,33 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 	if (mix->members > 1)
 		printf(", \"members\": %d", mix->members);
 	if (regression) {
-		cli_json_number("rmse", rm.rmse, 1);
-		cli_json_number("nll", in->nll / (double)in->ds.n, 1);
+		bnn_cli_json_number("rmse", rm.rmse, 1);
+		bnn_cli_json_number("nll", in->nll / (double)in->ds.n, 1);
 	} else {
-		cli_json_number("accuracy", cm.accuracy, 1);
-		cli_json_number("nll", cm.nll, 1);
-		cli_json_number("ece", cm.ece, 1);
-		cli_json_number("mce", cm.mce, 1);
-		cli_json_number("brier", cm.brier, 1);
-		cli_json_number("auroc", cm.auroc, cm.auroc_defined);
+		bnn_cli_json_number("accuracy", cm.accuracy, 1);
+		bnn_cli_json_number("nll", cm.nll, 1);
+		bnn_cli_json_number("ece", cm.ece, 1);
+		bnn_cli_json_number("mce", cm.mce, 1);
+		bnn_cli_json_number("brier", cm.brier, 1);
+		bnn_cli_json_number("auroc", cm.auroc, cm.auroc_defined);
 	}
-	cli_json_number("entropy", cli_mean(in->entropy, in->ds.n), 1);
+	bnn_cli_json_number("entropy", cli_mean(in->entropy, in->ds.n), 1);
 	if (regression && (rc = cli_json_intervals(m, a, &rm, in))) {
 		fputc('\n', stdout);
 		goto done;
 	}
 	if (!regression) {
-		cli_json_number("expected_entropy", cli_mean(in->xent, in->ds.n), 1);
-		cli_json_number("mutual_information", cli_mean(in->mi, in->ds.n), 1);
+		bnn_cli_json_number("expected_entropy", cli_mean(in->xent, in->ds.n), 1);
+		bnn_cli_json_number("mutual_information", cli_mean(in->mi, in->ds.n), 1);
 	}
 	if (a->ood) {
 		printf(", \"ood_n\": %ld", ood->ds.n);
-		cli_json_number("ood_entropy", cli_mean(ood->entropy, ood->ds.n), 1);
+		bnn_cli_json_number("ood_entropy", cli_mean(ood->entropy, ood->ds.n), 1);
 		if (!regression) {
-			cli_json_number("ood_expected_entropy", cli_mean(ood->xent, ood->ds.n), 1);
-			cli_json_number("ood_mutual_information", cli_mean(ood->mi, ood->ds.n), 1);
+			bnn_cli_json_number("ood_expected_entropy", cli_mean(ood->xent, ood->ds.n),
+			                    1);
+			bnn_cli_json_number("ood_mutual_information", cli_mean(ood->mi, ood->ds.n),
+			                    1);
 		}
 		if ((rc = cli_json_ood(a, in->entropy, in->ds.n, ood->entropy, ood->ds.n, "")) ||
 		    (!regression &&

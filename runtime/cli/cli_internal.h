@@ -23,19 +23,23 @@ struct bnn_cli_args {
 	const char *data, *labels, *target;
 	const char *valid, *valid_labels;
 	const char *save, *load, *out;
-	const char *resume, *init;    /* train: continue a run, or start from parameters */
-	long checkpoint_every;        /* train: save every N epochs (0: off) */
-	const char *ood, *ood_labels; /* eval: out-of-distribution data */
-	const char *plots;            /* eval: directory for the charts */
-	const char *conformal;        /* eval, predict: the calibration data of split
-	                                 conformal prediction (cli_conformal.c) */
-	const char *conformal_labels; /* its IDX labels */
-	const char *level;            /* its coverage level, as given (NULL: 0.9) */
-	const char *conformal_method; /* aps, raps, lac, residual, normalized (NULL:
-	                                 aps, or normalized for regression) */
-	const char *storage;          /* export: f32, bf16 or int8 (NULL: f32) */
-	const char *rounded;          /* export: the checkpoint of the kept values */
-	long mc;                      /* eval, predict: MC samples (-1: default) */
+	const char *resume, *init;      /* train: continue a run, or start from parameters */
+	long checkpoint_every;          /* train: save every N epochs (0: off) */
+	const char *ood, *ood_labels;   /* eval: out-of-distribution data */
+	const char *plots;              /* eval: directory for the charts */
+	const char *conformal;          /* eval, predict: the calibration data of split
+	                                   conformal prediction (cli_conformal.c) */
+	const char *conformal_labels;   /* its IDX labels */
+	const char *level;              /* its coverage level, as given (NULL: 0.9) */
+	const char *conformal_method;   /* aps, raps, lac, residual, normalized (NULL:
+	                                   aps, or normalized for regression) */
+	const char *conformal_adaptive; /* eval: γ of adaptive conformal inference,
+	                                   as given (NULL: off) */
+	int conformal_online;           /* eval: its calibration scores grow with
+	                                   each evaluated example's */
+	const char *storage;            /* export: f32, bf16 or int8 (NULL: f32) */
+	const char *rounded;            /* export: the checkpoint of the kept values */
+	long mc;                        /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
 	const char *prior_precision; /* laplace: a number or auto (NULL: 1) */
@@ -107,20 +111,29 @@ int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a);
 /* calibrate: temperature scaling of a checkpoint (cli_calibrate.c). */
 int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a);
 
+/* eval's JSON: `, "key": v` on stdout, or `, "key": null` when v is not
+ * defined or not finite (cli_eval.c). */
+void bnn_cli_json_number(const char *key, double v, int defined);
+
 /* Split conformal prediction for eval and predict (cli_conformal.c). */
 struct bnn_cli_conformal {
 	bnn_conformal_options o; /* the method (RAPS: λ, k_reg) */
 	double level;            /* the coverage level */
 	long n_cal;              /* calibration examples */
 	double q;                /* the conformal quantile */
+	double gamma;            /* eval: adaptive conformal's step size (0: off) */
+	int online;              /* eval: adaptive conformal online (its
+	                            calibration scores grow) */
+	double *cal;             /* the n_cal calibration scores (the true class's) */
 	long n, k;               /* the predicted examples and classes (or outputs) */
 	int classes;             /* 1: sets of classes, 0: intervals */
 	double *scores;          /* n × k class scores (classification) or n scores */
 	const float *mean, *var; /* regression: the predictions of the intervals */
 };
 
-/* --level and --conformal-method of model m checked and read into c (a
- * usage error names the option); 0 or the exit status after a message. */
+/* --level, --conformal-method and --conformal-adaptive of model m checked
+ * and read into c (a usage error names the option); 0 or the exit status
+ * after a message. */
 int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
                               struct bnn_cli_conformal *c);
 
@@ -132,7 +145,10 @@ int bnn_cli_conformal_fit(const bnn_model *m, struct bnn_cli_args *a, struct bnn
 
 /* The scores of the n predicted examples (probs, var; for the intervals
  * kept by pointer), then, when y is given, the JSON keys of eval:
- * conformal_coverage and conformal_set_size, or conformal_width. */
+ * conformal_coverage and conformal_set_size, or conformal_width; with
+ * --conformal-adaptive, those of adaptive conformal inference over the
+ * examples in order, conformal_adaptive_gamma, _coverage, _set_size or
+ * _width, and _infinite. */
 int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct bnn_cli_conformal *c,
                             const float *probs, const float *var, const float *y, long n);
 

@@ -372,13 +372,63 @@ int bnn_conformal_regression_scores(const float *mean, const float *var, const f
 void bnn_conformal_sets(const double *scores, const int *labels, long n, int k, double q,
                         double *coverage, double *mean_size);
 
-/** Half the width of an interval at q: q (residual), q·√var (normalized). */
+/** Half the width of an interval at q: q (residual), q·√var (normalized);
+ *  0 for a q below 0 (−∞: adaptive conformal's empty interval). */
 double bnn_conformal_half_width(int method, double q, double var);
 
 /** The coverage (examples whose score ≤ q: every output in its interval)
  *  and the mean width over the n·d intervals at q. */
 void bnn_conformal_intervals(const float *var, const double *scores, long n, long d, int method,
                              double q, double *coverage, double *mean_width);
+
+/* ---- adaptive conformal inference (conformal.c; docs/conformal.md) ------- */
+
+/* The sets or intervals of n examples, in the order their labels arrive:
+ * the arguments of bnn_conformal_sets (labels given) or of
+ * bnn_conformal_intervals (labels NULL).  Borrowed. */
+typedef struct bnn_conformal_examples {
+	const double *scores; /* sets: n × k class scores; intervals: n scores */
+	const int *labels;    /* sets: the n true classes; NULL for intervals */
+	const float *var;     /* intervals: n × k predictive variances (NULL: 1) */
+	long n;               /* the examples */
+	long k;               /* the classes, or the outputs of an interval box */
+	int method;           /* intervals: BNN_CONFORMAL_RESIDUAL or _NORMALIZED */
+} bnn_conformal_examples;
+
+/* One run of adaptive conformal inference: its settings and results. */
+typedef struct bnn_conformal_adaptive_run {
+	double level;     /* in: the long-run coverage aimed at, 1 − α, in (0, 1) */
+	double gamma;     /* in: the step size γ of eq. 2, in [0, 1] (0: split conformal) */
+	int online;       /* in: nonzero: each example's calibration score joins
+	                     the calibration scores after its step */
+	double *q;        /* in: NULL, or n doubles that receive each step's quantile */
+	double coverage;  /* out: the fraction of the examples covered, 1 − mean err_t */
+	double mean_size; /* out: the mean set size or interval width over the
+	                     steps whose size is finite (NAN: none is) */
+	long infinite;    /* out: the steps whose quantile was +∞ (every class,
+	                     or the whole line) */
+	double alpha;     /* out: α_{n+1}, the level the next example would use */
+} bnn_conformal_adaptive_run;
+
+/**
+ * Adaptive conformal inference (Gibbs and Candès 2021) over the examples
+ * x in order: example t (from 1) gets the set or interval at the conformal
+ * quantile of the n_cal calibration scores cal at level 1 − α_t, where
+ * α_1 = α = 1 − a->level and α_{t+1} = α_t + γ·(α − err_t) (their eq. 2),
+ * err_t = 1 when its label is outside.  The quantile is the
+ * ⌈(n_cal + 1)·(1 − α_t)⌉-th smallest score (bnn_conformal_quantile's),
+ * +∞ when that rank exceeds n_cal (α_t ≤ 0 among others: every class, the
+ * whole line), −∞ when it is below 1 (α_t ≥ 1: the empty set).  Whatever
+ * the data, |mean err_t − α| ≤ (max(α, 1 − α) + γ)/(γ·n) (their
+ * Proposition 4.1).  With a->online, example t's own calibration score
+ * (the true class's, or its interval box's) is added to the calibration
+ * scores once its label is seen, so step t ranks n_cal + t − 1 scores
+ * (the bound still holds).  Fills a's results.
+ * @return BNN_OK; BNN_EINVAL for no examples, a γ outside [0, 1], a level
+ *         outside (0, 1) or no calibration scores; BNN_ENOMEM.
+ */
+int bnn_conformal_adaptive(const double *cal, long n_cal, const bnn_conformal_examples *x,
+                           bnn_conformal_adaptive_run *a, bnn_err *err);
 
 #ifdef __cplusplus
 }

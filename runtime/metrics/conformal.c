@@ -24,6 +24,22 @@
  * calibration (the true class's score) and prediction (the set), with the
  * same u for every class of an example, so the APS set is a prefix of the
  * ranking and its guarantee is exact.
+ *
+ * Adaptive conformal inference (Gibbs and Candès 2021, "Adaptive conformal
+ * inference under distribution shift", NeurIPS) replaces the fixed level
+ * by α_t, updated after each example's label is seen, in file order (eq. 2):
+ * α_{t+1} = α_t + γ·(α − err_t), α_1 = α = 1 − level, err_t = 1 when the
+ * label is outside the set or interval of step t.  Step t uses the
+ * conformal quantile above at level 1 − α_t of the same, fixed calibration
+ * scores (rank ⌈(n + 1)·(1 − α_t)⌉): a rank above n is an infinite
+ * quantile (the whole line, every class), a rank below 1 (α_t ≥ 1) the
+ * empty set.  Whatever the data, |mean err_t − α| ≤ (max(α, 1 − α) + γ)/
+ * (γ·T) over T steps (their Proposition 4.1).  Online (the run's online
+ * flag), each example's calibration score (the true class's, or the
+ * interval box's) joins the sorted scores once its label is seen, by
+ * insertion: step t then ranks n + t − 1 scores, O(n + t) a step.  The
+ * bound still holds: its proof uses only that a quantile at α_t ≤ 0 covers
+ * and one at α_t ≥ 1 misses, whatever scores it is taken from.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -73,15 +89,45 @@ static int conformal_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int bnn_conformal_quantile(const double *scores, long n, double level, double *q, bnn_err *err)
+/* 0, or BNN_EINVAL for a level outside (0, 1) or no calibration scores. */
+static int conformal_check(const double *scores, long n, double level, bnn_err *err)
 {
-	double *sorted;
-	long r, need;
-
 	if (!(level > 0 && level < 1))
 		return bnn_fail(err, BNN_EINVAL, "the coverage level %g is not in (0, 1)", level);
 	if (n < 1 || !scores)
 		return bnn_fail(err, BNN_EINVAL, "the calibration set is empty");
+	return BNN_OK;
+}
+
+/* The n calibration scores sorted into a new array *sorted of room for
+ * cap ≥ n scores (the caller frees it). */
+static int conformal_sorted(const double *scores, long n, long cap, double **sorted, bnn_err *err)
+{
+	if (!(*sorted = malloc((size_t)cap * sizeof **sorted)))
+		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld scores", cap);
+	memcpy(*sorted, scores, (size_t)n * sizeof **sorted);
+	qsort(*sorted, (size_t)n, sizeof **sorted, conformal_cmp);
+	return BNN_OK;
+}
+
+/* The conformal quantile of the n sorted scores at level: the rank
+ * ⌈(n + 1)·level⌉-th smallest; +∞ when that rank exceeds n, −∞ (nothing
+ * is covered) when it is below 1, as it is for a level ≤ 0. */
+static double conformal_quantile_sorted(const double *sorted, long n, double level)
+{
+	long r = conformal_rank(n, level);
+
+	return r > n ? INFINITY : r < 1 ? -INFINITY : sorted[r - 1];
+}
+
+int bnn_conformal_quantile(const double *scores, long n, double level, double *q, bnn_err *err)
+{
+	double *sorted;
+	long r, need;
+	int rc;
+
+	if ((rc = conformal_check(scores, n, level, err)))
+		return rc;
 	r = conformal_rank(n, level);
 	if (r > n) {
 		for (need = n + 1; conformal_rank(need, level) > need; need++)
@@ -92,11 +138,9 @@ int bnn_conformal_quantile(const double *scores, long n, double level, double *q
 		                "%ld examples are needed)",
 		                n, level, r, need);
 	}
-	if (!(sorted = malloc((size_t)n * sizeof *sorted)))
-		return bnn_fail(err, BNN_ENOMEM, "out of memory for %ld scores", n);
-	memcpy(sorted, scores, (size_t)n * sizeof *sorted);
-	qsort(sorted, (size_t)n, sizeof *sorted, conformal_cmp);
-	*q = sorted[r - 1];
+	if ((rc = conformal_sorted(scores, n, n, &sorted, err)))
+		return rc;
+	*q = conformal_quantile_sorted(sorted, n, level);
 	free(sorted);
 	return BNN_OK;
 }
@@ -203,6 +247,8 @@ void bnn_conformal_sets(const double *scores, const int *labels, long n, int k, 
 
 double bnn_conformal_half_width(int method, double q, double var)
 {
+	if (q < 0) /* −∞: adaptive conformal's empty interval (α_t ≥ 1) */
+		return 0;
 	return method == BNN_CONFORMAL_NORMALIZED ? q * sqrt(var) : q;
 }
 
@@ -219,4 +265,80 @@ void bnn_conformal_intervals(const float *var, const double *scores, long n, lon
 	}
 	*coverage = (double)covered / (double)n;
 	*mean_width = width / (double)(n * d);
+}
+
+/* Online adaptive conformal: inserts the score s into the n sorted scores
+ * (room for n + 1), keeping them sorted; after equal scores, so the
+ * order of ties is that of arrival. */
+static void conformal_insert(double *sorted, long n, double s)
+{
+	long i = n;
+
+	while (i > 0 && sorted[i - 1] > s) {
+		sorted[i] = sorted[i - 1];
+		i--;
+	}
+	sorted[i] = s;
+}
+
+/* The calibration score of example t once its label is seen: split
+ * conformal's, the true class's score for a set, the box's for intervals. */
+static double conformal_own_score(const bnn_conformal_examples *x, long t)
+{
+	return x->labels ? x->scores[t * x->k + x->labels[t]] : x->scores[t];
+}
+
+/* Step t of adaptive conformal inference at quantile q: *covered (0 or 1)
+ * and the size of the set, or the mean width of the intervals, by
+ * bnn_conformal_sets and bnn_conformal_intervals on that one example. */
+static void conformal_step(const bnn_conformal_examples *x, long t, double q, double *covered,
+                           double *size)
+{
+	if (x->labels)
+		bnn_conformal_sets(x->scores + t * x->k, x->labels + t, 1, (int)x->k, q, covered,
+		                   size);
+	else
+		bnn_conformal_intervals(x->var ? x->var + t * x->k : NULL, x->scores + t, 1, x->k,
+		                        x->method, q, covered, size);
+}
+
+int bnn_conformal_adaptive(const double *cal, long n_cal, const bnn_conformal_examples *x,
+                           bnn_conformal_adaptive_run *a, bnn_err *err)
+{
+	double *sorted, alpha, at, covered_all = 0, size_all = 0;
+	long t, finite = 0, n = n_cal;
+	int rc;
+
+	if (!x || !a || !x->scores || x->n < 1 || x->k < 1)
+		return bnn_fail(err, BNN_EINVAL, "adaptive conformal: no examples given");
+	if (!(a->gamma >= 0 && a->gamma <= 1)) /* then α_t stays in [−γ, 1 + γ] */
+		return bnn_fail(err, BNN_EINVAL,
+		                "adaptive conformal: the step size %g is not in [0, 1]", a->gamma);
+	if ((rc = conformal_check(cal, n_cal, a->level, err)))
+		return rc;
+	if ((rc = conformal_sorted(cal, n_cal, a->online ? n_cal + x->n : n_cal, &sorted, err)))
+		return rc;
+	alpha = 1 - a->level;
+	at = alpha; /* α_1 = α */
+	a->infinite = 0;
+	for (t = 0; t < x->n; t++) {
+		double q = conformal_quantile_sorted(sorted, n, 1 - at), covered, size;
+		conformal_step(x, t, q, &covered, &size);
+		if (a->q)
+			a->q[t] = q;
+		a->infinite += q == INFINITY;
+		covered_all += covered;
+		if (isfinite(size)) {
+			size_all += size;
+			finite++;
+		}
+		at += a->gamma * (alpha - (1 - covered)); /* eq. 2, err_t = 1 − covered */
+		if (a->online)
+			conformal_insert(sorted, n++, conformal_own_score(x, t));
+	}
+	free(sorted);
+	a->coverage = covered_all / (double)x->n;
+	a->mean_size = finite ? size_all / (double)finite : NAN;
+	a->alpha = at;
+	return BNN_OK;
 }
