@@ -16,9 +16,9 @@
  *                    OpenBLAS's cblas_sgemm (impl "openblas");
  *   conv3x3          a 3x3 convolution of 32 to 32 channels on 28x28 maps
  *                    (stride 1, padding 1) at batch 128 through the
- *                    generated code's kernels (bnn_gen_conv_*: im2col over
- *                    groups of 4 examples, a GEMM per group for forward and
- *                    dX, per example for dW): forward, dW with db, the same with
+ *                    generated code's kernels (bnn_gen_conv_*: shifted
+ *                    views, a GEMM per kernel offset and example, for
+ *                    forward, dW and dX): forward, dW with db, the same with
  *                    the squared per-example gradients, dX, and all three;
  *   conv1d           the same for a conv1d layer of 64 to 64 channels on
  *                    signals of length 256, kernel 5, padding 2, at batch

@@ -389,7 +389,7 @@ END {
 	}
 	if (ncops)
 		printf "#\n# 3x3 convolution, 32 -> 32 channels, 28x28, batch 128" \
-		       " (generated code: im2col + GEMM), target >= 60%% of peak:\n"
+		       " (generated code: shifted views + GEMM), target >= 60%% of peak:\n"
 	for (i = 1; i <= ncops; i++) {
 		op = cops[i]
 		f = median(cfrac, op)

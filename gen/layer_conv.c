@@ -9,8 +9,11 @@
  * Parameters: NAME.weight [F, C, KH, KW] (row-major, like PyTorch's
  * Conv2d), for conv1d [F, C, K] (PyTorch's Conv1d; the same floats as
  * [F, C, 1, K]), and NAME.bias [F].  Forward is Y_i = W·col_i + b, one GEMM for
- * a group of g examples' columns; backward is dW = Σ_i G_i·rows_i (a GEMM
- * per example on its windows as rows), db = Σ_i Σ_p G_i, and, when the
+ * a group of g examples' columns (for stride 1 and enough channels, a
+ * GEMM per kernel offset and example over a shifted view of the padded
+ * input instead); backward is dW = Σ_i G_i·rows_i (per example, on its
+ * windows as rows, or for stride 1 a GEMM per kernel offset over shifted
+ * views), db = Σ_i Σ_p G_i, and, when the
  * input has a delta, dX (a GEMM per kernel offset and example for stride
  * 1, else col2im(Wᵀ·G) per group; see bnn_gen/conv.h); the mean of
  * squared per-example gradients is accumulated example by example (see

@@ -25,8 +25,11 @@
  *
  * The grid covers the kernels' every path: pointwise, im2col with and
  * without padding, the rows and cols ways of dW, the shifted-view and
- * col2im ways of dX, and a layer whose group the compiler shrinks to keep
- * its columns under 2^20 floats.
+ * col2im ways of forward and dX, and a layer whose group the compiler
+ * shrinks to keep its columns under 2^20 floats; three shapes of 32
+ * input channels after it take the shifted views in dW as well, at the
+ * padded width and with outputs that are y's own rows (one output row,
+ * as a conv1d layer's, and a window one column wide).
  */
 #include <math.h>
 #include <stdio.h>
@@ -325,6 +328,12 @@ int main(void)
 	static const long images[][2] = { { 5, 5 }, { 16, 16 } };
 	/* a group the compiler shrinks (K·P·g under 2^20 floats) */
 	static const bnn_gen_conv big = { 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 1, 1, 0, 0, 0 };
+	/* shifted views in dW too (32 input channels), at the padded width,
+	 * and with outputs that are y's own rows: one output row (a conv1d
+	 * layer's [C, 1, L] map), and a window one column wide */
+	static const bnn_gen_conv wide = { 32, 16, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0 };
+	static const bnn_gen_conv row = { 32, 1, 300, 5, 1, 5, 1, 1, 0, 2, 1, 1, 0, 0, 0 };
+	static const bnn_gen_conv column = { 32, 16, 16, 5, 3, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0 };
 	size_t a, bb, kk, st, pd, im;
 	int fitting = 0;
 	char buf[256];
@@ -337,7 +346,7 @@ int main(void)
 	for (kk = 0; kk < 3; kk++)
 		for (pd = 0; pd < 3; pd++)
 			fitting += pad_fits(kernels[kk], pads[pd]);
-	tap_plan(2 * 2 * fitting * 3 * 2 + 1);
+	tap_plan(2 * 2 * fitting * 3 * 2 + 4);
 	for (a = 0; a < 2; a++)
 		for (bb = 0; bb < 2; bb++)
 			for (kk = 0; kk < 3; kk++)
@@ -364,6 +373,9 @@ int main(void)
 								check_shape(&s);
 						}
 	check_shape(&big);
+	check_shape(&wide);
+	check_shape(&row);
+	check_shape(&column);
 	snprintf(buf, sizeof buf, "%s/cs.bnn", tmpdir);
 	remove(buf);
 	snprintf(buf, sizeof buf, "%s/cs.c", tmpdir);

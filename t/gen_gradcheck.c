@@ -1600,6 +1600,10 @@ static void test_conv_groups(void)
 		{ 8, 1, 300, 6, 1, 5, 1, 1, 0, 4, 1, 2, 1, 300, 2 },
 		{ 6, 1, 9, 2, 1, 9, 1, 1, 0, 0, 1, 1, 1, 1, 3 },
 		{ 8, 16, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 16, 14, 2 },
+		/* enough channels for forward's and dW's shifted views too,
+		 * dilated: a one-row map (outputs in place) and a 2-D one */
+		{ 32, 1, 300, 6, 1, 5, 1, 1, 0, 4, 1, 2, 1, 300, 2 },
+		{ 32, 16, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 16, 14, 2 },
 	};
 	const long B = 7;
 	size_t si;

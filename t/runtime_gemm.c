@@ -23,7 +23,8 @@
  * the last) that must come back unchanged.  Threads: on both paths, the
  * benchmark networks' products and odd shapes give the same bytes on 1, 2
  * and 3 threads, and small products (bnn_gemm_threads_for) stay on one.
- * Also: the dispatch (BNN_GEMM), and bnn_dgemm, the double product.  Every seed
+ * Also: the dispatch (BNN_GEMM), bnn_dgemm, the double product, and the
+ * transposes bnn_stranspose and bnn_dtranspose.  Every seed
  * is fixed; the whole test takes well under a second.
  */
 #ifdef HAVE_CONFIG_H
@@ -611,11 +612,53 @@ static void test_dgemm_degenerate(void)
 	       "leaves C alone");
 }
 
+/* bnn_stranspose and bnn_dtranspose: on sizes on either side of the
+ * AVX-512 path's 16 x 16 blocks, with row strides wider than the rows,
+ * every entry of b is a's transposed one exactly, and the gap between m
+ * and ldb keeps its sentinels. */
+static void test_transpose(void)
+{
+	static const long sizes[] = { 1, 5, 16, 17, 33, 64, 256 };
+	long bad_f = 0, bad_d = 0, count = 0, si, sj, i, j;
+
+	for (si = 0; si < 7; si++)
+		for (sj = 0; sj < 7; sj++) {
+			const long m = sizes[si], n = sizes[sj], lda = n + 3, ldb = m + 2;
+			float *a = alloc_floats(m * lda), *b = alloc_floats(n * ldb);
+			double *ad = malloc((size_t)(m * lda) * sizeof *ad);
+			double *bd = malloc((size_t)(n * ldb) * sizeof *bd);
+
+			if (!ad || !bd)
+				tap_bail_out("out of memory");
+			for (i = 0; i < m * lda; i++)
+				ad[i] = a[i] = uniform();
+			for (i = 0; i < n * ldb; i++)
+				bd[i] = b[i] = SENTINEL;
+			bnn_stranspose(m, n, a, lda, b, ldb);
+			bnn_dtranspose(m, n, ad, lda, bd, ldb);
+			for (j = 0; j < n; j++)
+				for (i = 0; i < ldb; i++) {
+					const double want = i < m ? a[i * lda + j] : SENTINEL;
+
+					bad_f += b[j * ldb + i] != (float)want;
+					bad_d += bd[j * ldb + i] !=
+					         (i < m ? ad[i * lda + j] : SENTINEL);
+					count++;
+				}
+			free(a);
+			free(b);
+			free(ad);
+			free(bd);
+		}
+	ok(bad_f == 0, "bnn_stranspose: %ld entries of 49 shapes exact, the gaps untouched", count);
+	ok(bad_d == 0, "bnn_dtranspose: %ld entries of 49 shapes exact, the gaps untouched", count);
+}
+
 int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 12 + 5 + 5 + 4 + 1);
+	tap_plan(2 * 12 + 5 + 5 + 4 + 1 + 2);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
@@ -634,5 +677,6 @@ int main(void)
 	test_dispatch();
 	test_dgemm();
 	test_dgemm_degenerate();
+	test_transpose();
 	return tap_done();
 }

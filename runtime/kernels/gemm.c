@@ -3,7 +3,10 @@
  * every float product of the generated code goes through (bnn_gen_gemm in
  * bnn_gen/gemm.h), and bnn_dgemm, the double one of the kernels' double
  * build (the gradient tests), which is cblas_dgemm: generated code calls
- * the BLAS only through these two, and never includes its header.
+ * the BLAS only through these two, and never includes its header.  Also
+ * bnn_stranspose and bnn_dtranspose, the transposes that lay out a
+ * product's operands (the convolutions' images and deltas), which reuse
+ * the packing's 16 x 16 AVX-512 transposes.
  *
  * Why our own.  How fast OpenBLAS runs depends on which of its kernel
  * sets it picks, by CPU detection or by the environment variable
@@ -694,7 +697,62 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 	}
 }
 
+/* b[j·ldb + i] = a[i·lda + j] for i < m16, j < n16 (multiples of 16), in
+ * 16 x 16 blocks. */
+static BNN_GEMM_TARGET void bnn_transpose_avx512(long m16, long n16, const float *a, long lda,
+                                                 float *b, long ldb)
+{
+	long i, j;
+
+	for (i = 0; i < m16; i += 16)
+		for (j = 0; j < n16; j += 16)
+			bnn_gemm_tr16(a + i * lda + j, lda, b + j * ldb + i, ldb);
+}
+
 #endif /* BNN_GEMM_HAVE_AVX512 */
+
+/* ---- transposes ------------------------------------------------------------
+ * b[j·ldb + i] = a[i·lda + j] over rows [i0, m) and columns [j0, n) of a,
+ * in tiles of 16 x 16: a tile reads 16 rows of a and writes 16 of b, which
+ * stay in L1, where a plain loop down a column of a reads a row per value
+ * (rows 1 KB apart fall in a few sets of the cache, and miss it). */
+#define BNN_TRANSPOSE_TILES(NAME, T)                                                             \
+	static void NAME(long i0, long m, long j0, long n, const T *a, long lda, T *b, long ldb) \
+	{                                                                                        \
+		long ti, tj, i, j;                                                               \
+                                                                                                 \
+		for (ti = i0; ti < m; ti += 16)                                                  \
+			for (tj = j0; tj < n; tj += 16) {                                        \
+				const long ie = m - ti < 16 ? m : ti + 16;                       \
+				const long je = n - tj < 16 ? n : tj + 16;                       \
+                                                                                                 \
+				for (i = ti; i < ie; i++)                                        \
+					for (j = tj; j < je; j++)                                \
+						b[j * ldb + i] = a[i * lda + j];                 \
+			}                                                                        \
+	}
+BNN_TRANSPOSE_TILES(bnn_transpose_tiles, float)
+BNN_TRANSPOSE_TILES(bnn_transpose_tiles_d, double)
+
+void bnn_stranspose(long m, long n, const float *a, long lda, float *b, long ldb)
+{
+	long m16 = 0, n16 = 0;
+
+#if BNN_GEMM_HAVE_AVX512
+	if (bnn_gemm_avx512_available()) {
+		m16 = m & ~15L;
+		n16 = n & ~15L;
+		bnn_transpose_avx512(m16, n16, a, lda, b, ldb);
+	}
+#endif
+	bnn_transpose_tiles(0, m16, n16, n, a, lda, b, ldb); /* the last columns */
+	bnn_transpose_tiles(m16, m, 0, n, a, lda, b, ldb);   /* the last rows */
+}
+
+void bnn_dtranspose(long m, long n, const double *a, long lda, double *b, long ldb)
+{
+	bnn_transpose_tiles_d(0, m, 0, n, a, lda, b, ldb);
+}
 
 /* ---- threads -------------------------------------------------------------- */
 

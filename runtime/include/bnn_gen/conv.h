@@ -36,9 +36,13 @@
  * K = C·KH·KW, that multiplies the columns of im2col; its bias has F
  * entries.
  *
- * Forward takes the batch in groups of s->g examples (the generator picks
- * g, a constant, so that a group's columns are wide enough for the GEMM
- * to run near its best; the last group may be smaller).  A group of n
+ * Forward of a stride-1 layer goes example by example by shifted views
+ * (bnn_gen_conv_forward_shifted: one GEMM per kernel offset over a view
+ * of the padded input, no columns), when bnn_gen_conv_forward_shifts says
+ * the products are large enough.  Otherwise it takes the batch in groups of
+ * s->g examples (the generator picks g, a constant, so that a group's
+ * columns are wide enough for the GEMM to run near its best; the last
+ * group may be smaller).  A group of n
  * examples is one K × (n·P) matrix of columns (P = OH·OW; example j's
  * windows are its columns j·P .. j·P + P − 1), zero where a window lies in
  * the padding, in a scratch block of K·g·P floats (and, for a stride-1
@@ -48,8 +52,12 @@
  *
  * Backward goes example by example, with operands that the GEMM reads in
  * place rather than copies into its own panels:
- *     dW   example i's windows as the rows of a P × K matrix (im2row, from
- *          its image in HWC order), G_i·rows_i (F × K, one GEMM);
+ *     dW   example i's windows as the rows of a P × K matrix (from its
+ *          image in HWC order), G_i·rows_i (F × K): for a stride-1 layer
+ *          of enough channels (bnn_gen_conv_dw_shifts) one GEMM per
+ *          kernel offset over a shifted view of the image
+ *          (bnn_gen_conv_dw_shifted), otherwise one GEMM on the rows
+ *          copied by im2row;
  *     dX   for a stride-1 layer, one GEMM per kernel offset between the
  *          deltas and a shifted view of the padded input gradient
  *          (bnn_gen_conv_dx_shifted); otherwise, per group,
@@ -138,6 +146,41 @@ BNN_GEN_CONV_INLINE int bnn_gen_conv_shift_way(const bnn_gen_conv *s)
 	       s->oh * (s->w + 2 * s->pw) >= BNN_GEN_CONV_SHIFT_P;
 }
 
+/* Forward and dW by shifted views too, for layers of enough input
+ * channels: C is the inner dimension of forward's products and the
+ * columns of dW's (one a kernel offset).  Measured on 3x3 layers of 3 to
+ * 64 channels (docs/benchmarks.md, "conv1d (issue 23)"): forward gains
+ * from 8 channels on (3 lost 15% against im2col), dW from 32 (the
+ * kernel's 32 columns; 8 and 16 lost 20-40% against the rows copied by
+ * im2row). */
+#define BNN_GEN_CONV_SHIFT_FW_C 8
+#define BNN_GEN_CONV_SHIFT_DW_C 32
+BNN_GEN_CONV_INLINE int bnn_gen_conv_forward_shifts(const bnn_gen_conv *s)
+{
+	return bnn_gen_conv_shift_way(s) && s->c >= BNN_GEN_CONV_SHIFT_FW_C;
+}
+BNN_GEN_CONV_INLINE int bnn_gen_conv_dw_shifts(const bnn_gen_conv *s)
+{
+	return bnn_gen_conv_shift_way(s) && s->c >= BNN_GEN_CONV_SHIFT_DW_C;
+}
+
+/* The columns of a stride-1 layer's shifted views (forward, dW and dX): the
+ * positions oy·WP + ox at the padded width WP = W + 2·pw, from the first
+ * output to the last, (OH − 1)·WP + OW (the last row's padding columns
+ * would only add zeros, and the view then ends inside its plane). */
+BNN_GEN_CONV_INLINE long bnn_gen_conv_view_cols(const bnn_gen_conv *s)
+{
+	return (s->oh - 1) * (s->w + 2 * s->pw) + s->ow;
+}
+
+/* Whether a stride-1 layer's outputs at the padded width are laid out as
+ * y's own rows (one output row, or a window one column wide, OW = WP):
+ * then the shifted views write Y and read G in place. */
+BNN_GEN_CONV_INLINE int bnn_gen_conv_view_in_place(const bnn_gen_conv *s)
+{
+	return s->oh == 1 || s->ow == s->w + 2 * s->pw;
+}
+
 /* Examples per task of dW: the rows way takes each example's rows on its
  * own, so a small chunk (many tasks to share); the cols way takes a
  * group's columns, so a group. */
@@ -151,8 +194,10 @@ BNN_GEN_CONV_INLINE long bnn_gen_conv_dw_chunk(const bnn_gen_conv *s)
  * columns, K·g·P, and for a stride-1 layer with padding, after them, the
  * group's input maps with their padding, g·C·(H + 2·ph)·(W + 2·pw) (see
  * bnn_gen_im2col; dX's columns, by col2im, take K·g·P too); one example's
- * padded HWC image and its P × K rows (dW the rows way); one example's
- * padded deltas and input gradient (dX by shifted views). */
+ * padded HWC image and its P × K rows (dW the rows way), or its deltas
+ * transposed at the padded width, OH·WP·F (the rows way by shifted
+ * views); one example's padded deltas and input gradient, C·HP·WP (dX by
+ * shifted views; forward's padded input, C·HP·WP, is less). */
 static inline long bnn_gen_conv_lane_col_floats(const bnn_gen_conv *s)
 {
 	const long hp = s->h + 2 * s->ph, wp = s->w + 2 * s->pw;
@@ -160,22 +205,28 @@ static inline long bnn_gen_conv_lane_col_floats(const bnn_gen_conv *s)
 
 	if (s->sh == 1 && s->sw == 1 && (s->ph || s->pw))
 		floats += s->g * s->c * hp * wp;
-	need = s->c * hp * wp + s->oh * s->ow * s->c * s->kh * s->kw;
+	need = s->c * hp * wp + (bnn_gen_conv_dw_shifts(s) ? s->oh * wp * s->f
+	                                                   : s->oh * s->ow * s->c * s->kh * s->kw);
 	if (bnn_gen_conv_rows_way(s) && need > floats)
 		floats = need;
-	need = s->f * s->oh * wp + s->c * (hp + 1) * wp;
+	need = s->f * s->oh * wp + s->c * hp * wp;
 	if (bnn_gen_conv_shift_way(s) && need > floats)
 		floats = need;
 	return floats;
 }
 
 /* The floats of one lane of the second block: a group's outputs or
- * gathered deltas, F·g·P, or one example's F·K weight gradient. */
+ * gathered deltas, F·g·P, one example's F·K weight gradient, or (forward
+ * by shifted views) one example's outputs at the padded width, F·OH·WP. */
 static inline long bnn_gen_conv_lane_tmp_floats(const bnn_gen_conv *s)
 {
 	const long grp = s->f * s->g * s->oh * s->ow, nk = s->f * s->c * s->kh * s->kw;
+	const long yp = s->f * s->oh * (s->w + 2 * s->pw); /* forward's Yp (shifted views) */
+	long floats = grp > nk ? grp : nk;
 
-	return grp > nk ? grp : nk;
+	if (bnn_gen_conv_forward_shifts(s) && yp > floats)
+		floats = yp;
+	return floats;
 }
 
 /* The floats of one task's slot of dW sums: its dW and its squares' sum
@@ -259,7 +310,9 @@ BNN_GEN_CONV_INLINE long bnn_gen_conv_groups(const bnn_gen_conv *s, long batch)
 
 BNN_GEN_CONV_INLINE int bnn_gen_conv_forward_team(const bnn_gen_conv *s, long batch)
 {
-	return bnn_gen_conv_team(bnn_gen_conv_groups(s, batch), bnn_gen_conv_flops(s, batch));
+	const long tasks = bnn_gen_conv_forward_shifts(s) ? batch : bnn_gen_conv_groups(s, batch);
+
+	return bnn_gen_conv_team(tasks, bnn_gen_conv_flops(s, batch));
 }
 
 BNN_GEN_CONV_INLINE int bnn_gen_conv_backward_params_team(const bnn_gen_conv *s, long batch)
@@ -274,6 +327,24 @@ BNN_GEN_CONV_INLINE int bnn_gen_conv_backward_input_team(const bnn_gen_conv *s, 
 	const long tasks = bnn_gen_conv_shift_way(s) ? batch : bnn_gen_conv_groups(s, batch);
 
 	return bnn_gen_conv_team(tasks, bnn_gen_conv_flops(s, batch));
+}
+
+/*
+ * The n maps x (each C·H·W floats) with their zero padding, as n·C
+ * planes of HP·WP floats (HP = H + 2·ph, WP = W + 2·pw) in pad:
+ * pad[(j·C + c)·HP·WP + (y + ph)·WP + q + pw] = x_j[c][y][q].
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_pad_chw(const bnn_gen_conv *s, long n,
+                                              const bnn_real *restrict x, bnn_real *restrict pad)
+{
+	const long wp = s->w + 2 * s->pw, plane = (s->h + 2 * s->ph) * wp;
+	long j, y;
+
+	memset(pad, 0, (size_t)(n * s->c * plane) * sizeof *pad);
+	for (j = 0; j < n * s->c; j++)
+		for (y = 0; y < s->h; y++)
+			memcpy(pad + j * plane + (y + s->ph) * wp + s->pw,
+			       x + (j * s->h + y) * s->w, (size_t)s->w * sizeof *pad);
 }
 
 /*
@@ -300,12 +371,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_im2col(const bnn_gen_conv *s, long n, const bnn
 		if (s->ph || s->pw) {
 			bnn_real *restrict pad = col + s->c * s->kh * s->kw * s->g * p;
 
-			memset(pad, 0, (size_t)(n * s->c * plane) * sizeof *pad);
-			for (j = 0; j < n * s->c; j++)
-				for (oy = 0; oy < s->h; oy++)
-					memcpy(pad + j * plane + (oy + s->ph) * wp + s->pw,
-					       x + (j * s->h + oy) * s->w,
-					       (size_t)s->w * sizeof *pad);
+			bnn_gen_conv_pad_chw(s, n, x, pad);
 			src = pad;
 		}
 		for (ci = 0; ci < s->c; ci++)
@@ -459,6 +525,74 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward_pointwise(const bnn_gen_conv *s, l
 	bnn_gen_gemm(0, 0, s->f, p, k, 1.0, w, k, x + e * k * p, p, b ? 1.0 : 0.0, yi, p);
 }
 
+/* W's KH·KW slices for the shifted views, each stored as the transposed
+ * operand that the GEMM reads in place (no packing): wt[o][c][f] =
+ * W[f][c][o] when by_channel (forward's W_o, F × C), else wt[o][f][c]
+ * (dX's W_oᵀ, C × F). */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_tap_weights(const bnn_gen_conv *s, const bnn_real *restrict w,
+                                                  int by_channel, bnn_real *restrict wt)
+{
+	const long kk = s->kh * s->kw, k = s->c * kk;
+	long o, c, f;
+
+	for (o = 0; o < kk; o++)
+		for (c = 0; c < s->c; c++)
+			for (f = 0; f < s->f; f++)
+				wt[by_channel ? (o * s->c + c) * s->f + f
+				              : (o * s->f + f) * s->c + c] = w[f * k + c * kk + o];
+}
+
+/*
+ * Forward of a stride-1 layer's example e by shifted views, with no
+ * columns: with its input padded (Xp, C planes of HP·WP, in col; x itself
+ * without padding) and its outputs at the padded width (Yp, F rows of
+ * OH·WP), each kernel offset o = (ki, kj) is one GEMM,
+ *     Yp[f][q] += Σ_c W[f][c][o]·Xp[c][ki·dh·WP + kj·dw + q],
+ * q < bnn_gen_conv_view_cols, F × view from W's slice (in wt, by channel)
+ * and a view of Xp shifted by the offset, both read in place; Yp holds the
+ * bias first (without one, the first product assigns).  When the layout
+ * allows (bnn_gen_conv_view_in_place: conv1d layers), Yp is y itself;
+ * otherwise Yp is in t and its inside is copied to y.
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_forward_shifted(const bnn_gen_conv *s, long e,
+                                                      const bnn_real *restrict x,
+                                                      const bnn_real *restrict wt,
+                                                      const bnn_real *restrict b,
+                                                      bnn_real *restrict col, bnn_real *restrict t,
+                                                      bnn_real *restrict y)
+{
+	const long kk = s->kh * s->kw, p = s->oh * s->ow, out = s->f * p;
+	const long in = s->c * s->h * s->w, padded = s->ph || s->pw;
+	const long wp = s->w + 2 * s->pw, plane = (s->h + 2 * s->ph) * wp;
+	const long nv = bnn_gen_conv_view_cols(s);
+	const int in_place = bnn_gen_conv_view_in_place(s);
+	const long ldy = in_place ? p : s->oh * wp;
+	bnn_real *restrict yp = in_place ? y + e * out : t;
+	const bnn_real *xp = padded ? col : x + e * in;
+	long o, f, oy;
+
+	if (padded)
+		bnn_gen_conv_pad_chw(s, 1, x + e * in, col);
+	if (b)
+		for (f = 0; f < s->f; f++) {
+			const bnn_real bf = b[f];
+			bnn_real *restrict yf = yp + f * ldy;
+			BNN_GEN_EACH(nv, 0, yf, bf);
+		}
+	for (o = 0; o < kk; o++)
+		bnn_gen_gemm(1, 0, s->f, nv, s->c, 1.0, wt + o * s->c * s->f, s->f,
+		             xp + (o / s->kw) * s->dh * wp + o % s->kw * s->dw, plane,
+		             b || o > 0 ? 1.0 : 0.0, yp, ldy);
+	if (in_place)
+		return;
+	for (f = 0; f < s->f; f++)
+		for (oy = 0; oy < s->oh; oy++) {
+			bnn_real *restrict d = y + e * out + f * p + oy * s->ow;
+			const bnn_real *restrict src = t + f * ldy + oy * wp;
+			BNN_GEN_EACH(s->ow, 0, d, src[i]);
+		}
+}
+
 /* Y = conv(X) + b over the batch: x is B × (C·H·W), y B × (F·P), b NULL
  * for no bias; col and t the layer's scratch (bnn_gen_conv_col_floats,
  * bnn_gen_conv_tmp_floats).  The groups (a pointwise layer's examples)
@@ -471,8 +605,23 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
                                               bnn_real *restrict t, bnn_real *restrict y)
 {
 	const long tasks = bnn_gen_conv_groups(s, batch);
+	const long lc = bnn_gen_conv_lane_col_stride(s), lt = bnn_gen_conv_lane_tmp_floats(s);
 	long q;
 
+	if (bnn_gen_conv_forward_shifts(s)) {
+		bnn_real *restrict wt = t + BNN_GEN_CONV_LANES * lt;
+
+		BNN_GEN_TEAM_SINGLE
+		bnn_gen_conv_tap_weights(s, w, 1, wt);
+		BNN_GEN_TEAM_FOR
+		for (q = 0; q < batch; q++) {
+			const long lane = BNN_GEN_LANE();
+
+			bnn_gen_conv_forward_shifted(s, q, x, wt, b, col + lane * lc, t + lane * lt,
+			                             y);
+		}
+		return;
+	}
 	BNN_GEN_TEAM_FOR
 	for (q = 0; q < tasks; q++) {
 		const long lane = BNN_GEN_LANE(), e = q * s->g;
@@ -481,8 +630,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 			bnn_gen_conv_forward_pointwise(s, e, x, w, b, y);
 		else
 			bnn_gen_conv_forward_group(s, e, batch - e < s->g ? batch - e : s->g, x, w,
-			                           b, col + lane * bnn_gen_conv_lane_col_stride(s),
-			                           t + lane * bnn_gen_conv_lane_tmp_floats(s), y);
+			                           b, col + lane * lc, t + lane * lt, y);
 	}
 }
 
@@ -495,18 +643,20 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_forward(const bnn_gen_conv *s, long batch,
 BNN_GEN_CONV_INLINE void bnn_gen_conv_pad_hwc(const bnn_gen_conv *s, const bnn_real *restrict x,
                                               bnn_real *restrict xh)
 {
-	const long wp = s->w + 2 * s->pw, hp = s->h + 2 * s->ph;
-	long c, y, q;
+	const long wp = s->w + 2 * s->pw, row = wp * s->c, side = s->pw * s->c;
+	long y;
 
-	if (s->ph || s->pw)
-		memset(xh, 0, (size_t)(hp * wp * s->c) * sizeof *xh);
-	for (y = 0; y < s->h; y++)
-		for (q = 0; q < s->w; q++) {
-			bnn_real *restrict d = xh + ((y + s->ph) * wp + q + s->pw) * s->c;
+	memset(xh, 0, (size_t)(s->ph * row) * sizeof *xh);
+	memset(xh + (s->ph + s->h) * row, 0, (size_t)(s->ph * row) * sizeof *xh);
+	for (y = 0; y < s->h; y++) {
+		bnn_real *d = xh + (y + s->ph) * row;
 
-			for (c = 0; c < s->c; c++)
-				d[c] = x[(c * s->h + y) * s->w + q];
+		if (side) {
+			memset(d, 0, (size_t)side * sizeof *d);
+			memset(d + row - side, 0, (size_t)side * sizeof *d);
 		}
+		bnn_gen_transpose_matrix(s->c, s->w, x + y * s->w, s->h * s->w, d + side, s->c);
+	}
 }
 
 /*
@@ -608,10 +758,48 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_bias_grads(const bnn_gen_conv *s, int firs
 	}
 }
 
-/* The rows way of the n examples from e: example i's windows as rows
- * (bnn_gen_im2row, from its padded HWC image, in col), G_i·R_i (F × K)
- * in t, summed into the slot's dW (and sw) in the rows' kernel-offset-
- * major order of K (bnn_gen_conv_backward_params permutes at the end). */
+/*
+ * One example's G·R (F × K, in t, K in kernel-offset-major order) for a
+ * stride-1 layer, without building R (its windows as the rows of a P × K
+ * matrix): the block of R's columns of kernel offset o = (ki, kj) is a
+ * view of the example's padded HWC image xh, rows of C floats at the
+ * padded width shifted by ki·dh·WP + kj·dw, so each offset is one GEMM,
+ *     t[f][o·C + c] = Σ_q Gt[q][f]·xh[q + ki·dh·WP + kj·dw][c],
+ * q < bnn_gen_conv_view_cols, with Gt (in gt) the deltas ge transposed to
+ * positions at the padded width (zero in the padding columns); both
+ * operands are read in place.
+ */
+BNN_GEN_CONV_INLINE void bnn_gen_conv_dw_shifted(const bnn_gen_conv *s, const bnn_real *restrict ge,
+                                                 const bnn_real *restrict xh, bnn_real *restrict gt,
+                                                 bnn_real *restrict t)
+{
+	const long kk = s->kh * s->kw, k = s->c * kk, p = s->oh * s->ow;
+	const long wp = s->w + 2 * s->pw, nv = bnn_gen_conv_view_cols(s);
+	long o, oy;
+
+	if (bnn_gen_conv_view_in_place(s))
+		bnn_gen_transpose_matrix(s->f, nv, ge, p, gt, s->f);
+	else
+		for (oy = 0; oy < s->oh; oy++) {
+			bnn_gen_transpose_matrix(s->f, s->ow, ge + oy * s->ow, p,
+			                         gt + oy * wp * s->f, s->f);
+			if (oy + 1 < s->oh)
+				memset(gt + (oy * wp + s->ow) * s->f, 0,
+				       (size_t)((wp - s->ow) * s->f) * sizeof *gt);
+		}
+	for (o = 0; o < kk; o++)
+		bnn_gen_gemm(1, 0, s->f, s->c, nv, 1.0, gt, s->f,
+		             xh + ((o / s->kw) * s->dh * wp + o % s->kw * s->dw) * s->c, s->c, 0.0,
+		             t + o * s->c, k);
+}
+
+/* The rows way of the n examples from e: example i's padded HWC image (in
+ * col), then G_i·R_i (F × K, R_i its windows as the rows of a P × K
+ * matrix) in t: by shifted views when bnn_gen_conv_dw_shifts
+ * (bnn_gen_conv_dw_shifted), else by one GEMM with R_i copied from the
+ * image (bnn_gen_im2row, after it in col); summed into the slot's dW (and
+ * sw) in the rows' kernel-offset-major order of K
+ * (bnn_gen_conv_backward_params permutes at the end). */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_dw_rows(const bnn_gen_conv *s, long batch, long e, long n,
                                               const bnn_real *restrict x,
                                               const bnn_real *restrict g, int squares,
@@ -628,9 +816,14 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_dw_rows(const bnn_gen_conv *s, long batch,
 
 	for (j = 0; j < n; j++) {
 		bnn_gen_conv_pad_hwc(s, x + (e + j) * in, col);
-		if (!bnn_gen_conv_is_pointwise(s)) /* a pointwise layer's image is its rows */
-			bnn_gen_im2row(s, col, rows);
-		bnn_gen_gemm(0, 0, s->f, k, p, 1.0, g + (e + j) * out, p, rows, k, 0.0, t, k);
+		if (bnn_gen_conv_dw_shifts(s)) {
+			bnn_gen_conv_dw_shifted(s, g + (e + j) * out, col, rows, t);
+		} else {
+			if (!bnn_gen_conv_is_pointwise(s)) /* its image is its rows */
+				bnn_gen_im2row(s, col, rows);
+			bnn_gen_gemm(0, 0, s->f, k, p, 1.0, g + (e + j) * out, p, rows, k, 0.0, t,
+			             k);
+		}
 		BNN_GEN_EACH(nk, j > 0, dw, t[i]);
 		if (squares)
 			BNN_GEN_EACH(nk, j > 0, sw, bsz * t[i] * t[i]);
@@ -786,16 +979,16 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_params(const bnn_gen_conv *s, lon
 
 /*
  * dX (+)= the input's gradient for a stride-1 layer, by shifted views
- * rather than col2im: with the deltas of example j padded to rows of WP
- * (Gp, F × OH·WP, zero in the WP − OW extra columns of each row) and the
- * input's gradient kept padded as well (DXp, C planes of (H + 2·ph + 1)·WP:
- * one spare row, so that no view runs past its plane), each kernel offset
- * (ki, kj) is one GEMM,
+ * rather than col2im: with the deltas of example j at the padded width
+ * (Gp, F rows of OH·WP, zero in the WP − OW extra columns of each row; G
+ * itself when bnn_gen_conv_view_in_place) and the input's gradient kept
+ * padded as well (DXp, C planes of HP·WP), each kernel offset (ki, kj) is
+ * one GEMM,
  *     DXp[c][ki·dh·WP + kj·dw + q] += Σ_f W[f][c][ki][kj]·Gp[f][q],
- * q < OH·WP, C × OH·WP from W's slice (C × F, in wt: W reordered) and Gp;
- * the extra columns add zeros.  Then the inside of DXp is dX.  Nothing
- * is gathered or scattered element by element, and each GEMM's operand
- * is read in place.  col (one lane) holds Gp and DXp.
+ * q < bnn_gen_conv_view_cols, C × view from W's slice (in wt, by filter)
+ * and Gp, both read in place; the extra columns add zeros.  Then the
+ * inside of DXp is dX.  Nothing is gathered or scattered element by
+ * element.  col (one lane) holds Gp and DXp.
  */
 BNN_GEN_CONV_INLINE void bnn_gen_conv_dx_shifted(const bnn_gen_conv *s, long e,
                                                  const bnn_real *restrict g,
@@ -804,25 +997,33 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_dx_shifted(const bnn_gen_conv *s, long e,
 {
 	const long kk = s->kh * s->kw, p = s->oh * s->ow;
 	const long in = s->c * s->h * s->w, out = s->f * p;
-	const long wp = s->w + 2 * s->pw, pp = s->oh * wp, plane = (s->h + 2 * s->ph + 1) * wp;
-	const bnn_real *ge = g + e * out;
+	const long wp = s->w + 2 * s->pw, plane = (s->h + 2 * s->ph) * wp;
+	const long nv = bnn_gen_conv_view_cols(s);
+	const int in_place = bnn_gen_conv_view_in_place(s);
+	const long ldg = in_place ? p : s->oh * wp;
+	const bnn_real *ge = g + e * out, *gp = ge;
 	bnn_real *dxe = dx + e * in;
-	bnn_real *restrict gp = col, *restrict dxp = col + s->f * pp;
+	bnn_real *restrict dxp = col + s->f * s->oh * wp;
 	long o, c, f, y, q;
 
-	for (f = 0; f < s->f; f++)
-		for (y = 0; y < s->oh; y++) {
-			bnn_real *restrict d = gp + f * pp + y * wp;
-			const bnn_real *restrict src = ge + (f * s->oh + y) * s->ow;
+	if (!in_place) {
+		bnn_real *restrict gpad = col;
 
-			for (q = 0; q < s->ow; q++)
-				d[q] = src[q];
-			for (; q < wp; q++)
-				d[q] = 0;
-		}
+		for (f = 0; f < s->f; f++)
+			for (y = 0; y < s->oh; y++) {
+				bnn_real *restrict d = gpad + f * ldg + y * wp;
+				const bnn_real *restrict src = ge + (f * s->oh + y) * s->ow;
+
+				for (q = 0; q < s->ow; q++)
+					d[q] = src[q];
+				for (; q < wp; q++)
+					d[q] = 0;
+			}
+		gp = gpad;
+	}
 	memset(dxp, 0, (size_t)(s->c * plane) * sizeof *dxp);
 	for (o = 0; o < kk; o++)
-		bnn_gen_gemm(0, 0, s->c, pp, s->f, 1.0, wt + o * s->c * s->f, s->f, gp, pp, 1.0,
+		bnn_gen_gemm(1, 0, s->c, nv, s->f, 1.0, wt + o * s->c * s->f, s->c, gp, ldg, 1.0,
 		             dxp + (o / s->kw) * s->dh * wp + o % s->kw * s->dw, plane);
 	for (c = 0; c < s->c; c++)
 		for (y = 0; y < s->h; y++) {
@@ -881,15 +1082,7 @@ BNN_GEN_CONV_INLINE void bnn_gen_conv_backward_input(const bnn_gen_conv *s, long
 			             accumulate ? 1.0 : 0.0, dx + e * in, p);
 	} else if (bnn_gen_conv_shift_way(s)) {
 		BNN_GEN_TEAM_SINGLE
-		{
-			long o, c, f; /* wt[o][c][f] = W[f][c][o] */
-
-			for (o = 0; o < kk; o++)
-				for (c = 0; c < s->c; c++)
-					for (f = 0; f < s->f; f++)
-						wt[(o * s->c + c) * s->f + f] =
-						        w[f * k + c * kk + o];
-		}
+		bnn_gen_conv_tap_weights(s, w, 0, wt);
 		BNN_GEN_TEAM_FOR
 		for (e = 0; e < batch; e++)
 			bnn_gen_conv_dx_shifted(s, e, g, wt, dx, dcol + BNN_GEN_LANE() * lc,

@@ -4,7 +4,9 @@
  * Every matrix product of a kernel goes through bnn_gen_gemm, hence the
  * library's compiled bnn_sgemm (float) or bnn_dgemm (double, the gradient
  * tests), both in runtime/kernels/gemm.c: generated code never sees the
- * BLAS's own header.
+ * BLAS's own header.  The transposes that lay out a product's operands go
+ * through bnn_gen_transpose_matrix (bnn_stranspose, bnn_dtranspose), the
+ * same file's.
  */
 #ifndef BNN_GEN_GEMM_H
 #define BNN_GEN_GEMM_H
@@ -38,6 +40,31 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
  */
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
                long lda, const double *b, long ldb, double beta, double *c, long ldc);
+
+/**
+ * The library's float transpose (runtime/kernels/gemm.c), the layout change
+ * a product's operands may need (BLAS extensions call it omatcopy):
+ * b[j·ldb + i] = a[i·lda + j] for i < m, j < n, a and b not overlapping.
+ * On a CPU with AVX-512F it moves 16 x 16 blocks with the GEMM's packing
+ * transposes, elsewhere tiles of plain copies.  Borrows both arrays for
+ * the call; allocates nothing, cannot fail.
+ */
+void bnn_stranspose(long m, long n, const float *a, long lda, float *b, long ldb);
+
+/** The same in double (tiles of plain copies), for the double build. */
+void bnn_dtranspose(long m, long n, const double *a, long lda, double *b, long ldb);
+
+/* b = aᵀ: b[j·ldb + i] = a[i·lda + j], i < m, j < n.  Float:
+ * bnn_stranspose; double: bnn_dtranspose. */
+static inline void bnn_gen_transpose_matrix(long m, long n, const bnn_real *restrict a, long lda,
+                                            bnn_real *restrict b, long ldb)
+{
+#ifdef BNN_GEN_DOUBLE
+	bnn_dtranspose(m, n, a, lda, b, ldb);
+#else
+	bnn_stranspose(m, n, a, lda, b, ldb);
+#endif
+}
 
 /* C = alpha·op(A)·op(B) + beta·C, row-major; op(A) is M×K, op(B) K×N.
  * Float: bnn_sgemm; double (the gradient tests): bnn_dgemm. */
