@@ -6,7 +6,8 @@
 # compiled by `bnnc --main`) trained with Adam at a global minibatch of
 # 256 for two epochs: one process with --threads 1 against
 # `mpirun -np 2` with --threads 1 per rank (each rank computes 128 rows
-# of every minibatch; the gradients are summed by MPI_Iallreduce).  The
+# of every minibatch; the gradients are summed in shared memory, the
+# default on one machine: docs/distributed.md, "How the sums go").  The
 # figure of a run is the trainer's examples/s of its last epoch (global
 # examples: both ranks' rows), so reading the data and starting MPI are
 # not counted.  The two runs alternate, BENCH_MPI_ROUNDS times, and the

@@ -10,10 +10,13 @@
 #     sgd and adam equal to one process within a tolerance;
 #     one vogn and one ivon step equal to the N-sample estimator computed
 #     by hand; bad data on one rank stops all (its TAP lines are repeated
-#     here);
+#     here); all of it for each way of summing a step (BNN_ALLREDUCE=
+#     shared, overlap and end);
 #   - the driver (bnnc --main) under mpirun -np 2 and -np 3: adam's
-#     checkpoint equals a single process's within 1e-5 + 1e-4|x|, vogn
-#     and ivon train;
+#     checkpoint equals a single process's within 1e-5 + 1e-4|x|, and
+#     with 2 processes is the same bytes for the three ways of summing;
+#     the settings' line says which was taken; BNN_ALLREDUCE=sideways is
+#     refused on every rank; vogn and ivon train;
 #   - a bad data file on rank 1 only: every rank exits non-zero within
 #     seconds, and the message names it on rank 0 too;
 #   - rank 0's --save unwritable: every rank fails before training;
@@ -25,7 +28,7 @@
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
 
-NTESTS=64
+NTESTS=157
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
 if [ -z "${BNN_WITH_MPI-}" ]; then
@@ -80,27 +83,35 @@ export OMPI_MCA_btl
 mpi() { # NP ARGS...
 	np=$1
 	shift
-	timeout 120 "$MPIRUN" --oversubscribe --bind-to none -np "$np" "$@"
+	# shellcheck disable=SC2086  # the option is words
+	timeout 120 "$MPIRUN" --oversubscribe --bind-to none ${BNN_ALLREDUCE:+-x BNN_ALLREDUCE} \
+		-np "$np" "$@"
 }
 
 # ---- the C API --------------------------------------------------------------
-for np in 2 3; do
-	mpi "$np" "$top_builddir/t/mpi_train" >api.out 2>api.err && st=0 || st=$?
-	is "$st" 0 "t/mpi_train under mpirun -np $np exits 0"
-	n=0
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok 0 "${line#ok * - }" ;;
-		"not ok "*)
-			ok 1 "${line#not ok * - }"
-			;;
-		"#"*) diag "${line#\# }" ;;
-		*) continue ;;
-		esac
-		n=$((n + 1))
-	done <api.out
-	ok "$([ "$n" -ge 19 ] && echo 0 || echo 1)" "t/mpi_train -np $np reported its 19 results"
-	[ "$st" -eq 0 ] || diag "$(cat api.err)"
+# every way of summing a step (BNN_ALLREDUCE; on one machine the default
+# is shared)
+for mode in shared overlap end; do
+	for np in 2 3; do
+		mpi "$np" -x BNN_ALLREDUCE=$mode "$top_builddir/t/mpi_train" >api.out 2>api.err &&
+			st=0 || st=$?
+		is "$st" 0 "t/mpi_train under mpirun -np $np exits 0 ($mode)"
+		n=0
+		while IFS= read -r line; do
+			case $line in
+			"ok "*) ok 0 "$mode: ${line#ok * - }" ;;
+			"not ok "*)
+				ok 1 "$mode: ${line#not ok * - }"
+				;;
+			"#"*) diag "${line#\# }" ;;
+			*) continue ;;
+			esac
+			n=$((n + 1))
+		done <api.out
+		ok "$([ "$n" -ge 19 ] && echo 0 || echo 1)" \
+			"t/mpi_train -np $np reported its 19 results ($mode)"
+		[ "$st" -eq 0 ] || diag "$(cat api.err)"
+	done
 done
 
 # ---- the driver -------------------------------------------------------------
@@ -150,6 +161,29 @@ for np in 2 3; do
 	is "$st" 0 "adam over $np processes: the parameters of one process with the same global batch"
 	[ "$st" -eq 0 ] || diag "$(head -5 close.out)"
 done
+# the three ways of summing give the same bits with two processes (one
+# addition per sum), and the run says which it took
+for mode in overlap end; do
+	(
+		BNN_ALLREDUCE=$mode
+		export BNN_ALLREDUCE
+		train 2 mpi_point "np2$mode.ckpt" --optimizer adam --epochs 4 --batch 32 >/dev/null 2>&1
+	)
+	ok "$(cmp -s np2.ckpt "np2$mode.ckpt"; echo $?)" \
+		"adam over 2 processes: the checkpoint of BNN_ALLREDUCE=$mode is the default's, byte for byte"
+done
+mpi 2 ./mpi_point train --data train.csv --threads 1 --seed 4 --save b.ckpt --epochs 1 \
+	--batch 32 2>&1 >/dev/null | grep '^data-parallel' >banner.out
+is "$(cat banner.out)" "data-parallel: 2 processes, each minibatch's rows split across them (B mod N of them take one more), the steps' sums in shared memory after the pass (BNN_ALLREDUCE=shared)" \
+	"the run's settings say how it sums (one machine: shared memory)"
+(
+	BNN_ALLREDUCE=sideways
+	export BNN_ALLREDUCE
+	train 2 mpi_point s.ckpt --optimizer adam >s.out 2>s.err
+) && st=0 || st=$?
+ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "BNN_ALLREDUCE=sideways: the job exits non-zero"
+is "$(grep -c 'BNN_ALLREDUCE (on rank 0) is none of overlap, end, shared and auto' s.err)" 2 \
+	"and both ranks say why"
 for opt in vogn ivon bbb; do
 	train 3 mpi_mf "$opt.ckpt" --optimizer "$opt" --epochs 3 --batch 30 >o.out 2>o.err &&
 		st=0 || st=$?

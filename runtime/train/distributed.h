@@ -22,6 +22,11 @@ struct trainer;
  * MPI refuses a non-NULL comm (BNN_EUNSUPPORTED). */
 int train_dist_setup(struct trainer *t, const void *comm, bnn_err *err);
 
+/* Appends to the settings text buf (of n characters) the line that says
+ * how a run over several processes splits its minibatches and sums its
+ * steps; nothing for one process.  Returns the new length. */
+int train_dist_text(const struct trainer *t, char *buf, int n);
+
 /* Frees what train_dist_setup allocated. */
 void train_dist_free(struct trainer *t);
 
@@ -29,6 +34,16 @@ void train_dist_free(struct trainer *t);
  * [*first, *first + *count).  b = q·N + r: the first r ranks take q + 1
  * rows, the others q. */
 void train_dist_rows(const struct trainer *t, long b, long *first, long *count);
+
+/* A zeroed array of n floats for a step's sums (train_dist_step): on one
+ * machine, when the sums wait for the end of the pass, the first three of
+ * nparams floats are this rank's arrays in the shared-memory window,
+ * summed there; any other is bnn_floats_zeroed's.  NULL: out of memory.
+ * Give it back with train_dist_release. */
+float *train_dist_floats(struct trainer *t, long n);
+
+/* Frees an array of train_dist_floats (or of malloc, or NULL). */
+void train_dist_release(struct trainer *t, float *a);
 
 /* Before a pass whose outputs are the step's arrays (a, b, c as given to
  * train_dist_step after it): the generated code's bnn_pass.ready starts

@@ -42,7 +42,7 @@ int train_bbb_setup(struct trainer *t, bnn_err *err)
 		        train_stochastic(tt) && o->lrt && !(tt->caps & BNN_CAP_SIGMA_LRT);
 		t->mixed_lrt |= tt->weight_sample;
 	}
-	if (!(t->gsig = bnn_floats_zeroed(n)))
+	if (!(t->gsig = train_dist_floats(t, n)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if ((!o->lrt || t->mixed_lrt || t->priors) && /* priors: a weight sample */
 	    (!(t->theta = bnn_floats_alloc(n)) || !(t->eps = bnn_floats_alloc(n))))

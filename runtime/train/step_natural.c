@@ -35,7 +35,7 @@ int train_natural_setup(struct trainer *t, bnn_err *err)
 	long n = t->m->nparams;
 	int mc = t->o->mc;
 
-	t->hess = bnn_floats_zeroed(n); /* IVON reads no entry of deterministic tensors */
+	t->hess = train_dist_floats(t, n); /* IVON reads no entry of deterministic tensors */
 	t->theta = bnn_floats_alloc(n);
 	/* only IVON's ĥ reads ε, and with one sample it uses θ − μ */
 	t->eps = !sqgrad_hessian(t) && (mc > 1 || t->nranks > 1) ? bnn_floats_alloc(n) : NULL;

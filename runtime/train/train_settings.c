@@ -10,7 +10,9 @@
  * which of those values the trainer chose and from what.  A default that
  * is off (no clipping) is not listed as chosen, nor IVON's h0 when it is
  * the constant default (a run of BNN_SHORT_RUN_STEPS steps or more); a
- * short run's scaled default says how it was scaled.
+ * short run's scaled default says how it was scaled.  A data-parallel
+ * run adds a third line: its processes and how their sums go
+ * (train_dist_text).
  */
 #include <math.h>
 #include <stdio.h>
@@ -138,7 +140,8 @@ char *train_settings_text(const struct trainer *t)
 		return NULL;
 	}
 	n = train_text_append(buf, 0, "training: %s", options);
-	settings_choices(t, buf, n);
+	n = settings_choices(t, buf, n);
+	train_dist_text(t, buf, n);
 	free(options);
 	return buf;
 }

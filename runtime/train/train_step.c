@@ -196,7 +196,7 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 		return rc;
 	if (!(st->optimizer == t->o->optimizer && have) && (rc = state_fresh(t, err)))
 		return rc;
-	t->grad = bnn_floats_alloc(t->m->nparams);
+	t->grad = train_dist_floats(t, t->m->nparams);
 	if (!t->grad)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
 	if (t->whvi && bnn_whvi_kl_scratch(t->m) > 0 &&
@@ -208,11 +208,11 @@ int train_step_setup(struct trainer *t, bnn_err *err)
 void train_step_free(struct trainer *t)
 {
 	free(t->tensors);
-	free(t->grad);
-	free(t->hess);
+	train_dist_release(t, t->grad);
+	train_dist_release(t, t->hess);
 	free(t->gk);
 	free(t->hk);
-	free(t->gsig);
+	train_dist_release(t, t->gsig);
 	free(t->gsigk);
 	free(t->theta);
 	free(t->eps);
