@@ -59,7 +59,7 @@
 #include "distributed.h"
 #include "train_internal.h"
 
-#define DIST_ARRAYS 3  /* the step's arrays a rank sums: a pass's outputs */
+#define DIST_ARRAYS 3  /* the most arrays a step sums: a pass's outputs */
 #define DIST_CHUNK  64 /* the floats of a vectorised chunk */
 enum {
 	DIST_OVERLAP,
@@ -79,7 +79,7 @@ struct train_dist {
 	int armed;
 	int mode; /* DIST_OVERLAP, DIST_END or DIST_SHARED (dist_mode) */
 	/* DIST_SHARED: the step's arrays live in a shared-memory
-	 * window, DIST_ARRAYS arrays of `stride` floats per rank, and are
+	 * window, narrays arrays of `stride` floats per rank, and are
 	 * summed there (dist_sum_shared); peer[q * DIST_ARRAYS + k] is rank
 	 * q's array k.  node: the communicator of the window (the ranks of
 	 * comm, all on this machine). */
@@ -88,6 +88,7 @@ struct train_dist {
 	float **peer;
 	float *wq; /* the step's weights of the ranks: their rows / the global rows */
 	long stride;
+	int narrays; /* the step's arrays the window holds */
 	int nshared; /* the arrays handed out by train_dist_floats */
 #endif
 	int rank, size;
@@ -317,11 +318,22 @@ static int dist_mode(MPI_Comm c, int local, int size)
 #endif
 
 #ifdef BNN_HAVE_MPI
+/* The arrays a step of optimizer o sums: the gradient alone for those of
+ * train_step_point (sgd, adam, adamw, badam), with the squared gradients,
+ * Hessian estimate or σ-gradient for the others (vogn, ivon, bbb). */
+static int dist_step_arrays(const bnn_train_options *o)
+{
+	if (o->optimizer < 0 || o->optimizer >= BNN_OPT_COUNT)
+		return DIST_ARRAYS; /* refused by the option checks that follow */
+	return train_optimizers[o->optimizer].step == train_step_point ? 1 : 2;
+}
+
 /* The way the sums go (dist_mode) and, for DIST_SHARED, the window of
- * the step's arrays (n floats each,
- * rounded up to 64 bytes so that every array starts on a cache line, as
- * bnn_floats_alloc's do). */
-static int dist_setup_node(struct train_dist *d, long n, bnn_err *err)
+ * the step's arrays: dist_step_arrays of them, n floats each, rounded up
+ * to 64 bytes so that every array starts on a cache line, as
+ * bnn_floats_alloc's do (a step that asks for more sums the others by
+ * MPI_Allreduce). */
+static int dist_setup_node(struct train_dist *d, long n, int narrays, bnn_err *err)
 {
 	MPI_Aint bytes;
 	float *mine;
@@ -335,8 +347,9 @@ static int dist_setup_node(struct train_dist *d, long n, bnn_err *err)
 		        "BNN_ALLREDUCE (on rank 0) is none of overlap, end, shared and auto");
 	if (d->mode != DIST_SHARED)
 		return BNN_OK;
+	d->narrays = narrays;
 	d->stride = (n + 15) / 16 * 16;
-	bytes = (MPI_Aint)((size_t)DIST_ARRAYS * (size_t)d->stride * sizeof(float));
+	bytes = (MPI_Aint)((size_t)d->narrays * (size_t)d->stride * sizeof(float));
 	if (!(d->peer = malloc((size_t)d->size * DIST_ARRAYS * sizeof *d->peer)) ||
 	    !(d->wq = malloc((size_t)d->size * sizeof *d->wq)) ||
 	    MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, d->node, &mine, &d->win) !=
@@ -346,7 +359,7 @@ static int dist_setup_node(struct train_dist *d, long n, bnn_err *err)
 		float *base;
 		MPI_Win_shared_query(d->win, q, &bytes, &du, &base);
 		for (k = 0; k < DIST_ARRAYS; k++)
-			d->peer[q * DIST_ARRAYS + k] = base + k * d->stride;
+			d->peer[q * DIST_ARRAYS + k] = k < d->narrays ? base + k * d->stride : NULL;
 	}
 	return BNN_OK;
 }
@@ -385,7 +398,7 @@ int train_dist_setup(struct trainer *t, const void *comm, bnn_err *err)
 		MPI_Comm_size(c, &t->dist->size);
 		t->rank = t->dist->rank;
 		t->nranks = t->dist->size;
-		return dist_setup_node(t->dist, t->m->nparams, err);
+		return dist_setup_node(t->dist, t->m->nparams, dist_step_arrays(t->o), err);
 	}
 	return BNN_OK;
 #else
@@ -571,7 +584,7 @@ float *train_dist_floats(struct trainer *t, long n)
 #ifdef BNN_HAVE_MPI
 	struct train_dist *d = t->dist;
 
-	if (d && d->win != MPI_WIN_NULL && n == t->m->nparams && d->nshared < DIST_ARRAYS) {
+	if (d && d->win != MPI_WIN_NULL && n == t->m->nparams && d->nshared < d->narrays) {
 		float *a = d->peer[d->rank * DIST_ARRAYS + d->nshared++];
 		memset(a, 0, (size_t)n * sizeof *a);
 		return a;
