@@ -406,6 +406,30 @@ static int sema_refused_per_step(const struct graph_node *n)
 	        n->family.id == FAMILY_ECMP);
 }
 
+/* The KL terms of emp, ecmp and whvi are written for a Gaussian prior:
+ * such a layer under a model prior of another kind needs a precision of
+ * its own (the runtime refuses it too, train_check_prior, for code not
+ * compiled by this bnnc; here it is an error at its place). */
+static int sema_kl_needs_gaussian(struct sema *s, const struct graph_node *n,
+                                  const struct ast_family *af)
+{
+	const enum family_id f = n->family.id;
+	const char *name = family_name(f);
+
+	if ((f != FAMILY_EMP && f != FAMILY_ECMP && f != FAMILY_WHVI) || n->family.prior > 0 ||
+	    s->g->prior == PRIOR_GAUSSIAN)
+		return 0;
+	diag_error(s->d, af ? af->loc : n->loc,
+	           "layer '%s' has %s %s posterior, whose KL term needs a gaussian prior, and the "
+	           "model's prior is %s: give the layer a precision of its own ('~ %s(prior = "
+	           "...)')",
+	           n->name, strchr("aeiou", name[0]) ? "an" : "a", name,
+	           prior_get((enum prior_id)s->g->prior)->name, name);
+	if (s->prior)
+		diag_note(s->d, s->prior->loc, "the model's prior is declared here");
+	return -1;
+}
+
 /* Attaches the posterior family of node N: the annotation AF, else the
  * model's default for dense and conv2d, else point. */
 static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct graph_node *n,
@@ -453,6 +477,8 @@ static int sema_attach_family(struct sema *s, struct sema_scope *sc, struct grap
 			        "the default posterior is set here; annotate the layer with '~ point' or another family");
 		return -1;
 	}
+	if (sema_kl_needs_gaussian(s, n, af) != 0)
+		return -1;
 	family_count(n);
 	return 0;
 }

@@ -10,8 +10,8 @@
  * (float: the descriptor's pass; double: the test-only *_pass_f64), the
  * tensor and layer tables, the descriptor, and main() with --main.
  * Both files are written through libbnn's bnn_file_replace() (a temporary
- * file renamed over the old one when complete), the C file inside the
- * header's, so that an existing output is never left half-written.
+ * file renamed over the old one when complete), the header inside the C
+ * file's, so that an existing output is never left half-written.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -998,33 +998,34 @@ static void cg_write_c(struct cg *cg, const struct codegen_options *o, const cha
 /* What the two fills of bnn_file_replace() need. */
 struct cg_files {
 	struct emit *e;
-	const char *c_path;
+	const char *h_path;
 	codegen_writer write_h, write_c;
 	void *ctx;
-	bnn_err c_err; /* why the C file could not be written */
-	int c_failed;  /* the C file failed (report c_err) */
+	bnn_err h_err; /* why the header could not be written */
+	int h_failed;  /* the header failed (report h_err) */
 };
 
-/* Writes the C file into F (a fill of bnn_file_replace()). */
-static int cg_fill_c(FILE *f, void *ctx)
-{
-	struct cg_files *w = ctx;
-	emit_init(w->e, f);
-	w->write_c(w->ctx);
-	return emit_failed(w->e) ? -1 : 0;
-}
-
-/* Writes the header into F, then replaces the C file while the header's
- * new contents wait in their temporary file. */
+/* Writes the header into F (a fill of bnn_file_replace()). */
 static int cg_fill_h(FILE *f, void *ctx)
 {
 	struct cg_files *w = ctx;
 	emit_init(w->e, f);
 	w->write_h(w->ctx);
+	return emit_failed(w->e) ? -1 : 0;
+}
+
+/* Writes the C file into F, then replaces the header while the C file's
+ * new contents wait in their temporary file: the file named by -o is the
+ * first one tried, so an unwritable place is reported by its name. */
+static int cg_fill_c(FILE *f, void *ctx)
+{
+	struct cg_files *w = ctx;
+	emit_init(w->e, f);
+	w->write_c(w->ctx);
 	if (emit_failed(w->e))
 		return -1;
-	if (bnn_file_replace(w->c_path, "", cg_fill_c, w, &w->c_err) != BNN_OK) {
-		w->c_failed = 1;
+	if (bnn_file_replace(w->h_path, "", cg_fill_h, w, &w->h_err) != BNN_OK) {
+		w->h_failed = 1;
 		return EIO;
 	}
 	return 0;
@@ -1038,13 +1039,13 @@ int codegen_write_files(struct emit *e, const char *h_path, const char *c_path,
 
 	memset(&w, 0, sizeof w);
 	w.e = e;
-	w.c_path = c_path;
+	w.h_path = h_path;
 	w.write_h = write_h;
 	w.write_c = write_c;
 	w.ctx = ctx;
-	if (bnn_file_replace(h_path, "", cg_fill_h, &w, &err) == BNN_OK)
+	if (bnn_file_replace(c_path, "", cg_fill_c, &w, &err) == BNN_OK)
 		return 0;
-	fprintf(stderr, "bnnc: %s\n", w.c_failed ? w.c_err.message : err.message);
+	fprintf(stderr, "bnnc: %s\n", w.h_failed ? w.h_err.message : err.message);
 	return 1;
 }
 

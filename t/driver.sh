@@ -434,6 +434,17 @@ run ./bayes train --data train.csv --epochs 15 --batch 16 --save b.ckpt --quiet
 is "$run_status" 1 "adam refuses a meanfield model"
 is "$run_err" "./bayes: layer 'h_dense' of model 'rt_bayes' has a meanfield posterior, but optimizer 'adam' trains point estimates: use vogn, ivon, bbb or badam" \
 	"and says which optimizers train it"
+# with a whvi layer besides, only bbb trains every layer, and each refusal says so
+printf 'model rt_mixed;\ninput x[4];\nh = tanh(dense(x, 8) ~ meanfield);\nw = dense(h, 8) ~ whvi;\nlabel ~ categorical(dense(w, 3));\n' >mixed.bnn
+run "$BNNC" --main -o mixed.c mixed.bnn
+# shellcheck disable=SC2086
+run $CC $BNN_CFLAGS -o mixed mixed.c $BNN_LIBS
+run ./mixed train --data train.csv --epochs 1 --save x.ckpt --quiet
+is "$run_status/$run_err" "1/./mixed: layer 'h_dense' of model 'rt_mixed' has a meanfield posterior, but optimizer 'adam' trains point estimates: use bbb" \
+	"a meanfield and a whvi layer: adam suggests bbb alone"
+run ./mixed train --data train.csv --optimizer ivon --epochs 1 --save x.ckpt --quiet
+is "$run_status/$run_err" "1/./mixed: layer 'w' of model 'rt_mixed' has a whvi posterior, which optimizer 'ivon' cannot train (its q(g) is fitted on the ELBO by gradient descent): use bbb" \
+	"and so does ivon"
 run ./bayes train --data train.csv --optimizer ivon --mc 2 --epochs 15 --batch 16 --lr 0.2 --save b.ckpt --quiet
 is "$run_status" 0 "ivon with 2 MC samples per step trains it"
 run ./bayes info --load b.ckpt

@@ -10,8 +10,9 @@
 # header names the prior; the checkpoint is bound to the prior (the same
 # model under a gaussian prior refuses it as another version); the exact
 # refusals: vogn, ivon and badam with either prior, the option delta with
-# bbb, an emp layer under the model's prior (and its acceptance with a
-# precision of its own).
+# bbb, an emp layer under the model's prior, by bnnc at its place and by
+# the library for a descriptor edited to have it (and its acceptance with
+# a precision of its own).
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
 
@@ -101,13 +102,28 @@ run ./lap_mf train --data train.csv --optimizer bbb --set delta=2 --epochs 1 --s
 is "$run_status/$run_err" \
 	"1/./lap_mf: option 'delta' is the precision of a gaussian prior, and model 'lap_mf' has a laplace prior: leave it out" \
 	"bbb refuses the option delta with a laplace prior"
-model lap_emp "$lap" '' ' ~ emp(k = 2)'
-run ./lap_emp train --data train.csv --optimizer adam --epochs 1 --save r.ckpt
-is "$run_status/$run_err" \
-	"1/./lap_emp: layer 'h_dense' of model 'lap_emp' has a emp posterior, whose KL term needs a gaussian prior, and the model's prior is laplace: give the layer a precision of its own ('~ emp(prior = ...)')" \
-	"an emp layer under the laplace prior is refused"
+# an emp layer under the model's laplace prior: bnnc says so where it is
+printf 'model lap_emp;\ninput x[2];\n%s\nh = tanh(dense(x, 8) ~ emp(k = 2));\nz = dense(h, 1);\ny ~ gaussian(z, sigma = learned);\n' \
+	"$lap" >lap_emp.bnn
+run "$BNNC" --check lap_emp.bnn
+is "$run_status" 1 "bnnc --check refuses an emp layer under the laplace prior"
+is "$(printf '%s\n' "$run_err" | sed -n '1p;4p')" \
+	"lap_emp.bnn:4:22: error: layer 'h' has an emp posterior, whose KL term needs a gaussian prior, and the model's prior is laplace: give the layer a precision of its own ('~ emp(prior = ...)')
+lap_emp.bnn:3:1: note: the model's prior is declared here" \
+	"at the annotation, with a note at the prior"
 model lap_emp1 "$lap" '' ' ~ emp(k = 2, prior = 1)'
 run ./lap_emp1 train --data train.csv --optimizer adam --epochs 2 --save r.ckpt --quiet
 is "$run_status/$run_err" "0/" "with a precision of its own it trains (a gaussian prior for that layer)"
+# The library refuses it too, for a descriptor bnnc did not check: the
+# same code with the layer's own precision taken out of its descriptor.
+sed 's/\(BNN_CAP_COMPONENTS, 2, 0, 0, \)1\(, 2L, 8L, 0, 2, \)0 }/\10\2BNN_PRIOR_LAPLACE }/' \
+	lap_emp1.c >lap_emp0.c
+# shellcheck disable=SC2086
+$CC $BNN_CFLAGS -o lap_emp0 lap_emp0.c $BNN_LIBS || bail_out "cannot build lap_emp0"
+ok "$(cmp -s lap_emp1.c lap_emp0.c && echo 1 || echo 0)" "(the descriptor was edited)"
+run ./lap_emp0 train --data train.csv --optimizer adam --epochs 1 --save r.ckpt
+is "$run_status/$run_err" \
+	"1/./lap_emp0: layer 'h_dense' of model 'lap_emp1' has an emp posterior, whose KL term needs a gaussian prior, and the model's prior is laplace: give the layer a precision of its own ('~ emp(prior = ...)')" \
+	"bnn_train refuses an emp layer under the laplace prior"
 
 done_testing

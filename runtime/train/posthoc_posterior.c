@@ -266,9 +266,10 @@ int train_posthoc_layers_check(const bnn_model *m, const char *what, bnn_err *er
 		if (m->layers[i].caps & own)
 			return bnn_fail(
 			        err, BNN_EUNSUPPORTED,
-			        "%s needs a point network, and layer '%s' of model '%s' has a "
+			        "%s needs a point network, and layer '%s' of model '%s' has %s "
 			        "%s posterior of its own",
-			        what, m->layers[i].name, m->name, m->layers[i].family);
+			        what, m->layers[i].name, m->name,
+			        train_article(m->layers[i].family), m->layers[i].family);
 	return BNN_OK;
 }
 

@@ -83,10 +83,11 @@ int train_check_prior(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 		    (l->caps & (BNN_CAP_COMPONENTS | BNN_CAP_WHVI)))
 			return bnn_fail(
 			        err, BNN_EUNSUPPORTED,
-			        "layer '%s' of model '%s' has a %s posterior, whose KL term "
+			        "layer '%s' of model '%s' has %s %s posterior, whose KL term "
 			        "needs a gaussian prior, and the model's prior is %s: give "
 			        "the layer a precision of its own ('~ %s(prior = ...)')",
-			        l->name, m->name, l->family, prior, l->family);
+			        l->name, m->name, train_article(l->family), l->family, prior,
+			        l->family);
 	}
 	return BNN_OK;
 }

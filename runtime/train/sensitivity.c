@@ -38,6 +38,7 @@
 
 #include "bnn.h"
 #include "base/floats.h"
+#include "train_internal.h"
 
 /* The capabilities a layer may have besides SIGMA: a meanfield layer is
  * sampled by the local reparameterisation trick or from a weight sample,
@@ -63,8 +64,8 @@ int bnn_sensitivity_check_model(const bnn_model *m, bnn_err *err)
 			return bnn_fail(
 			        err, BNN_EUNSUPPORTED,
 			        "sensitivities and the leave-one-out estimate need meanfield layers only; layer '%s' of model "
-			        "'%s' has a %s posterior",
-			        l->name, m->name, l->family);
+			        "'%s' has %s %s posterior",
+			        l->name, m->name, train_article(l->family), l->family);
 	}
 	return BNN_OK;
 }

@@ -14,6 +14,7 @@
 #ifndef BNN_TRAIN_INTERNAL_H
 #define BNN_TRAIN_INTERNAL_H
 
+#include <string.h>
 #include <time.h>
 
 #include "bnn.h"
@@ -228,6 +229,13 @@ struct train_tensor {
 static inline int train_stochastic(const struct train_tensor *tt)
 {
 	return (tt->caps & BNN_CAP_SIGMA) != 0;
+}
+
+/* "a" or "an" before a word (a posterior family's name: "an emp
+ * posterior"). */
+static inline const char *train_article(const char *word)
+{
+	return word && word[0] && strchr("aeiou", word[0]) ? "an" : "a";
 }
 
 /* Everything one call of bnn_train works with. */

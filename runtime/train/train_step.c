@@ -26,30 +26,70 @@
 #include "train_internal.h"
 
 /* Why an optimizer refuses a layer with a capability it does not train:
- * "layer L of model M has a F posterior, <before> optimizer 'O' <after>"
- * (the alternatives are written out: the messages are part of the
- * interface). */
+ * "layer L of model M has a F posterior, <before> optimizer 'O' <after>:
+ * use A, B or C", the optimizers that train every layer of M (the
+ * messages are part of the interface). */
 static const struct {
 	unsigned cap;       /* the BNN_CAP_* bit refused */
 	const char *before; /* the words before the optimizer's name */
 	const char *after;  /* and after it */
 } train_refusals[] = {
-	{ BNN_CAP_SIGMA, "but", "trains point estimates: use vogn, ivon, bbb or badam" },
+	{ BNN_CAP_SIGMA, "but", "trains point estimates" },
 	/* VOGN, IVON and BADAM fit a Gaussian over the parameters from their
 	 * gradients' second moments; WHVI's q(g) lives in the parameters
 	 * themselves (μ, ρ, S1, S2, flows) and is fitted by gradient descent
 	 * on the ELBO */
 	{ BNN_CAP_WHVI, "which",
-	  "cannot train (its q(g) is fitted on the ELBO by gradient descent): use adam, adamw, "
-	  "sgd or bbb" },
+	  "cannot train (its q(g) is fitted on the ELBO by gradient descent)" },
 };
 #define TRAIN_NREFUSALS ((int)(sizeof train_refusals / sizeof train_refusals[0]))
+
+/* The order in which refusals suggest the optimizers that would train. */
+static const int train_suggested[] = { BNN_OPT_VOGN, BNN_OPT_IVON, BNN_OPT_ADAM, BNN_OPT_ADAMW,
+	                               BNN_OPT_SGD,  BNN_OPT_BBB,  BNN_OPT_BADAM };
+#define TRAIN_NSUGGESTED ((int)(sizeof train_suggested / sizeof train_suggested[0]))
+
+/* Whether optimizer opt trains every layer of m: each layer's
+ * capabilities among those it trains, and, if it learns a posterior, a
+ * layer that has one (train_check_model's conditions). */
+static int train_trains_all(const bnn_model *m, const struct train_optimizer *opt)
+{
+	int i, learnable = 0;
+
+	for (i = 0; i < m->nlayers; i++) {
+		if (m->layers[i].caps & ~opt->trains)
+			return 0;
+		learnable += (m->layers[i].caps & opt->learns) != 0;
+	}
+	return !opt->learns || learnable > 0;
+}
+
+/* ": use A, B or C" for the optimizers that train every layer of m, in
+ * buf. */
+static const char *train_suggestion(const bnn_model *m, char *buf, size_t size)
+{
+	const char *names[TRAIN_NSUGGESTED];
+	size_t used;
+	int i, n = 0;
+
+	for (i = 0; i < TRAIN_NSUGGESTED; i++)
+		if (train_trains_all(m, &train_optimizers[train_suggested[i]]))
+			names[n++] = train_optimizers[train_suggested[i]].name;
+	if (n == 0)
+		return ""; /* no model of today's families: bbb trains them all */
+	used = (size_t)snprintf(buf, size, ": use %s", names[0]);
+	for (i = 1; i < n && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+		                         i == n - 1 ? " or " : ", ", names[i]);
+	return buf;
+}
 
 static int train_refuse(const bnn_model *m, const bnn_layer *l, const struct train_optimizer *opt,
                         bnn_err *err)
 {
 	unsigned refused = l->caps & ~opt->trains;
 	const char *before = "which", *after = "cannot train";
+	char use[128];
 	int i;
 
 	for (i = 0; i < TRAIN_NREFUSALS; i++)
@@ -59,8 +99,9 @@ static int train_refuse(const bnn_model *m, const bnn_layer *l, const struct tra
 			break;
 		}
 	return bnn_fail(err, BNN_EUNSUPPORTED,
-	                "layer '%s' of model '%s' has a %s posterior, %s optimizer '%s' %s",
-	                l->name, m->name, l->family, before, opt->name, after);
+	                "layer '%s' of model '%s' has %s %s posterior, %s optimizer '%s' %s%s",
+	                l->name, m->name, train_article(l->family), l->family, before, opt->name,
+	                after, train_suggestion(m, use, sizeof use));
 }
 
 int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
@@ -73,9 +114,9 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 		if (l->caps & ~(unsigned)BNN_CAP_ALL)
 			return bnn_fail(
 			        err, BNN_EUNSUPPORTED,
-			        "layer '%s' of model '%s' has a %s posterior, which no optimizer "
+			        "layer '%s' of model '%s' has %s %s posterior, which no optimizer "
 			        "trains yet",
-			        l->name, m->name, l->family);
+			        l->name, m->name, train_article(l->family), l->family);
 		if (l->caps & ~opt->trains)
 			return train_refuse(m, l, opt, err);
 		learnable += (l->caps & opt->learns) != 0;
