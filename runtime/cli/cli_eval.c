@@ -62,6 +62,8 @@ struct cli_pred {
 	bnn_dataset ds;
 	float *probs, *var; /* n × outputs: probabilities, or mean and variance */
 	float *aleatoric;   /* regression: n × outputs, var's aleatoric part, else NULL */
+	float *epistemic;   /* regression: n × outputs, var's epistemic part (the
+	                       variance of the samples' means), else NULL */
 	double nll;         /* summed NLL of the predictive (with targets) */
 	long mc;            /* the Monte-Carlo samples predicted with */
 	int members;        /* the networks of the mixture predicted with */
@@ -82,6 +84,7 @@ static void cli_pred_free(struct cli_pred *p)
 	free(p->probs);
 	free(p->var);
 	free(p->aleatoric);
+	free(p->epistemic);
 	free(p->entropy);
 	free(p->conf);
 	free(p->xent);
@@ -223,9 +226,12 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);
 		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
 	}
-	if (!classes)
+	if (!classes) {
 		p->aleatoric = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
 		                      sizeof *p->aleatoric);
+		p->epistemic = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
+		                      sizeof *p->epistemic);
+	}
 	if (!classes && need_targets) {
 		p->cdf = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->cdf);
 		p->cdf_below = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
@@ -235,7 +241,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	count = malloc((size_t)w->size * sizeof *count);
 	ncount = malloc((size_t)w->size * sizeof *ncount);
 	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount ||
-	    (classes && (!p->xent || !p->energy)) || (!classes && !p->aleatoric) ||
+	    (classes && (!p->xent || !p->energy)) ||
+	    (!classes && (!p->aleatoric || !p->epistemic)) ||
 	    (!classes && need_targets && (!p->cdf || !p->cdf_below))) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
@@ -244,6 +251,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	                                       &(bnn_prediction){ .probs = p->probs,
 	                                                          .var = p->var,
 	                                                          .aleatoric = p->aleatoric,
+	                                                          .epistemic = p->epistemic,
 	                                                          .nll_each = nll,
 	                                                          .expected_entropy = p->xent,
 	                                                          .energy = p->energy,
@@ -263,7 +271,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	}
 	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
 	    bnn_cli_shard_gather(w, p->var, count, 0) ||
-	    (!classes && bnn_cli_shard_gather(w, p->aleatoric, count, 0)) ||
+	    (!classes && (bnn_cli_shard_gather(w, p->aleatoric, count, 0) ||
+	                  bnn_cli_shard_gather(w, p->epistemic, count, 0))) ||
 	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1)) ||
 	    (classes && (bnn_cli_shard_gather(w, p->xent, ncount, 1) ||
 	                 bnn_cli_shard_gather(w, p->energy, ncount, 1))) ||
@@ -640,7 +649,7 @@ done:
 /* What predict writes. */
 struct cli_rows {
 	const bnn_model *m;
-	const float *probs, *var, *aleatoric;
+	const float *probs, *var, *aleatoric, *epistemic;
 	const struct cli_pred *p; /* a classifier's entropy, xent and mi */
 	long n;
 	const struct bnn_cli_conformal *conf; /* --conformal: sets or intervals */
@@ -671,11 +680,10 @@ static int cli_write_rows(FILE *f, void *ctx)
 			float p = r->probs[i * k + j];
 			if (p > r->probs[i * k + best])
 				best = j;
-			if (regression) /* epistemic: var − aleatoric, the variance of the means */
+			if (regression) /* var may be inf (studentt, ν ≤ 2), epistemic not */
 				fprintf(f, "%s%.9g,%.9g,%.9g,%.9g", j ? "," : "", (double)p,
 				        (double)r->var[i * k + j], (double)r->aleatoric[i * k + j],
-				        (double)r->var[i * k + j] -
-				                (double)r->aleatoric[i * k + j]);
+				        (double)r->epistemic[i * k + j]);
 			else
 				fprintf(f, "%s%.9g", j ? "," : "", (double)p);
 		}
@@ -752,6 +760,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		rows.probs = p.probs;
 		rows.var = p.var;
 		rows.aleatoric = p.aleatoric;
+		rows.epistemic = p.epistemic;
 		rows.p = &p;
 		rows.n = p.ds.n;
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
