@@ -40,12 +40,18 @@
 #include "cli_internal.h"
 #include "cli_mpi.h"
 
+void bnn_cli_json_value(double v, int digits)
+{
+	if (isfinite(v))
+		printf("%.*g", digits, v);
+	else
+		fputs("null", stdout);
+}
+
 void bnn_cli_json_number(const char *key, double v, int defined)
 {
-	if (defined && isfinite(v))
-		printf(", \"%s\": %.9g", key, v);
-	else
-		printf(", \"%s\": null", key);
+	printf(", \"%s\": ", key);
+	bnn_cli_json_value(defined ? v : NAN, 9);
 }
 
 /* The Monte-Carlo samples of eval and predict: --mc, else 32 for a model
