@@ -377,9 +377,40 @@ static int cli_plot_pit(const bnn_model *m, struct bnn_cli_args *a, const struct
 	return BNN_CLI_OK;
 }
 
+/* The finite values of the histograms' n series. */
+static long cli_plot_finite(const bnn_plot_values *series, int n)
+{
+	long count = 0, i;
+	int s;
+
+	for (s = 0; s < n; s++)
+		for (i = 0; i < series[s].n; i++)
+			count += isfinite(series[s].values[i]) != 0;
+	return count;
+}
+
+/* --plots, when no predictive entropy is finite (an infinite predictive
+ * variance: studentt with ν ≤ 2): entropy.svg is not drawn, and stderr
+ * says so; the other charts and the metrics go on. */
+static void cli_plot_skip_entropy(const bnn_model *m, const struct bnn_cli_args *a,
+                                  const char *path, long n)
+{
+	char why[160] = "";
+
+	if (!bnn_likelihood_variance_finite(m))
+		snprintf(why, sizeof why,
+		         " (model '%s' is %s with df = %g, whose predictive variance is infinite)",
+		         m->name, bnn_likelihood_name(m->likelihood), m->df);
+	(void)bnn_cli_error(a,
+	                    "--plots: %s not drawn: the predictive entropy of all %ld %s is "
+	                    "not finite%s",
+	                    path, n, n == 1 ? "example" : "examples", why);
+}
+
 /* --plots DIR: the reliability diagram (classification) or the PIT
  * histogram (regression), and the entropy histograms (in-distribution, and
- * OOD when given). */
+ * OOD when given), their values that are not finite skipped (the legend
+ * counts them; no chart and a note when none is finite). */
 static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *bins,
                      const struct cli_pred *in, const struct cli_pred *ood)
 {
@@ -419,7 +450,9 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	hist.xlabel = "predictive entropy";
 	hist.title =
 	        bnn_likelihood_regression(m) ? "predictive entropy (nats)" : "predictive entropy";
-	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
+	if (cli_plot_finite(series, ood ? 2 : 1) == 0)
+		cli_plot_skip_entropy(m, a, path, in->ds.n + (ood ? ood->ds.n : 0));
+	else if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }
