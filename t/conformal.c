@@ -139,6 +139,25 @@ static void test_regression(void)
 	   width);
 	is_float(bnn_conformal_half_width(BNN_CONFORMAL_NORMALIZED, 1.5, 4), 3, 0,
 	         "half width q·σ = 1.5·2");
+	/* an infinite variance (studentt, ν ≤ 2): |y − μ|/σ would be 0, so the
+	 * normalized score is refused; the residual one does not look at it */
+	{
+		static const float inf_var[] = { 4, 1, INFINITY, 0.25f };
+		is_int(bnn_conformal_regression_scores(mu, inf_var, y, 2, 2,
+		                                       BNN_CONFORMAL_NORMALIZED, s, &err),
+		       BNN_EINVAL, "normalized scores of an infinite variance are refused");
+		is_str(err.message,
+		       "conformal scores: example 1 (0-based), output 0 has predictive variance "
+		       "inf: the normalized score |y - mu|/sigma needs a finite positive variance "
+		       "(use residual)",
+		       "naming the example, the output and the variance");
+		ok(bnn_conformal_regression_scores(mu, inf_var, y, 2, 2, BNN_CONFORMAL_RESIDUAL, s,
+		                                   &err) == BNN_OK &&
+		           s[0] == 1 && s[1] == 3,
+		   "residual scores of the same: 1, 3");
+	}
+	is_float(bnn_conformal_half_width(BNN_CONFORMAL_NORMALIZED, 0, INFINITY), 0, 0,
+	         "half width at q = 0 is 0, whatever the variance (no 0·inf)");
 }
 
 static void test_names(void)
@@ -195,6 +214,18 @@ static void test_adaptive_intervals(void)
 	x.method = BNN_CONFORMAL_NORMALIZED;
 	ok(bnn_conformal_adaptive(cal, 3, &x, &a, &err) == BNN_OK && a.mean_size == 64.0 / 6,
 	   "normalized: widths 2·q·σ, mean 64/6 (%g)", a.mean_size);
+	/* step 1's variance infinite: its interval (q = 2) is infinite, counted
+	 * with step 6's; the mean of the other five, 4q: (12 + 8 + 12 + 12 +
+	 * 12)/5 */
+	{
+		static const float var1[] = { INFINITY, 4, 4, 4, 4, 4, 4 };
+		x.var = var1;
+		ok(bnn_conformal_adaptive(cal, 3, &x, &a, &err) == BNN_OK &&
+		           a.mean_size == 56.0 / 5 && a.infinite == 2,
+		   "an infinite variance makes an infinite interval: 2 infinite, mean width "
+		   "56/5 of the rest (%g, %ld)",
+		   a.mean_size, a.infinite);
+	}
 	/* γ = 0: α_t stays ½, q = 2 throughout: split conformal's intervals */
 	a.gamma = 0;
 	x.var = NULL;

@@ -579,7 +579,7 @@ static void test_plot_histograms(void)
 	/*
 	 * range auto = [0, 1] (smallest and largest finite value), 2 bins:
 	 * [0, 0.5) and [0.5, 1].  "in": 0, 0.1, 0.2 in bin 0, 0.9 in bin 1:
-	 * 3/4, 1/4.  "out, shifted": NaN skipped, 0.5 -> floor(0.5 * 2) = 1,
+	 * 3/4, 1/4.  "out, shifted": NaN skipped (its legend says so), 0.5 -> floor(0.5 * 2) = 1,
 	 * 1.0 -> floor(2) = 2, the last bin: 0 and 2/2.  Bars: 2 + 1 (the
 	 * empty bin draws nothing).  The name with a comma is quoted in the
 	 * CSV; the one with & and < is escaped in the SVG.
@@ -604,6 +604,8 @@ static void test_plot_histograms(void)
 		{ "<rect class=\"swatch\"", 2, "histograms: 2 legend entries" },
 		{ ">in &amp; &lt;d&gt;</text>", 1,
 		  "histograms: series name escaped in the legend" },
+		{ ">out, shifted (1 of 3 not finite, not shown)</text>", 1,
+		  "histograms: the legend counts the NaN skipped" },
 		{ "<title>entropy ?</title>", 1,
 		  "histograms: a byte that is not UTF-8 becomes '?'" },
 	};

@@ -100,9 +100,12 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 		rc = bnn_cli_error(a, "%s", err.message);
 		goto done;
 	}
-	printf("{\"temperature\": %.9g, \"n\": %ld, \"mc\": %ld, \"nll_before\": %.9g, "
-	       "\"nll_after\": %.9g, \"seconds\": %.3f, \"checkpoint\": \"%s\"}\n",
-	       st.temperature, ds.n, mc, before, after, cli_seconds() - t0, a->save);
+	fputs("{\"temperature\": ", stdout);
+	bnn_cli_json_value(st.temperature, 9);
+	printf(", \"n\": %ld, \"mc\": %ld", ds.n, mc);
+	bnn_cli_json_number("nll_before", before, 1);
+	bnn_cli_json_number("nll_after", after, 1);
+	printf(", \"seconds\": %.3f, \"checkpoint\": \"%s\"}\n", cli_seconds() - t0, a->save);
 done:
 	free(logits);
 	free(labels);

@@ -9,8 +9,11 @@
  * and mean set size or width; predict writes them as columns.
  *
  * Methods (`--conformal-method`): for a categorical model aps (the
- * default), raps (λ = 0.01, k_reg = 5) or lac; for a gaussian model
- * normalized (|y − μ|/σ, the default) or residual (|y − μ|).  The uniform
+ * default), raps (λ = 0.01, k_reg = 5) or lac; for a regression model
+ * normalized (|y − μ|/σ, the default) or residual (|y − μ|).  A model
+ * whose predictive variance is infinite (studentt with ν ≤ 2) has no σ to
+ * normalise by: its default is residual, and normalized is refused
+ * (cli_conformal_unnormalizable).  The uniform
  * draws that randomise aps and raps come from --seed: calibration example
  * i takes the i-th draw of the stream bnn_rng_derive(bnn_rng_derive(seed,
  * CONFORMAL_STREAM), 0), predicted example i of stream 1, so a run is
@@ -61,6 +64,19 @@ static int cli_conformal_alone(struct bnn_cli_args *a)
 	return a->conformal_online ? cli_conformal_online_alone(a) : BNN_CLI_OK;
 }
 
+/* --conformal-method normalized with a model whose predictive variance is
+ * infinite: |y − μ|/σ would be 0 for every example, q 0 and the intervals
+ * ±0·∞; refused, naming the likelihood and ν. */
+static int cli_conformal_unnormalizable(const bnn_model *m, struct bnn_cli_args *a)
+{
+	return bnn_cli_usage_error(a,
+	                           "--conformal-method normalized: model '%s' is %s with df = "
+	                           "%g, whose predictive variance is infinite (df <= 2), so "
+	                           "there is no standard deviation to divide |y - mu| by: use "
+	                           "residual (the default for this model)",
+	                           m->name, bnn_likelihood_name(m->likelihood), m->df);
+}
+
 int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
                               struct bnn_cli_conformal *c)
 {
@@ -96,7 +112,9 @@ int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
 		return cli_conformal_online_alone(a);
 	}
 	c->online = a->conformal_online;
-	c->o.method = gaussian ? BNN_CONFORMAL_NORMALIZED : BNN_CONFORMAL_APS;
+	c->o.method = !gaussian                           ? BNN_CONFORMAL_APS
+	              : bnn_likelihood_variance_finite(m) ? BNN_CONFORMAL_NORMALIZED
+	                                                  : BNN_CONFORMAL_RESIDUAL;
 	c->o.lambda = CONFORMAL_RAPS_LAMBDA;
 	c->o.kreg = CONFORMAL_RAPS_KREG;
 	if (a->conformal_method) {
@@ -115,6 +133,8 @@ int bnn_cli_conformal_options(const bnn_model *m, struct bnn_cli_args *a,
 			        a->conformal_method, gaussian ? "classifiers" : "regression",
 			        m->name, bnn_likelihood_name(m->likelihood),
 			        gaussian ? "normalized or residual" : "aps, raps or lac");
+		if (c->o.method == BNN_CONFORMAL_NORMALIZED && !bnn_likelihood_variance_finite(m))
+			return cli_conformal_unnormalizable(m, a);
 	}
 	return BNN_CLI_OK;
 }
@@ -257,10 +277,12 @@ int bnn_cli_conformal_apply(const bnn_model *m, struct bnn_cli_args *a, struct b
 			return bnn_cli_error(a, "out of memory");
 		bnn_conformal_sets(c->scores, labels, n, (int)c->k, c->q, &coverage, &size);
 	}
-	printf(", \"conformal_method\": \"%s\", \"conformal_level\": %.9g, \"conformal_n\": %ld, "
-	       "\"conformal_quantile\": %.9g, \"conformal_coverage\": %.9g, \"conformal_%s\": %.9g",
-	       bnn_conformal_method_name(c->o.method), c->level, c->n_cal, c->q, coverage,
-	       gaussian ? "width" : "set_size", size);
+	printf(", \"conformal_method\": \"%s\"", bnn_conformal_method_name(c->o.method));
+	bnn_cli_json_number("conformal_level", c->level, 1);
+	printf(", \"conformal_n\": %ld", c->n_cal);
+	bnn_cli_json_number("conformal_quantile", c->q, 1);
+	bnn_cli_json_number("conformal_coverage", coverage, 1);
+	bnn_cli_json_number(gaussian ? "conformal_width" : "conformal_set_size", size, 1);
 	if (c->gamma > 0)
 		rc = cli_conformal_adaptive(a, c, labels);
 	free(labels);

@@ -40,12 +40,18 @@
 #include "cli_internal.h"
 #include "cli_mpi.h"
 
+void bnn_cli_json_value(double v, int digits)
+{
+	if (isfinite(v))
+		printf("%.*g", digits, v);
+	else
+		fputs("null", stdout);
+}
+
 void bnn_cli_json_number(const char *key, double v, int defined)
 {
-	if (defined && isfinite(v))
-		printf(", \"%s\": %.9g", key, v);
-	else
-		printf(", \"%s\": null", key);
+	printf(", \"%s\": ", key);
+	bnn_cli_json_value(defined ? v : NAN, 9);
 }
 
 /* The Monte-Carlo samples of eval and predict: --mc, else 32 for a model
@@ -62,6 +68,8 @@ struct cli_pred {
 	bnn_dataset ds;
 	float *probs, *var; /* n × outputs: probabilities, or mean and variance */
 	float *aleatoric;   /* regression: n × outputs, var's aleatoric part, else NULL */
+	float *epistemic;   /* regression: n × outputs, var's epistemic part (the
+	                       variance of the samples' means), else NULL */
 	double nll;         /* summed NLL of the predictive (with targets) */
 	long mc;            /* the Monte-Carlo samples predicted with */
 	int members;        /* the networks of the mixture predicted with */
@@ -82,6 +90,7 @@ static void cli_pred_free(struct cli_pred *p)
 	free(p->probs);
 	free(p->var);
 	free(p->aleatoric);
+	free(p->epistemic);
 	free(p->entropy);
 	free(p->conf);
 	free(p->xent);
@@ -223,9 +232,12 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);
 		p->energy = malloc((size_t)(rows + 1) * sizeof *p->energy);
 	}
-	if (!classes)
+	if (!classes) {
 		p->aleatoric = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
 		                      sizeof *p->aleatoric);
+		p->epistemic = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
+		                      sizeof *p->epistemic);
+	}
 	if (!classes && need_targets) {
 		p->cdf = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->cdf);
 		p->cdf_below = malloc((size_t)(rows * bnn_model_predictions(m) + 1) *
@@ -235,7 +247,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	count = malloc((size_t)w->size * sizeof *count);
 	ncount = malloc((size_t)w->size * sizeof *ncount);
 	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount ||
-	    (classes && (!p->xent || !p->energy)) || (!classes && !p->aleatoric) ||
+	    (classes && (!p->xent || !p->energy)) ||
+	    (!classes && (!p->aleatoric || !p->epistemic)) ||
 	    (!classes && need_targets && (!p->cdf || !p->cdf_below))) {
 		snprintf(msg, sizeof msg, "out of memory");
 		rc = BNN_CLI_FAIL;
@@ -244,6 +257,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	                                       &(bnn_prediction){ .probs = p->probs,
 	                                                          .var = p->var,
 	                                                          .aleatoric = p->aleatoric,
+	                                                          .epistemic = p->epistemic,
 	                                                          .nll_each = nll,
 	                                                          .expected_entropy = p->xent,
 	                                                          .energy = p->energy,
@@ -263,7 +277,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	}
 	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
 	    bnn_cli_shard_gather(w, p->var, count, 0) ||
-	    (!classes && bnn_cli_shard_gather(w, p->aleatoric, count, 0)) ||
+	    (!classes && (bnn_cli_shard_gather(w, p->aleatoric, count, 0) ||
+	                  bnn_cli_shard_gather(w, p->epistemic, count, 0))) ||
 	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1)) ||
 	    (classes && (bnn_cli_shard_gather(w, p->xent, ncount, 1) ||
 	                 bnn_cli_shard_gather(w, p->energy, ncount, 1))) ||
@@ -362,9 +377,40 @@ static int cli_plot_pit(const bnn_model *m, struct bnn_cli_args *a, const struct
 	return BNN_CLI_OK;
 }
 
+/* The finite values of the histograms' n series. */
+static long cli_plot_finite(const bnn_plot_values *series, int n)
+{
+	long count = 0, i;
+	int s;
+
+	for (s = 0; s < n; s++)
+		for (i = 0; i < series[s].n; i++)
+			count += isfinite(series[s].values[i]) != 0;
+	return count;
+}
+
+/* --plots, when no predictive entropy is finite (an infinite predictive
+ * variance: studentt with ν ≤ 2): entropy.svg is not drawn, and stderr
+ * says so; the other charts and the metrics go on. */
+static void cli_plot_skip_entropy(const bnn_model *m, const struct bnn_cli_args *a,
+                                  const char *path, long n)
+{
+	char why[160] = "";
+
+	if (!bnn_likelihood_variance_finite(m))
+		snprintf(why, sizeof why,
+		         " (model '%s' is %s with df = %g, whose predictive variance is infinite)",
+		         m->name, bnn_likelihood_name(m->likelihood), m->df);
+	(void)bnn_cli_error(a,
+	                    "--plots: %s not drawn: the predictive entropy of all %ld %s is "
+	                    "not finite%s",
+	                    path, n, n == 1 ? "example" : "examples", why);
+}
+
 /* --plots DIR: the reliability diagram (classification) or the PIT
  * histogram (regression), and the entropy histograms (in-distribution, and
- * OOD when given). */
+ * OOD when given), their values that are not finite skipped (the legend
+ * counts them; no chart and a note when none is finite). */
 static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *bins,
                      const struct cli_pred *in, const struct cli_pred *ood)
 {
@@ -404,7 +450,9 @@ static int cli_plots(const bnn_model *m, struct bnn_cli_args *a, const bnn_bin *
 	hist.xlabel = "predictive entropy";
 	hist.title =
 	        bnn_likelihood_regression(m) ? "predictive entropy (nats)" : "predictive entropy";
-	if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
+	if (cli_plot_finite(series, ood ? 2 : 1) == 0)
+		cli_plot_skip_entropy(m, a, path, in->ds.n + (ood ? ood->ds.n : 0));
+	else if (bnn_plot_histograms(path, NULL, series, ood ? 2 : 1, &hist, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }
@@ -640,7 +688,7 @@ done:
 /* What predict writes. */
 struct cli_rows {
 	const bnn_model *m;
-	const float *probs, *var, *aleatoric;
+	const float *probs, *var, *aleatoric, *epistemic;
 	const struct cli_pred *p; /* a classifier's entropy, xent and mi */
 	long n;
 	const struct bnn_cli_conformal *conf; /* --conformal: sets or intervals */
@@ -671,11 +719,10 @@ static int cli_write_rows(FILE *f, void *ctx)
 			float p = r->probs[i * k + j];
 			if (p > r->probs[i * k + best])
 				best = j;
-			if (regression) /* epistemic: var − aleatoric, the variance of the means */
+			if (regression) /* var may be inf (studentt, ν ≤ 2), epistemic not */
 				fprintf(f, "%s%.9g,%.9g,%.9g,%.9g", j ? "," : "", (double)p,
 				        (double)r->var[i * k + j], (double)r->aleatoric[i * k + j],
-				        (double)r->var[i * k + j] -
-				                (double)r->aleatoric[i * k + j]);
+				        (double)r->epistemic[i * k + j]);
 			else
 				fprintf(f, "%s%.9g", j ? "," : "", (double)p);
 		}
@@ -752,6 +799,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		rows.probs = p.probs;
 		rows.var = p.var;
 		rows.aleatoric = p.aleatoric;
+		rows.epistemic = p.epistemic;
 		rows.p = &p;
 		rows.n = p.ds.n;
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))

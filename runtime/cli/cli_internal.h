@@ -111,8 +111,12 @@ int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a);
 /* calibrate: temperature scaling of a checkpoint (cli_calibrate.c). */
 int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a);
 
-/* eval's JSON: `, "key": v` on stdout, or `, "key": null` when v is not
- * defined or not finite (cli_eval.c). */
+/* The driver's JSON numbers, the one way every command prints a real
+ * number in JSON (cli_eval.c): bnn_cli_json_value writes v with `digits`
+ * significant digits on stdout, or `null` when v is not finite (JSON has
+ * no NaN or infinity); bnn_cli_json_number writes `, "key": v` with 9
+ * digits, or `, "key": null` when v is not defined or not finite. */
+void bnn_cli_json_value(double v, int digits);
 void bnn_cli_json_number(const char *key, double v, int defined);
 
 /* Split conformal prediction for eval and predict (cli_conformal.c). */

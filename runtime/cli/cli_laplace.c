@@ -100,10 +100,14 @@ int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a)
 		goto done;
 	}
 	printf("{\"kind\": \"laplace\", \"hessian\": \"%s\", \"examples\": %ld, "
-	       "\"prior_precision\": %.6g, \"log_marglik\": %.6g, \"nll\": %.6g, "
-	       "\"seconds\": %.3f, \"checkpoint\": \"%s\"}\n",
-	       st.posthoc->hessian, ds.n, rep.prior_precision, rep.log_marglik, rep.nll,
-	       rep.seconds, a->save);
+	       "\"prior_precision\": ",
+	       st.posthoc->hessian, ds.n);
+	bnn_cli_json_value(rep.prior_precision, 6);
+	fputs(", \"log_marglik\": ", stdout);
+	bnn_cli_json_value(rep.log_marglik, 6);
+	fputs(", \"nll\": ", stdout);
+	bnn_cli_json_value(rep.nll, 6);
+	printf(", \"seconds\": %.3f, \"checkpoint\": \"%s\"}\n", rep.seconds, a->save);
 	rc = BNN_CLI_OK;
 done:
 	bnn_dataset_free(&ds);

@@ -363,6 +363,9 @@ int bnn_conformal_class_scores(const float *probs, long n, int k, const double *
  * The score of each of n examples with d outputs (method residual or
  * normalized): max over the outputs of |y − μ|, or of |y − μ|/σ with σ² the
  * predictive variance var.
+ * @return BNN_OK; BNN_EINVAL for a NULL array, a method not for regression,
+ *         or (normalized) a variance that is not finite and positive (an
+ *         infinite one, studentt's with ν ≤ 2, would make every score 0).
  */
 int bnn_conformal_regression_scores(const float *mean, const float *var, const float *y, long n,
                                     long d, int method, double *scores, bnn_err *err);
@@ -373,7 +376,7 @@ void bnn_conformal_sets(const double *scores, const int *labels, long n, int k, 
                         double *coverage, double *mean_size);
 
 /** Half the width of an interval at q: q (residual), q·√var (normalized);
- *  0 for a q below 0 (−∞: adaptive conformal's empty interval). */
+ *  0 for a q of 0 or below (−∞: adaptive conformal's empty interval). */
 double bnn_conformal_half_width(int method, double q, double var);
 
 /** The coverage (examples whose score ≤ q: every output in its interval)
@@ -404,9 +407,10 @@ typedef struct bnn_conformal_adaptive_run {
 	double *q;        /* in: NULL, or n doubles that receive each step's quantile */
 	double coverage;  /* out: the fraction of the examples covered, 1 − mean err_t */
 	double mean_size; /* out: the mean set size or interval width over the
-	                     steps whose size is finite (NAN: none is) */
+	                     steps whose size is finite (NAN: none is, and then
+	                     infinite = n) */
 	long infinite;    /* out: the steps whose quantile was +∞ (every class,
-	                     or the whole line) */
+	                     or the whole line) or whose interval was infinite */
 	double alpha;     /* out: α_{n+1}, the level the next example would use */
 } bnn_conformal_adaptive_run;
 

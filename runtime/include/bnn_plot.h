@@ -135,6 +135,9 @@ int bnn_plot_pit(const char *path_svg, const char *path_csv, const double *fract
  * series, so each series sums to 1 over the range (less when values fall
  * outside a given range: they are counted in the total but in no bin).
  * The y axis is labelled "fraction of examples".
+ * Values that are not finite (NaN, ±∞) are skipped: in no bin and not in
+ * the total; a series that had some says so in its legend, "NAME (K of N
+ * not finite, not shown)".
  * CSV columns: series,bin_lower,bin_upper,count,fraction, one row per
  * series and bin (empty bins included), series in the order given.
  * @param options  nbins; range: NULL for automatic (the smallest and

@@ -582,9 +582,11 @@ typedef struct bnn_prediction {
 	                      counts (poisson: P(Y ≤ y − 1)) */
 	/* Regression only, without targets too; may be NULL: */
 	float *aleatoric; /* n × outputs: the mean over the samples of the
-	                     likelihood's variance, the aleatoric part of var;
-	                     var − aleatoric is the epistemic part, the variance
-	                     of the samples' means (docs/metrics.md) */
+	                      likelihood's variance, the aleatoric part of var
+	                      (+inf for studentt with ν ≤ 2) */
+	float *epistemic; /* n × outputs: the variance of the samples' means,
+	                      the epistemic part of var (0 with mc = 0), finite
+	                      whenever the means are (docs/metrics.md) */
 } bnn_prediction;
 
 /* The examples per batch of bnn_predict(): batch j is examples

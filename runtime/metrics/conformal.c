@@ -17,8 +17,10 @@
  *         classifiers using conformal prediction", Alg. 1/2)
  *   regression, over the d outputs of an example (one joint interval
  *   box): max_j |y_j − μ_j| (residual) or max_j |y_j − μ_j|/σ_j
- *   (normalized by the predictive standard deviation); the interval of
- *   output j is μ_j ± q (residual) or μ_j ± q·σ_j.
+ *   (normalized by the predictive standard deviation, which must be
+ *   finite: an infinite variance, studentt's with ν ≤ 2, would make every
+ *   score 0, so it is refused); the interval of output j is μ_j ± q
+ *   (residual) or μ_j ± q·σ_j.
  * The classes are ranked by decreasing probability, ties by increasing
  * index.  The same function scores every class of an example for both
  * calibration (the true class's score) and prediction (the set), with the
@@ -216,6 +218,14 @@ int bnn_conformal_regression_scores(const float *mean, const float *var, const f
 		                "conformal scores: method '%s' is not one for regression "
 		                "(residual, normalized)",
 		                bnn_conformal_method_name(method));
+	for (i = 0; method == BNN_CONFORMAL_NORMALIZED && i < n * d; i++)
+		if (!(var[i] > 0 && var[i] < INFINITY))
+			return bnn_fail(
+			        err, BNN_EINVAL,
+			        "conformal scores: example %ld (0-based), output %ld has "
+			        "predictive variance %g: the normalized score |y - mu|/sigma "
+			        "needs a finite positive variance (use residual)",
+			        i / d, i % d, (double)var[i]);
 	for (i = 0; i < n; i++) {
 		double s = 0;
 		for (j = 0; j < d; j++) {
@@ -247,7 +257,8 @@ void bnn_conformal_sets(const double *scores, const int *labels, long n, int k, 
 
 double bnn_conformal_half_width(int method, double q, double var)
 {
-	if (q < 0) /* −∞: adaptive conformal's empty interval (α_t ≥ 1) */
+	if (q <= 0) /* −∞: adaptive conformal's empty interval (α_t ≥ 1); 0: a
+	               point, whatever the variance (no 0·∞) */
 		return 0;
 	return method == BNN_CONFORMAL_NORMALIZED ? q * sqrt(var) : q;
 }
@@ -326,7 +337,8 @@ int bnn_conformal_adaptive(const double *cal, long n_cal, const bnn_conformal_ex
 		conformal_step(x, t, q, &covered, &size);
 		if (a->q)
 			a->q[t] = q;
-		a->infinite += q == INFINITY;
+		a->infinite += q == INFINITY || size == INFINITY; /* then size is not in
+		                                                    the mean */
 		covered_all += covered;
 		if (isfinite(size)) {
 			size_all += size;

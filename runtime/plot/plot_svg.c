@@ -1040,6 +1040,29 @@ static int plot_hist_csv(FILE *f, void *ctx)
 	return ferror(f) ? -1 : 0;
 }
 
+/* The legend of a histogram's series: its name, and when `skipped` of its
+ * n values were not finite, " (K of N not finite, not shown)" after it, so
+ * the chart says what it leaves out.  A new string (the caller frees it),
+ * or NULL for no legend (a NULL or empty name) and when out of memory
+ * (*nomem set). */
+static char *plot_hist_legend(const bnn_plot_values *v, long skipped, int *nomem)
+{
+	char note[64] = "";
+	size_t size;
+	char *name;
+
+	if (v->name == NULL || v->name[0] == '\0')
+		return NULL;
+	if (skipped > 0)
+		snprintf(note, sizeof note, " (%ld of %ld not finite, not shown)", skipped, v->n);
+	size = strlen(v->name) + strlen(note) + 1;
+	if ((name = malloc(size)) == NULL)
+		*nomem = 1;
+	else
+		snprintf(name, size, "%s%s", v->name, note);
+	return name;
+}
+
 int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_plot_values *series,
                         int nseries, const bnn_plot_histogram_options *options, bnn_err *err)
 {
@@ -1049,12 +1072,13 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 	struct plot_hist_ctx ctx;
 	struct plot_layer *layer = NULL;
 	struct plot_chart c;
+	char **legend = NULL; /* nseries: each series' legend (plot_hist_legend) */
 	double *edge = NULL, *frac = NULL;
 	long *count = NULL, nfinite_all = 0;
 	double lo = INFINITY, hi = -INFINITY;
 	size_t cells;
 	long i;
-	int s, b, rc;
+	int s, b, rc, nomem = 0;
 
 	rc = plot_check_paths(who, path_svg, err);
 	if (rc != BNN_OK)
@@ -1114,7 +1138,8 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 	frac = malloc(cells * sizeof *frac);
 	count = calloc(cells, sizeof *count);
 	layer = calloc((size_t)nseries, sizeof *layer);
-	if (edge == NULL || frac == NULL || count == NULL || layer == NULL) {
+	legend = calloc((size_t)nseries, sizeof *legend);
+	if (edge == NULL || frac == NULL || count == NULL || layer == NULL || legend == NULL) {
 		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %d series x %d bins", who,
 		              nseries, nbins);
 		goto done;
@@ -1142,8 +1167,9 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 		for (b = 0; b < nbins; b++)
 			frac[(size_t)s * (size_t)nbins + (size_t)b] =
 			        nfinite > 0 ? (double)cnt[b] / (double)nfinite : 0.0;
+		legend[s] = plot_hist_legend(v, v->n - nfinite, &nomem);
 		layer[s] = (struct plot_layer){ .kind = PLOT_BARS,
-			                        .name = v->name,
+			                        .name = legend[s],
 			                        .colour = s,
 			                        .opacity = 0.45,
 			                        .n = nbins,
@@ -1152,6 +1178,10 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 			                        .y = frac + (size_t)s * (size_t)nbins };
 	}
 
+	if (nomem) {
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for the legend", who);
+		goto done;
+	}
 	plot_chart_start(&c, options->title, options->xlabel, "fraction of examples", layer,
 	                 nseries);
 	c.fixed_x = 1;
@@ -1166,6 +1196,9 @@ int bnn_plot_histograms(const char *path_svg, const char *path_csv, const bnn_pl
 	ctx.frac = frac;
 	rc = plot_write(&c, path_svg, path_csv, plot_hist_csv, &ctx, who, err);
 done:
+	for (s = 0; legend != NULL && s < nseries; s++)
+		free(legend[s]);
+	free(legend);
 	free(edge);
 	free(frac);
 	free(count);

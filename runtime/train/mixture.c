@@ -212,7 +212,7 @@ done:
 /* One member's predictions of the rows of the range, each array NULL when
  * the mixture's caller did not ask for it. */
 struct mixture_part {
-	float *probs, *var, *aleatoric;
+	float *probs, *var, *aleatoric, *epistemic;
 	double *nll_each, *xent, *energy;
 	double *cdf, *cdf_below; /* regression: n × k, the CDF at the targets */
 };
@@ -222,6 +222,7 @@ static void mixture_part_free(struct mixture_part *p)
 	free(p->probs);
 	free(p->var);
 	free(p->aleatoric);
+	free(p->epistemic);
 	free(p->nll_each);
 	free(p->xent);
 	free(p->energy);
@@ -239,13 +240,16 @@ static int mixture_part_alloc(struct mixture_part *p, const bnn_prediction *out,
 	p->var = out->var ? malloc((size_t)(n * k) * sizeof *p->var) : NULL;
 	p->aleatoric = regression && out->aleatoric ? malloc((size_t)(n * k) * sizeof *p->aleatoric)
 	                                            : NULL;
+	p->epistemic = regression && out->epistemic ? malloc((size_t)(n * k) * sizeof *p->epistemic)
+	                                            : NULL;
 	p->nll_each = scored ? malloc((size_t)n * sizeof *p->nll_each) : NULL;
 	p->xent = out->expected_entropy ? malloc((size_t)n * sizeof *p->xent) : NULL;
 	p->energy = out->energy ? malloc((size_t)n * sizeof *p->energy) : NULL;
 	p->cdf = out->cdf ? malloc((size_t)(n * k) * sizeof *p->cdf) : NULL;
 	p->cdf_below = out->cdf_below ? malloc((size_t)(n * k) * sizeof *p->cdf_below) : NULL;
 	return !p->probs || (out->var && !p->var) ||
-	       (regression && out->aleatoric && !p->aleatoric) || (scored && !p->nll_each) ||
+	       (regression && out->aleatoric && !p->aleatoric) ||
+	       (regression && out->epistemic && !p->epistemic) || (scored && !p->nll_each) ||
 	       (out->expected_entropy && !p->xent) || (out->energy && !p->energy) ||
 	       (out->cdf && !p->cdf) || (out->cdf_below && !p->cdf_below);
 }
@@ -255,6 +259,8 @@ struct mixture_sums {
 	double *p;   /* n × k: Σ probabilities (or Gaussian means) */
 	double *sq;  /* gaussian: n × k, Σ (σ²_k + μ_k²) */
 	double *ale; /* regression: n × k, Σ of the members' aleatoric variances */
+	double *epi; /* regression: n × k, Σ (epistemic_k + μ_k²), finite where
+	                sq is not (an infinite aleatoric variance) */
 	double *lse; /* n: log Σ_k exp(−NLL_k) */
 	double *xent, *energy;
 	double *cdf, *cdf_below; /* n × k: Σ CDFs at the targets (the mixture's
@@ -272,6 +278,8 @@ static void mixture_add(struct mixture_sums *s, const struct mixture_part *p, lo
 			s->sq[i] += (double)p->var[i] + (double)p->probs[i] * p->probs[i];
 		if (p->aleatoric)
 			s->ale[i] += p->aleatoric[i];
+		if (p->epistemic)
+			s->epi[i] += (double)p->epistemic[i] + (double)p->probs[i] * p->probs[i];
 		if (p->cdf)
 			s->cdf[i] += p->cdf[i];
 		if (p->cdf_below)
@@ -304,6 +312,8 @@ static void mixture_finish(const struct mixture_sums *s, const bnn_prediction *o
 			out->var[i] = (float)fmax(s->sq[i] / K - mean * mean, 0.0);
 		if (s->ale) /* the members' disagreement is epistemic */
 			out->aleatoric[i] = (float)(s->ale[i] / K);
+		if (s->epi) /* the members' own spread and their disagreement */
+			out->epistemic[i] = (float)fmax(s->epi[i] / K - mean * mean, 0.0);
 		if (out->cdf)
 			out->cdf[i] = s->cdf[i] / K;
 		if (out->cdf_below)
@@ -359,15 +369,17 @@ int bnn_mixture_predict_batches(const bnn_mixture *mix, const bnn_dataset *ds, l
 	s.p = calloc((size_t)(n * k), sizeof *s.p);
 	s.sq = out->var ? calloc((size_t)(n * k), sizeof *s.sq) : NULL;
 	s.ale = regression && out->aleatoric ? calloc((size_t)(n * k), sizeof *s.ale) : NULL;
+	s.epi = regression && out->epistemic ? calloc((size_t)(n * k), sizeof *s.epi) : NULL;
 	s.lse = scored ? calloc((size_t)n, sizeof *s.lse) : NULL;
 	s.xent = out->expected_entropy ? calloc((size_t)n, sizeof *s.xent) : NULL;
 	s.energy = out->energy ? calloc((size_t)n, sizeof *s.energy) : NULL;
 	s.cdf = out->cdf ? calloc((size_t)(n * k), sizeof *s.cdf) : NULL;
 	s.cdf_below = out->cdf_below ? calloc((size_t)(n * k), sizeof *s.cdf_below) : NULL;
 	if (mixture_part_alloc(&part, out, n, k, regression) || !s.p || (out->var && !s.sq) ||
-	    (regression && out->aleatoric && !s.ale) || (scored && !s.lse) ||
-	    (out->expected_entropy && !s.xent) || (out->energy && !s.energy) ||
-	    (out->cdf && !s.cdf) || (out->cdf_below && !s.cdf_below)) {
+	    (regression && out->aleatoric && !s.ale) || (regression && out->epistemic && !s.epi) ||
+	    (scored && !s.lse) || (out->expected_entropy && !s.xent) ||
+	    (out->energy && !s.energy) || (out->cdf && !s.cdf) ||
+	    (out->cdf_below && !s.cdf_below)) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory predicting %ld examples", n);
 		goto done;
 	}
@@ -377,6 +389,7 @@ int bnn_mixture_predict_batches(const bnn_mixture *mix, const bnn_dataset *ds, l
 		                         &(bnn_prediction){ .probs = part.probs,
 		                                            .var = part.var,
 		                                            .aleatoric = part.aleatoric,
+		                                            .epistemic = part.epistemic,
 		                                            .nll_each = part.nll_each,
 		                                            .expected_entropy = part.xent,
 		                                            .energy = part.energy,
@@ -397,6 +410,7 @@ done:
 	free(s.p);
 	free(s.sq);
 	free(s.ale);
+	free(s.epi);
 	free(s.lse);
 	free(s.xent);
 	free(s.energy);

@@ -6,7 +6,8 @@
  * distributions: softmax probabilities (categorical), P(y = 1) per label
  * (bernoulli), or a regression model's predictive mean and variance
  * (gaussian and laplace: the mean, the likelihood's variance σ² or 2b² and
- * the variance of the mean over the samples; poisson: the mean rate E[λ]
+ * the variance of the mean over the samples, kept apart as the epistemic
+ * part; poisson: the mean rate E[λ]
  * and E[λ] + Var[λ]; studentt and negbinomial likewise, one row of
  * predict_regs each; a scale given per example by a second node read from
  * the second half of each row of outputs) and its CDF at the targets
@@ -595,7 +596,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
                         long j1, const bnn_prediction *out, bnn_err *err)
 {
 	float *probs = out ? out->probs : NULL, *var = out ? out->var : NULL;
-	float *aleatoric = out ? out->aleatoric : NULL;
+	float *aleatoric = out ? out->aleatoric : NULL, *epistemic = out ? out->epistemic : NULL;
 	double *nll = out ? out->nll : NULL, *nll_each = out ? out->nll_each : NULL;
 	double *xent = out ? out->expected_entropy : NULL, *energy = out ? out->energy : NULL;
 	float *logits = out ? out->logits : NULL;
@@ -730,13 +731,19 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	}
 	for (i = 0; i < n * k; i++) {
 		double mean = acc.sum[i] / (double)samples;
+		/* the variance of the samples' means (epistemic), by itself: finite
+		 * even where the likelihood's variance is infinite (studentt, ν ≤ 2),
+		 * where var − aleatoric would be ∞ − ∞; exactly 0 for one sample */
+		double spread =
+		        regression ? fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0) : 0;
 		probs[i] = (float)mean;
 		if (regression && var) /* the mixture's variance: mean variance (aleatoric) +
 		                          variance of the means (epistemic) */
-			var[i] = (float)(acc.sumvar[i] / (double)samples +
-			                 fmax(acc.sumsq[i] / (double)samples - mean * mean, 0.0));
+			var[i] = (float)(acc.sumvar[i] / (double)samples + spread);
 		if (regression && aleatoric)
 			aleatoric[i] = (float)(acc.sumvar[i] / (double)samples);
+		if (regression && epistemic)
+			epistemic[i] = (float)spread;
 		if (cdf) /* the mixture's CDF: the mean of the samples' */
 			cdf[i] = acc.cdf[i] / (double)samples;
 		if (cdf_below)
