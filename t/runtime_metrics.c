@@ -384,6 +384,80 @@ static void test_classification_auroc(void)
 	is_int(m.auroc_defined, 1, "separable: auroc defined");
 }
 
+/* E|S − μ| by the full recurrence over all m + 1 counts, no window: the
+ * reference for the library's windowed one. */
+static double full_abs_dev(const double *c, int m)
+{
+	static double pmf[4097];
+	double mu = 0.0, dev = 0.0;
+	int j, s;
+
+	pmf[0] = 1.0;
+	for (j = 0; j < m; j++) {
+		pmf[j + 1] = 0.0;
+		for (s = j + 1; s > 0; s--)
+			pmf[s] = pmf[s] * (1.0 - c[j]) + pmf[s - 1] * c[j];
+		pmf[0] *= 1.0 - c[j];
+		mu += c[j];
+	}
+	for (s = 0; s <= m; s++)
+		dev += fabs(s - mu) * pmf[s];
+	return dev;
+}
+
+/*
+ * The ECE's floor.  The 4-example case with 2 bins: bin 0 holds the
+ * confidences 0.5 and 0.5, bin 1 0.75 and 0.875.  Bin 0: S ~ Bin(2, 1/2),
+ * μ = 1, E|S − 1| = 1/4 + 1/4 = 1/2.  Bin 1: μ = 1.625, P(S = 0) =
+ * 1/4·1/8 = 1/32, P(S = 2) = 3/4·7/8 = 21/32, P(S = 1) = 10/32:
+ * E|S − μ| = (1.625 + 10·0.625 + 21·0.375)/32 = 15.75/32 = 0.4921875.
+ * Floor = (0.5 + 0.4921875)/4 = 0.248046875 (127/512), exactly.  Then 12
+ * examples in one bin against all 4096 outcomes counted out, and 3000
+ * (where the window is narrower than the counts) against the full
+ * recurrence.
+ */
+static void test_ece_floor(void)
+{
+	static float probs[3000 * 2];
+	static int labels[3000];
+	double c[3000], brute = 0.0, mu = 0.0;
+	bnn_class_metrics m;
+	unsigned mask;
+	int i, j;
+
+	bnn_metrics_classification(four_probs, four_labels, 4, 3, 2, &m, NULL);
+	is_float(m.ece_floor, 0.248046875, 0.0, "ece_floor: the 4x3 case, 2 bins, by hand");
+	for (i = 0; i < 12; i++) { /* confidences 9/16 .. 15/16 */
+		c[i] = (9 + i % 7) / 16.0;
+		probs[2 * i] = (float)c[i];
+		probs[2 * i + 1] = (float)(1.0 - c[i]);
+		labels[i] = 0;
+		mu += c[i];
+	}
+	for (mask = 0; mask < 4096; mask++) {
+		double p = 1.0;
+		int right = 0;
+		for (j = 0; j < 12; j++) {
+			int x = (mask >> j) & 1;
+			p *= x ? c[j] : 1.0 - c[j];
+			right += x;
+		}
+		brute += p * fabs(right - mu);
+	}
+	bnn_metrics_classification(probs, labels, 12, 2, 1, &m, NULL);
+	is_float(m.ece_floor, brute / 12, 1e-15, "ece_floor: 12 examples, every outcome counted");
+	for (i = 0; i < 3000; i++) { /* confidences in [0.5, 1) */
+		c[i] = (float)(0.5 + 0.4999 * ((i * 7919) % 3001) / 3001.0);
+		probs[2 * i] = (float)c[i];
+		probs[2 * i + 1] = (float)(1.0 - c[i]);
+		labels[i] = i % 3 != 0;
+	}
+	bnn_metrics_classification(probs, labels, 3000, 2, 1, &m, NULL);
+	is_float(m.ece_floor, full_abs_dev(c, 3000) / 3000, 1e-13,
+	         "ece_floor: 3000 examples, the windowed recurrence equals the full one");
+	ok(m.ece_floor > 0.005 && m.ece_floor < 0.02, "ece_floor: and is about 0.4/sqrt(3000)");
+}
+
 static void test_nll_brier(void)
 {
 	static const float zero_p[2] = { 0.0f, 1.0f };
@@ -692,6 +766,7 @@ int main(void)
 	test_auroc_pairs();
 	test_classification_auroc();
 	test_nll_brier();
+	test_ece_floor();
 	test_classification_errors();
 	test_regression();
 	test_threads();

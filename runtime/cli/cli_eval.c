@@ -599,6 +599,7 @@ static int cli_eval_report(const bnn_model *m, struct bnn_cli_args *a, const bnn
 		bnn_cli_json_number("accuracy", cm.accuracy, 1);
 		bnn_cli_json_number("nll", cm.nll, 1);
 		bnn_cli_json_number("ece", cm.ece, 1);
+		bnn_cli_json_number("ece_floor", cm.ece_floor, 1);
 		bnn_cli_json_number("mce", cm.mce, 1);
 		bnn_cli_json_number("brier", cm.brier, 1);
 		bnn_cli_json_number("auroc", cm.auroc, cm.auroc_defined);

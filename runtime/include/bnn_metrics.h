@@ -12,6 +12,13 @@
  *   ece       Σ_b (|B_b|/n)·|acc(B_b) − conf(B_b)| over B equal-width bins
  *             of confidence: bin b holds the c_i with b/B < c_i ≤ (b+1)/B
  *             (c_i = 0 goes in bin 0); empty bins contribute nothing
+ *   ece_floor Σ_b E|S_b − Σ_{i∈B_b} c_i| / n, S_b = Σ_{i∈B_b} X_i with
+ *             X_i independent Bernoulli(c_i): the ECE's expectation when
+ *             every prediction is right with probability its confidence
+ *             (a perfectly calibrated predictor with these confidences),
+ *             which comes from the sampling of the n labels alone; an ECE
+ *             near it says no more than "calibrated, as far as n examples
+ *             can tell"
  *   mce       max over non-empty bins of |acc(B_b) − conf(B_b)|
  *   auroc     area under the ROC curve of detecting misclassified examples
  *             (positives: ŷ_i ≠ y_i) by the score 1 − c_i; ties count one
@@ -99,6 +106,8 @@ typedef struct bnn_class_metrics {
 	long n;
 	double accuracy, nll, brier, ece, mce, auroc;
 	int auroc_defined; /* 0 when every prediction was right (or all wrong) */
+	double ece_floor;  /* the ECE's expectation for a calibrated predictor
+	                      with these confidences (see ece_floor above) */
 } bnn_class_metrics;
 
 typedef struct bnn_regression_metrics {

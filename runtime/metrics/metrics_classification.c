@@ -3,9 +3,12 @@
  * bnn_metrics_reliability(), the metrics of predictive class probabilities
  * against integer labels: accuracy, NLL, Brier score, expected and maximum
  * calibration error over equal-width confidence bins, and the AUROC of
- * detecting misclassified examples by their confidence.  The definitions
- * are in bnn_metrics.h and, for users, docs/metrics.md; this file follows
- * them term by term, accumulating in double.
+ * detecting misclassified examples by their confidence, and the ECE's
+ * floor: the ECE a perfectly calibrated predictor with the same
+ * confidences would show on these examples on average, from the
+ * sampling of their labels alone.  The definitions are in bnn_metrics.h
+ * and, for users, docs/metrics.md; this file follows them term by term,
+ * accumulating in double.
  *
  * Binning.  Bin b of B holds the confidences c with b/B < c <= (b+1)/B.
  * The confidence is the float the caller gave, converted to double
@@ -134,6 +137,87 @@ static void metrics_fill_bins(const float *probs, const int *labels, long n, int
 	}
 }
 
+/*
+ * E|S − μ| for S = Σ_j X_j, X_j independent Bernoulli(c[j]), μ = Σ_j c[j]:
+ * the distribution of S by the usual recurrence over j (adding X_j moves
+ * the mass at s to s + 1 with probability c[j]), kept on the window of
+ * half-width W = 12σ + 40 around the partial sum's mean, σ² = Σ_j c(1 − c)
+ * the final variance.  By Bernstein's inequality the mass a partial sum
+ * has outside its window is below 2·exp(−t²/(2σ² + 2t/3)) at t = W, under
+ * 1e-25, so the window changes nothing a double can show; it makes the
+ * cost m·(2W + 1) instead of m²/2.  pmf has room for m + 1 doubles.
+ */
+static double metrics_abs_dev(const double *c, long m, double *pmf)
+{
+	double mu = 0.0, var = 0.0, part = 0.0, dev = 0.0;
+	long j, s, lo = 0, hi = 0, w;
+
+	for (j = 0; j < m; j++) {
+		mu += c[j];
+		var += c[j] * (1.0 - c[j]);
+	}
+	w = (long)ceil(12.0 * sqrt(var) + 40.0);
+	pmf[0] = 1.0;
+	for (j = 0; j < m; j++) {
+		const long nlo = (long)fmax(0.0, floor(part + c[j] - (double)w));
+		const long nhi = (long)fmin((double)(j + 1), ceil(part + c[j] + (double)w));
+
+		/* hi + 1 enters the window; from the top down, so pmf[s - 1] is
+		 * still the old value */
+		if (nhi > hi)
+			pmf[nhi] = 0.0;
+		for (s = nhi; s > lo; s--)
+			pmf[s] = pmf[s] * (1.0 - c[j]) + pmf[s - 1] * c[j];
+		pmf[lo] *= 1.0 - c[j];
+		lo = nlo > lo ? nlo : lo; /* the mass below it is under 1e-25 */
+		hi = nhi;
+		part += c[j];
+	}
+	for (s = lo; s <= hi; s++)
+		dev += fabs((double)s - mu) * pmf[s];
+	return dev;
+}
+
+/*
+ * The ECE's floor from checked arguments: Σ_b E|S_b − Σ_{i∈b} c_i| / n,
+ * S_b the number of correct predictions in bin b when each prediction is
+ * right with probability its confidence (the bins depend on the
+ * confidences alone, so this is the expectation of the ECE itself).
+ */
+static int metrics_ece_floor(const float *probs, long n, int k, int bins, double *floor_out)
+{
+	long *start = calloc((size_t)bins + 1, sizeof *start);
+	double *c = malloc((size_t)n * sizeof *c);
+	double *pmf = malloc(((size_t)n + 1) * sizeof *pmf);
+	double sum = 0.0;
+	long i;
+	int b;
+
+	if (!start || !c || !pmf) {
+		free(start);
+		free(c);
+		free(pmf);
+		return BNN_ENOMEM;
+	}
+	for (i = 0; i < n; i++) /* the examples grouped by bin, in order */
+		start[metrics_bin(probs[i * k + metrics_argmax(probs + i * k, k)], bins) + 1]++;
+	for (b = 0; b < bins; b++)
+		start[b + 1] += start[b];
+	for (i = 0; i < n; i++) {
+		const double ci = probs[i * k + metrics_argmax(probs + i * k, k)];
+		c[start[metrics_bin(ci, bins)]++] = ci;
+	}
+	for (b = 0; b < bins; b++) { /* start[b] is now the end of bin b */
+		const long first = b ? start[b - 1] : 0;
+		sum += metrics_abs_dev(c + first, start[b] - first, pmf);
+	}
+	*floor_out = sum / (double)n;
+	free(start);
+	free(c);
+	free(pmf);
+	return BNN_OK;
+}
+
 int bnn_metrics_reliability(const float *probs, const int *labels, long n, int k, int bins,
                             bnn_bin *bin, bnn_err *err)
 {
@@ -202,6 +286,11 @@ int bnn_metrics_classification(const float *probs, const int *labels, long n, in
 	rc = bnn_auroc(score, wrong, n, &auc, &defined, err);
 	if (rc != BNN_OK)
 		goto done;
+	if (metrics_ece_floor(probs, n, k, bins, &out->ece_floor) != BNN_OK) {
+		rc = bnn_fail(err, BNN_ENOMEM, "%s: out of memory for %ld examples and %d bins",
+		              who, n, bins);
+		goto done;
+	}
 
 	out->n = n;
 	out->accuracy = (double)correct / (double)n;
