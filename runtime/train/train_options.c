@@ -283,6 +283,32 @@ static const struct opt_def opt_defs[] = {
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
+/* A limit of a range as a message prints it: the shortest decimal that
+ * reads back as v, so 1048576 is "1048576" where %g would say
+ * "1.04858e+06", and 0.999999 stays "0.999999". */
+static const char *opt_limit_text(double v, char buf[32])
+{
+	int digits;
+
+	for (digits = 1; digits < 17; digits++) {
+		snprintf(buf, 32, "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	snprintf(buf, 32, "%.17g", v);
+	return buf;
+}
+
+/* "option 'NAME': VALUE is outside [MIN, MAX]" (BNN_ERANGE), VALUE as
+ * given. */
+static int opt_outside(const char *name, const char *value, double min, double max, bnn_err *err)
+{
+	char lo[32], hi[32];
+
+	return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%s, %s]", name, value,
+	                opt_limit_text(min, lo), opt_limit_text(max, hi));
+}
+
 static int opt_number(const char *name, const char *value, double min, double max, double *out,
                       bnn_err *err)
 {
@@ -294,11 +320,17 @@ static int opt_number(const char *name, const char *value, double min, double ma
 		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
 	errno = 0;
 	v = strtod(value, &end);
-	if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
+	if (end == value || *end != '\0')
 		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
-	if (v < min || v > max)
-		return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%g, %g]", name, value,
-		                min, max);
+	/* a decimal beyond a double (1e400) is a number out of range; one
+	 * too small for it (1e-400) would silently become 0 */
+	if (errno == ERANGE && fabs(v) < 1)
+		return bnn_fail(err, BNN_ERANGE,
+		                "option '%s': %s is too small for a double (the smallest "
+		                "normal one is 2.2e-308)",
+		                name, value);
+	if (errno == ERANGE || !isfinite(v) || v < min || v > max)
+		return opt_outside(name, value, min, max, err);
 	*out = v;
 	return BNN_OK;
 }
@@ -500,10 +532,12 @@ static int opt_is_set(const bnn_train_options *o, const bnn_train_options *def,
 /* 0 if v is in d's range, else BNN_ERANGE with bnn_train_set's message. */
 static int opt_range(const struct opt_def *d, double v, bnn_err *err)
 {
+	char text[32];
+
 	if (v >= d->min && v <= d->max)
 		return BNN_OK;
-	return bnn_fail(err, BNN_ERANGE, "option '%s': %g is outside [%g, %g]", d->name, v, d->min,
-	                d->max);
+	snprintf(text, sizeof text, "%g", v);
+	return opt_outside(d->name, text, d->min, d->max, err);
 }
 
 /* The range check of bnn_train_set, for an option set in the struct

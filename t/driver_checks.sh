@@ -1,0 +1,34 @@
+#!/bin/sh
+# driver_checks.sh: the driver's checks of what a user gives it, each with
+# its exact message and exit status: numbers out of range, an option the
+# run would not read, a misspelt command, one command's --help, --save
+# where no file can be created, data files that cannot be opened or do not
+# hold what the model needs, and CSV columns against the names the
+# checkpoint recorded in training (docs/driver.md, docs/data.md).
+. "$TAP_SH"
+
+cd "$TAP_TMP" || bail_out "no temporary directory"
+. "$top_srcdir/t/blobs_lib.sh"
+blobs 120 1 >train.csv
+blobs 60 2 >test.csv
+build blobs "$top_srcdir/t/models/rt_blobs.bnn" || bail_out "cannot build rt_blobs"
+
+# usage ARGS|MESSAGE rows: a usage error (status 2) whose first line is
+# MESSAGE.
+usage_rows() {
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086  # the arguments are split on purpose
+		run ./blobs $args </dev/null
+		is "$run_status" 2 "a usage error: $args"
+		is "$(printf '%s\n' "$run_err" | head -1)" "$want" "and says why: $args"
+	done
+}
+
+# ---- numbers: out of range, limits printed as integers ------------------
+usage_rows <<'ROWS'
+train --data train.csv --save x.ckpt --lr 1e400|./blobs: option 'lr': 1e400 is outside [0, 1e+06]
+train --data train.csv --save x.ckpt --lr 1e-400|./blobs: option 'lr': 1e-400 is too small for a double (the smallest normal one is 2.2e-308)
+train --data train.csv --save x.ckpt --batch 0|./blobs: option 'batch': 0 is outside [1, 1048576]
+train --data train.csv --save x.ckpt --set beta1=2|./blobs: option 'beta1': 2 is outside [0, 0.999999]
+ROWS
+done_testing
