@@ -31,4 +31,27 @@ train --data train.csv --save x.ckpt --lr 1e-400|./blobs: option 'lr': 1e-400 is
 train --data train.csv --save x.ckpt --batch 0|./blobs: option 'batch': 0 is outside [1, 1048576]
 train --data train.csv --save x.ckpt --set beta1=2|./blobs: option 'beta1': 2 is outside [0, 0.999999]
 ROWS
+# ---- misspelt commands and options; one command's --help -----------------
+usage_rows <<'ROWS'
+trian --data train.csv --save x.ckpt|./blobs: unknown command 'trian'; did you mean 'train'?
+evl --load m.ckpt|./blobs: unknown command 'evl'; did you mean 'eval'?
+frob|./blobs: unknown command 'frob': use train, eval, predict, calibrate, posterior, merge, export, info, laplace, sensitivity or tune
+train --dta train.csv --save x.ckpt|./blobs: unknown option '--dta' for 'train'; did you mean '--data'?
+eval --load m.ckpt --frobnicate|./blobs: unknown option '--frobnicate' for 'eval'
+ROWS
+run ./blobs eval --help
+is "$run_status" 0 "eval --help succeeds"
+is "$run_out" "Usage: ./blobs eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]
+                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]
+                 [--conformal FILE [--conformal-labels FILE] [--level X]
+                 [--conformal-method NAME] [--conformal-adaptive GAMMA
+                 [--conformal-online]]] [--laplace-predictive probit|mc]
+                 [--batch B] [--threads T]
+'./blobs --help' describes every command and option." "and prints the usage of eval alone"
+run ./blobs info -h
+is "$run_out" "Usage: ./blobs info    [--load CKPT]
+'./blobs --help' describes every command and option." "-h after a command too"
+run ./blobs --help
+is "$(printf '%s\n' "$run_out" | grep -cE '^(Usage:)? +\./blobs [a-z]+ ')" 11 "--help alone lists every command's usage"
+
 done_testing

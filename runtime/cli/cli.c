@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "cli_internal.h"
+#include "common/edit_distance.h"
 
 /* "PROG: message" on stderr, without the end of the line (and the
  * message kept for bnn_cli_agree). */
@@ -161,6 +162,17 @@ static const struct cli_command {
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
 
+/* The row of the subcommand whose IN_* bit is where (one that exists). */
+static const struct cli_command *cli_command_of(int where)
+{
+	int i;
+
+	for (i = 0; i < NCLI_COMMANDS - 1; i++)
+		if (cli_commands[i].bit == where)
+			break;
+	return &cli_commands[i];
+}
+
 /* "train, eval, predict, posterior or info" into buf. */
 static const char *cli_command_list(char *buf, size_t size)
 {
@@ -175,6 +187,30 @@ static const char *cli_command_list(char *buf, size_t size)
 		                                                  : ", ",
 		                         cli_commands[i].name);
 	return buf;
+}
+
+/* `PROG CMD --help`: the usage of that command alone. */
+static void cli_command_help(const char *prog, const struct cli_command *c)
+{
+	printf("Usage: %s %-7s %s\n", prog, c->name, c->synopsis);
+	printf("'%s --help' describes every command and option.\n", prog);
+}
+
+/* "unknown command 'trian'; did you mean 'train'?" (the rule of
+ * common/edit_distance.h), else the list of commands. */
+static int cli_unknown_command(const struct bnn_cli_args *a, char *list, size_t size)
+{
+	struct bnn_text_suggestion sug;
+	int i;
+
+	bnn_text_suggest_init(&sug, a->command, BNN_TEXT_EXACT_CASE);
+	for (i = 0; i < NCLI_COMMANDS; i++)
+		bnn_text_suggest_offer(&sug, cli_commands[i].name);
+	if (sug.best)
+		return bnn_cli_usage_error(a, "unknown command '%s'; did you mean '%s'?",
+		                           a->command, sug.best);
+	return bnn_cli_usage_error(a, "unknown command '%s': use %s", a->command,
+	                           cli_command_list(list, size));
 }
 
 static void cli_help(const bnn_model *m, const char *prog)
@@ -452,6 +488,24 @@ static int cli_apply(struct bnn_cli_args *a, const struct cli_opt *o, const char
 	return BNN_CLI_OK;
 }
 
+/* "unknown option '--dta' for 'train'", with the closest option of the
+ * command when one is close (the one "did you mean" rule,
+ * common/edit_distance.h). */
+static int cli_unknown_option(const struct bnn_cli_args *a, const char *name, int where)
+{
+	struct bnn_text_suggestion sug;
+	int i;
+
+	bnn_text_suggest_init(&sug, name, BNN_TEXT_EXACT_CASE);
+	for (i = 0; i < NCLI_OPTS; i++)
+		if (cli_opts[i].where & where)
+			bnn_text_suggest_offer(&sug, cli_opts[i].name);
+	if (sug.best)
+		return bnn_cli_usage_error(a, "unknown option '%s' for '%s'; did you mean '%s'?",
+		                           name, a->command, sug.best);
+	return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
+}
+
 static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 {
 	int i, known, rc;
@@ -462,7 +516,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		char name[64];
 
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			cli_help(a->model, a->prog);
+			cli_command_help(a->prog, cli_command_of(where));
 			return -1; /* done: exit 0 */
 		}
 		if (strncmp(arg, "--", 2) != 0 && !(where == IN_EXPORT && strcmp(arg, "-o") == 0))
@@ -472,8 +526,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		o = cli_find(name, where, &known);
 		if (!known)
-			return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name,
-			                           a->command);
+			return cli_unknown_option(a, name, where);
 		if (!o)
 			return bnn_cli_usage_error(a, "option '%s' does not go with '%s'", name,
 			                           a->command);
@@ -680,8 +733,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		if (strcmp(a.command, cli_commands[i].name) == 0)
 			where = cli_commands[i].bit;
 	if (!where)
-		return bnn_cli_usage_error(&a, "unknown command '%s': use %s", a.command,
-		                           cli_command_list(list, sizeof list));
+		return cli_unknown_command(&a, list, sizeof list);
 	a.model = m;
 	rc = cli_parse_all(&a, where, argc, argv);
 	if (rc < 0)
