@@ -54,4 +54,21 @@ is "$run_out" "Usage: ./blobs info    [--load CKPT]
 run ./blobs --help
 is "$(printf '%s\n' "$run_out" | grep -cE '^(Usage:)? +\./blobs [a-z]+ ')" 11 "--help alone lists every command's usage"
 
+# ---- --save where no file can be created: refused before training -------
+run ./blobs train --data train.csv --epochs 1 --save /proc/x.ckpt
+is "$run_status" 1 "--save in /proc is a file error"
+is "$run_out" "" "found before training"
+if [ "$(id -u)" = 0 ]; then
+	is "$run_err" "./blobs: cannot write --save '/proc/x.ckpt': cannot create a file in directory '/proc': No such file or directory" \
+		"as root too: the probe file cannot be created"
+else
+	is "$run_err" "./blobs: cannot write --save '/proc/x.ckpt': directory '/proc': Permission denied" \
+		"the directory is not writable"
+fi
+run ./blobs predict --load nothing.ckpt --data test.csv --out /proc/p.csv
+is "$run_status" 1 "--out in /proc too"
+mkdir probe && run ./blobs train --data train.csv --epochs 1 --quiet --save probe/m.ckpt
+is "$run_status" 0 "a writable directory passes"
+is "$(ls probe)" "m.ckpt" "and the probe leaves no file behind"
+
 done_testing
