@@ -71,4 +71,20 @@ mkdir probe && run ./blobs train --data train.csv --epochs 1 --quiet --save prob
 is "$run_status" 0 "a writable directory passes"
 is "$(ls probe)" "m.ckpt" "and the probe leaves no file behind"
 
+# ---- delta, which sgd, adam and adamw read only through whvi layers -------
+usage_rows <<'ROWS'
+train --data train.csv --save x.ckpt --set delta=1e9|./blobs: option 'delta' is not used by optimizer 'adam', only by vogn, ivon, badam and bbb (and by whvi layers, which model 'rt_blobs' has none of): leave it out or choose one of those
+train --data train.csv --save x.ckpt --optimizer sgd --set delta=1|./blobs: option 'delta' is not used by optimizer 'sgd', only by vogn, ivon, badam and bbb (and by whvi layers, which model 'rt_blobs' has none of): leave it out or choose one of those
+ROWS
+cat >whvi.bnn <<'BNN'
+model dc_whvi;
+input x[4];
+h = dense(x, 8) ~ whvi;
+logits = dense(tanh(h), 3);
+label ~ categorical(logits);
+BNN
+build whvi whvi.bnn &&
+	run ./whvi train --data train.csv --optimizer adam --set delta=2 --epochs 1 --quiet --save w.ckpt
+is "$run_status" 0 "delta with adam is read by a model with whvi layers"
+
 done_testing

@@ -665,7 +665,7 @@ static int cli_train_checks(struct bnn_cli_args *a)
 		                           "--resume runs on one process, not on %d: resume "
 		                           "without mpirun",
 		                           a->ranks);
-	if (bnn_train_options_check(&a->train, a->valid != NULL, &err))
+	if (bnn_train_options_check_model(&a->train, a->model, a->valid != NULL, &err))
 		return bnn_cli_usage_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }

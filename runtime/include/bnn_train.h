@@ -225,6 +225,15 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn
  */
 int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err);
 
+/**
+ * bnn_train_options_check for model m (NULL: any model), which also
+ * refuses what only some models read: delta with sgd, adam or adamw is read
+ * by whvi layers alone, so it is refused for a model without them.
+ * bnn_train calls this one with the model it trains.
+ */
+int bnn_train_options_check_model(const bnn_train_options *o, const bnn_model *m, int valid_set,
+                                  bnn_err *err);
+
 /** Print the option names with a line of help each (for --help). */
 void bnn_train_options_help(FILE *out);
 

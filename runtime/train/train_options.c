@@ -188,7 +188,10 @@ enum opt_need {
 	NEED_COSINE,
 	NEED_VALIDATION,
 	NEED_NO_VALID_SET,
-	NEED_SWAG
+	NEED_SWAG,
+	NEED_PRIOR_UPDATE /* read by the variational optimizers, whose update has
+	                     the prior precision, and by whvi layers' KL with any
+	                     optimizer (bnn_whvi_kl) */
 };
 
 struct opt_def {
@@ -235,7 +238,7 @@ static const struct opt_def opt_defs[] = {
 	  "adam: denominator constant (> 0)" },
 	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING,
 	  "vogn, ivon, bbb: Monte-Carlo samples per step" },
-	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, SHARED, NEED_NOTHING,
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, OWN, NEED_PRIOR_UPDATE,
 	  "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
 	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, OWN, NEED_NOTHING,
 	  "vogn: tempering at the end of its schedule" },
@@ -600,6 +603,8 @@ static int opt_read_by(const struct opt_def *d, int i)
 
 	if (d->shared)
 		return 1;
+	if (d->need == NEED_PRIOR_UPDATE)
+		return train_optimizers[i].variational;
 	for (; p && (p = strstr(p, d->name)) != NULL; p += k)
 		if ((p == train_optimizers[i].options || p[-1] == ' ') && (p[k] == ' ' || !p[k]))
 			return 1;
@@ -625,14 +630,30 @@ static void opt_users_text(const struct opt_def *d, char *buf, size_t size)
 		}
 }
 
-/* 0 if option d, set in o, is read; else BNN_EINVAL with the reason. */
-static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, int valid_set,
-                          bnn_err *err)
+/* Whether model m has a layer whose KL reads option delta whatever the
+ * optimizer (whvi); 1 when the model is not known (NULL). */
+static int opt_model_reads_delta(const bnn_model *m)
+{
+	int i;
+
+	if (!m)
+		return 1;
+	for (i = 0; i < m->nlayers; i++)
+		if (m->layers[i].caps & BNN_CAP_WHVI)
+			return 1;
+	return 0;
+}
+
+/* 0 if option d, set in o, is read (by the optimizer, or by model m's
+ * layers: NULL when unknown); else BNN_EINVAL with the reason. */
+static int opt_check_read(const bnn_train_options *o, const bnn_model *m, const struct opt_def *d,
+                          int valid_set, bnn_err *err)
 {
 	const char *opt = bnn_optimizer_name(o->optimizer);
 	char users[96];
 
-	if (!opt_read_by(d, o->optimizer)) {
+	if (!opt_read_by(d, o->optimizer) &&
+	    !(d->need == NEED_PRIOR_UPDATE && opt_model_reads_delta(m))) {
 		if (d->kind == OPT_WEIGHT_DECAY)
 			return bnn_fail(
 			        err, BNN_EINVAL,
@@ -642,9 +663,13 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 			        opt);
 		opt_users_text(d, users, sizeof users);
 		return bnn_fail(err, BNN_EINVAL,
-		                "option '%s' is not used by optimizer '%s', only by %s: leave it "
-		                "out or choose one of those",
-		                d->name, opt, users);
+		                "option '%s' is not used by optimizer '%s', only by %s%s%s%s: "
+		                "leave it out or choose one of those",
+		                d->name, opt, users,
+		                d->need == NEED_PRIOR_UPDATE ? " (and by whvi layers, which model '"
+		                                             : "",
+		                d->need == NEED_PRIOR_UPDATE ? m->name : "",
+		                d->need == NEED_PRIOR_UPDATE ? "' has none of)" : "");
 	}
 	if (d->need == NEED_STEP && bnn_train_schedule_kind(o) != BNN_SCHEDULE_STEP)
 		return bnn_fail(err, BNN_EINVAL,
@@ -675,6 +700,12 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 
 int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err)
 {
+	return bnn_train_options_check_model(o, NULL, valid_set, err);
+}
+
+int bnn_train_options_check_model(const bnn_train_options *o, const bnn_model *m, int valid_set,
+                                  bnn_err *err)
+{
 	bnn_train_options def = bnn_train_defaults();
 	int i, rc;
 
@@ -685,7 +716,7 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 	for (i = 0; i < NOPTS; i++) {
 		if (opt_is_set(o, &def, &opt_defs[i]) &&
 		    ((rc = opt_check_range(o, &opt_defs[i], err)) ||
-		     (rc = opt_check_read(o, &opt_defs[i], valid_set, err))))
+		     (rc = opt_check_read(o, m, &opt_defs[i], valid_set, err))))
 			return rc;
 	}
 	return train_swag_options_check(o, err);
