@@ -87,4 +87,37 @@ build whvi whvi.bnn &&
 	run ./whvi train --data train.csv --optimizer adam --set delta=2 --epochs 1 --quiet --save w.ckpt
 is "$run_status" 0 "delta with adam is read by a model with whvi layers"
 
+# ---- data that cannot be read as the model needs ---------------------------
+run ./blobs train --data train.csv --epochs 3 --batch 16 --lr 0.01 --quiet --save m.ckpt
+is "$run_status" 0 "a checkpoint for the data checks"
+cut -d, -f1-4 test.csv >nolabel.csv
+tr , ';' <test.csv >semi.csv
+printf 'a\tb\tc\td\tclass\n1\t2\t3\t4\t0\n' >tabs.csv
+printf 'a,b,c,d,class\n1,2,3,4,0\n' >one.csv
+# file error rows: ARGS|MESSAGE (status 1, the whole of stderr)
+file_rows() {
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086  # the arguments are split on purpose
+		run ./blobs $args </dev/null
+		is "$run_status" 1 "a file error: $args"
+		is "$run_err" "$want" "and says why: $args"
+	done
+}
+file_rows <<'ROWS'
+eval --load m.ckpt --data nonexist.idx|./blobs: nonexist.idx: cannot open: No such file or directory
+eval --load m.ckpt --data nolabel.csv|./blobs: nolabel.csv: no target column 'label': the file's 4 columns are the model's features alone (the target is the last column, or the one --target names)
+train --data nolabel.csv --save x.ckpt|./blobs: nolabel.csv: no target column 'label': the file's 4 columns are the model's features alone (the target is the last column, or the one --target names)
+eval --load m.ckpt --data semi.csv|./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)
+predict --load m.ckpt --data tabs.csv|./blobs: tabs.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds tabs: the fields of a CSV file are separated by commas)
+ROWS
+run ./blobs predict --load m.ckpt --data nolabel.csv
+is "$run_status" 0 "predict reads a file without the target column"
+run ./blobs info --load m.ckpt
+case $run_out in *"optimizer adam, 3 epochs, 24 steps"*) st=0 ;; *) st=1 ;; esac
+ok $st "info counts epochs and steps"
+run ./blobs train --data one.csv --epochs 1 --quiet --save one.ckpt
+run ./blobs info --load one.ckpt
+case $run_out in *"optimizer adam, 1 epoch, 1 step"*) st=0 ;; *) st=1 ;; esac
+ok $st "in the singular for one: $run_out"
+
 done_testing

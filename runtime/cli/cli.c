@@ -620,8 +620,9 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 				printf("member %d", k + 1);
 			else
 				printf("checkpoint %s", a->load);
-			printf(": optimizer %s, %ld epochs, %ld steps%s%s",
-			       bnn_optimizer_name(st->optimizer), st->epoch, st->step,
+			printf(": optimizer %s, %ld epoch%s, %ld step%s%s%s",
+			       bnn_optimizer_name(st->optimizer), st->epoch,
+			       st->epoch == 1 ? "" : "s", st->step, st->step == 1 ? "" : "s",
 			       st->standardize.features ? ", standardised inputs" : "",
 			       st->sigma ? ", with a posterior" : "");
 			if (st->temperature > 0) /* calibrate's (docs/calibration.md) */

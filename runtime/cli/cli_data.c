@@ -7,6 +7,8 @@
  * line and column for CSV, example and value for IDX, whose u8 ids are
  * not scaled as images are).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -78,11 +80,11 @@ static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_d
 	cli_data_dims(ds, dims, sizeof dims);
 	if (ds->features != m->inputs)
 		return bnn_fail(err, BNN_EMISMATCH,
-		                "%s: each example has %ld values%s%s%s, but model '%s' takes %ld "
+		                "%s: each example has %ld value%s%s%s%s, but model '%s' takes %ld "
 		                "(input %s)",
-		                data, ds->features, ds->rank > 1 ? " (" : "",
-		                ds->rank > 1 ? dims : "", ds->rank > 1 ? ")" : "", m->name,
-		                m->inputs, shape);
+		                data, ds->features, ds->features == 1 ? "" : "s",
+		                ds->rank > 1 ? " (" : "", ds->rank > 1 ? dims : "",
+		                ds->rank > 1 ? ")" : "", m->name, m->inputs, shape);
 	if (!cli_shape_fits(m, ds))
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: each example is %s, but model '%s' takes input %s (%s)", data,
@@ -90,6 +92,37 @@ static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_d
 		                m->input_rank == 2 ? "channels, length"
 		                                   : "channels, height, width");
 	return BNN_OK;
+}
+
+/* A CSV file read without its target column, which the command needs:
+ * the message names the column (the one --target named, else the model's
+ * target) and frees ds. */
+static int cli_no_target(const bnn_model *m, const char *data, const char *target, bnn_dataset *ds,
+                         bnn_err *err)
+{
+	long n = ds->features;
+
+	bnn_dataset_free(ds);
+	return bnn_fail(err, BNN_EFORMAT,
+	                "%s: no target column '%s': the file's %ld column%s %s the model's "
+	                "feature%s alone (the target is the last column, or the one --target "
+	                "names)",
+	                data, target ? target : m->target_name, n, n == 1 ? "" : "s",
+	                n == 1 ? "is" : "are", n == 1 ? "" : "s");
+}
+
+/* Whether data can be opened for reading: 0, or BNN_EIO with the
+ * readers' message ("FILE: cannot open: REASON"). */
+static int cli_openable(const char *data, bnn_err *err)
+{
+	FILE *f;
+
+	errno = 0;
+	if ((f = fopen(data, "rb")) != NULL) {
+		fclose(f);
+		return BNN_OK;
+	}
+	return bnn_fail(err, BNN_EIO, "%s: cannot open: %s", data, strerror(errno ? errno : EIO));
 }
 
 int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
@@ -108,17 +141,23 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		memset(&opt, 0, sizeof opt);
 		opt.target = target;
 		opt.targets = m->targets;
-		opt.targets_optional = !need_targets;
+		/* read without targets if the file has none, so that a command
+		 * needing them names the missing column */
+		opt.targets_optional = 1;
 		opt.features = m->inputs;
 		rc = bnn_data_load_csv(data, &opt, ds, err);
 		if (rc)
 			return rc;
+		if (need_targets && ds->targets == 0 && m->targets > 0)
+			return cli_no_target(m, data, target, ds, err);
 	} else {
 		if (target)
 			return bnn_fail(
 			        err, BNN_EINVAL,
 			        "%s: --target names a CSV column, but this is not a .csv file",
 			        data);
+		if ((rc = cli_openable(data, err)))
+			return rc;
 		if (need_targets && !labels)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: IDX data needs its labels: give --labels FILE", data);
@@ -137,9 +176,9 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 	}
 	if (ds->targets > 0 && ds->targets != m->targets) {
 		rc = bnn_fail(err, BNN_EMISMATCH,
-		              "%s: %ld target values per example, but model '%s' needs %ld ('%s')",
-		              labels ? labels : data, ds->targets, m->name, m->targets,
-		              m->target_name);
+		              "%s: %ld target value%s per example, but model '%s' needs %ld ('%s')",
+		              labels ? labels : data, ds->targets, ds->targets == 1 ? "" : "s",
+		              m->name, m->targets, m->target_name);
 		bnn_dataset_free(ds);
 		return rc;
 	}

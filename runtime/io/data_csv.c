@@ -605,6 +605,22 @@ static char *csv_next_name(char **rest)
 	return tok;
 }
 
+/* A hint for a header whose names hold a ';' or a tab: the file was
+ * written with another separator, and its columns are one. */
+static const char *csv_separator_hint(const struct csv_header *h)
+{
+	long i;
+
+	for (i = 0; i < h->ncols; i++)
+		if (strchr(h->names[i], ';'))
+			return " (the header holds ';': the fields of a CSV file are separated by "
+			       "commas)";
+		else if (strchr(h->names[i], '\t'))
+			return " (the header holds tabs: the fields of a CSV file are separated by "
+			       "commas)";
+	return "";
+}
+
 /* The last opt->targets columns are the targets (h->dest set). */
 static int csv_targets_last(const char *path, const bnn_csv_options *opt, struct csv_header *h,
                             long *targets, bnn_err *err)
@@ -617,10 +633,11 @@ static int csv_targets_last(const char *path, const bnn_csv_options *opt, struct
 		return BNN_OK; /* no targets: a file to predict on */
 	if (h->ncols <= opt->targets)
 		return bnn_fail(err, BNN_EFORMAT,
-		                "%s:1: %ld columns: too few "
-		                "for %ld target columns and at least one "
-		                "feature",
-		                path, h->ncols, opt->targets);
+		                "%s:1: %ld column%s: too few "
+		                "for %ld target column%s and at least one "
+		                "feature%s",
+		                path, h->ncols, h->ncols == 1 ? "" : "s", opt->targets,
+		                opt->targets == 1 ? "" : "s", csv_separator_hint(h));
 	for (i = 0; i < opt->targets; i++)
 		h->dest[h->ncols - opt->targets + i] = -1 - i;
 	*targets = opt->targets;
@@ -832,9 +849,9 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
 	if (opt->features > 0 && out->features != opt->features)
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: %ld feature "
-		                "column%s but the model takes %ld",
+		                "column%s but the model takes %ld%s",
 		                r->path, out->features, out->features == 1 ? "" : "s",
-		                opt->features);
+		                opt->features, csv_separator_hint(h));
 	out->rank = 1;
 	out->shape[0] = out->features;
 	out->columns = calloc((size_t)out->features, sizeof *out->columns);
