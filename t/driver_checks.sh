@@ -46,7 +46,7 @@ is "$run_out" "Usage: ./blobs eval    --load CKPT --data FILE [--labels FILE] [-
                  [--conformal FILE [--conformal-labels FILE] [--level X]
                  [--conformal-method NAME] [--conformal-adaptive GAMMA
                  [--conformal-online]]] [--laplace-predictive probit|mc]
-                 [--batch B] [--threads T]
+                 [--ignore-header] [--batch B] [--threads T]
 './blobs --help' describes every command and option." "and prints the usage of eval alone"
 run ./blobs info -h
 is "$run_out" "Usage: ./blobs info    [--load CKPT]
@@ -105,13 +105,17 @@ file_rows() {
 }
 file_rows <<'ROWS'
 eval --load m.ckpt --data nonexist.idx|./blobs: nonexist.idx: cannot open: No such file or directory
-eval --load m.ckpt --data nolabel.csv|./blobs: nolabel.csv: no target column 'label': the file's 4 columns are the model's features alone (the target is the last column, or the one --target names)
-train --data nolabel.csv --save x.ckpt|./blobs: nolabel.csv: no target column 'label': the file's 4 columns are the model's features alone (the target is the last column, or the one --target names)
-eval --load m.ckpt --data semi.csv|./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)
+eval --load m.ckpt --data nolabel.csv|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
+eval --load m.ckpt --data nolabel.csv --ignore-header|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
+train --data nolabel.csv --save x.ckpt|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
+eval --load m.ckpt --data semi.csv --ignore-header|./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)
 predict --load m.ckpt --data tabs.csv|./blobs: tabs.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds tabs: the fields of a CSV file are separated by commas)
 ROWS
 run ./blobs predict --load m.ckpt --data nolabel.csv
 is "$run_status" 0 "predict reads a file without the target column"
+run ./blobs eval --load m.ckpt --data semi.csv
+is "$run_status $run_err" "1 ./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)" \
+	"the separator's hint with the recorded names too"
 run ./blobs info --load m.ckpt
 case $run_out in *"optimizer adam, 3 epochs, 24 steps"*) st=0 ;; *) st=1 ;; esac
 ok $st "info counts epochs and steps"
@@ -119,5 +123,63 @@ run ./blobs train --data one.csv --epochs 1 --quiet --save one.ckpt
 run ./blobs info --load one.ckpt
 case $run_out in *"optimizer adam, 1 epoch, 1 step"*) st=0 ;; *) st=1 ;; esac
 ok $st "in the singular for one: $run_out"
+
+# ---- the training file's column names, recorded in the checkpoint -------
+run ./blobs info --load m.ckpt
+is "$(printf '%s\n' "$run_out" | tail -1)" "columns a, b, c, d (target class)" "info shows the recorded names"
+awk -F, 'BEGIN { OFS = "," } { print $4, $3, $2, $1, $5 }' test.csv >reordered.csv
+awk -F, 'BEGIN { OFS = "," } { print $5, $1, $2, $3, $4 }' test.csv >classfirst.csv
+sed '1s/.*/p,q,r,s,class/' test.csv >renamed.csv
+file_rows <<'ROWS'
+eval --load m.ckpt --data reordered.csv|./blobs: reordered.csv:1:1: column 1 is 'd' where 'a' is expected (the feature columns, in order: a, b, c, d): m.ckpt was trained on these columns: put them in this order, or give --ignore-header to take them by position
+predict --load m.ckpt --data renamed.csv|./blobs: renamed.csv:1:1: column 1 is 'p' where 'a' is expected (the feature columns, in order: a, b, c, d): m.ckpt was trained on these columns: put them in this order, or give --ignore-header to take them by position
+eval --load m.ckpt --data test.csv --ood reordered.csv|./blobs: reordered.csv:1:1: column 1 is 'd' where 'a' is expected (the feature columns, in order: a, b, c, d): m.ckpt was trained on these columns: put them in this order, or give --ignore-header to take them by position
+calibrate --load m.ckpt --data reordered.csv --save c.ckpt|./blobs: reordered.csv:1:1: column 1 is 'd' where 'a' is expected (the feature columns, in order: a, b, c, d): m.ckpt was trained on these columns: put them in this order, or give --ignore-header to take them by position
+train --data train.csv --valid reordered.csv --epochs 1 --save v.ckpt|./blobs: reordered.csv:1:1: column 1 is 'd' where 'a' is expected (the feature columns, in order: a, b, c, d): the training data --data has these columns: put them in this order, or give --ignore-header to take them by position
+ROWS
+run ./blobs eval --load m.ckpt --data test.csv
+want=$run_out
+is "$run_status" 0 "eval in the training order"
+run ./blobs eval --load m.ckpt --data classfirst.csv
+is "$run_status $run_out" "0 $want" "the target found by its recorded name wherever it stands"
+run ./blobs eval --load m.ckpt --data reordered.csv --ignore-header
+is "$run_status" 0 "--ignore-header takes the columns by position"
+run ./blobs eval --load m.ckpt --data classfirst.csv --ignore-header
+is "$run_status" 1 "and the last column for the target"
+cp m.ckpt old.ckpt
+run ./blobs calibrate --load m.ckpt --data test.csv --save cal.ckpt
+run ./blobs info --load cal.ckpt
+is "$(printf '%s\n' "$run_out" | tail -1)" "columns a, b, c, d (target class)" "a calibrated checkpoint keeps the names"
+# A checkpoint without the names (written before they were recorded):
+# t/data/rt_blobs_v1.ckpt reads any file by position, as before.
+run ./blobs eval --load "$top_srcdir/t/data/rt_blobs_v1.ckpt" --data reordered.csv
+is "$run_status" 0 "an old checkpoint reads a reordered file as before"
+
+# A regression trained with --target on a file whose target comes first:
+# later files of the same layout need no --target (the recorded one).
+cat >yreg.bnn <<'BNN'
+model dc_yreg;
+input x[2];
+h = tanh(dense(x, 8));
+mu = dense(h, 1);
+y ~ gaussian(mu, sigma = learned);
+BNN
+awk 'BEGIN { s = 3; print "y,x1,x2"
+	for (i = 0; i < 120; i++) {
+		s = (s * 1103515245 + 12345) % 2147483648; a = s / 2147483648 - 0.5
+		s = (s * 1103515245 + 12345) % 2147483648; b = s / 2147483648 - 0.5
+		printf "%.6f,%.6f,%.6f\n", 3 * a - b, a, b } }' >yfirst.csv
+cut -d, -f2,3 yfirst.csv >xonly.csv
+build yreg yreg.bnn && ./yreg train --data yfirst.csv --target y --epochs 3 --quiet --save y.ckpt >/dev/null
+ok $? "a regression trains with --target y"
+run ./yreg eval --load y.ckpt --data yfirst.csv --target y
+want=$run_out
+run ./yreg eval --load y.ckpt --data yfirst.csv
+is "$run_status $run_out" "0 $want" "eval without --target scores the recorded target y"
+run ./yreg eval --load y.ckpt --data yfirst.csv --ignore-header
+test "$run_status" = 0 && test "$run_out" != "$want"
+ok $? "--ignore-header scores the last column, x2, as the target: other metrics"
+run ./yreg predict --load y.ckpt --data xonly.csv
+is "$run_status $(printf '%s\n' "$run_out" | wc -l)" "0 121" "predict reads the features without the target"
 
 done_testing

@@ -726,6 +726,7 @@ static int csv(const char *name, const char *target, long targets, int optional,
 {
 	bnn_csv_options o;
 
+	memset(&o, 0, sizeof o); /* and no expected names */
 	o.target = target;
 	o.targets = targets;
 	o.targets_optional = optional;
@@ -1198,6 +1199,38 @@ static void test_labels(void)
 	      "f.csv: bnn_data_check_labels: k must be at least 1", "k = 0");
 }
 
+/* The feature names a CSV file must have (bnn_csv_options.columns), the
+ * target names kept in the data set, and the header read alone
+ * (bnn_data_csv_header). */
+static void test_csv_names(void)
+{
+	static const char *const want[] = { "rooms", "area", "age" };
+	bnn_csv_options o = { "price", 1, 0, 3, want, 3 };
+	bnn_dataset ds;
+	bnn_err e;
+	int rc;
+
+	put_text("named.csv", "price,rooms,area,age\n1,2,3,4\n5,6,7,8\n");
+	put_text("swapped.csv", "rooms, age ,area,price\n2,4,3,1\n");
+	rc = bnn_data_load_csv(tpath("named.csv"), &o, &ds, &e);
+	is_int(rc, 0, "the expected names in order load, the target first: %s",
+	       rc ? e.message : "ok");
+	is_str(rc == 0 ? ds.target_columns[0] : NULL, "price", "the target's name is kept");
+	bnn_dataset_free(&ds);
+	rc = bnn_data_load_csv(tpath("swapped.csv"), &o, &ds, &e);
+	is_int(rc, BNN_EMISMATCH, "a feature column out of order is refused");
+	ok(strstr(e.message, "swapped.csv:1:8: column 2 is 'age' where 'area' is expected (the "
+	                     "feature columns, in order: rooms, area, age)") != NULL,
+	   "naming it, its position and the expected names: %s", e.message);
+	rc = bnn_data_csv_header(tpath("named.csv"), &o, &ds, &e);
+	ok(rc == 0 && ds.n == 0 && !ds.x && !ds.y && ds.features == 3 && ds.targets == 1 &&
+	           !strcmp(ds.columns[2], "age"),
+	   "the header alone: 3 features, 1 target, no rows");
+	bnn_dataset_free(&ds);
+	rc = bnn_data_csv_header(tpath("swapped.csv"), &o, &ds, &e);
+	is_int(rc, BNN_EMISMATCH, "the header alone is checked too");
+}
+
 int main(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -1215,6 +1248,7 @@ int main(void)
 	test_fashion_mnist();
 	test_csv_ok();
 	test_csv_errors();
+	test_csv_names();
 	test_standardize();
 	test_labels();
 

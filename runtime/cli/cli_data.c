@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -104,11 +105,10 @@ static int cli_no_target(const bnn_model *m, const char *data, const char *targe
 
 	bnn_dataset_free(ds);
 	return bnn_fail(err, BNN_EFORMAT,
-	                "%s: no target column '%s': the file's %ld column%s %s the model's "
-	                "feature%s alone (the target is the last column, or the one --target "
-	                "names)",
-	                data, target ? target : m->target_name, n, n == 1 ? "" : "s",
-	                n == 1 ? "is" : "are", n == 1 ? "" : "s");
+	                "%s: no target column '%s': the file has %ld column%s, as many as the "
+	                "model's features, and none left for the target (the last column, or "
+	                "the one --target names)",
+	                data, target ? target : m->target_name, n, n == 1 ? "" : "s");
 }
 
 /* Whether data can be opened for reading: 0, or BNN_EIO with the
@@ -190,4 +190,112 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		}
 	}
 	return BNN_OK;
+}
+
+/* ---- the training file's column names (the checkpoint's section
+ * "columns": "target=NAME" and "feature=NAME" lines in file order) ---- */
+
+char *bnn_cli_columns_text(const bnn_dataset *ds)
+{
+	size_t size = 1;
+	char *text, *p;
+	long i;
+
+	if (!ds->columns || !ds->target_columns)
+		return NULL; /* IDX data: no names */
+	for (i = 0; i < ds->targets; i++)
+		size += strlen("target=\n") + strlen(ds->target_columns[i]);
+	for (i = 0; i < ds->features; i++)
+		size += strlen("feature=\n") + strlen(ds->columns[i]);
+	if (!(p = text = malloc(size)))
+		return NULL;
+	for (i = 0; i < ds->targets; i++)
+		p += sprintf(p, "target=%s\n", ds->target_columns[i]);
+	for (i = 0; i < ds->features; i++)
+		p += sprintf(p, "feature=%s\n", ds->columns[i]);
+	return text;
+}
+
+int bnn_cli_columns_parse(const char *text, struct bnn_cli_columns *c)
+{
+	size_t len = strlen(text);
+	char *line, *next, *t;
+	long lines = 1;
+	const char *p;
+
+	memset(c, 0, sizeof *c);
+	for (p = text; *p; p++)
+		lines += *p == '\n';
+	c->text = malloc(len + 1);
+	c->target = calloc(len + 1, 1);
+	c->features = calloc((size_t)lines, sizeof *c->features);
+	if (!c->text || !c->target || !c->features) {
+		bnn_cli_columns_free(c);
+		return BNN_ENOMEM;
+	}
+	memcpy(c->text, text, len + 1);
+	for (line = c->text, t = c->target; line && *line; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (strncmp(line, "feature=", 8) == 0)
+			c->features[c->nfeatures++] = line + 8;
+		else if (strncmp(line, "target=", 7) == 0)
+			t += sprintf(t, "%s%s", t == c->target ? "" : ",", line + 7);
+	}
+	return BNN_OK;
+}
+
+void bnn_cli_columns_free(struct bnn_cli_columns *c)
+{
+	free(c->text);
+	free(c->target);
+	free(c->features);
+	memset(c, 0, sizeof *c);
+}
+
+int bnn_cli_has_columns(const bnn_model *m, const char *path, const char *names)
+{
+	bnn_csv_options opt;
+	bnn_dataset ds;
+	bnn_err ignored;
+	int has;
+
+	if (!path || !cli_is_csv(path))
+		return 0;
+	memset(&opt, 0, sizeof opt);
+	opt.target = names;
+	opt.targets = m->targets;
+	opt.targets_optional = 1; /* features 0: whatever number the file has */
+	if (bnn_data_csv_header(path, &opt, &ds, &ignored))
+		return 0;
+	has = ds.targets > 0;
+	bnn_dataset_free(&ds);
+	return has;
+}
+
+int bnn_cli_check_columns(const bnn_model *m, const char *path, const char *target,
+                          const struct bnn_cli_columns *c, bnn_err *err)
+{
+	bnn_csv_options opt;
+	bnn_dataset ds;
+	bnn_err ignored;
+	int rc;
+
+	if (!path || !cli_is_csv(path) || c->nfeatures == 0)
+		return BNN_OK;
+	memset(&opt, 0, sizeof opt);
+	opt.target = target;
+	opt.targets = m->targets;
+	opt.targets_optional = 1;
+	opt.features = m->inputs;
+	/* a header that is wrong in another way is left to the command's
+	 * loading, which says so in its own order */
+	if (bnn_data_csv_header(path, &opt, &ds, &ignored))
+		return BNN_OK;
+	bnn_dataset_free(&ds);
+	opt.columns = c->features;
+	opt.ncolumns = c->nfeatures;
+	rc = bnn_data_csv_header(path, &opt, &ds, err);
+	bnn_dataset_free(&ds);
+	return rc;
 }

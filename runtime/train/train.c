@@ -627,6 +627,7 @@ static int train_valid_mc_setup(struct trainer *t, bnn_err *err)
 	*d = *src;
 	d->n = t->nvalid;
 	d->columns = NULL;
+	d->target_columns = NULL;
 	d->x = bnn_floats_alloc(d->n * d->features);
 	d->y = d->targets ? bnn_floats_alloc(d->n * d->targets) : NULL;
 	if (!d->x || (d->targets && !d->y)) {
