@@ -286,14 +286,17 @@ static const struct opt_def opt_defs[] = {
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
-/* A limit of a range as a message prints it: the shortest decimal that
- * reads back as v, so 1048576 is "1048576" where %g would say
- * "1.04858e+06", and 0.999999 stays "0.999999". */
+/* A limit of a range as a message prints it: %g when that reads back as
+ * v (100000, 1e+06, 0.999999), else the shortest decimal that does, so
+ * 1048576 is "1048576" where %g would say "1.04858e+06". */
 static const char *opt_limit_text(double v, char buf[32])
 {
 	int digits;
 
-	for (digits = 1; digits < 17; digits++) {
+	snprintf(buf, 32, "%g", v);
+	if (strtod(buf, NULL) == v)
+		return buf;
+	for (digits = 7; digits < 17; digits++) {
 		snprintf(buf, 32, "%.*g", digits, v);
 		if (strtod(buf, NULL) == v)
 			return buf;
