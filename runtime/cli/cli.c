@@ -34,6 +34,10 @@
  *   MODEL tune    --data FILE [--optimizer NAME] [--budget EPOCHS] [--trials N] ... --out FILE
  *   MODEL tune    --prior --load CKPT --data FILE [--out FILE]
  *
+ * Commands that read CSV data take --ignore-header: with --load (or
+ * --resume) the CSV columns are otherwise checked against the names the
+ * checkpoint recorded in training (cli_recorded_columns).
+ *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
  * Exit status: 0 success, 1 data/model/file error, 2 usage error.
  */
