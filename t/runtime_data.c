@@ -1123,10 +1123,10 @@ static void test_standardize(void)
 {
 	float x[6] = { 1, 5, 2, 5, 3, 5 }; /* feature 0: 1 2 3; 1: 5 5 5 */
 	float big[4] = { 1e6f + 1, 1e6f + 3, 1e6f + 1, 1e6f + 3 };
-	bnn_dataset ds = { 3, 2, 1, { 2 }, 0, x, NULL, NULL };
+	bnn_dataset ds = { 3, 2, 1, { 2 }, 0, x, NULL, NULL, NULL };
 	bnn_dataset d4 = { 4, 1, 1, { 1 }, 0, big, NULL, NULL };
-	bnn_dataset other = { 3, 3, 1, { 3 }, 0, x, NULL, NULL };
-	bnn_dataset none = { 0, 2, 1, { 2 }, 0, x, NULL, NULL };
+	bnn_dataset other = { 3, 3, 1, { 3 }, 0, x, NULL, NULL, NULL };
+	bnn_dataset none = { 0, 2, 1, { 2 }, 0, x, NULL, NULL, NULL };
 	bnn_standardizer s;
 	bnn_err e;
 	int rc;
@@ -1169,9 +1169,9 @@ static void test_labels(void)
 	float y[4] = { 0, 9, 3, 1 };
 	float x[4] = { 0, 0, 0, 0 };
 	float y2[4] = { 0, 1, 1, 2 }; /* 2 examples x 2 targets */
-	bnn_dataset ds = { 4, 1, 1, { 1 }, 1, x, y, NULL };
-	bnn_dataset ml = { 2, 2, 1, { 2 }, 2, x, y2, NULL };
-	bnn_dataset nolab = { 4, 1, 1, { 1 }, 0, x, NULL, NULL };
+	bnn_dataset ds = { 4, 1, 1, { 1 }, 1, x, y, NULL, NULL };
+	bnn_dataset ml = { 2, 2, 1, { 2 }, 2, x, y2, NULL, NULL };
+	bnn_dataset nolab = { 4, 1, 1, { 1 }, 0, x, NULL, NULL, NULL };
 	bnn_err e = { 0, "" };
 
 	is_int(bnn_data_check_labels(&ds, 10, "f.csv", &e), 0, "labels 0 9 3 1 are in [0, 10)");
