@@ -5,7 +5,15 @@
  * Every mismatch with the model is reported with the file's name, and so
  * is an integer id outside the vocabulary of a model of ids (at load time:
  * line and column for CSV, example and value for IDX, whose u8 ids are
- * not scaled as images are).
+ * not scaled as images are).  A CSV file without its target column, which
+ * the command needs, is named as such, and an IDX file that cannot be
+ * opened before its labels are asked for.
+ *
+ * It also keeps the training CSV file's column names with a checkpoint
+ * (bnn_cli_columns_text, the section "columns" of bnn_state) and checks
+ * later CSV headers against them (bnn_cli_check_columns: the feature
+ * columns' names in order), which cli.c does for every command that reads
+ * data with --load and cli_train.c for --valid.
  */
 #include <errno.h>
 #include <stdio.h>

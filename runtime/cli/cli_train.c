@@ -16,7 +16,9 @@
  * are reused).  --init CKPT starts a new run from CKPT's parameters
  * (bnn_state_warm_start).  --members K trains K networks, member k with
  * seed S + k, saved together as a mixture (bnn_mixture_save;
- * docs/ensembles.md).
+ * docs/ensembles.md).  The checkpoint records the names of the training
+ * CSV file's columns (bnn_state.columns), and a --valid CSV file must have
+ * the same feature names in the same order (unless --ignore-header).
  */
 #include <math.h>
 #include <stdio.h>

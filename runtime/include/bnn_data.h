@@ -117,13 +117,15 @@ typedef struct bnn_csv_options {
  * locale.  Errors name the file, line and column: a ragged row, a field
  * that is not a number, NaN or infinity, a missing target column, a
  * duplicate column name, an empty file or one without data rows, too many
- * or too few feature columns.  docs/data.md lists every message.
+ * or too few feature columns, a feature column whose name is not the one
+ * opt->columns expects.  docs/data.md lists every message.
  * @param opt  NULL: no targets, every column a feature.
  * @param out  receives the data set (owned, with the feature names in
  *             out->columns; bnn_dataset_free()); zeroed on failure.
  * @return BNN_OK; BNN_EIO (cannot open/read); BNN_EFORMAT (bad content);
  *         BNN_ERANGE (a number too large for a float); BNN_EMISMATCH
- *         (not opt->features feature columns); BNN_EINVAL (bad options:
+ *         (not opt->features feature columns, or not the names of
+ *         opt->columns); BNN_EINVAL (bad options:
  *         negative counts, an empty or repeated name in opt->target,
  *         opt->targets disagreeing with it); BNN_ENOMEM.
  */

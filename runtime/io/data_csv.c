@@ -25,6 +25,10 @@
  * again with that locale's decimal point, so files always use '.'
  * whatever the locale.
  *
+ * With opt->columns, the feature columns must have those names in that
+ * order (csv_check_names: the first that differs is named with its
+ * position).  bnn_data_csv_header() reads and checks line 1 alone.
+ *
  * Positions in messages are "FILE:LINE:COL", LINE and COL counted from 1,
  * COL in bytes from the start of the line (a UTF-8 byte order mark at the
  * start of the file is skipped and not counted) to the first non-blank
