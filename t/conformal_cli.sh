@@ -242,8 +242,8 @@ run ./blobs eval --load m.ckpt --data test.csv --conformal narrow.csv
 is "$run_status" 1 "calibration data of another shape is refused"
 is "$run_err" "./blobs: narrow.csv: 3 feature columns but the model takes 4" "with its message"
 run ./blobs eval --load m.ckpt --data test.csv --conformal rcalib.csv
-is "$run_err" "./blobs: rcalib.csv: 5 feature columns but the model takes 4" \
-	"and so is the regression model's calibration data"
+is "$run_err" "./blobs: rcalib.csv:1: no target column 'class' (the columns are: a, b, c, d, y1, y2)" \
+	"and so is the regression model's calibration data (without the target column the training file had)"
 run ./blobs eval --load m.ckpt --data test.csv --conformal empty.csv
 is "$run_status" 1 "an empty calibration set is refused"
 is "$run_err" "./blobs: empty.csv: no examples: the file has a header row but no data rows" \

@@ -40,7 +40,7 @@ if [ -z "${BNN_WITH_MPI-}" ]; then
 int main(void)
 {
 	float x[8] = { 0 }, y[2] = { 0 };
-	bnn_dataset ds = { 2, 4, 1, { 4 }, 1, x, y, NULL };
+	bnn_dataset ds = { 2, 4, 1, { 4 }, 1, x, y, NULL, NULL };
 	bnn_train_options o = bnn_train_defaults();
 	bnn_state st;
 	bnn_err err;

@@ -726,6 +726,7 @@ static int csv(const char *name, const char *target, long targets, int optional,
 {
 	bnn_csv_options o;
 
+	memset(&o, 0, sizeof o); /* and no expected names */
 	o.target = target;
 	o.targets = targets;
 	o.targets_optional = optional;
@@ -1122,10 +1123,10 @@ static void test_standardize(void)
 {
 	float x[6] = { 1, 5, 2, 5, 3, 5 }; /* feature 0: 1 2 3; 1: 5 5 5 */
 	float big[4] = { 1e6f + 1, 1e6f + 3, 1e6f + 1, 1e6f + 3 };
-	bnn_dataset ds = { 3, 2, 1, { 2 }, 0, x, NULL, NULL };
+	bnn_dataset ds = { 3, 2, 1, { 2 }, 0, x, NULL, NULL, NULL };
 	bnn_dataset d4 = { 4, 1, 1, { 1 }, 0, big, NULL, NULL };
-	bnn_dataset other = { 3, 3, 1, { 3 }, 0, x, NULL, NULL };
-	bnn_dataset none = { 0, 2, 1, { 2 }, 0, x, NULL, NULL };
+	bnn_dataset other = { 3, 3, 1, { 3 }, 0, x, NULL, NULL, NULL };
+	bnn_dataset none = { 0, 2, 1, { 2 }, 0, x, NULL, NULL, NULL };
 	bnn_standardizer s;
 	bnn_err e;
 	int rc;
@@ -1168,9 +1169,9 @@ static void test_labels(void)
 	float y[4] = { 0, 9, 3, 1 };
 	float x[4] = { 0, 0, 0, 0 };
 	float y2[4] = { 0, 1, 1, 2 }; /* 2 examples x 2 targets */
-	bnn_dataset ds = { 4, 1, 1, { 1 }, 1, x, y, NULL };
-	bnn_dataset ml = { 2, 2, 1, { 2 }, 2, x, y2, NULL };
-	bnn_dataset nolab = { 4, 1, 1, { 1 }, 0, x, NULL, NULL };
+	bnn_dataset ds = { 4, 1, 1, { 1 }, 1, x, y, NULL, NULL };
+	bnn_dataset ml = { 2, 2, 1, { 2 }, 2, x, y2, NULL, NULL };
+	bnn_dataset nolab = { 4, 1, 1, { 1 }, 0, x, NULL, NULL, NULL };
 	bnn_err e = { 0, "" };
 
 	is_int(bnn_data_check_labels(&ds, 10, "f.csv", &e), 0, "labels 0 9 3 1 are in [0, 10)");
@@ -1198,6 +1199,38 @@ static void test_labels(void)
 	      "f.csv: bnn_data_check_labels: k must be at least 1", "k = 0");
 }
 
+/* The feature names a CSV file must have (bnn_csv_options.columns), the
+ * target names kept in the data set, and the header read alone
+ * (bnn_data_csv_header). */
+static void test_csv_names(void)
+{
+	static const char *const want[] = { "rooms", "area", "age" };
+	bnn_csv_options o = { "price", 1, 0, 3, want, 3 };
+	bnn_dataset ds;
+	bnn_err e;
+	int rc;
+
+	put_text("named.csv", "price,rooms,area,age\n1,2,3,4\n5,6,7,8\n");
+	put_text("swapped.csv", "rooms, age ,area,price\n2,4,3,1\n");
+	rc = bnn_data_load_csv(tpath("named.csv"), &o, &ds, &e);
+	is_int(rc, 0, "the expected names in order load, the target first: %s",
+	       rc ? e.message : "ok");
+	is_str(rc == 0 ? ds.target_columns[0] : NULL, "price", "the target's name is kept");
+	bnn_dataset_free(&ds);
+	rc = bnn_data_load_csv(tpath("swapped.csv"), &o, &ds, &e);
+	is_int(rc, BNN_EMISMATCH, "a feature column out of order is refused");
+	ok(strstr(e.message, "swapped.csv:1:8: column 2 is 'age' where 'area' is expected (the "
+	                     "feature columns, in order: rooms, area, age)") != NULL,
+	   "naming it, its position and the expected names: %s", e.message);
+	rc = bnn_data_csv_header(tpath("named.csv"), &o, &ds, &e);
+	ok(rc == 0 && ds.n == 0 && !ds.x && !ds.y && ds.features == 3 && ds.targets == 1 &&
+	           !strcmp(ds.columns[2], "age"),
+	   "the header alone: 3 features, 1 target, no rows");
+	bnn_dataset_free(&ds);
+	rc = bnn_data_csv_header(tpath("swapped.csv"), &o, &ds, &e);
+	is_int(rc, BNN_EMISMATCH, "the header alone is checked too");
+}
+
 int main(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -1215,6 +1248,7 @@ int main(void)
 	test_fashion_mnist();
 	test_csv_ok();
 	test_csv_errors();
+	test_csv_names();
 	test_standardize();
 	test_labels();
 

@@ -102,7 +102,7 @@ is "$run_status $run_err" \
 	"augmenting signals as images is refused"
 run ./sg_point train --data narrow.csv --save x.ckpt
 is "$run_status $run_err" \
-	"1 ./sg_point: narrow.csv: 31 feature columns but the model takes 32" \
-	"a CSV file of 31 feature columns is refused"
+	"1 ./sg_point: narrow.csv: no target column 'y': the file has 32 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)" \
+	"a CSV file of 31 feature columns and the target is refused: as many columns as features leave none for the target"
 
 done_testing

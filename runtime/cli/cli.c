@@ -34,6 +34,10 @@
  *   MODEL tune    --data FILE [--optimizer NAME] [--budget EPOCHS] [--trials N] ... --out FILE
  *   MODEL tune    --prior --load CKPT --data FILE [--out FILE]
  *
+ * Commands that read CSV data take --ignore-header: with --load (or
+ * --resume) the CSV columns are otherwise checked against the names the
+ * checkpoint recorded in training (cli_recorded_columns).
+ *
  * Results go to stdout (JSON lines, CSV); messages and progress to stderr.
  * Exit status: 0 success, 1 data/model/file error, 2 usage error.
  */
@@ -45,6 +49,7 @@
 #include <string.h>
 
 #include "cli_internal.h"
+#include "common/edit_distance.h"
 
 /* "PROG: message" on stderr, without the end of the line (and the
  * message kept for bnn_cli_agree). */
@@ -122,21 +127,23 @@ static const struct cli_command {
 	  "                 [--valid FILE [--valid-labels FILE]] [--optimizer NAME] [--mc K]\n"
 	  "                 [--lr X] [--epochs N] [--batch B] [--seed S] [--threads T]\n"
 	  "                 [--set NAME=VALUE ...] [--quiet] [--resume CKPT | --init CKPT]\n"
-	  "                 [--checkpoint-every N] [--members K] [--options FILE] --save CKPT" },
+	  "                 [--checkpoint-every N] [--members K] [--options FILE]\n"
+	  "                 [--ignore-header] --save CKPT" },
 	{ "eval", IN_EVAL,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]\n"
 	  "                 [--mc S] [--seed S] [--ood FILE [--ood-labels FILE]] [--plots DIR]\n"
 	  "                 [--conformal FILE [--conformal-labels FILE] [--level X]\n"
 	  "                 [--conformal-method NAME] [--conformal-adaptive GAMMA\n"
 	  "                 [--conformal-online]]] [--laplace-predictive probit|mc]\n"
-	  "                 [--batch B] [--threads T]" },
+	  "                 [--ignore-header] [--batch B] [--threads T]" },
 	{ "predict", IN_PREDICT,
 	  "--load CKPT --data FILE [--target NAME] [--out FILE.csv]\n"
 	  "                 [--mc S] [--seed S] [--conformal FILE ...] [--laplace-predictive P]\n"
-	  "                 [--batch B] [--threads T]" },
+	  "                 [--ignore-header] [--batch B] [--threads T]" },
 	{ "calibrate", IN_CALIBRATE,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
-	  "                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]" },
+	  "                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]\n"
+	  "                 [--ignore-header]" },
 	{ "posterior", IN_POSTERIOR, "--load CKPT [--out FILE.csv]" },
 	{ "merge", IN_MERGE,
 	  "--load CKPT --load CKPT [--load CKPT ...] --save CKPT\n"
@@ -149,17 +156,30 @@ static const struct cli_command {
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT\n"
 	  "                 [--prior-precision P|auto] [--fisher mc|empirical]\n"
 	  "                 [--fisher-samples S] [--last-layer [--structure kron|full]]\n"
-	  "                 [--batch B] [--seed S] [--threads T]" },
+	  "                 [--batch B] [--seed S] [--threads T] [--ignore-header]" },
 	{ "sensitivity", IN_SENSITIVITY,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
-	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]" },
+	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]\n"
+	  "                 [--ignore-header]" },
 	{ "tune", IN_TUNE,
 	  "--data FILE [--labels FILE] [--target NAME] [--standardize]\n"
 	  "                 [--optimizer NAME] [--budget EPOCHS] [--trials N] [--seed S]\n"
 	  "                 [--options FILE] [--set NAME=VALUE ...] [--threads T] --out FILE.opts\n"
-	  "                 | --prior --load CKPT --data FILE [--labels FILE] [--out FILE.opts]" },
+	  "                 | --prior --load CKPT --data FILE [--labels FILE] [--out FILE.opts]\n"
+	  "                 [--ignore-header]" },
 };
 #define NCLI_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
+
+/* The row of the subcommand whose IN_* bit is where (one that exists). */
+static const struct cli_command *cli_command_of(int where)
+{
+	int i;
+
+	for (i = 0; i < NCLI_COMMANDS - 1; i++)
+		if (cli_commands[i].bit == where)
+			break;
+	return &cli_commands[i];
+}
 
 /* "train, eval, predict, posterior or info" into buf. */
 static const char *cli_command_list(char *buf, size_t size)
@@ -177,6 +197,30 @@ static const char *cli_command_list(char *buf, size_t size)
 	return buf;
 }
 
+/* `PROG CMD --help`: the usage of that command alone. */
+static void cli_command_help(const char *prog, const struct cli_command *c)
+{
+	printf("Usage: %s %-7s %s\n", prog, c->name, c->synopsis);
+	printf("'%s --help' describes every command and option.\n", prog);
+}
+
+/* "unknown command 'trian'; did you mean 'train'?" (the rule of
+ * common/edit_distance.h), else the list of commands. */
+static int cli_unknown_command(const struct bnn_cli_args *a, char *list, size_t size)
+{
+	struct bnn_text_suggestion sug;
+	int i;
+
+	bnn_text_suggest_init(&sug, a->command, BNN_TEXT_EXACT_CASE);
+	for (i = 0; i < NCLI_COMMANDS; i++)
+		bnn_text_suggest_offer(&sug, cli_commands[i].name);
+	if (sug.best)
+		return bnn_cli_usage_error(a, "unknown command '%s'; did you mean '%s'?",
+		                           a->command, sug.best);
+	return bnn_cli_usage_error(a, "unknown command '%s': use %s", a->command,
+	                           cli_command_list(list, size));
+}
+
 static void cli_help(const bnn_model *m, const char *prog)
 {
 	int i;
@@ -188,7 +232,11 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "\n"
 	       "Data: a FILE ending in .csv has a header row; its target is the column\n"
 	       "--target names (default: the last).  Any other FILE is IDX (plain or\n"
-	       "gzip), with its targets in the IDX file --labels names.\n"
+	       "gzip), with its targets in the IDX file --labels names.  A checkpoint\n"
+	       "records the names of its training CSV file's columns: with --load, the\n"
+	       "target is the column named as in training, and the feature columns must\n"
+	       "have the training names in the training order (--ignore-header: take\n"
+	       "them by position, the target the last column).\n"
 	       "\n"
 	       "train   fits the model and saves it to CKPT (after every epoch that\n"
 	       "        improves the validation NLL, or every epoch without validation);\n"
@@ -366,6 +414,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "--budget", CLI_COUNT, ARG(budget), 1, 1000000, "epochs", IN_TUNE },
 	{ "--trials", CLI_COUNT, ARG(trials), 1, 4096, "configurations", IN_TUNE },
 	{ "--prior", CLI_FLAG, ARG(prior), 0, 0, NULL, IN_TUNE },
+	{ "--ignore-header", CLI_FLAG, ARG(ignore_header), 0, 0, NULL,
+	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY | IN_TUNE },
 };
 #undef ARG
 #define NCLI_OPTS ((int)(sizeof cli_opts / sizeof cli_opts[0]))
@@ -452,6 +502,24 @@ static int cli_apply(struct bnn_cli_args *a, const struct cli_opt *o, const char
 	return BNN_CLI_OK;
 }
 
+/* "unknown option '--dta' for 'train'", with the closest option of the
+ * command when one is close (the one "did you mean" rule,
+ * common/edit_distance.h). */
+static int cli_unknown_option(const struct bnn_cli_args *a, const char *name, int where)
+{
+	struct bnn_text_suggestion sug;
+	int i;
+
+	bnn_text_suggest_init(&sug, name, BNN_TEXT_EXACT_CASE);
+	for (i = 0; i < NCLI_OPTS; i++)
+		if (cli_opts[i].where & where)
+			bnn_text_suggest_offer(&sug, cli_opts[i].name);
+	if (sug.best)
+		return bnn_cli_usage_error(a, "unknown option '%s' for '%s'; did you mean '%s'?",
+		                           name, a->command, sug.best);
+	return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name, a->command);
+}
+
 static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 {
 	int i, known, rc;
@@ -462,7 +530,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		char name[64];
 
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			cli_help(a->model, a->prog);
+			cli_command_help(a->prog, cli_command_of(where));
 			return -1; /* done: exit 0 */
 		}
 		if (strncmp(arg, "--", 2) != 0 && !(where == IN_EXPORT && strcmp(arg, "-o") == 0))
@@ -472,8 +540,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		o = cli_find(name, where, &known);
 		if (!known)
-			return bnn_cli_usage_error(a, "unknown option '%s' for '%s'", name,
-			                           a->command);
+			return cli_unknown_option(a, name, where);
 		if (!o)
 			return bnn_cli_usage_error(a, "option '%s' does not go with '%s'", name,
 			                           a->command);
@@ -534,6 +601,22 @@ static long cli_posterior_params(const bnn_model *m)
 	return n;
 }
 
+/* info: "columns x1, x2 (target y)", the names the checkpoint recorded
+ * from its training CSV file (none: nothing). */
+static void cli_info_columns(const char *text)
+{
+	struct bnn_cli_columns cols;
+	long i;
+
+	if (!text || bnn_cli_columns_parse(text, &cols))
+		return;
+	printf("columns ");
+	for (i = 0; i < cols.nfeatures; i++)
+		printf("%s%s", i ? ", " : "", cols.features[i]);
+	printf(" (target %s)\n", cols.target);
+	bnn_cli_columns_free(&cols);
+}
+
 static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 {
 	int i;
@@ -567,8 +650,9 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 				printf("member %d", k + 1);
 			else
 				printf("checkpoint %s", a->load);
-			printf(": optimizer %s, %ld epochs, %ld steps%s%s",
-			       bnn_optimizer_name(st->optimizer), st->epoch, st->step,
+			printf(": optimizer %s, %ld epoch%s, %ld step%s%s%s",
+			       bnn_optimizer_name(st->optimizer), st->epoch,
+			       st->epoch == 1 ? "" : "s", st->step, st->step == 1 ? "" : "s",
 			       st->standardize.features ? ", standardised inputs" : "",
 			       st->sigma ? ", with a posterior" : "");
 			if (st->temperature > 0) /* calibrate's (docs/calibration.md) */
@@ -577,12 +661,56 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 			if (st->options)
 				printf("options %s\n", st->options);
 		}
+		cli_info_columns(mix.member[0].columns);
 		bnn_mixture_free(&mix);
 	}
 	return BNN_CLI_OK;
 }
 
 static int cli_run(const bnn_model *m, int argc, char **argv);
+static int cli_dispatch(const bnn_model *m, struct bnn_cli_args *a, int where, int rc,
+                        struct bnn_cli_columns *cols);
+
+/* With --load (or train's --resume) of a checkpoint of this model that
+ * recorded its training CSV file's column names (the section "columns",
+ * docs/data.md), unless --ignore-header: the target defaults to the
+ * recorded column(s) when --data has them, as the training took them (else
+ * it is the last column, as without the names), and the feature columns
+ * of every CSV input (--data, --ood, --conformal) must have the recorded
+ * names in the recorded order, so that a reordered or other file is not
+ * scored silently.  A checkpoint that cannot be read is left to the
+ * command.  0, or the exit status after a message; cols receives the
+ * names (a->target may point into them). */
+static int cli_recorded_columns(struct bnn_cli_args *a, struct bnn_cli_columns *cols)
+{
+	const char *ckpt = a->load ? a->load : a->resume;
+	const char *inputs[] = { a->data, a->ood, a->conformal };
+	const char *text;
+	bnn_ckpt *ck = NULL;
+	bnn_err err;
+	int i, rc = BNN_CLI_OK;
+
+	if (!ckpt || a->ignore_header || (!a->data && !a->ood && !a->conformal) ||
+	    bnn_ckpt_load(ckpt, &ck, &err))
+		return BNN_CLI_OK;
+	text = bnn_ckpt_fingerprint(ck) == a->model->fingerprint ? bnn_ckpt_find_text(ck, "columns")
+	                                                         : NULL;
+	if (text && bnn_cli_columns_parse(text, cols))
+		rc = bnn_cli_error(a, "out of memory");
+	bnn_ckpt_free(ck);
+	if (rc || !text)
+		return rc;
+	if (!a->target && bnn_cli_has_columns(a->model, a->data, cols->target))
+		a->target = cols->target;
+	for (i = 0; i < (int)(sizeof inputs / sizeof inputs[0]); i++)
+		if (bnn_cli_check_columns(a->model, inputs[i], a->target, cols, &err))
+			return bnn_cli_error(
+			        a,
+			        "%s: %s was trained on these columns: put them in this "
+			        "order, or give --ignore-header to take them by position",
+			        err.message, ckpt);
+	return BNN_CLI_OK;
+}
 
 /* train's checks before any work: the files it writes, the options it
  * needs.  0, or the exit status after a message. */
@@ -612,7 +740,7 @@ static int cli_train_checks(struct bnn_cli_args *a)
 		                           "--resume runs on one process, not on %d: resume "
 		                           "without mpirun",
 		                           a->ranks);
-	if (bnn_train_options_check(&a->train, a->valid != NULL, &err))
+	if (bnn_train_options_check_model(&a->train, a->model, a->valid != NULL, &err))
 		return bnn_cli_usage_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }
@@ -647,7 +775,8 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 {
 	struct bnn_cli_args a;
 	bnn_err err;
-	char list[128], last_error[BNN_ERR_MESSAGE_MAX], weights[BNN_ERR_MESSAGE_MAX];
+	char list[128], last_error[BNN_ERR_MESSAGE_MAX];
+	struct bnn_cli_columns cols;
 	int where, rc, i;
 
 	memset(&a, 0, sizeof a);
@@ -680,67 +809,84 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 		if (strcmp(a.command, cli_commands[i].name) == 0)
 			where = cli_commands[i].bit;
 	if (!where)
-		return bnn_cli_usage_error(&a, "unknown command '%s': use %s", a.command,
-		                           cli_command_list(list, sizeof list));
+		return cli_unknown_command(&a, list, sizeof list);
 	a.model = m;
 	rc = cli_parse_all(&a, where, argc, argv);
 	if (rc < 0)
 		return BNN_CLI_OK;
+	memset(&cols, 0, sizeof cols);
+	rc = cli_dispatch(m, &a, where, rc, &cols);
+	bnn_cli_columns_free(&cols);
+	return rc;
+}
+
+/* Runs the command `where` of the parsed arguments a (rc: the parsing's
+ * status); cols receives the checkpoint's recorded column names, for the
+ * caller to free. */
+static int cli_dispatch(const bnn_model *m, struct bnn_cli_args *a, int where, int rc,
+                        struct bnn_cli_columns *cols)
+{
+	char weights[BNN_ERR_MESSAGE_MAX];
+
 	if (where == IN_TRAIN) { /* every rank's command line and --save checked */
-		if ((rc = bnn_cli_agree(&a, rc ? rc : cli_train_checks(&a))))
+		if (!rc && !(rc = cli_train_checks(a)))
+			rc = cli_recorded_columns(a, cols);
+		if ((rc = bnn_cli_agree(a, rc)))
 			return rc;
-		return bnn_cli_train(m, &a);
+		return bnn_cli_train(m, a);
 	}
+	if (!rc)
+		rc = cli_recorded_columns(a, cols);
 	if (where == IN_TUNE)
-		return rc ? rc : bnn_cli_tune(m, &a);
+		return rc ? rc : bnn_cli_tune(m, a);
 	if (rc)
 		return rc;
 	if (where == IN_INFO)
-		return cli_info(m, &a);
-	if (where == IN_EXPORT && !a.out) {
+		return cli_info(m, a);
+	if (where == IN_EXPORT && !a->out) {
 		snprintf(weights, sizeof weights, "%s_infer_weights.h", m->name);
-		a.out = weights;
+		a->out = weights;
 	}
-	if ((rc = bnn_cli_check_outputs(&a)))
+	if ((rc = bnn_cli_check_outputs(a)))
 		return rc;
 	if (where == IN_EXPORT) {
-		if ((rc = cli_need(&a, a.load, "--load CKPT")))
+		if ((rc = cli_need(a, a->load, "--load CKPT")))
 			return rc;
-		return bnn_cli_export(m, &a);
+		return bnn_cli_export(m, a);
 	}
 	if (where == IN_LAPLACE) {
-		if ((rc = cli_need(&a, a.load, "--load CKPT")) ||
-		    (rc = cli_need(&a, a.data, "--data FILE")) ||
-		    (rc = cli_need(&a, a.save, "--save CKPT")))
+		if ((rc = cli_need(a, a->load, "--load CKPT")) ||
+		    (rc = cli_need(a, a->data, "--data FILE")) ||
+		    (rc = cli_need(a, a->save, "--save CKPT")))
 			return rc;
-		bnn_set_threads(a.train.threads);
-		return bnn_cli_laplace(m, &a);
+		bnn_set_threads(a->train.threads);
+		return bnn_cli_laplace(m, a);
 	}
 	if (where == IN_MERGE)
-		return bnn_cli_merge(m, &a);
+		return bnn_cli_merge(m, a);
 	if (where == IN_POSTERIOR) {
-		if ((rc = cli_need(&a, a.load, "--load CKPT")))
+		if ((rc = cli_need(a, a->load, "--load CKPT")))
 			return rc;
-		return bnn_cli_posterior(m, &a);
+		return bnn_cli_posterior(m, a);
 	}
 	if (where == IN_SENSITIVITY) {
-		if ((rc = cli_need(&a, a.load, "--load CKPT")) ||
-		    (rc = cli_need(&a, a.data, "--data FILE")))
+		if ((rc = cli_need(a, a->load, "--load CKPT")) ||
+		    (rc = cli_need(a, a->data, "--data FILE")))
 			return rc;
-		bnn_set_threads(a.train.threads);
-		return bnn_cli_sensitivity(m, &a);
+		bnn_set_threads(a->train.threads);
+		return bnn_cli_sensitivity(m, a);
 	}
-	if ((rc = cli_need(&a, a.data, "--data FILE")))
+	if ((rc = cli_need(a, a->data, "--data FILE")))
 		return rc;
-	if ((rc = cli_need(&a, a.load, "--load CKPT")))
+	if ((rc = cli_need(a, a->load, "--load CKPT")))
 		return rc;
-	if (a.ood_labels && !a.ood)
-		return bnn_cli_usage_error(&a, "--ood-labels goes with --ood");
-	bnn_set_threads(a.train.threads);
+	if (a->ood_labels && !a->ood)
+		return bnn_cli_usage_error(a, "--ood-labels goes with --ood");
+	bnn_set_threads(a->train.threads);
 	if (where == IN_CALIBRATE) {
-		if ((rc = cli_need(&a, a.save, "--save CKPT")))
+		if ((rc = cli_need(a, a->save, "--save CKPT")))
 			return rc;
-		return bnn_cli_calibrate(m, &a);
+		return bnn_cli_calibrate(m, a);
 	}
-	return where == IN_EVAL ? bnn_cli_eval(m, &a) : bnn_cli_predict(m, &a);
+	return where == IN_EVAL ? bnn_cli_eval(m, a) : bnn_cli_predict(m, a);
 }

@@ -5,8 +5,19 @@
  * Every mismatch with the model is reported with the file's name, and so
  * is an integer id outside the vocabulary of a model of ids (at load time:
  * line and column for CSV, example and value for IDX, whose u8 ids are
- * not scaled as images are).
+ * not scaled as images are).  A CSV file without its target column, which
+ * the command needs, is named as such, and an IDX file that cannot be
+ * opened before its labels are asked for.
+ *
+ * It also keeps the training CSV file's column names with a checkpoint
+ * (bnn_cli_columns_text, the section "columns" of bnn_state) and checks
+ * later CSV headers against them (bnn_cli_check_columns: the feature
+ * columns' names in order), which cli.c does for every command that reads
+ * data with --load and cli_train.c for --valid.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -78,11 +89,11 @@ static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_d
 	cli_data_dims(ds, dims, sizeof dims);
 	if (ds->features != m->inputs)
 		return bnn_fail(err, BNN_EMISMATCH,
-		                "%s: each example has %ld values%s%s%s, but model '%s' takes %ld "
+		                "%s: each example has %ld value%s%s%s%s, but model '%s' takes %ld "
 		                "(input %s)",
-		                data, ds->features, ds->rank > 1 ? " (" : "",
-		                ds->rank > 1 ? dims : "", ds->rank > 1 ? ")" : "", m->name,
-		                m->inputs, shape);
+		                data, ds->features, ds->features == 1 ? "" : "s",
+		                ds->rank > 1 ? " (" : "", ds->rank > 1 ? dims : "",
+		                ds->rank > 1 ? ")" : "", m->name, m->inputs, shape);
 	if (!cli_shape_fits(m, ds))
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: each example is %s, but model '%s' takes input %s (%s)", data,
@@ -90,6 +101,36 @@ static int cli_check_idx_shape(const bnn_model *m, const char *data, const bnn_d
 		                m->input_rank == 2 ? "channels, length"
 		                                   : "channels, height, width");
 	return BNN_OK;
+}
+
+/* A CSV file read without its target column, which the command needs:
+ * the message names the column (the one --target named, else the model's
+ * target) and frees ds. */
+static int cli_no_target(const bnn_model *m, const char *data, const char *target, bnn_dataset *ds,
+                         bnn_err *err)
+{
+	long n = ds->features;
+
+	bnn_dataset_free(ds);
+	return bnn_fail(err, BNN_EFORMAT,
+	                "%s: no target column '%s': the file has %ld column%s, as many as the "
+	                "model's features, and none left for the target (the last column, or "
+	                "the one --target names)",
+	                data, target ? target : m->target_name, n, n == 1 ? "" : "s");
+}
+
+/* Whether data can be opened for reading: 0, or BNN_EIO with the
+ * readers' message ("FILE: cannot open: REASON"). */
+static int cli_openable(const char *data, bnn_err *err)
+{
+	FILE *f;
+
+	errno = 0;
+	if ((f = fopen(data, "rb")) != NULL) {
+		fclose(f);
+		return BNN_OK;
+	}
+	return bnn_fail(err, BNN_EIO, "%s: cannot open: %s", data, strerror(errno ? errno : EIO));
 }
 
 int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
@@ -108,17 +149,23 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		memset(&opt, 0, sizeof opt);
 		opt.target = target;
 		opt.targets = m->targets;
-		opt.targets_optional = !need_targets;
+		/* read without targets if the file has none, so that a command
+		 * needing them names the missing column */
+		opt.targets_optional = 1;
 		opt.features = m->inputs;
 		rc = bnn_data_load_csv(data, &opt, ds, err);
 		if (rc)
 			return rc;
+		if (need_targets && ds->targets == 0 && m->targets > 0)
+			return cli_no_target(m, data, target, ds, err);
 	} else {
 		if (target)
 			return bnn_fail(
 			        err, BNN_EINVAL,
 			        "%s: --target names a CSV column, but this is not a .csv file",
 			        data);
+		if ((rc = cli_openable(data, err)))
+			return rc;
 		if (need_targets && !labels)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: IDX data needs its labels: give --labels FILE", data);
@@ -137,9 +184,9 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 	}
 	if (ds->targets > 0 && ds->targets != m->targets) {
 		rc = bnn_fail(err, BNN_EMISMATCH,
-		              "%s: %ld target values per example, but model '%s' needs %ld ('%s')",
-		              labels ? labels : data, ds->targets, m->name, m->targets,
-		              m->target_name);
+		              "%s: %ld target value%s per example, but model '%s' needs %ld ('%s')",
+		              labels ? labels : data, ds->targets, ds->targets == 1 ? "" : "s",
+		              m->name, m->targets, m->target_name);
 		bnn_dataset_free(ds);
 		return rc;
 	}
@@ -151,4 +198,112 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		}
 	}
 	return BNN_OK;
+}
+
+/* ---- the training file's column names (the checkpoint's section
+ * "columns": "target=NAME" and "feature=NAME" lines in file order) ---- */
+
+char *bnn_cli_columns_text(const bnn_dataset *ds)
+{
+	size_t size = 1;
+	char *text, *p;
+	long i;
+
+	if (!ds->columns || !ds->target_columns)
+		return NULL; /* IDX data: no names */
+	for (i = 0; i < ds->targets; i++)
+		size += strlen("target=\n") + strlen(ds->target_columns[i]);
+	for (i = 0; i < ds->features; i++)
+		size += strlen("feature=\n") + strlen(ds->columns[i]);
+	if (!(p = text = malloc(size)))
+		return NULL;
+	for (i = 0; i < ds->targets; i++)
+		p += sprintf(p, "target=%s\n", ds->target_columns[i]);
+	for (i = 0; i < ds->features; i++)
+		p += sprintf(p, "feature=%s\n", ds->columns[i]);
+	return text;
+}
+
+int bnn_cli_columns_parse(const char *text, struct bnn_cli_columns *c)
+{
+	size_t len = strlen(text);
+	char *line, *next, *t;
+	long lines = 1;
+	const char *p;
+
+	memset(c, 0, sizeof *c);
+	for (p = text; *p; p++)
+		lines += *p == '\n';
+	c->text = malloc(len + 1);
+	c->target = calloc(len + 1, 1);
+	c->features = calloc((size_t)lines, sizeof *c->features);
+	if (!c->text || !c->target || !c->features) {
+		bnn_cli_columns_free(c);
+		return BNN_ENOMEM;
+	}
+	memcpy(c->text, text, len + 1);
+	for (line = c->text, t = c->target; line && *line; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (strncmp(line, "feature=", 8) == 0)
+			c->features[c->nfeatures++] = line + 8;
+		else if (strncmp(line, "target=", 7) == 0)
+			t += sprintf(t, "%s%s", t == c->target ? "" : ",", line + 7);
+	}
+	return BNN_OK;
+}
+
+void bnn_cli_columns_free(struct bnn_cli_columns *c)
+{
+	free(c->text);
+	free(c->target);
+	free(c->features);
+	memset(c, 0, sizeof *c);
+}
+
+int bnn_cli_has_columns(const bnn_model *m, const char *path, const char *names)
+{
+	bnn_csv_options opt;
+	bnn_dataset ds;
+	bnn_err ignored;
+	int has;
+
+	if (!path || !cli_is_csv(path))
+		return 0;
+	memset(&opt, 0, sizeof opt);
+	opt.target = names;
+	opt.targets = m->targets;
+	opt.targets_optional = 1; /* features 0: whatever number the file has */
+	if (bnn_data_csv_header(path, &opt, &ds, &ignored))
+		return 0;
+	has = ds.targets > 0;
+	bnn_dataset_free(&ds);
+	return has;
+}
+
+int bnn_cli_check_columns(const bnn_model *m, const char *path, const char *target,
+                          const struct bnn_cli_columns *c, bnn_err *err)
+{
+	bnn_csv_options opt;
+	bnn_dataset ds;
+	bnn_err ignored;
+	int rc;
+
+	if (!path || !cli_is_csv(path) || c->nfeatures == 0)
+		return BNN_OK;
+	memset(&opt, 0, sizeof opt);
+	opt.target = target;
+	opt.targets = m->targets;
+	opt.targets_optional = 1;
+	opt.features = m->inputs;
+	/* a header that is wrong in another way is left to the command's
+	 * loading, which says so in its own order */
+	if (bnn_data_csv_header(path, &opt, &ds, &ignored))
+		return BNN_OK;
+	bnn_dataset_free(&ds);
+	opt.columns = c->features;
+	opt.ncolumns = c->nfeatures;
+	rc = bnn_data_csv_header(path, &opt, &ds, err);
+	bnn_dataset_free(&ds);
+	return rc;
 }

@@ -64,6 +64,9 @@ struct bnn_cli_args {
 	int last_layer;                 /* laplace --last-layer */
 	const char *structure;          /* laplace --last-layer: kron or full (NULL: kron) */
 	const char *laplace_predictive; /* eval, predict: probit or mc (NULL: probit) */
+	int ignore_header;              /* --ignore-header: CSV columns by position,
+	                                   not checked against the names the
+	                                   checkpoint recorded */
 };
 
 /* Exit statuses. */
@@ -100,6 +103,33 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a);
  * CSV may leave them out (predict). */
 int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
                  int need_targets, bnn_dataset *ds, bnn_err *err);
+
+/* The column names a checkpoint recorded from its training CSV file
+ * (bnn_state.columns, docs/data.md): the text of the section "columns"
+ * (bnn_cli_columns_text of the training data set; NULL for IDX data or
+ * no memory), read back by bnn_cli_columns_parse (0 or BNN_ENOMEM; free
+ * with bnn_cli_columns_free). */
+struct bnn_cli_columns {
+	char *text;            /* owned: a copy of the section, cut into names */
+	char *target;          /* owned: the target names, comma-separated (--target) */
+	const char **features; /* owned array of nfeatures names into text */
+	long nfeatures;
+};
+char *bnn_cli_columns_text(const bnn_dataset *ds);
+int bnn_cli_columns_parse(const char *text, struct bnn_cli_columns *c);
+void bnn_cli_columns_free(struct bnn_cli_columns *c);
+
+/* Whether the header of the CSV file path has the columns names (comma-
+ * separated): 0 for any other file, or one that cannot be read. */
+int bnn_cli_has_columns(const bnn_model *m, const char *path, const char *names);
+
+/* Checks the header of the CSV file path (anything else passes) against
+ * the recorded names c, the target column(s) being target: 0, or
+ * BNN_EMISMATCH naming the first feature column whose name differs and
+ * its position.  A header that fails the reader's other checks passes
+ * here (the command's loading reports it). */
+int bnn_cli_check_columns(const bnn_model *m, const char *path, const char *target,
+                          const struct bnn_cli_columns *c, bnn_err *err);
 
 int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a);
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a);

@@ -5,12 +5,15 @@
  * predict's, posterior's and sensitivity's --out) that is one of the
  * command's input files is a usage error (writing it would destroy the
  * input), and an output whose directory does not exist or cannot be
- * written, or that is a directory, is a file error named before a long
- * training run instead of after it.  A checkpoint (--save) must be a
+ * written (a file is created there and removed, as the writer will create
+ * its temporary file), or that is a directory, is a file error named before
+ * a long training run instead of after it.  A checkpoint (--save) must be a
  * regular file, since it is replaced by renaming a new file over it; --out
  * may name a device or a pipe (/dev/null), which is written directly.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +30,32 @@ struct cli_file {
 
 /* The characters bnn_file_replace adds to a name for its temporary file. */
 #define CLI_TMP_SUFFIX ((long)sizeof BNN_FILE_REPLACE_SUFFIX - 1)
+
+/* Whether a file can be created in dir as the writer will create it
+ * (mkstemp of PATH.tmp.XXXXXX, bnn_file_replace), so that /proc and /sys,
+ * whose permission bits let root write and which still refuse new files,
+ * fail before the work and not at the save: the probe file is removed at
+ * once.  0, or an exit status after a message naming option. */
+static int cli_probe_create(const struct bnn_cli_args *a, const char *option, const char *path,
+                            const char *dir)
+{
+	char tmp[4096 + sizeof BNN_FILE_REPLACE_SUFFIX];
+	int fd;
+
+	if (strlen(path) + sizeof BNN_FILE_REPLACE_SUFFIX > sizeof tmp)
+		return bnn_cli_error(a, "cannot write %s '%s': the path is too long", option, path);
+	snprintf(tmp, sizeof tmp, "%s%s", path, BNN_FILE_REPLACE_SUFFIX);
+	errno = 0;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return bnn_cli_error(a,
+		                     "cannot write %s '%s': cannot create a file in directory "
+		                     "'%s': %s",
+		                     option, path, dir, strerror(errno ? errno : EIO));
+	(void)close(fd);
+	(void)unlink(tmp);
+	return BNN_CLI_OK;
+}
 
 /* Whether path can be created or replaced: 0, or an exit status after a
  * message naming option.  streams: a device or a pipe is acceptable. */
@@ -68,7 +97,7 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 		                     "cannot write %s '%s': the name is too long (its temporary "
 		                     "file adds %ld characters to it, and names may have %ld)",
 		                     option, path, CLI_TMP_SUFFIX, name_max);
-	return BNN_CLI_OK;
+	return cli_probe_create(a, option, path, dir);
 }
 
 /* 0 unless the output `path` (of `option`) is one of the inputs. */

@@ -16,7 +16,9 @@
  * are reused).  --init CKPT starts a new run from CKPT's parameters
  * (bnn_state_warm_start).  --members K trains K networks, member k with
  * seed S + k, saved together as a mixture (bnn_mixture_save;
- * docs/ensembles.md).
+ * docs/ensembles.md).  The checkpoint records the names of the training
+ * CSV file's columns (bnn_state.columns), and a --valid CSV file must have
+ * the same feature names in the same order (unless --ignore-header).
  */
 #include <math.h>
 #include <stdio.h>
@@ -97,6 +99,44 @@ static int cli_train_load(const bnn_model *m, struct bnn_cli_args *a, const char
 	bnn_err err;
 	if (bnn_cli_load(m, data, labels, a->target, 1, ds, &err))
 		return bnn_cli_error(a, "%s", err.message);
+	return BNN_CLI_OK;
+}
+
+/* --valid FILE, whose CSV columns must have the training file's names in
+ * its order (unless --ignore-header), as later data must have them. */
+static int cli_train_valid(const bnn_model *m, struct bnn_cli_args *a, const bnn_dataset *train,
+                           bnn_dataset *valid)
+{
+	struct bnn_cli_columns cols;
+	char *text = a->ignore_header ? NULL : bnn_cli_columns_text(train);
+	bnn_err err;
+	int rc = BNN_CLI_OK;
+
+	if (text && bnn_cli_columns_parse(text, &cols) == BNN_OK) {
+		if (bnn_cli_check_columns(m, a->valid, a->target ? a->target : cols.target, &cols,
+		                          &err))
+			rc = bnn_cli_error(
+			        a,
+			        "%s: the training data --data has these columns: put them "
+			        "in this order, or give --ignore-header to take them by "
+			        "position",
+			        err.message);
+		bnn_cli_columns_free(&cols);
+	}
+	free(text);
+	return rc ? rc : cli_train_load(m, a, a->valid, a->valid_labels, valid);
+}
+
+/* The checkpoint records the training CSV file's column names
+ * (bnn_state.columns), for the commands that read data with it later. */
+static int cli_train_columns(struct bnn_cli_args *a, const bnn_dataset *train, bnn_state *st)
+{
+	free(st->columns);
+	st->columns = NULL;
+	if (!train->columns)
+		return BNN_CLI_OK; /* IDX data */
+	if (!(st->columns = bnn_cli_columns_text(train)))
+		return bnn_cli_error(a, "out of memory");
 	return BNN_CLI_OK;
 }
 
@@ -336,9 +376,11 @@ int bnn_cli_train(const bnn_model *m, struct bnn_cli_args *a)
 	progress.quiet = a->quiet || a->rank > 0;
 	rc = cli_train_load(m, a, a->data, a->labels, &train);
 	if (!rc && a->valid)
-		rc = cli_train_load(m, a, a->valid, a->valid_labels, &valid);
+		rc = cli_train_valid(m, a, &train, &valid);
 	if (!rc)
 		rc = cli_train_state(m, a, &st);
+	if (!rc)
+		rc = cli_train_columns(a, &train, &st);
 	if (!rc)
 		rc = cli_train_standardize(m, a, &st, &train, &valid);
 	if ((rc = bnn_cli_agree(a, rc))) /* every rank's data loaded */

@@ -31,6 +31,8 @@ typedef struct bnn_dataset {
 	float *x;                      /* n × features, owned */
 	float *y;                      /* n × targets, owned; NULL when targets is 0 */
 	char **columns; /* CSV: the feature column names (features of them), owned; else NULL */
+	char **target_columns; /* CSV: the target column names (targets of them, in
+	                          the order of y), owned; else NULL */
 } bnn_dataset;
 
 /** Release what ds owns and zero it.  NULL and zeroed data sets are fine. */
@@ -91,14 +93,19 @@ int bnn_data_load_idx_ids(const char *images, const char *labels, bnn_dataset *o
  * columns.
  */
 typedef struct bnn_csv_options {
-	const char *target;   /* target column name(s), comma-separated, blanks
-	                         around a name ignored; NULL: the last
-	                         `targets` columns */
-	long targets;         /* number of target columns (>= 0); with
-	                         `target`, 0 or the number of names */
-	int targets_optional; /* a file with no target columns is accepted
-	                         (prediction): then out->targets is 0 */
-	long features;        /* expected feature columns; 0: whatever is left */
+	const char *target;         /* target column name(s), comma-separated,
+	                               blanks around a name ignored; NULL: the
+	                               last `targets` columns */
+	long targets;               /* number of target columns (>= 0); with
+	                               `target`, 0 or the number of names */
+	int targets_optional;       /* a file with no target columns is accepted
+	                               (prediction): then out->targets is 0 */
+	long features;              /* expected feature columns; 0: whatever is left */
+	const char *const *columns; /* NULL, or the names the feature columns must
+	                               have, in order: the first feature column
+	                               whose name differs is an error naming it
+	                               and its position */
+	long ncolumns;              /* the names in columns */
 } bnn_csv_options;
 
 /**
@@ -110,17 +117,29 @@ typedef struct bnn_csv_options {
  * locale.  Errors name the file, line and column: a ragged row, a field
  * that is not a number, NaN or infinity, a missing target column, a
  * duplicate column name, an empty file or one without data rows, too many
- * or too few feature columns.  docs/data.md lists every message.
+ * or too few feature columns, a feature column whose name is not the one
+ * opt->columns expects.  docs/data.md lists every message.
  * @param opt  NULL: no targets, every column a feature.
  * @param out  receives the data set (owned, with the feature names in
  *             out->columns; bnn_dataset_free()); zeroed on failure.
  * @return BNN_OK; BNN_EIO (cannot open/read); BNN_EFORMAT (bad content);
  *         BNN_ERANGE (a number too large for a float); BNN_EMISMATCH
- *         (not opt->features feature columns); BNN_EINVAL (bad options:
+ *         (not opt->features feature columns, or not the names of
+ *         opt->columns); BNN_EINVAL (bad options:
  *         negative counts, an empty or repeated name in opt->target,
  *         opt->targets disagreeing with it); BNN_ENOMEM.
  */
 int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset *out, bnn_err *err);
+
+/**
+ * The header of a CSV file alone, checked as bnn_data_load_csv() checks it
+ * (targets, feature count and names): out gets features, targets, columns
+ * and target_columns, and no examples (n 0, x and y NULL).  The rows are
+ * not read.  Same returns as bnn_data_load_csv(), but for the messages
+ * about rows.
+ */
+int bnn_data_csv_header(const char *path, const bnn_csv_options *opt, bnn_dataset *out,
+                        bnn_err *err);
 
 /* Per-feature standardisation x ← (x − mean)/std. */
 typedef struct bnn_standardizer {

@@ -225,6 +225,15 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn
  */
 int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err);
 
+/**
+ * bnn_train_options_check for model m (NULL: any model), which also
+ * refuses what only some models read: delta with sgd, adam or adamw is read
+ * by whvi layers alone, so it is refused for a model without them.
+ * bnn_train calls this one with the model it trains.
+ */
+int bnn_train_options_check_model(const bnn_train_options *o, const bnn_model *m, int valid_set,
+                                  bnn_err *err);
+
 /** Print the option names with a line of help each (for --help). */
 void bnn_train_options_help(FILE *out);
 
@@ -326,6 +335,11 @@ typedef struct bnn_state {
 	long epoch;                   /* epochs completed */
 	bnn_standardizer standardize; /* features 0: inputs used as they are */
 	char *options;                /* text of the options used, owned (or NULL) */
+	char *columns;                /* owned, or NULL: the names of the training
+	                                 CSV file's columns, saved as the section
+	                                 "columns" ("target=NAME" lines, then
+	                                 "feature=NAME" lines in file order), which
+	                                 the driver checks later data against */
 	bnn_train_progress *progress; /* owned, or NULL: where the run that made
 	                                 this state stands, from bnn_state_load
 	                                 of a checkpoint bnn_train wrote (saved
@@ -357,7 +371,8 @@ void bnn_stats_init(const bnn_model *m, float *stats);
  * Save to a checkpoint (atomically replacing path).  Sections: params,
  * stats (with batchnorm layers), sigma, opt.a .. opt.e (the slots in use),
  * meta (text: optimizer, step, epoch), options, standardize.mean,
- * standardize.std, temperature (when st->temperature > 0).
+ * standardize.std, temperature (when st->temperature > 0), columns (when
+ * st->columns is set).
  */
 int bnn_state_save(const bnn_state *st, const char *path, bnn_err *err);
 

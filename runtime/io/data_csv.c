@@ -25,6 +25,10 @@
  * again with that locale's decimal point, so files always use '.'
  * whatever the locale.
  *
+ * With opt->columns, the feature columns must have those names in that
+ * order (csv_check_names: the first that differs is named with its
+ * position).  bnn_data_csv_header() reads and checks line 1 alone.
+ *
  * Positions in messages are "FILE:LINE:COL", LINE and COL counted from 1,
  * COL in bytes from the start of the line (a UTF-8 byte order mark at the
  * start of the file is skipped and not counted) to the first non-blank
@@ -549,6 +553,28 @@ static int csv_header_read(struct csv_reader *r, struct csv_header *h, bnn_err *
 	                r->path, h->cols[dup], q, first + 1, dup + 1);
 }
 
+/* "a, b, c" of the first CSV_LIST_MAX of n names (quoted as messages
+ * quote them; ", ..." after them when there are more) into list. */
+static const char *csv_name_list(const char *const *names, long n, char list[BNN_ERR_MESSAGE_MAX])
+{
+	char qc[CSV_EXCERPT_SIZE];
+	size_t used = 0;
+	long i;
+
+	list[0] = '\0';
+	for (i = 0; i < n && i < CSV_LIST_MAX; i++) {
+		int k = snprintf(list + used, BNN_ERR_MESSAGE_MAX - used, "%s%s", i ? ", " : "",
+		                 csv_excerpt(names[i], strlen(names[i]), qc));
+
+		if (k < 0 || (size_t)k >= BNN_ERR_MESSAGE_MAX - used)
+			break;
+		used += (size_t)k;
+	}
+	if (n > CSV_LIST_MAX && used + 5 < BNN_ERR_MESSAGE_MAX)
+		strcpy(list + used, ", ...");
+	return list;
+}
+
 /* The message for a target column that is not in the header: the
  * closest name if one is close enough (ignoring ASCII case: the shared
  * rule of common/edit_distance.h), else the list of names. */
@@ -559,7 +585,6 @@ static int csv_no_target(const char *path, const struct csv_header *h, const cha
 	long i, pick = -1;
 	char list[BNN_ERR_MESSAGE_MAX];
 	char q[CSV_EXCERPT_SIZE], qc[CSV_EXCERPT_SIZE];
-	size_t used = 0;
 
 	bnn_text_suggest_init(&sug, name, BNN_TEXT_IGNORE_CASE);
 	for (i = 0; i < h->ncols && sug.distance > 0; i++)
@@ -571,21 +596,40 @@ static int csv_no_target(const char *path, const struct csv_header *h, const cha
 		                "%s:1: no target column "
 		                "'%s' (did you mean '%s'?)",
 		                path, q, csv_excerpt(h->names[pick], strlen(h->names[pick]), qc));
-	list[0] = '\0';
-	for (i = 0; i < h->ncols && i < CSV_LIST_MAX; i++) {
-		int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-		                 csv_excerpt(h->names[i], strlen(h->names[i]), qc));
-
-		if (n < 0 || (size_t)n >= sizeof list - used)
-			break;
-		used += (size_t)n;
-	}
-	if (h->ncols > CSV_LIST_MAX && used + 5 < sizeof list)
-		strcpy(list + used, ", ...");
 	return bnn_fail(err, BNN_EFORMAT,
 	                "%s:1: no target column '%s' (the "
 	                "columns are: %s)",
-	                path, q, list);
+	                path, q, csv_name_list((const char *const *)h->names, h->ncols, list));
+}
+
+/* The feature columns (h->dest >= 0) against the names opt->columns
+ * expects, in order: the first that differs is an error naming its
+ * column and position (a file with fewer or more features is left to the
+ * count's check). */
+static int csv_check_names(const char *path, const bnn_csv_options *opt, const struct csv_header *h,
+                           bnn_err *err)
+{
+	char list[BNN_ERR_MESSAGE_MAX], q[CSV_EXCERPT_SIZE], qe[CSV_EXCERPT_SIZE];
+	const char *want;
+	long c, k = 0;
+
+	if (!opt->columns)
+		return BNN_OK;
+	for (c = 0; c < h->ncols && k < opt->ncolumns; c++) {
+		if (h->dest[c] < 0)
+			continue;
+		want = opt->columns[k++];
+		if (strcmp(h->names[c], want) == 0)
+			continue;
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "%s:1:%ld: column %ld is '%s' where '%s' is expected (the feature "
+		                "columns, in order: %s)",
+		                path, h->cols[c], c + 1,
+		                csv_excerpt(h->names[c], strlen(h->names[c]), q),
+		                csv_excerpt(want, strlen(want), qe),
+		                csv_name_list(opt->columns, opt->ncolumns, list));
+	}
+	return BNN_OK;
 }
 
 /* The next name of a comma-separated list, trimmed of blanks; *rest moves
@@ -605,6 +649,22 @@ static char *csv_next_name(char **rest)
 	return tok;
 }
 
+/* A hint for a header whose names hold a ';' or a tab: the file was
+ * written with another separator, and its columns are one. */
+static const char *csv_separator_hint(const struct csv_header *h)
+{
+	long i;
+
+	for (i = 0; i < h->ncols; i++)
+		if (strchr(h->names[i], ';'))
+			return " (the header holds ';': the fields of a CSV file are separated by "
+			       "commas)";
+		else if (strchr(h->names[i], '\t'))
+			return " (the header holds tabs: the fields of a CSV file are separated by "
+			       "commas)";
+	return "";
+}
+
 /* The last opt->targets columns are the targets (h->dest set). */
 static int csv_targets_last(const char *path, const bnn_csv_options *opt, struct csv_header *h,
                             long *targets, bnn_err *err)
@@ -617,10 +677,11 @@ static int csv_targets_last(const char *path, const bnn_csv_options *opt, struct
 		return BNN_OK; /* no targets: a file to predict on */
 	if (h->ncols <= opt->targets)
 		return bnn_fail(err, BNN_EFORMAT,
-		                "%s:1: %ld columns: too few "
-		                "for %ld target columns and at least one "
-		                "feature",
-		                path, h->ncols, opt->targets);
+		                "%s:1: %ld column%s: too few "
+		                "for %ld target column%s and at least one "
+		                "feature%s",
+		                path, h->ncols, h->ncols == 1 ? "" : "s", opt->targets,
+		                opt->targets == 1 ? "" : "s", csv_separator_hint(h));
 	for (i = 0; i < opt->targets; i++)
 		h->dest[h->ncols - opt->targets + i] = -1 - i;
 	*targets = opt->targets;
@@ -752,8 +813,9 @@ static int csv_row(struct csv_reader *r, const struct csv_header *h, bnn_dataset
 				y[-1 - h->dest[c]] = v;
 			continue;
 		}
-		/* Feature names have moved to ds->columns. */
-		name = h->dest[c] >= 0 ? ds->columns[h->dest[c]] : h->names[c];
+		/* The names have moved to ds->columns and ds->target_columns. */
+		name = h->dest[c] >= 0 ? ds->columns[h->dest[c]]
+		                       : ds->target_columns[-1 - h->dest[c]];
 		csv_excerpt(name, strlen(name), qn);
 		csv_excerpt(text, fd->len, q);
 		switch (st) {
@@ -825,34 +887,40 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
 		rc = csv_targets_named(r->path, opt, h, &out->targets, err);
 	else
 		rc = csv_targets_last(r->path, opt, h, &out->targets, err);
-	if (rc)
+	if (rc || (rc = csv_check_names(r->path, opt, h, err)))
 		return rc;
 
 	out->features = h->ncols - out->targets;
 	if (opt->features > 0 && out->features != opt->features)
 		return bnn_fail(err, BNN_EMISMATCH,
 		                "%s: %ld feature "
-		                "column%s but the model takes %ld",
+		                "column%s but the model takes %ld%s",
 		                r->path, out->features, out->features == 1 ? "" : "s",
-		                opt->features);
+		                opt->features, csv_separator_hint(h));
 	out->rank = 1;
 	out->shape[0] = out->features;
 	out->columns = calloc((size_t)out->features, sizeof *out->columns);
-	if (!out->columns)
+	out->target_columns = calloc((size_t)out->targets + 1, sizeof *out->target_columns);
+	if (!out->columns || !out->target_columns)
 		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory", r->path);
 	for (c = 0, k = 0; c < h->ncols; c++) {
-		if (h->dest[c] < 0)
+		if (h->dest[c] < 0) {
+			out->target_columns[-1 - h->dest[c]] = h->names[c];
 			continue;
+		}
 		h->dest[c] = k;
 		out->columns[k++] = h->names[c];
-		h->names[c] = NULL; /* moved */
 	}
+	for (c = 0; c < h->ncols; c++)
+		h->names[c] = NULL; /* moved */
 	return BNN_OK;
 }
 
-int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset *out, bnn_err *err)
+/* bnn_data_load_csv, or with rows 0 bnn_data_csv_header. */
+static int csv_load(const char *path, const bnn_csv_options *opt, int rows, bnn_dataset *out,
+                    bnn_err *err)
 {
-	static const bnn_csv_options none = { NULL, 0, 0, 0 };
+	static const bnn_csv_options none = { NULL, 0, 0, 0, NULL, 0 };
 	struct csv_reader r;
 	struct csv_header h;
 	long cap = 0, blank = 0;
@@ -882,7 +950,7 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset 
 		                path, errno ? strerror(errno) : "unknown error");
 
 	rc = csv_read_header(&r, opt, &h, out, err);
-	while (!rc) {
+	while (!rc && rows) {
 		int got = csv_getline(&r, err);
 
 		if (got < 0) {
@@ -912,7 +980,7 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset 
 		if (!rc)
 			out->n++;
 	}
-	if (!rc && out->n == 0)
+	if (!rc && rows && out->n == 0)
 		rc = bnn_fail(err, BNN_EFORMAT,
 		              "%s: no examples: the file has "
 		              "a header row but no data rows",
@@ -940,4 +1008,15 @@ int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset 
 		}
 	}
 	return BNN_OK;
+}
+
+int bnn_data_load_csv(const char *path, const bnn_csv_options *opt, bnn_dataset *out, bnn_err *err)
+{
+	return csv_load(path, opt, 1, out, err);
+}
+
+int bnn_data_csv_header(const char *path, const bnn_csv_options *opt, bnn_dataset *out,
+                        bnn_err *err)
+{
+	return csv_load(path, opt, 0, out, err);
 }

@@ -435,9 +435,10 @@ static int idx_load(const char *images, const char *labels, int scale_u8, bnn_da
 		}
 		if (lb.dims[0] != im.dims[0]) {
 			rc = bnn_fail(err, BNN_EMISMATCH,
-			              "labels %s has %ld entries but images %s "
+			              "labels %s has %ld entr%s but images %s "
 			              "has %ld",
-			              labels, lb.dims[0], images, im.dims[0]);
+			              labels, lb.dims[0], lb.dims[0] == 1 ? "y" : "ies", images,
+			              im.dims[0]);
 			goto fail;
 		}
 	}

@@ -24,6 +24,10 @@ void bnn_dataset_free(bnn_dataset *ds)
 		for (i = 0; i < ds->features; i++)
 			free(ds->columns[i]);
 	free(ds->columns);
+	if (ds->target_columns)
+		for (i = 0; i < ds->targets; i++)
+			free(ds->target_columns[i]);
+	free(ds->target_columns);
 	free(ds->x);
 	free(ds->y);
 	memset(ds, 0, sizeof *ds);

@@ -28,6 +28,11 @@
  *                        (posthoc_posterior.c)
  *   temperature          f32, one value T > 0: a categorical model's
  *                        temperature (calibrate; docs/calibration.md)
+ *   columns              text, the names of the training CSV file's
+ *                        columns, when set (st->columns: "target=NAME"
+ *                        and "feature=NAME" lines; the driver writes and
+ *                        reads them, docs/data.md); shared by the members
+ *                        of a mixture
  * A checkpoint is bound to its model by the fingerprint of the canonical
  * model text, so parameters are never loaded into a network they do not
  * fit.  The sections of one network can also be written and read under a
@@ -107,6 +112,7 @@ void bnn_state_free(bnn_state *st)
 	for (i = 0; i < BNN_OPT_SLOTS; i++)
 		free(st->opt[i]);
 	free(st->options);
+	free(st->columns);
 	bnn_standardizer_free(&st->standardize);
 	train_progress_free(st->progress);
 	bnn_posthoc_free(st->posthoc);
@@ -217,6 +223,8 @@ int train_state_ckpt(const bnn_state *st, const char *path, bnn_ckpt **out, bnn_
 		float t = (float)st->temperature;
 		rc = bnn_ckpt_add_f32(ck, "temperature", &t, 1);
 	}
+	if (!rc && st->columns)
+		rc = bnn_ckpt_add_text(ck, "columns", st->columns);
 	if (rc) {
 		bnn_ckpt_free(ck);
 		return bnn_fail(err, rc, "cannot build checkpoint %s: %s", path, bnn_strerror(rc));
@@ -487,7 +495,7 @@ int train_state_from_ckpt(const bnn_ckpt *ck, const bnn_model *m, const char *pa
                           const char *prefix, bnn_state *st, bnn_err *err)
 {
 	bnn_state s;
-	const char *meta, *options;
+	const char *meta, *options, *columns;
 	char name[BNN_CKPT_SECTION_NAME_MAX + 1];
 	int rc, i;
 
@@ -517,7 +525,9 @@ int train_state_from_ckpt(const bnn_ckpt *ck, const bnn_model *m, const char *pa
 	if (rc)
 		goto fail;
 	options = bnn_ckpt_find_text(ck, state_section(name, sizeof name, prefix, "options"));
-	if (options && !(s.options = strdup(options))) {
+	columns = bnn_ckpt_find_text(ck, "columns"); /* shared, as the standardisation */
+	if ((options && !(s.options = strdup(options))) ||
+	    (columns && !(s.columns = strdup(columns)))) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
 		goto fail;
 	}

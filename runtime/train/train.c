@@ -627,6 +627,7 @@ static int train_valid_mc_setup(struct trainer *t, bnn_err *err)
 	*d = *src;
 	d->n = t->nvalid;
 	d->columns = NULL;
+	d->target_columns = NULL;
 	d->x = bnn_floats_alloc(d->n * d->features);
 	d->y = d->targets ? bnn_floats_alloc(d->n * d->targets) : NULL;
 	if (!d->x || (d->targets && !d->y)) {
@@ -732,7 +733,7 @@ int bnn_train(bnn_state *st, const bnn_train_io *io, const bnn_train_options *o,
 	if (t.rank > 0)
 		checkpoint = NULL; /* rank 0 writes the checkpoints */
 	if (!(rc = bnn_model_check(t.m, err)) && !(rc = train_check_options(o, err)) &&
-	    !(rc = bnn_train_options_check(o, valid != NULL, err)) &&
+	    !(rc = bnn_train_options_check_model(o, t.m, valid != NULL, err)) &&
 	    !(rc = train_check_model(t.m, o, err)) &&
 	    !(rc = train_check_targets(t.m, train, "the training data", err)))
 		rc = valid ? train_check_targets(t.m, valid, "the validation data", err) : BNN_OK;

@@ -188,7 +188,10 @@ enum opt_need {
 	NEED_COSINE,
 	NEED_VALIDATION,
 	NEED_NO_VALID_SET,
-	NEED_SWAG
+	NEED_SWAG,
+	NEED_PRIOR_UPDATE /* read by the variational optimizers, whose update has
+	                     the prior precision, and by whvi layers' KL with any
+	                     optimizer (bnn_whvi_kl) */
 };
 
 struct opt_def {
@@ -235,7 +238,7 @@ static const struct opt_def opt_defs[] = {
 	  "adam: denominator constant (> 0)" },
 	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING,
 	  "vogn, ivon, bbb: Monte-Carlo samples per step" },
-	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, SHARED, NEED_NOTHING,
+	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, OWN, NEED_PRIOR_UPDATE,
 	  "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
 	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, OWN, NEED_NOTHING,
 	  "vogn: tempering at the end of its schedule" },
@@ -283,6 +286,35 @@ static const struct opt_def opt_defs[] = {
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
+/* A limit of a range as a message prints it: %g when that reads back as
+ * v (100000, 1e+06, 0.999999), else the shortest decimal that does, so
+ * 1048576 is "1048576" where %g would say "1.04858e+06". */
+static const char *opt_limit_text(double v, char buf[32])
+{
+	int digits;
+
+	snprintf(buf, 32, "%g", v);
+	if (strtod(buf, NULL) == v)
+		return buf;
+	for (digits = 7; digits < 17; digits++) {
+		snprintf(buf, 32, "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	snprintf(buf, 32, "%.17g", v);
+	return buf;
+}
+
+/* "option 'NAME': VALUE is outside [MIN, MAX]" (BNN_ERANGE), VALUE as
+ * given. */
+static int opt_outside(const char *name, const char *value, double min, double max, bnn_err *err)
+{
+	char lo[32], hi[32];
+
+	return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%s, %s]", name, value,
+	                opt_limit_text(min, lo), opt_limit_text(max, hi));
+}
+
 static int opt_number(const char *name, const char *value, double min, double max, double *out,
                       bnn_err *err)
 {
@@ -294,11 +326,17 @@ static int opt_number(const char *name, const char *value, double min, double ma
 		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
 	errno = 0;
 	v = strtod(value, &end);
-	if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
+	if (end == value || *end != '\0')
 		return bnn_fail(err, BNN_EINVAL, "option '%s': '%s' is not a number", name, value);
-	if (v < min || v > max)
-		return bnn_fail(err, BNN_ERANGE, "option '%s': %s is outside [%g, %g]", name, value,
-		                min, max);
+	/* a decimal beyond a double (1e400) is a number out of range; one
+	 * too small for it (1e-400) would silently become 0 */
+	if (errno == ERANGE && fabs(v) < 1)
+		return bnn_fail(err, BNN_ERANGE,
+		                "option '%s': %s is too small for a double (the smallest "
+		                "normal one is 2.2e-308)",
+		                name, value);
+	if (errno == ERANGE || !isfinite(v) || v < min || v > max)
+		return opt_outside(name, value, min, max, err);
 	*out = v;
 	return BNN_OK;
 }
@@ -500,10 +538,12 @@ static int opt_is_set(const bnn_train_options *o, const bnn_train_options *def,
 /* 0 if v is in d's range, else BNN_ERANGE with bnn_train_set's message. */
 static int opt_range(const struct opt_def *d, double v, bnn_err *err)
 {
+	char text[32];
+
 	if (v >= d->min && v <= d->max)
 		return BNN_OK;
-	return bnn_fail(err, BNN_ERANGE, "option '%s': %g is outside [%g, %g]", d->name, v, d->min,
-	                d->max);
+	snprintf(text, sizeof text, "%g", v);
+	return opt_outside(d->name, text, d->min, d->max, err);
 }
 
 /* The range check of bnn_train_set, for an option set in the struct
@@ -566,6 +606,8 @@ static int opt_read_by(const struct opt_def *d, int i)
 
 	if (d->shared)
 		return 1;
+	if (d->need == NEED_PRIOR_UPDATE)
+		return train_optimizers[i].variational;
 	for (; p && (p = strstr(p, d->name)) != NULL; p += k)
 		if ((p == train_optimizers[i].options || p[-1] == ' ') && (p[k] == ' ' || !p[k]))
 			return 1;
@@ -591,14 +633,30 @@ static void opt_users_text(const struct opt_def *d, char *buf, size_t size)
 		}
 }
 
-/* 0 if option d, set in o, is read; else BNN_EINVAL with the reason. */
-static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, int valid_set,
-                          bnn_err *err)
+/* Whether model m has a layer whose KL reads option delta whatever the
+ * optimizer (whvi); 1 when the model is not known (NULL). */
+static int opt_model_reads_delta(const bnn_model *m)
+{
+	int i;
+
+	if (!m)
+		return 1;
+	for (i = 0; i < m->nlayers; i++)
+		if (m->layers[i].caps & BNN_CAP_WHVI)
+			return 1;
+	return 0;
+}
+
+/* 0 if option d, set in o, is read (by the optimizer, or by model m's
+ * layers: NULL when unknown); else BNN_EINVAL with the reason. */
+static int opt_check_read(const bnn_train_options *o, const bnn_model *m, const struct opt_def *d,
+                          int valid_set, bnn_err *err)
 {
 	const char *opt = bnn_optimizer_name(o->optimizer);
 	char users[96];
 
-	if (!opt_read_by(d, o->optimizer)) {
+	if (!opt_read_by(d, o->optimizer) &&
+	    !(d->need == NEED_PRIOR_UPDATE && opt_model_reads_delta(m))) {
 		if (d->kind == OPT_WEIGHT_DECAY)
 			return bnn_fail(
 			        err, BNN_EINVAL,
@@ -608,9 +666,13 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 			        opt);
 		opt_users_text(d, users, sizeof users);
 		return bnn_fail(err, BNN_EINVAL,
-		                "option '%s' is not used by optimizer '%s', only by %s: leave it "
-		                "out or choose one of those",
-		                d->name, opt, users);
+		                "option '%s' is not used by optimizer '%s', only by %s%s%s%s: "
+		                "leave it out or choose one of those",
+		                d->name, opt, users,
+		                d->need == NEED_PRIOR_UPDATE ? " (and by whvi layers, which model '"
+		                                             : "",
+		                d->need == NEED_PRIOR_UPDATE ? m->name : "",
+		                d->need == NEED_PRIOR_UPDATE ? "' has none of)" : "");
 	}
 	if (d->need == NEED_STEP && bnn_train_schedule_kind(o) != BNN_SCHEDULE_STEP)
 		return bnn_fail(err, BNN_EINVAL,
@@ -641,6 +703,12 @@ static int opt_check_read(const bnn_train_options *o, const struct opt_def *d, i
 
 int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *err)
 {
+	return bnn_train_options_check_model(o, NULL, valid_set, err);
+}
+
+int bnn_train_options_check_model(const bnn_train_options *o, const bnn_model *m, int valid_set,
+                                  bnn_err *err)
+{
 	bnn_train_options def = bnn_train_defaults();
 	int i, rc;
 
@@ -651,7 +719,7 @@ int bnn_train_options_check(const bnn_train_options *o, int valid_set, bnn_err *
 	for (i = 0; i < NOPTS; i++) {
 		if (opt_is_set(o, &def, &opt_defs[i]) &&
 		    ((rc = opt_check_range(o, &opt_defs[i], err)) ||
-		     (rc = opt_check_read(o, &opt_defs[i], valid_set, err))))
+		     (rc = opt_check_read(o, m, &opt_defs[i], valid_set, err))))
 			return rc;
 	}
 	return train_swag_options_check(o, err);
