@@ -47,7 +47,7 @@ static int same_on_every_rank(const float *a, long n, MPI_Comm comm)
 int main(int argc, char **argv)
 {
 	const bnn_model *m = &MPI_TRAIN_MODEL;
-	bnn_csv_options csv = { "progression", 1, 0, 0 };
+	bnn_csv_options csv = { .target = "progression", .targets = 1 };
 	bnn_train_options o = bnn_train_defaults();
 	bnn_dataset ds;
 	bnn_state st;
