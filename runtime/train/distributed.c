@@ -289,6 +289,16 @@ static void dist_rows(long r, long n, long b, long *first, long *count)
 }
 
 #ifdef BNN_HAVE_MPI
+/* Rank r's share of the mean over a minibatch of b rows split over n
+ * ranks: its rows / b, the weight of its mean in the sum. */
+static float dist_weight(long r, long n, long b)
+{
+	long first, count;
+
+	dist_rows(r, n, b, &first, &count);
+	return (float)((double)count / (double)b);
+}
+
 /* How the step's sums go: DIST_OVERLAP when the ranks span more than
  * one machine (local of size ranks on this one), DIST_SHARED when they
  * all share it; the environment variable BNN_ALLREDUCE (overlap, end,
@@ -566,11 +576,8 @@ static void dist_sum_shared(struct trainer *t, unsigned which)
 	const long hi = lo + chunk < n ? lo + chunk : n;
 	int q, k;
 
-	for (q = 0; q < d->size; q++) {
-		long first, count;
-		dist_rows(q, d->size, t->global_rows, &first, &count);
-		d->wq[q] = (float)((double)count / (double)t->global_rows);
-	}
+	for (q = 0; q < d->size; q++)
+		d->wq[q] = dist_weight(q, d->size, t->global_rows);
 	MPI_Barrier(d->node);
 	for (k = 0; k < DIST_ARRAYS; k++)
 		if (which & (1u << k))
@@ -617,7 +624,7 @@ void train_dist_arm(struct trainer *t, float *a, float *b, float *c)
 	d->arrays[0] = a;
 	d->arrays[1] = b;
 	d->arrays[2] = c;
-	d->w = (float)((double)t->rows / (double)t->global_rows);
+	d->w = dist_weight(t->rank, t->nranks, t->global_rows);
 	d->nreq = 0;
 	d->nranges = 0;
 	d->armed = 1;
@@ -671,7 +678,7 @@ double train_dist_step(struct trainer *t, double loss, float *a, float *b, float
 		nreq = d->nreq;
 		goto send_loss;
 	}
-	w = (float)((double)t->rows / (double)t->global_rows);
+	w = dist_weight(t->rank, t->nranks, t->global_rows);
 	/* Σ_r (b_r/B)·mean_r = the mean over the B rows of the global batch */
 	for (k = 0; k < 3; k++) {
 		int j = arrays[k] ? dist_shared_index(d, arrays[k]) : -1;

@@ -107,7 +107,7 @@ static int train_refuse(const bnn_model *m, const bnn_layer *l, const struct tra
 int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *err)
 {
 	const struct train_optimizer *opt = train_optimizer_of(o->optimizer);
-	int i, learnable = 0;
+	int i;
 
 	for (i = 0; i < m->nlayers; i++) {
 		const bnn_layer *l = &m->layers[i];
@@ -119,9 +119,8 @@ int train_check_model(const bnn_model *m, const bnn_train_options *o, bnn_err *e
 			        l->name, m->name, train_article(l->family), l->family);
 		if (l->caps & ~opt->trains)
 			return train_refuse(m, l, opt, err);
-		learnable += (l->caps & opt->learns) != 0;
 	}
-	if (opt->learns && learnable == 0)
+	if (!train_trains_all(m, opt)) /* every layer's kind is trained: no posterior to learn */
 		return bnn_fail(
 		        err, BNN_EUNSUPPORTED,
 		        "optimizer '%s' learns the posterior of meanfield layers, and model '%s' "
