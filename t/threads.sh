@@ -1,14 +1,19 @@
 #!/bin/sh
-# threads.sh: the same seed gives the same bytes on every thread count.
-# Generated drivers of seven models (dense, dense with dropout,
+# threads.sh: the same seed gives the same bytes on every thread count,
+# and with or without the kernels' versions for wider vectors.
+# Generated drivers of nine models (dense, dense with dropout,
 # meanfield, conv with batchnorm, pooling and dropout, the same
-# meanfield, whvi, emp/ecmp patches), big enough
+# meanfield, whvi, emp/ecmp patches, a transformer block with a GRU and
+# every smooth activation, a meanfield CNN with groupnorm), big enough
 # that the products, the kernels of the passes, the sampler and the
 # updates take their parallel paths, train with every optimizer that
 # trains them on --threads 1, 2 and 3; the checkpoints must be
 # byte-identical (docs/training.md, "Threads").  Then eval and predict
 # with Monte-Carlo samples, on 1, 2 and 3 threads, must print the same
-# bytes too.
+# bytes too.  Last, each model is built again with one version of its
+# kernels (-DBNN_GEN_NO_CLONES) and in GNU C mode (AVX2 and baseline
+# versions only): one thread's checkpoint must be the same bytes
+# (bnn_gen/clones.h).
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -40,6 +45,8 @@ data() { # N F C SEED
 data 384 128 4 1 >vec.csv
 data 256 768 4 2 >img.csv
 data 384 16 0 3 >reg.csv
+data 192 384 4 4 >seq.csv
+data 192 432 4 5 >img12.csv
 
 cat >dense.bnn <<'EOF'
 model dense;
@@ -97,6 +104,28 @@ p1 = maxpool(c1, 2);
 h = relu(dense(globalavgpool(p1), 256) ~ emp(k = 4));
 label ~ categorical(dense(h, 4));
 EOF
+cat >seq.bnn <<'EOF'
+model seq;
+input x[16, 24];
+posterior meanfield;
+block encoder(x) {
+	h = layernorm(add(x, attention(x, 4)), per_step = true);
+	f = dense(gelu(dense(h, 48, per_step = true)), 24, per_step = true);
+	return layernorm(add(h, f), per_step = true);
+}
+g = gru(encoder(x), 20);
+z = softplus(dense(g, 32) ~ dropout(p = 0.1));
+label ~ categorical(dense(tanh(sigmoid(dense(z, 16))), 4));
+EOF
+cat >img12.bnn <<'EOF'
+model img12;
+input img[3, 12, 12];
+posterior meanfield;
+c1 = leaky_relu(groupnorm(conv2d(img, 8, kernel = 3, pad = 1), 2));
+c2 = relu(batchnorm(conv2d(c1, 8, kernel = 3, pad = 1, bias = false)));
+h = cos(dense(flatten(maxpool(c2, 2)), 32));
+label ~ categorical(dense(h, 4));
+EOF
 
 # model  data     optimizers
 cat >plan.txt <<'EOF'
@@ -107,6 +136,8 @@ cnn img.csv adam
 cnnmf img.csv vogn ivon
 whvi reg.csv adam bbb
 patch img.csv adam
+seq seq.csv vogn ivon
+img12 img12.csv vogn
 EOF
 
 while read -r model csv optimizers; do
@@ -144,6 +175,40 @@ while read -r model csv optimizers; do
 		cmp -s "$model.pred.1" "$model.pred.3"
 	ok $? "$model: and so does predict --mc 4"
 done <plan.txt
+
+# One version of the kernels, and GNU C mode, give the bytes of the
+# default build (ISO C: AVX-512, AVX2 and baseline versions).  Where
+# GCC builds no versions, or the CPU has no AVX2, the comparison would
+# prove nothing: skipped.
+if ! grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+	skip 2 "this CPU has no AVX2: the kernels' wider versions never run here"
+elif ! nm dense 2>/dev/null | grep -q 'relu_forward.*avx2'; then
+	skip 2 "this compiler builds no versions of the kernels (GCC on x86-64 Linux does)"
+else
+	failed=0
+	while read -r model csv optimizers; do
+		opt=${optimizers%% *}
+		extra=
+		[ "$model" = cnnmf ] && extra="--set mc=2"
+		for variant in one gnu; do
+			flags=-DBNN_GEN_NO_CLONES
+			[ "$variant" = gnu ] && flags=-std=gnu11
+			# shellcheck disable=SC2086
+			$CC $BNN_CFLAGS $flags -o "$model.$variant" "$model.c" $BNN_LIBS &&
+				"./$model.$variant" train --data "$csv" --target y --optimizer "$opt" \
+					--epochs 2 --batch 96 --seed 7 --threads 1 \
+					--save "$model.$variant.ckpt" --quiet $extra &&
+				cmp -s "$model.$opt.1.ckpt" "$model.$variant.ckpt" ||
+				{ failed=1; diag "$model, $opt: the $variant build differs"; }
+		done
+	done <plan.txt
+	ok "$failed" "every model's checkpoint is the same bytes with one version of the kernels, and in GNU C"
+	nm seq 2>/dev/null | grep -q 'norm_input_delta.*avx512f' &&
+		nm seq.gnu 2>/dev/null | grep -q 'norm_input_delta.*avx2' &&
+		! nm seq.gnu 2>/dev/null | grep -q 'norm_input_delta.*avx512f' &&
+		! nm seq.one 2>/dev/null | grep -q 'norm_input_delta.*avx2'
+	ok $? "ISO C builds AVX-512 and AVX2 versions, GNU C AVX2 alone, -DBNN_GEN_NO_CLONES none"
+fi
 
 # The default is every core the process may use: its affinity mask.
 if command -v taskset >/dev/null 2>&1; then

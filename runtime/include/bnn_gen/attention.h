@@ -76,7 +76,7 @@ struct bnn_gen_attn {
  * softmax, the row's maximum subtracted first; masked entries [n, t) to 0.
  * The maximum, the exponentials (bnn_gen_expf_neg), the sum and the
  * division are loops that vectorise; the sum is bnn_gen_sum's fixed order. */
-static inline void bnn_gen_attn_softmax_row(long n, long t, bnn_real *restrict s)
+BNN_GEN_INLINE void bnn_gen_attn_softmax_row(long n, long t, bnn_real *restrict s)
 {
 	const bnn_real m = bnn_gen_max(n, s);
 	bnn_real z;
@@ -90,8 +90,9 @@ static inline void bnn_gen_attn_softmax_row(long n, long t, bnn_real *restrict s
 
 /* The attention of one example: from its qkv [T, 3D], the weights a
  * [H, T, T] and the heads' outputs o [T, D]. */
-static inline void bnn_gen_attn_example(const struct bnn_gen_attn *g, const bnn_real *qkv,
-                                        bnn_real *a, bnn_real *o)
+static inline BNN_GEN_CLONES void bnn_gen_attn_example(const struct bnn_gen_attn *g,
+                                                       const bnn_real *qkv, bnn_real *a,
+                                                       bnn_real *o)
 {
 	const long t = g->t, dd = g->d, dh = g->d / g->h, ld = 3 * g->d;
 	const bnn_real scale = (bnn_real)(1.0 / BNN_GEN_SQRT((bnn_real)dh));
@@ -125,26 +126,29 @@ static inline void bnn_gen_attn_forward(const struct bnn_gen_attn *g, long batch
 }
 
 /* ds [T, T] (δA of one head) to δS, through the softmax's Jacobian:
- * δS_ij = A_ij (δA_ij − Σ_k A_ik δA_ik). */
-static inline void bnn_gen_attn_softmax_back(long t, const bnn_real *restrict a,
-                                             bnn_real *restrict ds)
+ * δS_ij = A_ij (δA_ij − Σ_k A_ik δA_ik), the sum in double, in
+ * BNN_GEN_DSUM's fixed order (a loop that vectorises, where one running
+ * sum is a serial chain of additions). */
+BNN_GEN_INLINE void bnn_gen_attn_softmax_back(long t, const bnn_real *restrict a,
+                                              bnn_real *restrict ds)
 {
-	long r, j;
+	long r;
 	for (r = 0; r < t; r++) {
 		const bnn_real *restrict ar = a + r * t;
-		bnn_real *restrict dr = ds + r * t, dot = 0;
-		for (j = 0; j < t; j++)
-			dot += ar[j] * dr[j];
-		for (j = 0; j < t; j++)
-			dr[j] = ar[j] * (dr[j] - dot);
+		bnn_real *restrict dr = ds + r * t, dot;
+		double sum;
+		BNN_GEN_DSUM(t, sum, (double)ar[i] * (double)dr[i]);
+		dot = (bnn_real)sum;
+		BNN_GEN_EACH(t, 0, dr, ar[i] * (dr[i] - dot));
 	}
 }
 
 /* One example back through its heads: from do [T, D] (δO), its qkv and a,
  * the deltas of Q, K, V into dqkv [T, 3D]; ds is [T, T] scratch. */
-static inline void bnn_gen_attn_example_back(const struct bnn_gen_attn *g, const bnn_real *qkv,
-                                             const bnn_real *a, const bnn_real *dout,
-                                             bnn_real *dqkv, bnn_real *ds)
+static inline BNN_GEN_CLONES void bnn_gen_attn_example_back(const struct bnn_gen_attn *g,
+                                                            const bnn_real *qkv, const bnn_real *a,
+                                                            const bnn_real *dout, bnn_real *dqkv,
+                                                            bnn_real *ds)
 {
 	const long t = g->t, dd = g->d, dh = g->d / g->h, ld = 3 * g->d;
 	const bnn_real scale = (bnn_real)(1.0 / BNN_GEN_SQRT((bnn_real)dh));
@@ -170,10 +174,12 @@ static inline void bnn_gen_attn_zero_key(long d, bnn_real *restrict g3)
 /* The mean of the squared per-example gradients into sq (the layer's block,
  * overwritten): per example, the gradient of each projection summed over
  * its T positions, then squared (see the top of this file). */
-static inline void bnn_gen_attn_sqgrad(const struct bnn_gen_attn *g, long batch,
-                                       const bnn_real *restrict x, const bnn_real *restrict dqkv,
-                                       const bnn_real *restrict o, const bnn_real *restrict dy,
-                                       bnn_real *restrict tmp, bnn_real *restrict sq)
+static inline BNN_GEN_CLONES void bnn_gen_attn_sqgrad(const struct bnn_gen_attn *g, long batch,
+                                                      const bnn_real *restrict x,
+                                                      const bnn_real *restrict dqkv,
+                                                      const bnn_real *restrict o,
+                                                      const bnn_real *restrict dy,
+                                                      bnn_real *restrict tmp, bnn_real *restrict sq)
 {
 	const long t = g->t, f = g->f, d = g->d, e = 3 * d;
 	const long wmax = e * f > d * d ? e * f : d * d;

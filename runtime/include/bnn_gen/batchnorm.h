@@ -32,13 +32,11 @@
  * rmean and rvar (not NULL then), which stay as they are.  The channel
  * sums are accumulated in double.
  */
-static inline void bnn_gen_batchnorm_forward(long batch, long c, long hw,
-                                             const bnn_real *restrict x,
-                                             const bnn_real *restrict gamma,
-                                             const bnn_real *restrict beta, double eps,
-                                             double momentum, int batch_stats,
-                                             bnn_real *restrict rmean, bnn_real *restrict rvar,
-                                             bnn_real *restrict mr, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_batchnorm_forward(
+        long batch, long c, long hw, const bnn_real *restrict x, const bnn_real *restrict gamma,
+        const bnn_real *restrict beta, double eps, double momentum, int batch_stats,
+        bnn_real *restrict rmean, bnn_real *restrict rvar, bnn_real *restrict mr,
+        bnn_real *restrict y)
 {
 	const long chw = c * hw, m = batch * hw;
 	long ch, e;
@@ -101,7 +99,7 @@ static inline void bnn_gen_batchnorm_forward(long batch, long c, long hw,
  *     dx = γ·r·(dy − (Σ dy)/M − ŝ·(Σ dy·ŝ)/M),
  * and with fixed statistics dx = γ·r·dy.
  */
-static inline void bnn_gen_batchnorm_backward(
+static inline BNN_GEN_CLONES void bnn_gen_batchnorm_backward(
         long batch, long c, long hw, int batch_stats, const bnn_real *restrict x,
         const bnn_real *restrict dy, const bnn_real *restrict gamma, const bnn_real *restrict mr,
         bnn_real *restrict dgamma, bnn_real *restrict dbeta, bnn_real *restrict sg,

@@ -71,10 +71,11 @@ static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
 int bnn_sqgrad_bf16(long batch, long k, long n, const float *x, const float *g, float *sw,
                     float *x2, float *g2);
 
-static inline void bnn_gen_dense_sqgrad(long batch, long k, long n, const bnn_real *restrict x,
-                                        const bnn_real *restrict g, bnn_real *restrict sw,
-                                        bnn_real *restrict sb, bnn_real *restrict x2,
-                                        bnn_real *restrict g2)
+static inline BNN_GEN_CLONES void bnn_gen_dense_sqgrad(long batch, long k, long n,
+                                                       const bnn_real *restrict x,
+                                                       const bnn_real *restrict g,
+                                                       bnn_real *restrict sw, bnn_real *restrict sb,
+                                                       bnn_real *restrict x2, bnn_real *restrict g2)
 {
 	BNN_GEN_PEACH(batch * n, 1, 0, g2, g[i] * g[i]);
 	if (sb) {
@@ -101,10 +102,9 @@ static inline void bnn_gen_dense_sqgrad(long batch, long k, long n, const bnn_re
  * multiply-adds (as many as the weight gradient itself), and B·N·(K + 1)
  * squares.  With T = 1 it is bnn_gen_dense_sqgrad's value.
  */
-static inline void bnn_gen_dense_steps_sqgrad(long batch, long t, long k, long n,
-                                              const bnn_real *restrict x,
-                                              const bnn_real *restrict g, bnn_real *restrict sw,
-                                              bnn_real *restrict sb, bnn_real *restrict tmp)
+static inline BNN_GEN_CLONES void bnn_gen_dense_steps_sqgrad(
+        long batch, long t, long k, long n, const bnn_real *restrict x, const bnn_real *restrict g,
+        bnn_real *restrict sw, bnn_real *restrict sb, bnn_real *restrict tmp)
 {
 	bnn_real *const tb = tmp + n * k;
 	const bnn_real b = (bnn_real)batch;

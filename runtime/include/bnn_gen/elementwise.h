@@ -23,27 +23,30 @@
  * derivative is written with whichever of x and y is cheaper. */
 
 
-static inline void bnn_gen_relu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_relu_forward(long n, const bnn_real *restrict x,
+                                                       bnn_real *restrict y)
 {
 	BNN_GEN_PEACH(n, 1, 0, y, x[i] > 0 ? x[i] : 0);
 }
-static inline void bnn_gen_relu_backward(long n, const bnn_real *restrict x,
-                                         const bnn_real *restrict y, const bnn_real *restrict dy,
-                                         bnn_real *restrict dx, int acc)
+static inline BNN_GEN_CLONES void bnn_gen_relu_backward(long n, const bnn_real *restrict x,
+                                                        const bnn_real *restrict y,
+                                                        const bnn_real *restrict dy,
+                                                        bnn_real *restrict dx, int acc)
 {
 	(void)y;
 	BNN_GEN_PEACH(n, 1, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], 0));
 }
 
-static inline void bnn_gen_leaky_relu_forward(long n, const bnn_real *restrict x,
-                                              bnn_real *restrict y, bnn_real slope)
+static inline BNN_GEN_CLONES void bnn_gen_leaky_relu_forward(long n, const bnn_real *restrict x,
+                                                             bnn_real *restrict y, bnn_real slope)
 {
 	BNN_GEN_PEACH(n, 1, 0, y, x[i] > 0 ? x[i] : slope * x[i]);
 }
-static inline void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict x,
-                                               const bnn_real *restrict y,
-                                               const bnn_real *restrict dy, bnn_real *restrict dx,
-                                               int acc, bnn_real slope)
+static inline BNN_GEN_CLONES void bnn_gen_leaky_relu_backward(long n, const bnn_real *restrict x,
+                                                              const bnn_real *restrict y,
+                                                              const bnn_real *restrict dy,
+                                                              bnn_real *restrict dx, int acc,
+                                                              bnn_real slope)
 {
 	(void)y;
 	BNN_GEN_PEACH(n, 1, acc, dx, bnn_gen_pick(x[i] > 0, dy[i], slope * dy[i]));
@@ -131,24 +134,12 @@ static inline float bnn_gen_tanhf(float x)
 }
 #endif
 
-/* The float tanh loop is built for AVX-512, AVX2 and baseline x86-64,
- * and the dynamic loader picks the best the CPU has (GCC's target_clones,
- * as the library's BNN_SIMD_CLONES, under the same conditions: in ISO C
- * mode GCC does not contract a*b + c into an FMA, so every version gives
- * the same floats).  The AVX-512 clone measured several times faster than
- * SSE2's, and both far faster than glibc's tanhf (docs/benchmarks.md,
- * "Measurements behind the kernels"). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-        defined(__GLIBC__) && defined(__STRICT_ANSI__) && !defined(BNN_NO_SIMD_CLONES) &&    \
-        !defined(BNN_GEN_DOUBLE)
-#define BNN_GEN_TANH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define BNN_GEN_TANH_CLONES
-#endif
-
-/* tanh over n values on the calling thread (the cloned loop). */
-BNN_GEN_TANH_CLONES
-static inline void bnn_gen_tanh_run(long n, const bnn_real *restrict x, bnn_real *restrict y)
+/* tanh over n values on the calling thread.  Its versions for AVX-512 and
+ * AVX2 (BNN_GEN_CLONES) measured several times faster than SSE2's, and
+ * all far faster than glibc's tanhf (docs/benchmarks.md, "Measurements
+ * behind the kernels"). */
+static inline BNN_GEN_CLONES void bnn_gen_tanh_run(long n, const bnn_real *restrict x,
+                                                   bnn_real *restrict y)
 {
 #ifdef BNN_GEN_DOUBLE
 	BNN_GEN_EACH(n, 0, y, BNN_GEN_TANH(x[i]));
@@ -176,9 +167,10 @@ static inline void bnn_gen_tanh_forward(long n, const bnn_real *restrict x, bnn_
 		bnn_gen_tanh_run(m, x + lo, y + lo);
 	}
 }
-static inline void bnn_gen_tanh_backward(long n, const bnn_real *restrict x,
-                                         const bnn_real *restrict y, const bnn_real *restrict dy,
-                                         bnn_real *restrict dx, int acc)
+static inline BNN_GEN_CLONES void bnn_gen_tanh_backward(long n, const bnn_real *restrict x,
+                                                        const bnn_real *restrict y,
+                                                        const bnn_real *restrict dy,
+                                                        bnn_real *restrict dx, int acc)
 {
 	(void)x;
 	BNN_GEN_PEACH(n, 1, acc, dx, dy[i] * (1 - y[i] * y[i]));
@@ -192,13 +184,15 @@ static inline bnn_real bnn_gen_sigmoid1(bnn_real x)
 	bnn_real e = BNN_GEN_EXP(x);
 	return e / (1 + e);
 }
-static inline void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_sigmoid_forward(long n, const bnn_real *restrict x,
+                                                          bnn_real *restrict y)
 {
 	BNN_GEN_PEACH(n, 8, 0, y, bnn_gen_sigmoid1(x[i]));
 }
-static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
-                                            const bnn_real *restrict y, const bnn_real *restrict dy,
-                                            bnn_real *restrict dx, int acc)
+static inline BNN_GEN_CLONES void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
+                                                           const bnn_real *restrict y,
+                                                           const bnn_real *restrict dy,
+                                                           bnn_real *restrict dx, int acc)
 {
 	(void)x;
 	BNN_GEN_PEACH(n, 1, acc, dx, dy[i] * y[i] * (1 - y[i]));
@@ -206,7 +200,8 @@ static inline void bnn_gen_sigmoid_backward(long n, const bnn_real *restrict x,
 
 /* GELU, exact: y = x·Φ(x) with Φ the standard normal CDF;
  * y' = Φ(x) + x·φ(x). */
-static inline void bnn_gen_gelu_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_gelu_forward(long n, const bnn_real *restrict x,
+                                                       bnn_real *restrict y)
 {
 	BNN_GEN_PEACH(n, 8, 0, y,
 	              (bnn_real)0.5 * x[i] *
@@ -219,9 +214,10 @@ static inline bnn_real bnn_gen_gelu_slope1(bnn_real x)
 	bnn_real pdf = (bnn_real)0.39894228040143267794 * BNN_GEN_EXP((bnn_real)-0.5 * x * x);
 	return cdf + x * pdf;
 }
-static inline void bnn_gen_gelu_backward(long n, const bnn_real *restrict x,
-                                         const bnn_real *restrict y, const bnn_real *restrict dy,
-                                         bnn_real *restrict dx, int acc)
+static inline BNN_GEN_CLONES void bnn_gen_gelu_backward(long n, const bnn_real *restrict x,
+                                                        const bnn_real *restrict y,
+                                                        const bnn_real *restrict dy,
+                                                        bnn_real *restrict dx, int acc)
 {
 	(void)y;
 	BNN_GEN_PEACH(n, 8, acc, dx, dy[i] * bnn_gen_gelu_slope1(x[i]));
@@ -233,39 +229,42 @@ static inline bnn_real bnn_gen_softplus1(bnn_real x)
 {
 	return (x > 0 ? x : 0) + BNN_GEN_LOG1P(BNN_GEN_EXP(-BNN_GEN_FABS(x)));
 }
-static inline void bnn_gen_softplus_forward(long n, const bnn_real *restrict x,
-                                            bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_softplus_forward(long n, const bnn_real *restrict x,
+                                                           bnn_real *restrict y)
 {
 	BNN_GEN_PEACH(n, 8, 0, y, bnn_gen_softplus1(x[i]));
 }
-static inline void bnn_gen_softplus_backward(long n, const bnn_real *restrict x,
-                                             const bnn_real *restrict y,
-                                             const bnn_real *restrict dy, bnn_real *restrict dx,
-                                             int acc)
+static inline BNN_GEN_CLONES void bnn_gen_softplus_backward(long n, const bnn_real *restrict x,
+                                                            const bnn_real *restrict y,
+                                                            const bnn_real *restrict dy,
+                                                            bnn_real *restrict dx, int acc)
 {
 	(void)y;
 	BNN_GEN_PEACH(n, 8, acc, dx, dy[i] * bnn_gen_sigmoid1(x[i]));
 }
 
-static inline void bnn_gen_cos_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_cos_forward(long n, const bnn_real *restrict x,
+                                                      bnn_real *restrict y)
 {
 	BNN_GEN_PEACH(n, 8, 0, y, BNN_GEN_COS(x[i]));
 }
-static inline void bnn_gen_cos_backward(long n, const bnn_real *restrict x,
-                                        const bnn_real *restrict y, const bnn_real *restrict dy,
-                                        bnn_real *restrict dx, int acc)
+static inline BNN_GEN_CLONES void bnn_gen_cos_backward(long n, const bnn_real *restrict x,
+                                                       const bnn_real *restrict y,
+                                                       const bnn_real *restrict dy,
+                                                       bnn_real *restrict dx, int acc)
 {
 	(void)y;
 	BNN_GEN_PEACH(n, 8, acc, dx, -dy[i] * BNN_GEN_SIN(x[i]));
 }
 
 /* identity and flatten: a copy (the layout of [C, H, W] is already flat). */
-static inline void bnn_gen_copy_forward(long n, const bnn_real *restrict x, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_copy_forward(long n, const bnn_real *restrict x,
+                                                       bnn_real *restrict y)
 {
 	BNN_GEN_PEACH(n, 1, 0, y, x[i]);
 }
-static inline void bnn_gen_copy_backward(long n, const bnn_real *restrict dy, bnn_real *restrict dx,
-                                         int acc)
+static inline BNN_GEN_CLONES void bnn_gen_copy_backward(long n, const bnn_real *restrict dy,
+                                                        bnn_real *restrict dx, int acc)
 {
 	BNN_GEN_PEACH(n, 1, acc, dx, dy[i]);
 }

@@ -202,15 +202,17 @@ static inline void bnn_gen_gru_step_back(long u, bnn_real *restrict q, const bnn
 }
 
 /* sq[k] += B·v[k]² for k in [0, n). */
-static inline void bnn_gen_gru_add_squares(long batch, long n, const bnn_real *restrict v,
-                                           bnn_real *restrict sq)
+static inline BNN_GEN_CLONES void bnn_gen_gru_add_squares(long batch, long n,
+                                                          const bnn_real *restrict v,
+                                                          bnn_real *restrict sq)
 {
 	BNN_GEN_EACH(n, 1, sq, (bnn_real)batch * v[i] * v[i]);
 }
 
 /* s[k] = Σ_r x[r·ld + k] over r in [0, rows), k in [0, n). */
-static inline void bnn_gen_gru_strided_sums(long rows, long n, long ld, const bnn_real *restrict x,
-                                            bnn_real *restrict s)
+static inline BNN_GEN_CLONES void bnn_gen_gru_strided_sums(long rows, long n, long ld,
+                                                           const bnn_real *restrict x,
+                                                           bnn_real *restrict s)
 {
 	long r;
 	memset(s, 0, (size_t)n * sizeof *s);

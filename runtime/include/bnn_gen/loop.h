@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "clones.h"
 #include "real.h"
 
 /* dst[i] = expr, or dst[i] += expr when acc, for i in [0, n).  The test of
@@ -238,8 +239,8 @@ static inline bnn_real bnn_gen_max(long n, const bnn_real *restrict x)
 /* s[j] = Σ_r x[r·n + j] over r in [0, rows), in row order, for j in
  * [0, n): each column's sum is one thread's, the team shares the columns
  * in chunks of BNN_GEN_PAR_CHUNK / 16 (the same bits for any team). */
-static inline void bnn_gen_col_sums(long rows, long n, const bnn_real *restrict x,
-                                    bnn_real *restrict s)
+static inline BNN_GEN_CLONES void bnn_gen_col_sums(long rows, long n, const bnn_real *restrict x,
+                                                   bnn_real *restrict s)
 {
 	const long width = BNN_GEN_PAR_CHUNK / 16, chunks = (n + width - 1) / width;
 	long c;

@@ -77,17 +77,18 @@ static inline void bnn_gen_normal(bnn_rng *rng, long n, bnn_real *restrict out)
 }
 
 /* Dropout forward: xt = x∘mask over n values. */
-static inline void bnn_gen_dropout_apply(long n, const bnn_real *restrict x,
-                                         const bnn_real *restrict mask, bnn_real *restrict xt)
+static inline BNN_GEN_CLONES void bnn_gen_dropout_apply(long n, const bnn_real *restrict x,
+                                                        const bnn_real *restrict mask,
+                                                        bnn_real *restrict xt)
 {
 	BNN_GEN_PEACH(n, 1, 0, xt, x[i] * mask[i]);
 }
 
 /* dx (+)= d∘mask over n values: a dropout layer's input delta from the
  * delta d of its masked input (conv2d). */
-static inline void bnn_gen_dropout_mask_into(long n, const bnn_real *restrict d,
-                                             const bnn_real *restrict mask, bnn_real *restrict dx,
-                                             int accumulate)
+static inline BNN_GEN_CLONES void bnn_gen_dropout_mask_into(long n, const bnn_real *restrict d,
+                                                            const bnn_real *restrict mask,
+                                                            bnn_real *restrict dx, int accumulate)
 {
 	BNN_GEN_PEACH(n, 1, accumulate, dx, d[i] * mask[i]);
 }

@@ -45,8 +45,8 @@
 /* The mean and r = 1/√(v + ε) of the n values at x, v the biased
  * variance: the mean first, then the squared deviations from it (more
  * accurate than Σx² − nμ² when |μ| is large against the spread). */
-static inline void bnn_gen_norm_moments(long n, const bnn_real *restrict x, double eps,
-                                        bnn_real *mean, bnn_real *r)
+BNN_GEN_INLINE void bnn_gen_norm_moments(long n, const bnn_real *restrict x, double eps,
+                                         bnn_real *mean, bnn_real *r)
 {
 	double sum, ss, mu;
 
@@ -61,11 +61,12 @@ static inline void bnn_gen_norm_moments(long n, const bnn_real *restrict x, doub
  * The forward pass of B examples of C·hw values in G groups, with γ and β
  * of C·hw/len cells; mr receives B blocks of 2G floats (μ, then r).
  */
-static inline void bnn_gen_norm_forward(long batch, long c, long hw, long groups, long len,
-                                        long cells, const bnn_real *restrict x,
-                                        const bnn_real *restrict gamma,
-                                        const bnn_real *restrict beta, double eps,
-                                        bnn_real *restrict mr, bnn_real *restrict y)
+static inline BNN_GEN_CLONES void bnn_gen_norm_forward(long batch, long c, long hw, long groups,
+                                                       long len, long cells,
+                                                       const bnn_real *restrict x,
+                                                       const bnn_real *restrict gamma,
+                                                       const bnn_real *restrict beta, double eps,
+                                                       bnn_real *restrict mr, bnn_real *restrict y)
 {
 	const long chw = c * hw, n = chw / groups;
 	long e;
@@ -110,12 +111,10 @@ static inline void bnn_gen_norm_forward(long batch, long c, long hw, long groups
  * and repeats before squaring, so (1/B)·Σ_i of its square is
  * B·Σ_i (Σ_cell dy·x̂)², and likewise for β.
  */
-static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long groups, long len,
-                                            long cells, const bnn_real *restrict x,
-                                            const bnn_real *restrict dy,
-                                            const bnn_real *restrict mr, bnn_real *restrict dgamma,
-                                            bnn_real *restrict dbeta, bnn_real *restrict sg,
-                                            bnn_real *restrict sb)
+static inline BNN_GEN_CLONES void bnn_gen_norm_param_grads(
+        long batch, long c, long hw, long groups, long len, long cells, const bnn_real *restrict x,
+        const bnn_real *restrict dy, const bnn_real *restrict mr, bnn_real *restrict dgamma,
+        bnn_real *restrict dbeta, bnn_real *restrict sg, bnn_real *restrict sb)
 {
 	const long chw = c * hw, n = chw / groups, reps = chw / len / cells;
 	const long tiles = (cells + BNN_GEN_NORM_TILE - 1) / BNN_GEN_NORM_TILE;
@@ -142,11 +141,9 @@ static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long gr
 					const bnn_real *restrict xk = x + e * chw + base;
 					const bnn_real *restrict dk = dy + e * chw + base;
 					const bnn_real mu = me[base / n], r = me[groups + base / n];
-					for (k = 0; k < m; k++) {
-						const double d = dk[k];
-						es[k] += d * (double)((xk[k] - mu) * r);
-						ed[k] += d;
-					}
+					BNN_GEN_LOOP(m, es[i] +=
+					                (double)dk[i] * (double)((xk[i] - mu) * r));
+					BNN_GEN_LOOP(m, ed[i] += (double)dk[i]);
 					continue;
 				}
 				for (k = 0; k < m; k++) {
@@ -161,12 +158,10 @@ static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long gr
 					}
 				}
 			}
-			for (k = 0; k < m; k++) {
-				dg[k] += es[k];
-				db[k] += ed[k];
-				qg[k] += es[k] * es[k];
-				qb[k] += ed[k] * ed[k];
-			}
+			BNN_GEN_LOOP(m, dg[i] += es[i]);
+			BNN_GEN_LOOP(m, db[i] += ed[i]);
+			BNN_GEN_LOOP(m, qg[i] += es[i] * es[i]);
+			BNN_GEN_LOOP(m, qb[i] += ed[i] * ed[i]);
 		}
 		for (k = 0; k < m; k++) {
 			dgamma[lo + k] = (bnn_real)dg[k];
@@ -185,12 +180,10 @@ static inline void bnn_gen_norm_param_grads(long batch, long c, long hw, long gr
  * the group,
  *     dx = r·(ĝ − (1/n)·Σ ĝ − x̂·(1/n)·Σ ĝ·x̂).
  */
-static inline void bnn_gen_norm_input_delta(long batch, long c, long hw, long groups, long len,
-                                            long cells, const bnn_real *restrict x,
-                                            const bnn_real *restrict dy,
-                                            const bnn_real *restrict gamma,
-                                            const bnn_real *restrict mr, bnn_real *restrict dx,
-                                            int accumulate)
+static inline BNN_GEN_CLONES void bnn_gen_norm_input_delta(
+        long batch, long c, long hw, long groups, long len, long cells, const bnn_real *restrict x,
+        const bnn_real *restrict dy, const bnn_real *restrict gamma, const bnn_real *restrict mr,
+        bnn_real *restrict dx, int accumulate)
 {
 	const long chw = c * hw, n = chw / groups;
 	long e;

@@ -31,9 +31,10 @@ static inline void bnn_gen_positional_table(long t, long d, bnn_real *restrict p
 }
 
 /* y = x + PE for every example; pe: T·D floats of workspace. */
-static inline void bnn_gen_positional_forward(long batch, long t, long d,
-                                              const bnn_real *restrict x, bnn_real *restrict y,
-                                              bnn_real *restrict pe)
+static inline BNN_GEN_CLONES void bnn_gen_positional_forward(long batch, long t, long d,
+                                                             const bnn_real *restrict x,
+                                                             bnn_real *restrict y,
+                                                             bnn_real *restrict pe)
 {
 	const long n = t * d;
 	long e;
