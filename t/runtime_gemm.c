@@ -23,7 +23,9 @@
  * the last) that must come back unchanged.  Threads: on both paths, the
  * benchmark networks' products and odd shapes give the same bytes on 1, 2
  * and 3 threads, and small products (bnn_gemm_threads_for) stay on one.
- * Also: the dispatch (BNN_GEMM), bnn_dgemm, the double product, and the
+ * bnn_sgemm_bias (a bias added where C is written) gives, on both paths,
+ * the bytes of C's rows filled with the bias and bnn_sgemm with beta = 1.
+ * Also: the dispatch (BNN_GEMM), bnn_dgemm, bnn_dgemm_bias, the double product, and the
  * transposes bnn_stranspose and bnn_dtranspose.  Every seed
  * is fixed; the whole test takes well under a second.
  */
@@ -654,29 +656,118 @@ static void test_transpose(void)
 	ok(bad_d == 0, "bnn_dtranspose: %ld entries of 49 shapes exact, the gaps untouched", count);
 }
 
+/*
+ * bnn_sgemm_bias against its definition: C's rows filled with the bias,
+ * then bnn_sgemm with beta = 1 must give the same bytes (sentinels
+ * included), on 1 and 2 threads, for every transpose, over shapes that
+ * take every kernel path: partial register tiles, the dot-product path
+ * (A·Bᵀ with N <= 24 and K >= 32), several blocks of the inner dimension
+ * (K > 192, where the bias is added by the first block only), a product
+ * large enough to be cut among threads; alpha −0.5 in turn; K = 0 (C =
+ * the bias).  C starts as NaN: the product does not read it.
+ */
+static int bias_case(int path, int ta, int tb, long m, long n, long k, float alpha, int threads)
+{
+	const long lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 2, csz = (m + 1) * ldc;
+	float *a = alloc_floats((ta ? k : m) * lda), *b = alloc_floats((tb ? n : k) * ldb);
+	float *bias = alloc_floats(n), *c = alloc_floats(csz), *want = alloc_floats(csz);
+	long i;
+	int same;
+
+	for (i = 0; i < (ta ? k : m) * lda; i++)
+		a[i] = uniform();
+	for (i = 0; i < (tb ? n : k) * ldb; i++)
+		b[i] = uniform();
+	for (i = 0; i < n; i++)
+		bias[i] = uniform();
+	for (i = 0; i < csz; i++) {
+		c[i] = i < m * ldc && i % ldc < n ? NAN : SENTINEL;
+		want[i] = i < m * ldc && i % ldc < n ? bias[i % ldc] : SENTINEL;
+	}
+	bnn_set_threads(threads);
+	bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, 1.0f, want, ldc);
+	bnn_sgemm_bias_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+	bnn_set_threads(1);
+	same = memcmp(c, want, (size_t)csz * sizeof *c) == 0;
+	if (!same)
+		tap_diag(
+		        "%s%s m=%ld n=%ld k=%ld alpha %g, %d threads: not the bytes of fill + beta 1",
+		        ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads);
+	free(a);
+	free(b);
+	free(bias);
+	free(c);
+	free(want);
+	return same;
+}
+
+static void test_bias(int path, const char *pname)
+{
+	static const long shapes[][3] = {
+		{ 1, 1, 1 },       { 13, 17, 5 },     { 12, 32, 64 },
+		{ 25, 10, 100 },   { 7, 24, 33 },     { 37, 53, 400 },
+		{ 128, 512, 784 }, { 300, 130, 128 }, { 5, 9, 0 },
+	};
+	int s, t, th, count = 0, same = 1;
+
+	for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+		for (t = 0; t < 4; t++)
+			for (th = 1; th <= 2; th++, count++)
+				same &= bias_case(path, t >> 1, t & 1, shapes[s][0], shapes[s][1],
+				                  shapes[s][2], count % 3 ? 1.0f : -0.5f, th);
+	ok(same,
+	   "%s: bnn_sgemm_bias gives the bytes of rows filled with the bias and beta 1 "
+	   "(%d products)",
+	   pname, count);
+}
+
+/* bnn_dgemm_bias: the same, in double. */
+static void test_dgemm_bias(void)
+{
+	const double a[6] = { 1, 2, 3, 4, 5, 6 }, b[6] = { 0.5, -1, 2, 0.25, 1, -2 };
+	const double bias[3] = { 10, 20, 30 };
+	/* C = A (2x3) · B (3x2)... as A (2x2 of the first 4) · B (2x3) + bias */
+	const double want[6] = {
+		1 * 0.5 + 2 * 0.25 + 10, 1 * -1 + 2 * 1 + 20, 1 * 2 + 2 * -2 + 30,
+		3 * 0.5 + 4 * 0.25 + 10, 3 * -1 + 4 * 1 + 20, 3 * 2 + 4 * -2 + 30
+	};
+	double c[6];
+	int i, same = 1;
+
+	for (i = 0; i < 6; i++)
+		c[i] = NAN;
+	bnn_dgemm_bias(0, 0, 2, 3, 2, 1.0, a, 2, b, 3, bias, c, 3);
+	for (i = 0; i < 6; i++)
+		same &= c[i] == want[i];
+	ok(same, "bnn_dgemm_bias: a 2 x 2 by 2 x 3 product plus a bias, by hand");
+}
+
 int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 12 + 5 + 5 + 4 + 1 + 2);
+	tap_plan(2 * 13 + 5 + 5 + 4 + 1 + 2 + 1);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
 		test_bench_shapes(BNN_GEMM_PATH_AVX512, "avx512");
 		test_degenerate(BNN_GEMM_PATH_AVX512, "avx512");
 		test_threads(BNN_GEMM_PATH_AVX512, "avx512");
+		test_bias(BNN_GEMM_PATH_AVX512, "avx512");
 	} else {
-		tap_skip(12, "this CPU (or build) has no AVX-512 kernel");
+		tap_skip(13, "this CPU (or build) has no AVX-512 kernel");
 	}
 	test_small(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_blocks(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_bench_shapes(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_degenerate(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_threads(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_bias(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_threads_for();
 	test_dispatch();
 	test_dgemm();
 	test_dgemm_degenerate();
+	test_dgemm_bias();
 	test_transpose();
 	return tap_done();
 }

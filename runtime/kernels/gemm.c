@@ -139,34 +139,39 @@ int bnn_gemm_default_path(void)
 	return path;
 }
 
+/* C = beta·C0 for an M x N block (beta == 0: zeros, C0 not read), in
+ * float (bnn_gemm_scale) and double (bnn_gemm_scale_d); C0 is C itself
+ * (c0 == c, ldc0 == ldc) or rows of their own (ldc0 = 0: one row for
+ * every row of C, a bias). */
+#define BNN_GEMM_SCALE(NAME, T)                                                          \
+	static void NAME(long m, long n, T beta, const T *c0, long ldc0, T *c, long ldc) \
+	{                                                                                \
+		long i, j;                                                               \
+                                                                                         \
+		for (i = 0; i < m; i++) {                                                \
+			const T *c0i = c0 + i * ldc0;                                    \
+			T *ci = c + i * ldc;                                             \
+                                                                                         \
+			if (beta == 0)                                                   \
+				memset(ci, 0, (size_t)n * sizeof *ci);                   \
+			else if (beta != 1 || c0i != ci)                                 \
+				for (j = 0; j < n; j++)                                  \
+					ci[j] = beta * c0i[j];                           \
+		}                                                                        \
+	}
+BNN_GEMM_SCALE(bnn_gemm_scale, float)
+BNN_GEMM_SCALE(bnn_gemm_scale_d, double)
+
 static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, float alpha,
                               const float *a, long lda, const float *b, long ldb, float beta,
-                              float *c, long ldc)
+                              const float *c0, long ldc0, float *c, long ldc)
 {
+	if (beta != 0.0f && c0 != c) /* C0 into C first: BLAS adds beta·C */
+		bnn_gemm_scale(m, n, 1.0f, c0, ldc0, c, ldc);
 	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
 	            b, (int)ldb, beta, c, (int)ldc);
 }
-
-/* C = beta·C for an M x N block (beta == 0: zeros, C not read), in float
- * (bnn_gemm_scale) and double (bnn_gemm_scale_d). */
-#define BNN_GEMM_SCALE(NAME, T)                                        \
-	static void NAME(long m, long n, T beta, T *c, long ldc)       \
-	{                                                              \
-		long i, j;                                             \
-                                                                       \
-		for (i = 0; i < m; i++) {                              \
-			T *ci = c + i * ldc;                           \
-                                                                       \
-			if (beta == 0)                                 \
-				memset(ci, 0, (size_t)n * sizeof *ci); \
-			else if (beta != 1)                            \
-				for (j = 0; j < n; j++)                \
-					ci[j] *= beta;                 \
-		}                                                      \
-	}
-BNN_GEMM_SCALE(bnn_gemm_scale, float)
-BNN_GEMM_SCALE(bnn_gemm_scale_d, double)
 
 /* ---- the AVX-512 kernel ----------------------------------------------- */
 
@@ -401,15 +406,17 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
 }
 
 /*
- * The micro-kernel: C[mr x (16 or 32)] = alpha·Ap·Bp + beta·C, Ap an A panel
- * (kc x mr, k-major), Bp a B panel (kc x NR, k-major).  mr (1..12) and
- * wide (two zmm of columns, or one) are constants in each instance.  m0
- * and m1 mask the columns written (m1 unused unless wide).  beta == 0:
- * C is not read.
+ * The micro-kernel: C[mr x (16 or 32)] = alpha·Ap·Bp + beta·C0, Ap an A
+ * panel (kc x mr, k-major), Bp a B panel (kc x NR, k-major), C0 (cin) the
+ * same block of C (cin == c, ldcin == ldc) or of other rows (ldcin = 0:
+ * one row, a bias, added to every row).  mr (1..12) and wide (two zmm of columns,
+ * or one) are constants in each instance.  m0 and m1 mask the columns
+ * written (m1 unused unless wide).  beta == 0: C0 is not read.
  */
 BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const float *restrict ap,
-                                    long as, const float *restrict bp, long bs, float *c, long ldc,
-                                    float alpha, float beta, __mmask16 m0, __mmask16 m1)
+                                    long as, const float *restrict bp, long bs, const float *cin,
+                                    long ldcin, float *c, long ldc, float alpha, float beta,
+                                    __mmask16 m0, __mmask16 m1)
 {
 	__m512 c0[BNN_GEMM_MR], c1[BNN_GEMM_MR];
 	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -450,28 +457,31 @@ BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const
 #pragma GCC unroll 12
 		for (i = 0; i < mr; i++) {
 			float *ci = c + i * ldc;
+			const float *cini = cin + i * ldcin;
 
 			_mm512_mask_storeu_ps(
 			        ci, m0,
-			        _mm512_fmadd_ps(va, c0[i],
-			                        _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, ci))));
+			        _mm512_fmadd_ps(
+			                va, c0[i],
+			                _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, cini))));
 			if (wide)
 				_mm512_mask_storeu_ps(
 				        ci + 16, m1,
 				        _mm512_fmadd_ps(va, c1[i],
 				                        _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(
-				                                                  m1, ci + 16))));
+				                                                  m1, cini + 16))));
 		}
 	}
 }
 
 /* One instance per (mr, wide): the switch below picks it. */
-#define BNN_GEMM_MICRO_DEF(mr, w)                                                              \
-	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_micro_##mr##_##w(       \
-	        long kc, const float *restrict ap, long as, const float *restrict bp, long bs, \
-	        float *c, long ldc, float alpha, float beta, __mmask16 m0, __mmask16 m1)       \
-	{                                                                                      \
-		bnn_gemm_micro(mr, w, kc, ap, as, bp, bs, c, ldc, alpha, beta, m0, m1);        \
+#define BNN_GEMM_MICRO_DEF(mr, w)                                                                 \
+	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_micro_##mr##_##w(          \
+	        long kc, const float *restrict ap, long as, const float *restrict bp, long bs,    \
+	        const float *c0, long ldc0, float *c, long ldc, float alpha, float beta,          \
+	        __mmask16 m0, __mmask16 m1)                                                       \
+	{                                                                                         \
+		bnn_gemm_micro(mr, w, kc, ap, as, bp, bs, c0, ldc0, c, ldc, alpha, beta, m0, m1); \
 	}
 #define BNN_GEMM_MICRO_DEF2(mr) BNN_GEMM_MICRO_DEF(mr, 0) BNN_GEMM_MICRO_DEF(mr, 1)
 BNN_GEMM_MICRO_DEF2(1)
@@ -488,7 +498,8 @@ BNN_GEMM_MICRO_DEF2(11)
 BNN_GEMM_MICRO_DEF2(12)
 
 typedef void (*bnn_gemm_micro_fn)(long, const float *restrict, long, const float *restrict, long,
-                                  float *, long, float, float, __mmask16, __mmask16);
+                                  const float *, long, float *, long, float, float, __mmask16,
+                                  __mmask16);
 
 /* [wide][mr - 1] */
 static const bnn_gemm_micro_fn bnn_gemm_micros[2][BNN_GEMM_MR] = {
@@ -508,8 +519,8 @@ static const bnn_gemm_micro_fn bnn_gemm_micros[2][BNN_GEMM_MR] = {
  * accumulators of 16 partial sums, and sums each at the end.
  */
 BNN_GEMM_INLINE void bnn_gemm_dot(const int mr, const int nr, long k, const float *a, long lda,
-                                  const float *b, long ldb, float *c, long ldc, float alpha,
-                                  float beta)
+                                  const float *b, long ldb, const float *c0, long ldc0, float *c,
+                                  long ldc, float alpha, float beta)
 {
 	__m512 acc[4][4];
 	const long k16 = k & ~15L;
@@ -558,16 +569,16 @@ BNN_GEMM_INLINE void bnn_gemm_dot(const int mr, const int nr, long k, const floa
 		for (j = 0; j < nr; j++) {
 			const float s = alpha * _mm512_reduce_add_ps(acc[i][j]);
 
-			c[i * ldc + j] = beta == 0.0f ? s : s + beta * c[i * ldc + j];
+			c[i * ldc + j] = beta == 0.0f ? s : s + beta * c0[i * ldc0 + j];
 		}
 }
 
-#define BNN_GEMM_DOT_DEF(mr, nr)                                                                \
-	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_dot_##mr##_##nr(         \
-	        long k, const float *a, long lda, const float *b, long ldb, float *c, long ldc, \
-	        float alpha, float beta)                                                        \
-	{                                                                                       \
-		bnn_gemm_dot(mr, nr, k, a, lda, b, ldb, c, ldc, alpha, beta);                   \
+#define BNN_GEMM_DOT_DEF(mr, nr)                                                             \
+	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_dot_##mr##_##nr(      \
+	        long k, const float *a, long lda, const float *b, long ldb, const float *c0, \
+	        long ldc0, float *c, long ldc, float alpha, float beta)                      \
+	{                                                                                    \
+		bnn_gemm_dot(mr, nr, k, a, lda, b, ldb, c0, ldc0, c, ldc, alpha, beta);      \
 	}
 #define BNN_GEMM_DOT_DEF4(mr)   \
 	BNN_GEMM_DOT_DEF(mr, 1) \
@@ -577,8 +588,8 @@ BNN_GEMM_DOT_DEF4(2)
 BNN_GEMM_DOT_DEF4(3)
 BNN_GEMM_DOT_DEF4(4)
 
-typedef void (*bnn_gemm_dot_fn)(long, const float *, long, const float *, long, float *, long,
-                                float, float);
+typedef void (*bnn_gemm_dot_fn)(long, const float *, long, const float *, long, const float *, long,
+                                float *, long, float, float);
 
 /* [mr - 1][nr - 1] */
 static const bnn_gemm_dot_fn bnn_gemm_dots[4][4] = {
@@ -588,9 +599,10 @@ static const bnn_gemm_dot_fn bnn_gemm_dots[4][4] = {
 	{ bnn_gemm_dot_4_1, bnn_gemm_dot_4_2, bnn_gemm_dot_4_3, bnn_gemm_dot_4_4 },
 };
 
-/* The dot-product path: C = alpha·A·Bᵀ + beta·C, A M×K, B N×K as stored. */
+/* The dot-product path: C = alpha·A·Bᵀ + beta·C0, A M×K, B N×K as stored. */
 static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a, long lda,
-                             const float *b, long ldb, float beta, float *c, long ldc)
+                             const float *b, long ldb, float beta, const float *c0, long ldc0,
+                             float *c, long ldc)
 {
 	long i, j;
 
@@ -601,7 +613,8 @@ static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a
 			const long nr = n - j < 4 ? n - j : 4;
 
 			bnn_gemm_dots[mr - 1][nr - 1](k, a + i * lda, lda, b + j * ldb, ldb,
-			                              c + i * ldc + j, ldc, alpha, beta);
+			                              c0 + i * ldc0 + j, ldc0, c + i * ldc + j, ldc,
+			                              alpha, beta);
 		}
 	}
 }
@@ -619,10 +632,12 @@ static long bnn_gemm_split(long len, long max, long unit)
  * of C or on one thread's part of it: the blocks of the inner dimension
  * (kcmax, the only blocking that changes a result's rounding) depend on K
  * alone, which no part changes, so every part gives the bits the whole
- * product would. */
+ * product would.  C0 (beta·C0) is read by the first block of the inner
+ * dimension; the later ones add to C. */
 static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, long n, long k,
                                              float alpha, const float *a, long lda, const float *b,
-                                             long ldb, float beta, float *c, long ldc)
+                                             long ldb, float beta, const float *c0, long ldc0,
+                                             float *c, long ldc)
 {
 	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
 	/* blocks of the inner dimension in 16s when B is transposed (16 x 16
@@ -686,10 +701,14 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 						const float *ap = direct_a ? a + pc * lda + ic + ir
 						                           : apack + ir * kc;
 
+						float *cb = c + (ic + ir) * ldc + jc + jr;
+
 						bnn_gemm_micros[wide][mr - 1](
 						        kc, ap, direct_a ? lda : mr, bp, bs,
-						        c + (ic + ir) * ldc + jc + jr, ldc, alpha,
-						        bet, m0, m1);
+						        pc == 0 ? c0 + (ic + ir) * ldc0 + jc + jr
+						                : cb,
+						        pc == 0 ? ldc0 : ldc, cb, ldc, alpha, bet,
+						        m0, m1);
 					}
 				}
 			}
@@ -882,35 +901,41 @@ static long bnn_gemm_bound(long len, long unit, int parts, int t)
 /* The product on rows [i0, i1) and columns [j0, j1) of C, serial. */
 static void bnn_gemm_part(int path, const bnn_gemm_plan *p, int trans_a, int trans_b, long i0,
                           long i1, long j0, long j1, long k, float alpha, const float *a, long lda,
-                          const float *b, long ldb, float beta, float *c, long ldc)
+                          const float *b, long ldb, float beta, const float *c0, long ldc0,
+                          float *c, long ldc)
 {
 	const float *ap = trans_a ? a + i0 : a + i0 * lda;
 	const float *bp = trans_b ? b + j0 * ldb : b + j0;
+	const float *c0p = c0 + i0 * ldc0 + j0;
 	float *cp = c + i0 * ldc + j0;
 
 	if (path == BNN_GEMM_PATH_OPENBLAS) {
 		bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb,
-		                  beta, cp, ldc);
+		                  beta, c0p, ldc0, cp, ldc);
 		return;
 	}
 #if BNN_GEMM_HAVE_AVX512
 	if (p->dot)
-		bnn_gemm_dots_nt(i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+		bnn_gemm_dots_nt(i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p, ldc0, cp,
+		                 ldc);
 	else
 		bnn_gemm_blocked(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb,
-		                 beta, cp, ldc);
+		                 beta, c0p, ldc0, cp, ldc);
 #else
 	(void)p;
-	bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, cp,
-	                  ldc);
+	bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p,
+	                  ldc0, cp, ldc);
 #endif
 }
 
 /* ---- the entry points --------------------------------------------------- */
 
-void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
-                    const float *a, long lda, const float *b, long ldb, float beta, float *c,
-                    long ldc)
+/* C = alpha·op(A)·op(B) + beta·C0 by the given path, on as many threads
+ * as bnn_gemm_threads_for says; C0 is C (c0 == c, ldc0 == ldc) or a bias
+ * row (ldc0 = 0), read before C is written. */
+static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
+                          const float *a, long lda, const float *b, long ldb, float beta,
+                          const float *c0, long ldc0, float *c, long ldc)
 {
 	bnn_gemm_plan p;
 	int threads, t;
@@ -920,7 +945,7 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
 	/* every path, OpenBLAS's too: BLAS does not read A and B when alpha
 	 * = 0, but OpenBLAS 0.3.21's SkylakeX kernels do (0·NaN gives NaN) */
 	if (k <= 0 || alpha == 0.0f) {
-		bnn_gemm_scale(m, n, beta, c, ldc);
+		bnn_gemm_scale(m, n, beta, c0, ldc0, c, ldc);
 		return;
 	}
 	threads = bnn_gemm_threads_for(m, n, k);
@@ -931,7 +956,7 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
 	p = bnn_gemm_plan_of(path, trans_a, trans_b, m, n, k, threads);
 	if (p.parts <= 1) {
 		bnn_gemm_part(path, &p, trans_a, trans_b, 0, m, 0, n, k, alpha, a, lda, b, ldb,
-		              beta, c, ldc);
+		              beta, c0, ldc0, c, ldc);
 		return;
 	}
 	/* contiguous runs of parts per thread (the OpenBLAS tiles: halves and
@@ -950,11 +975,26 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
 			continue;
 		if (p.by_cols)
 			bnn_gemm_part(path, &p, trans_a, trans_b, 0, m, lo, hi, k, alpha, a, lda, b,
-			              ldb, beta, c, ldc);
+			              ldb, beta, c0, ldc0, c, ldc);
 		else
 			bnn_gemm_part(path, &p, trans_a, trans_b, lo, hi, 0, n, k, alpha, a, lda, b,
-			              ldb, beta, c, ldc);
+			              ldb, beta, c0, ldc0, c, ldc);
 	}
+}
+
+void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
+                    const float *a, long lda, const float *b, long ldb, float beta, float *c,
+                    long ldc)
+{
+	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c, ldc);
+}
+
+void bnn_sgemm_bias_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
+                         const float *a, long lda, const float *b, long ldb, const float *bias,
+                         float *c, long ldc)
+{
+	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 1.0f, bias, 0, c,
+	              ldc);
 }
 
 void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
@@ -964,16 +1004,32 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
 	               beta, c, ldc);
 }
 
+void bnn_sgemm_bias(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
+                    long lda, const float *b, long ldb, const float *bias, float *c, long ldc)
+{
+	bnn_sgemm_bias_path(bnn_gemm_default_path(), trans_a, trans_b, m, n, k, alpha, a, lda, b,
+	                    ldb, bias, c, ldc);
+}
+
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
                long lda, const double *b, long ldb, double beta, double *c, long ldc)
 {
 	if (m <= 0 || n <= 0)
 		return;
 	if (k <= 0 || alpha == 0.0) { /* as bnn_sgemm_path: OpenBLAS may read A, B */
-		bnn_gemm_scale_d(m, n, beta, c, ldc);
+		bnn_gemm_scale_d(m, n, beta, c, ldc, c, ldc);
 		return;
 	}
 	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	            trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
 	            b, (int)ldb, beta, c, (int)ldc);
+}
+
+void bnn_dgemm_bias(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
+                    long lda, const double *b, long ldb, const double *bias, double *c, long ldc)
+{
+	if (m <= 0 || n <= 0)
+		return;
+	bnn_gemm_scale_d(m, n, 1.0, bias, 0, c, ldc);
+	bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 1.0, c, ldc);
 }

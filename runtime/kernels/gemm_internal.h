@@ -37,4 +37,9 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
                     const float *a, long lda, const float *b, long ldb, float beta, float *c,
                     long ldc);
 
+/* bnn_sgemm_bias by the given path (for the tests). */
+void bnn_sgemm_bias_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
+                         const float *a, long lda, const float *b, long ldb, const float *bias,
+                         float *c, long ldc);
+
 #endif

@@ -117,12 +117,10 @@ static inline void bnn_gen_attn_forward(const struct bnn_gen_attn *g, long batch
 	const long t = g->t, f = g->f, d = g->d, rows = batch * g->t;
 	const bnn_real *wi = w, *bi = wi + 3 * d * f, *wo = bi + 3 * d, *bo = wo + d * d;
 	long b;
-	bnn_gen_gru_fill_rows(rows, 3 * d, bi, qkv);
-	bnn_gen_gemm(0, 1, rows, 3 * d, f, 1.0, x, f, wi, f, 1.0, qkv, 3 * d);
+	bnn_gen_gemm_bias(0, 1, rows, 3 * d, f, 1.0, x, f, wi, f, bi, qkv, 3 * d);
 	for (b = 0; b < batch; b++)
 		bnn_gen_attn_example(g, qkv + b * t * 3 * d, a + b * g->h * t * t, o + b * t * d);
-	bnn_gen_gru_fill_rows(rows, d, bo, y);
-	bnn_gen_gemm(0, 1, rows, d, d, 1.0, o, d, wo, d, 1.0, y, d);
+	bnn_gen_gemm_bias(0, 1, rows, d, d, 1.0, o, d, wo, d, bo, y, d);
 }
 
 /* ds [T, T] (δA of one head) to δS, through the softmax's Jacobian:

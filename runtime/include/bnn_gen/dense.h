@@ -27,12 +27,10 @@ static inline void bnn_gen_dense_forward(long batch, long k, long n, const bnn_r
                                          const bnn_real *restrict w, const bnn_real *restrict b,
                                          bnn_real *restrict y)
 {
-	long i;
-
 	if (b)
-		for (i = 0; i < batch; i++)
-			memcpy(y + i * n, b, (size_t)n * sizeof *y);
-	bnn_gen_gemm(0, 1, batch, n, k, 1.0, x, k, w, k, b ? 1.0 : 0.0, y, n);
+		bnn_gen_gemm_bias(0, 1, batch, n, k, 1.0, x, k, w, k, b, y, n);
+	else
+		bnn_gen_gemm(0, 1, batch, n, k, 1.0, x, k, w, k, 0.0, y, n);
 }
 
 /* dW = Gᵀ·X (N×K) and db = Σ_i G_i, overwriting dw and db (db may be NULL). */

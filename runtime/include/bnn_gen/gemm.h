@@ -33,6 +33,18 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
                long lda, const float *b, long ldb, float beta, float *c, long ldc);
 
 /**
+ * bnn_sgemm with a bias: C = alpha·op(A)·op(B) + bias, the N values of
+ * bias added to every row of C (a layer's Y = X·Wᵀ + b).  C is not read.
+ * The bias is added where the product writes C, in the rounding that
+ * filling C's rows with it and calling bnn_sgemm with beta = 1 gives (the
+ * same bits), without that pass over C: on a transformer block's step it
+ * saved writing and reading back 9 MB.  Borrows every array for the call;
+ * allocates nothing, cannot fail.
+ */
+void bnn_sgemm_bias(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
+                    long lda, const float *b, long ldb, const float *bias, float *c, long ldc);
+
+/**
  * The library's double matrix product (runtime/kernels/gemm.c), for the
  * double build of the kernels (BNN_GEN_DOUBLE, the gradient tests): the
  * arguments of bnn_sgemm in double, and cblas_dgemm's row-major semantics,
@@ -40,6 +52,10 @@ void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, co
  */
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
                long lda, const double *b, long ldb, double beta, double *c, long ldc);
+
+/** bnn_sgemm_bias in double: C's rows filled with bias, then bnn_dgemm. */
+void bnn_dgemm_bias(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
+                    long lda, const double *b, long ldb, const double *bias, double *c, long ldc);
 
 /**
  * The library's float transpose (runtime/kernels/gemm.c), the layout change
@@ -76,6 +92,20 @@ static inline void bnn_gen_gemm(int trans_a, int trans_b, long m, long n, long k
 	bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
 	bnn_sgemm(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+#endif
+}
+
+/* C = alpha·op(A)·op(B) + bias (every row of C): bnn_sgemm_bias or
+ * bnn_dgemm_bias. */
+static inline void bnn_gen_gemm_bias(int trans_a, int trans_b, long m, long n, long k, double alpha,
+                                     const bnn_real *restrict a, long lda,
+                                     const bnn_real *restrict b, long ldb,
+                                     const bnn_real *restrict bias, bnn_real *restrict c, long ldc)
+{
+#ifdef BNN_GEN_DOUBLE
+	bnn_dgemm_bias(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+#else
+	bnn_sgemm_bias(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, bias, c, ldc);
 #endif
 }
 

@@ -137,8 +137,7 @@ static inline void bnn_gen_gru_forward(long batch, long t, long f, long u, int s
 	const bnn_real *wi = w, *wh = w + g * f, *bi = wh + g * u, *bh = bi + g;
 	long s, b;
 
-	bnn_gen_gru_fill_rows(batch * t, g, bi, q);
-	bnn_gen_gemm(0, 1, batch * t, g, f, 1.0, x, f, wi, f, 1.0, q, g);
+	bnn_gen_gemm_bias(0, 1, batch * t, g, f, 1.0, x, f, wi, f, bi, q, g);
 	memset(hs, 0, (size_t)bu * sizeof *hs);
 	if (mh)
 		memset(hm, 0, (size_t)bu * sizeof *hm);
