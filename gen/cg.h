@@ -54,6 +54,7 @@ struct cg_node {
 	long act_off;     /* per-example offset of the activation in ws */
 	int has_delta;    /* a delta is needed (parameters at or before it) */
 	long delta_off;   /* per-example offset of the delta in ws */
+	int delta_alias;  /* the add whose delta buffer is this node's too, or -1 */
 	int delta_set;    /* while emitting backward: first contribution written */
 	int first_tensor; /* its tensors in cg.tensors, or -1 */
 	int ntensors;

@@ -271,6 +271,27 @@ static int cg_check_supported(const struct graph *g, struct diag *d)
 	return errors;
 }
 
+/* The add node whose delta a node's delta can share, or -1: when an add
+ * is the node's only reader (once, and not the likelihood), the node's
+ * delta is the add's, and the add's backward need not copy it (a pass
+ * over B·width floats per residual block).  The add's delta is complete
+ * before its backward runs and is not written after, so the node's own
+ * backward reads it as it would its copy. */
+static int cg_add_alias(const struct cg *cg, int node)
+{
+	const struct graph *g = cg->g;
+	int i, j, reads = 0, add = -1;
+	if (node == g->output || node == g->scale_node)
+		return -1;
+	for (i = node + 1; i < g->nnodes; i++)
+		for (j = 0; j < g->nodes[i].ninputs; j++)
+			if (g->nodes[i].inputs[j] == node && g->nodes[i].live) {
+				reads++;
+				add = g->nodes[i].op == OP_ADD ? i : -1;
+			}
+	return reads == 1 ? add : -1;
+}
+
 /* Fills cg->nodes and the tensors.  Returns 0, or -1 when out of memory. */
 static int cg_plan(struct cg *cg)
 {
@@ -287,6 +308,7 @@ static int cg_plan(struct cg *cg)
 		struct cg_node *c = &cg->nodes[i];
 		c->width = (long)graph_node_elements(n);
 		c->first_tensor = -1;
+		c->delta_alias = -1;
 		c->layer = -1;
 		c->noise_off = -1;
 		c->fixed_off = -1;
@@ -312,9 +334,14 @@ static int cg_plan(struct cg *cg)
 			max_out = rows * n->attrs.units > max_out ? rows * n->attrs.units : max_out;
 		}
 	}
-	for (i = 0; i < g->nnodes; i++)
-		if (cg->nodes[i].has_delta)
-			cg->nodes[i].delta_off = cg_reserve(cg, cg->nodes[i].width);
+	for (i = g->nnodes - 1; i >= 0; i--) { /* an add's delta before its inputs' */
+		struct cg_node *c = &cg->nodes[i];
+		if (!c->has_delta)
+			continue;
+		c->delta_alias = cg_add_alias(cg, i);
+		c->delta_off = c->delta_alias >= 0 ? cg->nodes[c->delta_alias].delta_off
+		                                   : cg_reserve(cg, c->width);
+	}
 	for (i = 0; i < g->nnodes; i++) {
 		if (cg->nodes[i].code && cg_node_layer(cg, i)->plan)
 			cg_node_layer(cg, i)->plan(cg, i);

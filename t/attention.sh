@@ -16,7 +16,9 @@
 # lr 0.3 and ess = N its noise keeps the attention uniform on 600
 # examples) and VOGN over 80 epochs; bnnc --standalone writes attention,
 # and dropout on it, and its analytic pass refuses attention with its
-# message.
+# message.  Last, the code of a block with two residual additions: one
+# pass each forward, and backward no copy of the delta to an input that
+# the add alone reads.
 #
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
@@ -97,5 +99,26 @@ is "$run_status/$(printf '%s\n' "$run_err" | head -1)" \
 # dropout on attention (its masks: t/models/sa_attndrop.bnn in t/standalone.sh)
 run "$BNNC" --standalone -o sa.c "$top_srcdir/t/models/at_drop.bnn"
 is "$run_status/$run_err" "0/" "bnnc --standalone writes dropout on attention"
+
+# The code of two residual additions: each sums its two inputs in one
+# pass, and backward copies the add's delta only to h, which a dense layer
+# reads too; the attention and f, read by an add alone, share its delta
+# buffer and get no copy (gen/codegen.c, cg_add_alias; the gradient checks
+# of t/models/gc_attn.bnn cover the values).
+cat >res.bnn <<'EOF'
+model res;
+input x[4, 8];
+h = layernorm(add(x, attention(x, 2)), per_step = true);
+f = dense(relu(dense(h, 16, per_step = true)), 8, per_step = true);
+y ~ categorical(dense(flatten(layernorm(add(h, f), per_step = true)), 3));
+EOF
+run "$BNNC" -o res.c res.bnn
+is "$run_status" 0 "bnnc compiles a block with two residual additions"
+is "$(grep -c 'bnn_gen_add_pair(B \* 32, a_x, a_h_attention, a_h_add);' res.c) $(grep -c 'bnn_gen_add_pair(B \* 32, a_h, a_f, a_y_add);' res.c)" "1 1" \
+	"each addition's forward is one add_pair of its two inputs"
+is "$(grep 'bnn_gen_add_into(' res.c)" "	bnn_gen_add_into(B * 32, d_y_add, d_h, 0);" \
+	"backward copies one delta: the add's to h, the input another layer reads"
+is "$(sed -n 's/.*bnn_real \*const d_\(f\|y_add\|h_attention\|h_add\) = \(ws + [0-9]*L \* B\);/\2/p' res.c | uniq -c | awk '{print $1}' | tr '\n' ' ')" "2 2 " \
+	"f shares d_y_add's buffer, the attention d_h_add's"
 
 done_testing

@@ -12,12 +12,21 @@
 
 /* ---- add and concat ------------------------------------------------------- */
 
-/* y (+)= x over n values: add's forward (first input copied, the rest
- * added) and backward (every input receives dy). */
+/* y (+)= x over n values: add's forward past its first two inputs (the
+ * third and later added) and backward (every input that does not share
+ * the add's delta receives dy). */
 static inline void bnn_gen_add_into(long n, const bnn_real *restrict x, bnn_real *restrict y,
                                     int acc)
 {
 	bnn_gen_copy_backward(n, x, y, acc);
+}
+
+/* y = a + b over n values: add's forward on its first two inputs, in one
+ * pass (the rest, if any, bnn_gen_add_into with acc). */
+static inline BNN_GEN_CLONES void bnn_gen_add_pair(long n, const bnn_real *restrict a,
+                                                   const bnn_real *restrict b, bnn_real *restrict y)
+{
+	BNN_GEN_PEACH(n, 1, 0, y, a[i] + b[i]);
 }
 
 /* concat of feature vectors: row i of x (width k) goes to columns
