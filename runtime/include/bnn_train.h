@@ -736,8 +736,9 @@ typedef struct bnn_laplace_report {
 	double seconds;         /* wall time */
 } bnn_laplace_report;
 
-/** bnn_laplace_options with δ = 1, the MC Fisher, 1 sample, batch 256,
- *  seed 1 (and for last_layer the Kronecker-factored GGN). */
+/** bnn_laplace_options with δ auto (NaN: the marginal likelihood's), the
+ *  MC Fisher, 1 sample, batch 256, seed 1 (and for last_layer the
+ *  Kronecker-factored GGN). */
 bnn_laplace_options bnn_laplace_defaults(void);
 
 /* The most parameters a last-layer Laplace fit takes: its precision is a
