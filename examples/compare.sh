@@ -379,7 +379,7 @@ run badam_defaults  fashion_bayes   badam
 # The post-hoc baselines, on Adam's defaults-only network, and the
 # mixtures, with their own defaults.
 after adam_defaults temp_scaled calibrate --data "$valid_x" --labels "$valid_y"
-after adam_defaults laplace laplace --data "$fit_x" --labels "$fit_y"
+after adam_defaults laplace laplace --data "$fit_x" --labels "$fit_y" --prior-precision 1
 laplace_valid adam_defaults laplace_valid
 after adam_defaults laplace_ll laplace --last-layer --structure kron --data "$fit_x" \
 	--labels "$fit_y" --prior-precision auto

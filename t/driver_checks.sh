@@ -3,8 +3,9 @@
 # its exact message and exit status: numbers out of range, an option the
 # run would not read, a misspelt command, one command's --help, --save
 # where no file can be created, data files that cannot be opened or do not
-# hold what the model needs, and CSV columns against the names the
-# checkpoint recorded in training (docs/driver.md, docs/data.md).
+# hold what the model needs, CSV columns against the names the
+# checkpoint recorded in training, and the target column taken by the
+# model's target name without --target (docs/driver.md, docs/data.md).
 . "$TAP_SH"
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
@@ -181,5 +182,24 @@ test "$run_status" = 0 && test "$run_out" != "$want"
 ok $? "--ignore-header scores the last column, x2, as the target: other metrics"
 run ./yreg predict --load y.ckpt --data xonly.csv
 is "$run_status $(printf '%s\n' "$run_out" | wc -l)" "0 121" "predict reads the features without the target"
+
+# Without --target, train takes the column named as the model's target (y
+# of `y ~ gaussian(...)`) wherever it stands: the run of --target y, to the
+# byte.  A file without such a column, or --ignore-header, takes the last.
+./yreg train --data yfirst.csv --epochs 3 --quiet --save ynamed.ckpt >/dev/null
+ok $? "the regression trains on yfirst.csv without --target"
+cmp -s y.ckpt ynamed.ckpt
+ok $? "taking its first column y, the model's target, as --target y does"
+./yreg info --load ynamed.ckpt >info.txt
+is "$(sed -n 's/^columns //p' info.txt)" "x1, x2 (target y)" "info names y the target"
+sed '1s/^y,/t,/' yfirst.csv >tfirst.csv
+./yreg train --data tfirst.csv --epochs 3 --quiet --save tlast.ckpt >/dev/null &&
+	./yreg info --load tlast.ckpt >info.txt
+is "$(sed -n 's/^columns //p' info.txt)" "t, x1 (target x2)" \
+	"without a column named y the last column is the target, as before"
+./yreg train --data yfirst.csv --epochs 3 --quiet --ignore-header --save ylast.ckpt >/dev/null &&
+	./yreg info --load ylast.ckpt >info.txt
+is "$(sed -n 's/^columns //p' info.txt)" "y, x1 (target x2)" \
+	"--ignore-header takes the last column"
 
 done_testing

@@ -9,9 +9,9 @@
  * bnn_laplace's precision minus δ must be the first with --fisher
  * empirical (float sums: 1e-4 relative) and the second, within Monte-Carlo
  * error, with the MC Fisher and many label draws.  Also: the prior
- * precision chosen by the marginal likelihood against a grid, the
- * checkpoint round trip (same bytes), prediction sampling the posterior,
- * and the refusals with their exact messages.
+ * precision chosen by the marginal likelihood (the default) against a
+ * grid, the checkpoint round trip (same bytes), prediction sampling the
+ * posterior, and the refusals with their exact messages.
  */
 #include <math.h>
 #include <stdio.h>
@@ -183,6 +183,7 @@ static void test_precision(const bnn_state *point, const bnn_dataset *ds)
 	   "kind laplace, %d examples, δ 2", NEX);
 
 	o = bnn_laplace_defaults();
+	o.prior_precision = 1; /* the default is auto */
 	o.samples = 20000;
 	o.seed = 5;
 	rc = laplace_of(point, &st, ds, &o, &rep, &err);
@@ -210,10 +211,11 @@ static void test_marglik(const bnn_state *point, const bnn_dataset *ds)
 	int rc;
 
 	memset(&st, 0, sizeof st);
-	o.prior_precision = NAN; /* auto */
+	ok(isnan(o.prior_precision), "the default prior precision is auto (NaN)");
 	o.empirical = 1;
 	rc = laplace_of(point, &st, ds, &o, &rep, &err);
-	is_int(rc, BNN_OK, "laplace --prior-precision auto: %s", rc ? err.message : "ok");
+	is_int(rc, BNN_OK, "laplace with the default prior precision, auto: %s",
+	       rc ? err.message : "ok");
 	precision_minus_prior(&st, rep.prior_precision, h);
 	for (d = 1e-3; d < 1e3; d *= 1.01) {
 		double v = bnn_laplace_log_marglik(NP, st.params, h, rep.nll, d);

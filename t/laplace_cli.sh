@@ -2,7 +2,7 @@
 # laplace_cli.sh: the post-hoc posteriors of point networks through generated
 # programs (docs/laplace.md, docs/swag.md): `MODEL laplace` and
 # `train --set swag=K` on t/models/rt_blobs.bnn.  Checks: the JSON line of
-# laplace, the checkpoint round trip (eval samples it by default; eval and
+# laplace, its default prior precision (auto), the checkpoint round trip (eval samples it by default; eval and
 # predict give the same numbers after a load and save), the refusals with
 # their exact messages and statuses (a meanfield checkpoint, a Laplace
 # checkpoint again, data of another shape, bad options, swag longer than
@@ -55,6 +55,17 @@ case $run_out in
 *) r=1 ;;
 esac
 ok $r "prints its JSON line" || diag "$run_out"
+auto=$run_out
+# auto is the default (δ = 1 predicted badly, docs/laplace.md); 1 is given
+run ./point laplace --load p.ckpt --data train.csv --save l1.ckpt
+is "$run_status $(printf '%s\n' "$run_out" | sed 's/"seconds": [^,]*, //')" \
+	"0 $(printf '%s\n' "$auto" | sed 's/"seconds": [^,]*, //; s/l\.ckpt/l1.ckpt/')" \
+	"laplace without --prior-precision chooses δ as auto does"
+cmp -s l.ckpt l1.ckpt
+ok $? "to the same checkpoint bytes"
+run ./point laplace --load p.ckpt --data train.csv --prior-precision 1 --save l1.ckpt
+case $run_out in *'"prior_precision": 1,'*) r=0 ;; *) r=1 ;; esac
+ok $r "--prior-precision 1 gives δ 1" || diag "$run_out"
 run ./point eval --load l.ckpt --data train.csv
 case $run_out in *'"mc": 32,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 32,'*) r=0 ;; *) r=1 ;; esac
 ok $r "eval samples the Laplace posterior (32 samples, mutual information > 0)" || diag "$run_out"

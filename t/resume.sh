@@ -15,6 +15,9 @@
 #     resume sections (t/data/rt_blobs_v1.ckpt, written by libbnn before
 #     resumable training; it still loads for eval), another model's, other
 #     options (optimizer, lr, --standardize), no epochs left, --init with it;
+#   - the options the trainer chooses read "auto" in a checkpoint, and an
+#     older checkpoint that says "delta=nan" and "ess=0"
+#     (t/data/rt_bayes_ivon_nan.ckpt) reads and resumes as "auto";
 #   - --init: a meanfield model starts from a point model's parameters
 #     (the posterior means are the point estimates), and tensors of
 #     another shape or missing are refused naming the tensor and shapes.
@@ -143,6 +146,29 @@ is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --checkpoint-every: '0' i
 	"--checkpoint-every 0 is refused"
 ./point train --data train.csv --quiet --epochs 4 --batch 32 --resume p.ckpt --save p.ckpt >/dev/null
 ok $? "the same options with more epochs resume"
+
+# ---- options the trainer chooses: "auto", and "nan" or "0" in older checkpoints ----
+# t/data/rt_bayes_ivon_nan.ckpt: 2 epochs of ivon on this train.csv (--batch 32)
+# with its options text as libbnn wrote it before "auto" (delta=nan, ess=0)
+cp "$top_srcdir/t/data/rt_bayes_ivon_nan.ckpt" nan.ckpt
+./bayes train --data train.csv --quiet --optimizer ivon --epochs 2 --batch 32 --save auto.ckpt >/dev/null
+./bayes info --load auto.ckpt >info.txt
+is "$(sed -n 's/^options .* \(delta=[^ ]*\) .* \(ess=[^ ]*\) .*/\1 \2/p' info.txt)" "delta=auto ess=auto" \
+	"a checkpoint's options say auto for the values the trainer chose"
+./bayes info --load nan.ckpt >info.txt
+is "$(sed -n 's/^options .* \(delta=[^ ]*\) .* \(ess=[^ ]*\) .*/\1 \2/p' info.txt)" "delta=auto ess=auto" \
+	"an older checkpoint's delta=nan and ess=0 read as auto"
+run ./bayes train --data train.csv --quiet --optimizer ivon --epochs 4 --batch 32 --resume nan.ckpt --save nan.ckpt
+is "$run_status:$run_err" "0:" "an older checkpoint with delta=nan and ess=0 resumes"
+./bayes info --load nan.ckpt >info.txt
+is "$(sed -n 's/^checkpoint nan.ckpt: optimizer ivon, \([0-9]*\) epochs.*/\1/p' info.txt)" 4 \
+	"to 4 epochs"
+run ./bayes train --data train.csv --quiet --optimizer ivon --epochs 6 --batch 32 --set delta=auto --set ess=0 --resume nan.ckpt --save nan.ckpt
+is "$run_status" 0 "delta=auto and ess=0 given are the same options"
+cp "$top_srcdir/t/data/rt_bayes_ivon_nan.ckpt" nan.ckpt
+run ./bayes train --data train.csv --quiet --optimizer ivon --epochs 4 --batch 32 --set delta=0.5 --resume nan.ckpt --save nan.ckpt
+is "$run_err" "./bayes: nan.ckpt: cannot resume with other options: the run was trained with delta=auto, and this command gives delta=0.5 (only --epochs and --threads may change on resume)" \
+	"another delta is refused, the older checkpoint's nan read as auto"
 
 # ---- --init ------------------------------------------------------------------------
 # a meanfield model from a point model's parameters: at a vanishing learning

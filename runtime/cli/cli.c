@@ -229,9 +229,18 @@ static void cli_help(const bnn_model *m, const char *prog)
 		printf("%s %s %-7s %s\n", i == 0 ? "Usage:" : "      ", prog, cli_commands[i].name,
 		       cli_commands[i].synopsis);
 	printf("Train, evaluate and run model '%s' (compiled by bnnc %s from %s).\n"
-	       "\n"
-	       "Data: a FILE ending in .csv has a header row; its target is the column\n"
-	       "--target names (default: the last).  Any other FILE is IDX (plain or\n"
+	       "\n",
+	       m->name, m->bnnc_version, m->source);
+	if (m->targets == 1)
+		printf("Data: a FILE ending in .csv has a header row; its target is the column\n"
+		       "--target names, else the column named '%s' as the model's target,\n"
+		       "wherever it stands, else the last column.",
+		       m->target_name);
+	else
+		printf("Data: a FILE ending in .csv has a header row; its %ld targets are the\n"
+		       "columns --target names (Y1,Y2,...), else the last %ld columns.",
+		       m->targets, m->targets);
+	printf("  Any other FILE is IDX (plain or\n"
 	       "gzip), with its targets in the IDX file --labels names.  A checkpoint\n"
 	       "records the names of its training CSV file's columns: with --load, the\n"
 	       "target is the column named as in training, and the feature columns must\n"
@@ -257,8 +266,7 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        with seed S + k, saved in one CKPT that eval and predict read\n"
 	       "        (ivon members: Multi-IVON; adam members: a deep ensemble;\n"
 	       "        docs/ensembles.md).\n"
-	       "        Options for --set NAME=VALUE (docs/training.md):\n",
-	       m->name, m->bnnc_version, m->source);
+	       "        Options for --set NAME=VALUE (docs/training.md):\n");
 	bnn_train_options_help(stdout);
 	printf("eval    prints one JSON line of metrics: n, accuracy, nll, ece, mce,\n"
 	       "        brier, auroc, entropy (classification; --bins N for ECE/MCE,\n"
@@ -302,8 +310,8 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "laplace attaches a diagonal Laplace posterior to a trained point network\n"
 	       "        and saves it to --save CKPT: precision δ + the GGN diagonal of the\n"
 	       "        data (--fisher mc, labels drawn from the model; or empirical),\n"
-	       "        δ from --prior-precision (default 1; auto: the marginal\n"
-	       "        likelihood); eval and predict then sample it (docs/laplace.md).\n"
+	       "        δ from --prior-precision (default auto: the marginal likelihood's;\n"
+	       "        or a number); eval and predict then sample it (docs/laplace.md).\n"
 	       "        --last-layer: the GGN of the output layer, Kronecker-factored\n"
 	       "        (--structure kron, the default) or exact with a full covariance\n"
 	       "        (full); eval and predict then use the probit approximation\n"
@@ -673,16 +681,32 @@ static int cli_run(const bnn_model *m, int argc, char **argv);
 static int cli_dispatch(const bnn_model *m, struct bnn_cli_args *a, int where, int rc,
                         struct bnn_cli_columns *cols);
 
-/* With --load (or train's --resume) of a checkpoint of this model that
- * recorded its training CSV file's column names (the section "columns",
- * docs/data.md), unless --ignore-header: the target defaults to the
- * recorded column(s) when --data has them, as the training took them (else
- * it is the last column, as without the names), and the feature columns
- * of every CSV input (--data, --ood, --conformal) must have the recorded
- * names in the recorded order, so that a reordered or other file is not
- * scored silently.  A checkpoint that cannot be read is left to the
- * command.  0, or the exit status after a message; cols receives the
- * names (a->target may point into them). */
+/* The target column(s) of --data when --target is not given and the
+ * header is read (docs/data.md): the column(s) the checkpoint recorded
+ * from training (recorded, NULL without), else the column named as the
+ * model's target (`y` of `y ~ ...`), wherever each stands in the file,
+ * when --data has it; else a->target stays NULL: the last column(s). */
+static void cli_default_target(struct bnn_cli_args *a, const char *recorded)
+{
+	const bnn_model *m = a->model;
+
+	if (a->target || a->ignore_header || !a->data)
+		return;
+	if (recorded && bnn_cli_has_columns(m, a->data, recorded))
+		a->target = recorded;
+	else if (m->targets == 1 && bnn_cli_has_columns(m, a->data, m->target_name))
+		a->target = m->target_name;
+}
+
+/* The target of --data (cli_default_target) and, with --load (or train's
+ * --resume) of a checkpoint of this model that recorded its training CSV
+ * file's column names (the section "columns", docs/data.md), unless
+ * --ignore-header: the feature columns of every CSV input (--data, --ood,
+ * --conformal) must have the recorded names in the recorded order, so
+ * that a reordered or other file is not scored silently.  A checkpoint
+ * that cannot be read is left to the command.  0, or the exit status
+ * after a message; cols receives the names (a->target may point into
+ * them). */
 static int cli_recorded_columns(struct bnn_cli_args *a, struct bnn_cli_columns *cols)
 {
 	const char *ckpt = a->load ? a->load : a->resume;
@@ -690,20 +714,23 @@ static int cli_recorded_columns(struct bnn_cli_args *a, struct bnn_cli_columns *
 	const char *text;
 	bnn_ckpt *ck = NULL;
 	bnn_err err;
-	int i, rc = BNN_CLI_OK;
+	int i, named = 0, rc = BNN_CLI_OK;
 
-	if (!ckpt || a->ignore_header || (!a->data && !a->ood && !a->conformal) ||
-	    bnn_ckpt_load(ckpt, &ck, &err))
-		return BNN_CLI_OK;
-	text = bnn_ckpt_fingerprint(ck) == a->model->fingerprint ? bnn_ckpt_find_text(ck, "columns")
-	                                                         : NULL;
-	if (text && bnn_cli_columns_parse(text, cols))
-		rc = bnn_cli_error(a, "out of memory");
-	bnn_ckpt_free(ck);
-	if (rc || !text)
+	if (ckpt && !a->ignore_header && (a->data || a->ood || a->conformal) &&
+	    !bnn_ckpt_load(ckpt, &ck, &err)) {
+		text = bnn_ckpt_fingerprint(ck) == a->model->fingerprint
+		               ? bnn_ckpt_find_text(ck, "columns")
+		               : NULL;
+		named = text != NULL;
+		if (named && bnn_cli_columns_parse(text, cols))
+			rc = bnn_cli_error(a, "out of memory");
+		bnn_ckpt_free(ck);
+	}
+	if (rc)
 		return rc;
-	if (!a->target && bnn_cli_has_columns(a->model, a->data, cols->target))
-		a->target = cols->target;
+	cli_default_target(a, named ? cols->target : NULL);
+	if (!named)
+		return BNN_CLI_OK;
 	for (i = 0; i < (int)(sizeof inputs / sizeof inputs[0]); i++)
 		if (bnn_cli_check_columns(a->model, inputs[i], a->target, cols, &err))
 			return bnn_cli_error(

@@ -6,7 +6,8 @@
  * (atomically; eval and predict then sample it) and prints one JSON line:
  * the prior precision, the Laplace log marginal likelihood, the seconds.
  *
- *   --prior-precision P | auto   δ (default 1); auto: by the marginal
+ *   --prior-precision P | auto   δ; auto (the default,
+ *                                bnn_laplace_defaults): by the marginal
  *                                likelihood
  *   --fisher mc | empirical      labels drawn from the model (the GGN's
  *                                unbiased MC estimate, default) or the
@@ -25,12 +26,12 @@
 
 #include "cli_internal.h"
 
-/* --prior-precision: a number > 0, or auto (NaN). */
+/* --prior-precision: a number > 0, or auto (NaN); *out is left at the
+ * library's default when it is not given. */
 static int cli_laplace_prior(struct bnn_cli_args *a, double *out)
 {
 	char *end;
 
-	*out = 1;
 	if (!a->prior_precision)
 		return BNN_CLI_OK;
 	if (strcmp(a->prior_precision, "auto") == 0) {

@@ -204,7 +204,8 @@ double bnn_train_h0(const bnn_train_options *o, double n);
 bnn_train_options bnn_train_defaults(void);
 
 /**
- * Set an option by its --set name from text ("lr", "1e-3").
+ * Set an option by its --set name from text ("lr", "1e-3").  "auto" leaves
+ * delta, tau_start and ess to the trainer (their defaults: NaN, NaN, 0).
  * @return BNN_OK; BNN_EINVAL with a message naming the option (unknown
  *         name with a suggestion, value not a number, out of range).
  */
@@ -239,7 +240,10 @@ void bnn_train_options_help(FILE *out);
 
 /** The options as one line of "name=value" text (owned by the caller;
  *  NULL when out of memory).  threads is left out: it does not change
- *  what training computes, and checkpoints carry this text. */
+ *  what training computes, and checkpoints carry this text.  An option
+ *  left to the trainer reads "auto" ("delta=auto"; checkpoints written
+ *  before say "delta=nan", "ess=0", and bnn_state_load reads them as
+ *  "auto"). */
 char *bnn_train_options_text(const bnn_train_options *o);
 
 /* A trained (or training) model. */
@@ -732,8 +736,9 @@ typedef struct bnn_laplace_report {
 	double seconds;         /* wall time */
 } bnn_laplace_report;
 
-/** bnn_laplace_options with δ = 1, the MC Fisher, 1 sample, batch 256,
- *  seed 1 (and for last_layer the Kronecker-factored GGN). */
+/** bnn_laplace_options with δ auto (NaN: the marginal likelihood's), the
+ *  MC Fisher, 1 sample, batch 256, seed 1 (and for last_layer the
+ *  Kronecker-factored GGN). */
 bnn_laplace_options bnn_laplace_defaults(void);
 
 /* The most parameters a last-layer Laplace fit takes: its precision is a
@@ -909,12 +914,12 @@ int bnn_posterior_write_csv(const bnn_state *st, FILE *f);
  *          wrong (not NAME=VALUE, bnn_train_set's message). */
 int bnn_train_options_read(bnn_train_options *o, const char *path, bnn_err *err);
 /** Apply the words of an options text (bnn_train_options_text, a
- *  checkpoint's options) to o; words with the value nan (a default the
- *  trainer works out) are skipped.  BNN_OK or bnn_train_set's error. */
+ *  checkpoint's options) to o; words with the value auto or nan (a default
+ *  the trainer works out) are skipped.  BNN_OK or bnn_train_set's error. */
 int bnn_train_options_from_text(bnn_train_options *o, const char *text, bnn_err *err);
 /** Write o to f as an options file that bnn_train_options_read reads back
  *  to the same options text: bnn_train_options_text's words a line each
- *  (without the nan ones).  0, or -1 when writing failed. */
+ *  (without the auto ones).  0, or -1 when writing failed. */
 int bnn_train_options_write(const bnn_train_options *o, FILE *f);
 
 /*

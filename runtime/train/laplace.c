@@ -36,7 +36,7 @@ bnn_laplace_options bnn_laplace_defaults(void)
 	bnn_laplace_options o;
 
 	memset(&o, 0, sizeof o);
-	o.prior_precision = 1;
+	o.prior_precision = NAN; /* auto: δ = 1 predicted badly (docs/laplace.md) */
 	o.samples = 1;
 	o.batch = 256;
 	o.seed = 1;

@@ -194,6 +194,16 @@ enum opt_need {
 	                     optimizer (bnn_whvi_kl) */
 };
 
+/* What an option's field holds while the trainer is to choose its value
+ * from the data and the model (a double).  The options text spells that
+ * value "auto" and bnn_train_set takes "auto" for it; checkpoints written
+ * before spelt it as the number ("delta=nan", "ess=0"). */
+enum opt_auto {
+	AUTO_NONE, /* every value is the user's */
+	AUTO_NAN,  /* NaN: delta, tau_start */
+	AUTO_ZERO  /* 0: ess */
+};
+
 struct opt_def {
 	const char *name;
 	enum opt_kind kind;
@@ -203,6 +213,7 @@ struct opt_def {
 	                    in train_optimizers[] lists it */
 	enum opt_need need;
 	const char *help;
+	enum opt_auto autov; /* the value that leaves it to the trainer */
 };
 
 /* opt_def.shared */
@@ -212,77 +223,85 @@ struct opt_def {
 #define OFF(field) offsetof(bnn_train_options, field)
 static const struct opt_def opt_defs[] = {
 	{ "optimizer", OPT_OPTIMIZER, OFF(optimizer), 0, 0, SHARED, NEED_NOTHING,
-	  NULL /* the names of train_optimizers[] */ },
+	  NULL /* the names of train_optimizers[] */, AUTO_NONE },
 	{ "lr", OPT_DOUBLE, OFF(schedule.lr), 0, 1e6, SHARED, NEED_NOTHING,
-	  "base learning rate (0: the optimizer's default)" },
+	  "base learning rate (0: the optimizer's default)", AUTO_NONE },
 	{ "schedule", OPT_SCHEDULE, OFF(schedule.kind), 0, 0, SHARED, NEED_NOTHING,
-	  "constant, step or cosine" },
+	  "constant, step or cosine", AUTO_NONE },
 	{ "gamma", OPT_DOUBLE, OFF(schedule.gamma), 0, 1e6, SHARED, NEED_STEP,
-	  "step: factor at each milestone" },
+	  "step: factor at each milestone", AUTO_NONE },
 	{ "milestones", OPT_MILESTONES, OFF(schedule.milestones), 0, 1e9, SHARED, NEED_STEP,
-	  "step: epochs, e.g. 30,60" },
+	  "step: epochs, e.g. 30,60", AUTO_NONE },
 	{ "warmup", OPT_DOUBLE, OFF(schedule.warmup), 0, 1e9, SHARED, NEED_NOTHING,
-	  "epochs of linear warm-up" },
+	  "epochs of linear warm-up", AUTO_NONE },
 	{ "lr_min", OPT_DOUBLE, OFF(schedule.lr_min), 0, 1e6, SHARED, NEED_COSINE,
-	  "cosine: final learning rate" },
-	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, OWN, NEED_NOTHING, "sgd: momentum" },
+	  "cosine: final learning rate", AUTO_NONE },
+	{ "momentum", OPT_FLOAT, OFF(sgd.momentum), 0, 1, OWN, NEED_NOTHING, "sgd: momentum",
+	  AUTO_NONE },
 	{ "nesterov", OPT_BOOL, OFF(sgd.nesterov), 0, 1, OWN, NEED_NOTHING,
-	  "sgd: Nesterov momentum (0 or 1)" },
+	  "sgd: Nesterov momentum (0 or 1)", AUTO_NONE },
 	{ "weight_decay", OPT_WEIGHT_DECAY, 0, 0, 1e6, OWN, NEED_NOTHING,
-	  "L2 (sgd, adam) or decoupled (adamw) decay" },
+	  "L2 (sgd, adam) or decoupled (adamw) decay", AUTO_NONE },
 	{ "beta1", OPT_BETA1, 0, 0, 0.999999, OWN, NEED_NOTHING,
-	  "adam, vogn, ivon: momentum / first-moment decay" },
+	  "adam, vogn, ivon: momentum / first-moment decay", AUTO_NONE },
 	{ "beta2", OPT_BETA2, 0, 0, 0.99999999, OWN, NEED_NOTHING,
-	  "adam, ivon: second-moment / Hessian decay; vogn: weight of the new GN estimate" },
+	  "adam, ivon: second-moment / Hessian decay; vogn: weight of the new GN estimate",
+	  AUTO_NONE },
 	{ "eps", OPT_FLOAT, OFF(adam.eps), 1e-30, 1, OWN, NEED_NOTHING,
-	  "adam: denominator constant (> 0)" },
+	  "adam: denominator constant (> 0)", AUTO_NONE },
 	{ "mc", OPT_INT, OFF(mc), 1, 100000, OWN, NEED_NOTHING,
-	  "vogn, ivon, bbb: Monte-Carlo samples per step" },
+	  "vogn, ivon, bbb: Monte-Carlo samples per step", AUTO_NONE },
 	{ "delta", OPT_DOUBLE, OFF(delta), 0, 1e30, OWN, NEED_PRIOR_UPDATE,
-	  "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay" },
+	  "vogn, badam, bbb, whvi layers: prior precision; ivon: weight decay (auto: from the "
+	  "model's priors)",
+	  AUTO_NAN },
 	{ "tau", OPT_DOUBLE, OFF(vogn.tau), 0, 1e6, OWN, NEED_NOTHING,
-	  "vogn: tempering at the end of its schedule" },
+	  "vogn: tempering at the end of its schedule", AUTO_NONE },
 	{ "tau_start", OPT_DOUBLE, OFF(vogn.tau_start), 0, 1e6, OWN, NEED_NOTHING,
-	  "vogn: tempering at the start" },
+	  "vogn: tempering at the start (auto: tau)", AUTO_NAN },
 	{ "tau_epochs", OPT_DOUBLE, OFF(vogn.tau_epochs), 0, 1e9, OWN, NEED_NOTHING,
-	  "vogn: epochs from tau_start to tau" },
+	  "vogn: epochs from tau_start to tau", AUTO_NONE },
 	{ "rho", OPT_DOUBLE, OFF(vogn.rho), 1, 1e9, OWN, NEED_NOTHING,
-	  "vogn: data-augmentation factor (N <- rho N)" },
+	  "vogn: data-augmentation factor (N <- rho N)", AUTO_NONE },
 	{ "h0", OPT_DOUBLE, OFF(ivon.h0), 1e-30, 1e30, OWN, NEED_NOTHING,
-	  "ivon: Hessian initialisation" },
+	  "ivon: Hessian initialisation", AUTO_NONE },
 	{ "ess", OPT_DOUBLE, OFF(ess), 0, 1e30, OWN, NEED_NOTHING,
-	  "ivon: effective sample size lambda; badam: the posterior's N (0: N)" },
+	  "ivon: effective sample size lambda; badam: the posterior's N (0 or auto: from the data)",
+	  AUTO_ZERO },
 	{ "clip_radius", OPT_DOUBLE, OFF(ivon.clip_radius), 0, 1e30, OWN, NEED_NOTHING,
-	  "ivon: element-wise step clipping (0: off)" },
+	  "ivon: element-wise step clipping (0: off)", AUTO_NONE },
 	{ "rescale_lr", OPT_BOOL, OFF(ivon.rescale_lr), 0, 1, OWN, NEED_NOTHING,
-	  "ivon: scale lr by h0 + delta (0 or 1)" },
+	  "ivon: scale lr by h0 + delta (0 or 1)", AUTO_NONE },
 	{ "sigma0", OPT_DOUBLE, OFF(sigma0), 1e-30, 1e6, OWN, NEED_NOTHING,
-	  "bbb: initial posterior standard deviation" },
+	  "bbb: initial posterior standard deviation", AUTO_NONE },
 	{ "lrt", OPT_BOOL, OFF(lrt), 0, 1, OWN, NEED_NOTHING,
-	  "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)" },
+	  "bbb: a weight sample per pass (0) or the local reparameterisation in dense layers (1)",
+	  AUTO_NONE },
 	{ "clip", OPT_DOUBLE, OFF(clip), 0, 1e30, SHARED, NEED_NOTHING,
-	  "gradient-norm clipping (0: off; not given: the optimizer's default)" },
+	  "gradient-norm clipping (0: off; not given: the optimizer's default)", AUTO_NONE },
 	{ "epochs", OPT_LONG, OFF(epochs), 1, 1e9, SHARED, NEED_NOTHING,
-	  "passes over the training data" },
-	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, SHARED, NEED_NOTHING, "examples per step" },
-	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, SHARED, NEED_NOTHING,
-	  "random seed" },
+	  "passes over the training data", AUTO_NONE },
+	{ "batch", OPT_LONG, OFF(batch), 1, 1 << 20, SHARED, NEED_NOTHING, "examples per step",
+	  AUTO_NONE },
+	{ "seed", OPT_U64, OFF(seed), 0, 1.8446744073709552e19, SHARED, NEED_NOTHING, "random seed",
+	  AUTO_NONE },
 	{ "threads", OPT_INT, OFF(threads), 0, 1024, SHARED, NEED_NOTHING,
-	  "threads (0: every core the process may use)" },
+	  "threads (0: every core the process may use)", AUTO_NONE },
 	{ "valid_fraction", OPT_DOUBLE, OFF(valid_fraction), 0, 0.9, SHARED, NEED_NO_VALID_SET,
-	  "held-out share of the training data" },
+	  "held-out share of the training data", AUTO_NONE },
 	{ "patience", OPT_LONG, OFF(patience), 0, 1e9, SHARED, NEED_VALIDATION,
-	  "early stopping: epochs without improvement (0: off)" },
+	  "early stopping: epochs without improvement (0: off)", AUTO_NONE },
 	{ "crop_pad", OPT_LONG, OFF(crop_pad), 0, 4096, SHARED, NEED_NOTHING,
-	  "augmentation: random crop with this zero padding (0: off)" },
+	  "augmentation: random crop with this zero padding (0: off)", AUTO_NONE },
 	{ "flip", OPT_BOOL, OFF(flip), 0, 1, SHARED, NEED_NOTHING,
-	  "augmentation: random horizontal flip (0 or 1)" },
+	  "augmentation: random horizontal flip (0 or 1)", AUTO_NONE },
 	{ "swag", OPT_LONG, OFF(swag), 0, 1e9, OWN, NEED_NOTHING,
-	  "sgd, adam, adamw: SWAG posterior of the last this many epochs (0: off)" },
+	  "sgd, adam, adamw: SWAG posterior of the last this many epochs (0: off)", AUTO_NONE },
 	{ "swag_rank", OPT_LONG, OFF(swag_rank), 0, 1e9, OWN, NEED_SWAG,
-	  "SWAG: deviations of its low-rank part (default 20)" },
+	  "SWAG: deviations of its low-rank part (default 20)", AUTO_NONE },
 	{ "loo", OPT_LONG, OFF(loo), 0, 1e9, SHARED, NEED_NOTHING,
-	  "leave-one-out NLL estimate after each epoch on this many training examples (0: off)" },
+	  "leave-one-out NLL estimate after each epoch on this many training examples (0: off)",
+	  AUTO_NONE },
 };
 #define NOPTS ((int)(sizeof opt_defs / sizeof opt_defs[0]))
 
@@ -401,6 +420,17 @@ static int opt_milestones(bnn_schedule *s, const char *value, bnn_err *err)
 	return BNN_OK;
 }
 
+/* The option named by the len bytes at name, or NULL. */
+static const struct opt_def *opt_find(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strlen(opt_defs[i].name) == len && strncmp(opt_defs[i].name, name, len) == 0)
+			return &opt_defs[i];
+	return NULL;
+}
+
 int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn_err *err)
 {
 	const struct opt_def *d = NULL;
@@ -413,9 +443,7 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn
 		                !o      ? "options"
 		                : !name ? "name"
 		                        : "value");
-	for (i = 0; i < NOPTS; i++)
-		if (strcmp(opt_defs[i].name, name) == 0)
-			d = &opt_defs[i];
+	d = opt_find(name, strlen(name));
 	if (!d) {
 		struct bnn_text_suggestion sug;
 
@@ -428,6 +456,10 @@ int bnn_train_set(bnn_train_options *o, const char *name, const char *value, bnn
 			                name, opt_defs[best].name);
 		return bnn_fail(err, BNN_EINVAL,
 		                "unknown option '%s' (the options are listed by --help)", name);
+	}
+	if (d->autov != AUTO_NONE && strcmp(value, "auto") == 0) {
+		*(double *)(base + d->offset) = d->autov == AUTO_NAN ? NAN : 0;
+		return BNN_OK;
 	}
 	switch (d->kind) {
 	case OPT_OPTIMIZER:
@@ -750,10 +782,58 @@ int train_text_append(char *buf, int n, const char *fmt, ...)
 	return k < 0 ? n : n + k;
 }
 
+/* Whether word NAME=VALUE (len bytes) leaves its option to the trainer:
+ * VALUE is "auto", or the number the field then holds as %.9g prints it
+ * ("nan", "0"), which the checkpoints written before "auto" hold. */
+static int opt_word_auto(const char *word, size_t len)
+{
+	const char *eq = memchr(word, '=', len), *value;
+	const struct opt_def *d = eq ? opt_find(word, (size_t)(eq - word)) : NULL;
+	size_t vlen;
+
+	if (!d || d->autov == AUTO_NONE)
+		return 0;
+	value = eq + 1;
+	vlen = len - (size_t)(value - word);
+	if (vlen == 4 && strncmp(value, "auto", 4) == 0)
+		return 1;
+	if (d->autov == AUTO_ZERO)
+		return vlen == 1 && value[0] == '0';
+	return (vlen == 3 && strncmp(value, "nan", 3) == 0) ||
+	       (vlen == 4 && strncmp(value, "-nan", 4) == 0);
+}
+
+char *train_options_text_auto(const char *text)
+{
+	size_t len, keep, n = 0;
+	/* a word that grows, by 3 bytes at most ("ess=0" to "ess=auto"), has
+	 * 3 bytes or more ("x=0"): the text at most doubles */
+	char *out = malloc(2 * strlen(text) + 1);
+	const char *p;
+
+	if (!out)
+		return NULL;
+	for (p = text; *p; p += len) {
+		len = strcspn(p, " ");
+		keep = opt_word_auto(p, len) ? (size_t)((const char *)memchr(p, '=', len) - p) + 1
+		                             : len;
+		memcpy(out + n, p, keep);
+		n += keep;
+		if (keep < len) {
+			memcpy(out + n, "auto", 4);
+			n += 4;
+		}
+		if (p[len] == ' ')
+			out[n++] = p[len++];
+	}
+	out[n] = '\0';
+	return out;
+}
+
 char *bnn_train_options_text(const bnn_train_options *o)
 {
 	static const char *const schedules[] = { "constant", "step", "cosine" };
-	char *buf = malloc(TRAIN_TEXT_MAX);
+	char *buf = malloc(TRAIN_TEXT_MAX), *text;
 	int n, i;
 
 	if (!buf)
@@ -775,5 +855,7 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	for (i = 0; i < o->schedule.nmilestones; i++)
 		n = train_text_append(buf, n, "%s%.9g",
 		                      i ? "," : " milestones=", o->schedule.milestones[i]);
-	return buf;
+	text = train_options_text_auto(buf); /* the values the trainer chooses, as "auto" */
+	free(buf);
+	return text;
 }

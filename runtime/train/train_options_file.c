@@ -94,11 +94,13 @@ static const char *options_word(const char *p, size_t *len)
 	return p;
 }
 
-/* Whether a word's value is "nan": an option left at a default that the
- * trainer works out (delta, tau_start), which no value given spells. */
+/* Whether a word's value is "auto" (or "nan", as checkpoints written
+ * before "auto" spell it): an option left at a default that the trainer
+ * works out (delta, tau_start, ess), which an options file leaves out. */
 static int options_word_unset(const char *w, size_t len)
 {
-	return len > 4 && strncmp(w + len - 4, "=nan", 4) == 0;
+	return (len > 4 && strncmp(w + len - 4, "=nan", 4) == 0) ||
+	       (len > 5 && strncmp(w + len - 5, "=auto", 5) == 0);
 }
 
 int bnn_train_options_from_text(bnn_train_options *o, const char *text, bnn_err *err)
