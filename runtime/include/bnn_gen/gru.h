@@ -142,10 +142,11 @@ static inline void bnn_gen_gru_forward(long batch, long t, long f, long u, int s
 	if (mh)
 		memset(hm, 0, (size_t)bu * sizeof *hm);
 	for (s = 0; s < t; s++) {
-		bnn_gen_gru_fill_rows(batch, g, bh, hh);
-		if (s > 0) /* h_0 = 0 adds nothing */
-			bnn_gen_gemm(0, 1, batch, g, u, 1.0, (mh ? hm : hs) + s * bu, u, wh, u, 1.0,
-			             hh, g);
+		if (s > 0)
+			bnn_gen_gemm_bias(0, 1, batch, g, u, 1.0, (mh ? hm : hs) + s * bu, u, wh, u,
+			                  bh, hh, g);
+		else /* h_0 = 0 adds nothing */
+			bnn_gen_gru_fill_rows(batch, g, bh, hh);
 		for (b = 0; b < batch; b++)
 			bnn_gen_gru_gates(u, q + (b * t + s) * g, hh + b * g, hs + s * bu + b * u,
 			                  hn + s * bu + b * u, hs + (s + 1) * bu + b * u);
