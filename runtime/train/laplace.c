@@ -20,6 +20,11 @@
  * of the marginal likelihood (Immer et al. 2021, eq. 4, with an isotropic
  * prior): log Z(δ) = −nll − ½δ‖θ*‖² + (P/2)·log δ − ½Σ_j log(h_j + δ),
  * concave in δ, maximised where its derivative vanishes.
+ *
+ * bnn_laplace is also the entry of the last-layer fits (laplace_kron.c,
+ * laplace_last_layer.c), which its defaults choose: sampling the diagonal
+ * of every weight through the non-linear network predicts badly
+ * (docs/laplace.md), and Laplace Redux recommends the last layer.
  */
 #include <math.h>
 #include <stdio.h>
