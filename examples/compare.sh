@@ -37,10 +37,12 @@
 # then the same seven with their defaults only (NAME_defaults: nothing but
 # --optimizer), the post-hoc baselines on adam_defaults' network
 # (temp_scaled: `calibrate` on the validation images; laplace: diagonal
-# Laplace with its default prior precision; laplace_valid: the prior
-# precision of the lowest validation NLL among 10^2 .. 10^5; laplace_ll:
-# last-layer Laplace with the Kronecker-factored GGN, its prior precision by
-# the marginal likelihood, predicting by the probit approximation; the full
+# Laplace of every weight (--weights all) with prior precision 1;
+# laplace_valid: the same with the prior precision of the lowest
+# validation NLL among 10^2 .. 10^5; laplace_ll: last-layer Laplace with
+# the Kronecker-factored GGN (laplace's default, passed explicitly), its
+# prior precision by the marginal likelihood, predicting by the probit
+# approximation; the full
 # covariance, --structure full, calibrates about as well at 20 times the
 # fit time, docs/laplace.md), SWAG over the
 # last 5 epochs of Adam (swag), a deep ensemble of 5 Adam networks
@@ -251,13 +253,15 @@ after() {
 	evaluate
 }
 
-# laplace_valid FROM NAME: diagonal Laplace on the row FROM with the prior
-# precision, among 10^2, 10^3, 10^4 and 10^5, whose Monte-Carlo predictive
-# has the lowest NLL on the validation images; its seconds count every fit.
+# laplace_valid FROM NAME: diagonal Laplace (--weights all) on the row FROM
+# with the prior precision, among 10^2, 10^3, 10^4 and 10^5, whose
+# Monte-Carlo predictive has the lowest NLL on the validation images; its
+# seconds count every fit.
 laplace_valid() {
 	best= best_nll=
 	for d in 100 1000 10000 100000; do
-		after_fit "$1" "$2_$d" laplace --data "$fit_x" --labels "$fit_y" --prior-precision "$d"
+		after_fit "$1" "$2_$d" laplace --weights all --data "$fit_x" --labels "$fit_y" \
+			--prior-precision "$d"
 		"$prog" eval --load "$ckpt" --data "$valid_x" --labels "$valid_y" --seed 1 \
 			--threads "$threads" >"$out/${prefix}_$2_${d}_valid.json" ||
 			die "$2: validation of prior precision $d failed (see the message above)"
@@ -379,10 +383,11 @@ run badam_defaults  fashion_bayes   badam
 # The post-hoc baselines, on Adam's defaults-only network, and the
 # mixtures, with their own defaults.
 after adam_defaults temp_scaled calibrate --data "$valid_x" --labels "$valid_y"
-after adam_defaults laplace laplace --data "$fit_x" --labels "$fit_y" --prior-precision 1
+after adam_defaults laplace laplace --weights all --data "$fit_x" --labels "$fit_y" \
+	--prior-precision 1
 laplace_valid adam_defaults laplace_valid
-after adam_defaults laplace_ll laplace --last-layer --structure kron --data "$fit_x" \
-	--labels "$fit_y" --prior-precision auto
+after adam_defaults laplace_ll laplace --weights last-layer --structure kron \
+	--data "$fit_x" --labels "$fit_y" --prior-precision auto
 run swag       fashion_point adam --set swag=5
 run ensemble5  fashion_point adam --members 5
 run multi_ivon fashion_bayes ivon --members 5

@@ -11,7 +11,9 @@
  * error, with the MC Fisher and many label draws.  Also: the prior
  * precision chosen by the marginal likelihood (the default) against a
  * grid, the checkpoint round trip (same bytes), prediction sampling the
- * posterior, and the refusals with their exact messages.
+ * posterior, and the refusals with their exact messages.  The library's
+ * default fit is the last layer's (t/laplace_last_layer.c): every test
+ * here sets last_layer 0 (all_weights).
  */
 #include <math.h>
 #include <stdio.h>
@@ -140,6 +142,16 @@ static void trained_state(bnn_state *st, const bnn_dataset *train)
 		tap_bail_out("training rt_blobs: %s", err.message);
 }
 
+/* The options of the diagonal fit this file checks: the library's
+ * defaults with every weight (their default is the last layer). */
+static bnn_laplace_options all_weights(void)
+{
+	bnn_laplace_options o = bnn_laplace_defaults();
+
+	o.last_layer = 0;
+	return o;
+}
+
 static int laplace_of(const bnn_state *from, bnn_state *st, const bnn_dataset *ds,
                       const bnn_laplace_options *o, bnn_laplace_report *rep, bnn_err *err)
 {
@@ -152,7 +164,7 @@ static int laplace_of(const bnn_state *from, bnn_state *st, const bnn_dataset *d
 
 static void test_precision(const bnn_state *point, const bnn_dataset *ds)
 {
-	bnn_laplace_options o = bnn_laplace_defaults();
+	bnn_laplace_options o = all_weights();
 	bnn_laplace_report rep;
 	bnn_state st;
 	bnn_err err;
@@ -182,7 +194,7 @@ static void test_precision(const bnn_state *point, const bnn_dataset *ds)
 	           st.posthoc->prior_precision == 2,
 	   "kind laplace, %d examples, δ 2", NEX);
 
-	o = bnn_laplace_defaults();
+	o = all_weights();
 	o.prior_precision = 1; /* the default is auto */
 	o.samples = 20000;
 	o.seed = 5;
@@ -203,7 +215,7 @@ static void test_precision(const bnn_state *point, const bnn_dataset *ds)
 
 static void test_marglik(const bnn_state *point, const bnn_dataset *ds)
 {
-	bnn_laplace_options o = bnn_laplace_defaults();
+	bnn_laplace_options o = all_weights();
 	bnn_laplace_report rep;
 	bnn_state st;
 	bnn_err err;
@@ -212,6 +224,9 @@ static void test_marglik(const bnn_state *point, const bnn_dataset *ds)
 
 	memset(&st, 0, sizeof st);
 	ok(isnan(o.prior_precision), "the default prior precision is auto (NaN)");
+	ok(bnn_laplace_defaults().last_layer == 1 &&
+	           bnn_laplace_defaults().structure == BNN_LAPLACE_KRON,
+	   "the default fit is the last layer's, Kronecker-factored (the driver's)");
 	o.empirical = 1;
 	rc = laplace_of(point, &st, ds, &o, &rep, &err);
 	is_int(rc, BNN_OK, "laplace with the default prior precision, auto: %s",
@@ -233,7 +248,7 @@ static void test_marglik(const bnn_state *point, const bnn_dataset *ds)
 
 static void test_round_trip(const bnn_dataset *ds)
 {
-	bnn_laplace_options o = bnn_laplace_defaults();
+	bnn_laplace_options o = all_weights();
 	bnn_state st, back;
 	bnn_err err;
 	unsigned char *a, *b;
@@ -278,7 +293,7 @@ static void test_round_trip(const bnn_dataset *ds)
 
 static void test_refusals(const bnn_dataset *ds)
 {
-	bnn_laplace_options o = bnn_laplace_defaults();
+	bnn_laplace_options o = all_weights();
 	bnn_state st, mf;
 	bnn_dataset other;
 	float x[2 * 5], y[2] = { 0, 1 };
@@ -325,6 +340,18 @@ static void test_refusals(const bnn_dataset *ds)
 	rc = bnn_laplace(&st, ds, &o, NULL, &err);
 	is_str(rc ? err.message : "", "the prior precision must be a number > 0 (or auto), not -1",
 	       "a negative prior precision is refused");
+	o = bnn_laplace_defaults();
+	o.empirical = 1;
+	rc = bnn_laplace(&st, ds, &o, NULL, &err);
+	is_str(rc ? err.message : "",
+	       "laplace: the empirical Fisher and label samples belong to the fit of all weights "
+	       "(last_layer 0): the last layer's GGN is exact, with no label draws",
+	       "the empirical Fisher with the default last layer is refused");
+	o.empirical = 0;
+	o.samples = 3;
+	rc = bnn_laplace(&st, ds, &o, NULL, &err);
+	is_int(rc, BNN_EINVAL, "and so are 3 label samples, with the same message");
+	ok(st.sigma == NULL && st.posthoc == NULL, "and the state is left as it was");
 	bnn_state_free(&st);
 }
 

@@ -253,7 +253,7 @@ static void test_fit(const bnn_state *point, const bnn_dataset *ds, double delta
 	memset(&st, 0, sizeof st);
 	brute_force(m, point->params, ds, delta, kron, &b);
 	rc = fit(point, &st, ds, delta, structure, &rep, &err);
-	is_int(rc, BNN_OK, "%s: laplace --last-layer: %s", what, rc ? err.message : "ok");
+	is_int(rc, BNN_OK, "%s: laplace --weights last-layer: %s", what, rc ? err.message : "ok");
 	if (rc)
 		return;
 	ok(st.posthoc->kind == (kron ? BNN_POSTHOC_LAPLACE_KRON : BNN_POSTHOC_LAPLACE_LAST_LAYER) &&
@@ -649,12 +649,13 @@ static void test_refusals(const bnn_dataset *ds)
 		const bnn_model *m;
 		const char *message;
 	} cases[] = {
-		{ &ll_tanh_model, "laplace --last-layer needs a model whose output node is a dense "
-		                  "layer, and output node 'z' of model 'll_tanh' is a tanh" },
+		{ &ll_tanh_model, "laplace --weights last-layer (the default) needs a model whose "
+		                  "output node is a dense layer, and output node 'z' of model "
+		                  "'ll_tanh' is a tanh: use --weights all" },
 		{ &ll_wide_model,
-		  "laplace --last-layer: layer 'logits' of model 'll_wide' has 20010 "
+		  "laplace --structure full: layer 'logits' of model 'll_wide' has 20010 "
 		  "parameters (10 outputs × 2001), more than the 20000 of a full "
-		  "covariance" },
+		  "covariance: use --structure kron" },
 	};
 	bnn_laplace_options o = bnn_laplace_defaults();
 	bnn_dataset reg;
@@ -685,8 +686,8 @@ static void test_refusals(const bnn_dataset *ds)
 		tap_bail_out("%s", err.message);
 	rc = bnn_laplace(&st, &reg, &o, NULL, &err);
 	is_str(rc ? err.message : "",
-	       "laplace --last-layer takes categorical and bernoulli models, and model "
-	       "'mpi_point' is gaussian",
+	       "laplace --weights last-layer (the default) takes categorical and bernoulli "
+	       "models, and model 'mpi_point' is gaussian: use --weights all",
 	       "a gaussian model is refused");
 	bnn_state_free(&st);
 }

@@ -24,9 +24,9 @@
  *                 --save CKPT [--mc S] [--seed S] [--batch B] [--threads T]
  *   MODEL posterior --load CKPT [--out FILE.csv]
  *   MODEL laplace --load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT
+ *                 [--weights last-layer|all] [--structure kron|full]
  *                 [--prior-precision P|auto] [--fisher mc|empirical] [--fisher-samples S]
- *                 [--last-layer [--structure kron|full]] [--batch B] [--seed S]
- *                 [--threads T]
+ *                 [--batch B] [--seed S] [--threads T]
  *   MODEL merge   --load CKPT --load CKPT [--load CKPT ...] --save CKPT
  *                 [--weights hessian|uniform]
  *   MODEL export  --load CKPT [--storage f32|bf16|int8] [--rounded CKPT] [-o FILE.h]
@@ -154,9 +154,10 @@ static const struct cli_command {
 	{ "info", IN_INFO, "[--load CKPT]" },
 	{ "laplace", IN_LAPLACE,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME] --save CKPT\n"
+	  "                 [--weights last-layer|all] [--structure kron|full]\n"
 	  "                 [--prior-precision P|auto] [--fisher mc|empirical]\n"
-	  "                 [--fisher-samples S] [--last-layer [--structure kron|full]]\n"
-	  "                 [--batch B] [--seed S] [--threads T] [--ignore-header]" },
+	  "                 [--fisher-samples S] [--batch B] [--seed S] [--threads T]\n"
+	  "                 [--ignore-header]" },
 	{ "sensitivity", IN_SENSITIVITY,
 	  "--load CKPT --data FILE [--labels FILE] [--target NAME]\n"
 	  "                 [--top N] [--out FILE.csv] [--svg FILE.svg] [--threads T]\n"
@@ -307,15 +308,19 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        (default f32: every value exactly); --rounded CKPT also saves the\n"
 	       "        checkpoint of the values the storage keeps, for eval and predict.\n"
 	       "info    describes the model (and a checkpoint with --load).\n"
-	       "laplace attaches a diagonal Laplace posterior to a trained point network\n"
-	       "        and saves it to --save CKPT: precision δ + the GGN diagonal of the\n"
-	       "        data (--fisher mc, labels drawn from the model; or empirical),\n"
-	       "        δ from --prior-precision (default auto: the marginal likelihood's;\n"
-	       "        or a number); eval and predict then sample it (docs/laplace.md).\n"
-	       "        --last-layer: the GGN of the output layer, Kronecker-factored\n"
-	       "        (--structure kron, the default) or exact with a full covariance\n"
-	       "        (full); eval and predict then use the probit approximation\n"
-	       "        (--laplace-predictive mc: samples of the layer's weights).\n"
+	       "laplace attaches a Laplace posterior to a trained point network and\n"
+	       "        saves it to --save CKPT, δ from --prior-precision (default auto:\n"
+	       "        the marginal likelihood's; or a number) (docs/laplace.md).\n"
+	       "        --weights last-layer (the default; --last-layer is the same): the\n"
+	       "        GGN of the output layer, Kronecker-factored (--structure kron,\n"
+	       "        the default) or exact with a full covariance (full); eval and\n"
+	       "        predict then use the probit approximation (--laplace-predictive\n"
+	       "        mc: samples of the layer's weights).  It needs a dense output\n"
+	       "        layer and a categorical or bernoulli model.  --weights all:\n"
+	       "        precision δ + the GGN diagonal of every weight (--fisher mc,\n"
+	       "        labels drawn from the model; or empirical), which eval and\n"
+	       "        predict sample (predicts badly unless δ is chosen on held-out\n"
+	       "        data).\n"
 	       "sensitivity scores each example of a meanfield classifier by |v e|, how\n"
 	       "        much removing it would move its prediction (IVON paper §4.4);\n"
 	       "        lists the --top N (default 10) most and least sensitive, writes\n"
@@ -400,7 +405,7 @@ static const struct cli_opt cli_opts[] = {
 	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
 	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_SENSITIVITY | IN_TUNE },
 	{ "--load", CLI_LOADS, 0, 0, 0, NULL, IN_MERGE },
-	{ "--weights", CLI_TEXT, ARG(weights), 0, 0, NULL, IN_MERGE },
+	{ "--weights", CLI_TEXT, ARG(weights), 0, 0, NULL, IN_MERGE | IN_LAPLACE },
 	{ "--members", CLI_COUNT, ARG(members), 1, BNN_MIXTURE_MAX, "members", IN_TRAIN },
 	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },

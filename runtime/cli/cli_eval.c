@@ -496,10 +496,11 @@ static int cli_laplace_predictive(struct bnn_cli_args *a, bnn_mixture *mix)
 		bnn_posthoc *p = mix->member[i].posthoc;
 		if (!p || (p->kind != BNN_POSTHOC_LAPLACE_LAST_LAYER &&
 		           p->kind != BNN_POSTHOC_LAPLACE_KRON))
-			return bnn_cli_usage_error(a,
-			                           "--laplace-predictive: '%s' has no last-layer "
-			                           "Laplace posterior (laplace --last-layer)",
-			                           a->load);
+			return bnn_cli_usage_error(
+			        a,
+			        "--laplace-predictive: '%s' has no last-layer Laplace posterior "
+			        "(laplace --weights last-layer, the default)",
+			        a->load);
 		p->predictive = mc ? BNN_LAPLACE_MC : BNN_LAPLACE_PROBIT;
 	}
 	return BNN_CLI_OK;

@@ -42,7 +42,7 @@ struct bnn_cli_args {
 	long mc;                        /* eval, predict: MC samples (-1: default) */
 	int standardize, quiet;
 	long bins;
-	const char *prior_precision; /* laplace: a number or auto (NULL: 1) */
+	const char *prior_precision; /* laplace: a number or auto (NULL: auto) */
 	const char *fisher;          /* laplace: mc or empirical (NULL: mc) */
 	long fisher_samples;         /* laplace: label draws per example (0: 1) */
 	long top;                    /* sensitivity: examples listed each way (0: default) */
@@ -59,10 +59,11 @@ struct bnn_cli_args {
 	long members; /* train: networks of the mixture (0: one) */
 	const char *loads[BNN_CLI_MAX_LOADS];
 	int nloads;          /* merge: every --load, in order */
-	const char *weights; /* merge: hessian or uniform (NULL: hessian) */
+	const char *weights; /* merge: hessian or uniform (NULL: hessian);
+	                        laplace: last-layer or all (NULL: last-layer) */
 	/* last-layer Laplace (docs/laplace.md) */
-	int last_layer;                 /* laplace --last-layer */
-	const char *structure;          /* laplace --last-layer: kron or full (NULL: kron) */
+	int last_layer;                 /* laplace --last-layer: --weights last-layer */
+	const char *structure;          /* laplace, last layer: kron or full (NULL: kron) */
 	const char *laplace_predictive; /* eval, predict: probit or mc (NULL: probit) */
 	int ignore_header;              /* --ignore-header: CSV columns by position,
 	                                   not checked against the names the

@@ -1,23 +1,33 @@
 /*
- * cli_laplace.c: `MODEL laplace`, the diagonal Laplace posterior of a
- * trained point network (bnn_laplace, docs/laplace.md).  It loads the
- * checkpoint and the training data (standardised by the checkpoint's
- * statistics, as eval does), fits the posterior, saves the new checkpoint
- * (atomically; eval and predict then sample it) and prints one JSON line:
- * the prior precision, the Laplace log marginal likelihood, the seconds.
+ * cli_laplace.c: `MODEL laplace`, the Laplace posterior of a trained point
+ * network (bnn_laplace, docs/laplace.md).  It loads the checkpoint and the
+ * training data (standardised by the checkpoint's statistics, as eval
+ * does), fits the posterior, saves the new checkpoint (atomically; eval and
+ * predict then use it) and prints one JSON line: the prior precision, the
+ * Laplace log marginal likelihood, the seconds.
  *
+ * By default the posterior is the output layer's (Laplace Redux's default:
+ * last layer, Kronecker factors, δ by the marginal likelihood); the
+ * diagonal of every weight, sampled through the network, predicts badly
+ * (docs/laplace.md, "Why the last layer is the default").  A model the
+ * last layer's fit does not take is refused with the reason, never fitted
+ * otherwise behind the user's back: `--weights all` is the user's choice.
+ *
+ *   --weights last-layer | all   the output layer's GGN, exact logit
+ *                                Hessians (the default; laplace_kron.c,
+ *                                laplace_last_layer.c), or the diagonal
+ *                                GGN of every weight (laplace.c)
+ *   --last-layer                 --weights last-layer (older commands)
+ *   --structure kron | full      last-layer: its Kronecker factors (the
+ *                                default, about one forward pass) or the
+ *                                full P × P matrix
+ *   --fisher mc | empirical      all: labels drawn from the model (the
+ *                                GGN's unbiased MC estimate, default) or
+ *                                the data's own (the empirical Fisher)
+ *   --fisher-samples S           all: label draws per example (mc)
  *   --prior-precision P | auto   δ; auto (the default,
  *                                bnn_laplace_defaults): by the marginal
  *                                likelihood
- *   --fisher mc | empirical      labels drawn from the model (the GGN's
- *                                unbiased MC estimate, default) or the
- *                                data's own (the empirical Fisher)
- *   --fisher-samples S           label draws per example (mc)
- *   --last-layer                 the output layer's GGN only, exact logit
- *                                Hessians (laplace_last_layer.c, laplace_kron.c)
- *   --structure kron | full      its Kronecker factors (default: Laplace
- *                                Redux's, about one forward pass) or the
- *                                full P × P matrix
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,13 +56,53 @@ static int cli_laplace_prior(struct bnn_cli_args *a, double *out)
 	return BNN_CLI_OK;
 }
 
+/* --weights last-layer | all (or --last-layer): *last_layer 1 for the
+ * output layer's fit, the default. */
+static int cli_laplace_weights(struct bnn_cli_args *a, int *last_layer)
+{
+	*last_layer = 1;
+	if (!a->weights)
+		return BNN_CLI_OK;
+	if (strcmp(a->weights, "all") == 0)
+		*last_layer = 0;
+	else if (strcmp(a->weights, "last-layer") != 0)
+		return bnn_cli_usage_error(a, "--weights: '%s' is not last-layer or all",
+		                           a->weights);
+	if (a->last_layer && !*last_layer)
+		return bnn_cli_usage_error(a, "--last-layer is --weights last-layer, and --weights "
+		                              "all was given: choose one");
+	return BNN_CLI_OK;
+}
+
+/* --fisher and --fisher-samples choose the label draws of the fit of all
+ * weights, --structure the last layer's GGN: each is refused with the
+ * other, by name. */
+static int cli_laplace_applies(struct bnn_cli_args *a, int last_layer)
+{
+	const char *fisher = a->fisher ? "--fisher" : "--fisher-samples";
+
+	if (last_layer && (a->fisher || a->fisher_samples > 0))
+		return bnn_cli_usage_error(
+		        a,
+		        "%s applies to --weights all: the last layer's fit (the default, "
+		        "--weights last-layer) computes the exact GGN of the output layer, "
+		        "with no label draws",
+		        fisher);
+	if (!last_layer && a->structure)
+		return bnn_cli_usage_error(a, "--structure applies to --weights last-layer (the "
+		                              "default): --weights all fits a diagonal");
+	return BNN_CLI_OK;
+}
+
 /* The options of the command line, checked before any work. */
 static int cli_laplace_options(struct bnn_cli_args *a, bnn_laplace_options *o)
 {
 	int rc;
 
 	*o = bnn_laplace_defaults();
-	if ((rc = cli_laplace_prior(a, &o->prior_precision)))
+	if ((rc = cli_laplace_prior(a, &o->prior_precision)) ||
+	    (rc = cli_laplace_weights(a, &o->last_layer)) ||
+	    (rc = cli_laplace_applies(a, o->last_layer)))
 		return rc;
 	if (a->fisher && strcmp(a->fisher, "mc") != 0 && strcmp(a->fisher, "empirical") != 0)
 		return bnn_cli_usage_error(a, "--fisher: '%s' is not mc or empirical", a->fisher);
@@ -62,18 +112,12 @@ static int cli_laplace_options(struct bnn_cli_args *a, bnn_laplace_options *o)
 		                              "for --fisher empirical");
 	if (a->fisher_samples > 0)
 		o->samples = a->fisher_samples;
-	if (a->last_layer && (a->fisher || a->fisher_samples > 0))
-		return bnn_cli_usage_error(a, "--last-layer computes the exact GGN of the output "
-		                              "layer: --fisher and --fisher-samples do not apply");
-	if (a->structure && !a->last_layer)
-		return bnn_cli_usage_error(a, "--structure chooses the last layer's GGN: it needs "
-		                              "--last-layer");
 	if (a->structure && strcmp(a->structure, "kron") != 0 && strcmp(a->structure, "full") != 0)
 		return bnn_cli_usage_error(a, "--structure: '%s' is not kron or full",
 		                           a->structure);
-	o->last_layer = a->last_layer;
-	o->structure = a->structure && strcmp(a->structure, "full") == 0 ? BNN_LAPLACE_FULL
-	                                                                 : BNN_LAPLACE_KRON;
+	if (a->structure)
+		o->structure =
+		        strcmp(a->structure, "full") == 0 ? BNN_LAPLACE_FULL : BNN_LAPLACE_KRON;
 	o->batch = a->train.batch;
 	o->seed = a->train.seed;
 	return BNN_CLI_OK;

@@ -707,16 +707,19 @@ int bnn_model_has_whvi(const bnn_model *m);
 typedef struct bnn_laplace_options {
 	double prior_precision; /* δ > 0; NaN: chosen by the Laplace marginal
 	                           likelihood ("auto") */
-	int empirical;          /* 1: the empirical Fisher, squared gradients at
-	                           the data's own targets; 0: the MC Fisher,
-	                           labels drawn from the model's predictive (an
-	                           unbiased estimate of the GGN diagonal) */
-	long samples;           /* MC Fisher: label draws per example [1] */
+	int empirical;          /* last_layer 0: 1, the empirical Fisher, squared
+	                           gradients at the data's own targets; 0, the MC
+	                           Fisher, labels drawn from the model's
+	                           predictive (an unbiased estimate of the GGN
+	                           diagonal) */
+	long samples;           /* last_layer 0, MC Fisher: label draws per
+	                           example [1] */
 	long batch;             /* examples per pass [256] */
 	uint64_t seed;          /* of the label draws */
-	int last_layer;         /* 1: the GGN of the output layer only (exact
-	                           logit Hessians, no label draws), the rest of
-	                           the network fixed at θ* */
+	int last_layer;         /* 1 [the default]: the GGN of the output layer
+	                           only (exact logit Hessians, no label draws),
+	                           the rest of the network fixed at θ*; 0: the
+	                           diagonal GGN of every weight */
 	int structure;          /* last_layer: enum bnn_laplace_structure */
 } bnn_laplace_options;
 
@@ -736,9 +739,15 @@ typedef struct bnn_laplace_report {
 	double seconds;         /* wall time */
 } bnn_laplace_report;
 
-/** bnn_laplace_options with δ auto (NaN: the marginal likelihood's), the
- *  MC Fisher, 1 sample, batch 256, seed 1 (and for last_layer the
- *  Kronecker-factored GGN). */
+/** bnn_laplace_options of the driver's `laplace` without options: the
+ *  last layer (last_layer 1) with its Kronecker-factored GGN, δ auto (NaN:
+ *  the marginal likelihood's), batch 256, seed 1; and for last_layer 0 the
+ *  MC Fisher with 1 sample.  The last layer is the default since the
+ *  diagonal of every weight, sampled through the network, predicts badly
+ *  (29-39% accuracy on the Fashion-MNIST MLP against the MAP network's 86%;
+ *  docs/laplace.md), as Laplace Redux recommends (Daxberger et al. 2021,
+ *  section 4).  Until that change last_layer was 0: set it to 0 for the
+ *  diagonal fit. */
 bnn_laplace_options bnn_laplace_defaults(void);
 
 /* The most parameters a last-layer Laplace fit takes: its precision is a
@@ -747,23 +756,27 @@ bnn_laplace_options bnn_laplace_defaults(void);
 #define BNN_LAPLACE_LAST_LAYER_MAX 20000
 
 /**
- * Diagonal Laplace posterior of a trained point network: precision
- * δ + Σ_i diag GGN_i over the examples of ds (standardised already), from
- * the generated pass's squared per-example gradients; st->sigma gets
- * (δ + h)^(-1/2) and st->posthoc the record (kind laplace).  The optimizer
- * state and resume sections of st are dropped.
- * With o->last_layer: the full GGN Σ_i J_iᵀ Λ_i J_i + δI of the output
- * layer's weights and bias only (J_i = I_K ⊗ [φ_i; 1], φ_i the layer's
- * input), kind laplace_last_layer (laplace_last_layer.c), or with
+ * Laplace posterior of a trained point network.  With o->last_layer 0:
+ * the diagonal, precision δ + Σ_i diag GGN_i over the examples of ds
+ * (standardised already), from the generated pass's squared per-example
+ * gradients; st->sigma gets (δ + h)^(-1/2) and st->posthoc the record
+ * (kind laplace).  The optimizer state and resume sections of st are
+ * dropped.
+ * With o->last_layer (the default): the full GGN Σ_i J_iᵀ Λ_i J_i + δI
+ * of the output layer's weights and bias only (J_i = I_K ⊗ [φ_i; 1], φ_i
+ * the layer's input), kind laplace_last_layer (laplace_last_layer.c), or with
  * o->structure BNN_LAPLACE_KRON its Kronecker factors G ⊗ A, kind
  * laplace_kron (laplace_kron.c); the model's output node must be a point
  * dense layer (model->features > 0), of at most
  * BNN_LAPLACE_LAST_LAYER_MAX parameters for the full GGN, the likelihood
- * categorical or bernoulli.
+ * categorical or bernoulli (BNN_EUNSUPPORTED otherwise, whose message
+ * says to fit every weight); o->empirical and o->samples > 1 belong to
+ * last_layer 0 (BNN_EINVAL with last_layer).
  * @param rep  may be NULL.
- * @return BNN_OK; BNN_EUNSUPPORTED (a layer with a posterior of its own, or
- *         st has a posterior already), BNN_EMISMATCH (data), BNN_EINVAL
- *         (options), BNN_ENOMEM.
+ * @return BNN_OK; BNN_EUNSUPPORTED (a layer with a posterior of its own,
+ *         st has a posterior already, or a model the last layer's fit does
+ *         not take), BNN_EMISMATCH (data), BNN_EINVAL (options),
+ *         BNN_ENOMEM.
  */
 int bnn_laplace(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
                 bnn_laplace_report *rep, bnn_err *err);

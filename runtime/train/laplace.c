@@ -20,6 +20,11 @@
  * of the marginal likelihood (Immer et al. 2021, eq. 4, with an isotropic
  * prior): log Z(δ) = −nll − ½δ‖θ*‖² + (P/2)·log δ − ½Σ_j log(h_j + δ),
  * concave in δ, maximised where its derivative vanishes.
+ *
+ * bnn_laplace is also the entry of the last-layer fits (laplace_kron.c,
+ * laplace_last_layer.c), which its defaults choose: sampling the diagonal
+ * of every weight through the non-linear network predicts badly
+ * (docs/laplace.md), and Laplace Redux recommends the last layer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +42,9 @@ bnn_laplace_options bnn_laplace_defaults(void)
 
 	memset(&o, 0, sizeof o);
 	o.prior_precision = NAN; /* auto: δ = 1 predicted badly (docs/laplace.md) */
+	o.last_layer = 1;        /* the diagonal of every weight predicts badly by
+	                            sampling (docs/laplace.md); Laplace Redux's default */
+	o.structure = BNN_LAPLACE_KRON;
 	o.samples = 1;
 	o.batch = 256;
 	o.seed = 1;
@@ -272,6 +280,12 @@ static int laplace_check(const bnn_state *st, const bnn_dataset *ds, const bnn_l
 	if (o->samples < 1 || o->batch < 1)
 		return bnn_fail(err, BNN_EINVAL, "laplace: %s must be at least 1",
 		                o->samples < 1 ? "the label samples" : "the batch");
+	if (o->last_layer && (o->empirical || o->samples != 1))
+		return bnn_fail(
+		        err, BNN_EINVAL,
+		        "laplace: the empirical Fisher and label samples belong to the fit "
+		        "of all weights (last_layer 0): the last layer's GGN is exact, with "
+		        "no label draws");
 	if ((m->likelihood != BNN_LIKELIHOOD_CATEGORICAL &&
 	     m->likelihood != BNN_LIKELIHOOD_BERNOULLI &&
 	     m->likelihood != BNN_LIKELIHOOD_GAUSSIAN) ||

@@ -1,11 +1,12 @@
 /*
  * laplace_kron.c: last-layer Laplace with a Kronecker-factored GGN, the
- * default of `laplace --last-layer` (docs/laplace.md).  The full version
- * (laplace_last_layer.c) forms the exact P × P GGN of the output layer,
- * about N·(d + 1)²·K(K + 1)/4 multiply-adds and a P³ factorisation, more
- * than the training of the network it calibrates; this one keeps the
- * structure Laplace Redux (Daxberger et al. 2021, section 3.2, its default
- * "last-layer + KFAC") and Ritter et al. 2018 (section 3, eq. 5-7) use:
+ * default of `laplace` (--weights last-layer; docs/laplace.md).  The
+ * full version (laplace_last_layer.c) forms the exact P × P GGN of the
+ * output layer, about N·(d + 1)²·K(K + 1)/4 multiply-adds and a P³
+ * factorisation, more than the training of the network it calibrates;
+ * this one keeps the structure Laplace Redux (Daxberger et al. 2021,
+ * section 3.2, its default "last-layer + KFAC") and Ritter et al. 2018
+ * (section 3, eq. 5-7) use:
  * block (k, l) of the exact GGN, Σ_i H_i[k,l]·φ̃_i φ̃_iᵀ, is replaced by
  * the product of the means E[H[k,l]]·E[φ̃ φ̃ᵀ] times N,
  *
@@ -102,8 +103,8 @@ static int kron_eigen(double *a, long n, double *w, const char *what, bnn_err *e
 	dsyevd_("V", "L", &ni, a, &ni, w, work, &lwork, iwork, &liwork, &info, 1, 1);
 	if (info != 0) {
 		rc = bnn_fail(err, BNN_EINVAL,
-		              "laplace --last-layer: the eigenvectors of %s did not converge "
-		              "(LAPACK dsyevd info %d)",
+		              "laplace --weights last-layer: the eigenvectors of %s did not "
+		              "converge (LAPACK dsyevd info %d)",
 		              what, info);
 		goto done;
 	}

@@ -82,21 +82,23 @@ int train_laplace_ll_check(const bnn_model *m, int full, bnn_err *err)
 
 	if (m->features <= 0)
 		return bnn_fail(err, BNN_EUNSUPPORTED,
-		                "laplace --last-layer needs a model whose output node is a dense "
-		                "layer, and output node '%s' of model '%s' is a %s",
+		                "laplace --weights last-layer (the default) needs a model whose "
+		                "output node is a dense layer, and output node '%s' of model '%s' "
+		                "is a %s: use --weights all",
 		                m->output_node ? m->output_node : "?", m->name,
 		                m->output_op ? m->output_op : "?");
 	if (m->likelihood != BNN_LIKELIHOOD_CATEGORICAL &&
 	    m->likelihood != BNN_LIKELIHOOD_BERNOULLI)
 		return bnn_fail(err, BNN_EUNSUPPORTED,
-		                "laplace --last-layer takes categorical and bernoulli models, and "
-		                "model '%s' is %s",
+		                "laplace --weights last-layer (the default) takes categorical and "
+		                "bernoulli models, and model '%s' is %s: use --weights all",
 		                m->name, bnn_likelihood_name(m->likelihood));
 	train_laplace_ll_layer(m, &l);
 	if (l.w_off < 0 || (full && l.p > BNN_LAPLACE_LAST_LAYER_MAX))
 		return bnn_fail(err, BNN_EUNSUPPORTED,
-		                "laplace --last-layer: layer '%s' of model '%s' has %ld parameters "
-		                "(%ld outputs × %ld), more than the %d of a full covariance",
+		                "laplace --structure full: layer '%s' of model '%s' has %ld "
+		                "parameters (%ld outputs × %ld), more than the %d of a full "
+		                "covariance: use --structure kron",
 		                m->layers[m->features_layer].name, m->name, l.p, l.k, l.dd,
 		                BNN_LAPLACE_LAST_LAYER_MAX);
 	return BNN_OK;
@@ -281,10 +283,11 @@ static int ll_best_delta(const double *g, long p, const float *theta, double nll
 	}
 	dsyevd_("N", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
 	if (info != 0) {
-		rc = bnn_fail(err, BNN_EINVAL,
-		              "laplace --last-layer: the GGN's eigenvalues did not converge "
-		              "(LAPACK dsyevd info %d)",
-		              info);
+		rc = bnn_fail(
+		        err, BNN_EINVAL,
+		        "laplace --weights last-layer: the GGN's eigenvalues did not converge "
+		        "(LAPACK dsyevd info %d)",
+		        info);
 		goto done;
 	}
 	for (j = 0; j < p; j++) /* positive semi-definite: rounding only below 0 */
@@ -334,8 +337,8 @@ static int ll_factor(struct ll_fit *f, bnn_posthoc *p, float *sigma, double *log
 	dpotrf_("L", &ni, f->h, &ni, &info, 1);
 	if (info != 0)
 		return bnn_fail(err, BNN_EINVAL,
-		                "laplace --last-layer: the posterior precision is not positive "
-		                "definite (LAPACK dpotrf info %d)",
+		                "laplace --weights last-layer: the posterior precision is not "
+		                "positive definite (LAPACK dpotrf info %d)",
 		                info);
 	*logdet = 0;
 	for (i = 0; i < n; i++)
@@ -343,8 +346,8 @@ static int ll_factor(struct ll_fit *f, bnn_posthoc *p, float *sigma, double *log
 	dtrtri_("L", "N", &ni, f->h, &ni, &info, 1, 1);
 	if (info != 0)
 		return bnn_fail(err, BNN_EINVAL,
-		                "laplace --last-layer: the Cholesky factor is singular (LAPACK "
-		                "dtrtri info %d)",
+		                "laplace --weights last-layer: the Cholesky factor is singular "
+		                "(LAPACK dtrtri info %d)",
 		                info);
 	p->params = n;
 	p->chol = bnn_floats_alloc(n * (n + 1) / 2);
