@@ -75,15 +75,17 @@ struct bnn_gen_attn {
 /* One row of scores s [n] (the first n of the row, the rest masked) to its
  * softmax, the row's maximum subtracted first; masked entries [n, t) to 0.
  * The maximum, the exponentials (bnn_gen_expf_neg), the sum and the
- * division are loops that vectorise; the sum is bnn_gen_sum's fixed order. */
+ * normalisation are loops that vectorise; the sum is bnn_gen_sum's fixed
+ * order, and the row is multiplied by 1/sum (a vector division per 16
+ * values took a fifth of the attention's own time). */
 BNN_GEN_INLINE void bnn_gen_attn_softmax_row(long n, long t, bnn_real *restrict s)
 {
 	const bnn_real m = bnn_gen_max(n, s);
-	bnn_real z;
+	bnn_real rz;
 	long j;
 	BNN_GEN_EACH(n, 0, s, BNN_GEN_EXP_NEG(s[i] - m));
-	z = bnn_gen_sum(n, s);
-	BNN_GEN_EACH(n, 0, s, s[i] / z);
+	rz = 1 / bnn_gen_sum(n, s);
+	BNN_GEN_EACH(n, 0, s, s[i] * rz);
 	for (j = n; j < t; j++)
 		s[j] = 0;
 }

@@ -170,24 +170,43 @@ int bnn_thread_index(void);
 		}                                                                                \
 	} while (0)
 
+/* p[0] = op over p[0..16) (BNN_GEN_CHUNK partials), pairwise: p[k] op=
+ * p[k + 8] for k < 8, then 4, 2 and 1.  Loops of constant length, which
+ * compilers unroll or vectorise: written as one loop halving a variable,
+ * gcc kept it a scalar loop through memory, which on rows of 64 values
+ * (the attention's softmax) cost as much as the row's exponentials.  The
+ * order of the operations is that loop's, so the results are its bits.
+ * OP(a, b) gives the new a. */
+#define BNN_GEN_HALVES(p, OP)                               \
+	do {                                                \
+		int h_;                                     \
+		for (h_ = 0; h_ < 8; h_++)                  \
+			(p)[h_] = OP((p)[h_], (p)[h_ + 8]); \
+		for (h_ = 0; h_ < 4; h_++)                  \
+			(p)[h_] = OP((p)[h_], (p)[h_ + 4]); \
+		for (h_ = 0; h_ < 2; h_++)                  \
+			(p)[h_] = OP((p)[h_], (p)[h_ + 2]); \
+		(p)[0] = OP((p)[0], (p)[1]);                \
+	} while (0)
+#define BNN_GEN_ADD2(a, b) ((a) + (b))
+#define BNN_GEN_MAX2(a, b) ((b) > (a) ? (b) : (a))
+
 /* Σ x[i] for i in [0, n), in BNN_GEN_CHUNK interleaved partial sums
  * added pairwise at the end: a loop gcc vectorises, where one running sum
  * is a serial chain of additions (a fixed order: the same n and x give the
  * same bits). */
-static inline bnn_real bnn_gen_sum(long n, const bnn_real *restrict x)
+BNN_GEN_INLINE bnn_real bnn_gen_sum(long n, const bnn_real *restrict x)
 {
 	bnn_real part[BNN_GEN_CHUNK] = { 0 };
 	long c, chunks = n / BNN_GEN_CHUNK, q;
-	int k, half;
+	int k;
 
 	for (c = 0; c < chunks; c++)
 		for (k = 0; k < BNN_GEN_CHUNK; k++)
 			part[k] += x[c * BNN_GEN_CHUNK + k];
 	for (q = chunks * BNN_GEN_CHUNK; q < n; q++)
 		part[q - chunks * BNN_GEN_CHUNK] += x[q];
-	for (half = BNN_GEN_CHUNK / 2; half > 0; half /= 2)
-		for (k = 0; k < half; k++)
-			part[k] += part[k + half];
+	BNN_GEN_HALVES(part, BNN_GEN_ADD2);
 	return part[0];
 }
 
@@ -207,20 +226,18 @@ static inline bnn_real bnn_gen_sum(long n, const bnn_real *restrict x)
 		}                                                          \
 		for (i = chunks_ * BNN_GEN_CHUNK; i < (n); i++)            \
 			p_[i - chunks_ * BNN_GEN_CHUNK] += (double)(expr); \
-		for (k_ = BNN_GEN_CHUNK / 2; k_ > 0; k_ /= 2)              \
-			for (c_ = 0; c_ < k_; c_++)                        \
-				p_[c_] += p_[c_ + k_];                     \
+		BNN_GEN_HALVES(p_, BNN_GEN_ADD2);                          \
 		(var) = p_[0];                                             \
 	} while (0)
 
 /* max x[i] for i in [0, n), n >= 1, in BNN_GEN_CHUNK interleaved partial
  * maxima, as bnn_gen_sum (a maximum is exact in any order; a NaN among x
  * is passed over). */
-static inline bnn_real bnn_gen_max(long n, const bnn_real *restrict x)
+BNN_GEN_INLINE bnn_real bnn_gen_max(long n, const bnn_real *restrict x)
 {
 	bnn_real part[BNN_GEN_CHUNK];
 	long c, chunks = n / BNN_GEN_CHUNK, q;
-	int k, half;
+	int k;
 
 	for (k = 0; k < BNN_GEN_CHUNK; k++)
 		part[k] = x[0];
@@ -230,9 +247,7 @@ static inline bnn_real bnn_gen_max(long n, const bnn_real *restrict x)
 			                                             : part[k];
 	for (q = chunks * BNN_GEN_CHUNK; q < n; q++)
 		part[0] = x[q] > part[0] ? x[q] : part[0];
-	for (half = BNN_GEN_CHUNK / 2; half > 0; half /= 2)
-		for (k = 0; k < half; k++)
-			part[k] = part[k + half] > part[k] ? part[k + half] : part[k];
+	BNN_GEN_HALVES(part, BNN_GEN_MAX2);
 	return part[0];
 }
 
