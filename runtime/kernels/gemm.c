@@ -57,8 +57,10 @@
  * The last panel of a block may be narrower: rows are a compile-time
  * constant of each instance (1 to 12), columns are masked.  KC splits the
  * inner dimension evenly (288 is two blocks of 144, not 256 + 32).
- * Alpha is applied when a block of C is written, beta on the first block
- * of the inner dimension only; beta == 0 never reads C.
+ * Alpha is applied when a block of C is written, beta·C0 on the first
+ * block of the inner dimension only, where C0 is C or, for
+ * bnn_sgemm_bias, a bias row added to every row; beta == 0 never reads
+ * C0.
  *
  * Packing is skipped where the layout allows: when op(B) is B, its rows
  * are already k-major rows of 32 floats and the micro-kernel reads them
@@ -407,27 +409,27 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
 
 /*
  * The micro-kernel: C[mr x (16 or 32)] = alpha·Ap·Bp + beta·C0, Ap an A
- * panel (kc x mr, k-major), Bp a B panel (kc x NR, k-major), C0 (cin) the
- * same block of C (cin == c, ldcin == ldc) or of other rows (ldcin = 0:
- * one row, a bias, added to every row).  mr (1..12) and wide (two zmm of columns,
+ * panel (kc x mr, k-major), Bp a B panel (kc x NR, k-major), C0 the same
+ * block of C (c0 == c, ldc0 == ldc) or of other rows (ldc0 = 0: one row,
+ * a bias, added to every row).  mr (1..12) and wide (two zmm of columns,
  * or one) are constants in each instance.  m0 and m1 mask the columns
  * written (m1 unused unless wide).  beta == 0: C0 is not read.
  */
 BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const float *restrict ap,
-                                    long as, const float *restrict bp, long bs, const float *cin,
-                                    long ldcin, float *c, long ldc, float alpha, float beta,
+                                    long as, const float *restrict bp, long bs, const float *c0,
+                                    long ldc0, float *c, long ldc, float alpha, float beta,
                                     __mmask16 m0, __mmask16 m1)
 {
-	__m512 c0[BNN_GEMM_MR], c1[BNN_GEMM_MR];
+	__m512 acc0[BNN_GEMM_MR], acc1[BNN_GEMM_MR];
 	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 	long p;
 	int i;
 
 #pragma GCC unroll 12
 	for (i = 0; i < mr; i++) {
-		c0[i] = _mm512_setzero_ps();
+		acc0[i] = _mm512_setzero_ps();
 		if (wide)
-			c1[i] = _mm512_setzero_ps();
+			acc1[i] = _mm512_setzero_ps();
 	}
 #pragma GCC unroll 2 /* a few percent faster than 1 or 4 */
 	for (p = 0; p < kc; p++) {
@@ -438,9 +440,9 @@ BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const
 		for (i = 0; i < mr; i++) {
 			const __m512 av = _mm512_set1_ps(ap[i]);
 
-			c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+			acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
 			if (wide)
-				c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+				acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
 		}
 		ap += as;
 		bp += bs;
@@ -448,28 +450,27 @@ BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const
 	if (beta == 0.0f) {
 #pragma GCC unroll 12
 		for (i = 0; i < mr; i++) {
-			_mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_mul_ps(va, c0[i]));
+			_mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_mul_ps(va, acc0[i]));
 			if (wide)
 				_mm512_mask_storeu_ps(c + i * ldc + 16, m1,
-				                      _mm512_mul_ps(va, c1[i]));
+				                      _mm512_mul_ps(va, acc1[i]));
 		}
 	} else {
 #pragma GCC unroll 12
 		for (i = 0; i < mr; i++) {
 			float *ci = c + i * ldc;
-			const float *cini = cin + i * ldcin;
+			const float *c0i = c0 + i * ldc0;
 
 			_mm512_mask_storeu_ps(
 			        ci, m0,
-			        _mm512_fmadd_ps(
-			                va, c0[i],
-			                _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, cini))));
+			        _mm512_fmadd_ps(va, acc0[i],
+			                        _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, c0i))));
 			if (wide)
 				_mm512_mask_storeu_ps(
 				        ci + 16, m1,
-				        _mm512_fmadd_ps(va, c1[i],
+				        _mm512_fmadd_ps(va, acc1[i],
 				                        _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(
-				                                                  m1, cini + 16))));
+				                                                  m1, c0i + 16))));
 		}
 	}
 }

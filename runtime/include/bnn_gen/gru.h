@@ -114,15 +114,6 @@ static inline void bnn_gen_gru_gates(long u, bnn_real *restrict q, const bnn_rea
 	}
 }
 
-/* B rows of N values, each set to the bias b. */
-static inline void bnn_gen_gru_fill_rows(long rows, long n, const bnn_real *restrict b,
-                                         bnn_real *restrict y)
-{
-	long r;
-	for (r = 0; r < rows; r++)
-		memcpy(y + r * n, b, (size_t)n * sizeof *y);
-}
-
 /* The forward pass of B sequences of T steps of F features through U units;
  * w is the layer's parameter block; y is [B, U] (the last state) or
  * [B, T, U] (every state, when SEQUENCE). */
@@ -142,11 +133,9 @@ static inline void bnn_gen_gru_forward(long batch, long t, long f, long u, int s
 	if (mh)
 		memset(hm, 0, (size_t)bu * sizeof *hm);
 	for (s = 0; s < t; s++) {
-		if (s > 0)
-			bnn_gen_gemm_bias(0, 1, batch, g, u, 1.0, (mh ? hm : hs) + s * bu, u, wh, u,
-			                  bh, hh, g);
-		else /* h_0 = 0 adds nothing */
-			bnn_gen_gru_fill_rows(batch, g, bh, hh);
+		/* h_0 = 0 adds nothing: an inner dimension of 0 gives the bias */
+		bnn_gen_gemm_bias(0, 1, batch, g, s > 0 ? u : 0, 1.0, (mh ? hm : hs) + s * bu, u,
+		                  wh, u, bh, hh, g);
 		for (b = 0; b < batch; b++)
 			bnn_gen_gru_gates(u, q + (b * t + s) * g, hh + b * g, hs + s * bu + b * u,
 			                  hn + s * bu + b * u, hs + (s + 1) * bu + b * u);

@@ -170,23 +170,23 @@ int bnn_thread_index(void);
 		}                                                                                \
 	} while (0)
 
-/* p[0] = op over p[0..16) (BNN_GEN_CHUNK partials), pairwise: p[k] op=
- * p[k + 8] for k < 8, then 4, 2 and 1.  Loops of constant length, which
+/* p[0] = op over p[0..16) (the BNN_GEN_CHUNK = 16 partials), pairwise:
+ * p[k] op= p[k + 8] for k < 8, then 4, 2 and 1.  Loops of constant length, which
  * compilers unroll or vectorise: written as one loop halving a variable,
  * gcc kept it a scalar loop through memory, which on rows of 64 values
  * (the attention's softmax) cost as much as the row's exponentials.  The
  * order of the operations is that loop's, so the results are its bits.
  * OP(a, b) gives the new a. */
-#define BNN_GEN_HALVES(p, OP)                               \
-	do {                                                \
-		int h_;                                     \
-		for (h_ = 0; h_ < 8; h_++)                  \
-			(p)[h_] = OP((p)[h_], (p)[h_ + 8]); \
-		for (h_ = 0; h_ < 4; h_++)                  \
-			(p)[h_] = OP((p)[h_], (p)[h_ + 4]); \
-		for (h_ = 0; h_ < 2; h_++)                  \
-			(p)[h_] = OP((p)[h_], (p)[h_ + 2]); \
-		(p)[0] = OP((p)[0], (p)[1]);                \
+#define BNN_GEN_HALVES(p, OP)                                               \
+	do {                                                                \
+		int h_;                                                     \
+		for (h_ = 0; h_ < BNN_GEN_CHUNK / 2; h_++)                  \
+			(p)[h_] = OP((p)[h_], (p)[h_ + BNN_GEN_CHUNK / 2]); \
+		for (h_ = 0; h_ < BNN_GEN_CHUNK / 4; h_++)                  \
+			(p)[h_] = OP((p)[h_], (p)[h_ + BNN_GEN_CHUNK / 4]); \
+		for (h_ = 0; h_ < BNN_GEN_CHUNK / 8; h_++)                  \
+			(p)[h_] = OP((p)[h_], (p)[h_ + BNN_GEN_CHUNK / 8]); \
+		(p)[0] = OP((p)[0], (p)[1]);                                \
 	} while (0)
 #define BNN_GEN_ADD2(a, b) ((a) + (b))
 #define BNN_GEN_MAX2(a, b) ((b) > (a) ? (b) : (a))
