@@ -683,6 +683,40 @@ static void test_stop_mid_epoch(void)
 	bnn_dataset_free(&ds);
 }
 
+/* Steps of 8192 2x2 images (32,768 floats, where the batch's rows are
+ * copied on the team: train.c, train_gather), augmented after the copy
+ * in row order: the same bits on 1 and 2 threads. */
+static void test_augmentation_threads(void)
+{
+	bnn_train_options o = bnn_train_defaults();
+	bnn_state one, two;
+	bnn_dataset ds;
+	bnn_err err;
+
+	blobs_make(&ds, 16384, 4);
+	ds.rank = 2;
+	ds.shape[0] = 2;
+	ds.shape[1] = 2;
+	o.epochs = 1;
+	o.batch = 8192;
+	o.crop_pad = 1;
+	o.flip = 1;
+	o.threads = 1;
+	bnn_state_init(&one, &rt_blobs_model, 1, &err);
+	is_int(bnn_train(&one, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_OK,
+	       "batches of 8192 augmented images train on 1 thread");
+	o.threads = 2;
+	bnn_state_init(&two, &rt_blobs_model, 1, &err);
+	is_int(bnn_train(&two, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_OK,
+	       "and on 2");
+	ok(blobs_same_floats(one.params, two.params, rt_blobs_model.nparams),
+	   "to the same bits");
+	bnn_state_free(&one);
+	bnn_state_free(&two);
+	bnn_dataset_free(&ds);
+	bnn_set_threads(1);
+}
+
 static void test_augmentation(void)
 {
 	bnn_train_options o = bnn_train_defaults();
@@ -724,6 +758,7 @@ static void test_augmentation(void)
 	bnn_state_free(&b);
 	bnn_state_free(&plain);
 	bnn_dataset_free(&ds);
+	test_augmentation_threads();
 }
 
 int main(void)

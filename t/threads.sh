@@ -141,8 +141,8 @@ img12 img12.csv vogn
 EOF
 
 while read -r model csv optimizers; do
+	# shellcheck disable=SC2086
 	"$BNNC" --main -o "$model.c" "$model.bnn" &&
-		# shellcheck disable=SC2086
 		$CC $BNN_CFLAGS -o "$model" "$model.c" $BNN_LIBS
 	ok $? "the $model model builds"
 	for opt in $optimizers; do

@@ -244,6 +244,45 @@ static void train_augment(struct trainer *t, float *x)
 	bnn_augment_image(x, &shape, &aug, t->aug_scratch);
 }
 
+/* Copy training example e into row j of the step's batch. */
+static void train_copy_row(struct trainer *t, long j, long e)
+{
+	const bnn_model *m = t->m;
+
+	memcpy(t->xb + j * m->inputs, t->train->x + e * m->inputs,
+	       (size_t)m->inputs * sizeof(float));
+	memcpy(t->yb + j * m->targets, t->train->y + e * m->targets,
+	       (size_t)m->targets * sizeof(float));
+}
+
+/*
+ * The step's batch: training examples idx[0..rows) copied into rows of
+ * xb and yb, then augmented in row order (the augmentation's draws come
+ * from one stream).  From TRAIN_GATHER_PARALLEL_MIN floats of inputs on,
+ * the copies run on the team: the rows lie scattered over the set, and
+ * one core waiting on memory left the others idle (784-512-512-10 at
+ * batch 128 on 2 threads: the serial copy was 4% of the step; see
+ * docs/benchmarks.md).  Below, a parallel region costs more than the
+ * copy.  Copies are copies: the batch has the same bits on any team.
+ */
+#define TRAIN_GATHER_PARALLEL_MIN 32768L
+
+static void train_gather(struct trainer *t, const long *idx, long rows)
+{
+	long j;
+
+	if (rows * t->m->inputs >= TRAIN_GATHER_PARALLEL_MIN) {
+#pragma omp parallel for schedule(static)
+		for (j = 0; j < rows; j++)
+			train_copy_row(t, j, idx[j]);
+	} else {
+		for (j = 0; j < rows; j++)
+			train_copy_row(t, j, idx[j]);
+	}
+	for (j = 0; j < rows; j++)
+		train_augment(t, t->xb + j * t->m->inputs);
+}
+
 static void train_free(struct trainer *t)
 {
 	bnn_dataset_free(&t->valid_own);
@@ -362,9 +401,8 @@ static void train_divergence_hint(const struct trainer *t, char *buf, size_t siz
 static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_epoch, void *ctx,
                        bnn_err *err)
 {
-	const bnn_model *m = t->m;
 	const bnn_train_options *o = t->o;
-	long batch = o->batch, steps = (t->ntrain + batch - 1) / batch, s, j, seen = 0;
+	long batch = o->batch, steps = (t->ntrain + batch - 1) / batch, s, seen = 0;
 	long smallest = t->min_batch * t->nranks, mine, off;
 	double total = 0, t0 = train_now(), last = t0;
 	int stop = 0;
@@ -381,14 +419,7 @@ static int train_epoch(struct trainer *t, bnn_epoch_report *r, bnn_epoch_fn on_e
 		train_dist_rows(t, b, &off, &mine);
 		t->rows = mine;
 		t->global_rows = b;
-		for (j = 0; j < mine; j++) {
-			long e = t->train_idx[first + off + j];
-			memcpy(t->xb + j * m->inputs, t->train->x + e * m->inputs,
-			       (size_t)m->inputs * sizeof(float));
-			train_augment(t, t->xb + j * m->inputs);
-			memcpy(t->yb + j * m->targets, t->train->y + e * m->targets,
-			       (size_t)m->targets * sizeof(float));
-		}
+		train_gather(t, t->train_idx + first + off, mine);
 		progress = (double)(r->epoch - 1) + (double)(s + 1) / (double)steps;
 		loss = train_step(t, mine, bnn_schedule_lr(&t->schedule, progress),
 		                  (double)(r->epoch - 1) + (double)s / (double)steps);
