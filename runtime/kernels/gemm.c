@@ -64,13 +64,15 @@
  *
  * Packing is skipped where the layout allows: when op(B) is B, its rows
  * are already k-major rows of 32 floats and the micro-kernel reads them
- * in place (only a last, narrower panel is packed, padded with zeros);
- * when op(A) is Aᵀ, the 12 values a step of k broadcasts are contiguous
- * in A, read in place too.  Packing cost more than it saved on every
- * shape measured (M = 10 to 512); it matters most where few rows or
- * columns share a packed panel (the convolutions' M = 32, N = 32).  Only
- * the transposes, op(A) = A and op(B) = Bᵀ, are packed, by 16 x 16
- * AVX-512 and 8 x 8 and 4 x 8 AVX transposes; a B panel's rows are short
+ * in place (only a last, narrower panel is packed, padded with zeros).
+ * Packing B cost more than it saved on every shape measured (M = 10 to
+ * 512); it matters most where few rows share a packed panel (the
+ * convolutions' M = 32, N = 32).  A is packed whatever its layout
+ * (op(A) = Aᵀ by copies of 12 contiguous values a step of k, op(A) = A
+ * by transposes), except a single panel of op(A) = Aᵀ, read in place:
+ * the reasons and figures are in bnn_gemm_blocked.  op(B) = Bᵀ is
+ * packed by 16 x 16 AVX-512 and 8 x 8 AVX transposes, op(A) = A by
+ * 8 x 8 and 4 x 8 ones; a B panel's rows are short
  * streams the hardware prefetcher misses, so the packing prefetches the
  * next rows itself (measured faster on X·Wᵀ).  A·Bᵀ with at most 24 columns
  * and K >= 32 (an output layer's forward product) takes dot products
@@ -650,8 +652,14 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 	 * (all but a last, narrower panel): packing them cost more than it
 	 * saved on every shape measured, M = 10 to 512 */
 	const int direct_b = !trans_b;
-	/* likewise A's rows when they are columns of op(A) */
-	const int direct_a = trans_a;
+	/* A's rows are columns of op(A) when it is transposed, and the
+	 * micro-kernel could read them in place too; but a product inside a
+	 * training step finds A outside the cache, and reading it in place
+	 * at stride lda, once per panel of B, took longer than packing it
+	 * once: 11-17% on the MLP's dW = Gᵀ·X (1 and 2 threads), 17-20% on
+	 * the transformer's 384 x 128 x 2048 (docs/benchmarks.md).  Only a single panel of A (M <= MR, an output
+	 * layer's dW: 1.5 us of 10 faster in place) is read in place. */
+	const int direct_a = trans_a && m <= BNN_GEMM_MR;
 	long jc, pc, ic, jr, ir;
 
 	for (jc = 0; jc < n; jc += ncmax) {
