@@ -17,7 +17,8 @@
 #     options (optimizer, lr, --standardize), no epochs left, --init with it;
 #   - the options the trainer chooses read "auto" in a checkpoint, and an
 #     older checkpoint that says "delta=nan" and "ess=0"
-#     (t/data/rt_bayes_ivon_nan.ckpt) reads and resumes as "auto";
+#     (t/data/rt_bayes_ivon_nan.ckpt) reads and resumes as "auto", its
+#     floats written to nine digits ("beta1=0.899999976") as "beta1=0.9";
 #   - --init: a meanfield model starts from a point model's parameters
 #     (the posterior means are the point estimates), and tensors of
 #     another shape or missing are refused naming the tensor and shapes.
@@ -158,6 +159,8 @@ is "$(sed -n 's/^options .* \(delta=[^ ]*\) .* \(ess=[^ ]*\) .*/\1 \2/p' info.tx
 ./bayes info --load nan.ckpt >info.txt
 is "$(sed -n 's/^options .* \(delta=[^ ]*\) .* \(ess=[^ ]*\) .*/\1 \2/p' info.txt)" "delta=auto ess=auto" \
 	"an older checkpoint's delta=nan and ess=0 read as auto"
+is "$(sed -n 's/^options .* \(beta1=[^ ]*\) \(beta2=[^ ]*\) .*/\1 \2/p' info.txt)" "beta1=0.9 beta2=0.99999" \
+	"and its beta1=0.899999976 beta2=0.999989986 (the floats to nine digits) as their shortest decimals"
 run ./bayes train --data train.csv --quiet --optimizer ivon --epochs 4 --batch 32 --resume nan.ckpt --save nan.ckpt
 is "$run_status:$run_err" "0:" "an older checkpoint with delta=nan and ess=0 resumes"
 ./bayes info --load nan.ckpt >info.txt

@@ -46,14 +46,14 @@ common="gamma=0.1 warmup=0 lr_min=0 clip=0 $after"
 ivon="gamma=0.1 warmup=0 lr_min=0 clip=2 $after"
 
 got=$(settings point --optimizer adam)
-is "$got" "training: optimizer=adam lr=0.001 schedule=constant $common beta1=0.899999976 beta2=0.999000013 eps=9.99999994e-09 weight_decay=0
+is "$got" "training: optimizer=adam lr=0.001 schedule=constant $common beta1=0.9 beta2=0.999 eps=1e-08 weight_decay=0
 chosen by the trainer: lr=0.001 (adam's default), schedule=constant (adam's default)" \
 	"adam: its lr and constant schedule are reported as chosen"
 
 # 120 examples in batches of 128, 2 epochs: 2 steps, a short run, so
 # ivon's h0 is 0.1 x 2000 / 2 = 100.
 got=$(settings bayes --optimizer ivon)
-is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=auto h0=100 ess=120 clip_radius=0 rescale_lr=1
+is "$got" "training: optimizer=ivon lr=0.3 schedule=cosine $ivon beta1=0.9 beta2=0.99999 mc=1 delta=auto h0=100 ess=120 clip_radius=0 rescale_lr=1
 chosen by the trainer: lr=0.3 (ivon's default), h0=100 (ivon's default 0.1 x 2000 / 2 steps: a run shorter than 2000 steps), schedule=cosine (ivon's default: decays to lr_min over the epochs), clip=2 (ivon's default: the gradient's norm clipped to it), ess=120 (the number of training examples), delta=0.00833333333 (the layers' prior precisions / ess)" \
 	"ivon: lr 0.3, h0 0.1 x 2000/2, cosine, clip 2, ess = N and delta = prior / N are reported"
 
@@ -74,7 +74,7 @@ case $got in
 esac
 
 got=$(settings bayes --optimizer ivon --lr 0.2 --set schedule=constant --set clip=2 --set ess=240 --set delta=0.01 --set h0=0.1)
-is "$got" "training: optimizer=ivon lr=0.2 schedule=constant $ivon beta1=0.899999976 beta2=0.999989986 mc=1 delta=0.01 h0=0.1 ess=240 clip_radius=0 rescale_lr=1
+is "$got" "training: optimizer=ivon lr=0.2 schedule=constant $ivon beta1=0.9 beta2=0.99999 mc=1 delta=0.01 h0=0.1 ess=240 clip_radius=0 rescale_lr=1
 chosen by the trainer: nothing (every value above was given)" \
 	"ivon: values the user gave are not listed as chosen"
 
@@ -88,7 +88,7 @@ esac
 
 # 2 steps: vogn's lr is 5e-5 x 2000 / 2 = 0.05
 got=$(settings bayes --optimizer vogn)
-is "$got" "training: optimizer=vogn lr=0.05 schedule=cosine $common beta1=0.899999976 beta2=0.00100000005 mc=1 delta=auto tau=1 tau_start=auto tau_epochs=0 rho=100
+is "$got" "training: optimizer=vogn lr=0.05 schedule=cosine $common beta1=0.9 beta2=0.001 mc=1 delta=auto tau=1 tau_start=auto tau_epochs=0 rho=100
 chosen by the trainer: lr=0.05 (vogn's default 5e-05 x 2000 / 2 steps: a run shorter than 2000 steps), schedule=cosine (vogn's default: decays to lr_min over the epochs), delta=100 (the layers' prior precisions x rho)" \
 	"vogn: lr 5e-5 x 2000/2, cosine, and delta = rho x prior are reported"
 
@@ -99,7 +99,7 @@ is "$(printf '%s\n' "$got" | sed -n 2p | sed 's/, schedule=.*//')" \
 # badam's ess: N x the largest fan-in of a layer with a posterior, by hand
 # 120 x 8 (h has 4 inputs, logits 8).
 got=$(settings bayes --optimizer badam)
-is "$got" "training: optimizer=badam lr=0.001 schedule=cosine $common beta1=0.899999976 beta2=0.999000013 eps=9.99999994e-09 weight_decay=0 delta=auto ess=960
+is "$got" "training: optimizer=badam lr=0.001 schedule=cosine $common beta1=0.9 beta2=0.999 eps=1e-08 weight_decay=0 delta=auto ess=960
 chosen by the trainer: lr=0.001 (badam's default), schedule=cosine (badam's default: decays to lr_min over the epochs), ess=960 (the number of training examples, 120, x the largest fan-in of a layer with a posterior, 8), delta=1 (the layers' prior precisions)" \
 	"badam: ess = 120 x 8 and the prior precision are reported"
 

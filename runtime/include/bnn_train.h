@@ -243,7 +243,10 @@ void bnn_train_options_help(FILE *out);
  *  what training computes, and checkpoints carry this text.  An option
  *  left to the trainer reads "auto" ("delta=auto"; checkpoints written
  *  before say "delta=nan", "ess=0", and bnn_state_load reads them as
- *  "auto"). */
+ *  "auto").  A float option (beta1, beta2, eps, momentum, weight_decay)
+ *  is the shortest decimal that reads back as its float ("beta1=0.9";
+ *  older checkpoints' "beta1=0.899999976" is read as that), a double one
+ *  has up to nine significant digits. */
 char *bnn_train_options_text(const bnn_train_options *o);
 
 /* A trained (or training) model. */

@@ -526,8 +526,9 @@ int train_state_from_ckpt(const bnn_ckpt *ck, const bnn_model *m, const char *pa
 		goto fail;
 	options = bnn_ckpt_find_text(ck, state_section(name, sizeof name, prefix, "options"));
 	columns = bnn_ckpt_find_text(ck, "columns"); /* shared, as the standardisation */
-	/* "auto" also for older checkpoints' "delta=nan": --resume compares */
-	if ((options && !(s.options = train_options_text_auto(options))) ||
+	/* older checkpoints' "delta=nan" as "auto", "beta1=0.899999976" as
+	 * "beta1=0.9": --resume compares the words */
+	if ((options && !(s.options = train_options_text_canonical(options))) ||
 	    (columns && !(s.columns = strdup(columns)))) {
 		rc = bnn_fail(err, BNN_ENOMEM, "out of memory loading %s", path);
 		goto fail;

@@ -491,11 +491,14 @@ char *train_settings_text(const struct trainer *t);
  * truncating; train_options.c). */
 int train_text_append(char *buf, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* A copy of options text `text` in which each option left to the trainer
- * (delta, tau_start, ess) reads "auto", also where the text spells it as
- * the number that stands for it ("delta=nan", "ess=0": checkpoints written
- * before "auto"); malloc'd, or NULL out of memory (train_options.c). */
-char *train_options_text_auto(const char *text);
+/* A copy of options text `text` in its canonical form: each option left
+ * to the trainer (delta, tau_start, ess) reads "auto", also where the
+ * text spells it as the number that stands for it ("delta=nan", "ess=0":
+ * checkpoints written before "auto"), and each float option its shortest
+ * decimal that reads back as the same float ("beta1=0.9", which
+ * checkpoints written before spell "beta1=0.899999976"); malloc'd, or
+ * NULL out of memory (train_options.c). */
+char *train_options_text_canonical(const char *text);
 
 /* Brings st->sigma up to date where it is derived only at times (badam:
  * from Adam's v; vogn and ivon with mc = 1: from s or h); called after

@@ -803,25 +803,66 @@ static int opt_word_auto(const char *word, size_t len)
 	       (vlen == 4 && strncmp(value, "-nan", 4) == 0);
 }
 
-char *train_options_text_auto(const char *text)
+/* Whether option d holds a float (its value printed as %.9g of a float). */
+static int opt_is_float(const struct opt_def *d)
 {
-	size_t len, keep, n = 0;
+	return d && (d->kind == OPT_FLOAT || d->kind == OPT_WEIGHT_DECAY || d->kind == OPT_BETA1 ||
+	             d->kind == OPT_BETA2);
+}
+
+/* The shortest decimal that reads back as the float of word NAME=VALUE
+ * (len bytes) when NAME is a float option: "0.9" for "0.899999976", the
+ * float nearest 0.9, which %.9g prints; into buf (size 32), or 0 when
+ * the word is not one, or its value no longer. */
+static size_t opt_word_float(const char *word, size_t len, char *buf)
+{
+	const char *eq = memchr(word, '=', len);
+	char value[32], *end;
+	size_t vlen;
+	float f;
+	int digits;
+
+	if (!eq || !opt_is_float(opt_find(word, (size_t)(eq - word))))
+		return 0;
+	vlen = len - (size_t)(eq + 1 - word);
+	if (vlen == 0 || vlen >= sizeof value)
+		return 0;
+	memcpy(value, eq + 1, vlen);
+	value[vlen] = '\0';
+	f = strtof(value, &end);
+	if (*end || !isfinite(f))
+		return 0;
+	for (digits = 1; digits <= 9; digits++) {
+		int k = snprintf(buf, 32, "%.*g", digits, (double)f);
+
+		if (strtof(buf, NULL) == f)
+			return (size_t)k < vlen ? (size_t)k : 0;
+	}
+	return 0;
+}
+
+char *train_options_text_canonical(const char *text)
+{
+	size_t len, keep, n = 0, flen;
 	/* a word that grows, by 3 bytes at most ("ess=0" to "ess=auto"), has
-	 * 3 bytes or more ("x=0"): the text at most doubles */
-	char *out = malloc(2 * strlen(text) + 1);
+	 * 3 bytes or more ("x=0"): the text at most doubles; a float's value
+	 * only shrinks */
+	char *out = malloc(2 * strlen(text) + 1), num[32];
 	const char *p;
 
 	if (!out)
 		return NULL;
 	for (p = text; *p; p += len) {
 		len = strcspn(p, " ");
-		keep = opt_word_auto(p, len) ? (size_t)((const char *)memchr(p, '=', len) - p) + 1
-		                             : len;
+		flen = opt_word_float(p, len, num);
+		keep = opt_word_auto(p, len) || flen
+		               ? (size_t)((const char *)memchr(p, '=', len) - p) + 1
+		               : len;
 		memcpy(out + n, p, keep);
 		n += keep;
 		if (keep < len) {
-			memcpy(out + n, "auto", 4);
-			n += 4;
+			memcpy(out + n, flen ? num : "auto", flen ? flen : 4);
+			n += flen ? flen : 4;
 		}
 		if (p[len] == ' ')
 			out[n++] = p[len++];
@@ -855,7 +896,8 @@ char *bnn_train_options_text(const bnn_train_options *o)
 	for (i = 0; i < o->schedule.nmilestones; i++)
 		n = train_text_append(buf, n, "%s%.9g",
 		                      i ? "," : " milestones=", o->schedule.milestones[i]);
-	text = train_options_text_auto(buf); /* the values the trainer chooses, as "auto" */
+	/* the values the trainer chooses as "auto", floats at their shortest */
+	text = train_options_text_canonical(buf);
 	free(buf);
 	return text;
 }
