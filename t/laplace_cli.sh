@@ -235,6 +235,9 @@ run ./tanh laplace --load t.ckpt --data train.csv --save l2.ckpt
 is "$run_status" 1 "laplace of a model whose output node is not a dense layer fails"
 is "$run_err" "./tanh: laplace --weights last-layer (the default) needs a model whose output node is a dense layer, and output node 'z' of model 'll_tanh' is a tanh: use --weights all" \
 	"naming the node and the way out"
+run ./tanh laplace --load t.ckpt --data no-such.csv --save l2.ckpt
+is "$run_err" "./tanh: laplace --weights last-layer (the default) needs a model whose output node is a dense layer, and output node 'z' of model 'll_tanh' is a tanh: use --weights all" \
+	"before the data are read"
 run ./tanh laplace --weights all --load t.ckpt --data train.csv --save tl.ckpt
 case $run_status$run_out in 0*'"hessian": "mc_fisher"'*) r=0 ;; *) r=1 ;; esac
 ok $r "which --weights all fits" || diag "$run_out"

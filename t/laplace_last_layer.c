@@ -674,6 +674,9 @@ static void test_refusals(const bnn_dataset *ds)
 		rc = bnn_laplace(&st, ds, &o, NULL, &err);
 		is_int(rc, BNN_EUNSUPPORTED, "model '%s' is refused", cases[i].m->name);
 		is_str(rc ? err.message : "", cases[i].message, "... with the message");
+		rc = bnn_laplace_check(&st, &o, &err);
+		is_str(rc ? err.message : "", cases[i].message,
+		       "... which bnn_laplace_check gives without data");
 		bnn_state_free(&st);
 	}
 	ok(ll_tanh_model.features == 0 && ll_tanh_model.features_layer == -1 &&
@@ -734,7 +737,7 @@ int main(void)
 	bnn_err err;
 	long n;
 
-	tap_plan(61);
+	tap_plan(63);
 	blobs_tmpdir_make("laplace_last_layer");
 	blobs_make(&ds, NEX, 11);
 	blobs_make(&test, 3, 12);

@@ -758,6 +758,17 @@ bnn_laplace_options bnn_laplace_defaults(void);
  * same size for the eigenvalues of --prior-precision auto). */
 #define BNN_LAPLACE_LAST_LAYER_MAX 20000
 
+/** Whether bnn_laplace takes state st with options o, before any data
+ *  is read: st a point network with no posterior yet and no layer with
+ *  one of its own, options in range, a likelihood the fit draws labels
+ *  from, and for o->last_layer an output node that is a dense layer of a
+ *  categorical or bernoulli model (of at most BNN_LAPLACE_LAST_LAYER_MAX
+ *  parameters for BNN_LAPLACE_FULL).  bnn_laplace makes these checks
+ *  first; the driver's `laplace` makes them before loading the data.
+ *  @return BNN_OK, or bnn_laplace's BNN_EUNSUPPORTED or BNN_EINVAL with
+ *          its message. */
+int bnn_laplace_check(const bnn_state *st, const bnn_laplace_options *o, bnn_err *err);
+
 /**
  * Laplace posterior of a trained point network.  With o->last_layer 0:
  * the diagonal, precision δ + Σ_i diag GGN_i over the examples of ds

@@ -254,11 +254,9 @@ static double laplace_accumulate(struct laplace_fit *f, const bnn_dataset *ds)
 	return nll;
 }
 
-static int laplace_check(const bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
-                         bnn_err *err)
+int bnn_laplace_check(const bnn_state *st, const bnn_laplace_options *o, bnn_err *err)
 {
 	const bnn_model *m;
-	long i;
 	int rc;
 
 	if (!st || !st->model || !st->params || !o)
@@ -297,6 +295,23 @@ static int laplace_check(const bnn_state *st, const bnn_dataset *ds, const bnn_l
 		        "learned scale, and model '%s' is %s%s",
 		        m->name, bnn_likelihood_name(m->likelihood),
 		        m->sigma_learned == BNN_SCALE_NODE ? " of a scale given by a node" : "");
+	if (o->last_layer)
+		return train_laplace_ll_check(m, o->structure == BNN_LAPLACE_FULL, err);
+	return BNN_OK;
+}
+
+/* bnn_laplace_check, then the data: they fit the model, and a
+ * categorical model's labels are its classes. */
+static int laplace_check(const bnn_state *st, const bnn_dataset *ds, const bnn_laplace_options *o,
+                         bnn_err *err)
+{
+	const bnn_model *m;
+	long i;
+	int rc;
+
+	if ((rc = bnn_laplace_check(st, o, err)))
+		return rc;
+	m = st->model;
 	if ((rc = bnn_data_fits(m, ds, 1, err)))
 		return rc;
 	for (i = 0; m->likelihood == BNN_LIKELIHOOD_CATEGORICAL && i < ds->n; i++)

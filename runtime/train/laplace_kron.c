@@ -213,8 +213,6 @@ int train_laplace_kron(bnn_state *st, const bnn_dataset *ds, const bnn_laplace_o
 	long batch, i;
 	int rc;
 
-	if ((rc = train_laplace_ll_check(m, 0, err)))
-		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&f, 0, sizeof f);
 	memset(&bu, 0, sizeof bu);

@@ -412,8 +412,6 @@ int train_laplace_last_layer(bnn_state *st, const bnn_dataset *ds, const bnn_lap
 	long batch, j;
 	int rc;
 
-	if ((rc = train_laplace_ll_check(m, 1, err)))
-		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&f, 0, sizeof f);
 	train_laplace_ll_layer(m, &f.l);

@@ -130,6 +130,9 @@ long train_laplace_ll_index(const struct train_ll_layer *l, long k, long i);
  * error naming PATH if the model has none or another size. */
 int train_laplace_ll_record_layer(const char *path, const bnn_model *m, const bnn_posthoc *p,
                                   struct train_ll_layer *l, bnn_err *err);
+/* Whether the last layer's fit takes model m (full: the full P x P
+ * precision): its output node a dense layer, a categorical or bernoulli
+ * likelihood; bnn_laplace_check's part for last_layer. */
 int train_laplace_ll_check(const bnn_model *m, int full, bnn_err *err);
 void train_laplace_ll_hessian(const bnn_model *m, const float *z, float *hw);
 int train_laplace_ll_buffers_alloc(struct train_ll_buffers *bu, const bnn_model *m, long batch);
