@@ -55,6 +55,9 @@ struct cg_node {
 	int has_delta;    /* a delta is needed (parameters at or before it) */
 	long delta_off;   /* per-example offset of the delta in ws */
 	int delta_alias;  /* the add whose delta buffer is this node's too, or -1 */
+	int relu_fused;   /* dense: the relu computed in its product, or -1;
+	                     relu: the dense whose product computes it (and whose
+	                     activation buffer it shares), or -1 (cg_relu_fusion) */
 	int delta_set;    /* while emitting backward: first contribution written */
 	int first_tensor; /* its tensors in cg.tensors, or -1 */
 	int ntensors;
@@ -180,6 +183,12 @@ struct cg_norm_shape cg_norm_shape(const struct cg *cg, int node);
 
 /* The posterior family of a node (point when it has none). */
 enum family_id cg_family(const struct cg *cg, int node);
+/* Whether dense node `node`'s forward can compute a relu of its output
+ * (layer_dense.c): a point, dropout or meanfield layer with no patch,
+ * whose forward is one product (bnn_gen_dense_relu_forward), or for
+ * meanfield's sampled pass (local reparameterisation) the product, then
+ * the relu in place. */
+int cg_dense_fuses_relu(const struct cg *cg, int node);
 
 /* The hooks, by kind. */
 extern const struct cg_layer cg_layer_dense;

@@ -292,6 +292,26 @@ static int cg_add_alias(const struct cg *cg, int node)
 	return reads == 1 ? add : -1;
 }
 
+/* The dense node whose product computes relu node `node`, or -1: a relu
+ * whose input is a dense layer that can (cg_dense_fuses_relu), that
+ * nothing else reads, and that is not an output.  The product then writes
+ * relu(X·Wᵀ + b) (bnn_gen_dense_relu_forward) into the layer's buffer,
+ * which the relu shares: no pass over B·width floats, nor their buffer,
+ * and the relu's backward takes its mask from the same values, since
+ * relu(x) > 0 exactly where x > 0.  Results are the same bits. */
+static int cg_relu_fusion(const struct cg *cg, int node)
+{
+	const struct graph *g = cg->g;
+	int in = g->nodes[node].inputs[0], i, j, reads = 0;
+	if (g->nodes[node].op != OP_RELU || g->nodes[in].op != OP_DENSE || !cg->nodes[in].code ||
+	    in == g->output || in == g->scale_node || !cg_dense_fuses_relu(cg, in))
+		return -1;
+	for (i = in + 1; i < g->nnodes; i++)
+		for (j = 0; j < g->nodes[i].ninputs; j++)
+			reads += g->nodes[i].inputs[j] == in && g->nodes[i].live;
+	return reads == 1 ? in : -1;
+}
+
 /* Fills cg->nodes and the tensors.  Returns 0, or -1 when out of memory. */
 static int cg_plan(struct cg *cg)
 {
@@ -309,6 +329,7 @@ static int cg_plan(struct cg *cg)
 		c->width = (long)graph_node_elements(n);
 		c->first_tensor = -1;
 		c->delta_alias = -1;
+		c->relu_fused = -1;
 		c->layer = -1;
 		c->noise_off = -1;
 		c->fixed_off = -1;
@@ -319,7 +340,13 @@ static int cg_plan(struct cg *cg)
 		c->has_delta = op_has_weights(n->op);
 		for (j = 0; j < n->ninputs; j++)
 			c->has_delta |= cg->nodes[n->inputs[j]].has_delta;
-		c->act_off = cg_reserve(cg, c->width);
+		c->relu_fused = cg_relu_fusion(cg, i);
+		if (c->relu_fused >= 0) {
+			cg->nodes[c->relu_fused].relu_fused = i;
+			c->act_off = cg->nodes[c->relu_fused].act_off;
+		} else {
+			c->act_off = cg_reserve(cg, c->width);
+		}
 		if (cg_node_layer(cg, i)->params) {
 			c->first_tensor = cg->ntensors;
 			if (cg_node_layer(cg, i)->params(cg, i) < 0)

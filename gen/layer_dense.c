@@ -64,6 +64,13 @@ static enum family_id dense_family(const struct cg *cg, int node)
 	return fam == FAMILY_MEANFIELD && cg->g->nodes[node].attrs.per_step ? FAMILY_POINT : fam;
 }
 
+int cg_dense_fuses_relu(const struct cg *cg, int node)
+{
+	enum family_id fam = dense_family(cg, node);
+	return (fam == FAMILY_POINT || fam == FAMILY_DROPOUT || fam == FAMILY_MEANFIELD) &&
+	       !cg_patched(cg, node);
+}
+
 static int dense_params(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
@@ -165,27 +172,33 @@ static void dense_forward(struct cg *cg, int node)
 	enum family_id fam = dense_family(cg, node);
 	char w[64], b[64], sw[64], sb[64], rb[40];
 	const char *rows = dense_rows(cg, node, rb, sizeof rb);
+	/* with a relu fused (cg_relu_fusion), the product computes it */
+	const char *relu = cg->nodes[node].relu_fused >= 0 ? "_relu" : "";
 	cg_param_addr(cg, node, "w", 0, w, b, sizeof w);
 	if (fam == FAMILY_DROPOUT) {
 		emit(cg->e,
 		     "\tif (rng)\n"
 		     "\t\tbnn_gen_dropout_apply(B * %ld, a_%s, m_%s, xt_%s);\n"
-		     "\tbnn_gen_dense_forward(%s, %ld, %ld, rng ? xt_%s : a_%s, %s, %s, a_%s);\n",
-		     dense_steps(cg, node) * k, in, name, name, rows, k, units, name, in, w, b,
-		     name);
+		     "\tbnn_gen_dense%s_forward(%s, %ld, %ld, rng ? xt_%s : a_%s, %s, %s, a_%s);\n",
+		     dense_steps(cg, node) * k, in, name, name, relu, rows, k, units, name, in, w,
+		     b, name);
 		return;
 	}
-	if (fam == FAMILY_MEANFIELD) {
+	if (fam == FAMILY_MEANFIELD) { /* the sampled pass: its relu after it */
 		cg_param_addr(cg, node, "sigma", 0, sw, sb, sizeof sw);
 		emit(cg->e,
-		     "\tif (rng && sigma)\n"
+		     "\tif (rng && sigma)%s\n"
 		     "\t\tbnn_gen_lrt_forward(B, %ld, %ld, a_%s, %s, %s, %s, %s,\n"
-		     "\t\t                    z_%s, sq_x, v_%s, s_%s, a_%s);\n"
-		     "\telse\n\t",
-		     k, units, in, w, b, sw, sb, name, name, name, name);
+		     "\t\t                    z_%s, sq_x, v_%s, s_%s, a_%s);\n",
+		     *relu ? " {" : "", k, units, in, w, b, sw, sb, name, name, name, name);
+		if (*relu)
+			emit(cg->e, "\t\tbnn_gen_relu_in_place(B * %ld, a_%s);\n\t} else\n\t",
+			     units, name);
+		else
+			emit(cg->e, "\telse\n\t");
 	}
-	emit(cg->e, "\tbnn_gen_dense_forward(%s, %ld, %ld, a_%s, %s, %s, a_%s);\n", rows, k, units,
-	     in, w, b, name);
+	emit(cg->e, "\tbnn_gen_dense%s_forward(%s, %ld, %ld, a_%s, %s, %s, a_%s);\n", relu, rows, k,
+	     units, in, w, b, name);
 }
 
 static void dense_backward(struct cg *cg, int node)

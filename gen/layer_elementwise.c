@@ -5,7 +5,9 @@
  * B·width values, backward calls bnn_gen_KIND_backward into the input's
  * delta when it has one.  leaky_relu passes its slope as an extra
  * argument.  identity and flatten are copies (a [C, H, W] tensor is
- * already laid out flat).
+ * already laid out flat).  A relu that a dense layer's product computes
+ * (cg_relu_fusion) has no forward code: it shares the layer's buffer,
+ * whose values its backward's mask reads (y > 0 where x > 0).
  */
 #include "cg.h"
 
@@ -48,6 +50,11 @@ static void elementwise_forward(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
 	char extra[64];
+	if (cg->nodes[node].relu_fused >= 0) { /* cg_relu_fusion */
+		emit(cg->e, "\t/* computed by %s's product, in its buffer */\n",
+		     cg_name(cg, n->inputs[0]));
+		return;
+	}
 	elementwise_extra(n, extra, sizeof extra);
 	emit(cg->e, "\tbnn_gen_%s_forward(B * %ld, a_%s, a_%s%s);\n", elementwise_kernel(n->op),
 	     cg->nodes[node].width, cg_name(cg, n->inputs[0]), cg_name(cg, node), extra);

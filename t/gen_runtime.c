@@ -707,10 +707,8 @@ static void test_augmentation_threads(void)
 	       "batches of 8192 augmented images train on 1 thread");
 	o.threads = 2;
 	bnn_state_init(&two, &rt_blobs_model, 1, &err);
-	is_int(bnn_train(&two, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_OK,
-	       "and on 2");
-	ok(blobs_same_floats(one.params, two.params, rt_blobs_model.nparams),
-	   "to the same bits");
+	is_int(bnn_train(&two, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_OK, "and on 2");
+	ok(blobs_same_floats(one.params, two.params, rt_blobs_model.nparams), "to the same bits");
 	bnn_state_free(&one);
 	bnn_state_free(&two);
 	bnn_dataset_free(&ds);

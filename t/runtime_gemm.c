@@ -664,9 +664,13 @@ static void test_transpose(void)
  * (A·Bᵀ with N <= 24 and K >= 32), several blocks of the inner dimension
  * (K > 192, where the bias is added by the first block only), a product
  * large enough to be cut among threads; alpha −0.5 in turn; K = 0 (C =
- * the bias).  C starts as NaN: the product does not read it.
+ * the bias).  C starts as NaN: the product does not read it.  With relu,
+ * bnn_sgemm_bias_relu against the same followed by c > 0 ? c : 0, with a
+ * NaN in A (a row or column of C NaN, which the relu makes +0) and a
+ * bias of -0 in column 0 (-0 where K = 0, which the relu makes +0).
  */
-static int bias_case(int path, int ta, int tb, long m, long n, long k, float alpha, int threads)
+static int bias_case(int path, int ta, int tb, long m, long n, long k, float alpha, int threads,
+                     int relu)
 {
 	const long lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 2, csz = (m + 1) * ldc;
 	float *a = alloc_floats((ta ? k : m) * lda), *b = alloc_floats((tb ? n : k) * ldb);
@@ -680,19 +684,26 @@ static int bias_case(int path, int ta, int tb, long m, long n, long k, float alp
 		b[i] = uniform();
 	for (i = 0; i < n; i++)
 		bias[i] = uniform();
+	bias[0] = -0.0f;
+	if (relu && k > 0)
+		a[0] = NAN;
 	for (i = 0; i < csz; i++) {
 		c[i] = i < m * ldc && i % ldc < n ? NAN : SENTINEL;
 		want[i] = i < m * ldc && i % ldc < n ? bias[i % ldc] : SENTINEL;
 	}
 	bnn_set_threads(threads);
 	bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, 1.0f, want, ldc);
-	bnn_sgemm_bias_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+	for (i = 0; relu && i < m * ldc; i++)
+		if (i % ldc < n)
+			want[i] = want[i] > 0 ? want[i] : 0;
+	bnn_sgemm_bias_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc, relu);
 	bnn_set_threads(1);
 	same = memcmp(c, want, (size_t)csz * sizeof *c) == 0;
 	if (!same)
 		tap_diag(
-		        "%s%s m=%ld n=%ld k=%ld alpha %g, %d threads: not the bytes of fill + beta 1",
-		        ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads);
+		        "%s%s m=%ld n=%ld k=%ld alpha %g, %d threads%s: not the bytes of fill + beta 1%s",
+		        ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads,
+		        relu ? ", relu" : "", relu ? " + a relu pass" : "");
 	free(a);
 	free(b);
 	free(bias);
@@ -708,17 +719,28 @@ static void test_bias(int path, const char *pname)
 		{ 25, 10, 100 },   { 7, 24, 33 },     { 37, 53, 400 },
 		{ 128, 512, 784 }, { 300, 130, 128 }, { 5, 9, 0 },
 	};
-	int s, t, th, count = 0, same = 1;
+	int s, t, th, relu, count, same;
 
-	for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
-		for (t = 0; t < 4; t++)
-			for (th = 1; th <= 2; th++, count++)
-				same &= bias_case(path, t >> 1, t & 1, shapes[s][0], shapes[s][1],
-				                  shapes[s][2], count % 3 ? 1.0f : -0.5f, th);
-	ok(same,
-	   "%s: bnn_sgemm_bias gives the bytes of rows filled with the bias and beta 1 "
-	   "(%d products)",
-	   pname, count);
+	for (relu = 0; relu <= 1; relu++) {
+		count = 0;
+		same = 1;
+		for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+			for (t = 0; t < 4; t++)
+				for (th = 1; th <= 2; th++, count++)
+					same &= bias_case(path, t >> 1, t & 1, shapes[s][0],
+					                  shapes[s][1], shapes[s][2],
+					                  count % 3 ? 1.0f : -0.5f, th, relu);
+		if (relu)
+			ok(same,
+			   "%s: bnn_sgemm_bias_relu gives the bytes of bnn_sgemm_bias and a relu "
+			   "pass, NaN and -0 included (%d products)",
+			   pname, count);
+		else
+			ok(same,
+			   "%s: bnn_sgemm_bias gives the bytes of rows filled with the bias and "
+			   "beta 1 (%d products)",
+			   pname, count);
+	}
 }
 
 /* bnn_dgemm_bias: the same, in double. */
@@ -740,13 +762,21 @@ static void test_dgemm_bias(void)
 	for (i = 0; i < 6; i++)
 		same &= c[i] == want[i];
 	ok(same, "bnn_dgemm_bias: a 2 x 2 by 2 x 3 product plus a bias, by hand");
+	bnn_dgemm_bias_relu(0, 0, 2, 3, 2, 1.0, a, 2, b, 3, bias, c, 3);
+	for (i = 0, same = 1; i < 6; i++)
+		same &= c[i] == want[i];
+	ok(same, "bnn_dgemm_bias_relu: the same, all positive");
+	bnn_dgemm_bias_relu(0, 0, 2, 3, 2, -1.0, a, 2, b, 3, NULL, c, 3);
+	for (i = 0, same = 1; i < 6; i++)
+		same &= c[i] == (want[i] - bias[i % 3] < 0 ? -(want[i] - bias[i % 3]) : 0);
+	ok(same, "and with alpha -1 and no bias: the negative products become 0");
 }
 
 int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 13 + 5 + 5 + 4 + 1 + 2 + 1);
+	tap_plan(2 * 14 + 5 + 5 + 4 + 1 + 2 + 3);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
@@ -755,7 +785,7 @@ int main(void)
 		test_threads(BNN_GEMM_PATH_AVX512, "avx512");
 		test_bias(BNN_GEMM_PATH_AVX512, "avx512");
 	} else {
-		tap_skip(13, "this CPU (or build) has no AVX-512 kernel");
+		tap_skip(14, "this CPU (or build) has no AVX-512 kernel");
 	}
 	test_small(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_blocks(BNN_GEMM_PATH_OPENBLAS, "openblas");

@@ -166,6 +166,21 @@ int bnn_gemm_default_path(void)
 BNN_GEMM_SCALE(bnn_gemm_scale, float)
 BNN_GEMM_SCALE(bnn_gemm_scale_d, double)
 
+/* The relu epilogue (bnn_sgemm_bias_relu) on an m x n block of C, in
+ * float and double: c > 0 ? c : 0, so NaN and -0 give +0, as the
+ * generated code's relu does. */
+#define BNN_GEMM_RELU(NAME, T)                                                            \
+	static void NAME(long m, long n, T *c, long ldc)                                  \
+	{                                                                                 \
+		long i, j;                                                                \
+                                                                                          \
+		for (i = 0; i < m; i++)                                                   \
+			for (j = 0; j < n; j++)                                           \
+				c[i * ldc + j] = c[i * ldc + j] > 0 ? c[i * ldc + j] : 0; \
+	}
+BNN_GEMM_RELU(bnn_gemm_relu, float)
+BNN_GEMM_RELU(bnn_gemm_relu_d, double)
+
 static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, float alpha,
                               const float *a, long lda, const float *b, long ldb, float beta,
                               const float *c0, long ldc0, float *c, long ldc)
@@ -602,10 +617,11 @@ static const bnn_gemm_dot_fn bnn_gemm_dots[4][4] = {
 	{ bnn_gemm_dot_4_1, bnn_gemm_dot_4_2, bnn_gemm_dot_4_3, bnn_gemm_dot_4_4 },
 };
 
-/* The dot-product path: C = alpha·A·Bᵀ + beta·C0, A M×K, B N×K as stored. */
+/* The dot-product path: C = alpha·A·Bᵀ + beta·C0, A M×K, B N×K as stored;
+ * relu: each tile through the relu epilogue as it is written. */
 static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a, long lda,
                              const float *b, long ldb, float beta, const float *c0, long ldc0,
-                             float *c, long ldc)
+                             float *c, long ldc, int relu)
 {
 	long i, j;
 
@@ -618,7 +634,28 @@ static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a
 			bnn_gemm_dots[mr - 1][nr - 1](k, a + i * lda, lda, b + j * ldb, ldb,
 			                              c0 + i * ldc0 + j, ldc0, c + i * ldc + j, ldc,
 			                              alpha, beta);
+			if (relu)
+				bnn_gemm_relu(mr, nr, c + i * ldc + j, ldc);
 		}
+	}
+}
+
+/* The relu epilogue on a micro-tile just written (mr rows, the columns of
+ * masks m0 and m1), while it is in L1: max(c, +0), which gives +0 for NaN
+ * and -0 (the second operand), as c > 0 ? c : 0 does. */
+BNN_GEMM_INLINE void bnn_gemm_relu_tile(long mr, float *c, long ldc, __mmask16 m0, __mmask16 m1)
+{
+	const __m512 zero = _mm512_setzero_ps();
+	long i;
+
+	for (i = 0; i < mr; i++) {
+		float *ci = c + i * ldc;
+
+		_mm512_mask_storeu_ps(ci, m0, _mm512_max_ps(_mm512_maskz_loadu_ps(m0, ci), zero));
+		if (m1)
+			_mm512_mask_storeu_ps(
+			        ci + 16, m1,
+			        _mm512_max_ps(_mm512_maskz_loadu_ps(m1, ci + 16), zero));
 	}
 }
 
@@ -636,11 +673,14 @@ static long bnn_gemm_split(long len, long max, long unit)
  * (kcmax, the only blocking that changes a result's rounding) depend on K
  * alone, which no part changes, so every part gives the bits the whole
  * product would.  C0 (beta·C0) is read by the first block of the inner
- * dimension; the later ones add to C. */
+ * dimension; the later ones add to C.  relu: the last block of the inner
+ * dimension passes each micro-tile through the relu epilogue as it is
+ * written, where a pass over C after the product would read it back
+ * from memory. */
 static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, long n, long k,
                                              float alpha, const float *a, long lda, const float *b,
                                              long ldb, float beta, const float *c0, long ldc0,
-                                             float *c, long ldc)
+                                             float *c, long ldc, int relu)
 {
 	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
 	/* blocks of the inner dimension in 16s when B is transposed (16 x 16
@@ -668,6 +708,7 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 		for (pc = 0; pc < k; pc += kcmax) {
 			const long kc = k - pc < kcmax ? k - pc : kcmax;
 			const float bet = pc == 0 ? beta : 1.0f;
+			const int last = relu && pc + kc == k;
 
 			for (jr = 0; jr < nc; jr += BNN_GEMM_NR) {
 				const long nr = nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
@@ -718,6 +759,8 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 						                : cb,
 						        pc == 0 ? ldc0 : ldc, cb, ldc, alpha, bet,
 						        m0, m1);
+						if (last)
+							bnn_gemm_relu_tile(mr, cb, ldc, m0, m1);
 					}
 				}
 			}
@@ -815,6 +858,7 @@ void bnn_dtranspose(long m, long n, const double *a, long lda, double *b, long l
 typedef struct bnn_gemm_plan {
 	int dot, by_cols, parts;
 	long unit;
+	int relu; /* the relu epilogue (bnn_sgemm_bias_relu) */
 } bnn_gemm_plan;
 
 static double bnn_gemm_flops(long m, long n, long k)
@@ -918,33 +962,32 @@ static void bnn_gemm_part(int path, const bnn_gemm_plan *p, int trans_a, int tra
 	const float *c0p = c0 + i0 * ldc0 + j0;
 	float *cp = c + i0 * ldc + j0;
 
-	if (path == BNN_GEMM_PATH_OPENBLAS) {
-		bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb,
-		                  beta, c0p, ldc0, cp, ldc);
+#if BNN_GEMM_HAVE_AVX512
+	if (path != BNN_GEMM_PATH_OPENBLAS) {
+		if (p->dot)
+			bnn_gemm_dots_nt(i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p,
+			                 ldc0, cp, ldc, p->relu);
+		else
+			bnn_gemm_blocked(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp,
+			                 ldb, beta, c0p, ldc0, cp, ldc, p->relu);
 		return;
 	}
-#if BNN_GEMM_HAVE_AVX512
-	if (p->dot)
-		bnn_gemm_dots_nt(i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p, ldc0, cp,
-		                 ldc);
-	else
-		bnn_gemm_blocked(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb,
-		                 beta, c0p, ldc0, cp, ldc);
-#else
-	(void)p;
+#endif
 	bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p,
 	                  ldc0, cp, ldc);
-#endif
+	if (p->relu) /* OpenBLAS has no epilogue: a pass over the part */
+		bnn_gemm_relu(i1 - i0, j1 - j0, cp, ldc);
 }
 
 /* ---- the entry points --------------------------------------------------- */
 
 /* C = alpha·op(A)·op(B) + beta·C0 by the given path, on as many threads
  * as bnn_gemm_threads_for says; C0 is C (c0 == c, ldc0 == ldc) or a bias
- * row (ldc0 = 0), read before C is written. */
+ * row (ldc0 = 0), read before C is written; relu: C through the relu
+ * epilogue (bnn_sgemm_bias_relu). */
 static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
                           const float *a, long lda, const float *b, long ldb, float beta,
-                          const float *c0, long ldc0, float *c, long ldc)
+                          const float *c0, long ldc0, float *c, long ldc, int relu)
 {
 	bnn_gemm_plan p;
 	int threads, t;
@@ -955,6 +998,8 @@ static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, lo
 	 * = 0, but OpenBLAS 0.3.21's SkylakeX kernels do (0·NaN gives NaN) */
 	if (k <= 0 || alpha == 0.0f) {
 		bnn_gemm_scale(m, n, beta, c0, ldc0, c, ldc);
+		if (relu)
+			bnn_gemm_relu(m, n, c, ldc);
 		return;
 	}
 	threads = bnn_gemm_threads_for(m, n, k);
@@ -963,6 +1008,7 @@ static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, lo
 	if (path == BNN_GEMM_PATH_OPENBLAS && threads > 1 && openblas_get_num_threads() != 1)
 		threads = 1;
 	p = bnn_gemm_plan_of(path, trans_a, trans_b, m, n, k, threads);
+	p.relu = relu;
 	if (p.parts <= 1) {
 		bnn_gemm_part(path, &p, trans_a, trans_b, 0, m, 0, n, k, alpha, a, lda, b, ldb,
 		              beta, c0, ldc0, c, ldc);
@@ -995,15 +1041,20 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
                     const float *a, long lda, const float *b, long ldb, float beta, float *c,
                     long ldc)
 {
-	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c, ldc);
+	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c, ldc,
+	              0);
 }
 
 void bnn_sgemm_bias_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
                          const float *a, long lda, const float *b, long ldb, const float *bias,
-                         float *c, long ldc)
+                         float *c, long ldc, int relu)
 {
-	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 1.0f, bias, 0, c,
-	              ldc);
+	if (bias)
+		bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 1.0f, bias, 0,
+		              c, ldc, relu);
+	else
+		bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc,
+		              c, ldc, relu);
 }
 
 void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
@@ -1017,7 +1068,15 @@ void bnn_sgemm_bias(int trans_a, int trans_b, long m, long n, long k, float alph
                     long lda, const float *b, long ldb, const float *bias, float *c, long ldc)
 {
 	bnn_sgemm_bias_path(bnn_gemm_default_path(), trans_a, trans_b, m, n, k, alpha, a, lda, b,
-	                    ldb, bias, c, ldc);
+	                    ldb, bias, c, ldc, 0);
+}
+
+void bnn_sgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, float alpha,
+                         const float *a, long lda, const float *b, long ldb, const float *bias,
+                         float *c, long ldc)
+{
+	bnn_sgemm_bias_path(bnn_gemm_default_path(), trans_a, trans_b, m, n, k, alpha, a, lda, b,
+	                    ldb, bias, c, ldc, 1);
 }
 
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
@@ -1041,4 +1100,17 @@ void bnn_dgemm_bias(int trans_a, int trans_b, long m, long n, long k, double alp
 		return;
 	bnn_gemm_scale_d(m, n, 1.0, bias, 0, c, ldc);
 	bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 1.0, c, ldc);
+}
+
+void bnn_dgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, double alpha,
+                         const double *a, long lda, const double *b, long ldb, const double *bias,
+                         double *c, long ldc)
+{
+	if (m <= 0 || n <= 0)
+		return;
+	if (bias)
+		bnn_dgemm_bias(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+	else
+		bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0, c, ldc);
+	bnn_gemm_relu_d(m, n, c, ldc);
 }

@@ -37,9 +37,10 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
                     const float *a, long lda, const float *b, long ldb, float beta, float *c,
                     long ldc);
 
-/* bnn_sgemm_bias by the given path (for the tests). */
+/* bnn_sgemm_bias (relu 0) or bnn_sgemm_bias_relu (1) by the given path
+ * (for the tests). */
 void bnn_sgemm_bias_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
                          const float *a, long lda, const float *b, long ldb, const float *bias,
-                         float *c, long ldc);
+                         float *c, long ldc, int relu);
 
 #endif

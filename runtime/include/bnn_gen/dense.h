@@ -33,6 +33,18 @@ static inline void bnn_gen_dense_forward(long batch, long k, long n, const bnn_r
 		bnn_gen_gemm(0, 1, batch, n, k, 1.0, x, k, w, k, 0.0, y, n);
 }
 
+/* Y = relu(X·Wᵀ + b), a dense layer and the relu that alone reads it, in
+ * one product (bnn_gen_gemm_bias_relu): the same values as
+ * bnn_gen_dense_forward then bnn_gen_relu_forward, without the pass over
+ * Y.  The relu's backward takes its mask from Y (y > 0 where x > 0). */
+static inline void bnn_gen_dense_relu_forward(long batch, long k, long n,
+                                              const bnn_real *restrict x,
+                                              const bnn_real *restrict w,
+                                              const bnn_real *restrict b, bnn_real *restrict y)
+{
+	bnn_gen_gemm_bias_relu(0, 1, batch, n, k, 1.0, x, k, w, k, b, y, n);
+}
+
 /* dW = Gᵀ·X (N×K) and db = Σ_i G_i, overwriting dw and db (db may be NULL). */
 static inline void bnn_gen_dense_backward_params(long batch, long k, long n,
                                                  const bnn_real *restrict x,

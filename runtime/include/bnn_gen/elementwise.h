@@ -28,6 +28,13 @@ static inline BNN_GEN_CLONES void bnn_gen_relu_forward(long n, const bnn_real *r
 {
 	BNN_GEN_PEACH(n, 1, 0, y, x[i] > 0 ? x[i] : 0);
 }
+/* x = relu(x) in place: the relu of a dense layer fused into its product
+ * (gen/codegen.c) on the sampled pass that is not one product
+ * (meanfield's local reparameterisation). */
+static inline BNN_GEN_CLONES void bnn_gen_relu_in_place(long n, bnn_real *x)
+{
+	BNN_GEN_PEACH(n, 1, 0, x, x[i] > 0 ? x[i] : 0);
+}
 static inline BNN_GEN_CLONES void bnn_gen_relu_backward(long n, const bnn_real *restrict x,
                                                         const bnn_real *restrict y,
                                                         const bnn_real *restrict dy,

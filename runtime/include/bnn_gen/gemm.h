@@ -45,6 +45,18 @@ void bnn_sgemm_bias(int trans_a, int trans_b, long m, long n, long k, float alph
                     long lda, const float *b, long ldb, const float *bias, float *c, long ldc);
 
 /**
+ * bnn_sgemm_bias through a relu: C = relu(alpha·op(A)·op(B) + bias), bias
+ * NULL for none, relu(c) = c > 0 ? c : 0 (NaN and -0 give +0).  The
+ * same bits as bnn_sgemm_bias followed by a relu pass over C, without
+ * that pass: each block of C goes through the relu as the product writes
+ * it (a dense layer followed by relu; gen/codegen.c fuses them).
+ * Borrows every array for the call; allocates nothing, cannot fail.
+ */
+void bnn_sgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, float alpha,
+                         const float *a, long lda, const float *b, long ldb, const float *bias,
+                         float *c, long ldc);
+
+/**
  * The library's double matrix product (runtime/kernels/gemm.c), for the
  * double build of the kernels (BNN_GEN_DOUBLE, the gradient tests): the
  * arguments of bnn_sgemm in double, and cblas_dgemm's row-major semantics,
@@ -56,6 +68,12 @@ void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, c
 /** bnn_sgemm_bias in double: C's rows filled with bias, then bnn_dgemm. */
 void bnn_dgemm_bias(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
                     long lda, const double *b, long ldb, const double *bias, double *c, long ldc);
+
+/** bnn_sgemm_bias_relu in double: bnn_dgemm_bias (bnn_dgemm when bias is
+ *  NULL), then a relu pass over C. */
+void bnn_dgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, double alpha,
+                         const double *a, long lda, const double *b, long ldb, const double *bias,
+                         double *c, long ldc);
 
 /**
  * The library's float transpose (runtime/kernels/gemm.c), the layout change
@@ -106,6 +124,21 @@ static inline void bnn_gen_gemm_bias(int trans_a, int trans_b, long m, long n, l
 	bnn_dgemm_bias(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
 #else
 	bnn_sgemm_bias(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, bias, c, ldc);
+#endif
+}
+
+/* C = relu(alpha·op(A)·op(B) + bias), bias NULL for none:
+ * bnn_sgemm_bias_relu or bnn_dgemm_bias_relu. */
+static inline void bnn_gen_gemm_bias_relu(int trans_a, int trans_b, long m, long n, long k,
+                                          double alpha, const bnn_real *restrict a, long lda,
+                                          const bnn_real *restrict b, long ldb,
+                                          const bnn_real *restrict bias, bnn_real *restrict c,
+                                          long ldc)
+{
+#ifdef BNN_GEN_DOUBLE
+	bnn_dgemm_bias_relu(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+#else
+	bnn_sgemm_bias_relu(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, bias, c, ldc);
 #endif
 }
 
