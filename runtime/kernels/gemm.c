@@ -428,14 +428,18 @@ BNN_GEMM_INLINE void bnn_gemm_pack_b(int trans_b, const float *b, long ldb, long
  * The micro-kernel: C[mr x (16 or 32)] = alpha·Ap·Bp + beta·C0, Ap an A
  * panel (kc x mr, k-major), Bp a B panel (kc x NR, k-major), C0 the same
  * block of C (c0 == c, ldc0 == ldc) or of other rows (ldc0 = 0: one row,
- * a bias, added to every row).  mr (1..12) and wide (two zmm of columns,
- * or one) are constants in each instance.  m0 and m1 mask the columns
- * written (m1 unused unless wide).  beta == 0: C0 is not read.
+ * a bias, added to every row).  mr (1..12), wide (two zmm of columns,
+ * or one) and rows are constants in each instance: with rows, Ap is rows
+ * of A read in place, row i at ap + i·ar (op(A) = A unpacked, steps of k
+ * 1 apart); else the values of a step of k are contiguous.  m0 and m1
+ * mask the columns written (m1 unused unless wide).  beta == 0: C0 is not
+ * read.
  */
-BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const float *restrict ap,
-                                    long as, const float *restrict bp, long bs, const float *c0,
-                                    long ldc0, float *c, long ldc, float alpha, float beta,
-                                    __mmask16 m0, __mmask16 m1)
+BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, const int rows, long kc,
+                                    const float *restrict ap, long as, long ar,
+                                    const float *restrict bp, long bs, const float *c0, long ldc0,
+                                    float *c, long ldc, float alpha, float beta, __mmask16 m0,
+                                    __mmask16 m1)
 {
 	__m512 acc0[BNN_GEMM_MR], acc1[BNN_GEMM_MR];
 	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -455,7 +459,7 @@ BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const
 
 #pragma GCC unroll 12
 		for (i = 0; i < mr; i++) {
-			const __m512 av = _mm512_set1_ps(ap[i]);
+			const __m512 av = _mm512_set1_ps(rows ? ap[i * ar] : ap[i]);
 
 			acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
 			if (wide)
@@ -492,16 +496,21 @@ BNN_GEMM_INLINE void bnn_gemm_micro(const int mr, const int wide, long kc, const
 	}
 }
 
-/* One instance per (mr, wide): the switch below picks it. */
-#define BNN_GEMM_MICRO_DEF(mr, w)                                                                 \
-	static BNN_GEMM_TARGET __attribute__((noinline)) void bnn_gemm_micro_##mr##_##w(          \
-	        long kc, const float *restrict ap, long as, const float *restrict bp, long bs,    \
-	        const float *c0, long ldc0, float *c, long ldc, float alpha, float beta,          \
+/* One instance per (mr, wide, rows): the tables below pick it. */
+#define BNN_GEMM_MICRO_DEF(mr, w, r, name)                                                        \
+	static BNN_GEMM_TARGET __attribute__((noinline)) void name##_##mr##_##w(                  \
+	        long kc, const float *restrict ap, long as, long ar, const float *restrict bp,    \
+	        long bs, const float *c0, long ldc0, float *c, long ldc, float alpha, float beta, \
 	        __mmask16 m0, __mmask16 m1)                                                       \
 	{                                                                                         \
-		bnn_gemm_micro(mr, w, kc, ap, as, bp, bs, c0, ldc0, c, ldc, alpha, beta, m0, m1); \
+		bnn_gemm_micro(mr, w, r, kc, ap, as, ar, bp, bs, c0, ldc0, c, ldc, alpha, beta,   \
+		               m0, m1);                                                           \
 	}
-#define BNN_GEMM_MICRO_DEF2(mr) BNN_GEMM_MICRO_DEF(mr, 0) BNN_GEMM_MICRO_DEF(mr, 1)
+#define BNN_GEMM_MICRO_DEF2(mr)                           \
+	BNN_GEMM_MICRO_DEF(mr, 0, 0, bnn_gemm_micro)      \
+	BNN_GEMM_MICRO_DEF(mr, 1, 0, bnn_gemm_micro)      \
+	BNN_GEMM_MICRO_DEF(mr, 0, 1, bnn_gemm_micro_rows) \
+	BNN_GEMM_MICRO_DEF(mr, 1, 1, bnn_gemm_micro_rows)
 BNN_GEMM_MICRO_DEF2(1)
 BNN_GEMM_MICRO_DEF2(2)
 BNN_GEMM_MICRO_DEF2(3)
@@ -515,18 +524,20 @@ BNN_GEMM_MICRO_DEF2(10)
 BNN_GEMM_MICRO_DEF2(11)
 BNN_GEMM_MICRO_DEF2(12)
 
-typedef void (*bnn_gemm_micro_fn)(long, const float *restrict, long, const float *restrict, long,
-                                  const float *, long, float *, long, float, float, __mmask16,
+typedef void (*bnn_gemm_micro_fn)(long, const float *restrict, long, long, const float *restrict,
+                                  long, const float *, long, float *, long, float, float, __mmask16,
                                   __mmask16);
 
-/* [wide][mr - 1] */
-static const bnn_gemm_micro_fn bnn_gemm_micros[2][BNN_GEMM_MR] = {
-	{ bnn_gemm_micro_1_0, bnn_gemm_micro_2_0, bnn_gemm_micro_3_0, bnn_gemm_micro_4_0,
-	  bnn_gemm_micro_5_0, bnn_gemm_micro_6_0, bnn_gemm_micro_7_0, bnn_gemm_micro_8_0,
-	  bnn_gemm_micro_9_0, bnn_gemm_micro_10_0, bnn_gemm_micro_11_0, bnn_gemm_micro_12_0 },
-	{ bnn_gemm_micro_1_1, bnn_gemm_micro_2_1, bnn_gemm_micro_3_1, bnn_gemm_micro_4_1,
-	  bnn_gemm_micro_5_1, bnn_gemm_micro_6_1, bnn_gemm_micro_7_1, bnn_gemm_micro_8_1,
-	  bnn_gemm_micro_9_1, bnn_gemm_micro_10_1, bnn_gemm_micro_11_1, bnn_gemm_micro_12_1 },
+/* [rows][wide][mr - 1] */
+#define BNN_GEMM_MICRO_ROW(name, w)                                                            \
+	{                                                                                      \
+		name##_1_##w, name##_2_##w, name##_3_##w, name##_4_##w, name##_5_##w,          \
+		        name##_6_##w, name##_7_##w, name##_8_##w, name##_9_##w, name##_10_##w, \
+		        name##_11_##w, name##_12_##w                                           \
+	}
+static const bnn_gemm_micro_fn bnn_gemm_micros[2][2][BNN_GEMM_MR] = {
+	{ BNN_GEMM_MICRO_ROW(bnn_gemm_micro, 0), BNN_GEMM_MICRO_ROW(bnn_gemm_micro, 1) },
+	{ BNN_GEMM_MICRO_ROW(bnn_gemm_micro_rows, 0), BNN_GEMM_MICRO_ROW(bnn_gemm_micro_rows, 1) },
 };
 
 /*
@@ -697,9 +708,17 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 	 * training step finds A outside the cache, and reading it in place
 	 * at stride lda, once per panel of B, took longer than packing it
 	 * once: 11-17% on the MLP's dW = Gᵀ·X (1 and 2 threads), 17-20% on
-	 * the transformer's 384 x 128 x 2048 (docs/benchmarks.md).  Only a single panel of A (M <= MR, an output
-	 * layer's dW: 1.5 us of 10 faster in place) is read in place. */
-	const int direct_a = trans_a && m <= BNN_GEMM_MR;
+	 * the transformer's 384 x 128 x 2048 (docs/benchmarks.md).  A single
+	 * panel of A (M <= MR, an output layer's dW: 1.5 us of 10 faster in
+	 * place), or one that at most two panels of B share (N <= 64), is
+	 * read in place: its packing is not repaid. */
+	const int few_b = n <= 2 * BNN_GEMM_NR;
+	const int direct_a = trans_a && (m <= BNN_GEMM_MR || few_b);
+	/* likewise op(A) = A shared by at most two panels of B (the
+	 * attention's per-head products), its rows read by the micro-kernel's
+	 * rows instances: packing its transposes was 40% of those products'
+	 * time */
+	const int rows_a = !trans_a && few_b;
 	long jc, pc, ic, jr, ir;
 
 	for (jc = 0; jc < n; jc += ncmax) {
@@ -720,7 +739,7 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 			for (ic = 0; ic < m; ic += mcmax) {
 				const long mc = m - ic < mcmax ? m - ic : mcmax;
 
-				if (!direct_a)
+				if (!direct_a && !rows_a)
 					for (ir = 0; ir < mc; ir += BNN_GEMM_MR) {
 						const long mr = mc - ir < BNN_GEMM_MR ? mc - ir
 						                                      : BNN_GEMM_MR;
@@ -749,12 +768,15 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 						                                      : BNN_GEMM_MR;
 
 						const float *ap = direct_a ? a + pc * lda + ic + ir
-						                           : apack + ir * kc;
+						                  : rows_a
+						                          ? a + (ic + ir) * lda + pc
+						                          : apack + ir * kc;
+						const long as = direct_a ? lda : rows_a ? 1 : mr;
 
 						float *cb = c + (ic + ir) * ldc + jc + jr;
 
-						bnn_gemm_micros[wide][mr - 1](
-						        kc, ap, direct_a ? lda : mr, bp, bs,
+						bnn_gemm_micros[rows_a][wide][mr - 1](
+						        kc, ap, as, lda, bp, bs,
 						        pc == 0 ? c0 + (ic + ir) * ldc0 + jc + jr
 						                : cb,
 						        pc == 0 ? ldc0 : ldc, cb, ldc, alpha, bet,
