@@ -58,6 +58,9 @@ struct cg_node {
 	int relu_fused;   /* dense: the relu computed in its product, or -1;
 	                     relu: the dense whose product computes it (and whose
 	                     activation buffer it shares), or -1 (cg_relu_fusion) */
+	int relu_back;    /* relu: the dense layer reading it whose backward product
+	                     writes the relu's input delta through its mask, or -1
+	                     (cg_relu_back_fusion) */
 	int delta_set;    /* while emitting backward: first contribution written */
 	int first_tensor; /* its tensors in cg.tensors, or -1 */
 	int ntensors;
@@ -189,6 +192,10 @@ enum family_id cg_family(const struct cg *cg, int node);
  * meanfield's sampled pass (local reparameterisation) the product, then
  * the relu in place. */
 int cg_dense_fuses_relu(const struct cg *cg, int node);
+/* Whether dense node `node`'s input delta is one product (a point layer
+ * with no patch), which can apply the mask of a relu before it
+ * (layer_dense.c). */
+int cg_dense_backward_one_product(const struct cg *cg, int node);
 
 /* The hooks, by kind. */
 extern const struct cg_layer cg_layer_dense;

@@ -292,6 +292,20 @@ static int cg_add_alias(const struct cg *cg, int node)
 	return reads == 1 ? add : -1;
 }
 
+/* How many live nodes read node `node`'s output; the last of them in *who. */
+static int cg_readers(const struct cg *cg, int node, int *who)
+{
+	const struct graph *g = cg->g;
+	int i, j, reads = 0;
+	for (i = node + 1; i < g->nnodes; i++)
+		for (j = 0; j < g->nodes[i].ninputs; j++)
+			if (g->nodes[i].inputs[j] == node && g->nodes[i].live) {
+				reads++;
+				*who = i;
+			}
+	return reads;
+}
+
 /* The dense node whose product computes relu node `node`, or -1: a relu
  * whose input is a dense layer that can (cg_dense_fuses_relu), that
  * nothing else reads, and that is not an output.  The product then writes
@@ -302,14 +316,32 @@ static int cg_add_alias(const struct cg *cg, int node)
 static int cg_relu_fusion(const struct cg *cg, int node)
 {
 	const struct graph *g = cg->g;
-	int in = g->nodes[node].inputs[0], i, j, reads = 0;
+	int in = g->nodes[node].inputs[0], who = -1;
 	if (g->nodes[node].op != OP_RELU || g->nodes[in].op != OP_DENSE || !cg->nodes[in].code ||
 	    in == g->output || in == g->scale_node || !cg_dense_fuses_relu(cg, in))
 		return -1;
-	for (i = in + 1; i < g->nnodes; i++)
-		for (j = 0; j < g->nodes[i].ninputs; j++)
-			reads += g->nodes[i].inputs[j] == in && g->nodes[i].live;
-	return reads == 1 ? in : -1;
+	return cg_readers(cg, in, &who) == 1 ? in : -1;
+}
+
+/* The dense node whose backward product writes relu node `node`'s input
+ * delta, or -1: a relu with a delta, read by one dense layer whose input
+ * delta is one product (cg_dense_backward_one_product), whose own input
+ * nothing else reads.  That product, dX = G·W, then writes the relu
+ * input's delta through the mask of the relu's output, y > 0
+ * (bnn_gen_dense_backward_input_relu), and the relu's backward pass
+ * goes: the same bits, one pass over B·width floats less. */
+static int cg_relu_back_fusion(const struct cg *cg, int node)
+{
+	const struct graph *g = cg->g;
+	int pre = g->nodes[node].inputs[0], reader = -1, who = -1;
+	if (g->nodes[node].op != OP_RELU || !cg->nodes[node].has_delta ||
+	    !cg->nodes[pre].has_delta || node == g->output || node == g->scale_node ||
+	    pre == g->output || pre == g->scale_node)
+		return -1;
+	if (cg_readers(cg, node, &reader) != 1 || g->nodes[reader].op != OP_DENSE ||
+	    !cg_dense_backward_one_product(cg, reader) || cg_readers(cg, pre, &who) != 1)
+		return -1;
+	return reader;
 }
 
 /* Fills cg->nodes and the tensors.  Returns 0, or -1 when out of memory. */
@@ -330,6 +362,7 @@ static int cg_plan(struct cg *cg)
 		c->first_tensor = -1;
 		c->delta_alias = -1;
 		c->relu_fused = -1;
+		c->relu_back = -1;
 		c->layer = -1;
 		c->noise_off = -1;
 		c->fixed_off = -1;
@@ -361,9 +394,12 @@ static int cg_plan(struct cg *cg)
 			max_out = rows * n->attrs.units > max_out ? rows * n->attrs.units : max_out;
 		}
 	}
+	for (i = 0; i < g->nnodes; i++)
+		if (cg->nodes[i].code)
+			cg->nodes[i].relu_back = cg_relu_back_fusion(cg, i);
 	for (i = g->nnodes - 1; i >= 0; i--) { /* an add's delta before its inputs' */
 		struct cg_node *c = &cg->nodes[i];
-		if (!c->has_delta)
+		if (!c->has_delta || c->relu_back >= 0) /* the latter: no delta of its own */
 			continue;
 		c->delta_alias = cg_add_alias(cg, i);
 		c->delta_off = c->delta_alias >= 0 ? cg->nodes[c->delta_alias].delta_off
@@ -725,7 +761,7 @@ static void cg_write_pass(struct cg *cg)
 			emit(cg->e, "\tbnn_real *const a_%s = ws + %ldL * B; /* [B, %ld] */\n",
 			     cg_name(cg, i), cg->nodes[i].act_off, cg->nodes[i].width);
 	for (i = 0; i < g->nnodes; i++)
-		if (cg->nodes[i].has_delta)
+		if (cg->nodes[i].has_delta && cg->nodes[i].relu_back < 0)
 			emit(cg->e, "\tbnn_real *const d_%s = ws + %ldL * B;\n", cg_name(cg, i),
 			     cg->nodes[i].delta_off);
 	for (i = 0; i < g->nnodes; i++) {

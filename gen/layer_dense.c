@@ -71,6 +71,11 @@ int cg_dense_fuses_relu(const struct cg *cg, int node)
 	       !cg_patched(cg, node);
 }
 
+int cg_dense_backward_one_product(const struct cg *cg, int node)
+{
+	return dense_family(cg, node) == FAMILY_POINT && !cg_patched(cg, node);
+}
+
 static int dense_params(struct cg *cg, int node)
 {
 	const struct graph_node *n = &cg->g->nodes[node];
@@ -253,6 +258,14 @@ static void dense_backward(struct cg *cg, int node)
 		     "\t} else\n\t",
 		     call, k, units, name, w, name, a_in, a_in, acc);
 	} else if (!cg->nodes[in].has_delta) {
+		return;
+	} else if (cg->nodes[in].relu_back == node) { /* cg_relu_back_fusion */
+		int pre = cg->g->nodes[in].inputs[0];
+		cg_delta_acc(cg, in);
+		cg_delta_acc(cg, pre);
+		emit(cg->e,
+		     "\tbnn_gen_dense_backward_input_relu(%s, %ld, %ld, d_%s, %s, a_%s, d_%s);\n",
+		     rows, k, units, name, w, a_in, cg_name(cg, pre));
 		return;
 	} else {
 		acc = cg_delta_acc(cg, in);

@@ -7,7 +7,9 @@
  * argument.  identity and flatten are copies (a [C, H, W] tensor is
  * already laid out flat).  A relu that a dense layer's product computes
  * (cg_relu_fusion) has no forward code: it shares the layer's buffer,
- * whose values its backward's mask reads (y > 0 where x > 0).
+ * whose values its backward's mask reads (y > 0 where x > 0); a relu whose
+ * reader's backward product applies its mask (cg_relu_back_fusion) has no
+ * backward code.
  */
 #include "cg.h"
 
@@ -67,6 +69,11 @@ static void elementwise_backward(struct cg *cg, int node)
 	char extra[64];
 	if (!cg->nodes[in].has_delta)
 		return;
+	if (cg->nodes[node].relu_back >= 0) { /* cg_relu_back_fusion */
+		emit(cg->e, "\t/* in %s's backward product, through the mask of %s */\n",
+		     cg_name(cg, cg->nodes[node].relu_back), cg_name(cg, node));
+		return;
+	}
 	acc = cg_delta_acc(cg, in);
 	elementwise_extra(n, extra, sizeof extra);
 	if (n->op == OP_IDENTITY || n->op == OP_FLATTEN) {

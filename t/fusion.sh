@@ -3,12 +3,15 @@
 # layer's product (gen/codegen.c, cg_relu_fusion;
 # bnn_gen_dense_relu_forward; bnn_sgemm_bias_relu's epilogue).  Checks
 # the generated code: the product carries the relu, the relu node has no
-# forward code and shares the layer's buffer, its backward still runs; a
+# forward code and shares the layer's buffer; where the relu's reader is
+# a point dense layer, that layer's backward product writes the relu
+# input's delta through the relu's mask (cg_relu_back_fusion,
+# bnn_sgemm_relu_mask) and the relu has no backward code either; a
 # meanfield layer's sampled pass (local reparameterisation) applies the
 # relu in place after its products; no fusion where another node reads
 # the layer's output, nor for whvi.  Then the values: from the same
-# initial parameters, each fused model and the same network with an
-# identity between dense and relu (which keeps them apart) train to the
+# initial parameters, each fused model and the same network with
+# identities around the relu (which keep it apart) train to the
 # same predictions, byte for byte: point (Adam, 1 and 2 threads), MC
 # dropout, meanfield with VOGN, IVON and BBB (its sampled pass); the
 # layers take the product's blocked path (40 -> 48, partial tiles) and
@@ -35,23 +38,24 @@ awk -v n=400 'BEGIN {
 	}
 }' >train.csv
 
-# net FAMILY RELU: the network, its hidden layers of family FAMILY
-# ("" for point), RELU(dense(...)) around each ("relu" or
-# "relu(identity", closed to match).
+# net FAMILY OPEN CLOSE: the network, its hidden layers of family FAMILY
+# ("" for point), OPEN dense(...) CLOSE each: "relu(" ")", or kept
+# apart by identities on both sides, "identity(relu(identity(" ")))".
 net() {
-	close=")"
-	[ "$2" = relu ] || close="))"
 	printf 'model net;\ninput x[40];\n'
-	printf 'h1 = %s(dense(x, 48)%s%s;\n' "$2" "$1" "$close"
-	printf 'h2 = %s(dense(h1, 16)%s%s;\n' "$2" "$1" "$close"
+	printf 'h1 = %sdense(x, 48)%s%s;\n' "$2" "$1" "$3"
+	printf 'h2 = %sdense(h1, 16)%s%s;\n' "$2" "$1" "$3"
 	printf 'y ~ categorical(dense(h2, 3));\n'
 }
-net "" relu >point.bnn
-net "" "relu(identity" >point_apart.bnn
-net " ~ dropout(p = 0.2)" relu >drop.bnn
-net " ~ dropout(p = 0.2)" "relu(identity" >drop_apart.bnn
-net " ~ meanfield" relu >mf.bnn
-net " ~ meanfield" "relu(identity" >mf_apart.bnn
+for fam in point drop mf; do
+	case $fam in
+	point) f="" ;;
+	drop) f=" ~ dropout(p = 0.2)" ;;
+	mf) f=" ~ meanfield" ;;
+	esac
+	net "$f" "relu(" ")" >"$fam.bnn"
+	net "$f" "identity(relu(identity(" ")))" >"${fam}_apart.bnn"
+done
 cat >shared.bnn <<'EOF2'
 model shared;
 input x[40];
@@ -75,14 +79,18 @@ is "$(grep -c 'bnn_gen_relu_forward' point.c) $(grep -c 'computed by h1_dense.s 
 	"the relu nodes have no forward code of their own"
 is "$(sed -n 's/.*bnn_real \*const a_\(h1\|h1_dense\) = \(ws + [0-9]*L \* B\);.*/\2/p' point.c | uniq -c | awk '{print $1}')" 2 \
 	"a_h1 is a_h1_dense's buffer"
-is "$(grep -c 'bnn_gen_relu_backward(B \* 48, a_h1_dense, a_h1, d_h1, d_h1_dense, 0);' point.c)" 1 \
-	"the relu's backward takes its mask from that buffer"
+is "$(grep -c 'bnn_gen_dense_backward_input_relu(B, 48, 16, d_h2_dense, w + 1968, a_h1, d_h1_dense);' point.c) $(grep -c 'bnn_gen_relu_backward' point.c) $(grep -c 'const d_h1 =' point.c)" "1 0 0" \
+	"the next layer's backward product applies h1's mask, into h1_dense's delta: no relu backward pass, no delta of h1"
+is "$(grep -c 'bnn_gen_relu_backward(B \* 48, a_h1_dense, a_h1, d_h1, d_h1_dense, 0);' drop.c)" 1 \
+	"behind a dropout layer, whose backward is not one product, the relu's backward pass stays"
 is "$(grep -c 'bnn_gen_dense_relu_forward(B, 40, 48, rng ? xt_h1_dense : a_x, ' drop.c)" 1 \
 	"MC dropout: the product of the masked input"
 is "$(grep -c 'bnn_gen_relu_in_place(B \* 48, a_h1_dense);' mf.c) $(grep -c 'bnn_gen_dense_relu_forward' mf.c) $(grep -c 'bnn_gen_relu_forward' mf.c)" "1 2 0" \
 	"meanfield: the relu in place after the sampled pass's products, else in the product"
-is "$(grep -c 'relu_forward' shared.c) $(grep -c 'bnn_gen_dense_forward(B, 40, 16, a_x' shared.c)" "1 1" \
-	"a layer that another node reads too keeps its own buffer and relu"
+is "$(grep -c 'relu_forward' shared.c) $(grep -c 'bnn_gen_dense_forward(B, 40, 16, a_x' shared.c) $(grep -c 'relu_backward' shared.c)" "1 1 1" \
+	"a layer that another node reads too keeps its own buffer and relu, forward and back"
+is "$(grep -c 'bnn_gen_relu_forward' point_apart.c) $(grep -c 'bnn_gen_relu_backward' point_apart.c) $(grep -c 'dense_relu_forward\|backward_input_relu' point_apart.c)" "2 2 0" \
+	"identities on both sides keep the relus apart: their own passes, forward and back"
 is "$(grep -c 'bnn_gen_dense_relu_forward' wv.c) $(grep -c 'bnn_gen_relu_forward' wv.c)" "0 1" \
 	"a whvi layer is not fused"
 

@@ -743,6 +743,72 @@ static void test_bias(int path, const char *pname)
 	}
 }
 
+/*
+ * bnn_sgemm_relu_mask against its definition: bnn_sgemm with beta = 0,
+ * then c where y > 0, else 0, on the shapes, transposes and thread
+ * counts of test_bias (the dot-product path and K = 0 among them); y
+ * has positive and negative values, +0, -0 and NaN, at a row stride of
+ * its own.  C starts as NaN: the product does not read it.
+ */
+static int mask_case(int path, int ta, int tb, long m, long n, long k, float alpha, int threads)
+{
+	const long lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 2, ldy = n + 3;
+	const long csz = (m + 1) * ldc;
+	float *a = alloc_floats((ta ? k : m) * lda), *b = alloc_floats((tb ? n : k) * ldb);
+	float *y = alloc_floats(m * ldy), *c = alloc_floats(csz), *want = alloc_floats(csz);
+	static const float odd[4] = { 0.0f, -0.0f, NAN, 1e-30f };
+	long i;
+	int same;
+
+	for (i = 0; i < (ta ? k : m) * lda; i++)
+		a[i] = uniform();
+	for (i = 0; i < (tb ? n : k) * ldb; i++)
+		b[i] = uniform();
+	for (i = 0; i < m * ldy; i++)
+		y[i] = i % 7 == 3 ? odd[(i / 7) % 4] : uniform();
+	for (i = 0; i < csz; i++)
+		c[i] = want[i] = i < m * ldc && i % ldc < n ? NAN : SENTINEL;
+	bnn_set_threads(threads);
+	bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, 0.0f, want, ldc);
+	for (i = 0; i < m * ldc; i++)
+		if (i % ldc < n)
+			want[i] = y[i / ldc * ldy + i % ldc] > 0 ? want[i] : 0;
+	bnn_sgemm_relu_mask_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, y, ldy, c, ldc);
+	bnn_set_threads(1);
+	same = memcmp(c, want, (size_t)csz * sizeof *c) == 0;
+	if (!same)
+		tap_diag(
+		        "%s%s m=%ld n=%ld k=%ld alpha %g, %d threads: not the bytes of the product "
+		        "and the mask",
+		        ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads);
+	free(a);
+	free(b);
+	free(y);
+	free(c);
+	free(want);
+	return same;
+}
+
+static void test_relu_mask(int path, const char *pname)
+{
+	static const long shapes[][3] = {
+		{ 1, 1, 1 },       { 13, 17, 5 },     { 12, 32, 64 },
+		{ 25, 10, 100 },   { 7, 24, 33 },     { 37, 53, 400 },
+		{ 128, 512, 784 }, { 300, 130, 128 }, { 5, 9, 0 },
+	};
+	int s, t, th, count = 0, same = 1;
+
+	for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+		for (t = 0; t < 4; t++)
+			for (th = 1; th <= 2; th++, count++)
+				same &= mask_case(path, t >> 1, t & 1, shapes[s][0], shapes[s][1],
+				                  shapes[s][2], count % 3 ? 1.0f : -0.5f, th);
+	ok(same,
+	   "%s: bnn_sgemm_relu_mask gives the bytes of bnn_sgemm and the mask y > 0, NaN and "
+	   "-0 in y included (%d products)",
+	   pname, count);
+}
+
 /* bnn_dgemm_bias: the same, in double. */
 static void test_dgemm_bias(void)
 {
@@ -770,13 +836,21 @@ static void test_dgemm_bias(void)
 	for (i = 0, same = 1; i < 6; i++)
 		same &= c[i] == (want[i] - bias[i % 3] < 0 ? -(want[i] - bias[i % 3]) : 0);
 	ok(same, "and with alpha -1 and no bias: the negative products become 0");
+	{
+		const double y[6] = { 1, -1, 0, NAN, 2, -0.0 };
+
+		bnn_dgemm_relu_mask(0, 0, 2, 3, 2, 1.0, a, 2, b, 3, y, 3, c, 3);
+		ok(c[0] == want[0] - bias[0] && c[1] == 0 && c[2] == 0 && c[3] == 0 &&
+		           c[4] == want[4] - bias[1] && c[5] == 0,
+		   "bnn_dgemm_relu_mask: the product where y > 0, else 0 (y = -1, 0, NaN, -0)");
+	}
 }
 
 int main(void)
 {
 	const int avx = bnn_gemm_avx512_available();
 
-	tap_plan(2 * 14 + 5 + 5 + 4 + 1 + 2 + 3);
+	tap_plan(2 * 15 + 5 + 5 + 4 + 1 + 2 + 4);
 	if (avx) {
 		test_small(BNN_GEMM_PATH_AVX512, "avx512");
 		test_blocks(BNN_GEMM_PATH_AVX512, "avx512");
@@ -784,8 +858,9 @@ int main(void)
 		test_degenerate(BNN_GEMM_PATH_AVX512, "avx512");
 		test_threads(BNN_GEMM_PATH_AVX512, "avx512");
 		test_bias(BNN_GEMM_PATH_AVX512, "avx512");
+		test_relu_mask(BNN_GEMM_PATH_AVX512, "avx512");
 	} else {
-		tap_skip(14, "this CPU (or build) has no AVX-512 kernel");
+		tap_skip(15, "this CPU (or build) has no AVX-512 kernel");
 	}
 	test_small(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_blocks(BNN_GEMM_PATH_OPENBLAS, "openblas");
@@ -793,6 +868,7 @@ int main(void)
 	test_degenerate(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_threads(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_bias(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_relu_mask(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_threads_for();
 	test_dispatch();
 	test_dgemm();

@@ -181,6 +181,45 @@ BNN_GEMM_SCALE(bnn_gemm_scale_d, double)
 BNN_GEMM_RELU(bnn_gemm_relu, float)
 BNN_GEMM_RELU(bnn_gemm_relu_d, double)
 
+/* The mask epilogue (bnn_sgemm_relu_mask, a relu's backward) on an m x n
+ * block of C, in float and double: c where y > 0, else 0, as the
+ * generated code's relu backward picks (y the relu's output, at row
+ * stride ldy). */
+#define BNN_GEMM_MASK(NAME, T)                                                            \
+	static void NAME(long m, long n, const T *y, long ldy, T *c, long ldc)            \
+	{                                                                                 \
+		long i, j;                                                                \
+                                                                                          \
+		for (i = 0; i < m; i++)                                                   \
+			for (j = 0; j < n; j++)                                           \
+				c[i * ldc + j] = y[i * ldy + j] > 0 ? c[i * ldc + j] : 0; \
+	}
+BNN_GEMM_MASK(bnn_gemm_mask, float)
+BNN_GEMM_MASK(bnn_gemm_mask_d, double)
+
+/* What the product does to each block of C as it writes it: nothing, the
+ * relu (bnn_sgemm_bias_relu) or the mask of a relu's output y
+ * (bnn_sgemm_relu_mask), y's rows those of C. */
+typedef struct bnn_gemm_epilogue {
+	int relu;
+	const float *y;
+	long ldy;
+} bnn_gemm_epilogue;
+
+static const bnn_gemm_epilogue bnn_gemm_no_epilogue = { 0, NULL, 0 };
+
+/* The epilogue on the m x n block of C at c, rows and columns i0, j0 of
+ * the product (the scalar one: OpenBLAS's parts, K = 0, the dot-product
+ * tiles). */
+static void bnn_gemm_epilogue_block(const bnn_gemm_epilogue *ep, long i0, long j0, long m, long n,
+                                    float *c, long ldc)
+{
+	if (ep->y)
+		bnn_gemm_mask(m, n, ep->y + i0 * ep->ldy + j0, ep->ldy, c, ldc);
+	else if (ep->relu)
+		bnn_gemm_relu(m, n, c, ldc);
+}
+
 static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, float alpha,
                               const float *a, long lda, const float *b, long ldb, float beta,
                               const float *c0, long ldc0, float *c, long ldc)
@@ -629,10 +668,10 @@ static const bnn_gemm_dot_fn bnn_gemm_dots[4][4] = {
 };
 
 /* The dot-product path: C = alpha·A·Bᵀ + beta·C0, A M×K, B N×K as stored;
- * relu: each tile through the relu epilogue as it is written. */
+ * each tile through the epilogue as it is written. */
 static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a, long lda,
                              const float *b, long ldb, float beta, const float *c0, long ldc0,
-                             float *c, long ldc, int relu)
+                             float *c, long ldc, const bnn_gemm_epilogue *ep)
 {
 	long i, j;
 
@@ -645,8 +684,7 @@ static void bnn_gemm_dots_nt(long m, long n, long k, float alpha, const float *a
 			bnn_gemm_dots[mr - 1][nr - 1](k, a + i * lda, lda, b + j * ldb, ldb,
 			                              c0 + i * ldc0 + j, ldc0, c + i * ldc + j, ldc,
 			                              alpha, beta);
-			if (relu)
-				bnn_gemm_relu(mr, nr, c + i * ldc + j, ldc);
+			bnn_gemm_epilogue_block(ep, i, j, mr, nr, c + i * ldc + j, ldc);
 		}
 	}
 }
@@ -670,6 +708,33 @@ BNN_GEMM_INLINE void bnn_gemm_relu_tile(long mr, float *c, long ldc, __mmask16 m
 	}
 }
 
+/* The mask epilogue on a micro-tile just written: c where y > 0, else +0
+ * (a NaN in y compares false). */
+BNN_GEMM_INLINE void bnn_gemm_mask_tile(long mr, float *c, long ldc, const float *y, long ldy,
+                                        __mmask16 m0, __mmask16 m1)
+{
+	const __m512 zero = _mm512_setzero_ps();
+	long i;
+
+	for (i = 0; i < mr; i++) {
+		float *ci = c + i * ldc;
+		const float *yi = y + i * ldy;
+		const __mmask16 k0 = _mm512_mask_cmp_ps_mask(m0, _mm512_maskz_loadu_ps(m0, yi),
+		                                             zero, _CMP_GT_OQ);
+
+		_mm512_mask_storeu_ps(ci, m0,
+		                      _mm512_maskz_mov_ps(k0, _mm512_maskz_loadu_ps(m0, ci)));
+		if (m1) {
+			const __mmask16 k1 = _mm512_mask_cmp_ps_mask(
+			        m1, _mm512_maskz_loadu_ps(m1, yi + 16), zero, _CMP_GT_OQ);
+
+			_mm512_mask_storeu_ps(
+			        ci + 16, m1,
+			        _mm512_maskz_mov_ps(k1, _mm512_maskz_loadu_ps(m1, ci + 16)));
+		}
+	}
+}
+
 /* Split len into the fewest blocks of at most max, of equal size rounded
  * up to a multiple of unit; the size of the first block. */
 static long bnn_gemm_split(long len, long max, long unit)
@@ -684,14 +749,14 @@ static long bnn_gemm_split(long len, long max, long unit)
  * (kcmax, the only blocking that changes a result's rounding) depend on K
  * alone, which no part changes, so every part gives the bits the whole
  * product would.  C0 (beta·C0) is read by the first block of the inner
- * dimension; the later ones add to C.  relu: the last block of the inner
- * dimension passes each micro-tile through the relu epilogue as it is
- * written, where a pass over C after the product would read it back
- * from memory. */
+ * dimension; the later ones add to C.  The last block of the inner
+ * dimension passes each micro-tile through the epilogue (relu, or a
+ * relu's mask) as it is written, where a pass over C after the product
+ * would read it back from memory. */
 static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, long n, long k,
                                              float alpha, const float *a, long lda, const float *b,
                                              long ldb, float beta, const float *c0, long ldc0,
-                                             float *c, long ldc, int relu)
+                                             float *c, long ldc, const bnn_gemm_epilogue *ep)
 {
 	float *const apack = bnn_gemm_apack, *const bpack = bnn_gemm_bpack;
 	/* blocks of the inner dimension in 16s when B is transposed (16 x 16
@@ -727,7 +792,7 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 		for (pc = 0; pc < k; pc += kcmax) {
 			const long kc = k - pc < kcmax ? k - pc : kcmax;
 			const float bet = pc == 0 ? beta : 1.0f;
-			const int last = relu && pc + kc == k;
+			const int last = (ep->relu || ep->y) && pc + kc == k;
 
 			for (jr = 0; jr < nc; jr += BNN_GEMM_NR) {
 				const long nr = nc - jr < BNN_GEMM_NR ? nc - jr : BNN_GEMM_NR;
@@ -781,7 +846,13 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 						                : cb,
 						        pc == 0 ? ldc0 : ldc, cb, ldc, alpha, bet,
 						        m0, m1);
-						if (last)
+						if (last && ep->y)
+							bnn_gemm_mask_tile(
+							        mr, cb, ldc,
+							        ep->y + (ic + ir) * ep->ldy + jc +
+							                jr,
+							        ep->ldy, m0, m1);
+						else if (last)
 							bnn_gemm_relu_tile(mr, cb, ldc, m0, m1);
 					}
 				}
@@ -880,7 +951,7 @@ void bnn_dtranspose(long m, long n, const double *a, long lda, double *b, long l
 typedef struct bnn_gemm_plan {
 	int dot, by_cols, parts;
 	long unit;
-	int relu; /* the relu epilogue (bnn_sgemm_bias_relu) */
+	const bnn_gemm_epilogue *ep; /* what C goes through as it is written */
 } bnn_gemm_plan;
 
 static double bnn_gemm_flops(long m, long n, long k)
@@ -983,33 +1054,38 @@ static void bnn_gemm_part(int path, const bnn_gemm_plan *p, int trans_a, int tra
 	const float *bp = trans_b ? b + j0 * ldb : b + j0;
 	const float *c0p = c0 + i0 * ldc0 + j0;
 	float *cp = c + i0 * ldc + j0;
+	bnn_gemm_epilogue ep = *p->ep; /* its y at the part's origin */
+
+	if (ep.y)
+		ep.y += i0 * ep.ldy + j0;
 
 #if BNN_GEMM_HAVE_AVX512
 	if (path != BNN_GEMM_PATH_OPENBLAS) {
 		if (p->dot)
 			bnn_gemm_dots_nt(i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p,
-			                 ldc0, cp, ldc, p->relu);
+			                 ldc0, cp, ldc, &ep);
 		else
 			bnn_gemm_blocked(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp,
-			                 ldb, beta, c0p, ldc0, cp, ldc, p->relu);
+			                 ldb, beta, c0p, ldc0, cp, ldc, &ep);
 		return;
 	}
 #endif
 	bnn_gemm_openblas(trans_a, trans_b, i1 - i0, j1 - j0, k, alpha, ap, lda, bp, ldb, beta, c0p,
 	                  ldc0, cp, ldc);
-	if (p->relu) /* OpenBLAS has no epilogue: a pass over the part */
-		bnn_gemm_relu(i1 - i0, j1 - j0, cp, ldc);
+	/* OpenBLAS has no epilogue: a pass over the part */
+	bnn_gemm_epilogue_block(&ep, 0, 0, i1 - i0, j1 - j0, cp, ldc);
 }
 
 /* ---- the entry points --------------------------------------------------- */
 
 /* C = alpha·op(A)·op(B) + beta·C0 by the given path, on as many threads
  * as bnn_gemm_threads_for says; C0 is C (c0 == c, ldc0 == ldc) or a bias
- * row (ldc0 = 0), read before C is written; relu: C through the relu
- * epilogue (bnn_sgemm_bias_relu). */
+ * row (ldc0 = 0), read before C is written; C through epilogue ep as
+ * it is written. */
 static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
                           const float *a, long lda, const float *b, long ldb, float beta,
-                          const float *c0, long ldc0, float *c, long ldc, int relu)
+                          const float *c0, long ldc0, float *c, long ldc,
+                          const bnn_gemm_epilogue *ep)
 {
 	bnn_gemm_plan p;
 	int threads, t;
@@ -1020,8 +1096,7 @@ static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, lo
 	 * = 0, but OpenBLAS 0.3.21's SkylakeX kernels do (0·NaN gives NaN) */
 	if (k <= 0 || alpha == 0.0f) {
 		bnn_gemm_scale(m, n, beta, c0, ldc0, c, ldc);
-		if (relu)
-			bnn_gemm_relu(m, n, c, ldc);
+		bnn_gemm_epilogue_block(ep, 0, 0, m, n, c, ldc);
 		return;
 	}
 	threads = bnn_gemm_threads_for(m, n, k);
@@ -1030,7 +1105,7 @@ static void bnn_sgemm_run(int path, int trans_a, int trans_b, long m, long n, lo
 	if (path == BNN_GEMM_PATH_OPENBLAS && threads > 1 && openblas_get_num_threads() != 1)
 		threads = 1;
 	p = bnn_gemm_plan_of(path, trans_a, trans_b, m, n, k, threads);
-	p.relu = relu;
+	p.ep = ep;
 	if (p.parts <= 1) {
 		bnn_gemm_part(path, &p, trans_a, trans_b, 0, m, 0, n, k, alpha, a, lda, b, ldb,
 		              beta, c0, ldc0, c, ldc);
@@ -1064,19 +1139,31 @@ void bnn_sgemm_path(int path, int trans_a, int trans_b, long m, long n, long k, 
                     long ldc)
 {
 	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c, ldc,
-	              0);
+	              &bnn_gemm_no_epilogue);
 }
 
 void bnn_sgemm_bias_path(int path, int trans_a, int trans_b, long m, long n, long k, float alpha,
                          const float *a, long lda, const float *b, long ldb, const float *bias,
                          float *c, long ldc, int relu)
 {
+	const bnn_gemm_epilogue ep = { relu, NULL, 0 };
+
 	if (bias)
 		bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 1.0f, bias, 0,
-		              c, ldc, relu);
+		              c, ldc, &ep);
 	else
 		bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc,
-		              c, ldc, relu);
+		              c, ldc, &ep);
+}
+
+void bnn_sgemm_relu_mask_path(int path, int trans_a, int trans_b, long m, long n, long k,
+                              float alpha, const float *a, long lda, const float *b, long ldb,
+                              const float *y, long ldy, float *c, long ldc)
+{
+	const bnn_gemm_epilogue ep = { 0, y, ldy };
+
+	bnn_sgemm_run(path, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc, c, ldc,
+	              &ep);
 }
 
 void bnn_sgemm(int trans_a, int trans_b, long m, long n, long k, float alpha, const float *a,
@@ -1099,6 +1186,14 @@ void bnn_sgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, float
 {
 	bnn_sgemm_bias_path(bnn_gemm_default_path(), trans_a, trans_b, m, n, k, alpha, a, lda, b,
 	                    ldb, bias, c, ldc, 1);
+}
+
+void bnn_sgemm_relu_mask(int trans_a, int trans_b, long m, long n, long k, float alpha,
+                         const float *a, long lda, const float *b, long ldb, const float *y,
+                         long ldy, float *c, long ldc)
+{
+	bnn_sgemm_relu_mask_path(bnn_gemm_default_path(), trans_a, trans_b, m, n, k, alpha, a, lda,
+	                         b, ldb, y, ldy, c, ldc);
 }
 
 void bnn_dgemm(int trans_a, int trans_b, long m, long n, long k, double alpha, const double *a,
@@ -1135,4 +1230,14 @@ void bnn_dgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, doubl
 	else
 		bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0, c, ldc);
 	bnn_gemm_relu_d(m, n, c, ldc);
+}
+
+void bnn_dgemm_relu_mask(int trans_a, int trans_b, long m, long n, long k, double alpha,
+                         const double *a, long lda, const double *b, long ldb, const double *y,
+                         long ldy, double *c, long ldc)
+{
+	if (m <= 0 || n <= 0)
+		return;
+	bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0, c, ldc);
+	bnn_gemm_mask_d(m, n, y, ldy, c, ldc);
 }

@@ -43,4 +43,9 @@ void bnn_sgemm_bias_path(int path, int trans_a, int trans_b, long m, long n, lon
                          const float *a, long lda, const float *b, long ldb, const float *bias,
                          float *c, long ldc, int relu);
 
+/* bnn_sgemm_relu_mask by the given path (for the tests). */
+void bnn_sgemm_relu_mask_path(int path, int trans_a, int trans_b, long m, long n, long k,
+                              float alpha, const float *a, long lda, const float *b, long ldb,
+                              const float *y, long ldy, float *c, long ldc);
+
 #endif

@@ -66,6 +66,19 @@ static inline void bnn_gen_dense_backward_input(long batch, long k, long n,
 	bnn_gen_gemm(0, 0, batch, k, n, 1.0, g, n, w, k, accumulate ? 1.0 : 0.0, dx, k);
 }
 
+/* dX = G·W where y > 0, else 0: the input's delta of a dense layer whose
+ * input is a relu's output y, taken on through the relu's backward in
+ * the same product (bnn_gen_gemm_relu_mask): dx is the delta of the
+ * relu's input, written, not accumulated. */
+static inline void bnn_gen_dense_backward_input_relu(long batch, long k, long n,
+                                                     const bnn_real *restrict g,
+                                                     const bnn_real *restrict w,
+                                                     const bnn_real *restrict y,
+                                                     bnn_real *restrict dx)
+{
+	bnn_gen_gemm_relu_mask(0, 0, batch, k, n, 1.0, g, n, w, k, y, k, dx, k);
+}
+
 /*
  * The mean of squared per-example gradients of a dense layer,
  * (1/B)·Σ_i g_i∘g_i, without forming any g_i.  Example i's weight gradient

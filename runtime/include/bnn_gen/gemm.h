@@ -57,6 +57,18 @@ void bnn_sgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, float
                          float *c, long ldc);
 
 /**
+ * A product through a relu's mask: C = alpha·op(A)·op(B) where y > 0, else
+ * 0, y M×N at row stride ldy (a relu's output: the delta of the relu's
+ * input, from the product that gives the delta of its output).  The same
+ * bits as bnn_sgemm with beta = 0 followed by the relu's backward pass,
+ * without that pass: each block of C is masked as the product writes it.
+ * Borrows every array for the call; allocates nothing, cannot fail.
+ */
+void bnn_sgemm_relu_mask(int trans_a, int trans_b, long m, long n, long k, float alpha,
+                         const float *a, long lda, const float *b, long ldb, const float *y,
+                         long ldy, float *c, long ldc);
+
+/**
  * The library's double matrix product (runtime/kernels/gemm.c), for the
  * double build of the kernels (BNN_GEN_DOUBLE, the gradient tests): the
  * arguments of bnn_sgemm in double, and cblas_dgemm's row-major semantics,
@@ -74,6 +86,11 @@ void bnn_dgemm_bias(int trans_a, int trans_b, long m, long n, long k, double alp
 void bnn_dgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, double alpha,
                          const double *a, long lda, const double *b, long ldb, const double *bias,
                          double *c, long ldc);
+
+/** bnn_sgemm_relu_mask in double: bnn_dgemm, then the mask. */
+void bnn_dgemm_relu_mask(int trans_a, int trans_b, long m, long n, long k, double alpha,
+                         const double *a, long lda, const double *b, long ldb, const double *y,
+                         long ldy, double *c, long ldc);
 
 /**
  * The library's float transpose (runtime/kernels/gemm.c), the layout change
@@ -139,6 +156,22 @@ static inline void bnn_gen_gemm_bias_relu(int trans_a, int trans_b, long m, long
 	bnn_dgemm_bias_relu(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
 #else
 	bnn_sgemm_bias_relu(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, bias, c, ldc);
+#endif
+}
+
+/* C = alpha·op(A)·op(B) where y > 0, else 0: bnn_sgemm_relu_mask or
+ * bnn_dgemm_relu_mask. */
+static inline void bnn_gen_gemm_relu_mask(int trans_a, int trans_b, long m, long n, long k,
+                                          double alpha, const bnn_real *restrict a, long lda,
+                                          const bnn_real *restrict b, long ldb,
+                                          const bnn_real *restrict y, long ldy,
+                                          bnn_real *restrict c, long ldc)
+{
+#ifdef BNN_GEN_DOUBLE
+	bnn_dgemm_relu_mask(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, y, ldy, c, ldc);
+#else
+	bnn_sgemm_relu_mask(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, y, ldy, c,
+	                    ldc);
 #endif
 }
 
