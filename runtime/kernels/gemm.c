@@ -250,6 +250,9 @@ static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, 
 #define BNN_GEMM_NC 512 /* columns of C per block (a multiple of NR) */
 #endif
 
+#ifndef BNN_GEMM_SMALL_A
+#define BNN_GEMM_SMALL_A 32768 /* floats of op(A) read in place (128 KB) */
+#endif
 #ifndef BNN_GEMM_DOT_MAXN
 #define BNN_GEMM_DOT_MAXN 24 /* A·Bᵀ with at most this many columns: dot products */
 #endif
@@ -769,21 +772,24 @@ static BNN_GEMM_TARGET void bnn_gemm_blocked(int trans_a, int trans_b, long m, l
 	 * saved on every shape measured, M = 10 to 512 */
 	const int direct_b = !trans_b;
 	/* A's rows are columns of op(A) when it is transposed, and the
-	 * micro-kernel could read them in place too; but a product inside a
-	 * training step finds A outside the cache, and reading it in place
-	 * at stride lda, once per panel of B, took longer than packing it
-	 * once: 11-17% on the MLP's dW = Gᵀ·X (1 and 2 threads), 17-20% on
-	 * the transformer's 384 x 128 x 2048 (docs/benchmarks.md).  A single
-	 * panel of A (M <= MR, an output layer's dW: 1.5 us of 10 faster in
-	 * place), or one that at most two panels of B share (N <= 64), is
-	 * read in place: its packing is not repaid. */
-	const int few_b = n <= 2 * BNN_GEMM_NR;
-	const int direct_a = trans_a && (m <= BNN_GEMM_MR || few_b);
-	/* likewise op(A) = A shared by at most two panels of B (the
-	 * attention's per-head products), its rows read by the micro-kernel's
-	 * rows instances: packing its transposes was 40% of those products'
-	 * time */
-	const int rows_a = !trans_a && few_b;
+	 * micro-kernel reads them in place: a step of k broadcasts 12
+	 * contiguous values.  But a large A inside a training step comes
+	 * from outside the cache, and reading it in place at stride lda,
+	 * once per panel of B, took longer than packing it once: 11-17% on
+	 * the MLP's dW = Gᵀ·X (A 512 x 128, 1 and 2 threads), 17-20% on the
+	 * transformer's 384 x 128 x 2048.  A smaller A (BNN_GEMM_SMALL_A
+	 * floats, 128 KB, at most), or a single panel (M <= MR), is read in
+	 * place: the convolutions' A (per-tap weights, or one example's
+	 * deltas, which every tap reuses) stays in the cache, and packing it
+	 * cost the 3 x 3 layer's dW (A 32 x 784) 15-20% and the conv1d
+	 * layer's dX and dW about 10%.  op(A) = A, small and shared by at
+	 * most two panels of B (the attention's per-head products), is read
+	 * in place too, its rows by the micro-kernel's rows instances:
+	 * packing its transposes was 40% of those products' time
+	 * (docs/benchmarks.md). */
+	const int small_a = m * k <= BNN_GEMM_SMALL_A;
+	const int direct_a = trans_a && (m <= BNN_GEMM_MR || small_a);
+	const int rows_a = !trans_a && small_a && n <= 2 * BNN_GEMM_NR;
 	long jc, pc, ic, jr, ir;
 
 	for (jc = 0; jc < n; jc += ncmax) {
