@@ -656,6 +656,15 @@ static void test_transpose(void)
 	ok(bad_d == 0, "bnn_dtranspose: %ld entries of 49 shapes exact, the gaps untouched", count);
 }
 
+/* The shapes of the epilogues' tests: partial register tiles, the
+ * dot-product path (A·Bᵀ with N <= 24 and K >= 32), several blocks of
+ * the inner dimension, a product cut among threads, K = 0. */
+static const long epilogue_shapes[][3] = {
+	{ 1, 1, 1 },     { 13, 17, 5 },     { 12, 32, 64 },    { 25, 10, 100 }, { 7, 24, 33 },
+	{ 37, 53, 400 }, { 128, 512, 784 }, { 300, 130, 128 }, { 5, 9, 0 },
+};
+#define EPILOGUE_SHAPES ((int)(sizeof epilogue_shapes / sizeof epilogue_shapes[0]))
+
 /*
  * bnn_sgemm_bias against its definition: C's rows filled with the bias,
  * then bnn_sgemm with beta = 1 must give the same bytes (sentinels
@@ -714,17 +723,13 @@ static int bias_case(int path, int ta, int tb, long m, long n, long k, float alp
 
 static void test_bias(int path, const char *pname)
 {
-	static const long shapes[][3] = {
-		{ 1, 1, 1 },       { 13, 17, 5 },     { 12, 32, 64 },
-		{ 25, 10, 100 },   { 7, 24, 33 },     { 37, 53, 400 },
-		{ 128, 512, 784 }, { 300, 130, 128 }, { 5, 9, 0 },
-	};
+	const long(*shapes)[3] = epilogue_shapes;
 	int s, t, th, relu, count, same;
 
 	for (relu = 0; relu <= 1; relu++) {
 		count = 0;
 		same = 1;
-		for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+		for (s = 0; s < EPILOGUE_SHAPES; s++)
 			for (t = 0; t < 4; t++)
 				for (th = 1; th <= 2; th++, count++)
 					same &= bias_case(path, t >> 1, t & 1, shapes[s][0],
@@ -791,14 +796,10 @@ static int mask_case(int path, int ta, int tb, long m, long n, long k, float alp
 
 static void test_relu_mask(int path, const char *pname)
 {
-	static const long shapes[][3] = {
-		{ 1, 1, 1 },       { 13, 17, 5 },     { 12, 32, 64 },
-		{ 25, 10, 100 },   { 7, 24, 33 },     { 37, 53, 400 },
-		{ 128, 512, 784 }, { 300, 130, 128 }, { 5, 9, 0 },
-	};
+	const long(*shapes)[3] = epilogue_shapes;
 	int s, t, th, count = 0, same = 1;
 
-	for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+	for (s = 0; s < EPILOGUE_SHAPES; s++)
 		for (t = 0; t < 4; t++)
 			for (th = 1; th <= 2; th++, count++)
 				same &= mask_case(path, t >> 1, t & 1, shapes[s][0], shapes[s][1],

@@ -166,25 +166,12 @@ int bnn_gemm_default_path(void)
 BNN_GEMM_SCALE(bnn_gemm_scale, float)
 BNN_GEMM_SCALE(bnn_gemm_scale_d, double)
 
-/* The relu epilogue (bnn_sgemm_bias_relu) on an m x n block of C, in
- * float and double: c > 0 ? c : 0, so NaN and -0 give +0, as the
- * generated code's relu does. */
-#define BNN_GEMM_RELU(NAME, T)                                                            \
-	static void NAME(long m, long n, T *c, long ldc)                                  \
-	{                                                                                 \
-		long i, j;                                                                \
-                                                                                          \
-		for (i = 0; i < m; i++)                                                   \
-			for (j = 0; j < n; j++)                                           \
-				c[i * ldc + j] = c[i * ldc + j] > 0 ? c[i * ldc + j] : 0; \
-	}
-BNN_GEMM_RELU(bnn_gemm_relu, float)
-BNN_GEMM_RELU(bnn_gemm_relu_d, double)
-
 /* The mask epilogue (bnn_sgemm_relu_mask, a relu's backward) on an m x n
  * block of C, in float and double: c where y > 0, else 0, as the
  * generated code's relu backward picks (y the relu's output, at row
- * stride ldy). */
+ * stride ldy).  With y = c it is the relu epilogue (bnn_sgemm_bias_relu):
+ * c > 0 ? c : 0, so NaN and -0 give +0, as the generated code's relu
+ * does. */
 #define BNN_GEMM_MASK(NAME, T)                                                            \
 	static void NAME(long m, long n, const T *y, long ldy, T *c, long ldc)            \
 	{                                                                                 \
@@ -217,7 +204,7 @@ static void bnn_gemm_epilogue_block(const bnn_gemm_epilogue *ep, long i0, long j
 	if (ep->y)
 		bnn_gemm_mask(m, n, ep->y + i0 * ep->ldy + j0, ep->ldy, c, ldc);
 	else if (ep->relu)
-		bnn_gemm_relu(m, n, c, ldc);
+		bnn_gemm_mask(m, n, c, ldc, c, ldc);
 }
 
 static void bnn_gemm_openblas(int trans_a, int trans_b, long m, long n, long k, float alpha,
@@ -1235,7 +1222,7 @@ void bnn_dgemm_bias_relu(int trans_a, int trans_b, long m, long n, long k, doubl
 		bnn_dgemm_bias(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
 	else
 		bnn_dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0, c, ldc);
-	bnn_gemm_relu_d(m, n, c, ldc);
+	bnn_gemm_mask_d(m, n, c, ldc, c, ldc);
 }
 
 void bnn_dgemm_relu_mask(int trans_a, int trans_b, long m, long n, long k, double alpha,
