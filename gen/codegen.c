@@ -324,9 +324,9 @@ static int cg_relu_fusion(const struct cg *cg, int node)
 }
 
 /* The dense node whose backward product writes relu node `node`'s input
- * delta, or -1: a relu with a delta, read by one dense layer whose input
- * delta is one product (cg_dense_backward_one_product), whose own input
- * nothing else reads.  That product, dX = G·W, then writes the relu
+ * delta, or -1: a relu with a delta, read by one dense layer only, whose
+ * input delta is one product (cg_dense_backward_one_product), and whose
+ * own input (the relu's) nothing else reads.  That product, dX = G·W, then writes the relu
  * input's delta through the mask of the relu's output, y > 0
  * (bnn_gen_dense_backward_input_relu), and the relu's backward pass
  * goes: the same bits, one pass over B·width floats less. */

@@ -665,25 +665,37 @@ static const long epilogue_shapes[][3] = {
 };
 #define EPILOGUE_SHAPES ((int)(sizeof epilogue_shapes / sizeof epilogue_shapes[0]))
 
+/* The three epilogues of the float product. */
+enum epilogue_kind {
+	EPILOGUE_BIAS,      /* bnn_sgemm_bias */
+	EPILOGUE_BIAS_RELU, /* bnn_sgemm_bias_relu */
+	EPILOGUE_MASK       /* bnn_sgemm_relu_mask */
+};
+
 /*
- * bnn_sgemm_bias against its definition: C's rows filled with the bias,
- * then bnn_sgemm with beta = 1 must give the same bytes (sentinels
- * included), on 1 and 2 threads, for every transpose, over shapes that
- * take every kernel path: partial register tiles, the dot-product path
- * (A·Bᵀ with N <= 24 and K >= 32), several blocks of the inner dimension
- * (K > 192, where the bias is added by the first block only), a product
- * large enough to be cut among threads; alpha −0.5 in turn; K = 0 (C =
- * the bias).  C starts as NaN: the product does not read it.  With relu,
- * bnn_sgemm_bias_relu against the same followed by c > 0 ? c : 0, with a
- * NaN in A (a row or column of C NaN, which the relu makes +0) and a
- * bias of -0 in column 0 (-0 where K = 0, which the relu makes +0).
+ * One product with an epilogue against its definition, byte for byte
+ * (sentinels included), on the given thread count.  C starts as NaN: no
+ * epilogue's product reads it.
+ * - bnn_sgemm_bias: C's rows filled with the bias, then bnn_sgemm with
+ *   beta = 1 (several blocks of the inner dimension: the bias is added by
+ *   the first block only; K = 0: C = the bias).
+ * - bnn_sgemm_bias_relu: the same followed by c > 0 ? c : 0, with a NaN
+ *   in A (a row or column of C NaN, which the relu makes +0) and a bias
+ *   of -0 in column 0 (-0 where K = 0, which the relu makes +0).
+ * - bnn_sgemm_relu_mask: bnn_sgemm with beta = 0, then c where y > 0,
+ *   else 0; y has positive and negative values, +0, -0 and NaN, at a row
+ *   stride of its own.
  */
-static int bias_case(int path, int ta, int tb, long m, long n, long k, float alpha, int threads,
-                     int relu)
+static int epilogue_case(int path, enum epilogue_kind kind, int ta, int tb, long m, long n, long k,
+                         float alpha, int threads)
 {
-	const long lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 2, csz = (m + 1) * ldc;
+	const long lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 2, ldy = n + 3;
+	const long csz = (m + 1) * ldc;
+	const int relu = kind == EPILOGUE_BIAS_RELU;
 	float *a = alloc_floats((ta ? k : m) * lda), *b = alloc_floats((tb ? n : k) * ldb);
-	float *bias = alloc_floats(n), *c = alloc_floats(csz), *want = alloc_floats(csz);
+	float *bias = alloc_floats(n), *y = alloc_floats(m * ldy);
+	float *c = alloc_floats(csz), *want = alloc_floats(csz);
+	static const float odd[4] = { 0.0f, -0.0f, NAN, 1e-30f };
 	long i;
 	int same;
 
@@ -694,120 +706,70 @@ static int bias_case(int path, int ta, int tb, long m, long n, long k, float alp
 	for (i = 0; i < n; i++)
 		bias[i] = uniform();
 	bias[0] = -0.0f;
+	for (i = 0; i < m * ldy; i++)
+		y[i] = i % 7 == 3 ? odd[(i / 7) % 4] : uniform();
 	if (relu && k > 0)
 		a[0] = NAN;
 	for (i = 0; i < csz; i++) {
-		c[i] = i < m * ldc && i % ldc < n ? NAN : SENTINEL;
-		want[i] = i < m * ldc && i % ldc < n ? bias[i % ldc] : SENTINEL;
+		const int inside = i < m * ldc && i % ldc < n;
+
+		c[i] = inside ? NAN : SENTINEL;
+		want[i] = !inside ? SENTINEL : kind == EPILOGUE_MASK ? NAN : bias[i % ldc];
 	}
 	bnn_set_threads(threads);
-	bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, 1.0f, want, ldc);
-	for (i = 0; relu && i < m * ldc; i++)
+	bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb,
+	               kind == EPILOGUE_MASK ? 0.0f : 1.0f, want, ldc);
+	for (i = 0; kind != EPILOGUE_BIAS && i < m * ldc; i++)
 		if (i % ldc < n)
-			want[i] = want[i] > 0 ? want[i] : 0;
-	bnn_sgemm_bias_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc, relu);
+			want[i] = (relu ? want[i] : y[i / ldc * ldy + i % ldc]) > 0 ? want[i] : 0;
+	if (kind == EPILOGUE_MASK)
+		bnn_sgemm_relu_mask_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, y, ldy, c,
+		                         ldc);
+	else
+		bnn_sgemm_bias_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc,
+		                    relu);
 	bnn_set_threads(1);
 	same = memcmp(c, want, (size_t)csz * sizeof *c) == 0;
 	if (!same)
-		tap_diag(
-		        "%s%s m=%ld n=%ld k=%ld alpha %g, %d threads%s: not the bytes of fill + beta 1%s",
-		        ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads,
-		        relu ? ", relu" : "", relu ? " + a relu pass" : "");
+		tap_diag("%s%s m=%ld n=%ld k=%ld alpha %g, %d threads, epilogue %d: not the bytes "
+		         "of its definition",
+		         ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads,
+		         (int)kind);
 	free(a);
 	free(b);
 	free(bias);
-	free(c);
-	free(want);
-	return same;
-}
-
-static void test_bias(int path, const char *pname)
-{
-	const long(*shapes)[3] = epilogue_shapes;
-	int s, t, th, relu, count, same;
-
-	for (relu = 0; relu <= 1; relu++) {
-		count = 0;
-		same = 1;
-		for (s = 0; s < EPILOGUE_SHAPES; s++)
-			for (t = 0; t < 4; t++)
-				for (th = 1; th <= 2; th++, count++)
-					same &= bias_case(path, t >> 1, t & 1, shapes[s][0],
-					                  shapes[s][1], shapes[s][2],
-					                  count % 3 ? 1.0f : -0.5f, th, relu);
-		if (relu)
-			ok(same,
-			   "%s: bnn_sgemm_bias_relu gives the bytes of bnn_sgemm_bias and a relu "
-			   "pass, NaN and -0 included (%d products)",
-			   pname, count);
-		else
-			ok(same,
-			   "%s: bnn_sgemm_bias gives the bytes of rows filled with the bias and "
-			   "beta 1 (%d products)",
-			   pname, count);
-	}
-}
-
-/*
- * bnn_sgemm_relu_mask against its definition: bnn_sgemm with beta = 0,
- * then c where y > 0, else 0, on the shapes, transposes and thread
- * counts of test_bias (the dot-product path and K = 0 among them); y
- * has positive and negative values, +0, -0 and NaN, at a row stride of
- * its own.  C starts as NaN: the product does not read it.
- */
-static int mask_case(int path, int ta, int tb, long m, long n, long k, float alpha, int threads)
-{
-	const long lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 2, ldy = n + 3;
-	const long csz = (m + 1) * ldc;
-	float *a = alloc_floats((ta ? k : m) * lda), *b = alloc_floats((tb ? n : k) * ldb);
-	float *y = alloc_floats(m * ldy), *c = alloc_floats(csz), *want = alloc_floats(csz);
-	static const float odd[4] = { 0.0f, -0.0f, NAN, 1e-30f };
-	long i;
-	int same;
-
-	for (i = 0; i < (ta ? k : m) * lda; i++)
-		a[i] = uniform();
-	for (i = 0; i < (tb ? n : k) * ldb; i++)
-		b[i] = uniform();
-	for (i = 0; i < m * ldy; i++)
-		y[i] = i % 7 == 3 ? odd[(i / 7) % 4] : uniform();
-	for (i = 0; i < csz; i++)
-		c[i] = want[i] = i < m * ldc && i % ldc < n ? NAN : SENTINEL;
-	bnn_set_threads(threads);
-	bnn_sgemm_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, 0.0f, want, ldc);
-	for (i = 0; i < m * ldc; i++)
-		if (i % ldc < n)
-			want[i] = y[i / ldc * ldy + i % ldc] > 0 ? want[i] : 0;
-	bnn_sgemm_relu_mask_path(path, ta, tb, m, n, k, alpha, a, lda, b, ldb, y, ldy, c, ldc);
-	bnn_set_threads(1);
-	same = memcmp(c, want, (size_t)csz * sizeof *c) == 0;
-	if (!same)
-		tap_diag(
-		        "%s%s m=%ld n=%ld k=%ld alpha %g, %d threads: not the bytes of the product "
-		        "and the mask",
-		        ta ? "T" : "N", tb ? "T" : "N", m, n, k, (double)alpha, threads);
-	free(a);
-	free(b);
 	free(y);
 	free(c);
 	free(want);
 	return same;
 }
 
-static void test_relu_mask(int path, const char *pname)
+/* Each epilogue on 1 and 2 threads, for every transpose, over shapes
+ * that take every kernel path (epilogue_shapes); alpha -0.5 in turn. */
+static void test_epilogues(int path, const char *pname)
 {
-	const long(*shapes)[3] = epilogue_shapes;
-	int s, t, th, count = 0, same = 1;
+	static const char *const what[] = {
+		"bnn_sgemm_bias gives the bytes of rows filled with the bias and beta 1",
+		"bnn_sgemm_bias_relu gives the bytes of bnn_sgemm_bias and a relu pass, NaN and -0 "
+		"included",
+		"bnn_sgemm_relu_mask gives the bytes of bnn_sgemm and the mask y > 0, NaN and -0 in "
+		"y included",
+	};
+	int kind, s, t, th, count, same;
 
-	for (s = 0; s < EPILOGUE_SHAPES; s++)
-		for (t = 0; t < 4; t++)
-			for (th = 1; th <= 2; th++, count++)
-				same &= mask_case(path, t >> 1, t & 1, shapes[s][0], shapes[s][1],
-				                  shapes[s][2], count % 3 ? 1.0f : -0.5f, th);
-	ok(same,
-	   "%s: bnn_sgemm_relu_mask gives the bytes of bnn_sgemm and the mask y > 0, NaN and "
-	   "-0 in y included (%d products)",
-	   pname, count);
+	for (kind = EPILOGUE_BIAS; kind <= EPILOGUE_MASK; kind++) {
+		count = 0;
+		same = 1;
+		for (s = 0; s < EPILOGUE_SHAPES; s++)
+			for (t = 0; t < 4; t++)
+				for (th = 1; th <= 2; th++, count++)
+					same &= epilogue_case(path, (enum epilogue_kind)kind,
+					                      t >> 1, t & 1, epilogue_shapes[s][0],
+					                      epilogue_shapes[s][1],
+					                      epilogue_shapes[s][2],
+					                      count % 3 ? 1.0f : -0.5f, th);
+		ok(same, "%s: %s (%d products)", pname, what[kind], count);
+	}
 }
 
 /* bnn_dgemm_bias: the same, in double. */
@@ -858,8 +820,7 @@ int main(void)
 		test_bench_shapes(BNN_GEMM_PATH_AVX512, "avx512");
 		test_degenerate(BNN_GEMM_PATH_AVX512, "avx512");
 		test_threads(BNN_GEMM_PATH_AVX512, "avx512");
-		test_bias(BNN_GEMM_PATH_AVX512, "avx512");
-		test_relu_mask(BNN_GEMM_PATH_AVX512, "avx512");
+		test_epilogues(BNN_GEMM_PATH_AVX512, "avx512");
 	} else {
 		tap_skip(15, "this CPU (or build) has no AVX-512 kernel");
 	}
@@ -868,8 +829,7 @@ int main(void)
 	test_bench_shapes(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_degenerate(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_threads(BNN_GEMM_PATH_OPENBLAS, "openblas");
-	test_bias(BNN_GEMM_PATH_OPENBLAS, "openblas");
-	test_relu_mask(BNN_GEMM_PATH_OPENBLAS, "openblas");
+	test_epilogues(BNN_GEMM_PATH_OPENBLAS, "openblas");
 	test_threads_for();
 	test_dispatch();
 	test_dgemm();

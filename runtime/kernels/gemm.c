@@ -67,10 +67,11 @@
  * in place (only a last, narrower panel is packed, padded with zeros).
  * Packing B cost more than it saved on every shape measured (M = 10 to
  * 512); it matters most where few rows share a packed panel (the
- * convolutions' M = 32, N = 32).  A is packed whatever its layout
- * (op(A) = Aᵀ by copies of 12 contiguous values a step of k, op(A) = A
- * by transposes), except a single panel of op(A) = Aᵀ, read in place:
- * the reasons and figures are in bnn_gemm_blocked.  op(B) = Bᵀ is
+ * convolutions' M = 32, N = 32).  A larger than BNN_GEMM_SMALL_A floats
+ * is packed whatever its layout (op(A) = Aᵀ by copies of 12 contiguous
+ * values a step of k, op(A) = A by transposes); a smaller op(A) = Aᵀ is
+ * read in place, and so is a smaller op(A) = A that at most two panels
+ * of B share: the reasons and figures are in bnn_gemm_blocked.  op(B) = Bᵀ is
  * packed by 16 x 16 AVX-512 and 8 x 8 AVX transposes, op(A) = A by
  * 8 x 8 and 4 x 8 ones; a B panel's rows are short
  * streams the hardware prefetcher misses, so the packing prefetches the
