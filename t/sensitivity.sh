@@ -192,10 +192,11 @@ printf 'a,b,c,class\n1,2,3,0\n' >d3.csv
 run ./net sensitivity --load c1.ckpt --data d3.csv
 is "$run_err" "./net: d3.csv: 3 feature columns but the model takes 2" \
 	"data of another shape is refused"
-run ./net sensitivity --load c1.ckpt --data d.csv --svg x.svg
+run ./net sensitivity --load c1.ckpt --data d.csv --svg x.svg --out x.csv
 is "$run_err" "./net: --svg draws image data (IDX examples of 2 or 3 dimensions); the examples of d.csv have 1" \
 	"--svg on CSV data is refused"
-ok "$(test ! -e x.svg; echo $?)" "and writes nothing"
+ok "$(test ! -e x.svg && test ! -e x.csv; echo $?)" "and writes nothing"
+is "$(cat "$run_out_file")" "" "before scoring: nothing is printed"
 run ./point train --data train.csv --optimizer adam --epochs 1 --set loo=10 --save p2.ckpt
 is "$run_err" "./point: loo needs the posterior variances of a variational optimizer (ivon, vogn, bbb or badam); adam learns none" \
 	"train --set loo with a point optimizer is refused"

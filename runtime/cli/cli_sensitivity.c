@@ -107,7 +107,20 @@ static void sens_report(const struct sens_run *r)
 	sens_list(r, "least sensitive", r->n - r->top, r->top);
 }
 
-/* The contact sheet of the listed examples (image data only). */
+/* --svg's refusal of data that are not images, checked when the data are
+ * read, before any scoring or printing. */
+static int sens_sheet_check(struct bnn_cli_args *a, const struct sens_run *r)
+{
+	if (r->ds.rank == 2 || r->ds.rank == 3)
+		return BNN_CLI_OK;
+	return bnn_cli_error(a,
+	                     "--svg draws image data (IDX examples of 2 or 3 dimensions); "
+	                     "the examples of %s have %d",
+	                     r->data, r->ds.rank);
+}
+
+/* The contact sheet of the listed examples (image data only: see
+ * sens_sheet_check). */
 static int sens_sheet(struct bnn_cli_args *a, const struct sens_run *r)
 {
 	const bnn_dataset *ds = &r->ds;
@@ -118,11 +131,6 @@ static int sens_sheet(struct bnn_cli_args *a, const struct sens_run *r)
 	bnn_err err;
 	int rc = BNN_CLI_OK;
 
-	if (ds->rank != 2 && ds->rank != 3)
-		return bnn_cli_error(a,
-		                     "--svg draws image data (IDX examples of 2 or 3 dimensions); "
-		                     "the examples of %s have %d",
-		                     r->data, ds->rank);
 	shape[0] = ds->rank == 3 ? ds->shape[0] : 1;
 	shape[1] = ds->shape[ds->rank - 2];
 	shape[2] = ds->shape[ds->rank - 1];
@@ -153,6 +161,8 @@ static int sens_load(struct bnn_cli_args *a, const bnn_state *st, struct sens_ru
 
 	if (bnn_cli_load(r->m, a->data, a->labels, a->target, 1, &r->ds, &err))
 		return bnn_cli_error(a, "%s", err.message);
+	if (a->svg && sens_sheet_check(a, r))
+		return BNN_CLI_FAIL;
 	if (a->svg) {
 		size_t bytes = (size_t)(r->ds.n * r->ds.features) * sizeof *r->raw;
 		r->raw = malloc(bytes + 1);
