@@ -12,7 +12,10 @@
 # another shape, bad options, options of the other fit, models the default
 # fit does not take, swag longer than the run, swag_rank without swag);
 # both structures of the last layer, eval's --laplace-predictive, and
-# calibrate of a last-layer checkpoint.  The estimators themselves are
+# calibrate of a last-layer checkpoint; that one prediction (the probit's,
+# calibrated or not, one sample, a point network's identical samples) has
+# no split: eval's and predict's mutual information exactly 0 and the
+# expected entropy the entropy, as printed.  The estimators themselves are
 # checked against brute force in t/laplace.c, t/laplace_last_layer.c and
 # t/swag.c.
 . "$TAP_SH"
@@ -54,8 +57,30 @@ ok $? "ll_tanh builds (a tanh output node)"
 build gauss "$top_srcdir/t/models/mpi_point.bnn"
 ok $? "mpi_point builds (a gaussian model)"
 
+# One prediction has no split (docs/metrics.md): eval's expected_entropy is
+# its entropy as printed and its mutual_information 0, exactly; and so in
+# every row of predict's CSV, whose last three columns are the entropy, the
+# expected entropy and the mutual information.
+json_key() { # JSON KEY: the value, or "no KEY"
+	v=$(printf '%s\n' "$1" | sed -n "s/.*\"$2\": \([^,}]*\)[,}].*/\1/p")
+	printf '%s\n' "${v:-no $2}"
+}
+no_split() { # JSON WHAT: two checks
+	is "$(json_key "$1" mutual_information)" 0 "$2: mutual_information is 0"
+	is "$(json_key "$1" expected_entropy)" "$(json_key "$1" entropy)" \
+		"$2: expected_entropy is entropy"
+}
+no_split_rows() { # CSV WHAT: the rows with a split, counted (none: "no rows")
+	is "$(awk -F, 'NR > 1 { n++; if ($(NF - 2) "" != $(NF - 1) "" || $NF "" != "0") bad++ }
+		END { print n ? bad + 0 : "no rows" }' "$1")" 0 \
+		"$2: every row's entropies are equal and its mutual information 0"
+}
+
 ./point train --data train.csv --quiet --epochs 4 --batch 32 --save p.ckpt >/dev/null
 ok $? "a point network trains"
+# Its Monte-Carlo samples are all the same network (bnn_predict_draws).
+run ./point eval --load p.ckpt --data train.csv --mc 4
+no_split "$run_out" "the point network with --mc 4"
 
 # ---- the default: the last layer -----------------------------------------------
 # The diagonal of every weight predicts badly (docs/laplace.md): without
@@ -106,6 +131,8 @@ ok $r "--prior-precision 1 gives δ 1" || diag "$run_out"
 run ./point eval --load l.ckpt --data train.csv
 case $run_out in *'"mc": 32,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 32,'*) r=0 ;; *) r=1 ;; esac
 ok $r "eval samples the Laplace posterior (32 samples, mutual information > 0)" || diag "$run_out"
+run ./point eval --load l.ckpt --data train.csv --mc 1
+no_split "$run_out" "one sample of it (--mc 1)"
 ./point predict --load l.ckpt --data train.csv --out a.csv &&
 	./point posterior --load l.ckpt --out post.csv
 ok $? "predict and posterior read it"
@@ -126,9 +153,9 @@ case $run_out in
 esac
 ok $r "prints its JSON line, hessian ggn" || diag "$run_out"
 run ./point eval --load ll.ckpt --data train.csv
-mi=$(printf '%s\n' "$run_out" | sed -n 's/.*"mutual_information": \([^,]*\),.*/\1/p')
-case $run_out in *'"mc": 32,'*) r=$(awk -v m="$mi" 'BEGIN { print (m != "" && m + 0 < 1e-6) ? 0 : 1 }') ;; *) r=1 ;; esac
-ok $r "eval predicts by the probit approximation: one prediction, no mutual information" || diag "$run_out"
+case $run_out in *'"mc": 32,'*) r=0 ;; *) r=1 ;; esac
+ok $r "eval predicts by the probit approximation (mc 32 reported)" || diag "$run_out"
+no_split "$run_out" "the probit's one prediction"
 run ./point eval --load ll.ckpt --data train.csv --laplace-predictive mc --mc 16
 case $run_out in *'"mc": 16,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 16,'*) r=0 ;; *) r=1 ;; esac
 ok $r "--laplace-predictive mc samples the last layer" || diag "$run_out"
@@ -136,6 +163,7 @@ ok $r "--laplace-predictive mc samples the last layer" || diag "$run_out"
 	./point predict --load ll.ckpt --data train.csv --laplace-predictive probit --out ll2.csv &&
 	cmp -s ll1.csv ll2.csv
 ok $? "predict reads it; probit is the default"
+no_split_rows ll1.csv "predict by the probit"
 run ./point eval --load ll.ckpt --data train.csv --laplace-predictive exact
 is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --laplace-predictive: 'exact' is not probit or mc" \
 	"--laplace-predictive exact is refused"
@@ -152,14 +180,15 @@ case $run_out in
 esac
 ok $r "prints its JSON line, hessian kfac" || diag "$run_out"
 run ./point eval --load kr.ckpt --data train.csv
-mi=$(printf '%s\n' "$run_out" | sed -n 's/.*"mutual_information": \([^,]*\),.*/\1/p')
-case $run_out in *'"mc": 32,'*) r=$(awk -v m="$mi" 'BEGIN { print (m != "" && m + 0 < 1e-6) ? 0 : 1 }') ;; *) r=1 ;; esac
-ok $r "eval of kron predicts by the probit approximation" || diag "$run_out"
+case $run_out in *'"mc": 32,'*) r=0 ;; *) r=1 ;; esac
+ok $r "eval of kron predicts by the probit approximation (mc 32 reported)" || diag "$run_out"
+no_split "$run_out" "kron's probit"
 run ./point eval --load kr.ckpt --data train.csv --laplace-predictive mc --mc 16
 case $run_out in *'"mc": 16,'*'"mutual_information": 0,'*) r=1 ;; *'"mc": 16,'*) r=0 ;; *) r=1 ;; esac
 ok $r "--laplace-predictive mc samples the kron last layer" || diag "$run_out"
 ./point predict --load kr.ckpt --data train.csv --out kr1.csv && ./point posterior --load kr.ckpt --out krp.csv
 ok $? "predict and posterior read it"
+no_split_rows kr1.csv "predict by kron's probit"
 # Temperature scaling composes with the probit predictive: calibrate fits T
 # on the probit-scaled logits, and eval divides them by T (docs/calibration.md).
 ./point calibrate --load kr.ckpt --data train.csv --save krt.ckpt >krt.json
@@ -169,6 +198,7 @@ run ./point eval --load krt.ckpt --data train.csv
 nll=$(printf '%s\n' "$run_out" | sed -n 's/.*"nll": \([^,]*\),.*/\1/p')
 r=$(awk -v a="$after" -v b="$nll" 'BEGIN { d = a - b; if (d < 0) d = -d; print (a != "" && d <= 1e-6 * a) ? 0 : 1 }')
 ok $r "eval of the calibrated checkpoint: the probit predictive at T, calibrate's nll_after ($after, eval $nll)"
+no_split "$run_out" "the calibrated probit"
 run ./point laplace --structure diag --load p.ckpt --data train.csv --save l2.ckpt
 is "$run_status" 2 "--structure diag is a usage error"
 is "$(printf '%s\n' "$run_err" | sed -n 1p)" "./point: --structure: 'diag' is not kron or full" \

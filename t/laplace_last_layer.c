@@ -9,7 +9,8 @@
  * covariance against that inverse, σ, the log marginal likelihood, the
  * prior precision of auto at the marginal likelihood's maximum, the probit
  * predictive against a hand computation, the Monte-Carlo predictive
- * converging to the exact linearised predictive (a 3-D quadrature), the
+ * converging to the exact linearised predictive (a 3-D quadrature), how
+ * many different predictions each makes (bnn_predict_draws), the
  * checkpoint round trip (same bytes, same predictions), and the refusals
  * with their exact messages.  The Kronecker-factored fit (laplace_kron.c,
  * the default structure) the same way against its brute force: the
@@ -428,8 +429,16 @@ static void test_mc(const bnn_state *point, const bnn_dataset *ds, const bnn_dat
 	brute_force(m, point->params, ds, delta, structure == BNN_LAPLACE_KRON, &b);
 	if (fit(point, &st, ds, delta, structure, NULL, &err))
 		tap_bail_out("mc: %s", err.message);
+	/* how many different predictions each averages: the split of the
+	 * entropy needs more than one (docs/metrics.md) */
+	is_int(bnn_predict_draws(point, samples), 1,
+	       "the point network's samples are one network (bnn_predict_draws)");
+	is_int(bnn_predict_draws(&st, samples), 1, "the probit makes one prediction at mc %ld",
+	       samples);
 	rc = bnn_predict(&st, test, 1, 1, &(bnn_prediction){ .probs = pr }, &err);
 	st.posthoc->predictive = BNN_LAPLACE_MC;
+	is_int(bnn_predict_draws(&st, samples), samples, "the Monte-Carlo predictive makes %ld",
+	       samples);
 	rc |= bnn_predict(&st, test, samples, 7, &(bnn_prediction){ .probs = mc }, &err);
 	is_int(rc, BNN_OK, "the Monte-Carlo predictive with %ld samples: %s", samples,
 	       rc ? err.message : "ok");
@@ -737,7 +746,7 @@ int main(void)
 	bnn_err err;
 	long n;
 
-	tap_plan(63);
+	tap_plan(69);
 	blobs_tmpdir_make("laplace_last_layer");
 	blobs_make(&ds, NEX, 11);
 	blobs_make(&test, 3, 12);

@@ -72,6 +72,8 @@ struct cli_pred {
 	                       variance of the samples' means), else NULL */
 	double nll;         /* summed NLL of the predictive (with targets) */
 	long mc;            /* the Monte-Carlo samples predicted with */
+	long draws;         /* the different predictions of each member among
+	                       them (bnn_predict_draws) */
 	int members;        /* the networks of the mixture predicted with */
 	double *entropy;    /* n: predictive entropy */
 	double *conf;       /* n: 1 − confidence (classification), else NULL */
@@ -102,15 +104,16 @@ static void cli_pred_free(struct cli_pred *p)
 }
 
 /* The mutual information of a classifier's predictions, entropy − the
- * expected entropy bnn_predict gave.  With --mc 0 there is one prediction
- * and no split (docs/metrics.md): the expected entropy is the entropy
- * itself, the mutual information 0, exactly; unless a mixture's members
- * gave one each (docs/ensembles.md). */
+ * expected entropy bnn_predict gave.  One prediction (--mc 0 or 1, the
+ * probit predictive of a last-layer Laplace posterior, a network without
+ * randomness: bnn_predict_draws) has no split (docs/metrics.md): the
+ * expected entropy is the entropy itself, the mutual information 0,
+ * exactly; unless a mixture's members gave one each (docs/ensembles.md). */
 static int cli_split(long n, struct cli_pred *p, bnn_err *err)
 {
 	if (!(p->mi = calloc((size_t)n, sizeof *p->mi)))
 		return bnn_fail(err, BNN_ENOMEM, "out of memory");
-	if (p->mc > 0 || p->members > 1)
+	if (p->draws > 1 || p->members > 1)
 		return bnn_mutual_information(p->entropy, p->xent, n, p->mi, err);
 	memcpy(p->xent, p->entropy, (size_t)n * sizeof *p->xent);
 	return BNN_OK;
@@ -227,6 +230,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	p->probs = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->probs);
 	p->var = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->var);
 	p->mc = cli_mc(a, st);
+	p->draws = bnn_predict_draws(st, p->mc);
 	p->members = mix->members;
 	if (classes) {
 		p->xent = malloc((size_t)(rows + 1) * sizeof *p->xent);

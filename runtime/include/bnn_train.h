@@ -645,8 +645,9 @@ typedef struct bnn_prediction {
  * (categorical: −Σ_j p_j log p_j; bernoulli: the sum over the labels of
  * each label's binary entropy), the aleatoric part of the predictive
  * entropy H[E_θ p]; bnn_mutual_information() gives the epistemic part.
- * With mc = 0 there is one prediction, the mean network's, and this is
- * its entropy: the split needs samples (docs/metrics.md).
+ * With one prediction (bnn_predict_draws() = 1; mc = 0: the mean
+ * network's) this is its entropy: the split needs samples that differ
+ * (docs/metrics.md).
  * out->energy (may be NULL) receives the mean over the samples of the
  * energy score of each sample's logits z, E = −log Σ_j exp(z_j) (Liu et
  * al. 2020, eq. 5 with T = 1; bernoulli: −Σ_j log(1 + exp(z_j)), each
@@ -678,6 +679,19 @@ int bnn_predict(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t se
  */
 int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uint64_t seed, long j0,
                         long j1, const bnn_prediction *out, bnn_err *err);
+
+/**
+ * The number of different predictions bnn_predict(st, ..., mc, ...)
+ * averages: 1 when mc is 0 (the mean network) or 1, when st's last-layer
+ * Laplace posterior predicts by the probit approximation (one pass, its
+ * logits scaled, whatever mc is), and when st is not stochastic
+ * (bnn_state_is_stochastic(): its mc samples are all the same network);
+ * else mc.  With 1 the predictive entropy has no split: the expected
+ * entropy is the entropy and the mutual information 0, which a caller
+ * sets itself (out->expected_entropy comes from the logits in double, the
+ * entropy of out->probs from floats, so they differ in the last bits).
+ */
+long bnn_predict_draws(const bnn_state *st, long mc);
 
 /** The seed of the pass noise (dropout masks and the like) of batch j in
  *  Monte-Carlo sample s of bnn_predict(seed): bnn_rng_derive(

@@ -21,7 +21,9 @@
  * divided by the state's temperature first (predict_temperature).  A
  * last-layer Laplace posterior predicts by the probit approximation
  * (laplace_last_layer.c: one pass, the logits scaled) unless its
- * predictive is mc.
+ * predictive is mc.  bnn_predict_draws() says how many different
+ * predictions that makes: 1 for the probit, mc 0 or 1, and a network
+ * without randomness, whose entropy then has no split.
  *
  * Prediction runs in fixed batches of BNN_PREDICT_BATCH examples, split
  * across the OpenMP team (each thread with a workspace of its own,
@@ -586,6 +588,22 @@ static void predict_temperature(const bnn_state *st, float *z, long count)
 		z[i] = (float)((double)z[i] / st->temperature);
 }
 
+/* Whether st's last-layer Laplace posterior predicts by the probit
+ * approximation at mc: one deterministic pass, its logits scaled
+ * (docs/laplace.md, "The predictive"); mc = 0 is the trained network. */
+static int predict_probit(const bnn_state *st, long mc)
+{
+	return mc > 0 && train_posthoc_last_layer(st->posthoc) &&
+	       st->posthoc->predictive == BNN_LAPLACE_PROBIT;
+}
+
+long bnn_predict_draws(const bnn_state *st, long mc)
+{
+	if (mc <= 1 || predict_probit(st, mc) || !bnn_state_is_stochastic(st))
+		return 1;
+	return mc;
+}
+
 uint64_t bnn_predict_seed(uint64_t seed, long sample, long batch)
 {
 	/* sample s's key, then substream 0 (its weights) or j + 1 (batch j) */
@@ -640,8 +658,7 @@ int bnn_predict_batches(const bnn_state *st, const bnn_dataset *ds, long mc, uin
 	}
 	if (mc > 0 && st->sigma && (rc = predict_check_sigma(st, err)))
 		return rc;
-	probit = mc > 0 && train_posthoc_last_layer(st->posthoc) &&
-	         st->posthoc->predictive == BNN_LAPLACE_PROBIT;
+	probit = predict_probit(st, mc);
 	if (probit) /* one deterministic pass, its logits scaled */
 		samples = 1;
 	/* mc samples of the last layer only: the first sample's pass keeps the
