@@ -151,6 +151,23 @@ cp m.ckpt old.ckpt
 run ./blobs calibrate --load m.ckpt --data test.csv --save cal.ckpt
 run ./blobs info --load cal.ckpt
 is "$(printf '%s\n' "$run_out" | tail -1)" "columns a, b, c, d (target class)" "a calibrated checkpoint keeps the names"
+# export says what the standalone header leaves out: a temperature, a
+# post-hoc posterior (the header is still written); nothing for a plain one
+run ./blobs export --load cal.ckpt --out cal.h
+T=$(./blobs info --load cal.ckpt | sed -n 's/.*temperature \([^ ,]*\).*/\1/p')
+is "$run_status $run_err" "0 ./blobs: note: cal.ckpt holds a temperature (T = $T), which the header leaves out: the standalone inference computes the softmax of the raw logits" \
+	"export of a calibrated checkpoint notes the temperature it leaves out"
+ok "$(test -s cal.h; echo $?)" "and writes the header"
+./blobs train --data train.csv --quiet --epochs 3 --set swag=2 --save sw.ckpt >/dev/null
+run ./blobs export --load sw.ckpt --out sw.h
+is "$run_status $run_err" "0 ./blobs: note: sw.ckpt holds a SWAG posterior, which the header leaves out: the standalone inference runs its mean network" \
+	"export of a SWAG checkpoint notes the posterior it leaves out"
+./blobs laplace --load m.ckpt --data train.csv --save lap.ckpt >/dev/null
+run ./blobs export --load lap.ckpt --out lap.h
+is "$run_status $run_err" "0 ./blobs: note: lap.ckpt holds a Laplace posterior, which the header leaves out: the standalone inference runs its mean network" \
+	"and of a Laplace checkpoint"
+run ./blobs export --load m.ckpt --out m.h
+is "$run_status $run_err" "0 " "export of a trained network says nothing"
 # A checkpoint without the names (written before they were recorded):
 # t/data/rt_blobs_v1.ckpt reads any file by position, as before.
 run ./blobs eval --load "$top_srcdir/t/data/rt_blobs_v1.ckpt" --data reordered.csv

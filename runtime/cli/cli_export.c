@@ -457,6 +457,25 @@ static int cli_export_rounded(const struct bnn_cli_args *a, const struct cli_exp
 	return rc;
 }
 
+/* What the header leaves out of the checkpoint, said on stderr (the export
+ * still succeeds): a post-hoc posterior (Laplace, SWAG), of which the
+ * header holds the mean network, and a temperature, which the standalone
+ * inference does not apply (docs/standalone.md). */
+static void cli_export_notes(const struct bnn_cli_args *a, const bnn_state *st)
+{
+	if (st->posthoc)
+		fprintf(stderr,
+		        "%s: note: %s holds a %s posterior, which the header leaves out: the "
+		        "standalone inference runs its mean network\n",
+		        a->prog, a->load,
+		        st->posthoc->kind == BNN_POSTHOC_SWAG ? "SWAG" : "Laplace");
+	if (st->temperature > 0)
+		fprintf(stderr,
+		        "%s: note: %s holds a temperature (T = %.9g), which the header leaves "
+		        "out: the standalone inference computes the softmax of the raw logits\n",
+		        a->prog, a->load, st->temperature);
+}
+
 int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a)
 {
 	/* a->out: the header to write (cli.c sets the default), "-" stdout */
@@ -495,6 +514,8 @@ int bnn_cli_export(const bnn_model *m, struct bnn_cli_args *a)
 		rc = bnn_cli_error(a, "%s", err.message);
 	if (!rc && a->rounded)
 		rc = cli_export_rounded(a, &x, &st);
+	if (!rc)
+		cli_export_notes(a, &st);
 	bnn_state_free(&st);
 	return rc;
 }
