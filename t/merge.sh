@@ -103,6 +103,10 @@ is "$run_status/$run_err" "1/./line: o.ckpt: this checkpoint belongs to model 'r
 run ./line merge --load a.ckpt --load b.ckpt --save x.ckpt --weights fisher
 is "$run_status/$run_err" "2/./line: --weights takes hessian or uniform, not 'fisher'
 Try './line --help'." "an unknown weighting"
+run ./line merge --load a.ckpt --load ./a.ckpt --save x.ckpt
+is "$run_status/$run_err" "1/./line: 'merge': a.ckpt and ./a.ckpt are the same file: each run counts once (the file twice would count its run's precision twice)" \
+	"one checkpoint under two names is refused"
+ok "$(test ! -e x.ckpt; echo $?)" "and nothing is written"
 run ./line merge --load a.ckpt --load b.ckpt --save b.ckpt
 is "$run_status/$run_err" "2/./line: --save 'b.ckpt' is the file given to --load: writing it would destroy that input
 Try './line --help'." "--save over an input"

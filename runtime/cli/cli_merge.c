@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_internal.h"
 
@@ -24,8 +25,28 @@ static int cli_merge_weights(const struct bnn_cli_args *a)
 	return -1;
 }
 
-/* The command line's checks: two files or more, a --save that is none of
- * them and can be written. */
+/* A checkpoint given twice, under any two names (one file: the same
+ * device and inode), which would count one run's precision twice: after
+ * a message, or 0. */
+static int cli_merge_distinct(const struct bnn_cli_args *a)
+{
+	struct stat si, sj;
+	int i, j;
+
+	for (i = 0; i < a->nloads; i++)
+		for (j = i + 1; j < a->nloads; j++)
+			if (stat(a->loads[i], &si) == 0 && stat(a->loads[j], &sj) == 0 &&
+			    si.st_dev == sj.st_dev && si.st_ino == sj.st_ino)
+				return bnn_cli_error(a,
+				                     "'merge': %s and %s are the same file: each "
+				                     "run counts once (the file twice would count "
+				                     "its run's precision twice)",
+				                     a->loads[i], a->loads[j]);
+	return BNN_CLI_OK;
+}
+
+/* The command line's checks: two files or more, each a different file, a
+ * --save that is none of them and can be written. */
 static int cli_merge_checks(struct bnn_cli_args *a)
 {
 	int i, rc;
@@ -45,7 +66,7 @@ static int cli_merge_checks(struct bnn_cli_args *a)
 		if ((rc = bnn_cli_check_outputs(a)))
 			return rc;
 	}
-	return BNN_CLI_OK;
+	return cli_merge_distinct(a);
 }
 
 int bnn_cli_merge(const bnn_model *m, struct bnn_cli_args *a)
