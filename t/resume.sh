@@ -129,6 +129,10 @@ is "$run_err" "./point: p.ckpt: cannot resume with other options: the run was tr
 run ./point train --data train.csv --quiet --lr 0.01 --epochs 4 --batch 32 --resume p.ckpt --save p.ckpt
 is "$run_err" "./point: p.ckpt: cannot resume with other options: the run was trained with lr=0.001, and this command gives lr=0.01 (only --epochs and --threads may change on resume)" \
 	"--resume with another learning rate is refused"
+./bayes train --data train.csv --quiet --optimizer ivon --epochs 2 --batch 32 --save iv.ckpt >/dev/null
+run ./bayes train --data train.csv --quiet --epochs 4 --batch 32 --resume iv.ckpt --save iv.ckpt
+is "$run_err" "./bayes: iv.ckpt: cannot resume with other options: the run was trained with optimizer=ivon, and this command gives optimizer=adam, the default (only --epochs and --threads may change on resume)" \
+	"--resume without the run's optimizer says the command's is the default"
 run ./point train --data train.csv --quiet --epochs 4 --batch 32 --standardize --resume p.ckpt --save p.ckpt
 is "$run_err" "./point: p.ckpt: cannot resume with other options: the run was trained without --standardize, and this command gives it" \
 	"--resume with --standardize added is refused"

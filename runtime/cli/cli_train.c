@@ -156,9 +156,26 @@ static const char *cli_next_option(const char *p, int *len)
 	}
 }
 
+/* Whether the option word w ("name=value", len bytes) is the trainer's
+ * default, so that a refusal can say the command did not choose it. */
+static int cli_option_is_default(const char *w, int len)
+{
+	bnn_train_options d = bnn_train_defaults();
+	char *text = bnn_train_options_text(&d);
+	const char *p = text;
+	int lp = 0, found = 0;
+
+	while (text && !found && (p = cli_next_option(p, &lp)) != NULL) {
+		found = lp == len && strncmp(p, w, (size_t)len) == 0;
+		p += lp;
+	}
+	free(text);
+	return found;
+}
+
 /* --resume: the options of this command against those the run was
  * trained with, word by word (bnn_train_options_text); the first that
- * differs is named. */
+ * differs is named, and said to be the default when it is. */
 static int cli_resume_options(struct bnn_cli_args *a, const char *trained)
 {
 	char *given = bnn_train_options_text(&a->train);
@@ -176,10 +193,11 @@ static int cli_resume_options(struct bnn_cli_args *a, const char *trained)
 			rc = bnn_cli_error(
 			        a,
 			        "%s: cannot resume with other options: the run was trained "
-			        "with %.*s, and this command gives %.*s (only --epochs and "
+			        "with %.*s, and this command gives %.*s%s (only --epochs and "
 			        "--threads may change on resume)",
 			        a->resume, p ? lp : 7, p ? p : "nothing", q ? lq : 7,
-			        q ? q : "nothing");
+			        q ? q : "nothing",
+			        q && cli_option_is_default(q, lq) ? ", the default" : "");
 			break;
 		}
 		p += lp;
