@@ -2,8 +2,8 @@
 # mixture.sh: mixtures of networks (train --members; docs/ensembles.md) on
 # t/models/rt_bayes.bnn (meanfield: ivon members, Multi-IVON) and
 # t/models/rt_blobs.bnn (point: adam members, a deep ensemble).  Checks:
-#   - member k is the run `train --seed S+k` makes alone: the mixture's
-#     predictions (--mc 4 --seed 5) are the average of the two runs'
+#   - member k (from 1) is the run `train --seed S+k-1` makes alone: the
+#     mixture's predictions (--mc 4 --seed 5) are the average of the two runs'
 #     (--seed 5, --seed 6), and its entropy, expected entropy and mutual
 #     information those of all 8 samples, computed here from the two
 #     runs' predict outputs; eval's accuracy and NLL are those of the

@@ -263,8 +263,8 @@ static void cli_help(const bnn_model *m, const char *prog)
 	       "        change); --init CKPT starts a new run from CKPT's parameters (same\n"
 	       "        tensors; another family's checkpoint too); --checkpoint-every N\n"
 	       "        also saves CKPT after every N epochs (docs/training.md).\n"
-	       "        --members K trains a mixture of K networks, member k (from 0)\n"
-	       "        with seed S + k, saved in one CKPT that eval and predict read\n"
+	       "        --members K trains a mixture of K networks, member k (from 1)\n"
+	       "        with seed S + k - 1, saved in one CKPT that eval and predict read\n"
 	       "        (ivon members: Multi-IVON; adam members: a deep ensemble;\n"
 	       "        docs/ensembles.md).\n"
 	       "        Options for --set NAME=VALUE (docs/training.md):\n");
