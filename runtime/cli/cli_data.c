@@ -9,6 +9,13 @@
  * the command needs, is named as such, and an IDX file that cannot be
  * opened before its labels are asked for.
  *
+ * A command that does not use targets (predict; eval's --ood data) loads
+ * none: a CSV file's target columns are recognised, so that they are not
+ * taken for features, but their fields are not read (empty, text, NaN
+ * or a label outside the model's classes are all accepted), and an IDX
+ * label file is read and checked as one (rank 1, an integer type, one
+ * label per image) but its labels are then dropped unchecked.
+ *
  * It also keeps the training CSV file's column names with a checkpoint
  * (bnn_cli_columns_text, the section "columns" of bnn_state) and checks
  * later CSV headers against them (bnn_cli_check_columns: the feature
@@ -152,6 +159,7 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		/* read without targets if the file has none, so that a command
 		 * needing them names the missing column */
 		opt.targets_optional = 1;
+		opt.targets_skipped = !need_targets;
 		opt.features = m->inputs;
 		rc = bnn_data_load_csv(data, &opt, ds, err);
 		if (rc)
@@ -176,6 +184,11 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		if ((rc = cli_check_idx_shape(m, data, ds, err))) {
 			bnn_dataset_free(ds);
 			return rc;
+		}
+		if (!need_targets && ds->targets > 0) { /* read, not used */
+			free(ds->y);
+			ds->y = NULL;
+			ds->targets = 0;
 		}
 	}
 	if ((rc = bnn_model_check_inputs(m, ds, data, err))) {

@@ -91,6 +91,11 @@ int bnn_data_load_idx_ids(const char *images, const char *labels, bnn_dataset *o
  * file has exactly `features` columns;
  * positional targets: features > 0 and the file has exactly `features`
  * columns.
+ * With targets_skipped, the target columns are chosen as above (so that
+ * they are not taken for features) but their fields are not read: any
+ * text is accepted there, an empty field too, and the data set has no
+ * targets (out->targets 0, out->y NULL, no target_columns).  A row must
+ * still have as many fields as the header, and its quotes must close.
  */
 typedef struct bnn_csv_options {
 	const char *target;         /* target column name(s), comma-separated,
@@ -106,11 +111,15 @@ typedef struct bnn_csv_options {
 	                               whose name differs is an error naming it
 	                               and its position */
 	long ncolumns;              /* the names in columns */
+	int targets_skipped;        /* the target columns are recognised but
+	                               not read (a command that does not use
+	                               targets): out->targets is 0 */
 } bnn_csv_options;
 
 /**
  * Read a CSV file: a header row of column names, then one example per row,
- * every field a finite number (leading/trailing blanks allowed; quotes
+ * every field a finite number (but those of opt->targets_skipped's target
+ * columns, which are not read; leading/trailing blanks allowed; quotes
  * around a field allowed; CRLF allowed; a UTF-8 byte order mark skipped;
  * empty lines at the end ignored, elsewhere an error, so example i is on
  * line i + 1).  Numbers use C's decimal syntax with '.' whatever the

@@ -25,6 +25,10 @@
  * again with that locale's decimal point, so files always use '.'
  * whatever the locale.
  *
+ * With opt->targets_skipped, the target columns are chosen as usual, so
+ * that they are not features, and then left out: csv_row passes over
+ * their fields without converting them, and the data set has no targets.
+ *
  * With opt->columns, the feature columns must have those names in that
  * order (csv_check_names: the first that differs is named with its
  * position).  bnn_data_csv_header() reads and checks line 1 alone.
@@ -439,6 +443,8 @@ struct csv_header {
 	long ncols;
 	long *dest;              /* per column: feature index k >= 0, or -1 - t for
 	                            target t */
+	int skip_targets;        /* the target columns' fields are not read
+	                            (opt->targets_skipped): no y */
 	struct csv_name *sorted; /* the names sorted, then by column */
 };
 
@@ -804,8 +810,11 @@ static int csv_row(struct csv_reader *r, const struct csv_header *h, bnn_dataset
 		const char *text = r->buf + fd->off, *name;
 		char q[CSV_EXCERPT_SIZE], qn[CSV_EXCERPT_SIZE];
 		float v = 0;
-		enum csv_number_status st = csv_number(text, fd->len, &v);
+		enum csv_number_status st;
 
+		if (h->dest[c] < 0 && h->skip_targets)
+			continue; /* a target column nobody reads */
+		st = csv_number(text, fd->len, &v);
 		if (st == CSV_NUMBER) {
 			if (h->dest[c] >= 0)
 				x[h->dest[c]] = v;
@@ -897,6 +906,10 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
 		                "column%s but the model takes %ld%s",
 		                r->path, out->features, out->features == 1 ? "" : "s",
 		                opt->features, csv_separator_hint(h));
+	if (opt->targets_skipped && out->targets > 0) {
+		h->skip_targets = 1; /* their names stay in h, freed with it */
+		out->targets = 0;
+	}
 	out->rank = 1;
 	out->shape[0] = out->features;
 	out->columns = calloc((size_t)out->features, sizeof *out->columns);
@@ -905,14 +918,15 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
 		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory", r->path);
 	for (c = 0, k = 0; c < h->ncols; c++) {
 		if (h->dest[c] < 0) {
+			if (h->skip_targets)
+				continue;
 			out->target_columns[-1 - h->dest[c]] = h->names[c];
-			continue;
+		} else {
+			h->dest[c] = k;
+			out->columns[k++] = h->names[c];
 		}
-		h->dest[c] = k;
-		out->columns[k++] = h->names[c];
-	}
-	for (c = 0; c < h->ncols; c++)
 		h->names[c] = NULL; /* moved */
+	}
 	return BNN_OK;
 }
 
@@ -920,7 +934,7 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
 static int csv_load(const char *path, const bnn_csv_options *opt, int rows, bnn_dataset *out,
                     bnn_err *err)
 {
-	static const bnn_csv_options none = { NULL, 0, 0, 0, NULL, 0 };
+	static const bnn_csv_options none = { NULL, 0, 0, 0, NULL, 0, 0 };
 	struct csv_reader r;
 	struct csv_header h;
 	long cap = 0, blank = 0;
