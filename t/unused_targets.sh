@@ -123,6 +123,15 @@ run ./blobs eval --load m.ckpt --data test.idx --labels test_lab.idx --ood far.i
 	--ood-labels far_short.idx
 is "$run_status:$run_err" "1:./blobs: labels far_short.idx has 19 entries but images far.idx has 20" \
 	"an --ood-labels file is still read as the images' labels: its count must match"
+# CSV --data, whose target column the driver finds by name, with IDX --ood:
+# that choice names no column of the IDX file
+run ./blobs eval --load m.ckpt --data test.csv --ood far.idx --mc 4 --seed 3
+is "$run_status $run_err" "0 " "eval of CSV data with IDX --ood"
+case $run_out in *'"ood_n": 20, '*) st=0 ;; *) st=1 ;; esac
+ok $st "with the OOD metrics of its 20 rows: $run_out"
+run ./blobs eval --load m.ckpt --data test.csv --target class --ood far.idx
+is "$run_status:$run_err" "1:./blobs: far.idx: --target names a CSV column, but this is not a .csv file" \
+	"a --target given is still refused for an IDX file"
 
 # ---- commands that use targets still refuse bad labels --------------------
 setclass test.csv 7 >bad7.csv

@@ -701,6 +701,7 @@ static void cli_default_target(struct bnn_cli_args *a, const char *recorded)
 		a->target = recorded;
 	else if (m->targets == 1 && bnn_cli_has_columns(m, a->data, m->target_name))
 		a->target = m->target_name;
+	a->target_chosen = a->target != NULL;
 }
 
 /* The target of --data (cli_default_target) and, with --load (or train's

@@ -140,6 +140,11 @@ static int cli_openable(const char *data, bnn_err *err)
 	return bnn_fail(err, BNN_EIO, "%s: cannot open: %s", data, strerror(errno ? errno : EIO));
 }
 
+const char *bnn_cli_target(const struct bnn_cli_args *a, const char *path)
+{
+	return a->target_chosen && path && !cli_is_csv(path) ? NULL : a->target;
+}
+
 int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
                  int need_targets, bnn_dataset *ds, bnn_err *err)
 {

@@ -68,6 +68,8 @@ struct bnn_cli_args {
 	int ignore_header;              /* --ignore-header: CSV columns by position,
 	                                   not checked against the names the
 	                                   checkpoint recorded */
+	int target_chosen;              /* target is the driver's choice for --data
+	                                   (no --target given): CSV files only */
 };
 
 /* Exit statuses. */
@@ -100,10 +102,18 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a);
 
 /* Loads a data set for model m: CSV by extension, else IDX (plain or
  * gzip) with optional labels; checks that it fits the model, labels in
- * range.  need_targets: targets are required (train, eval); otherwise a
- * CSV may leave them out (predict). */
+ * range.  need_targets: targets are required (train, eval's --data);
+ * otherwise (predict, eval's --ood) none are read: a CSV file may leave
+ * them out, and its target columns, recognised, are not read (any text);
+ * IDX labels are read as a label file but not checked against the
+ * model's classes. */
 int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
                  int need_targets, bnn_dataset *ds, bnn_err *err);
+
+/* The target column(s) to read data file path with: --target as given,
+ * or the driver's choice for --data (a->target_chosen) if path is a CSV
+ * file; NULL for an IDX file then (the choice named no column of it). */
+const char *bnn_cli_target(const struct bnn_cli_args *a, const char *path);
 
 /* The column names a checkpoint recorded from its training CSV file
  * (bnn_state.columns, docs/data.md): the text of the section "columns"
