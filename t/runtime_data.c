@@ -836,6 +836,36 @@ static void test_csv_ok(void)
 	ok(rc == 0 && ds.features == 3 && ds.targets == 0, "NULL options: all features");
 	bnn_dataset_free(&ds);
 
+	/* targets_skipped: the target columns are found (by name or last) but
+	 * not read, whatever they hold; a row still needs every field. */
+	{
+		bnn_csv_options o;
+
+		memset(&o, 0, sizeof o);
+		o.targets = 1;
+		o.targets_skipped = 1;
+		put_text("skip.csv", "a,y,b\n1,,2\n3,abc,4\n5,\"x, y\",6\n7,nan,8\n");
+		o.target = "y";
+		rc = bnn_data_load_csv(tpath("skip.csv"), &o, &ds, &e);
+		is_int(rc, 0, "targets_skipped: a named target of empty, text, quoted, nan fields");
+		ok(ds.n == 4 && ds.features == 2 && ds.targets == 0 && ds.y == NULL &&
+		           ds.x[0] == 1 && ds.x[1] == 2 && ds.x[6] == 7 && ds.x[7] == 8,
+		   "targets_skipped: the features a, b only, no targets");
+		ok(ds.columns && !strcmp(ds.columns[0], "a") && !strcmp(ds.columns[1], "b"),
+		   "targets_skipped: feature names a b");
+		bnn_dataset_free(&ds);
+		put_text("skiplast.csv", "a,b,y\n1,2,7e99\n");
+		o.target = NULL;
+		rc = bnn_data_load_csv(tpath("skiplast.csv"), &o, &ds, &e);
+		ok(rc == 0 && ds.n == 1 && ds.features == 2 && ds.targets == 0 && ds.x[1] == 2,
+		   "targets_skipped: the last column, out of float range, not read");
+		bnn_dataset_free(&ds);
+		put_text("skipshort.csv", "a,b,y\n1,2\n");
+		rc = bnn_data_load_csv(tpath("skipshort.csv"), &o, &ds, &e);
+		ok(rc == BNN_EFORMAT && strstr(e.message, "row has 2 fields but the header has 3"),
+		   "targets_skipped: a row without the target's field is still refused");
+	}
+
 	/* A line of more than 1 MB: a million leading zeros. */
 	{
 		size_t len = 1000000 + 64, k;
@@ -1205,7 +1235,7 @@ static void test_labels(void)
 static void test_csv_names(void)
 {
 	static const char *const want[] = { "rooms", "area", "age" };
-	bnn_csv_options o = { "price", 1, 0, 3, want, 3 };
+	bnn_csv_options o = { "price", 1, 0, 3, want, 3, 0 };
 	bnn_dataset ds;
 	bnn_err e;
 	int rc;
