@@ -2,7 +2,8 @@
  *
  * The first byte chooses the reader's options the way the driver's command
  * lines do (--target NAME, the model's target count and input count,
- * optional targets for predict) and whether the data is then standardised
+ * optional targets for predict, targets skipped for predict and eval
+ * --ood) and whether the data is then standardised
  * (--standardize: fit and apply) and its labels checked against 3 classes;
  * the rest is the file.  Whatever the options, a reader that fails must
  * leave the data set zeroed (bnn_data.h), which is checked.
@@ -23,6 +24,9 @@ static void csv_options(uint8_t b, bnn_csv_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
 	opt->target = csv_targets[(b & 7) % (sizeof csv_targets / sizeof csv_targets[0])];
+	/* 6 and 7, which wrap to the first two targets, skip them (predict,
+	 * eval --ood: recognised, not read) */
+	opt->targets_skipped = (b & 7) >= 6;
 	opt->targets = (b >> 3) & 3;          /* 0..3 */
 	opt->targets_optional = (b >> 5) & 1; /* predict */
 	opt->features = (b >> 6) & 1 ? 3 : 0; /* a model of 3 inputs, or any */
