@@ -34,7 +34,8 @@ enum bnn_optimizer {
 	BNN_OPT_VOGN,  /* variational online Gauss-Newton (docs/optimizers/vogn.md) */
 	BNN_OPT_IVON,  /* improved variational online Newton (ivon.md) */
 	BNN_OPT_BADAM, /* Adam, then a Laplace posterior from its v (badam.md) */
-	BNN_OPT_BBB,   /* Bayes-by-Backprop with local reparameterisation (bbb.md) */
+	BNN_OPT_BBB,   /* Bayes-by-Backprop: one weight sample a pass, or the local
+	                  reparameterisation with lrt = 1 (bbb.md) */
 	BNN_OPT_COUNT
 };
 
@@ -45,7 +46,7 @@ typedef struct bnn_vogn_options {
 	double tau;        /* tempering τ at the end of the schedule [1] [tau] */
 	double tau_start;  /* τ at the start; NaN: tau (no schedule) [tau_start] */
 	double tau_epochs; /* epochs of the linear τ schedule [0] [tau_epochs] */
-	double rho;        /* data-augmentation factor ρ: N ← ρN [1] [rho] */
+	double rho;        /* data-augmentation factor ρ: N ← ρN [100] [rho] */
 } bnn_vogn_options;
 
 /* IVON's options beyond the shared ones (Shen et al., Algorithm 1). */
@@ -197,8 +198,8 @@ double bnn_train_lr(const bnn_train_options *o, double n);
  *  has (docs/optimizers/ivon.md). */
 double bnn_train_h0(const bnn_train_options *o, double n);
 /** The defaults: adam, lr 0 (the optimizer's default), the optimizer's
- *  schedule (BNN_SCHEDULE_DEFAULT),
- *  10 epochs, batch 128, seed 1, 1 thread, no validation, the optimizer's
+ *  schedule (BNN_SCHEDULE_DEFAULT), 10 epochs, batch 128, seed 1, threads
+ *  0 (every core the process may use), no validation, the optimizer's
  *  clipping (clip NaN, bnn_default_clip), no early stopping, 1 MC sample
  *  per step, δ from the model. */
 bnn_train_options bnn_train_defaults(void);
