@@ -199,6 +199,10 @@ test "$run_status" = 0 && test "$run_out" != "$want"
 ok $? "--ignore-header scores the last column, x2, as the target: other metrics"
 run ./yreg predict --load y.ckpt --data xonly.csv
 is "$run_status $(printf '%s\n' "$run_out" | wc -l)" "0 121" "predict reads the features without the target"
+run ./yreg eval --load y.ckpt --data yfirst.csv --bins 5
+is "$run_status $(printf '%s\n' "$run_err" | head -1)" \
+	"2 ./yreg: --bins sets the bins of ECE and MCE, which model 'dc_yreg' (a regression) does not have" \
+	"eval --bins of a regression is a usage error, not ignored"
 
 # Without --target, train takes the column named as the model's target (y
 # of `y ~ gaussian(...)`) wherever it stands: the run of --target y, to the

@@ -821,7 +821,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 	a.last_error = last_error;
 	last_error[0] = '\0';
 	a.train = bnn_train_defaults();
-	a.bins = BNN_DEFAULT_BINS;
+	a.bins = 0; /* eval: BNN_DEFAULT_BINS unless --bins (cli_dispatch) */
 	a.mc = -1; /* eval, predict: 32 for a stochastic model, else 0 */
 	if (bnn_model_check(m, &err))
 		return bnn_cli_error(&a, "%s", err.message);
@@ -917,6 +917,13 @@ static int cli_dispatch(const bnn_model *m, struct bnn_cli_args *a, int where, i
 		return rc;
 	if (a->ood_labels && !a->ood)
 		return bnn_cli_usage_error(a, "--ood-labels goes with --ood");
+	if (a->bins && bnn_likelihood_regression(m))
+		return bnn_cli_usage_error(a,
+		                           "--bins sets the bins of ECE and MCE, which model '%s' "
+		                           "(a regression) does not have",
+		                           m->name);
+	if (!a->bins)
+		a->bins = BNN_DEFAULT_BINS;
 	bnn_set_threads(a->train.threads);
 	if (where == IN_CALIBRATE) {
 		if ((rc = cli_need(a, a->save, "--save CKPT")))
