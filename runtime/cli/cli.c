@@ -822,7 +822,7 @@ static int cli_run(const bnn_model *m, int argc, char **argv)
 	last_error[0] = '\0';
 	a.train = bnn_train_defaults();
 	a.bins = 0; /* eval: BNN_DEFAULT_BINS unless --bins (cli_dispatch) */
-	a.mc = -1; /* eval, predict: 32 for a stochastic model, else 0 */
+	a.mc = -1;  /* eval, predict: 32 for a stochastic model, else 0 */
 	if (bnn_model_check(m, &err))
 		return bnn_cli_error(&a, "%s", err.message);
 	if (argc < 2)
