@@ -199,6 +199,26 @@ test "$run_status" = 0 && test "$run_out" != "$want"
 ok $? "--ignore-header scores the last column, x2, as the target: other metrics"
 run ./yreg predict --load y.ckpt --data xonly.csv
 is "$run_status $(printf '%s\n' "$run_out" | wc -l)" "0 121" "predict reads the features without the target"
+# An epoch whose validation NLL is not finite says so ("nan", not a
+# missing field), before the run stops for the next step's loss.
+cat >pnet.bnn <<'BNN'
+model dc_pnet;
+input x[4];
+h = relu(dense(x, 32));
+logits = dense(h, 3);
+y ~ categorical(logits);
+BNN
+awk 'BEGIN { s = 7; print "a,b,c,d,y"
+	for (i = 0; i < 600; i++) {
+		for (j = 0; j < 4; j++) { s = (s * 1103515245 + 12345) % 2147483648; x[j] = 4 * s / 2147483648 - 2 }
+		printf "%.5f,%.5f,%.5f,%.5f,%d\n", x[0], x[1], x[2], x[3], (x[0] + x[1] > 0) + (x[2] > 0.5) } }' >p4.csv
+build pnet pnet.bnn
+run ./pnet train --data p4.csv --optimizer sgd --lr 1e6 --epochs 5 --set valid_fraction=0.2 --save pd.ckpt
+case $(printf '%s\n' "$run_err" | grep '^epoch 1/5') in
+*'  valid nll nan  valid accuracy '*) st=0 ;;
+*) st=1 ;;
+esac
+ok $st "a validation NLL that is not finite is printed as nan: $run_err"
 run ./yreg eval --load y.ckpt --data yfirst.csv --bins 5
 is "$run_status $(printf '%s\n' "$run_err" | head -1)" \
 	"2 ./yreg: --bins sets the bins of ECE and MCE, which model 'dc_yreg' (a regression) does not have" \

@@ -31,6 +31,8 @@
 struct cli_progress {
 	int tty; /* stderr is a terminal: live progress line */
 	int quiet;
+	int validating;        /* the run has validation data: each epoch prints its
+	                   NLL, even when that is not finite */
 	bnn_epoch_report last; /* the last epoch */
 	bnn_epoch_report best; /* the best epoch (with validation data) */
 	long epochs_done;
@@ -51,7 +53,9 @@ static int cli_on_epoch(const bnn_epoch_report *r, void *ctx)
 	}
 	fprintf(stderr, "%sepoch %ld/%ld  loss %.4f", p->tty ? "\r\033[K" : "", r->epoch, r->epochs,
 	        r->train_loss);
-	if (!isnan(r->valid_nll))
+	if (p->validating && isnan(r->valid_nll)) /* "nan", never "-nan" */
+		fputs("  valid nll nan", stderr);
+	else if (p->validating)
 		fprintf(stderr, "  valid nll %.4f", r->valid_nll);
 	if (!isnan(r->valid_accuracy))
 		fprintf(stderr, "  valid accuracy %.4f", r->valid_accuracy);
@@ -307,16 +311,19 @@ static int cli_train_run(struct bnn_cli_args *a, bnn_state *st, const bnn_train_
                          struct cli_progress *progress)
 {
 	bnn_err err;
-	int code = bnn_train(st,
-	                     &(bnn_train_io){ .train = train,
-	                                      .valid = a->valid ? valid : NULL,
-	                                      .checkpoint = checkpoint,
-	                                      .resume = a->resume != NULL,
-	                                      .checkpoint_every = a->checkpoint_every,
-	                                      .on_epoch = cli_on_epoch,
-	                                      .on_start = cli_on_start,
-	                                      .ctx = progress },
-	                     o, &err);
+	int code;
+
+	progress->validating = (a->valid && valid->n > 0) || o->valid_fraction > 0;
+	code = bnn_train(st,
+	                 &(bnn_train_io){ .train = train,
+	                                  .valid = a->valid ? valid : NULL,
+	                                  .checkpoint = checkpoint,
+	                                  .resume = a->resume != NULL,
+	                                  .checkpoint_every = a->checkpoint_every,
+	                                  .on_epoch = cli_on_epoch,
+	                                  .on_start = cli_on_start,
+	                                  .ctx = progress },
+	                 o, &err);
 
 	if (!code)
 		return BNN_CLI_OK;
