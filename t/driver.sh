@@ -362,7 +362,7 @@ is "$run_status" 2 "an option the optimizer does not read is a usage error"
 is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: option 'mc' is not used by optimizer 'adam', only by vogn, ivon and bbb: leave it out or choose one of those" \
 	"and names it"
 run ./blobs train --data train.csv --valid test.csv --set valid_fraction=0.1 --save x.ckpt
-is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: option 'valid_fraction' holds out part of the training data for validation, but validation data is given (--valid): use one or the other" \
+is "$(printf '%s\n' "$run_err" | head -1)" "./blobs: option 'valid_fraction' holds out part of the training data for validation, but validation data is given (bnn_train_io.valid, the driver's --valid): use one or the other" \
 	"valid_fraction with --valid"
 run ./blobs
 is "$run_status" 2 "no command is a usage error"

@@ -375,7 +375,8 @@ static void test_options_read(void)
 		  "schedule=cosine too" },
 		{ "adam", "patience", "3",
 		  "option 'patience' stops training on the validation NLL, and "
-		  "there is no validation data: give some (--valid FILE) or set valid_fraction" },
+		  "there is no validation data: give some (bnn_train_io.valid, the "
+		  "driver's --valid FILE) or set valid_fraction" },
 	};
 	/* sets that pass: with or without a validation set, the pairs */
 	static const struct {
@@ -415,7 +416,8 @@ static void test_options_read(void)
 	       "valid_fraction with a validation set is refused");
 	is_str(err.message,
 	       "option 'valid_fraction' holds out part of the training data for "
-	       "validation, but validation data is given (--valid): use one or the other",
+	       "validation, but validation data is given (bnn_train_io.valid, the "
+	       "driver's --valid): use one or the other",
 	       "and says why");
 	for (i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
 		is_int(check_set(accepted[i].valid_set, accepted[i].pairs, &err), BNN_OK, "%s",

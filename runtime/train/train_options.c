@@ -718,7 +718,8 @@ static int opt_check_read(const bnn_train_options *o, const bnn_model *m, const 
 	if (d->need == NEED_VALIDATION && !valid_set && !(o->valid_fraction > 0))
 		return bnn_fail(err, BNN_EINVAL,
 		                "option '%s' stops training on the validation NLL, and there is no "
-		                "validation data: give some (--valid FILE) or set valid_fraction",
+		                "validation data: give some (bnn_train_io.valid, the driver's "
+		                "--valid FILE) or set valid_fraction",
 		                d->name);
 	if (d->need == NEED_SWAG && o->swag == 0)
 		return bnn_fail(err, BNN_EINVAL,
@@ -728,7 +729,8 @@ static int opt_check_read(const bnn_train_options *o, const bnn_model *m, const 
 		return bnn_fail(
 		        err, BNN_EINVAL,
 		        "option '%s' holds out part of the training data for validation, but "
-		        "validation data is given (--valid): use one or the other",
+		        "validation data is given (bnn_train_io.valid, the driver's --valid): "
+		        "use one or the other",
 		        d->name);
 	return BNN_OK;
 }
