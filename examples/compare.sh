@@ -52,12 +52,13 @@
 # too.
 # All train for the same number of epochs ($epochs) in minibatches of
 # $batch with seed 1 on the first 54,000 training images; the last 6,000
-# are held out as files (`datagen split`) and validate: each run keeps the
-# epoch with the lowest validation NLL, calibrate fits its temperature on
-# them, laplace_valid its prior precision, and the conformal sets their
-# quantile; the test set is used once by each eval.  The learning rates
-# and the optimizers' own hyperparameters are those below;
-# docs/examples.md says how they were chosen.
+# (a tenth of however many the training files hold) are held out as files
+# (`datagen split`) and validate: each run keeps the epoch with the lowest
+# validation NLL, calibrate fits its temperature on them, laplace_valid
+# its prior precision, and the conformal sets their quantile; the test
+# set is used once by each eval.  The learning rates and the optimizers'
+# own hyperparameters are those below; docs/examples.md says how they were
+# chosen.
 #
 # Each trained model is evaluated on the 10,000 test images by Monte-Carlo
 # averaging of 32 samples of its posterior or dropout masks (--mc 32; the
@@ -84,6 +85,14 @@
 # Data: as examples/fashion.sh: Debian's dataset-fashion-mnist in
 # /usr/share/datasets/fashion-mnist (or $FASHION_MNIST_DIR), else the
 # synthetic stand-in of `datagen images`, announced on stderr.
+#
+# A quick run (t/compare_smoke.sh makes one in seconds; unset, these change
+# nothing): COMPARE_EPOCHS=E trains every row for E epochs instead of the
+# network's (swag then collects over the last min(5, E)); and
+# FASHION_MNIST_DIR=DIR may hold a small set that `datagen images DIR
+# --n-train N --n-test M` writes, its last N/10 training images validating.
+# The tuned rows' search (tune --budget 1) and the 32 MC samples stay.
+# DATAGEN=PATH names datagen when it is not OUTDIR/../datagen.
 #
 # POSIX sh; stops at the first error with a message.  Exit status: 0 on
 # success, 1 when a step fails, 2 when called wrongly.
@@ -116,6 +125,14 @@ patch)
 *)
 	usage ;;
 esac
+case ${COMPARE_EPOCHS-} in
+'') ;;
+0 | *[!0-9]*)
+	echo "$me: COMPARE_EPOCHS='$COMPARE_EPOCHS': the number of epochs must be a positive integer" >&2
+	exit 2 ;;
+*)
+	epochs=$COMPARE_EPOCHS ;;
+esac
 datagen=${DATAGEN:-$(dirname "$out")/datagen}
 batch=128
 threads=${COMPARE_THREADS:-1}
@@ -138,15 +155,26 @@ ood=$out/ood-rot90-images-idx3-ubyte.gz
 "$datagen" ood "$test_x" "$ood" --transform rot90 ||
 	die "could not write the out-of-distribution set $ood"
 echo "$me: out-of-distribution set: the test images turned a quarter turn, in $ood" >&2
-# The validation set: the last 6,000 training images, held out as files,
-# so that training (the best epoch), calibrate, laplace's prior and the
-# conformal sets all read the same examples, and none of them the test set.
+# The validation set: the last tenth of the training images (6,000 of
+# Fashion-MNIST's 60,000), held out as files, so that training (the best
+# epoch), calibrate, laplace's prior and the conformal sets all read the
+# same examples, and none of them the test set.  n_train is the count in
+# the images' IDX header (bytes 4 to 7, big-endian).
+n_train=$(gzip -dc "$train_x" 2>/dev/null | od -An -tu1 -j4 -N4 |
+	awk 'NF == 4 { print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+n_valid=$((${n_train:-0} / 10))
+[ "$n_valid" -ge 1 ] || die "$train_x: cannot read its count, or fewer than 10 images to hold a tenth out"
+n_fit=$((n_train - n_valid))
 fit_x=$out/fit-images-idx3-ubyte.gz fit_y=$out/fit-labels-idx1-ubyte.gz
 valid_x=$out/valid-images-idx3-ubyte.gz valid_y=$out/valid-labels-idx1-ubyte.gz
-"$datagen" split "$train_x" "$fit_x" "$valid_x" --at 54000 &&
-	"$datagen" split "$train_y" "$fit_y" "$valid_y" --at 54000 ||
+"$datagen" split "$train_x" "$fit_x" "$valid_x" --at "$n_fit" &&
+	"$datagen" split "$train_y" "$fit_y" "$valid_y" --at "$n_fit" ||
 	die "could not hold out the validation images in $out"
-echo "$me: the first 54,000 training images train, the last 6,000 validate ($valid_x)" >&2
+# thousands N: N with a comma every three digits (54000: 54,000).
+thousands() {
+	awk -v n="$1" 'BEGIN { s = n ""; while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9](,|$)/, ",&", s); print s }'
+}
+echo "$me: the first $(thousands "$n_fit") training images train, the last $(thousands "$n_valid") validate ($valid_x)" >&2
 
 # The mean of the epoch times in a training log ("... 2.0 s" or
 # "... 2.0 s  (best)" at the end of each epoch's line).
@@ -170,8 +198,9 @@ now() {
 }
 
 # train NAME PROGRAM OPTIMIZER [TRAIN OPTIONS...]: trains OUT/PREFIX_NAME.ckpt
-# on the 54,000 images, keeping the epoch of the lowest validation NLL; sets
-# name, model, opt, prog, ckpt, log and secs (the wall time of the run).
+# on the 54,000 (n_fit) images, keeping the epoch of the lowest validation
+# NLL; sets name, model, opt, prog, ckpt, log and secs (the wall time of
+# the run).
 train() {
 	name=$1 prog=$out/$2 model=$2 opt=$3
 	shift 3
@@ -281,8 +310,8 @@ laplace_valid() {
 }
 
 # tuned NAME PROGRAM OPTIMIZER: `tune` (8 configurations, successive
-# halving from one epoch, on a tenth of the 54,000 images held out by
-# tune itself), then a full run with the options it chose; its seconds
+# halving from one epoch, on a tenth of the 54,000 (n_fit) images held out
+# by tune itself), then a full run with the options it chose; its seconds
 # count the search.
 tuned() {
 	opts=$out/${prefix}_$1.opts
@@ -381,14 +410,17 @@ run ivon_defaults   fashion_bayes   ivon
 run vogn_defaults   fashion_bayes   vogn
 run badam_defaults  fashion_bayes   badam
 # The post-hoc baselines, on Adam's defaults-only network, and the
-# mixtures, with their own defaults.
+# mixtures, with their own defaults; SWAG's 5 epochs are at most all of
+# them (COMPARE_EPOCHS below 5).
+swag_k=5
+[ "$epochs" -ge 5 ] || swag_k=$epochs
 after adam_defaults temp_scaled calibrate --data "$valid_x" --labels "$valid_y"
 after adam_defaults laplace laplace --weights all --data "$fit_x" --labels "$fit_y" \
 	--prior-precision 1
 laplace_valid adam_defaults laplace_valid
 after adam_defaults laplace_ll laplace --weights last-layer --structure kron \
 	--data "$fit_x" --labels "$fit_y" --prior-precision auto
-run swag       fashion_point adam --set swag=5
+run swag       fashion_point adam --set swag="$swag_k"
 run ensemble5  fashion_point adam --members 5
 run multi_ivon fashion_bayes ivon --members 5
 # Each method after `tune` (mcdrop_tuned: Adam on the dropout network).
@@ -404,7 +436,8 @@ end=$(date +%s)
 mv "$csv.tmp" "$csv" || die "cannot write $csv"
 
 # The table, from the CSV: markdown on stdout and in compare.md.
-awk -F, -v data="$data" -v title="$title" -v epochs="$epochs" -v batch="$batch" -v threads="$threads" '
+awk -F, -v data="$data" -v title="$title" -v epochs="$epochs" -v batch="$batch" -v threads="$threads" \
+	-v n_valid="$(thousands "$n_valid")" '
 NR == 1 { next }
 NR == 2 {
 	printf "Test set of %s, %s, %s epochs, batch %s, " \
@@ -413,9 +446,9 @@ NR == 2 {
 	       "ensemble5 and multi_ivon average their 5 members); " \
 	       "OOD AUROC: test images against the same turned 90 degrees, by the " \
 	       "predictive entropy and by the mutual information; 90%% sets: split " \
-	       "conformal (APS) calibrated on the 6,000 validation images, their " \
+	       "conformal (APS) calibrated on the %s validation images, their " \
 	       "coverage of the test labels and mean size; seconds: training, and " \
-	       "tuning or the post-hoc fit, wall clock.\n\n"
+	       "tuning or the post-hoc fit, wall clock.\n\n", n_valid
 	print "| method | optimizer | MC | accuracy | NLL | ECE | Brier | OOD AUROC (entropy) | OOD AUROC (MI) | 90% set coverage | set size | accuracy @mean | best epoch | s/epoch | seconds |"
 	print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 }
