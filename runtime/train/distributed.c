@@ -92,6 +92,8 @@ struct train_dist {
 	int nshared; /* the arrays handed out by train_dist_floats */
 #endif
 	int rank, size;
+	int failed; /* an agreement found a failure: every rank's err holds
+	               its message, "rank R of N: " included */
 };
 
 #ifdef BNN_HAVE_MPI
@@ -216,8 +218,11 @@ int bnn_dist_size(const void *comm)
 
 #ifdef BNN_HAVE_MPI
 /* The agreement on c (size > 1): the lowest failing rank by an MPI_MIN,
- * then its code and message by a broadcast from it. */
-static int dist_agree_comm(MPI_Comm c, int rank, int size, int rc, bnn_err *err)
+ * then its code and message by a broadcast from it.  agreed: err holds
+ * the message of an earlier agreement already (a failure agreed on again,
+ * as a divergence is after rank 0's save), which keeps its one "rank R of
+ * N: " prefix. */
+static int dist_agree_comm(MPI_Comm c, int rank, int size, int rc, int agreed, bnn_err *err)
 {
 	struct {
 		int code;
@@ -235,6 +240,8 @@ static int dist_agree_comm(MPI_Comm c, int rank, int size, int rc, bnn_err *err)
 		         err && err->message[0] ? err->message : bnn_strerror(rc));
 	}
 	MPI_Bcast(&what, (int)sizeof what, MPI_BYTE, first, c);
+	if (agreed)
+		return bnn_fail(err, what.code, "%s", what.message);
 	return bnn_fail(err, what.code, "rank %d of %d: %s", first, size, what.message);
 }
 #endif
@@ -251,7 +258,7 @@ int bnn_dist_agree(const void *comm, int rc, bnn_err *err)
 	MPI_Comm_size(c, &size);
 	if (size == 1)
 		return rc;
-	return dist_agree_comm(c, rank, size, rc, err);
+	return dist_agree_comm(c, rank, size, rc, 0, err);
 #else
 	(void)comm;
 	(void)err;
@@ -712,8 +719,12 @@ send_loss:
 int train_dist_agree(struct trainer *t, int rc, bnn_err *err)
 {
 #ifdef BNN_HAVE_MPI
-	if (t->dist && t->dist->size > 1)
-		return dist_agree_comm(t->dist->comm, t->dist->rank, t->dist->size, rc, err);
+	struct train_dist *d = t->dist;
+
+	if (d && d->size > 1) {
+		rc = dist_agree_comm(d->comm, d->rank, d->size, rc, d->failed, err);
+		d->failed = d->failed || rc != BNN_OK;
+	}
 #else
 	(void)t;
 	(void)err;

@@ -65,7 +65,8 @@ double train_dist_step(struct trainer *t, double loss, float *a, float *b, float
 
 /* Agrees on a status (a collective call): returns on every rank the code of
  * the lowest rank that failed, with that rank's message in err ("rank R
- * of N: ..."), or BNN_OK when every rank passed BNN_OK. */
+ * of N: ..."), or BNN_OK when every rank passed BNN_OK.  A failure agreed
+ * on again (after a divergence, rank 0's save) keeps its one prefix. */
 int train_dist_agree(struct trainer *t, int rc, bnn_err *err);
 
 /* The running statistics of batchnorm layers averaged over the ranks (at
