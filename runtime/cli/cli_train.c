@@ -347,8 +347,13 @@ static int cli_train_members(const bnn_model *m, struct bnn_cli_args *a, bnn_sta
 	int k, rc = BNN_CLI_OK;
 
 	mix.members = 0;
-	if (!(mix.member = calloc((size_t)a->members, sizeof *mix.member)))
-		return bnn_cli_error(a, "out of memory");
+	mix.member = calloc((size_t)a->members, sizeof *mix.member);
+	/* every rank's agreements below are the same: a failure on one rank
+	 * stops all of them (bnn_cli_agree), none waits in bnn_train */
+	if ((rc = bnn_cli_agree(a, mix.member ? BNN_CLI_OK : bnn_cli_error(a, "out of memory")))) {
+		bnn_mixture_free(&mix);
+		return rc;
+	}
 	for (k = 0; k < a->members && !rc; k++) {
 		bnn_train_options o = a->train;
 		struct cli_progress progress;
@@ -359,13 +364,17 @@ static int cli_train_members(const bnn_model *m, struct bnn_cli_args *a, bnn_sta
 		if (k == 0) {
 			mix.member[0] = *st; /* the mixture owns it now */
 			memset(st, 0, sizeof *st);
-		} else if (bnn_state_init(&mix.member[k], m, o.seed, &err) ||
-		           (a->init && bnn_state_warm_start(&mix.member[k], a->init, &err)) ||
-		           bnn_standardizer_copy(&mix.member[0].standardize,
-		                                 &mix.member[k].standardize, &err)) {
+		} else if (bnn_state_init(&mix.member[k], m, o.seed, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
-			break;
+		} else {
+			mix.members = k + 1; /* the mixture frees it */
+			if ((a->init && bnn_state_warm_start(&mix.member[k], a->init, &err)) ||
+			    bnn_standardizer_copy(&mix.member[0].standardize,
+			                          &mix.member[k].standardize, &err))
+				rc = bnn_cli_error(a, "%s", err.message);
 		}
+		if ((rc = bnn_cli_agree(a, rc))) /* every rank's member k set up */
+			break;
 		mix.members = k + 1;
 		if (!progress.quiet)
 			fprintf(stderr, "member %d/%ld (seed %llu)\n", k + 1, a->members,
