@@ -2,7 +2,8 @@
 # mpi.sh: data-parallel training under mpirun (./configure --with-mpi;
 # docs/distributed.md).  Without an MPI build, or without mpirun, every
 # test is reported as SKIP with the reason.  mpirun gets --oversubscribe
-# (more processes than this machine's cores) and, as root, the two
+# (more processes than this machine's cores), --quiet (its own notices
+# left out of stderr, which the fault checks count) and, as root, the two
 # OMPI_ALLOW_RUN_AS_ROOT variables.  Checks:
 #   - t/mpi_train (the C API over a communicator of its own) with 2 and 3
 #     processes: identical parameters on every rank for sgd, adam, vogn,
@@ -17,9 +18,14 @@
 #     with 2 processes is the same bytes for the three ways of summing;
 #     the settings' line says which was taken; BNN_ALLREDUCE=sideways is
 #     refused on every rank; vogn and ivon train;
-#   - a bad data file on rank 1 only: every rank exits non-zero within
-#     seconds, and the message names it on rank 0 too;
-#   - rank 0's --save unwritable: every rank fails before training;
+#   - a bad data file on rank 1 only (of 2 and of 3): every rank exits
+#     non-zero within seconds, and stderr is one line, rank 0's
+#     "rank 1 of N: " and rank 1's message;
+#   - rank 0's --save unwritable: every rank fails before training, and
+#     rank 0's message is printed once, without a prefix; a usage error
+#     of every rank, once with its pointer to --help; one of rank 1 only,
+#     from rank 0 with the prefix; a fault within training on rank 1 only
+#     (a batch it cannot split), once; a divergence, once;
 #   - rank 1 killed with SIGKILL: the job ends, the checkpoint of an
 #     earlier run is left as it was;
 #   - examples/mpi_train.c (the user's communicator) builds and runs;
@@ -28,7 +34,7 @@
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
 
-NTESTS=157
+NTESTS=173
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
 if [ -z "${BNN_WITH_MPI-}" ]; then
@@ -84,8 +90,8 @@ mpi() { # NP ARGS...
 	np=$1
 	shift
 	# shellcheck disable=SC2086  # the option is words
-	timeout 120 "$MPIRUN" --oversubscribe --bind-to none ${BNN_ALLREDUCE:+-x BNN_ALLREDUCE} \
-		-np "$np" "$@"
+	timeout 120 "$MPIRUN" --quiet --oversubscribe --bind-to none \
+		${BNN_ALLREDUCE:+-x BNN_ALLREDUCE} -np "$np" "$@"
 }
 
 # ---- the C API --------------------------------------------------------------
@@ -182,8 +188,8 @@ is "$(cat banner.out)" "data-parallel: 2 processes, each minibatch's rows split 
 	train 2 mpi_point s.ckpt --optimizer adam >s.out 2>s.err
 ) && st=0 || st=$?
 ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "BNN_ALLREDUCE=sideways: the job exits non-zero"
-is "$(grep -c 'BNN_ALLREDUCE (on rank 0) is none of overlap, end, shared and auto' s.err)" 2 \
-	"and both ranks say why"
+is "$(cat s.err)" "./mpi_point: BNN_ALLREDUCE (on rank 0) is none of overlap, end, shared and auto" \
+	"and rank 0 alone says why, once"
 for opt in vogn ivon bbb; do
 	train 3 mpi_mf "$opt.ckpt" --optimizer "$opt" --epochs 3 --batch 30 >o.out 2>o.err &&
 		st=0 || st=$?
@@ -197,15 +203,59 @@ mpi 1 ./mpi_point train --data train.csv --quiet --save f.ckpt : \
 	-np 1 ./mpi_point train --data bad.csv --quiet --save f.ckpt >f.out 2>f.err && st=0 || st=$?
 ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "bad data on rank 1: the job exits non-zero"
 ok "$([ "$st" -ne 124 ] && echo 0 || echo 1)" "without waiting for the timeout (status $st)"
-is "$(grep -c 'bad.csv' f.err)" 2 "both ranks print the message naming the bad file"
-is "$(grep -c 'rank 1 of 2: .*bad.csv' f.err)" 1 "rank 0 says it came from rank 1"
+is "$(cat f.err)" "./mpi_point: rank 1 of 2: bad.csv:6:1: column 'a': 'oops' is not a number" \
+	"rank 0 alone prints the message, saying it came from rank 1"
+is "$(wc -l <f.err)" 1 "one line on stderr (2 processes)"
 ok "$(test ! -e f.ckpt; echo $?)" "and nothing was saved"
+mpi 1 ./mpi_point train --data train.csv --quiet --save f.ckpt : \
+	-np 1 ./mpi_point train --data bad.csv --quiet --save f.ckpt : \
+	-np 1 ./mpi_point train --data train.csv --quiet --save f.ckpt >f.out 2>f.err && st=0 || st=$?
+ok "$([ "$st" -ne 0 ] && [ "$st" -ne 124 ] && echo 0 || echo 1)" \
+	"bad data on rank 1 of 3: the job exits non-zero, without waiting (status $st)"
+is "$(cat f.err)" "./mpi_point: rank 1 of 3: bad.csv:6:1: column 'a': 'oops' is not a number" \
+	"rank 0 alone prints rank 1's message"
+is "$(wc -l <f.err)" 1 "one line on stderr (3 processes)"
 
 mpi 1 ./mpi_point train --data train.csv --save nodir/x.ckpt : \
 	-np 1 ./mpi_point train --data train.csv --save w.ckpt >w.out 2>w.err && st=0 || st=$?
 ok "$([ "$st" -ne 0 ] && echo 0 || echo 1)" "rank 0's --save unwritable: the job exits non-zero"
-is "$(grep -c 'rank 0 of 2: .*nodir' w.err)" 1 "rank 1 reports rank 0's message"
-is "$(grep -c '^epoch' w.err)" 0 "before training"
+is "$(cat w.err)" "./mpi_point: cannot write --save 'nodir/x.ckpt': directory 'nodir': No such file or directory" \
+	"rank 0 prints its message once, before training, and rank 1 nothing"
+
+# a usage error on every rank: once, with its pointer to --help
+mpi 2 ./mpi_point train --data train.csv --quiet --resume w.ckpt --save w.ckpt >u.out 2>u.err &&
+	st=0 || st=$?
+is "$st" 2 "--resume under mpirun -np 2: a usage error (status 2)"
+is "$(cat u.err)" "./mpi_point: --resume runs on one process, not on 2: resume without mpirun
+Try './mpi_point --help'." "printed once by rank 0"
+# a usage error of rank 1 alone (its own command line), and of a command
+# that never agrees before its end (info)
+mpi 1 ./mpi_point train --data train.csv --quiet --save u.ckpt : \
+	-np 1 ./mpi_point train --data train.csv --quiet --sav u.ckpt >u.out 2>u.err && st=0 || st=$?
+is "$st" 2 "a usage error on rank 1 only: status 2"
+is "$(cat u.err)" "./mpi_point: rank 1 of 2: unknown option '--sav' for 'train'; did you mean '--save'?
+Try './mpi_point --help'." "rank 0 prints it once, saying it came from rank 1"
+mpi 1 ./mpi_point info : -np 1 ./mpi_point info --lod u.ckpt >u.out 2>u.err && st=0 || st=$?
+is "$st" 2 "info with a usage error on rank 1 only: status 2"
+is "$(cat u.err)" "./mpi_point: rank 1 of 2: unknown option '--lod' for 'info'; did you mean '--load'?
+Try './mpi_point --help'." "rank 0 prints it once at the end of the command"
+
+# faults within training (bnn_train's agreement): once, from rank 0
+for procs in 2 3; do # (mpi sets np)
+	mpi 1 ./mpi_point train --data train.csv --threads 1 --quiet --batch 32 --save t.ckpt : \
+		-np "$((procs - 1))" ./mpi_point train --data train.csv --threads 1 --quiet --batch 1 \
+		--save t.ckpt >t.out 2>t.err && st=0 || st=$?
+	is "$st" 1 "a batch rank 1 of $procs cannot split: every rank fails (status 1)"
+	is "$(cat t.err)" "./mpi_point: rank 1 of $procs: a minibatch of 1 examples cannot be split across $procs processes: train with a batch of at least $procs" \
+		"rank 0 alone prints rank 1's message, one line"
+done
+train 2 mpi_point dv.ckpt --optimizer sgd --lr 1e3 --epochs 3 >dv.out 2>dv.err && st=0 || st=$?
+is "$st" 1 "sgd with --lr 1e3 over 2 processes diverges (status 1)"
+is "$(wc -l <dv.err)" 2 "stderr: the divergence and what the checkpoint holds, once each"
+is "$(grep -c '^./mpi_point: training diverged in epoch [0-9]* at step [0-9]*: the loss is not finite' dv.err)" 1 \
+	"rank 0 prints the divergence without a prefix of its own rank"
+is "$(grep -c '^./mpi_point: dv.ckpt holds epoch [0-9]*, the last good one$' dv.err)" 1 \
+	"and what the checkpoint holds"
 
 train 0 mpi_point keep.ckpt --optimizer adam --epochs 2 >/dev/null 2>&1
 cp keep.ckpt keep.orig

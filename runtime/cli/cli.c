@@ -51,43 +51,30 @@
 #include "cli_internal.h"
 #include "common/edit_distance.h"
 
-/* "PROG: message" on stderr, without the end of the line (and the
- * message kept for bnn_cli_agree). */
-static void cli_say(const struct bnn_cli_args *a, const char *fmt, va_list ap)
+/* "PROG: message" on stderr and, after a usage error (status
+ * BNN_CLI_USAGE), the pointer to --help.  Under MPI a rank > 0 holds its
+ * first message for rank 0 to print at the next agreement instead
+ * (bnn_cli_said, bnn_cli_agree). */
+static void cli_say(const struct bnn_cli_args *a, int status, const char *fmt, va_list ap)
 {
-	if (a->last_error) {
-		va_list copy;
-		va_copy(copy, ap);
-		vsnprintf(a->last_error, BNN_ERR_MESSAGE_MAX, fmt, copy);
-		va_end(copy);
+	if (a->said && a->ranks > 1 && a->rank > 0) {
+		if (!a->said->held[0])
+			vsnprintf(a->said->held, sizeof a->said->held, fmt, ap);
+		return;
 	}
 	fprintf(stderr, "%s: ", a->prog);
 	vfprintf(stderr, fmt, ap);
-}
-
-int bnn_cli_agree(const struct bnn_cli_args *a, int status)
-{
-	bnn_err err;
-	int rc;
-
-	if (a->ranks <= 1)
-		return status;
-	bnn_err_clear(&err);
-	if (status && a->last_error)
-		snprintf(err.message, sizeof err.message, "%s", a->last_error);
-	rc = bnn_dist_agree(NULL, status, &err);
-	if (rc && !status)
-		fprintf(stderr, "%s: %s\n", a->prog, err.message);
-	return rc;
+	fputc('\n', stderr);
+	if (status == BNN_CLI_USAGE)
+		fprintf(stderr, "Try '%s --help'.\n", a->prog);
 }
 
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	cli_say(a, fmt, ap);
+	cli_say(a, BNN_CLI_FAIL, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return BNN_CLI_FAIL;
 }
 
@@ -95,9 +82,8 @@ int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	cli_say(a, fmt, ap);
+	cli_say(a, BNN_CLI_USAGE, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", a->prog);
 	return BNN_CLI_USAGE;
 }
 
@@ -806,53 +792,64 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	return rc;
 }
 
-static int cli_run(const bnn_model *m, int argc, char **argv)
+/* The command of argv, from its arguments a (a->prog, a->rank and
+ * a->ranks set): its exit status, after a message. */
+static int cli_command(const bnn_model *m, struct bnn_cli_args *a, int argc, char **argv)
 {
-	struct bnn_cli_args a;
 	bnn_err err;
-	char list[128], last_error[BNN_ERR_MESSAGE_MAX];
+	char list[128];
 	struct bnn_cli_columns cols;
 	int where, rc, i;
 
-	memset(&a, 0, sizeof a);
-	a.prog = argc > 0 && argv[0] ? argv[0] : m->name;
-	a.rank = bnn_dist_rank(NULL);
-	a.ranks = bnn_dist_size(NULL);
-	a.last_error = last_error;
-	last_error[0] = '\0';
-	a.train = bnn_train_defaults();
-	a.bins = 0; /* eval: BNN_DEFAULT_BINS unless --bins (cli_dispatch) */
-	a.mc = -1;  /* eval, predict: 32 for a stochastic model, else 0 */
+	a->train = bnn_train_defaults();
+	a->bins = 0; /* eval: BNN_DEFAULT_BINS unless --bins (cli_dispatch) */
+	a->mc = -1;  /* eval, predict: 32 for a stochastic model, else 0 */
 	if (bnn_model_check(m, &err))
-		return bnn_cli_error(&a, "%s", err.message);
+		return bnn_cli_error(a, "%s", err.message);
 	if (argc < 2)
-		return bnn_cli_usage_error(&a, "no command given: use %s",
+		return bnn_cli_usage_error(a, "no command given: use %s",
 		                           cli_command_list(list, sizeof list));
-	a.command = argv[1];
-	if (strcmp(a.command, "--help") == 0 || strcmp(a.command, "-h") == 0 ||
-	    strcmp(a.command, "help") == 0) {
-		cli_help(m, a.prog);
+	a->command = argv[1];
+	if (strcmp(a->command, "--help") == 0 || strcmp(a->command, "-h") == 0 ||
+	    strcmp(a->command, "help") == 0) {
+		cli_help(m, a->prog);
 		return BNN_CLI_OK;
 	}
-	if (strcmp(a.command, "--version") == 0 || strcmp(a.command, "-V") == 0) {
-		printf("%s (model %s, bnnc %s, libbnn %s)\n", a.prog, m->name, m->bnnc_version,
+	if (strcmp(a->command, "--version") == 0 || strcmp(a->command, "-V") == 0) {
+		printf("%s (model %s, bnnc %s, libbnn %s)\n", a->prog, m->name, m->bnnc_version,
 		       bnn_version());
 		return BNN_CLI_OK;
 	}
 	where = 0;
 	for (i = 0; i < NCLI_COMMANDS; i++)
-		if (strcmp(a.command, cli_commands[i].name) == 0)
+		if (strcmp(a->command, cli_commands[i].name) == 0)
 			where = cli_commands[i].bit;
 	if (!where)
-		return cli_unknown_command(&a, list, sizeof list);
-	a.model = m;
-	rc = cli_parse_all(&a, where, argc, argv);
+		return cli_unknown_command(a, list, sizeof list);
+	a->model = m;
+	rc = cli_parse_all(a, where, argc, argv);
 	if (rc < 0)
 		return BNN_CLI_OK;
 	memset(&cols, 0, sizeof cols);
-	rc = cli_dispatch(m, &a, where, rc, &cols);
+	rc = cli_dispatch(m, a, where, rc, &cols);
 	bnn_cli_columns_free(&cols);
 	return rc;
+}
+
+/* Every command, every way it ends, reaches bnn_cli_finish: under mpirun
+ * rank 0 prints the message of a rank that failed on its own. */
+static int cli_run(const bnn_model *m, int argc, char **argv)
+{
+	struct bnn_cli_args a;
+	struct bnn_cli_said said;
+
+	memset(&a, 0, sizeof a);
+	memset(&said, 0, sizeof said);
+	a.prog = argc > 0 && argv[0] ? argv[0] : m->name;
+	a.rank = bnn_dist_rank(NULL);
+	a.ranks = bnn_dist_size(NULL);
+	a.said = &said;
+	return bnn_cli_finish(&a, cli_command(m, &a, argc, argv));
 }
 
 /* Runs the command `where` of the parsed arguments a (rc: the parsing's

@@ -209,7 +209,6 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
                         int need_targets, struct cli_pred *p)
 {
 	const bnn_state *st = &mix->member[0]; /* the members share the standardisation */
-	char msg[BNN_CLI_MSG_MAX] = "";
 	bnn_err err;
 	long n = 0, j0, j1, lo = 0, hi = 0, rows, i, *count = NULL, *ncount = NULL;
 	double *nll = NULL;
@@ -218,11 +217,9 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	memset(p, 0, sizeof *p);
 	if (bnn_cli_load(m, path, labels, bnn_cli_target(a, path), need_targets, &p->ds, &err) ||
 	    (st->standardize.features > 0 &&
-	     bnn_standardizer_apply(&st->standardize, &p->ds, &err))) {
-		snprintf(msg, sizeof msg, "%s", err.message);
-		rc = BNN_CLI_FAIL;
-	}
-	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
+	     bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
+		rc = bnn_cli_error(a, "%s", err.message);
+	if ((rc = bnn_cli_agree(a, rc)))
 		return rc;
 	n = p->ds.n;
 	cli_shard(n, w->rank, w->size, &j0, &j1, &lo, &hi);
@@ -254,8 +251,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	    (classes && (!p->xent || !p->energy)) ||
 	    (!classes && (!p->aleatoric || !p->epistemic)) ||
 	    (!classes && need_targets && (!p->cdf || !p->cdf_below))) {
-		snprintf(msg, sizeof msg, "out of memory");
-		rc = BNN_CLI_FAIL;
+		rc = bnn_cli_error(a, "out of memory");
 	} else if (j1 > j0 &&
 	           bnn_mixture_predict_batches(mix, &p->ds, p->mc, a->train.seed, j0, j1,
 	                                       &(bnn_prediction){ .probs = p->probs,
@@ -268,10 +264,9 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	                                                          .cdf = p->cdf,
 	                                                          .cdf_below = p->cdf_below },
 	                                       &err)) {
-		snprintf(msg, sizeof msg, "%s", err.message);
-		rc = BNN_CLI_FAIL;
+		rc = bnn_cli_error(a, "%s", err.message);
 	}
-	if ((rc = bnn_cli_shard_agree(w, a, rc, msg)))
+	if ((rc = bnn_cli_agree(a, rc)))
 		goto done;
 	for (r = 0; r < w->size; r++) {
 		long l, h;
@@ -288,7 +283,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	                 bnn_cli_shard_gather(w, p->energy, ncount, 1))) ||
 	    (p->cdf && (bnn_cli_shard_gather(w, p->cdf, count, 1) ||
 	                bnn_cli_shard_gather(w, p->cdf_below, count, 1)))) {
-		rc = bnn_cli_shard_agree(w, a, BNN_CLI_FAIL, "too many predictions to gather");
+		rc = bnn_cli_agree(a, bnn_cli_error(a, "too many predictions to gather"));
 		goto done;
 	}
 	for (i = 0; w->rank == 0 && need_targets && i < n; i++)
@@ -536,13 +531,13 @@ static int cli_json_intervals(const bnn_model *m, struct bnn_cli_args *a,
 
 /* Loads --load (one network, or a mixture: docs/ensembles.md) on every
  * rank: 0, or the status the ranks agreed on. */
-static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, const struct bnn_cli_world *w,
-                          bnn_mixture *mix)
+static int cli_state_load(const bnn_model *m, struct bnn_cli_args *a, bnn_mixture *mix)
 {
 	bnn_err err;
-	int rc = bnn_mixture_load(mix, m, a->load, &err) ? BNN_CLI_FAIL : BNN_CLI_OK;
+	int rc = bnn_mixture_load(mix, m, a->load, &err) ? bnn_cli_error(a, "%s", err.message)
+	                                                 : BNN_CLI_OK;
 
-	if ((rc = bnn_cli_shard_agree(w, a, rc, rc ? err.message : NULL)))
+	if ((rc = bnn_cli_agree(a, rc)))
 		return rc;
 	return cli_laplace_predictive(a, mix);
 }
@@ -670,9 +665,8 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 	memset(&cal, 0, sizeof cal);
 	if ((rc = bnn_cli_conformal_options(m, a, &conf)))
 		return rc;
-	if ((rc = bnn_cli_shard_world(a, &w)))
-		return rc;
-	if ((rc = cli_state_load(m, a, &w, &mix)))
+	bnn_cli_shard_world(a, &w);
+	if ((rc = cli_state_load(m, a, &mix)))
 		return rc;
 	if ((rc = cli_pred_run(m, a, &mix, &w, a->data, a->labels, 1, &in)) ||
 	    (a->ood && (rc = cli_pred_run(m, a, &mix, &w, a->ood, a->ood_labels, 0, &ood))) ||
@@ -681,7 +675,7 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 		goto done;
 	if (w.rank == 0)
 		rc = cli_eval_report(m, a, &mix, &in, &ood, &cal, &conf);
-	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
+	rc = bnn_cli_agree(a, rc); /* rank 0 has said why */
 done:
 	bnn_cli_conformal_free(&conf);
 	cli_pred_free(&in);
@@ -786,9 +780,8 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	memset(&cal, 0, sizeof cal);
 	if ((rc = bnn_cli_conformal_options(m, a, &conf)))
 		return rc;
-	if ((rc = bnn_cli_shard_world(a, &w)))
-		return rc;
-	if ((rc = cli_state_load(m, a, &w, &mix)))
+	bnn_cli_shard_world(a, &w);
+	if ((rc = cli_state_load(m, a, &mix)))
 		return rc;
 	if ((rc = cli_pred_run(m, a, &mix, &w, a->data, NULL, 0, &p)) ||
 	    (a->conformal &&
@@ -811,7 +804,7 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 		if (bnn_cli_write_file(a->out, cli_write_rows, &rows, &err))
 			rc = bnn_cli_error(a, "%s", err.message);
 	}
-	rc = bnn_cli_shard_agree(&w, a, rc, NULL); /* rank 0 has said why */
+	rc = bnn_cli_agree(a, rc); /* rank 0 has said why */
 done:
 	bnn_cli_conformal_free(&conf);
 	cli_pred_free(&p);

@@ -15,6 +15,22 @@
 /* merge: the most --load files. */
 #define BNN_CLI_MAX_LOADS 64
 
+/* The longest message a rank hands to rank 0. */
+#define BNN_CLI_MSG_MAX 1024
+
+/* Under mpirun every failure is printed once, by rank 0 (docs/driver.md):
+ * rank 0 prints its own messages at once; a rank R > 0 keeps its first
+ * one here, and the next agreement (bnn_cli_agree) hands it to rank 0,
+ * which prints it as "rank R of N: MESSAGE" when R is the lowest failed
+ * rank.  Every rank agrees once more at the end of a command
+ * (bnn_cli_finish), so a message is never lost. */
+struct bnn_cli_said {
+	char held[BNN_CLI_MSG_MAX]; /* rank > 0: its first message since the last
+	                               agreement, not printed ("": none) */
+	int stopped;                /* an agreement found a failure: every rank
+	                               has stopped there, none agrees again */
+};
+
 /* Every option of every subcommand (each subcommand accepts a subset). */
 struct bnn_cli_args {
 	const char *prog;       /* argv[0], for messages */
@@ -53,8 +69,8 @@ struct bnn_cli_args {
 	long budget, trials;         /* tune: epochs of the first rung, configurations */
 	int prior;                   /* tune --prior: the evidence's prior precision */
 	int rank, ranks;             /* MPI: this process's rank of ranks (0 of 1 without) */
-	char *last_error;            /* BNN_ERR_MESSAGE_MAX bytes: the last message of
-	                     bnn_cli_error, for bnn_cli_agree (or NULL) */
+	struct bnn_cli_said *said;   /* under MPI: what rank 0 has yet to print
+	                                (bnn_cli_main's; NULL: every rank prints) */
 	/* mixtures and merge (docs/ensembles.md, docs/merge.md) */
 	long members; /* train: networks of the mixture (0: one) */
 	const char *loads[BNN_CLI_MAX_LOADS];
@@ -79,18 +95,27 @@ enum {
 	BNN_CLI_USAGE = 2
 };
 
-/* Under MPI (several ranks): agrees on the status of a stage every rank
- * takes.  A rank that failed has printed its message; the others print
- * "PROG: rank R of N: MESSAGE" from the lowest failing rank R, and all
- * return its status.  One process: returns status. */
+/* Collective under MPI (several ranks): agrees on the status of a stage
+ * every rank takes, each passing its own.  Rank 0 prints the message the
+ * lowest failed rank R > 0 held (bnn_cli_said), "PROG: rank R of N:
+ * MESSAGE" (and the pointer to --help after a usage error); rank 0's own
+ * was printed when it failed.  Every rank returns R's status (0: none
+ * failed).  One process: returns status. */
 int bnn_cli_agree(const struct bnn_cli_args *a, int status);
 
-/* Prints "PROG: MESSAGE" on stderr and returns BNN_CLI_FAIL. */
+/* The last agreement of a command, every rank's status from it: unless an
+ * agreement found a failure already (every rank stopped there), the
+ * ranks agree (bnn_cli_agree) so that rank 0 prints the message of a rank
+ * that failed on its own.  Returns status (each rank keeps its own). */
+int bnn_cli_finish(const struct bnn_cli_args *a, int status);
+
+/* Prints "PROG: MESSAGE" on stderr and returns BNN_CLI_FAIL.  Under MPI
+ * a rank > 0 holds the message for rank 0 instead (bnn_cli_said). */
 int bnn_cli_error(const struct bnn_cli_args *a, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
 /* Prints "PROG: MESSAGE" and a pointer to --help on stderr and returns
- * BNN_CLI_USAGE. */
+ * BNN_CLI_USAGE.  Under MPI a rank > 0 holds the message for rank 0. */
 int bnn_cli_usage_error(const struct bnn_cli_args *a, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 

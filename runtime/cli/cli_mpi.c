@@ -1,12 +1,13 @@
 /*
- * cli_mpi.c: the processes of a sharded `eval` or `predict` (cli_mpi.h):
- * rank and size, agreement on failure, and the gather of predictions to
- * rank 0.  Built with MPI (BNN_HAVE_MPI, ./configure --with-mpi) these are
- * MPI_COMM_WORLD's; otherwise there is one process and agreement is
- * printing one's own message.  An error must never leave a rank waiting in
- * a collective the failed rank will not enter: each rank calls
- * bnn_cli_shard_agree() at the same points whether it failed or not, and stops
- * after it when any rank failed.
+ * cli_mpi.c: the driver's processes under mpirun: the agreement on failure
+ * of every command (bnn_cli_agree, bnn_cli_finish: cli_internal.h), and
+ * for a sharded `eval` or `predict` (cli_mpi.h) rank and size and the
+ * gather of predictions to rank 0.  Built with MPI (BNN_HAVE_MPI,
+ * ./configure --with-mpi) these are MPI_COMM_WORLD's; otherwise there is
+ * one process and agreement is returning one's own status.  An error must
+ * never leave a rank waiting in a collective the failed rank will not
+ * enter: each rank calls bnn_cli_agree() at the same points whether it
+ * failed or not, and stops after it when any rank failed.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -23,82 +24,59 @@
 
 #include "cli_mpi.h"
 
-#ifdef BNN_HAVE_MPI
-/* Whether a launcher (Open MPI's mpirun, a PMI/PMIx one such as srun)
- * started this process: otherwise MPI is not started for one process. */
-static int cli_mpi_launched(void)
+void bnn_cli_shard_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
 {
-	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+	/* bnn_cli_main started MPI when a launcher started the program */
+	w->rank = a->rank;
+	w->size = a->ranks;
 }
 
-static void cli_mpi_finalize(void)
+int bnn_cli_agree(const struct bnn_cli_args *a, int status)
 {
-	int done = 0;
+	struct bnn_cli_said none = { "", 0 }, *said = a->said ? a->said : &none;
+	int agreed = status;
 
-	MPI_Finalized(&done);
-	if (!done)
-		MPI_Finalize();
-}
-#endif
-
-int bnn_cli_shard_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
-{
-	w->rank = 0;
-	w->size = 1;
+	if (a->ranks <= 1)
+		return status;
 #ifdef BNN_HAVE_MPI
 	{
-		int started = 0, provided;
-		MPI_Initialized(&started);
-		if (!started && !cli_mpi_launched())
-			return BNN_CLI_OK; /* a program run by hand: one process */
-		if (!started) {
-			if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) !=
-			    MPI_SUCCESS)
-				return bnn_cli_error(a, "MPI cannot start");
-			atexit(cli_mpi_finalize);
+		/* one MPI_MINLOC reduction of (the rank if it failed, else N; its
+		 * status): the lowest failed rank R and R's status */
+		struct {
+			int rank, status;
+		} mine = { status ? a->rank : a->ranks, status }, all;
+		char text[BNN_CLI_MSG_MAX];
+
+		MPI_Allreduce(&mine, &all, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+		agreed = all.rank < a->ranks ? all.status : BNN_CLI_OK;
+		if (agreed && all.rank > 0) { /* rank 0 printed its own when it failed */
+			if (a->rank == all.rank) {
+				MPI_Send(said->held, (int)sizeof said->held, MPI_CHAR, 0, 0,
+				         MPI_COMM_WORLD);
+			} else if (a->rank == 0) {
+				MPI_Recv(text, (int)sizeof text, MPI_CHAR, all.rank, 0,
+				         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				text[sizeof text - 1] = '\0';
+				if (text[0])
+					fprintf(stderr, "%s: rank %d of %d: %s\n", a->prog,
+					        all.rank, a->ranks, text);
+				if (text[0] && agreed == BNN_CLI_USAGE)
+					fprintf(stderr, "Try '%s --help'.\n", a->prog);
+			}
 		}
-		MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
-		MPI_Comm_size(MPI_COMM_WORLD, &w->size);
 	}
-#else
-	(void)a;
 #endif
-	return BNN_CLI_OK;
+	said->held[0] = '\0'; /* R's message is out; the others' are not printed */
+	if (agreed)
+		said->stopped = 1;
+	return agreed;
 }
 
-int bnn_cli_shard_agree(const struct bnn_cli_world *w, const struct bnn_cli_args *a, int rc,
-                        const char *msg)
+int bnn_cli_finish(const struct bnn_cli_args *a, int status)
 {
-	int worst = rc, first = rc ? w->rank : w->size;
-	char text[BNN_CLI_MSG_MAX];
-
-	memset(text, 0, sizeof text);
-	if (rc && msg)
-		snprintf(text, sizeof text, "%s", msg);
-#ifdef BNN_HAVE_MPI
-	if (w->size > 1) {
-		int mine[2] = { rc, -(rc ? w->rank : w->size) }, all[2];
-		/* one MAX reduction: the largest status and the lowest failed rank */
-		MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-		worst = all[0];
-		first = -all[1];
-		if (worst && first != 0 && first < w->size) { /* the message travels to rank 0 */
-			if (w->rank == first)
-				MPI_Send(text, (int)sizeof text, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-			else if (w->rank == 0)
-				MPI_Recv(text, (int)sizeof text, MPI_CHAR, first, 0, MPI_COMM_WORLD,
-				         MPI_STATUS_IGNORE);
-		}
-	}
-#endif
-	text[sizeof text - 1] = '\0';
-	if (worst && w->rank == 0 && first < w->size && text[0]) { /* "": printed already */
-		if (first == 0)
-			bnn_cli_error(a, "%s", text);
-		else
-			bnn_cli_error(a, "rank %d of %d: %s", first, w->size, text);
-	}
-	return worst;
+	if (a->ranks > 1 && a->said && !a->said->stopped)
+		(void)bnn_cli_agree(a, status);
+	return status;
 }
 
 int bnn_cli_shard_gather(const struct bnn_cli_world *w, void *buf, const long *count, int kind)

@@ -6,8 +6,9 @@
  * terminal a live line within the epoch; the final summary is one JSON line
  * on stdout.  Under mpirun (docs/distributed.md) every rank loads the same
  * data and the ranks agree on the loading's status, so a bad file on one
- * rank stops them all with its message; rank 0 alone reports progress,
- * prints the summary and writes the checkpoint.
+ * rank stops them all, and rank 0 prints its message (bnn_cli_agree);
+ * rank 0 alone reports progress, prints the summary and writes the
+ * checkpoint.
  *
  * --resume CKPT continues the run that wrote CKPT (its state, streams and
  * early stopping: bnn_train_io.resume) with the options it was trained
@@ -304,6 +305,18 @@ static void cli_train_summary(const struct bnn_cli_args *a, const struct cli_pro
 	       progress->last.examples_per_second, a->save);
 }
 
+/* bnn_train's message msg, as rank 0 prints it.  Under mpirun every rank
+ * has the same one, the agreement's (bnn_dist_agree: "rank R of N: " and
+ * the message of the lowest failed rank R); the driver names R only when
+ * it is not rank 0, as its own agreements do (bnn_cli_agree). */
+static const char *cli_train_message(const struct bnn_cli_args *a, const char *msg)
+{
+	char own[32];
+	int n = snprintf(own, sizeof own, "rank 0 of %d: ", a->ranks);
+
+	return a->ranks > 1 && strncmp(msg, own, (size_t)n) == 0 ? msg + n : msg;
+}
+
 /* Trains st (initialised) with options o: 0, or the exit status after a
  * message.  checkpoint: where bnn_train saves (NULL: nowhere). */
 static int cli_train_run(struct bnn_cli_args *a, bnn_state *st, const bnn_train_options *o,
@@ -329,7 +342,7 @@ static int cli_train_run(struct bnn_cli_args *a, bnn_state *st, const bnn_train_
 		return BNN_CLI_OK;
 	if (progress->tty && !a->quiet)
 		fputc('\n', stderr);
-	bnn_cli_error(a, "%s", err.message);
+	bnn_cli_error(a, "%s", cli_train_message(a, err.message));
 	if (code == BNN_ERANGE && a->rank == 0 && checkpoint)
 		cli_report_divergence(a, progress);
 	return BNN_CLI_FAIL;
