@@ -205,8 +205,7 @@ static void cli_shard(long n, int r, int size, long *j0, long *j1, long *lo, lon
  * Collective; returns the status all ranks agreed on (the message printed
  * by rank 0). */
 static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mixture *mix,
-                        const struct bnn_cli_world *w, const char *path, const char *labels,
-                        int need_targets, struct cli_pred *p)
+                        const char *path, const char *labels, int need_targets, struct cli_pred *p)
 {
 	const bnn_state *st = &mix->member[0]; /* the members share the standardisation */
 	bnn_err err;
@@ -222,8 +221,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	if ((rc = bnn_cli_agree(a, rc)))
 		return rc;
 	n = p->ds.n;
-	cli_shard(n, w->rank, w->size, &j0, &j1, &lo, &hi);
-	rows = w->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
+	cli_shard(n, a->rank, a->ranks, &j0, &j1, &lo, &hi);
+	rows = a->rank == 0 ? n : hi - lo; /* rank 0 receives everyone's rows */
 	p->probs = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->probs);
 	p->var = malloc((size_t)(rows * bnn_model_predictions(m) + 1) * sizeof *p->var);
 	p->mc = cli_mc(a, st);
@@ -245,8 +244,8 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 		                      sizeof *p->cdf_below);
 	}
 	nll = need_targets ? malloc((size_t)(rows + 1) * sizeof *nll) : NULL;
-	count = malloc((size_t)w->size * sizeof *count);
-	ncount = malloc((size_t)w->size * sizeof *ncount);
+	count = malloc((size_t)a->ranks * sizeof *count);
+	ncount = malloc((size_t)a->ranks * sizeof *ncount);
 	if (!p->probs || !p->var || (need_targets && !nll) || !count || !ncount ||
 	    (classes && (!p->xent || !p->energy)) ||
 	    (!classes && (!p->aleatoric || !p->epistemic)) ||
@@ -268,25 +267,25 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	}
 	if ((rc = bnn_cli_agree(a, rc)))
 		goto done;
-	for (r = 0; r < w->size; r++) {
+	for (r = 0; r < a->ranks; r++) {
 		long l, h;
-		cli_shard(n, r, w->size, &j0, &j1, &l, &h);
+		cli_shard(n, r, a->ranks, &j0, &j1, &l, &h);
 		count[r] = (h - l) * bnn_model_predictions(m);
 		ncount[r] = h - l;
 	}
-	if (bnn_cli_shard_gather(w, p->probs, count, 0) ||
-	    bnn_cli_shard_gather(w, p->var, count, 0) ||
-	    (!classes && (bnn_cli_shard_gather(w, p->aleatoric, count, 0) ||
-	                  bnn_cli_shard_gather(w, p->epistemic, count, 0))) ||
-	    (need_targets && bnn_cli_shard_gather(w, nll, ncount, 1)) ||
-	    (classes && (bnn_cli_shard_gather(w, p->xent, ncount, 1) ||
-	                 bnn_cli_shard_gather(w, p->energy, ncount, 1))) ||
-	    (p->cdf && (bnn_cli_shard_gather(w, p->cdf, count, 1) ||
-	                bnn_cli_shard_gather(w, p->cdf_below, count, 1)))) {
+	if (bnn_cli_shard_gather(a, p->probs, count, 0) ||
+	    bnn_cli_shard_gather(a, p->var, count, 0) ||
+	    (!classes && (bnn_cli_shard_gather(a, p->aleatoric, count, 0) ||
+	                  bnn_cli_shard_gather(a, p->epistemic, count, 0))) ||
+	    (need_targets && bnn_cli_shard_gather(a, nll, ncount, 1)) ||
+	    (classes && (bnn_cli_shard_gather(a, p->xent, ncount, 1) ||
+	                 bnn_cli_shard_gather(a, p->energy, ncount, 1))) ||
+	    (p->cdf && (bnn_cli_shard_gather(a, p->cdf, count, 1) ||
+	                bnn_cli_shard_gather(a, p->cdf_below, count, 1)))) {
 		rc = bnn_cli_agree(a, bnn_cli_error(a, "too many predictions to gather"));
 		goto done;
 	}
-	for (i = 0; w->rank == 0 && need_targets && i < n; i++)
+	for (i = 0; a->rank == 0 && need_targets && i < n; i++)
 		p->nll += nll[i]; /* example order, as bnn_predict sums them */
 done:
 	free(nll);
@@ -654,7 +653,6 @@ done:
  * status. */
 int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 {
-	struct bnn_cli_world w;
 	bnn_mixture mix;
 	struct cli_pred in, ood, cal;
 	struct bnn_cli_conformal conf;
@@ -665,15 +663,14 @@ int bnn_cli_eval(const bnn_model *m, struct bnn_cli_args *a)
 	memset(&cal, 0, sizeof cal);
 	if ((rc = bnn_cli_conformal_options(m, a, &conf)))
 		return rc;
-	bnn_cli_shard_world(a, &w);
 	if ((rc = cli_state_load(m, a, &mix)))
 		return rc;
-	if ((rc = cli_pred_run(m, a, &mix, &w, a->data, a->labels, 1, &in)) ||
-	    (a->ood && (rc = cli_pred_run(m, a, &mix, &w, a->ood, a->ood_labels, 0, &ood))) ||
+	if ((rc = cli_pred_run(m, a, &mix, a->data, a->labels, 1, &in)) ||
+	    (a->ood && (rc = cli_pred_run(m, a, &mix, a->ood, a->ood_labels, 0, &ood))) ||
 	    (a->conformal &&
-	     (rc = cli_pred_run(m, a, &mix, &w, a->conformal, a->conformal_labels, 1, &cal))))
+	     (rc = cli_pred_run(m, a, &mix, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done;
-	if (w.rank == 0)
+	if (a->rank == 0)
 		rc = cli_eval_report(m, a, &mix, &in, &ood, &cal, &conf);
 	rc = bnn_cli_agree(a, rc); /* rank 0 has said why */
 done:
@@ -768,7 +765,6 @@ int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *
 
 int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 {
-	struct bnn_cli_world w;
 	bnn_mixture mix;
 	struct cli_pred p, cal;
 	struct bnn_cli_conformal conf;
@@ -780,14 +776,13 @@ int bnn_cli_predict(const bnn_model *m, struct bnn_cli_args *a)
 	memset(&cal, 0, sizeof cal);
 	if ((rc = bnn_cli_conformal_options(m, a, &conf)))
 		return rc;
-	bnn_cli_shard_world(a, &w);
 	if ((rc = cli_state_load(m, a, &mix)))
 		return rc;
-	if ((rc = cli_pred_run(m, a, &mix, &w, a->data, NULL, 0, &p)) ||
+	if ((rc = cli_pred_run(m, a, &mix, a->data, NULL, 0, &p)) ||
 	    (a->conformal &&
-	     (rc = cli_pred_run(m, a, &mix, &w, a->conformal, a->conformal_labels, 1, &cal))))
+	     (rc = cli_pred_run(m, a, &mix, a->conformal, a->conformal_labels, 1, &cal))))
 		goto done; /* the ranks have agreed */
-	if (w.rank == 0 &&
+	if (a->rank == 0 &&
 	    !(rc = cli_pred_check(m, a, a->data, !bnn_likelihood_regression(m), &p)) &&
 	    !(a->conformal &&
 	      ((rc = cli_pred_check(m, a, a->conformal, 0, &cal)) ||

@@ -1,8 +1,8 @@
 /*
  * cli_mpi.c: the driver's processes under mpirun: the agreement on failure
  * of every command (bnn_cli_agree, bnn_cli_finish: cli_internal.h), and
- * for a sharded `eval` or `predict` (cli_mpi.h) rank and size and the
- * gather of predictions to rank 0.  Built with MPI (BNN_HAVE_MPI,
+ * for a sharded `eval` or `predict` (cli_mpi.h) the gather of predictions
+ * to rank 0.  Built with MPI (BNN_HAVE_MPI,
  * ./configure --with-mpi) these are MPI_COMM_WORLD's; otherwise there is
  * one process and agreement is returning one's own status.  An error must
  * never leave a rank waiting in a collective the failed rank will not
@@ -23,13 +23,6 @@
 #endif
 
 #include "cli_mpi.h"
-
-void bnn_cli_shard_world(const struct bnn_cli_args *a, struct bnn_cli_world *w)
-{
-	/* bnn_cli_main started MPI when a launcher started the program */
-	w->rank = a->rank;
-	w->size = a->ranks;
-}
 
 int bnn_cli_agree(const struct bnn_cli_args *a, int status)
 {
@@ -79,27 +72,27 @@ int bnn_cli_finish(const struct bnn_cli_args *a, int status)
 	return status;
 }
 
-int bnn_cli_shard_gather(const struct bnn_cli_world *w, void *buf, const long *count, int kind)
+int bnn_cli_shard_gather(const struct bnn_cli_args *a, void *buf, const long *count, int kind)
 {
 	int r;
 
-	for (r = 0; r < w->size; r++)
+	for (r = 0; r < a->ranks; r++)
 		if (count[r] < 0 || count[r] > INT_MAX)
 			return -1;
 #ifdef BNN_HAVE_MPI
-	if (w->size > 1) {
+	if (a->ranks > 1) {
 		MPI_Datatype type = kind ? MPI_DOUBLE : MPI_FLOAT;
 		int *counts = NULL, *displs = NULL, rc = 0;
 		long total = 0;
-		if (w->rank == 0) {
-			counts = malloc((size_t)w->size * sizeof *counts);
-			displs = malloc((size_t)w->size * sizeof *displs);
+		if (a->rank == 0) {
+			counts = malloc((size_t)a->ranks * sizeof *counts);
+			displs = malloc((size_t)a->ranks * sizeof *displs);
 			if (!counts || !displs) {
 				free(counts);
 				free(displs);
 				MPI_Abort(MPI_COMM_WORLD, 1); /* the others wait in MPI_Gatherv */
 			}
-			for (r = 0; r < w->size; r++) {
+			for (r = 0; r < a->ranks; r++) {
 				if (total > INT_MAX)
 					rc = -1;
 				counts[r] = (int)count[r];
@@ -109,7 +102,7 @@ int bnn_cli_shard_gather(const struct bnn_cli_world *w, void *buf, const long *c
 		}
 		MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 		if (rc == 0)
-			MPI_Gatherv(w->rank == 0 ? MPI_IN_PLACE : buf, (int)count[w->rank], type,
+			MPI_Gatherv(a->rank == 0 ? MPI_IN_PLACE : buf, (int)count[a->rank], type,
 			            buf, counts, displs, type, 0, MPI_COMM_WORLD);
 		free(counts);
 		free(displs);

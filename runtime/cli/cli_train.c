@@ -377,6 +377,7 @@ static int cli_train_members(const bnn_model *m, struct bnn_cli_args *a, bnn_sta
 		if (k == 0) {
 			mix.member[0] = *st; /* the mixture owns it now */
 			memset(st, 0, sizeof *st);
+			mix.members = 1;
 		} else if (bnn_state_init(&mix.member[k], m, o.seed, &err)) {
 			rc = bnn_cli_error(a, "%s", err.message);
 		} else {
@@ -388,7 +389,6 @@ static int cli_train_members(const bnn_model *m, struct bnn_cli_args *a, bnn_sta
 		}
 		if ((rc = bnn_cli_agree(a, rc))) /* every rank's member k set up */
 			break;
-		mix.members = k + 1;
 		if (!progress.quiet)
 			fprintf(stderr, "member %d/%ld (seed %llu)\n", k + 1, a->members,
 			        (unsigned long long)o.seed);
