@@ -34,7 +34,7 @@
 # shellcheck shell=sh source=t/tap.sh disable=SC2154  # the harness sets top_srcdir
 . "$TAP_SH"
 
-NTESTS=173
+NTESTS=200
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
 if [ -z "${BNN_WITH_MPI-}" ]; then
@@ -228,17 +228,44 @@ mpi 2 ./mpi_point train --data train.csv --quiet --resume w.ckpt --save w.ckpt >
 is "$st" 2 "--resume under mpirun -np 2: a usage error (status 2)"
 is "$(cat u.err)" "./mpi_point: --resume runs on one process, not on 2: resume without mpirun
 Try './mpi_point --help'." "printed once by rank 0"
-# a usage error of rank 1 alone (its own command line), and of a command
-# that never agrees before its end (info)
+# a usage error of rank 1 alone (its own command line), in train and in
+# eval, whose first agreement comes after loading
 mpi 1 ./mpi_point train --data train.csv --quiet --save u.ckpt : \
 	-np 1 ./mpi_point train --data train.csv --quiet --sav u.ckpt >u.out 2>u.err && st=0 || st=$?
 is "$st" 2 "a usage error on rank 1 only: status 2"
 is "$(cat u.err)" "./mpi_point: rank 1 of 2: unknown option '--sav' for 'train'; did you mean '--save'?
 Try './mpi_point --help'." "rank 0 prints it once, saying it came from rank 1"
-mpi 1 ./mpi_point info : -np 1 ./mpi_point info --lod u.ckpt >u.out 2>u.err && st=0 || st=$?
-is "$st" 2 "info with a usage error on rank 1 only: status 2"
-is "$(cat u.err)" "./mpi_point: rank 1 of 2: unknown option '--lod' for 'info'; did you mean '--load'?
-Try './mpi_point --help'." "rank 0 prints it once at the end of the command"
+mpi 1 ./mpi_point eval --load np2.ckpt --data train.csv --threads 1 : \
+	-np 1 ./mpi_point eval --loa np2.ckpt --data train.csv --threads 1 >u.out 2>u.err &&
+	st=0 || st=$?
+is "$st" 2 "eval with a usage error on rank 1 only: status 2"
+is "$(cat u.err)" "./mpi_point: rank 1 of 2: unknown option '--loa' for 'eval'; did you mean '--load'?
+Try './mpi_point --help'." "rank 0 prints it once, at eval's first agreement"
+
+# the commands that do not share their work: refused on every rank, once
+./mpi_point train --data train.csv --threads 1 --quiet --save two.ckpt --seed 5 >/dev/null
+for cmd in "info" "posterior --load one.ckpt" "export --load one.ckpt -o one.h" \
+	"merge --load one.ckpt --load two.ckpt --save merged.ckpt" \
+	"calibrate --load one.ckpt --data train.csv --save cal.ckpt" \
+	"laplace --load one.ckpt --data train.csv --save lap.ckpt" \
+	"sensitivity --load one.ckpt --data train.csv" "tune --data train.csv --out t.opts"; do
+	name=${cmd%% *}
+	# shellcheck disable=SC2086  # the command is words
+	mpi 2 ./mpi_point $cmd >c.out 2>c.err && st=0 || st=$?
+	is "$st" 2 "$name under mpirun -np 2: a usage error (status 2)"
+	is "$(cat c.err)" "./mpi_point: $name runs on one process, not on 2: run it without mpirun
+Try './mpi_point --help'." "$name: refused once, from rank 0"
+	ok "$([ ! -s c.out ] && [ ! -e one.h ] && [ ! -e merged.ckpt ] && [ ! -e cal.ckpt ] &&
+		[ ! -e lap.ckpt ] && [ ! -e t.opts ]; echo $?)" "$name: nothing printed or written"
+done
+for cmd in "--help" "--version" "train --help"; do
+	# shellcheck disable=SC2086  # the command is words
+	./mpi_point $cmd >one.txt 2>&1
+	# shellcheck disable=SC2086
+	mpi 2 ./mpi_point $cmd >two.txt 2>&1 && st=0 || st=$?
+	ok "$([ "$st" -eq 0 ] && cmp -s one.txt two.txt; echo $?)" \
+		"mpirun -np 2 ./mpi_point $cmd: printed once, as by one process"
+done
 
 # faults within training (bnn_train's agreement): once, from rank 0
 for procs in 2 3; do # (mpi sets np)

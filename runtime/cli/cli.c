@@ -102,6 +102,11 @@ enum {
 	IN_TUNE = 1024
 };
 
+/* The subcommands that share their work among the processes of mpirun
+ * (docs/distributed.md); under mpirun with more than one process every
+ * other one is refused (cli_one_process). */
+#define IN_DISTRIBUTED (IN_TRAIN | IN_EVAL | IN_PREDICT)
+
 /* The subcommands, in the order --help and the messages list them. */
 static const struct cli_command {
 	const char *name;     /* "train" */
@@ -531,7 +536,8 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 		char name[64];
 
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			cli_command_help(a->prog, cli_command_of(where));
+			if (a->rank == 0) /* under mpirun: printed once */
+				cli_command_help(a->prog, cli_command_of(where));
 			return -1; /* done: exit 0 */
 		}
 		if (strncmp(arg, "--", 2) != 0 && !(where == IN_EXPORT && strcmp(arg, "-o") == 0))
@@ -792,6 +798,17 @@ int bnn_cli_main(const bnn_model *m, int argc, char **argv)
 	return rc;
 }
 
+/* Under mpirun with more than one process, a command that does not share
+ * its work is refused rather than run N times (N copies of its output, N
+ * processes writing the same file). */
+static int cli_one_process(const struct bnn_cli_args *a, int where)
+{
+	if (a->ranks <= 1 || (where & IN_DISTRIBUTED))
+		return 0;
+	return bnn_cli_usage_error(a, "%s runs on one process, not on %d: run it without mpirun",
+	                           a->command, a->ranks);
+}
+
 /* The command of argv, from its arguments a (a->prog, a->rank and
  * a->ranks set): its exit status, after a message. */
 static int cli_command(const bnn_model *m, struct bnn_cli_args *a, int argc, char **argv)
@@ -812,12 +829,14 @@ static int cli_command(const bnn_model *m, struct bnn_cli_args *a, int argc, cha
 	a->command = argv[1];
 	if (strcmp(a->command, "--help") == 0 || strcmp(a->command, "-h") == 0 ||
 	    strcmp(a->command, "help") == 0) {
-		cli_help(m, a->prog);
+		if (a->rank == 0) /* under mpirun: printed once */
+			cli_help(m, a->prog);
 		return BNN_CLI_OK;
 	}
 	if (strcmp(a->command, "--version") == 0 || strcmp(a->command, "-V") == 0) {
-		printf("%s (model %s, bnnc %s, libbnn %s)\n", a->prog, m->name, m->bnnc_version,
-		       bnn_version());
+		if (a->rank == 0)
+			printf("%s (model %s, bnnc %s, libbnn %s)\n", a->prog, m->name,
+			       m->bnnc_version, bnn_version());
 		return BNN_CLI_OK;
 	}
 	where = 0;
@@ -830,6 +849,8 @@ static int cli_command(const bnn_model *m, struct bnn_cli_args *a, int argc, cha
 	rc = cli_parse_all(a, where, argc, argv);
 	if (rc < 0)
 		return BNN_CLI_OK;
+	if (!rc)
+		rc = cli_one_process(a, where);
 	memset(&cols, 0, sizeof cols);
 	rc = cli_dispatch(m, a, where, rc, &cols);
 	bnn_cli_columns_free(&cols);

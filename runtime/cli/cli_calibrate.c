@@ -13,7 +13,8 @@
  * conformal intervals (eval --conformal) are the calibration offered for
  * regression.  Prints one JSON line: the temperature, the validation NLL
  * before and after, and the seconds the prediction and the fit took.
- * It runs on one process: under mpirun with more than one, it is refused.
+ * It runs on one process: under mpirun with more than one, the driver
+ * refuses it (cli_one_process in cli.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,11 +71,6 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 		                     "to categorical models only (for regression, eval --conformal "
 		                     "gives calibrated intervals)",
 		                     m->name, bnn_likelihood_name(m->likelihood));
-	if (a->ranks > 1)
-		return bnn_cli_usage_error(a,
-		                           "calibrate runs on one process, not on %d: run it "
-		                           "without mpirun",
-		                           a->ranks);
 	if (strcmp(a->save, "-") == 0)
 		return bnn_cli_usage_error(a, "calibrate writes a checkpoint: --save names a file, "
 		                              "not '-'");

@@ -48,11 +48,6 @@ static int cli_tune_checks(const struct bnn_cli_args *a)
 {
 	int rc, set;
 
-	if (a->ranks > 1)
-		return bnn_cli_usage_error(a,
-		                           "tune runs on one process, not on %d: run it without "
-		                           "mpirun",
-		                           a->ranks);
 	if ((rc = cli_tune_need(a, a->data, "--data FILE")))
 		return rc;
 	if (a->prior) {
