@@ -770,13 +770,17 @@ static void cg_write_pass(struct cg *cg)
 		if (cg->nodes[i].code && cg_patched(cg, i))
 			cg_patch_declare(cg, i);
 	}
+	/* The pass's own locals must not be named as a node's can be: a short
+	 * prefix, '_' and the node's name (a_h, cv_h, bn_h).  So none of them
+	 * starts with such a prefix and '_': a conv2d layer named 'col' has
+	 * cv_col, a batchnorm layer named 'batch' bn_batch. */
 	if (cg->conv_col >= 0)
 		emit(cg->e,
-		     "\tbnn_real *const cv_col = ws + %ldL * B + %ldL; /* [%ld] im2col lanes */\n",
+		     "\tbnn_real *const conv_col = ws + %ldL * B + %ldL; /* [%ld] im2col lanes */\n",
 		     cg->per_example, cg->conv_col, cg->conv_col_floats);
 	if (cg->conv_tmp >= 0)
 		emit(cg->e,
-		     "\tbnn_real *const cv_tmp = ws + %ldL * B + %ldL; /* [%ld] output and dW lanes, dW slots */\n",
+		     "\tbnn_real *const conv_tmp = ws + %ldL * B + %ldL; /* [%ld] output and dW lanes, dW slots */\n",
 		     cg->per_example, cg->conv_tmp, cg->conv_tmp_floats);
 	emit(cg->e,
 	     "\tbnn_real *const sq_x = ws + %ldL * B;\n"
@@ -791,7 +795,7 @@ static void cg_write_pass(struct cg *cg)
 	if (cg->nstats > 0)
 		emit(cg->e,
 		     "\t/* batchnorm: the batch's statistics in training or without stats */\n"
-		     "\tconst int bn_batch = !stats || train;\n"
+		     "\tconst int batch_stats = !stats || train;\n"
 		     "\n");
 	cg_write_noise(cg);
 	emit(cg->e, "\t/* forward */\n");

@@ -6,7 +6,7 @@
  * initially 0).  Running statistics, which are not parameters: NAME.running_mean
  * ([C], initially 0) and NAME.running_var ([C], initially 1), in the
  * model's statistics vector (bnn_model.stat_tensors, the pass's stats).
- * The pass decides once which statistics normalise (bn_batch: the batch's
+ * The pass decides once which statistics normalise (batch_stats: the batch's
  * when it trains or has no stats, else the running ones), and every
  * batchnorm layer's forward kernel leaves its channel means and 1/√(v + ε)
  * in a fixed block of 2C floats (bn_NAME), from which backward recomputes
@@ -74,7 +74,7 @@ static void bn_forward(struct cg *cg, int node)
 	emit_double_str(n->attrs.eps, eps, sizeof eps);
 	emit_double_str(n->attrs.momentum, mom, sizeof mom);
 	emit(cg->e,
-	     "\tbnn_gen_batchnorm_forward(B, %ld, %ld, a_%s, %s, %s, %s, %s, bn_batch,\n"
+	     "\tbnn_gen_batchnorm_forward(B, %ld, %ld, a_%s, %s, %s, %s, %s, batch_stats,\n"
 	     "\t                          stats ? stats + %ld : NULL, stats ? stats + %ld : NULL,\n"
 	     "\t                          bn_%s, a_%s);\n",
 	     c, hw, cg_name(cg, n->inputs[0]), g, b, eps, mom, mean->offset, mean->offset + c, name,
@@ -94,7 +94,7 @@ static void bn_backward(struct cg *cg, int node)
 	cg_param_addr(cg, node, "sqgrad", 1, qg, qb, sizeof qg);
 	cg_delta_args(cg, in, dx, sizeof dx);
 	emit(cg->e,
-	     "\tbnn_gen_batchnorm_backward(B, %ld, %ld, bn_batch, a_%s, d_%s, %s, bn_%s, %s, %s,\n"
+	     "\tbnn_gen_batchnorm_backward(B, %ld, %ld, batch_stats, a_%s, d_%s, %s, bn_%s, %s, %s,\n"
 	     "\t                           %s,\n"
 	     "\t                           %s,\n"
 	     "\t                           %s);\n",

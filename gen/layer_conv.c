@@ -21,10 +21,10 @@
  * g is a constant of the layer (conv_group below), not the batch.
  * The layer shape is a static const bnn_gen_conv (cv_NAME), and every
  * conv2d layer shares two scratch blocks that do not grow with the batch,
- * each BNN_GEN_CONV_LANES lanes, one a thread: cv_col
+ * each BNN_GEN_CONV_LANES lanes, one a thread: conv_col
  * (bnn_gen_conv_col_floats: a lane holds one group's columns with its
  * padded input maps, one example's rows for dW or its padded deltas and
- * input gradient for dX) and cv_tmp (bnn_gen_conv_tmp_floats: a lane holds
+ * input gradient for dX) and conv_tmp (bnn_gen_conv_tmp_floats: a lane holds
  * a group's outputs or gathered deltas, or one example's weight gradient;
  * then the slots of dW's sums).
  *
@@ -215,7 +215,7 @@ static void conv_forward(struct cg *cg, int node)
 		     conv_in_width(cg, node), cg_name(cg, n->inputs[0]), name, name);
 	emit(cg->e,
 	     "\tBNN_GEN_TEAM_REGION(bnn_gen_conv_forward_team(&cv_%s, B))\n"
-	     "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, cv_col, cv_tmp, a_%s);\n",
+	     "\tbnn_gen_conv_forward(&cv_%s, B, %s, %s, %s, conv_col, conv_tmp, a_%s);\n",
 	     name, name, x, w, b, name);
 }
 
@@ -234,7 +234,7 @@ static void conv_backward(struct cg *cg, int node)
 	     "\tBNN_GEN_TEAM_REGION(bnn_gen_conv_backward_params_team(&cv_%s, B))\n"
 	     "\tbnn_gen_conv_backward_params(&cv_%s, B, %s, d_%s, %s, %s,\n"
 	     "\t                             %s,\n"
-	     "\t                             %s, cv_col, cv_tmp);\n",
+	     "\t                             %s, conv_col, conv_tmp);\n",
 	     name, name, x, name, dw, db, qw, qb);
 	if (!cg->nodes[in].has_delta)
 		return;
@@ -243,14 +243,14 @@ static void conv_backward(struct cg *cg, int node)
 		emit(cg->e,
 		     "\tif (rng) {\n"
 		     "\t\tBNN_GEN_TEAM_REGION(bnn_gen_conv_backward_input_team(&cv_%s, B))\n"
-		     "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, cv_col, cv_tmp, 0);\n"
+		     "\t\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, xt_%s, conv_col, conv_tmp, 0);\n"
 		     "\t\tbnn_gen_dropout_mask_into(B * %ldL, xt_%s, m_%s, d_%s, %d);\n"
 		     "\t} else {\n\t",
 		     name, name, name, w, name, conv_in_width(cg, node), name, name,
 		     cg_name(cg, in), acc);
 	emit(cg->e,
 	     "\tBNN_GEN_TEAM_REGION(bnn_gen_conv_backward_input_team(&cv_%s, B))\n"
-	     "%s\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, cv_col, cv_tmp, %d);\n",
+	     "%s\tbnn_gen_conv_backward_input(&cv_%s, B, d_%s, %s, d_%s, conv_col, conv_tmp, %d);\n",
 	     name, cg_family(cg, node) == FAMILY_DROPOUT ? "\t" : "", name, name, w,
 	     cg_name(cg, in), acc);
 	if (cg_family(cg, node) == FAMILY_DROPOUT)

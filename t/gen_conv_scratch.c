@@ -8,16 +8,16 @@
  * stride, padding, image size; a group size from 1 to 32 as the compiler
  * picks it), this test compiles a one-layer model with $BNNC and reads
  * back the generated code's layer shape (static const bnn_gen_conv cv_c)
- * and its two scratch blocks (cv_col, "[N] im2col", and cv_tmp).  Each
+ * and its two scratch blocks (conv_col, "[N] im2col", and conv_tmp).  Each
  * shape is one test, which checks that
  *
  *  - the emitted shape is the model's, with OH = ⌊(H + 2·ph − KH)/sh⌋ + 1
  *    (and OW alike), and a group of 1 exactly for a pointwise layer;
- *  - cv_col holds exactly bnn_gen_conv_col_floats(&shape) floats;
+ *  - conv_col holds exactly bnn_gen_conv_col_floats(&shape) floats;
  *  - the kernels stay inside the blocks of those sizes: with a batch of
  *    g + 1 examples (one full group and a short one), forward,
  *    backward_params (with the squared per-example gradients) and
- *    backward_input run on a cv_col and a cv_tmp each followed by a guard
+ *    backward_input run on a conv_col and a conv_tmp each followed by a guard
  *    of NaN that must come back bit for bit (a read of it would make the
  *    results NaN), and their results are those of plain loops (Y, dW, db,
  *    the squares of both, dX), within 1e-5·√terms of the terms'
@@ -65,8 +65,8 @@ static float *alloc_floats(long n)
 /* What the compiler emitted for a one-layer model. */
 typedef struct emitted {
 	bnn_gen_conv shape; /* cv_c */
-	long col;           /* floats of cv_col */
-	long tmp;           /* floats of cv_tmp */
+	long col;           /* floats of conv_col */
+	long tmp;           /* floats of conv_tmp */
 } emitted;
 
 /* Compiles the model of shape want (its g ignored) and reads back what
@@ -110,17 +110,18 @@ static int compile_shape(const bnn_gen_conv *want, emitted *out)
 		           &s->c, &s->h, &s->w, &s->f, &s->kh, &s->kw, &s->sh, &s->sw, &s->ph,
 		           &s->pw, &s->dh, &s->dw, &s->oh, &s->ow, &s->g) == 15)
 			found |= 1;
-		else if (strstr(line, "bnn_real *const cv_col = ") && (p = strstr(line, "/* [")) &&
+		else if (strstr(line, "bnn_real *const conv_col = ") &&
+		         (p = strstr(line, "/* [")) &&
 		         sscanf(p, "/* [%ld] im2col */", &out->col) == 1)
 			found |= 2;
-		else if (strstr(line, "bnn_real *const cv_tmp = ") && (p = strstr(line, "/* [")) &&
-		         sscanf(p, "/* [%ld]", &out->tmp) == 1)
+		else if (strstr(line, "bnn_real *const conv_tmp = ") &&
+		         (p = strstr(line, "/* [")) && sscanf(p, "/* [%ld]", &out->tmp) == 1)
 			found |= 4;
 	}
 	fclose(f);
 	if (found != 7) {
-		tap_diag("%s lacks %s%s%s", c, found & 1 ? "" : "cv_c ", found & 2 ? "" : "cv_col ",
-		         found & 4 ? "" : "cv_tmp");
+		tap_diag("%s lacks %s%s%s", c, found & 1 ? "" : "cv_c ",
+		         found & 2 ? "" : "conv_col ", found & 4 ? "" : "conv_tmp");
 		return -1;
 	}
 	return 0;
@@ -300,7 +301,7 @@ static void check_shape(const bnn_gen_conv *want)
 		bad = run_kernels(&s, got.col, got.tmp);
 	ok(bad == 0,
 	   "C=%ld %ldx%ld F=%ld kernel %ldx%ld stride %ldx%ld pad %ldx%ld (g %ld): "
-	   "cv_col [%ld] = bnn_gen_conv_col_floats %ld, kernels inside it and cv_tmp [%ld]",
+	   "conv_col [%ld] = bnn_gen_conv_col_floats %ld, kernels inside it and conv_tmp [%ld]",
 	   want->c, want->h, want->w, want->f, want->kh, want->kw, want->sh, want->sw, want->ph,
 	   want->pw, s.g, got.col, bnn_gen_conv_col_floats(&s), got.tmp);
 	if (!same)
