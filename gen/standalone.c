@@ -463,9 +463,12 @@ static void sa_write_weights_checks(struct sa *s, const struct standalone_option
 	     "/* A header exported from another model's checkpoint stops the compilation\n"
 	     " * here (C99 has no _Static_assert: the array's size is negative). */\n"
 	     "typedef char %s_weights_are_of_another_model\n"
-	     "        [BNN_WEIGHTS_FINGERPRINT == UINT64_C(0x%016llx) ? 1 : -1];\n"
-	     "typedef char %s_weights_params_count_differs[%s_W_PARAMS_COUNT == %ldL ? 1 : -1];\n",
-	     u, u, m, fingerprint, m, u, s->cg.nparams);
+	     "        [BNN_WEIGHTS_FINGERPRINT == UINT64_C(0x%016llx) ? 1 : -1];\n",
+	     u, u, m, fingerprint);
+	if (s->cg.nparams > 0) /* a model without parameters exports no array */
+		emit(s->e,
+		     "typedef char %s_weights_params_count_differs[%s_W_PARAMS_COUNT == %ldL ? 1 : -1];\n",
+		     m, u, s->cg.nparams);
 	if (s->cg.nstats > 0)
 		emit(s->e,
 		     "typedef char %s_weights_stats_count_differs[%s_W_STATS_COUNT == %ldL ? 1 : -1];\n",
@@ -617,6 +620,10 @@ static void sa_write_forward(struct sa *s)
 		     s->whvi_off);
 	if (s->random)
 		emit(s->e, "\t(void)noisy;\n\t(void)ekey;\n");
+	/* An output that no code writes (the input itself, or another name for
+	 * a buffer, as flatten's of a map) is read only by the caller. */
+	if (g->output == g->input || sa_layer_alias(s, g->output))
+		emit(s->e, "\t(void)a_%s;\n", g->nodes[g->output].name);
 	emit(s->e, "\n");
 	for (i = 0; i < g->nnodes; i++)
 		if (s->cg.nodes[i].code)
