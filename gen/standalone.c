@@ -582,7 +582,7 @@ static void sa_write_dots(struct sa *s)
 static void sa_write_forward(struct sa *s)
 {
 	const struct graph *g = s->g;
-	int i;
+	int i, k;
 	emit(s->e,
 	     "/* One pass over the example in f + %ld (standardised): the posterior mean\n"
 	     " * (sample < 0) or Monte-Carlo sample `sample` of example ex, whose\n"
@@ -620,10 +620,14 @@ static void sa_write_forward(struct sa *s)
 		     s->whvi_off);
 	if (s->random)
 		emit(s->e, "\t(void)noisy;\n\t(void)ekey;\n");
-	/* An output that no code writes (the input itself, or another name for
-	 * a buffer, as flatten's of a map) is read only by the caller. */
-	if (g->output == g->input || sa_layer_alias(s, g->output))
-		emit(s->e, "\t(void)a_%s;\n", g->nodes[g->output].name);
+	/* The outputs (the likelihood's node and the one giving its scale) are
+	 * read by the caller: one that no code writes (the input itself, or
+	 * another name for a buffer, as flatten's of a map) is otherwise unused. */
+	for (k = 0; k < 2; k++) {
+		int o = k ? g->scale_node : g->output;
+		if (o >= 0 && (o == g->input || sa_layer_alias(s, o)))
+			emit(s->e, "\t(void)a_%s;\n", g->nodes[o].name);
+	}
 	emit(s->e, "\n");
 	for (i = 0; i < g->nnodes; i++)
 		if (s->cg.nodes[i].code)
