@@ -18,7 +18,8 @@
  *   family    := NAME ['(' [arg (',' arg)*] ')']
  *
  * Syntax errors are reported by yyreport_syntax_error below in the form
- * "expected ';' before 'h2'"; recovery skips to the next ';'.  Lists are
+ * "expected ';' before 'h2'"; recovery skips to the next ';', or to the '}'
+ * that closes the block the error is in.  Lists are
  * built by prepending and reversed once (ast_*_reverse).
  */
 %require "3.2"
@@ -83,7 +84,7 @@ struct lex_state *yyget_extra(yyscan_t scanner);
 %token BLOCK "block" RETURN "return" TRUE "true" FALSE "false"
 %token INT "int"  /* only right after the ']' of an input's dimensions (lexer.l) */
 
-%type <stmt> stmts stmt
+%type <stmt> stmts body stmt
 %type <expr> expr call
 %type <arg> args args_opt arg exprs
 %type <family> family family_opt
@@ -98,6 +99,14 @@ file
 stmts
     : %empty                     { $$ = NULL; }
     | stmts stmt                 { $$ = $1; if ($2) { $2->next = $1; $$ = $2; } }
+    | stmts error '}'            { $$ = $1; yyerrok; }  /* an error in a block's header */
+    ;
+
+/* A block's body: an error in its last statement ends at the block's '}',
+ * which then closes the block (block below), not a statement. */
+body
+    : %empty                     { $$ = NULL; }
+    | body stmt                  { $$ = $1; if ($2) { $2->next = $1; $$ = $2; } }
     ;
 
 stmt
@@ -120,14 +129,15 @@ stmt
     | IDENT '~' call ';'
         { if (($$ = ast_stmt(ARENA, AST_LIKELIHOOD, @$))) {
               $$->name = $1; $$->name_loc = @1; $$->expr = $3; } }
-    | BLOCK IDENT '(' params_opt ')' '{' stmts '}'
+    | BLOCK IDENT '(' params_opt ')' '{' body '}'
         { if (($$ = ast_stmt(ARENA, AST_BLOCK, @$))) {
               $$->name = $2; $$->name_loc = @2; $$->params = ast_params_reverse($4);
               $$->body = ast_stmts_reverse($7); $$->close_loc = @8; } }
+    | BLOCK IDENT '(' params_opt ')' '{' body error '}'
+        { $$ = NULL; yyerrok; }  /* return h } */
     | RETURN expr ';'
         { if (($$ = ast_stmt(ARENA, AST_RETURN, @$))) $$->expr = $2; }
     | error ';'                  { $$ = NULL; yyerrok; }
-    | error '}'                  { $$ = NULL; yyerrok; }
     ;
 
 params_opt
