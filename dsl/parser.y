@@ -83,6 +83,7 @@ struct lex_state *yyget_extra(yyscan_t scanner);
 %token MODEL "model" INPUT "input" PRIOR "prior" POSTERIOR "posterior"
 %token BLOCK "block" RETURN "return" TRUE "true" FALSE "false"
 %token INT "int"  /* only right after the ']' of an input's dimensions (lexer.l) */
+%token <str> ELTYPE "element type"  /* another word there, right before a ';' (lexer.l) */
 
 %type <stmt> stmts body stmt
 %type <expr> expr call
@@ -119,6 +120,10 @@ stmt
         { if (($$ = ast_stmt(ARENA, AST_INPUT, @$))) {
               $$->name = $2; $$->name_loc = @2; $$->dims = ast_args_reverse($4);
               $$->ids = 1; $$->ids_loc = @6; } }
+    | INPUT IDENT '[' exprs ']' ELTYPE ';'  /* input ids[T] integer; */
+        { $$ = NULL;
+          diag_error(STATE->diag, @6, "unknown element type '%s' for input '%s': write 'int' for "
+                     "integer ids, or nothing for real values", $6, $2); }
     | PRIOR family ';'
         { if (($$ = ast_stmt(ARENA, AST_PRIOR, @$))) $$->family = $2; }
     | POSTERIOR family ';'
@@ -267,7 +272,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner)
     /* the optional 'int' of an input is not worth proposing after every
      * input's dimensions: "expected ';' before 'h'" says what is missing */
     for (i = 0; i < n; i++)
-        if (expected[i] == YYSYMBOL_INT)
+        if (expected[i] == YYSYMBOL_INT || expected[i] == YYSYMBOL_ELTYPE)
             expected[i--] = expected[--n];
     for (i = 0; i < n; i++) {
         size_t used = strlen(list);
