@@ -48,6 +48,11 @@ struct cg_tensor {
 	int components; /* k for a patched layer's tensor (k copies), else 1 */
 };
 
+/* The longest node name used as is in identifiers (cg_name). */
+enum {
+	CG_IDENT_MAX = 31
+};
+
 struct cg_node {
 	int code;         /* live and not the input: gets code */
 	long width;       /* floats per example */
@@ -71,6 +76,7 @@ struct cg_node {
 	long patch_off; /* emp, ecmp: its 4 blocks of P floats (layer_patch.c) */
 	unsigned caps;  /* BNN_CAP_* its code adds to its family's (plan hook) */
 	long stat_off;  /* layernorm, groupnorm: per-example offset of their statistics */
+	char ident[CG_IDENT_MAX + 1]; /* a name too long for cg_name's identifiers, shortened */
 };
 
 struct cg {
@@ -147,7 +153,11 @@ long cg_reserve(struct cg *cg, long floats);
  * the per-example part (at ws + per_example·B + offset). */
 long cg_reserve_fixed(struct cg *cg, long floats);
 
-/* Names used in generated code: the activation and delta of a node. */
+/* The node's part of the identifiers of generated code (a_NAME, d_NAME,
+ * cv_NAME, ...): its name when that has at most CG_IDENT_MAX characters,
+ * else the node's index, '_' and the name's first characters ("12_stage1_"),
+ * which no name can be (names start with a letter), so that the emitters'
+ * fixed buffers always hold them.  Borrowed from CG. */
 const char *cg_name(const struct cg *cg, int node);
 
 /* For a backward contribution to the delta of node n: 0 the first time

@@ -89,7 +89,8 @@ const struct cg_layer *cg_node_layer(const struct cg *cg, int node)
 
 const char *cg_name(const struct cg *cg, int node)
 {
-	return cg->g->nodes[node].name;
+	const char *name = cg->g->nodes[node].name;
+	return strlen(name) <= CG_IDENT_MAX ? name : cg->nodes[node].ident;
 }
 
 int cg_delta_acc(struct cg *cg, int node)
@@ -360,6 +361,7 @@ static int cg_plan(struct cg *cg)
 		struct cg_node *c = &cg->nodes[i];
 		c->width = (long)graph_node_elements(n);
 		c->first_tensor = -1;
+		snprintf(c->ident, sizeof c->ident, "%d_%s", i, n->name); /* cut: see cg_name */
 		c->delta_alias = -1;
 		c->relu_fused = -1;
 		c->relu_back = -1;
@@ -755,7 +757,7 @@ static void cg_write_pass(struct cg *cg)
 	     "                     bnn_real *features)\n"
 	     "{\n"
 	     "\tconst bnn_real *const a_%s = x;\n",
-	     g->name, g->nodes[g->input].name);
+	     g->name, cg_name(cg, g->input));
 	for (i = 0; i < g->nnodes; i++)
 		if (cg->nodes[i].code)
 			emit(cg->e, "\tbnn_real *const a_%s = ws + %ldL * B; /* [B, %ld] */\n",
@@ -803,7 +805,7 @@ static void cg_write_pass(struct cg *cg)
 		if (cg->nodes[i].code) {
 			char shape[64];
 			graph_shape_str(&g->nodes[i], shape, sizeof shape);
-			emit(cg->e, "\t/* %s = %s: %s */\n", cg_name(cg, i),
+			emit(cg->e, "\t/* %s = %s: %s */\n", g->nodes[i].name,
 			     op_name(g->nodes[i].op), shape);
 			if (cg_patched(cg, i))
 				cg_patch_forward(cg, i);

@@ -588,7 +588,7 @@ static void sa_write_forward(struct sa *s)
 	     " * (sample < 0) or Monte-Carlo sample `sample` of example ex, whose\n"
 	     " * draws all come from the key of (seed, sample, ex).  The outputs are\n"
 	     " * left in a_%s. */\n",
-	     s->in_off, g->nodes[g->output].name);
+	     s->in_off, cg_name(&s->cg, g->output));
 	if (s->random)
 		emit(s->e,
 		     "static void bnns_forward(float *f, long ex, long sample, uint64_t seed)\n"
@@ -602,11 +602,11 @@ static void sa_write_forward(struct sa *s)
 		if (s->act[i] < 0)
 			continue;
 		if (i != g->input && sa_layer_alias(s, i))
-			emit(s->e, "\tfloat *const a_%s = a_%s;\n", g->nodes[i].name,
-			     g->nodes[g->nodes[i].inputs[0]].name);
+			emit(s->e, "\tfloat *const a_%s = a_%s;\n", cg_name(&s->cg, i),
+			     cg_name(&s->cg, g->nodes[i].inputs[0]));
 		else
-			emit(s->e, "\tfloat *const a_%s = f + %ldL; /* %ld */\n", g->nodes[i].name,
-			     s->act[i], s->cg.nodes[i].width);
+			emit(s->e, "\tfloat *const a_%s = f + %ldL; /* %ld */\n",
+			     cg_name(&s->cg, i), s->act[i], s->cg.nodes[i].width);
 	}
 	if (s->block_floats > 0)
 		emit(s->e, "\tfloat *const blk = f + %ldL; /* a layer's parameters */\n",
@@ -626,7 +626,7 @@ static void sa_write_forward(struct sa *s)
 	for (k = 0; k < 2; k++) {
 		int o = k ? g->scale_node : g->output;
 		if (o >= 0 && (o == g->input || sa_layer_alias(s, o)))
-			emit(s->e, "\t(void)a_%s;\n", g->nodes[o].name);
+			emit(s->e, "\t(void)a_%s;\n", cg_name(&s->cg, o));
 	}
 	emit(s->e, "\n");
 	for (i = 0; i < g->nnodes; i++)

@@ -265,10 +265,10 @@ void sa_layer_plan(struct sa *s, int i)
 	}
 }
 
-/* "a_NAME" of node I. */
+/* NAME of node I's identifiers, "a_NAME" (cg_name). */
 static const char *sa_act(const struct sa *s, int i)
 {
-	return s->g->nodes[i].name;
+	return cg_name(&s->cg, i);
 }
 
 /* The address of tensor K of node I, through p_NAME (the node's
