@@ -157,7 +157,11 @@ long cg_reserve_fixed(struct cg *cg, long floats);
  * cv_NAME, ...): its name when that has at most CG_IDENT_MAX characters,
  * else the node's index, '_' and the name's first characters ("12_stage1_"),
  * which no name can be (names start with a letter), so that the emitters'
- * fixed buffers always hold them.  Borrowed from CG. */
+ * fixed buffers always hold them.  A name that starts with "w_" takes the
+ * second form too: the standalone file reads the weights header's arrays
+ * MODEL_w_params, MODEL_w_sigma, ..., which a_w_params of a node named
+ * w_params would hide in a model named 'a' (and p_, s_, x_ alike).
+ * Borrowed from CG. */
 const char *cg_name(const struct cg *cg, int node);
 
 /* For a backward contribution to the delta of node n: 0 the first time

@@ -90,7 +90,8 @@ const struct cg_layer *cg_node_layer(const struct cg *cg, int node)
 const char *cg_name(const struct cg *cg, int node)
 {
 	const char *name = cg->g->nodes[node].name;
-	return strlen(name) <= CG_IDENT_MAX ? name : cg->nodes[node].ident;
+	return strlen(name) <= CG_IDENT_MAX && strncmp(name, "w_", 2) != 0 ? name
+	                                                                   : cg->nodes[node].ident;
 }
 
 int cg_delta_acc(struct cg *cg, int node)
