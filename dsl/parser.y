@@ -140,6 +140,8 @@ stmt
               $$->body = ast_stmts_reverse($7); $$->close_loc = @8; } }
     | BLOCK IDENT '(' params_opt ')' '{' body error '}'
         { $$ = NULL; yyerrok; }  /* return h } */
+    | BLOCK IDENT '(' error '}'
+        { $$ = NULL; yyerrok; }  /* block b(v n) { ... }: past the body's ';' */
     | RETURN expr ';'
         { if (($$ = ast_stmt(ARENA, AST_RETURN, @$))) $$->expr = $2; }
     | error ';'                  { $$ = NULL; yyerrok; }
