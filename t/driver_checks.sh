@@ -40,6 +40,19 @@ frob|./blobs: unknown command 'frob': use train, eval, predict, calibrate, poste
 train --dta train.csv --save x.ckpt|./blobs: unknown option '--dta' for 'train'; did you mean '--data'?
 eval --load m.ckpt --frobnicate|./blobs: unknown option '--frobnicate' for 'eval'
 ROWS
+# ---- an empty file name (an unset shell variable): refused up front -----
+usage_rows <<'ROWS'
+predict --load m.ckpt --data test.csv --out=|./blobs: option '--out' needs a value, not an empty string
+train --data train.csv --save=|./blobs: option '--save' needs a value, not an empty string
+eval --load= --data test.csv|./blobs: option '--load' needs a value, not an empty string
+merge --load a.ckpt --load= --save m.ckpt|./blobs: option '--load' needs a value, not an empty string
+ROWS
+run ./blobs predict --load nothing.ckpt --data test.csv --out ''
+is "$run_status" 2 "--out '' is a usage error"
+is "$run_out" "" "found before anything is read"
+run ./blobs export --load nothing.ckpt -o ''
+is "$run_err" "./blobs: option '-o' needs a value, not an empty string
+Try './blobs --help'." "export -o '' too"
 run ./blobs eval --help
 is "$run_status" 0 "eval --help succeeds"
 is "$run_out" "Usage: ./blobs eval    --load CKPT --data FILE [--labels FILE] [--target NAME] [--bins N]

@@ -558,6 +558,11 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 				value = argv[++i];
 			else
 				return bnn_cli_usage_error(a, "option '%s' needs a value", name);
+			/* an unset shell variable ("--out $OUT"): a name, not a
+			 * late "cannot write : ..." after the work is done */
+			if (!*value && (o->kind == CLI_TEXT || o->kind == CLI_LOADS))
+				return bnn_cli_usage_error(
+				        a, "option '%s' needs a value, not an empty string", name);
 		} else if (eq) {
 			return bnn_cli_usage_error(a, "option '%s' takes no value", name);
 		}
