@@ -483,7 +483,7 @@ static void test_bad_values(void)
 static void test_refusals(void)
 {
 	bnn_state st;
-	bnn_dataset ds;
+	bnn_dataset ds, vd;
 	bnn_train_options o = bnn_train_defaults();
 	bnn_err err;
 	bnn_ckpt *ck;
@@ -520,9 +520,26 @@ static void test_refusals(void)
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EMISMATCH,
 	       "data of the wrong width is refused");
 	is_str(err.message,
-	       "the data has 3 values per example but model 'rt_blobs' takes 4 (input 'x')",
+	       "the training data has 3 values per example but model 'rt_blobs' takes 4 (input "
+	       "'x')",
 	       "and says so");
 	ds.features = 4;
+	blobs_make(&vd, 10, 2);
+	vd.features = 3;
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds, .valid = &vd }, &o, &err),
+	       BNN_EMISMATCH, "validation data of the wrong width is refused");
+	is_str(err.message,
+	       "the validation data has 3 values per example but model 'rt_blobs' takes 4 (input "
+	       "'x')",
+	       "and the message says it is the validation data");
+	vd.features = 4;
+	vd.targets = 0;
+	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds, .valid = &vd }, &o, &err),
+	       BNN_EMISMATCH, "validation data without targets is refused");
+	is_str(err.message, "the validation data has no targets ('label' of model 'rt_blobs')",
+	       "and named");
+	vd.targets = 1;
+	bnn_dataset_free(&vd);
 	is_int(bnn_train(&st, &(bnn_train_io){ .train = &ds }, &o, &err) == BNN_OK ? 0 : 1, 0,
 	       "and the repaired data trains");
 	bnn_state_free(&st);

@@ -46,27 +46,33 @@
 #include "base/floats.h"
 #include "train_internal.h"
 
-/* Checks that ds fits model m (and has targets when needed). */
-int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err)
+/* Checks that ds fits model m (and has targets when needed); what names
+ * the data in the messages ("the validation data"). */
+int train_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, const char *what,
+                    bnn_err *err)
 {
 	if (!m || !ds || !ds->x)
 		return bnn_fail(err, BNN_EINVAL, "no %s given", !m ? "model" : "data");
 	if (ds->features != m->inputs)
 		return bnn_fail(
 		        err, BNN_EMISMATCH,
-		        "the data has %ld values per example but model '%s' takes %ld (input '%s')",
+		        "%s has %ld values per example but model '%s' takes %ld (input '%s')", what,
 		        ds->features, m->name, m->inputs, m->input_name);
 	if (need_targets && ds->targets == 0)
-		return bnn_fail(err, BNN_EMISMATCH, "the data has no targets ('%s' of model '%s')",
+		return bnn_fail(err, BNN_EMISMATCH, "%s has no targets ('%s' of model '%s')", what,
 		                m->target_name, m->name);
 	if (need_targets && ds->targets != m->targets)
-		return bnn_fail(
-		        err, BNN_EMISMATCH,
-		        "the data has %ld target values per example but model '%s' needs %ld",
-		        ds->targets, m->name, m->targets);
+		return bnn_fail(err, BNN_EMISMATCH,
+		                "%s has %ld target values per example but model '%s' needs %ld",
+		                what, ds->targets, m->name, m->targets);
 	if (ds->n < 1)
-		return bnn_fail(err, BNN_EINVAL, "the data set is empty");
+		return bnn_fail(err, BNN_EINVAL, "%s set is empty", what);
 	return BNN_OK;
+}
+
+int bnn_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, bnn_err *err)
+{
+	return train_data_fits(m, ds, need_targets, "the data", err);
 }
 
 /* From how many batches bnn_model_outputs() and bnn_predict() run them in

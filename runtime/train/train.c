@@ -125,7 +125,7 @@ static int train_check_options(const bnn_train_options *o, bnn_err *err)
 static int train_check_targets(const bnn_model *m, const bnn_dataset *ds, const char *what,
                                bnn_err *err)
 {
-	int rc = bnn_data_fits(m, ds, 1, err);
+	int rc = train_data_fits(m, ds, 1, what, err);
 	if (rc || (rc = bnn_model_check_inputs(m, ds, what, err)))
 		return rc;
 	return bnn_model_check_targets(m, ds, what, err);

@@ -54,6 +54,11 @@ extern const char *const train_array_names[TRAIN_SNAPSHOT_ARRAYS];
 float **train_state_array(bnn_state *st, int i);
 long train_array_size(const bnn_model *m, int i);
 
+/* bnn_data_fits with `what` naming the data in the messages ("the
+ * validation data has 3 values per example ..."; predict.c). */
+int train_data_fits(const bnn_model *m, const bnn_dataset *ds, int need_targets, const char *what,
+                    bnn_err *err);
+
 /* The first of n values that is not finite (or negative, when nonneg);
  * -1 when all are fine (state.c). */
 long train_first_bad(const float *v, long n, int nonneg);
