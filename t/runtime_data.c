@@ -1095,6 +1095,10 @@ static void test_csv_errors(void)
 		  ":1: the header row is empty", "empty first line" },
 		{ "header.csv", "a,b,y\r\n\r\n", NULL, 1, 0, 0, BNN_EFORMAT,
 		  ": no examples: the file has a header row but no data rows", "header only" },
+		{ "mac.csv", "a,b,y\r1,2,0\r3,4,1\r", NULL, 1, 0, 0, BNN_EFORMAT,
+		  ":1:6: carriage return within the header line: a CR alone (as classic Mac OS "
+		  "ended lines) is not a line break; the lines of a CSV file end in LF or CRLF",
+		  "lines ended by CR alone" },
 		{ "gap.csv", "a,y\n1,2\n\n3,4\n", NULL, 1, 0, 0, BNN_EFORMAT,
 		  ":3: empty line (only the end of the file may have empty lines)",
 		  "empty line in the middle" },

@@ -858,6 +858,7 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
                            bnn_dataset *out, bnn_err *err)
 {
 	size_t start = 0;
+	const char *cr;
 	long c, k;
 	int rc;
 
@@ -886,6 +887,13 @@ static int csv_read_header(struct csv_reader *r, const bnn_csv_options *opt, str
 		                "header row of column names)",
 		                r->path);
 	}
+	if ((cr = memchr(r->line + start, '\r', r->len - start)))
+		return bnn_fail(
+		        err, BNN_EFORMAT,
+		        "%s:1:%ld: carriage return within the header line: a CR alone (as "
+		        "classic Mac OS ended lines) is not a line break; the lines of a CSV "
+		        "file end in LF or CRLF",
+		        r->path, (long)(cr - (r->line + start)) + 1);
 	rc = csv_split(r, start, err);
 	if (rc)
 		return rc;
