@@ -705,11 +705,6 @@ static int csv_targets_named(const char *path, const bnn_csv_options *opt, struc
 
 	for (p = opt->target; *p; p++)
 		wanted += *p == ',';
-	if (opt->targets > 0 && opt->targets != wanted)
-		return bnn_fail(err, BNN_EINVAL,
-		                "%s: %ld target column%s "
-		                "named ('%s') but %ld expected",
-		                path, wanted, wanted == 1 ? "" : "s", opt->target, opt->targets);
 	copy = strdup(opt->target);
 	if (!copy)
 		return bnn_fail(err, BNN_ENOMEM, "%s: out of memory", path);
@@ -736,6 +731,14 @@ static int csv_targets_named(const char *path, const bnn_csv_options *opt, struc
 			goto out;
 		}
 		h->dest[c] = -1 - found++;
+	}
+	/* after the names' own checks, so that "y," is an empty name, not
+	 * two targets where the model has one */
+	if (opt->targets > 0 && opt->targets != wanted) {
+		rc = bnn_fail(err, BNN_EINVAL,
+		              "%s: %ld target column%s named ('%s') but %ld expected", path, wanted,
+		              wanted == 1 ? "" : "s", opt->target, opt->targets);
+		goto out;
 	}
 	if (found == 0 && opt->targets_optional &&
 	    (opt->features == 0 || h->ncols == opt->features)) {
