@@ -343,8 +343,15 @@ if [ -w /dev/full ]; then
 		is "$?:$(sed 's/: No space left on device$//' full.err)" "1:./blobs: error writing standard output" \
 			"$cmd to a full device fails and says so"
 	done
+	# the CSV writers say why too, as the final flush above does
+	./blobs predict --load m.ckpt --data test.csv >/dev/full 2>full.err
+	is "$?:$(cat full.err)" "1:./blobs: error writing standard output: No space left on device" \
+		"predict to a full standard output gives the reason"
+	./blobs predict --load m.ckpt --data test.csv --out /dev/full 2>full.err
+	is "$?:$(cat full.err)" "1:./blobs: error writing /dev/full: No space left on device" \
+		"predict --out a full device gives the reason"
 else
-	skip 3 "no /dev/full"
+	skip 5 "no /dev/full"
 fi
 
 # ---- endless inputs are refused at their first bytes -----------------------------

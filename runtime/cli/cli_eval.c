@@ -733,19 +733,29 @@ static int cli_write_rows(FILE *f, void *ctx)
 	return ferror(f) ? -1 : 0;
 }
 
+/* "error writing PATH: reason" (the reason when the system gave one, as
+ * for the final flush of standard output in cli.c). */
+static int cli_write_error(const char *path, int e, bnn_err *err)
+{
+	return bnn_fail(err, BNN_EIO, "error writing %s%s%s", path, e ? ": " : "",
+	                e ? strerror(e) : "");
+}
+
 /* Writes straight into a device or a pipe (/dev/null, /dev/stdout, a
  * FIFO), which cannot be replaced atomically. */
 static int cli_write_stream(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx,
                             bnn_err *err)
 {
 	FILE *f = fopen(path, "w");
-	int bad;
+	int bad, e;
 
 	if (!f)
 		return bnn_fail(err, BNN_EIO, "cannot write %s: %s", path, strerror(errno));
+	errno = 0;
 	bad = fill(f, ctx) != 0 || fflush(f) != 0;
+	e = errno;
 	if (fclose(f) != 0 || bad)
-		return bnn_fail(err, BNN_EIO, "error writing %s", path);
+		return cli_write_error(path, bad ? e : errno, err);
 	return BNN_OK;
 }
 
@@ -758,8 +768,9 @@ int bnn_cli_write_file(const char *path, int (*fill)(FILE *f, void *ctx), void *
 			return cli_write_stream(path, fill, ctx, err);
 		return bnn_file_replace(path, "", fill, ctx, err);
 	}
+	errno = 0;
 	if (fill(stdout, ctx) != 0 || fflush(stdout) != 0)
-		return bnn_fail(err, BNN_EIO, "error writing standard output");
+		return cli_write_error("standard output", errno, err);
 	return BNN_OK;
 }
 
