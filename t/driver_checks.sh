@@ -104,6 +104,23 @@ is "$run_status" 0 "delta with adam is read by a model with whvi layers"
 # ---- data that cannot be read as the model needs ---------------------------
 run ./blobs train --data train.csv --epochs 3 --batch 16 --lr 0.01 --quiet --save m.ckpt
 is "$run_status" 0 "a checkpoint for the data checks"
+
+# ---- export --rounded is an output like the others --------------------------
+cp m.ckpt keep.ckpt
+run ./blobs export --load keep.ckpt --storage bf16 --rounded keep.ckpt -o k.h
+is "$run_status:$(printf '%s\n' "$run_err" | head -1)" \
+	"2:./blobs: --rounded 'keep.ckpt' is the file given to --load: writing it would destroy that input" \
+	"export --rounded over its --load is refused"
+ok "$(cmp -s m.ckpt keep.ckpt; echo $?)" "and the trained checkpoint keeps its bytes"
+run ./blobs export --load m.ckpt --storage bf16 --rounded k.h -o k.h
+is "$run_status:$(printf '%s\n' "$run_err" | head -1)" \
+	"2:./blobs: --rounded 'k.h' is the file given to --out: one output would overwrite the other" \
+	"--rounded and -o naming one file are refused"
+run ./blobs export --load m.ckpt --storage bf16 --rounded nodir/r.ckpt -o k.h
+is "$run_status:$run_err" \
+	"1:./blobs: cannot write --rounded 'nodir/r.ckpt': directory 'nodir': No such file or directory" \
+	"--rounded where no file can be created"
+ok "$(test ! -e k.h; echo $?)" "is found before the header is written"
 cut -d, -f1-4 test.csv >nolabel.csv
 tr , ';' <test.csv >semi.csv
 printf 'a\tb\tc\td\tclass\n1\t2\t3\t4\t0\n' >tabs.csv

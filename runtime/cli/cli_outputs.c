@@ -2,14 +2,16 @@
  * cli_outputs.c: the driver's checks of the files a command will write,
  * made before it reads or trains anything, so that a mistake costs nothing:
  * an output (the checkpoint --save of train, laplace, calibrate and merge;
- * predict's, posterior's and sensitivity's --out) that is one of the
- * command's input files is a usage error (writing it would destroy the
- * input), and an output whose directory does not exist or cannot be
- * written (a file is created there and removed, as the writer will create
- * its temporary file), or that is a directory, is a file error named before
- * a long training run instead of after it.  A checkpoint (--save) must be a
- * regular file, since it is replaced by renaming a new file over it; --out
- * may name a device or a pipe (/dev/null), which is written directly.
+ * predict's, posterior's and sensitivity's --out; export's -o and
+ * --rounded) that is one of the command's inputs, or another of its
+ * outputs, is a usage error (writing it would destroy that input, or the
+ * other output), and an output whose directory does not exist or cannot
+ * be written (a file is created there and removed, as the writer will
+ * create its temporary file), or that is a directory, is a file error
+ * named before a long training run instead of after it.  A checkpoint
+ * (--save, --rounded) must be a regular file, since it is replaced by
+ * renaming a new file over it; --out may name a device or a pipe
+ * (/dev/null), which is written directly.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -131,8 +133,9 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 	};
 	const struct cli_file out[] = { { "--save", a->save, 0 },
 		                        { "--out", a->out, 1 },
-		                        { "--svg", a->svg, 0 } };
-	int i, rc;
+		                        { "--svg", a->svg, 0 },
+		                        { "--rounded", a->rounded, 0 } };
+	int i, j, rc;
 
 	for (i = 0; i < (int)(sizeof out / sizeof out[0]); i++) {
 		if (!out[i].path || strcmp(out[i].path, "-") == 0)
@@ -141,6 +144,14 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 		                             (int)(sizeof in / sizeof in[0]))) ||
 		    (rc = cli_check_writable(a, out[i].option, out[i].path, out[i].streams)))
 			return rc;
+		for (j = 0; j < i; j++) /* export -o H --rounded H: one would clobber the other */
+			if (out[j].path && (!strcmp(out[j].path, out[i].path) ||
+			                    bnn_path_same_file(out[j].path, out[i].path)))
+				return bnn_cli_usage_error(a,
+				                           "%s '%s' is the file given to %s: one "
+				                           "output would overwrite the other",
+				                           out[i].option, out[i].path,
+				                           out[j].option);
 	}
 	return BNN_CLI_OK;
 }
