@@ -121,6 +121,18 @@ is "$run_status:$run_err" \
 	"1:./blobs: cannot write --rounded 'nodir/r.ckpt': directory 'nodir': No such file or directory" \
 	"--rounded where no file can be created"
 ok "$(test ! -e k.h; echo $?)" "is found before the header is written"
+
+# ---- eval --plots: a directory that cannot be, found before the evaluation ---
+run ./blobs eval --load m.ckpt --data test.csv --plots train.csv
+is "$run_status:$run_out:$run_err" "1::./blobs: cannot write --plots 'train.csv': it is not a directory" \
+	"--plots naming a file is refused before the evaluation"
+run ./blobs eval --load m.ckpt --data test.csv --plots nodir/plots
+is "$run_status:$run_out:$run_err" \
+	"1::./blobs: cannot write --plots 'nodir/plots': directory 'nodir': No such file or directory" \
+	"--plots in a directory that does not exist too"
+run ./blobs eval --load m.ckpt --data test.csv --plots newplots/
+is "$run_status:$(ls newplots | tr '\n' ' ')" "0:entropy.csv entropy.svg reliability.csv reliability.svg " \
+	"a new directory, named with a slash, is created and drawn into"
 cut -d, -f1-4 test.csv >nolabel.csv
 tr , ';' <test.csv >semi.csv
 printf 'a\tb\tc\td\tclass\n1\t2\t3\t4\t0\n' >tabs.csv

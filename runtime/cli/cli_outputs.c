@@ -118,6 +118,43 @@ static int cli_check_distinct(const struct bnn_cli_args *a, const char *option, 
 	return BNN_CLI_OK;
 }
 
+/* eval --plots DIR, drawn after the evaluation: an existing directory,
+ * or a name that mkdir can create (its parent a writable directory), so
+ * that a long evaluation does not end without its metrics. */
+static int cli_check_plots(const struct bnn_cli_args *a)
+{
+	char path[4096], dir[4096];
+	size_t len = strlen(a->plots);
+	struct stat s;
+
+	if (stat(a->plots, &s) == 0)
+		return S_ISDIR(s.st_mode) ? BNN_CLI_OK
+		                          : bnn_cli_error(a,
+		                                          "cannot write --plots '%s': it is not a "
+		                                          "directory",
+		                                          a->plots);
+	while (len > 1 && a->plots[len - 1] == '/') /* "plots/": the directory plots */
+		len--;
+	if (len >= sizeof path)
+		return bnn_cli_error(a, "cannot write --plots '%s': the path is too long",
+		                     a->plots);
+	memcpy(path, a->plots, len);
+	path[len] = '\0';
+	if (!bnn_path_dirname(path, dir, sizeof dir))
+		return bnn_cli_error(a, "cannot write --plots '%s': the path is too long",
+		                     a->plots);
+	if (stat(dir, &s) != 0)
+		return bnn_cli_error(a, "cannot write --plots '%s': directory '%s': %s", a->plots,
+		                     dir, strerror(errno));
+	if (!S_ISDIR(s.st_mode))
+		return bnn_cli_error(a, "cannot write --plots '%s': '%s' is not a directory",
+		                     a->plots, dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return bnn_cli_error(a, "cannot write --plots '%s': directory '%s': %s", a->plots,
+		                     dir, strerror(errno));
+	return BNN_CLI_OK;
+}
+
 int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 {
 	const struct cli_file in[] = {
@@ -153,5 +190,5 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 				                           out[i].option, out[i].path,
 				                           out[j].option);
 	}
-	return BNN_CLI_OK;
+	return a->plots ? cli_check_plots(a) : BNN_CLI_OK;
 }
