@@ -336,7 +336,8 @@ static void cli_help(const bnn_model *m, const char *prog)
 
 /* How an option stores its value. */
 enum cli_kind {
-	CLI_TEXT,  /* a file name or a name, kept as given (a const char * field) */
+	CLI_TEXT,  /* a name, kept as given (a const char * field) */
+	CLI_FILE,  /* a file or directory name: CLI_TEXT, but never empty */
 	CLI_FLAG,  /* no value: an int field set to 1 */
 	CLI_COUNT, /* a whole number in [min, max] (a long field) */
 	CLI_TRAIN, /* the training option of the same name (bnn_train_set) */
@@ -350,7 +351,7 @@ enum cli_kind {
 struct cli_opt {
 	const char *name; /* "--data" */
 	enum cli_kind kind;
-	size_t field;     /* CLI_TEXT, CLI_FLAG, CLI_COUNT: offsetof bnn_cli_args */
+	size_t field;     /* CLI_TEXT, CLI_FILE, CLI_FLAG, CLI_COUNT: offsetof bnn_cli_args */
 	long min, max;    /* CLI_COUNT: the accepted range */
 	const char *unit; /* CLI_COUNT: what is counted, for the message */
 	int where;        /* the IN_* bits of the subcommands that take it */
@@ -358,15 +359,15 @@ struct cli_opt {
 
 #define ARG(f) offsetof(struct bnn_cli_args, f)
 static const struct cli_opt cli_opts[] = {
-	{ "--data", CLI_TEXT, ARG(data), 0, 0, NULL,
+	{ "--data", CLI_FILE, ARG(data), 0, 0, NULL,
 	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY | IN_TUNE },
-	{ "--labels", CLI_TEXT, ARG(labels), 0, 0, NULL,
+	{ "--labels", CLI_FILE, ARG(labels), 0, 0, NULL,
 	  IN_TRAIN | IN_EVAL | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY | IN_TUNE },
 	{ "--target", CLI_TEXT, ARG(target), 0, 0, NULL,
 	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY | IN_TUNE },
 	{ "--standardize", CLI_FLAG, ARG(standardize), 0, 0, NULL, IN_TRAIN | IN_TUNE },
-	{ "--valid", CLI_TEXT, ARG(valid), 0, 0, NULL, IN_TRAIN },
-	{ "--valid-labels", CLI_TEXT, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
+	{ "--valid", CLI_FILE, ARG(valid), 0, 0, NULL, IN_TRAIN },
+	{ "--valid-labels", CLI_FILE, ARG(valid_labels), 0, 0, NULL, IN_TRAIN },
 	{ "--optimizer", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_TUNE },
 	{ "--lr", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_TUNE },
 	{ "--epochs", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN },
@@ -376,11 +377,11 @@ static const struct cli_opt cli_opts[] = {
 	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_TUNE },
 	{ "--mc", CLI_TRAIN, 0, 0, 0, NULL, IN_TRAIN | IN_TUNE },
 	{ "--mc", CLI_COUNT, ARG(mc), 0, 100000, "samples", IN_EVAL | IN_PREDICT | IN_CALIBRATE },
-	{ "--ood", CLI_TEXT, ARG(ood), 0, 0, NULL, IN_EVAL },
-	{ "--ood-labels", CLI_TEXT, ARG(ood_labels), 0, 0, NULL, IN_EVAL },
-	{ "--plots", CLI_TEXT, ARG(plots), 0, 0, NULL, IN_EVAL },
-	{ "--conformal", CLI_TEXT, ARG(conformal), 0, 0, NULL, IN_EVAL | IN_PREDICT },
-	{ "--conformal-labels", CLI_TEXT, ARG(conformal_labels), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--ood", CLI_FILE, ARG(ood), 0, 0, NULL, IN_EVAL },
+	{ "--ood-labels", CLI_FILE, ARG(ood_labels), 0, 0, NULL, IN_EVAL },
+	{ "--plots", CLI_FILE, ARG(plots), 0, 0, NULL, IN_EVAL },
+	{ "--conformal", CLI_FILE, ARG(conformal), 0, 0, NULL, IN_EVAL | IN_PREDICT },
+	{ "--conformal-labels", CLI_FILE, ARG(conformal_labels), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--level", CLI_TEXT, ARG(level), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--conformal-method", CLI_TEXT, ARG(conformal_method), 0, 0, NULL, IN_EVAL | IN_PREDICT },
 	{ "--conformal-adaptive", CLI_TEXT, ARG(conformal_adaptive), 0, 0, NULL, IN_EVAL },
@@ -388,23 +389,23 @@ static const struct cli_opt cli_opts[] = {
 	{ "--threads", CLI_TRAIN, 0, 0, 0, NULL,
 	  IN_TRAIN | IN_EVAL | IN_PREDICT | IN_LAPLACE | IN_CALIBRATE | IN_SENSITIVITY | IN_TUNE },
 	{ "--set", CLI_SET, 0, 0, 0, NULL, IN_TRAIN | IN_TUNE },
-	{ "--save", CLI_TEXT, ARG(save), 0, 0, NULL,
+	{ "--save", CLI_FILE, ARG(save), 0, 0, NULL,
 	  IN_TRAIN | IN_LAPLACE | IN_CALIBRATE | IN_MERGE },
-	{ "--load", CLI_TEXT, ARG(load), 0, 0, NULL,
+	{ "--load", CLI_FILE, ARG(load), 0, 0, NULL,
 	  IN_EVAL | IN_PREDICT | IN_INFO | IN_POSTERIOR | IN_EXPORT | IN_LAPLACE | IN_CALIBRATE |
 	          IN_SENSITIVITY | IN_TUNE },
-	{ "--out", CLI_TEXT, ARG(out), 0, 0, NULL,
+	{ "--out", CLI_FILE, ARG(out), 0, 0, NULL,
 	  IN_PREDICT | IN_POSTERIOR | IN_EXPORT | IN_SENSITIVITY | IN_TUNE },
 	{ "--load", CLI_LOADS, 0, 0, 0, NULL, IN_MERGE },
 	{ "--weights", CLI_TEXT, ARG(weights), 0, 0, NULL, IN_MERGE | IN_LAPLACE },
 	{ "--members", CLI_COUNT, ARG(members), 1, BNN_MIXTURE_MAX, "members", IN_TRAIN },
-	{ "-o", CLI_TEXT, ARG(out), 0, 0, NULL, IN_EXPORT },
+	{ "-o", CLI_FILE, ARG(out), 0, 0, NULL, IN_EXPORT },
 	{ "--storage", CLI_TEXT, ARG(storage), 0, 0, NULL, IN_EXPORT },
-	{ "--rounded", CLI_TEXT, ARG(rounded), 0, 0, NULL, IN_EXPORT },
+	{ "--rounded", CLI_FILE, ARG(rounded), 0, 0, NULL, IN_EXPORT },
 	{ "--bins", CLI_COUNT, ARG(bins), 1, 100000, "bins", IN_EVAL },
 	{ "--quiet", CLI_FLAG, ARG(quiet), 0, 0, NULL, IN_TRAIN },
-	{ "--resume", CLI_TEXT, ARG(resume), 0, 0, NULL, IN_TRAIN },
-	{ "--init", CLI_TEXT, ARG(init), 0, 0, NULL, IN_TRAIN },
+	{ "--resume", CLI_FILE, ARG(resume), 0, 0, NULL, IN_TRAIN },
+	{ "--init", CLI_FILE, ARG(init), 0, 0, NULL, IN_TRAIN },
 	{ "--checkpoint-every", CLI_COUNT, ARG(checkpoint_every), 1, 1000000000, "epochs",
 	  IN_TRAIN },
 	{ "--prior-precision", CLI_TEXT, ARG(prior_precision), 0, 0, NULL, IN_LAPLACE },
@@ -415,8 +416,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "--laplace-predictive", CLI_TEXT, ARG(laplace_predictive), 0, 0, NULL,
 	  IN_EVAL | IN_PREDICT },
 	{ "--top", CLI_COUNT, ARG(top), 1, 1000000000, "examples", IN_SENSITIVITY },
-	{ "--svg", CLI_TEXT, ARG(svg), 0, 0, NULL, IN_SENSITIVITY },
-	{ "--options", CLI_TEXT, ARG(options), 0, 0, NULL, IN_TRAIN | IN_TUNE },
+	{ "--svg", CLI_FILE, ARG(svg), 0, 0, NULL, IN_SENSITIVITY },
+	{ "--options", CLI_FILE, ARG(options), 0, 0, NULL, IN_TRAIN | IN_TUNE },
 	{ "--budget", CLI_COUNT, ARG(budget), 1, 1000000, "epochs", IN_TUNE },
 	{ "--trials", CLI_COUNT, ARG(trials), 1, 4096, "configurations", IN_TUNE },
 	{ "--prior", CLI_FLAG, ARG(prior), 0, 0, NULL, IN_TUNE },
@@ -486,6 +487,7 @@ static int cli_apply(struct bnn_cli_args *a, const struct cli_opt *o, const char
 
 	switch (o->kind) {
 	case CLI_TEXT:
+	case CLI_FILE:
 		*(const char **)(void *)field = value;
 		return BNN_CLI_OK;
 	case CLI_FLAG:
@@ -560,7 +562,7 @@ static int cli_parse(struct bnn_cli_args *a, int where, int argc, char **argv)
 				return bnn_cli_usage_error(a, "option '%s' needs a value", name);
 			/* an unset shell variable ("--out $OUT"): a name, not a
 			 * late "cannot write : ..." after the work is done */
-			if (!*value && (o->kind == CLI_TEXT || o->kind == CLI_LOADS))
+			if (!*value && (o->kind == CLI_FILE || o->kind == CLI_LOADS))
 				return bnn_cli_usage_error(
 				        a, "option '%s' needs a value, not an empty string", name);
 		} else if (eq) {
