@@ -122,6 +122,14 @@ is "$run_status:$run_err" \
 	"--rounded where no file can be created"
 ok "$(test ! -e k.h; echo $?)" "is found before the header is written"
 
+# ---- train --options FILE --save FILE: the options file is an input ----------
+printf 'lr=0.01\n' >lr.opts
+run ./blobs train --data train.csv --options lr.opts --save lr.opts --epochs 1
+is "$run_status:$(printf '%s\n' "$run_err" | head -1)" \
+	"2:./blobs: --save 'lr.opts' is the file given to --options: writing it would destroy that input" \
+	"--save over the --options file is refused"
+is "$(cat lr.opts)" "lr=0.01" "and the options file keeps its text"
+
 # ---- eval --plots: a directory that cannot be, found before the evaluation ---
 run ./blobs eval --load m.ckpt --data test.csv --plots train.csv
 is "$run_status:$run_out:$run_err" "1::./blobs: cannot write --plots 'train.csv': it is not a directory" \

@@ -167,6 +167,7 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a)
 		{ "--ood-labels", a->ood_labels, 0 },
 		{ "--conformal", a->conformal, 0 },
 		{ "--conformal-labels", a->conformal_labels, 0 },
+		{ "--options", a->options, 0 },
 	};
 	const struct cli_file out[] = { { "--save", a->save, 0 },
 		                        { "--out", a->out, 1 },

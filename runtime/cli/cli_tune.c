@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "cli_internal.h"
-#include "common/paths.h"
 
 /* The grid of --prior: the trained δ times 10^(k/2), k = -GRID..GRID; the
  * search then covers the grid's range. */
@@ -82,11 +81,6 @@ static int cli_tune_checks(const struct bnn_cli_args *a)
 		if (bnn_train_options_check(&o, 0, &err))
 			return bnn_cli_usage_error(a, "%s", err.message);
 	}
-	if (a->out && a->options && bnn_path_same_file(a->options, a->out))
-		return bnn_cli_usage_error(a,
-		                           "--out '%s' is the file given to --options: writing it "
-		                           "would destroy that input",
-		                           a->out);
 	return bnn_cli_check_outputs(a);
 }
 
