@@ -92,7 +92,7 @@ lenet() {
 	m=$1
 	st=${3:-f32}
 	up=$(printf '%s' "$m" | tr '[:lower:]' '[:upper:]')
-	ckpt=$m.ckpt
+	ckpt=$m.$st.ckpt # the --rounded checkpoint: never the trained one, an input
 	if [ "$st" = f32 ]; then
 		# shellcheck disable=SC2086  # the flags are words
 		"$BNNC" --main -o "$m.c" "$top_srcdir/examples/$m.bnn" &&
@@ -101,7 +101,6 @@ lenet() {
 				--quiet --save "$m.ckpt" >/dev/null &&
 			"$BNNC" --standalone -o "${m}_infer.c" "$top_srcdir/examples/$m.bnn"
 	else
-		ckpt=$m.$st.ckpt
 		[ -f "${m}_infer.c" ]
 	fi &&
 		"./$m" export --load "$m.ckpt" --storage "$st" --rounded "$ckpt" \
