@@ -154,6 +154,7 @@ file_rows() {
 		is "$run_err" "$want" "and says why: $args"
 	done
 }
+printf '\0\0\10\2\0\0\0\2\0\0\0\4\1\2\3\4\5\6\7\10' >two.idx # u8, 2 x 4
 file_rows <<'ROWS'
 eval --load m.ckpt --data nonexist.idx|./blobs: nonexist.idx: cannot open: No such file or directory
 eval --load m.ckpt --data nolabel.csv|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
@@ -161,6 +162,11 @@ eval --load m.ckpt --data nolabel.csv --ignore-header|./blobs: nolabel.csv: no t
 train --data nolabel.csv --save x.ckpt|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
 eval --load m.ckpt --data semi.csv --ignore-header|./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)
 predict --load m.ckpt --data tabs.csv|./blobs: tabs.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds tabs: the fields of a CSV file are separated by commas)
+train --data train.csv --valid two.idx --save x.ckpt|./blobs: two.idx: IDX data needs its labels: give --valid-labels FILE
+eval --load m.ckpt --data test.csv --conformal two.idx|./blobs: two.idx: IDX data needs its labels: give --conformal-labels FILE
+train --data train.csv --valid test.csv --valid-labels two.idx --save x.ckpt|./blobs: test.csv: --valid-labels goes with IDX data; a CSV file holds its own targets (choose the column with --target)
+eval --load m.ckpt --data test.csv --conformal test.csv --conformal-labels two.idx|./blobs: test.csv: --conformal-labels goes with IDX data; a CSV file holds its own targets (choose the column with --target)
+eval --load m.ckpt --data test.csv --labels two.idx|./blobs: test.csv: --labels goes with IDX data; a CSV file holds its own targets (choose the column with --target)
 ROWS
 run ./blobs predict --load m.ckpt --data nolabel.csv
 is "$run_status" 0 "predict reads a file without the target column"

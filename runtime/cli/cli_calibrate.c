@@ -79,7 +79,7 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 		return bnn_cli_error(a, "%s", err.message);
 	mc = a->mc >= 0 ? a->mc : bnn_state_is_stochastic(&st) ? 32 : 0;
 	samples = mc > 0 ? mc : 1;
-	if (bnn_cli_load(m, a->data, a->labels, bnn_cli_target(a, a->data), 1, &ds, &err) ||
+	if (bnn_cli_load(m, a, a->data, a->labels, 1, &ds, &err) ||
 	    (st.standardize.features > 0 && bnn_standardizer_apply(&st.standardize, &ds, &err)) ||
 	    cli_calibrate_logits(&st, &ds, mc, a->train.seed, &logits, &labels, &err) ||
 	    bnn_temperature_nll(logits, samples, ds.n, (int)m->outputs, labels, 1.0, &before,

@@ -145,9 +145,25 @@ const char *bnn_cli_target(const struct bnn_cli_args *a, const char *path)
 	return a->target_chosen && path && !cli_is_csv(path) ? NULL : a->target;
 }
 
-int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
-                 int need_targets, bnn_dataset *ds, bnn_err *err)
+/* The option that names the labels of the data file `data` (--valid's
+ * are --valid-labels, ...), for the messages. */
+static const char *cli_labels_option(const struct bnn_cli_args *a, const char *data)
 {
+	if (data == a->data)
+		return "--labels";
+	if (data == a->valid)
+		return "--valid-labels";
+	if (data == a->ood)
+		return "--ood-labels";
+	if (data == a->conformal)
+		return "--conformal-labels";
+	return "--labels";
+}
+
+int bnn_cli_load(const bnn_model *m, const struct bnn_cli_args *a, const char *data,
+                 const char *labels, int need_targets, bnn_dataset *ds, bnn_err *err)
+{
+	const char *target = bnn_cli_target(a, data);
 	int rc;
 
 	memset(ds, 0, sizeof *ds);
@@ -155,9 +171,9 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 		bnn_csv_options opt;
 		if (labels)
 			return bnn_fail(err, BNN_EINVAL,
-			                "%s: --labels goes with IDX data; a CSV file holds its own "
+			                "%s: %s goes with IDX data; a CSV file holds its own "
 			                "targets (choose the column with --target)",
-			                data);
+			                data, cli_labels_option(a, data));
 		memset(&opt, 0, sizeof opt);
 		opt.target = target;
 		opt.targets = m->targets;
@@ -181,7 +197,8 @@ int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const
 			return rc;
 		if (need_targets && !labels)
 			return bnn_fail(err, BNN_EINVAL,
-			                "%s: IDX data needs its labels: give --labels FILE", data);
+			                "%s: IDX data needs its labels: give %s FILE", data,
+			                cli_labels_option(a, data));
 		rc = m->input_vocab > 0 ? bnn_data_load_idx_ids(data, labels, ds, err)
 		                        : bnn_data_load_idx(data, labels, ds, err);
 		if (rc)

@@ -214,7 +214,7 @@ static int cli_pred_run(const bnn_model *m, struct bnn_cli_args *a, const bnn_mi
 	int rc = BNN_CLI_OK, r, classes = !bnn_likelihood_regression(m);
 
 	memset(p, 0, sizeof *p);
-	if (bnn_cli_load(m, path, labels, bnn_cli_target(a, path), need_targets, &p->ds, &err) ||
+	if (bnn_cli_load(m, a, path, labels, need_targets, &p->ds, &err) ||
 	    (st->standardize.features > 0 &&
 	     bnn_standardizer_apply(&st->standardize, &p->ds, &err)))
 		rc = bnn_cli_error(a, "%s", err.message);

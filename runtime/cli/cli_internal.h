@@ -131,9 +131,11 @@ int bnn_cli_check_outputs(const struct bnn_cli_args *a);
  * otherwise (predict, eval's --ood) none are read: a CSV file may leave
  * them out, and its target columns, recognised, are not read (any text);
  * IDX labels are read as a label file but not checked against the
- * model's classes. */
-int bnn_cli_load(const bnn_model *m, const char *data, const char *labels, const char *target,
-                 int need_targets, bnn_dataset *ds, bnn_err *err);
+ * model's classes.  a gives the target column (bnn_cli_target) and, for
+ * the messages, the option that names data's labels (--valid's file has
+ * --valid-labels, ...). */
+int bnn_cli_load(const bnn_model *m, const struct bnn_cli_args *a, const char *data,
+                 const char *labels, int need_targets, bnn_dataset *ds, bnn_err *err);
 
 /* The target column(s) to read data file path with: --target as given,
  * or the driver's choice for --data (a->target_chosen) if path is a CSV

@@ -141,7 +141,7 @@ int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a)
 	/* a model or checkpoint the fit does not take is refused before the
 	 * data are read */
 	if (bnn_laplace_check(&st, &o, &err) ||
-	    bnn_cli_load(m, a->data, a->labels, bnn_cli_target(a, a->data), 1, &ds, &err) ||
+	    bnn_cli_load(m, a, a->data, a->labels, 1, &ds, &err) ||
 	    (st.standardize.features > 0 && bnn_standardizer_apply(&st.standardize, &ds, &err)) ||
 	    bnn_laplace(&st, &ds, &o, &rep, &err) || bnn_state_save(&st, a->save, &err)) {
 		bnn_cli_error(a, "%s", err.message);

@@ -159,7 +159,7 @@ static int sens_load(struct bnn_cli_args *a, const bnn_state *st, struct sens_ru
 {
 	bnn_err err;
 
-	if (bnn_cli_load(r->m, a->data, a->labels, bnn_cli_target(a, a->data), 1, &r->ds, &err))
+	if (bnn_cli_load(r->m, a, a->data, a->labels, 1, &r->ds, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	if (a->svg && sens_sheet_check(a, r))
 		return BNN_CLI_FAIL;

@@ -102,7 +102,7 @@ static int cli_train_load(const bnn_model *m, struct bnn_cli_args *a, const char
                           const char *labels, bnn_dataset *ds)
 {
 	bnn_err err;
-	if (bnn_cli_load(m, data, labels, bnn_cli_target(a, data), 1, ds, &err))
+	if (bnn_cli_load(m, a, data, labels, 1, ds, &err))
 		return bnn_cli_error(a, "%s", err.message);
 	return BNN_CLI_OK;
 }

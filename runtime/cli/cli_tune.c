@@ -157,7 +157,7 @@ static int cli_tune_search(const bnn_model *m, struct bnn_cli_args *a)
 		t.valid_fraction = a->train.valid_fraction;
 	a->train.valid_fraction = 0;
 	t.seed = a->train.seed;
-	if (bnn_cli_load(m, a->data, a->labels, bnn_cli_target(a, a->data), 1, &ds, &err) ||
+	if (bnn_cli_load(m, a, a->data, a->labels, 1, &ds, &err) ||
 	    (a->standardize &&
 	     (bnn_standardizer_fit(&ds, &sd, &err) || bnn_standardizer_apply(&sd, &ds, &err))) ||
 	    bnn_tune(m, &ds, &a->train, &t, cli_tune_row, &table, &best, &err)) {
@@ -190,7 +190,7 @@ static int cli_tune_prior(const bnn_model *m, struct bnn_cli_args *a)
 	memset(&ds, 0, sizeof ds);
 	memset(&st, 0, sizeof st);
 	if (bnn_state_load(&st, m, a->load, &err) ||
-	    bnn_cli_load(m, a->data, a->labels, bnn_cli_target(a, a->data), 1, &ds, &err) ||
+	    bnn_cli_load(m, a, a->data, a->labels, 1, &ds, &err) ||
 	    (st.standardize.features > 0 && bnn_standardizer_apply(&st.standardize, &ds, &err))) {
 		bnn_cli_error(a, "%s", err.message);
 		goto done;
