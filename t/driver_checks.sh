@@ -155,6 +155,7 @@ file_rows() {
 	done
 }
 printf '\0\0\10\2\0\0\0\2\0\0\0\4\1\2\3\4\5\6\7\10' >two.idx # u8, 2 x 4
+cp train.csv train.txt
 file_rows <<'ROWS'
 eval --load m.ckpt --data nonexist.idx|./blobs: nonexist.idx: cannot open: No such file or directory
 eval --load m.ckpt --data nolabel.csv|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
@@ -162,6 +163,8 @@ eval --load m.ckpt --data nolabel.csv --ignore-header|./blobs: nolabel.csv: no t
 train --data nolabel.csv --save x.ckpt|./blobs: nolabel.csv: no target column 'label': the file has 4 columns, as many as the model's features, and none left for the target (the last column, or the one --target names)
 eval --load m.ckpt --data semi.csv --ignore-header|./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)
 predict --load m.ckpt --data tabs.csv|./blobs: tabs.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds tabs: the fields of a CSV file are separated by commas)
+train --data train.txt --save x.ckpt|./blobs: train.txt: a file whose name does not end in .csv is read as IDX, and this one holds comma-separated text: name a CSV file *.csv
+eval --load m.ckpt --data train.txt --labels two.idx|./blobs: train.txt: a file whose name does not end in .csv is read as IDX, and this one holds comma-separated text: name a CSV file *.csv
 train --data train.csv --valid two.idx --save x.ckpt|./blobs: two.idx: IDX data needs its labels: give --valid-labels FILE
 eval --load m.ckpt --data test.csv --conformal two.idx|./blobs: two.idx: IDX data needs its labels: give --conformal-labels FILE
 train --data train.csv --valid test.csv --valid-labels two.idx --save x.ckpt|./blobs: test.csv: --valid-labels goes with IDX data; a CSV file holds its own targets (choose the column with --target)

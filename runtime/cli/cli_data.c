@@ -140,6 +140,30 @@ static int cli_openable(const char *data, bnn_err *err)
 	return bnn_fail(err, BNN_EIO, "%s: cannot open: %s", data, strerror(errno ? errno : EIO));
 }
 
+/* Whether the file data, which is read as IDX for not ending in .csv,
+ * starts with a line of text holding a comma: a CSV file under another
+ * name (data.txt), which the IDX reader would refuse by its magic bytes,
+ * and for which asking for --labels would mislead. */
+static int cli_csv_in_disguise(const char *data)
+{
+	unsigned char head[256];
+	size_t n, i;
+	int comma = 0;
+	FILE *f = fopen(data, "rb");
+
+	if (!f)
+		return 0;
+	n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	for (i = 0; i < n && head[i] != '\n'; i++) {
+		if (head[i] == ',')
+			comma = 1;
+		else if (head[i] < 0x20 && head[i] != '\t' && head[i] != '\r')
+			return 0; /* a control byte: binary (IDX starts with two NULs) */
+	}
+	return comma;
+}
+
 const char *bnn_cli_target(const struct bnn_cli_args *a, const char *path)
 {
 	return a->target_chosen && path && !cli_is_csv(path) ? NULL : a->target;
@@ -195,6 +219,13 @@ int bnn_cli_load(const bnn_model *m, const struct bnn_cli_args *a, const char *d
 			        data);
 		if ((rc = cli_openable(data, err)))
 			return rc;
+		if (cli_csv_in_disguise(data))
+			return bnn_fail(
+			        err, BNN_EFORMAT,
+			        "%s: a file whose name does not end in .csv is read as IDX, "
+			        "and this one holds comma-separated text: name a CSV file "
+			        "*.csv",
+			        data);
 		if (need_targets && !labels)
 			return bnn_fail(err, BNN_EINVAL,
 			                "%s: IDX data needs its labels: give %s FILE", data,
