@@ -173,6 +173,10 @@ eval --load m.ckpt --data test.csv --labels two.idx|./blobs: test.csv: --labels 
 ROWS
 run ./blobs predict --load m.ckpt --data nolabel.csv
 is "$run_status" 0 "predict reads a file without the target column"
+# IDX through a pipe: the check for CSV text under another name reads
+# regular files only, so the pipe reaches the IDX reader whole
+./blobs predict --load m.ckpt --data /dev/stdin --mc 0 <two.idx >pipe.out 2>pipe.err
+is "$?:$(wc -l <pipe.out):$(cat pipe.err)" "0:3:" "IDX data from a pipe is read whole"
 run ./blobs eval --load m.ckpt --data semi.csv
 is "$run_status $run_err" "1 ./blobs: semi.csv:1: 1 column: too few for 1 target column and at least one feature (the header holds ';': the fields of a CSV file are separated by commas)" \
 	"the separator's hint with the recorded names too"

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include "cli_internal.h"
@@ -149,9 +150,12 @@ static int cli_csv_in_disguise(const char *data)
 	unsigned char head[256];
 	size_t n, i;
 	int comma = 0;
-	FILE *f = fopen(data, "rb");
+	struct stat st;
+	FILE *f;
 
-	if (!f)
+	if (stat(data, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0; /* a pipe (/dev/stdin): reading would consume it */
+	if (!(f = fopen(data, "rb")))
 		return 0;
 	n = fread(head, 1, sizeof head, f);
 	fclose(f);
