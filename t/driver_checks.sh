@@ -105,6 +105,14 @@ is "$run_status" 0 "delta with adam is read by a model with whvi layers"
 run ./blobs train --data train.csv --epochs 3 --batch 16 --lr 0.01 --quiet --save m.ckpt
 is "$run_status" 0 "a checkpoint for the data checks"
 
+# ---- a checkpoint's name in the JSON line is a JSON string ------------------
+run ./blobs train --data train.csv --epochs 1 --quiet --save 'q"u\ote.ckpt'
+case $run_out in *', "checkpoint": "q\"u\\ote.ckpt"}') st=0 ;; *) st=1 ;; esac
+ok $st "train escapes the quote and the backslash of --save: $run_out"
+run ./blobs calibrate --load m.ckpt --data test.csv --save 'c"al.ckpt'
+case $run_out in *', "checkpoint": "c\"al.ckpt"}') st=0 ;; *) st=1 ;; esac
+ok $st "and so does calibrate: $run_out"
+
 # ---- export --rounded is an output like the others --------------------------
 cp m.ckpt keep.ckpt
 run ./blobs export --load keep.ckpt --storage bf16 --rounded keep.ckpt -o k.h

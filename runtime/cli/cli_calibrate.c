@@ -101,7 +101,9 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a)
 	printf(", \"n\": %ld, \"mc\": %ld", ds.n, mc);
 	bnn_cli_json_number("nll_before", before, 1);
 	bnn_cli_json_number("nll_after", after, 1);
-	printf(", \"seconds\": %.3f, \"checkpoint\": \"%s\"}\n", cli_seconds() - t0, a->save);
+	printf(", \"seconds\": %.3f", cli_seconds() - t0);
+	bnn_cli_json_string("checkpoint", a->save);
+	printf("}\n");
 done:
 	free(logits);
 	free(labels);

@@ -54,6 +54,21 @@ void bnn_cli_json_number(const char *key, double v, int defined)
 	bnn_cli_json_value(defined ? v : NAN, 9);
 }
 
+void bnn_cli_json_string(const char *key, const char *text)
+{
+	const unsigned char *c;
+
+	printf(", \"%s\": \"", key);
+	for (c = (const unsigned char *)text; *c; c++)
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c < 0x20 || *c == 0x7f)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	putchar('"');
+}
+
 /* The Monte-Carlo samples of eval and predict: --mc, else 32 for a model
  * whose predictions are random (a posterior, dropout), else 0. */
 static long cli_mc(const struct bnn_cli_args *a, const bnn_state *st)

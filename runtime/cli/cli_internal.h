@@ -186,6 +186,9 @@ int bnn_cli_calibrate(const bnn_model *m, struct bnn_cli_args *a);
  * digits, or `, "key": null` when v is not defined or not finite. */
 void bnn_cli_json_value(double v, int digits);
 void bnn_cli_json_number(const char *key, double v, int defined);
+/* `, "key": "text"` on stdout, the text a JSON string: '"', '\\' and
+ * control characters escaped (a checkpoint's name is the user's). */
+void bnn_cli_json_string(const char *key, const char *text);
 
 /* Split conformal prediction for eval and predict (cli_conformal.c). */
 struct bnn_cli_conformal {

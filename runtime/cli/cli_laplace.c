@@ -155,7 +155,9 @@ int bnn_cli_laplace(const bnn_model *m, struct bnn_cli_args *a)
 	bnn_cli_json_value(rep.log_marglik, 6);
 	fputs(", \"nll\": ", stdout);
 	bnn_cli_json_value(rep.nll, 6);
-	printf(", \"seconds\": %.3f, \"checkpoint\": \"%s\"}\n", rep.seconds, a->save);
+	printf(", \"seconds\": %.3f", rep.seconds);
+	bnn_cli_json_string("checkpoint", a->save);
+	printf("}\n");
 	rc = BNN_CLI_OK;
 done:
 	bnn_dataset_free(&ds);

@@ -90,9 +90,10 @@ int bnn_cli_merge(const bnn_model *m, struct bnn_cli_args *a)
 		rc = bnn_cli_error(a, "%s", err.message);
 		goto done;
 	}
-	printf("{\"merged\": %d, \"weights\": \"%s\", \"posterior\": %s, \"checkpoint\": \"%s\"}\n",
-	       a->nloads, weights == BNN_MERGE_HESSIAN ? "hessian" : "uniform",
-	       out.sigma ? "true" : "false", a->save);
+	printf("{\"merged\": %d, \"weights\": \"%s\", \"posterior\": %s", a->nloads,
+	       weights == BNN_MERGE_HESSIAN ? "hessian" : "uniform", out.sigma ? "true" : "false");
+	bnn_cli_json_string("checkpoint", a->save);
+	printf("}\n");
 done:
 	for (i = 0; i < loaded; i++)
 		bnn_state_free(&in[i]);

@@ -301,8 +301,9 @@ static void cli_train_summary(const struct bnn_cli_args *a, const struct cli_pro
 		printf(", \"best_valid_accuracy\": %.6g", progress->best.valid_accuracy);
 	if (progress->epochs_done > 0 && !isnan(progress->last.loo_nll))
 		printf(", \"loo_nll\": %.6g", progress->last.loo_nll);
-	printf(", \"examples_per_second\": %.0f, \"checkpoint\": \"%s\"}\n",
-	       progress->last.examples_per_second, a->save);
+	printf(", \"examples_per_second\": %.0f", progress->last.examples_per_second);
+	bnn_cli_json_string("checkpoint", a->save);
+	printf("}\n");
 }
 
 /* bnn_train's message msg, as rank 0 prints it.  Under mpirun every rank
