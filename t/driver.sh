@@ -362,6 +362,7 @@ is "$run_status:$run_err" "1:./blobs: zero.csv:1:1: NUL byte (is this a text fil
 run timeout 20 ./blobs info --load /dev/zero
 is "$run_status:$run_err" "1:./blobs: /dev/zero: not a bnn checkpoint" \
 	"and a checkpoint from /dev/zero at its magic"
+is "$run_out" "" "info prints nothing of the model before a checkpoint it cannot read"
 
 # ---- usage -----------------------------------------------------------------------
 run ./blobs train --data train.csv --optimizer adam --mc 4 --save x.ckpt

@@ -631,9 +631,11 @@ static void cli_info_columns(const char *text)
 	bnn_cli_columns_free(&cols);
 }
 
-static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
+/* What `info` says of the model itself. */
+static void cli_info_model(const bnn_model *m)
 {
 	int i;
+
 	printf("model %s\n", m->name);
 	printf("source %s (bnnc %s)\n", m->source, m->bnnc_version);
 	printf("fingerprint %016llx\n", (unsigned long long)m->fingerprint);
@@ -649,33 +651,48 @@ static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
 	if (m->nstats > 0)
 		printf("running statistics %ld (batchnorm)\n", m->nstats);
 	printf("posterior parameters %ld\n", cli_posterior_params(m));
+}
+
+/* What `info --load` says of the checkpoint at path, loaded as mix. */
+static void cli_info_checkpoint(const bnn_mixture *mix, const char *path)
+{
+	int k;
+
+	if (mix->members > 1)
+		printf("checkpoint %s: a mixture of %d networks (docs/ensembles.md)\n", path,
+		       mix->members);
+	for (k = 0; k < mix->members; k++) {
+		const bnn_state *st = &mix->member[k];
+		if (mix->members > 1)
+			printf("member %d", k + 1);
+		else
+			printf("checkpoint %s", path);
+		printf(": optimizer %s, %ld epoch%s, %ld step%s%s%s",
+		       bnn_optimizer_name(st->optimizer), st->epoch, st->epoch == 1 ? "" : "s",
+		       st->step, st->step == 1 ? "" : "s",
+		       st->standardize.features ? ", standardised inputs" : "",
+		       st->sigma ? ", with a posterior" : "");
+		if (st->temperature > 0) /* calibrate's (docs/calibration.md) */
+			printf(", temperature %.9g", st->temperature);
+		printf("\n");
+		if (st->options)
+			printf("options %s\n", st->options);
+	}
+	cli_info_columns(mix->member[0].columns);
+}
+
+/* The checkpoint is loaded before anything is printed: one that cannot be
+ * read gives its message alone, not half of the output before it. */
+static int cli_info(const bnn_model *m, struct bnn_cli_args *a)
+{
+	bnn_mixture mix;
+	bnn_err err;
+
+	if (a->load && bnn_mixture_load(&mix, m, a->load, &err))
+		return bnn_cli_error(a, "%s", err.message);
+	cli_info_model(m);
 	if (a->load) {
-		bnn_mixture mix;
-		bnn_err err;
-		int k;
-		if (bnn_mixture_load(&mix, m, a->load, &err))
-			return bnn_cli_error(a, "%s", err.message);
-		if (mix.members > 1)
-			printf("checkpoint %s: a mixture of %d networks (docs/ensembles.md)\n",
-			       a->load, mix.members);
-		for (k = 0; k < mix.members; k++) {
-			const bnn_state *st = &mix.member[k];
-			if (mix.members > 1)
-				printf("member %d", k + 1);
-			else
-				printf("checkpoint %s", a->load);
-			printf(": optimizer %s, %ld epoch%s, %ld step%s%s%s",
-			       bnn_optimizer_name(st->optimizer), st->epoch,
-			       st->epoch == 1 ? "" : "s", st->step, st->step == 1 ? "" : "s",
-			       st->standardize.features ? ", standardised inputs" : "",
-			       st->sigma ? ", with a posterior" : "");
-			if (st->temperature > 0) /* calibrate's (docs/calibration.md) */
-				printf(", temperature %.9g", st->temperature);
-			printf("\n");
-			if (st->options)
-				printf("options %s\n", st->options);
-		}
-		cli_info_columns(mix.member[0].columns);
+		cli_info_checkpoint(&mix, a->load);
 		bnn_mixture_free(&mix);
 	}
 	return BNN_CLI_OK;
