@@ -757,6 +757,15 @@ static void test_augmentation(void)
 	ds.rank = 2;
 	ds.shape[0] = 2;
 	ds.shape[1] = 2;
+	o.crop_pad = 2;
+	is_int(bnn_train(&a, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_EINVAL,
+	       "crop_pad 2 on 2x2 images is refused");
+	is_str(err.message,
+	       "augmentation: crop_pad 2 is not less than the training images' 2 x 2, so a crop "
+	       "could hold padding alone: use a few pixels (the VOGN paper pads 32 x 32 images "
+	       "by 4)",
+	       "and the message says why");
+	o.crop_pad = 1;
 	is_int(bnn_train(&a, &(bnn_train_io){ .train = &ds }, &o, &err), BNN_OK,
 	       "the blobs as 2x2 images train with crop_pad=1 and flip=1");
 	bnn_state_init(&b, &rt_blobs_model, 1, &err);

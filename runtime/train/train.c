@@ -226,6 +226,13 @@ static int train_augment_setup(struct trainer *t, bnn_err *err)
 		        "augmentation: the training images' shape (%ld x %ld x %ld) does not "
 		        "match their %ld features",
 		        t->aug_c, t->aug_h, t->aug_w, ds->features);
+	/* a crop offset of H or more would cut a window of padding alone */
+	if (o->crop_pad >= t->aug_h || o->crop_pad >= t->aug_w)
+		return bnn_fail(err, BNN_EINVAL,
+		                "augmentation: crop_pad %ld is not less than the training images' "
+		                "%ld x %ld, so a crop could hold padding alone: use a few pixels "
+		                "(the VOGN paper pads 32 x 32 images by 4)",
+		                o->crop_pad, t->aug_h, t->aug_w);
 	t->aug_scratch = malloc((size_t)ds->features * sizeof(float));
 	if (!t->aug_scratch)
 		return bnn_fail(err, BNN_ENOMEM, "out of memory for training buffers");
