@@ -88,11 +88,28 @@ void bnn_text_suggest_init(struct bnn_text_suggestion *s, const char *wanted, in
 	s->flags = flags;
 }
 
+/* How many leading characters a and b share, under flags' case rule. */
+static size_t text_common_prefix(const char *a, const char *b, int flags)
+{
+	size_t n = 0;
+
+	while (a[n] &&
+	       text_fold((unsigned char)a[n], flags) == text_fold((unsigned char)b[n], flags))
+		n++;
+	return n;
+}
+
 int bnn_text_suggest_offer(struct bnn_text_suggestion *s, const char *candidate)
 {
-	int d = bnn_text_distance(s->wanted, candidate, s->distance - 1, s->flags);
+	/* as close as the best so far may still win, by its prefix */
+	int limit = s->best ? s->distance : s->distance - 1;
+	int d = bnn_text_distance(s->wanted, candidate, limit, s->flags);
 
-	if (d >= s->distance)
+	if (d > limit)
+		return 0;
+	if (s->best && d == s->distance &&
+	    text_common_prefix(s->wanted, candidate, s->flags) <=
+	            text_common_prefix(s->wanted, s->best, s->flags))
 		return 0;
 	s->best = candidate;
 	s->distance = d;

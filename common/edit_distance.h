@@ -33,7 +33,9 @@ int bnn_text_distance(const char *a, const char *b, int limit, int flags);
 int bnn_text_suggest_limit(const char *wanted);
 
 /* A running "did you mean" search: init, offer every candidate, read best
- * (the first of the closest candidates within the limit, or NULL). */
+ * (the closest candidate within the limit, or NULL; of equally close
+ * ones, the one that shares the longest prefix with wanted, then the
+ * first offered: '--lod' gives '--load', not '--ood'). */
 struct bnn_text_suggestion {
 	const char *wanted; /* the misspelt name */
 	const char *best;   /* the closest candidate so far, or NULL */

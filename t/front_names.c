@@ -96,6 +96,22 @@ int main(void)
 	names_suggest_init(&s, "xy");
 	names_suggest_offer(&s, "ab");
 	ok(s.best == NULL, "no suggestion for an unrelated short name");
+	{
+		struct bnn_text_suggestion t;
+		bnn_text_suggest_init(&t, "--lod", BNN_TEXT_EXACT_CASE);
+		bnn_text_suggest_offer(&t, "--ood");
+		bnn_text_suggest_offer(&t, "--load");
+		bnn_text_suggest_offer(&t, "--loud");
+		is_str(t.best, "--load",
+		       "of equally close names, the one sharing the longest prefix");
+		is_int(t.distance, 1, "at its distance");
+		bnn_text_suggest_init(&t, "LBL", BNN_TEXT_IGNORE_CASE);
+		bnn_text_suggest_offer(&t, "abl");
+		bnn_text_suggest_offer(&t, "lbx");
+		bnn_text_suggest_offer(&t, "lby");
+		is_str(t.best, "lbx",
+		       "the prefix compared without case, and the first of equal ones");
+	}
 
 	for (i = 0; i < OP_COUNT; i++) {
 		const struct op_info *op = op_get((enum op_id)i);
