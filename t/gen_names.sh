@@ -13,6 +13,18 @@
 
 cd "$TAP_TMP" || bail_out "no temporary directory"
 
+# bnnc --standalone's file of BASE.bnn, with the weights PROG exports from
+# BASE.ckpt, compiles with -Werror
+standalone_builds() { # BASE PROG
+	run "$BNNC" --standalone -o "$1_infer.c" "$1.bnn"
+	is "$run_status$run_err" 0 "bnnc --standalone writes it"
+	run ./"$2" export --load "$1.ckpt" -o "$1_infer_weights.h"
+	is "$run_status" 0 "export writes its weights"
+	# shellcheck disable=SC2086  # flags are words
+	run $CC -std=c99 -O2 -Wall -Wextra -Werror -c -o "$1_infer.o" "$1_infer.c"
+	is "$run_status$run_err" 0 "the standalone file compiles with -Werror"
+}
+
 cat >names.bnn <<'BNN'
 model names;
 input x[1, 6, 6];
@@ -40,13 +52,7 @@ awk 'BEGIN { for (j = 1; j <= 36; j++) printf "f%d,", j; print "y"
 		print i % 3 } }' >names.csv
 run ./names train --data names.csv --epochs 1 --batch 8 --optimizer bbb --quiet --save names.ckpt
 is "$run_status$run_err" 0 "the program trains"
-run "$BNNC" --standalone -o names_infer.c names.bnn
-is "$run_status$run_err" 0 "bnnc --standalone writes it"
-run ./names export --load names.ckpt -o names_infer_weights.h
-is "$run_status" 0 "export writes its weights"
-# shellcheck disable=SC2086
-run $CC -std=c99 -O2 -Wall -Wextra -Werror -c -o names_infer.o names_infer.c
-is "$run_status$run_err" 0 "the standalone file compiles with -Werror"
+standalone_builds names names
 
 # Names of 63 characters (the longest a model may write) and longer ones
 # made by block expansions: the emitters' buffers once cut the identifiers
@@ -96,11 +102,6 @@ case $run_out in
 *) st=1 ;;
 esac
 ok $st "the checkpoint's tensors have the whole names"
-run "$BNNC" --standalone -o long_infer.c long.bnn
-is "$run_status$run_err" 0 "bnnc --standalone writes it"
-run ./longnames export --load long.ckpt -o long_infer_weights.h
-is "$run_status" 0 "export writes its weights"
-run $CC -std=c99 -O2 -Wall -Wextra -Werror -c -o long_infer.o long_infer.c
-is "$run_status$run_err" 0 "the standalone file compiles with -Werror"
+standalone_builds long longnames
 
 done_testing

@@ -59,6 +59,25 @@ static int cli_probe_create(const struct bnn_cli_args *a, const char *option, co
 	return BNN_CLI_OK;
 }
 
+/* Whether dir, the directory that will hold path (of option), exists and
+ * may be written: 0, or an exit status after a message. */
+static int cli_check_dir(const struct bnn_cli_args *a, const char *option, const char *path,
+                         const char *dir)
+{
+	struct stat s;
+
+	if (stat(dir, &s) != 0)
+		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path,
+		                     dir, strerror(errno));
+	if (!S_ISDIR(s.st_mode))
+		return bnn_cli_error(a, "cannot write %s '%s': '%s' is not a directory", option,
+		                     path, dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path,
+		                     dir, strerror(errno));
+	return BNN_CLI_OK;
+}
+
 /* Whether path can be created or replaced: 0, or an exit status after a
  * message naming option.  streams: a device or a pipe is acceptable. */
 static int cli_check_writable(const struct bnn_cli_args *a, const char *option, const char *path,
@@ -68,6 +87,7 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 	char dir[4096];
 	struct stat s;
 	long name_max;
+	int rc;
 
 	if (stat(path, &s) == 0) {
 		if (S_ISDIR(s.st_mode))
@@ -84,15 +104,8 @@ static int cli_check_writable(const struct bnn_cli_args *a, const char *option, 
 	}
 	if (!bnn_path_dirname(path, dir, sizeof dir))
 		return bnn_cli_error(a, "cannot write %s '%s': the path is too long", option, path);
-	if (stat(dir, &s) != 0)
-		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path,
-		                     dir, strerror(errno));
-	if (!S_ISDIR(s.st_mode))
-		return bnn_cli_error(a, "cannot write %s '%s': '%s' is not a directory", option,
-		                     path, dir);
-	if (access(dir, W_OK | X_OK) != 0)
-		return bnn_cli_error(a, "cannot write %s '%s': directory '%s': %s", option, path,
-		                     dir, strerror(errno));
+	if ((rc = cli_check_dir(a, option, path, dir)))
+		return rc;
 	name_max = pathconf(dir, _PC_NAME_MAX);
 	if (name_max > 0 && (long)strlen(base) + CLI_TMP_SUFFIX > name_max)
 		return bnn_cli_error(a,
@@ -143,16 +156,7 @@ static int cli_check_plots(const struct bnn_cli_args *a)
 	if (!bnn_path_dirname(path, dir, sizeof dir))
 		return bnn_cli_error(a, "cannot write --plots '%s': the path is too long",
 		                     a->plots);
-	if (stat(dir, &s) != 0)
-		return bnn_cli_error(a, "cannot write --plots '%s': directory '%s': %s", a->plots,
-		                     dir, strerror(errno));
-	if (!S_ISDIR(s.st_mode))
-		return bnn_cli_error(a, "cannot write --plots '%s': '%s' is not a directory",
-		                     a->plots, dir);
-	if (access(dir, W_OK | X_OK) != 0)
-		return bnn_cli_error(a, "cannot write --plots '%s': directory '%s': %s", a->plots,
-		                     dir, strerror(errno));
-	return BNN_CLI_OK;
+	return cli_check_dir(a, "--plots", a->plots, dir);
 }
 
 int bnn_cli_check_outputs(const struct bnn_cli_args *a)
